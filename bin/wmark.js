@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+// The wmark binary: runs the compiled CLI (dist/), or the TypeScript sources through tsx in a fresh checkout. The only place that calls process.exit.
+import { existsSync } from 'node:fs';
+
+const compiled = new URL('../dist/cli/main.js', import.meta.url);
+let entry;
+if (existsSync(compiled)) {
+  entry = compiled.href;
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  entry = new URL('../src/cli/main.ts', import.meta.url).href;
+}
+const { main } = await import(entry);
+const code = await main(process.argv.slice(2));
+// Let stdout drain before exiting so piped output is never cut short.
+process.stdout.write('', () => process.exit(code));

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything the test suite needs on a fresh machine (npm packages; Chromium for the browser tests), runs the
+# whole suite, and ends with one plain "N passed, N failed" line from the runner's own counts.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund || exit 1
+fi
+
+if [ -d test/browser ] && ls test/browser/*.test.ts >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Chromium for the browser tests (apt-get)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || { echo "could not install chromium"; exit 1; }
+  else
+    echo "the browser tests need Chromium: install it (e.g. 'sudo apt-get install -y chromium') or set WMARK_CHROMIUM" >&2
+  fi
+fi
+
+mkdir -p test-artifacts
+report=test-artifacts/vitest-report.json
+npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@"
+status=$?
+
+if [ -f "$report" ]; then
+  node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const skipped = (r.numPendingTests || 0) + (r.numTodoTests || 0);
+    console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+  ' "$report"
+else
+  echo "0 passed, 1 failed"
+  [ $status -eq 0 ] && status=1
+fi
+exit $status

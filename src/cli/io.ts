@@ -1,0 +1,18 @@
+// The streams, environment and cancellation a CLI run works with: the real process in bin/, captured ones in tests.
+import type { Readable } from 'node:stream';
+
+export interface OutStream {
+  write(chunk: string): boolean | void;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export interface CliIO {
+  stdout: OutStream;
+  stderr: OutStream;
+  stdin: Readable & { isTTY?: boolean };
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  /** Aborted on SIGINT/SIGTERM; long operations stop and the run exits 130. */
+  signal?: AbortSignal;
+}

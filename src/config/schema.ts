@@ -1,0 +1,109 @@
+// The shape of a wmark config file (cosmiconfig), validated with zod so every bad field is named.
+import { z } from 'zod';
+
+export const X264_PRESETS = [
+  'ultrafast',
+  'superfast',
+  'veryfast',
+  'faster',
+  'fast',
+  'medium',
+  'slow',
+  'slower',
+  'veryslow',
+] as const;
+export type X264Preset = (typeof X264_PRESETS)[number];
+
+export const API_VERSIONS = ['1.0', '2.0'] as const;
+export type ApiVersion = (typeof API_VERSIONS)[number];
+
+/** Renders a rejected value for an error message: strings quoted, containers named, never dumped whole. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return JSON.stringify(value);
+  return String(value);
+}
+
+// Each field carries one message for every way it can be wrong, so a user reads
+// "expected an integer from 1 to 64, got "lots"" instead of zod's generic wording.
+function expected(what: string) {
+  return (issue: { input?: unknown }) => `expected ${what}, got ${describeValue(issue.input)}`;
+}
+
+function intRange(min: number, max: number) {
+  const error = expected(`an integer from ${min} to ${max}`);
+  return z
+    .number({ error })
+    .refine((n) => Number.isInteger(n) && n >= min && n <= max, { error });
+}
+
+function httpUrl() {
+  const error = expected('an http(s) URL');
+  return z.string({ error }).refine(isHttpUrl, { error });
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function nonEmptyString(what: string) {
+  const error = expected(what);
+  return z.string({ error }).refine((s) => s.trim() !== '', { error });
+}
+
+function section<T extends z.core.$ZodLooseShape>(shape: T) {
+  return z.strictObject(shape, { error: expected('an object') });
+}
+
+export const encodeSchema = section({
+  preset: z.enum(X264_PRESETS, { error: expected(`one of ${X264_PRESETS.join(', ')}`) }).optional(),
+  crf: intRange(0, 51).optional(),
+});
+
+export const serverSchema = section({
+  host: nonEmptyString('a host name or address').optional(),
+  port: intRange(1, 65535).optional(),
+  tokenTtlSeconds: intRange(60, 604800).optional(),
+});
+
+export const remoteSchema = section({
+  url: httpUrl().optional(),
+  api: z.enum(API_VERSIONS, { error: expected(`one of ${API_VERSIONS.join(', ')}`) }).optional(),
+});
+
+export const wmarkConfigSchema = section({
+  dataDir: nonEmptyString('a folder path').optional(),
+  ffmpeg: nonEmptyString('a path to ffmpeg').optional(),
+  ffprobe: nonEmptyString('a path to ffprobe').optional(),
+  font: nonEmptyString('a path to a font file').optional(),
+  workers: intRange(1, 64).optional(),
+  encode: encodeSchema.optional(),
+  publicUrl: httpUrl().optional(),
+  server: serverSchema.optional(),
+  remote: remoteSchema.optional(),
+  color: z.boolean({ error: expected('true or false') }).optional(),
+});
+
+/** What a config file may hold; every field optional, unknown keys rejected. */
+export type WmarkConfig = z.infer<typeof wmarkConfigSchema>;
+
+/** The keys allowed at a dotted path of the config ('' = top level), for "unknown key" hints. */
+export function knownKeysAt(path: readonly PropertyKey[]): string[] {
+  const sections: Record<string, z.ZodObject> = {
+    '': wmarkConfigSchema,
+    encode: encodeSchema,
+    server: serverSchema,
+    remote: remoteSchema,
+  };
+  const schema = sections[path.map(String).join('.')];
+  return schema ? Object.keys(schema.shape) : [];
+}

@@ -1,0 +1,190 @@
+// Pure ffmpeg argument plans: ingest normalisation, per-segment watermark render, mp4 join, and the drawtext filter graph.
+import type { TextSetting } from './settings.js';
+
+export interface EncodeOptions {
+  preset: string;
+  crf: number;
+}
+
+export const SEGMENT_SECONDS = 4;
+
+/** Frames per working segment: the GOP length, so every segment is exactly one closed GOP (the last may be shorter). */
+export function framesPerSegment(fps: { num: number; den: number }, seconds = SEGMENT_SECONDS): number {
+  return Math.max(1, Math.round((seconds * fps.num) / fps.den));
+}
+
+function x264Gop(gop: number): string[] {
+  // Fixed GOPs, no scene-cut keyframes, closed GOPs: segment boundaries land on IDR frames and each segment decodes alone.
+  return ['-g', String(gop), '-keyint_min', String(gop), '-sc_threshold', '0', '-x264-params', 'open-gop=0'];
+}
+
+export interface IngestPlan {
+  source: string;
+  outDir: string;
+  fps: { num: number; den: number };
+  width: number;
+  height: number;
+  hasAudio: boolean;
+  encode: EncodeOptions;
+}
+
+/** The working form: CFR H.264 (high quality, it is encoded again per watermark) + AAC, cut into closed-GOP MPEG-TS segments. */
+export function ingestArgs(plan: IngestPlan): string[] {
+  const gop = framesPerSegment(plan.fps);
+  const segmentSeconds = (gop * plan.fps.den) / plan.fps.num;
+  const halfFrame = plan.fps.den / plan.fps.num / 2;
+  const filters = [`fps=${plan.fps.num}/${plan.fps.den}`];
+  if (plan.width % 2 || plan.height % 2) filters.push('scale=trunc(iw/2)*2:trunc(ih/2)*2');
+  filters.push('format=yuv420p');
+  return [
+    '-y', '-i', plan.source,
+    '-map', '0:v:0', ...(plan.hasAudio ? ['-map', '0:a:0'] : []),
+    '-vf', filters.join(','),
+    '-c:v', 'libx264', '-preset', plan.encode.preset, '-crf', String(plan.encode.crf), ...x264Gop(gop),
+    ...(plan.hasAudio ? ['-c:a', 'aac', '-b:a', '128k', '-ac', '2', '-ar', '48000'] : []),
+    '-sn', '-dn', '-map_metadata', '-1',
+    '-f', 'segment', '-segment_format', 'mpegts',
+    '-segment_time', segmentSeconds.toFixed(6), '-segment_time_delta', halfFrame.toFixed(6),
+    '-segment_list', `${plan.outDir}/segments.csv`, '-segment_list_type', 'csv',
+    `${plan.outDir}/seg_%05d.ts`,
+  ];
+}
+
+/** Reads the segment muxer's CSV list (name,start,end) into per-segment durations. */
+export function parseSegmentList(csv: string): { file: string; duration: number }[] {
+  return csv
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((line) => {
+      const [file, start, end] = line.split(',');
+      return { file: file!, duration: Number(end) - Number(start) };
+    });
+}
+
+export function segmentFileName(index: number): string {
+  return `seg_${String(index).padStart(5, '0')}.ts`;
+}
+
+/** Escapes a value for an ffmpeg filter option inside a filtergraph (option level, then graph level). */
+export function escapeFilterValue(value: string): string {
+  const optionLevel = value.replace(/[\\':]/g, (c) => `\\${c}`);
+  return optionLevel.replace(/[\\'[\],;]/g, (c) => `\\${c}`);
+}
+
+const num = (n: number): string => {
+  // Expressions must never see exponent notation or -0.
+  const fixed = Number(n.toFixed(6));
+  return Object.is(fixed, -0) ? '0' : fixed.toString();
+};
+
+export interface DrawtextInput {
+  setting: TextSetting;
+  /** Path of a file holding the exact text (drawn with expansion off, so nothing in it is interpreted). */
+  textFile: string;
+  fontFile: string;
+  frameHeight: number;
+  /** Presentation time of the video's first frame: drawtext's t minus this is the position on the video timeline. */
+  timeOrigin: number;
+}
+
+const H_FACTOR = { LEFT: 0, CENTER: 0.5, RIGHT: 1 } as const;
+const V_FACTOR = { TOP: 0, MIDDLE: 0.5, BOTTOM: 1 } as const;
+
+/** Anchor coordinate as a drawtext expression: constant, or a clamped linear move over [startTime, endTime]. */
+function anchorExpr(from: number, to: number | undefined, anim: TextSetting['animation'], timeOrigin: number): string {
+  if (!anim || to === undefined || to === from) return num(from);
+  const span = anim.endTime - anim.startTime;
+  const progress = `clip((t-${num(timeOrigin + anim.startTime)})/${num(span)},0,1)`;
+  return `(${num(from)}+${num(to - from)}*${progress})`;
+}
+
+export function fontPixels(setting: TextSetting, frameHeight: number): number {
+  return Math.max(1, Math.round(setting.fontSize * frameHeight));
+}
+
+export function drawtextFilter(input: DrawtextInput): string {
+  const { setting: s } = input;
+  const size = fontPixels(s, input.frameHeight);
+  const x = `W*${anchorExpr(s.x, s.animation?.toX, s.animation, input.timeOrigin)}-tw*${H_FACTOR[s.align]}`;
+  const y = `H*${anchorExpr(s.y, s.animation?.toY, s.animation, input.timeOrigin)}-th*${V_FACTOR[s.verticalAlign]}`;
+  const shadowX = Math.round(s.shadowOffsetX * size);
+  const shadowY = Math.round(s.shadowOffsetY * size);
+  const opts = [
+    `fontfile=${escapeFilterValue(input.fontFile)}`,
+    `textfile=${escapeFilterValue(input.textFile)}`,
+    'expansion=none',
+    `fontsize=${size}`,
+    `fontcolor=0x${s.fontColor}@${num(s.fontOpacity)}`,
+    `x=${escapeFilterValue(x)}`,
+    `y=${escapeFilterValue(y)}`,
+  ];
+  if (s.shadowOpacity > 0 && (shadowX !== 0 || shadowY !== 0)) {
+    opts.push(`shadowcolor=0x${s.shadowColor}@${num(s.shadowOpacity)}`, `shadowx=${shadowX}`, `shadowy=${shadowY}`);
+  }
+  return `drawtext=${opts.join(':')}`;
+}
+
+export interface SegmentRenderPlan {
+  input: string;
+  output: string;
+  /** File holding the filtergraph (read with -filter_script, so no shell or argv quoting is involved). */
+  filterScript: string;
+  gop: number;
+  threads: number;
+  encode: EncodeOptions;
+  hasAudio: boolean;
+}
+
+/** Re-encodes one working segment with the watermark, keeping its timestamps so segments join seamlessly. */
+export function segmentRenderArgs(plan: SegmentRenderPlan): string[] {
+  const threads = String(plan.threads);
+  // -threads before -i limits the decoder, after it the filters and encoder; both are needed for a truly single-threaded worker.
+  return [
+    '-y', '-copyts', '-threads', threads, '-i', plan.input,
+    '-threads', threads, '-filter_script:v', plan.filterScript,
+    '-map', '0:v:0', ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : []),
+    '-c:v', 'libx264', '-preset', plan.encode.preset, '-crf', String(plan.encode.crf), ...x264Gop(plan.gop),
+    '-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts', plan.output,
+  ];
+}
+
+/** Joins finished MPEG-TS segments into an mp4 by stream copy (no second encode). */
+export function joinMp4Args(segmentFiles: string[], output: string, hasAudio: boolean): string[] {
+  return [
+    '-y', '-i', `concat:${segmentFiles.join('|')}`,
+    '-map', '0:v:0', ...(hasAudio ? ['-map', '0:a:0'] : []),
+    '-c', 'copy', ...(hasAudio ? ['-bsf:a', 'aac_adtstoasc'] : []),
+    '-movflags', '+faststart', '-f', 'mp4', output,
+  ];
+}
+
+export interface SamplePlan {
+  output: string;
+  width: number;
+  height: number;
+  seconds: number;
+  fps: number;
+  /** 'natural': a zooming fractal with film grain and a tone (motion, texture, audio); 'flat': one colour, for pixel tests. */
+  kind: 'natural' | 'flat';
+  color?: string;
+  audio?: boolean;
+}
+
+/** A generated test/sample video, so nothing large has to ship with the package. */
+export function sampleVideoArgs(p: SamplePlan): string[] {
+  const size = `${p.width}x${p.height}`;
+  const video =
+    p.kind === 'flat'
+      ? `color=c=0x${p.color ?? '336699'}:size=${size}:rate=${p.fps},format=yuv420p`
+      : `mandelbrot=size=${size}:rate=${p.fps}:start_scale=3:end_scale=0.02:maxiter=160,noise=alls=10:allf=t,format=yuv420p`;
+  const audio = p.audio !== false;
+  return [
+    '-y', '-f', 'lavfi', '-i', video,
+    ...(audio ? ['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:beep_factor=4`] : []),
+    '-t', String(p.seconds),
+    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', p.kind === 'flat' ? '12' : '20', '-pix_fmt', 'yuv420p',
+    ...(audio ? ['-c:a', 'aac', '-b:a', '96k', '-shortest'] : []),
+    '-movflags', '+faststart', p.output,
+  ];
+}

@@ -1,0 +1,69 @@
+// The signed URLs of a watermark, exactly as `wmark serve` serves them (DESIGN.md section 3).
+import type { ApiVersion } from './settings.js';
+import { signUrl, type SigningSecret } from './sign-url.js';
+
+export interface WatermarkUrlInput {
+  baseUrl: string;
+  apiVersion: ApiVersion;
+  videoId: string;
+  watermarkId: string;
+  secret: SigningSecret;
+  /** When the media and player links stop working (Unix ms). */
+  mediaExpirationMs: number;
+  /** When the status / long-poll link stops working (Unix ms). */
+  statusExpirationMs: number;
+  includeMp4: boolean;
+}
+
+export interface WatermarkUrls {
+  m3u8: string;
+  mp4?: string;
+  player: string;
+  /** 1.0: the long-poll href; 2.0: the resource link that returns the watermark with renewed signatures. */
+  status: string;
+  iframe: string;
+}
+
+/** All files of one watermark share one folder-prefix signature, so a playlist can pass it on to its segments. */
+export function mediaScope(apiVersion: string, videoId: string, watermarkId: string): string {
+  return `/${apiVersion}/watermark/${encodeURIComponent(videoId)}/${encodeURIComponent(watermarkId)}/`;
+}
+
+export function statusPath(apiVersion: string, videoId: string, watermarkId: string): string {
+  return `/${apiVersion}/watermark/${encodeURIComponent(videoId)}/${encodeURIComponent(watermarkId)}`;
+}
+
+export function playerPath(apiVersion: string): string {
+  return `/player/${apiVersion}/`;
+}
+
+function join(base: string, pathname: string): URL {
+  const url = new URL(base);
+  url.pathname = url.pathname.replace(/\/+$/, '') + pathname;
+  return url;
+}
+
+export function escapeHtmlAttribute(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+export function watermarkUrls(input: WatermarkUrlInput): WatermarkUrls {
+  const { baseUrl, apiVersion, videoId, watermarkId, secret } = input;
+  const scope = mediaScope(apiVersion, videoId, watermarkId);
+  const basePath = new URL(baseUrl).pathname.replace(/\/+$/, '');
+  const media = (file: string) =>
+    signUrl(secret, join(baseUrl, scope + file), { expirationMs: input.mediaExpirationMs, scope: basePath + scope });
+  const m3u8 = media('video.m3u8');
+  const status = signUrl(secret, join(baseUrl, statusPath(apiVersion, videoId, watermarkId)), { expirationMs: input.statusExpirationMs });
+  const playerUrl = join(baseUrl, playerPath(apiVersion));
+  playerUrl.searchParams.set('sourceUrl', m3u8);
+  if (apiVersion === '1.0') playerUrl.searchParams.set('href', status);
+  const player = signUrl(secret, playerUrl, { expirationMs: input.mediaExpirationMs });
+  return {
+    m3u8,
+    ...(input.includeMp4 ? { mp4: media('video.mp4') } : {}),
+    player,
+    status,
+    iframe: `<iframe src="${escapeHtmlAttribute(player)}" width="640" height="360" frameborder="0" allow="autoplay; fullscreen" allowfullscreen></iframe>`,
+  };
+}

@@ -1,0 +1,61 @@
+// The local engine's wiring: state store, media paths, ffmpeg runner, secret and clock, opened once per CLI run or server.
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dataPaths, type DataPaths } from '../config/paths.js';
+import type { EncodeOptions } from '../core/ffmpeg-plan.js';
+import { locateTools, type MediaTools } from '../ffmpeg/locate-tools.js';
+import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
+import { loadOrCreateSecret } from './secret.js';
+import { Store } from './store.js';
+
+export interface EngineEvents {
+  /** Human progress text (stage names); the CLI shows it on a spinner, the server logs it. */
+  onStage?: (stage: string) => void;
+  onProgress?: (fraction: number) => void;
+}
+
+export interface Engine {
+  store: Store;
+  paths: DataPaths;
+  tools: MediaTools;
+  runner: ProcessRunner;
+  secret: Buffer;
+  encode: EncodeOptions;
+  workers: number;
+  now: () => number;
+  newId: () => string;
+  /** Identifies this process as a job lease owner. */
+  owner: string;
+  close(): void;
+}
+
+export interface EngineOptions {
+  dataDir: string;
+  ffmpeg?: string;
+  ffprobe?: string;
+  font?: string;
+  workers: number;
+  encode: EncodeOptions;
+  runner?: ProcessRunner;
+  now?: () => number;
+}
+
+export function openEngine(options: EngineOptions): Engine {
+  const paths = dataPaths(options.dataDir);
+  for (const dir of [paths.root, paths.videos, paths.watermarks, paths.tmp]) mkdirSync(dir, { recursive: true });
+  const tools = locateTools({ ffmpeg: options.ffmpeg, ffprobe: options.ffprobe, font: options.font });
+  const store = new Store(paths.db);
+  return {
+    store,
+    paths,
+    tools,
+    runner: options.runner ?? createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path),
+    secret: loadOrCreateSecret(paths.secret),
+    encode: options.encode,
+    workers: Math.max(1, options.workers),
+    now: options.now ?? Date.now,
+    newId: randomUUID,
+    owner: `${process.pid}:${randomUUID()}`,
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,191 @@
+// Ingest: probe a source, record the video, normalise it once into closed-GOP working segments, publish by rename.
+import { existsSync } from 'node:fs';
+import { readFile, rm, stat, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { engineError, usageError, WmarkError, isWmarkError } from '../core/errors.js';
+import { framesPerSegment, ingestArgs, parseSegmentList, segmentFileName } from '../core/ffmpeg-plan.js';
+import { probeMedia, type MediaInfo } from '../ffmpeg/probe-media.js';
+import { publishDir } from './atomic-fs.js';
+import type { Engine, EngineEvents } from './engine.js';
+import type { VideoRecord } from './store.js';
+
+/** High quality working form: it is decoded and encoded again for every watermark. */
+const WORKING_ENCODE = { preset: 'veryfast', crf: 18 } as const;
+export const FORENSIC_MIN_SECONDS = 300;
+
+export interface IngestRequest {
+  source: string;
+  key?: string;
+  name?: string;
+  enableForensic?: boolean;
+}
+
+export interface IngestResult {
+  video: VideoRecord;
+  created: boolean;
+}
+
+export function isRemoteSource(source: string): boolean {
+  return /^https?:\/\//i.test(source);
+}
+
+export function videoDir(engine: Engine, videoId: string): string {
+  return path.join(engine.paths.videos, videoId);
+}
+
+export function workingSegment(engine: Engine, videoId: string, index: number): string {
+  return path.join(videoDir(engine, videoId), segmentFileName(index));
+}
+
+async function checkLocalSource(file: string): Promise<string> {
+  const absolute = path.resolve(file);
+  let info;
+  try {
+    info = await stat(absolute);
+  } catch {
+    throw engineError('SOURCE_NOT_FOUND', `source file not found: ${file}`, { hint: 'Check the path, or pass an http(s) URL.' });
+  }
+  if (!info.isFile()) throw engineError('SOURCE_NOT_A_FILE', `source is not a regular file: ${file}`);
+  if (info.size === 0) throw engineError('SOURCE_EMPTY', `source file is empty (0 bytes): ${file}`);
+  return absolute;
+}
+
+async function probeSource(engine: Engine, input: string, label: string): Promise<MediaInfo> {
+  try {
+    return await probeMedia(engine.runner, input, label);
+  } catch (error) {
+    if (isWmarkError(error) && error.code === 'NOT_A_VIDEO' && isRemoteSource(input)) {
+      throw engineError('SOURCE_UNREACHABLE', `could not read ${label}`, { hint: error.hint, details: error.details });
+    }
+    throw error;
+  }
+}
+
+/**
+ * Registers and prepares a video. The same key again returns the stored video without any work; a key whose
+ * earlier ingest failed is tried again.
+ */
+export async function ingestVideo(engine: Engine, request: IngestRequest, events: EngineEvents = {}): Promise<IngestResult> {
+  const source = request.source.trim();
+  if (!source) throw usageError('SOURCE_REQUIRED', 'a source file or URL is required');
+  const key = request.key ?? source;
+  const existing = engine.store.getVideoByKey(key);
+  if (existing && !existing.status.startsWith('FAILED')) {
+    if (request.enableForensic && !existing.enableForensic) {
+      throw new WmarkError('conflict', 'KEY_EXISTS', `a video with key "${key}" was already ingested without forensic preparation`, {
+        hint: 'Ingest it again under another --key with --forensic.',
+      });
+    }
+    return { video: existing.status === 'PENDING' ? await waitForIngest(engine, existing.id) : existing, created: false };
+  }
+  if (existing) {
+    engine.store.deleteVideo(existing.id);
+    await rm(videoDir(engine, existing.id), { recursive: true, force: true });
+  }
+
+  const input = isRemoteSource(source) ? source : await checkLocalSource(source);
+  events.onStage?.('probing');
+  const info = await probeSource(engine, input, source);
+  if (request.enableForensic && info.durationSeconds < FORENSIC_MIN_SECONDS) {
+    throw new WmarkError('unprocessable', 'FORENSIC_TOO_SHORT', `forensic watermarking needs a video of at least 5 minutes; ${source} lasts ${formatDuration(info.durationSeconds)}`, {
+      exitCode: 2,
+    });
+  }
+
+  const video: VideoRecord = {
+    id: engine.newId(),
+    key,
+    sourceUrl: isRemoteSource(source) ? source : input,
+    name: request.name ?? null,
+    status: 'PENDING',
+    enableForensic: Boolean(request.enableForensic),
+    width: info.width,
+    height: info.height,
+    durationSeconds: Number.isFinite(info.durationSeconds) ? info.durationSeconds : null,
+    fpsNum: info.fps.num,
+    fpsDen: info.fps.den,
+    hasAudio: info.hasAudio,
+    segments: [],
+    timeOrigin: 0,
+    error: null,
+    createdOn: engine.now(),
+  };
+  if (!engine.store.insertVideo(video)) {
+    // Another process registered the same key between our check and insert: theirs wins.
+    const winner = engine.store.getVideoByKey(key)!;
+    return { video: await waitForIngest(engine, winner.id), created: false };
+  }
+
+  const staging = path.join(engine.paths.tmp, `ingest-${video.id}`);
+  try {
+    await mkdir(staging, { recursive: true });
+    events.onStage?.('normalising');
+    const { frames } = await engine.runner.ffmpeg(
+      ingestArgs({ source: input, outDir: staging, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio, encode: WORKING_ENCODE }),
+      { durationSeconds: info.durationSeconds, onProgress: events.onProgress, countFrames: true },
+    );
+    const list = parseSegmentList(await readFile(path.join(staging, 'segments.csv'), 'utf8'));
+    if (list.length === 0) throw engineError('NO_FRAMES', `${source} has no decodable video frames`);
+    list.forEach((entry, i) => {
+      if (entry.file !== segmentFileName(i) || !existsSync(path.join(staging, entry.file))) {
+        throw engineError('SEGMENT_LIST_MISMATCH', `segment list does not match the files written (${entry.file})`);
+      }
+    });
+    const timeOrigin = await firstVideoTime(engine, path.join(staging, segmentFileName(0)));
+    const durations = segmentDurations(list.length, frames, info.fps);
+    const published = await publishDir(staging, videoDir(engine, video.id));
+    if (published !== 'published') throw engineError('PUBLISH_FAILED', `video folder ${video.id} already exists`);
+    engine.store.updateVideo(video.id, {
+      status: 'INGESTED',
+      segments: durations,
+      timeOrigin,
+      durationSeconds: Number(durations.reduce((a, b) => a + b, 0).toFixed(6)),
+    });
+    return { video: engine.store.getVideo(video.id)!, created: true };
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    const reason = error instanceof Error ? error.message : String(error);
+    engine.store.updateVideo(video.id, { status: 'FAILED_ENCODING', error: reason });
+    throw isWmarkError(error) ? error : engineError('INGEST_FAILED', `ingest of ${source} failed: ${reason}`);
+  }
+}
+
+/**
+ * Exact segment durations from frame counts: every segment holds one full GOP except the last. The segment muxer's
+ * own list measures from the muxer's clock origin, not the first frame, so it is only used for the file names.
+ */
+export function segmentDurations(count: number, totalFrames: number | undefined, fps: { num: number; den: number }): number[] {
+  const gop = framesPerSegment(fps);
+  if (!totalFrames || totalFrames <= gop * (count - 1) || totalFrames > gop * count) {
+    throw engineError('FRAME_COUNT_MISMATCH', `ffmpeg reported ${totalFrames ?? 'no'} frames for ${count} segments of ${gop} frames`);
+  }
+  const frameSeconds = fps.den / fps.num;
+  return Array.from({ length: count }, (_, i) => Number(((i < count - 1 ? gop : totalFrames - gop * (count - 1)) * frameSeconds).toFixed(6)));
+}
+
+/** Presentation time of the first video frame, read with showinfo (the bundled ffprobe cannot read MPEG-TS). */
+async function firstVideoTime(engine: Engine, segment: string): Promise<number> {
+  const { stderr } = await engine.runner.ffmpeg(['-copyts', '-i', segment, '-map', '0:v:0', '-frames:v', '1', '-vf', 'showinfo', '-f', 'null', '-']);
+  const m = /pts_time:\s*(-?[\d.]+)/.exec(stderr);
+  if (!m) throw engineError('PROBE_FAILED', 'could not read the first frame time of the working segments');
+  return Number(m[1]);
+}
+
+async function waitForIngest(engine: Engine, id: string, timeoutMs = 30 * 60_000): Promise<VideoRecord> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = engine.store.getVideo(id);
+    if (!v) throw engineError('INGEST_VANISHED', `video ${id} disappeared while another process was ingesting it`);
+    if (v.status === 'INGESTED') return v;
+    if (v.status.startsWith('FAILED')) throw engineError('INGEST_FAILED', `ingest of ${v.key} failed: ${v.error ?? v.status}`);
+    if (Date.now() > deadline) throw new WmarkError('timeout', 'INGEST_TIMEOUT', `timed out waiting for another process to ingest ${v.key}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return 'an unknown duration';
+  const m = Math.floor(seconds / 60);
+  const s = seconds - m * 60;
+  return `${m}:${s.toFixed(2).padStart(5, '0')}`;
+}

@@ -1,0 +1,292 @@
+// Watermark requests and jobs: identity, expiration rules, per-segment rendering on a worker pool, playlist and mp4 publishing.
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, writeFile, cp } from 'node:fs/promises';
+import path from 'node:path';
+import { engineError, notFoundError, WmarkError, isWmarkError, usageError } from '../core/errors.js';
+import { drawtextFilter, framesPerSegment, joinMp4Args, segmentFileName, segmentRenderArgs } from '../core/ffmpeg-plan.js';
+import { writeMediaPlaylist } from '../core/playlist.js';
+import { watermarkIdentity, type Setting, type TextSetting } from '../core/settings.js';
+import { tail } from '../ffmpeg/run-ffmpeg.js';
+import { writeFileAtomic } from './atomic-fs.js';
+import type { Engine } from './engine.js';
+import { workingSegment } from './ingest.js';
+import type { Container, VideoRecord, WatermarkRecord } from './store.js';
+
+export const PLAYLIST_NAME = 'video.m3u8';
+export const MP4_NAME = 'video.mp4';
+const WORK_DIR = '.work';
+/** A lease whose heartbeat is older than this belongs to a dead process and may be taken over. */
+export const LEASE_STALE_MS = 20_000;
+const HEARTBEAT_MS = 4_000;
+
+export interface VideoRef {
+  key?: string;
+  videoId?: string;
+}
+
+export interface WatermarkRequest {
+  video: VideoRef;
+  settings: Setting[];
+  containers: Container[];
+  /** Unix seconds; honoured only when this request creates the watermark (SPEC 2.5). */
+  expirationSeconds?: number;
+}
+
+export interface WatermarkRequestResult {
+  watermark: WatermarkRecord;
+  video: VideoRecord;
+  created: boolean;
+  /** True when the request carried an expiration that was not applied because the watermark already existed. */
+  expirationIgnored: boolean;
+}
+
+export interface JobEvents {
+  onPlayable?: () => void;
+  onProgress?: (done: number, total: number) => void;
+  onStage?: (stage: string) => void;
+}
+
+export function watermarkDir(engine: Engine, videoId: string, watermarkId: string): string {
+  return path.join(engine.paths.watermarks, videoId, watermarkId);
+}
+
+export function resolveVideo(engine: Engine, ref: VideoRef): VideoRecord {
+  const video = ref.videoId ? engine.store.getVideo(ref.videoId) : ref.key !== undefined ? engine.store.getVideoByKey(ref.key) : undefined;
+  if (!video) {
+    if (!ref.videoId && ref.key === undefined) throw usageError('VIDEO_REQUIRED', 'a video is required: give its key or its id');
+    const what = ref.videoId ? `id "${ref.videoId}"` : `key "${ref.key}"`;
+    throw notFoundError('VIDEO_NOT_FOUND', `no video with ${what}`, { hint: 'List videos with `wmark video list`, or ingest it first with `wmark ingest`.' });
+  }
+  if (video.status === 'PENDING') throw new WmarkError('conflict', 'VIDEO_NOT_READY', `video ${video.key} is still being ingested`, { hint: 'Try again when its status is INGESTED.' });
+  if (video.status !== 'INGESTED') throw new WmarkError('unprocessable', 'VIDEO_FAILED', `video ${video.key} could not be ingested (${video.status}): ${video.error ?? 'no reason recorded'}`);
+  return video;
+}
+
+export function isExpired(watermark: WatermarkRecord, nowMs: number): boolean {
+  return watermark.expiration !== null && nowMs > watermark.expiration;
+}
+
+/** Finds or creates the watermark for (video, settings); never changes an existing watermark's expiration. */
+export function requestWatermark(engine: Engine, request: WatermarkRequest): WatermarkRequestResult {
+  const video = resolveVideo(engine, request.video);
+  if (request.settings.some((s) => s.type === 'FORENSIC')) {
+    throw new WmarkError('unprocessable', 'FORENSIC_UNSUPPORTED', 'FORENSIC watermarks are not available in this version of wmark yet');
+  }
+  const id = watermarkIdentity(video.id, request.settings);
+  const now = engine.now();
+  const { record, created } = engine.store.insertWatermarkIfAbsent({
+    id,
+    videoId: video.id,
+    settings: request.settings,
+    containers: [...new Set(request.containers)].sort(),
+    expiration: request.expirationSeconds !== undefined ? Math.round(request.expirationSeconds * 1000) : null,
+    status: 'PENDING',
+    error: null,
+    createdOn: now,
+    readyOn: null,
+    forensicPayload: null,
+  });
+  if (!created && isExpired(record, now)) {
+    throw new WmarkError('gone', 'WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {
+      hint: 'Change any setting to create a new watermark with a new expiration (SPEC 2.5).',
+    });
+  }
+  let watermark = record;
+  const missing = request.containers.filter((c) => !record.containers.includes(c));
+  if (!created && missing.length) {
+    // A later request may ask for a container the first did not; that is the same watermark, so extend it.
+    engine.store.updateWatermark(id, { containers: [...new Set([...record.containers, ...missing])].sort() });
+    if (record.status === 'READY') engine.store.updateWatermark(id, { status: 'PLAYABLE' });
+    watermark = engine.store.getWatermark(id)!;
+  }
+  if (watermark.status === 'FAILED') {
+    // A failed render is retried by the next identical request (the cause may have been transient, e.g. a full disk).
+    engine.store.updateWatermark(id, { status: 'PENDING', error: null });
+    engine.store.resetJob(`watermark:${id}`, now);
+    watermark = engine.store.getWatermark(id)!;
+  }
+  if (watermark.status !== 'READY') engine.store.ensureJob('watermark', id, now);
+  return { watermark, video, created, expirationIgnored: !created && request.expirationSeconds !== undefined && Math.round(request.expirationSeconds * 1000) !== record.expiration };
+}
+
+function textSettings(w: WatermarkRecord): TextSetting[] {
+  return (w.settings as Setting[]).filter((s): s is TextSetting => s.type === 'TEXT');
+}
+
+/** The filtergraph for a watermark: one drawtext per TEXT setting, text read from files in the work folder. */
+export function watermarkFilterGraph(w: WatermarkRecord, video: VideoRecord, fontFile: string): string {
+  const chain = textSettings(w).map((setting, i) =>
+    drawtextFilter({ setting, textFile: `text_${i}.txt`, fontFile, frameHeight: video.height!, timeOrigin: video.timeOrigin }),
+  );
+  return chain.length ? chain.join(',') : 'null';
+}
+
+function playlistFor(video: VideoRecord, doneCount: number): string {
+  const ended = doneCount === video.segments.length;
+  return writeMediaPlaylist({
+    segments: video.segments.slice(0, doneCount).map((duration, i) => ({ uri: segmentFileName(i), duration })),
+    ended,
+    // The target duration must not change while the playlist grows, so it is computed from all planned segments.
+    targetDuration: Math.max(1, Math.ceil(Math.max(...video.segments.map((d) => Number(d.toFixed(6)))))),
+  });
+}
+
+async function doneSegments(dir: string, count: number): Promise<boolean[]> {
+  const names = new Set(existsSync(dir) ? await readdir(dir) : []);
+  return Array.from({ length: count }, (_, i) => names.has(segmentFileName(i)));
+}
+
+function contiguousPrefix(done: boolean[]): number {
+  const i = done.indexOf(false);
+  return i < 0 ? done.length : i;
+}
+
+/**
+ * Runs (or resumes) a watermark's job to completion. Another process holding a live lease is waited for instead.
+ * Resolves with the final record; a failed render marks the watermark FAILED and rejects with the ffmpeg reason.
+ */
+export async function runWatermarkJob(engine: Engine, watermarkId: string, events: JobEvents = {}, signal?: AbortSignal): Promise<WatermarkRecord> {
+  const jobId = `watermark:${watermarkId}`;
+  const initial = engine.store.getWatermark(watermarkId);
+  if (!initial) throw notFoundError('WATERMARK_NOT_FOUND', `no watermark ${watermarkId}`);
+  if (initial.status === 'READY') {
+    events.onPlayable?.();
+    return initial;
+  }
+  const job = engine.store.ensureJob('watermark', watermarkId, engine.now());
+  // A finished job with an unfinished watermark means more work was asked for since (e.g. an mp4 added later).
+  if (job.status === 'done' || job.status === 'failed') engine.store.resetJob(jobId, engine.now());
+  if (!engine.store.acquireJob(jobId, engine.owner, engine.now(), LEASE_STALE_MS)) {
+    return waitForWatermark(engine, watermarkId, events, signal);
+  }
+  const heartbeat = setInterval(() => engine.store.heartbeatJob(jobId, engine.owner, engine.now()), HEARTBEAT_MS);
+  heartbeat.unref();
+  try {
+    const record = await renderWatermark(engine, initial, events, signal);
+    engine.store.finishJob(jobId, engine.owner, engine.now(), { status: 'done' });
+    return record;
+  } catch (error) {
+    const interrupted = isWmarkError(error) && error.category === 'interrupted';
+    if (interrupted) {
+      // Leave the finished segments and requeue: the next run or server start resumes from here.
+      engine.store.finishJob(jobId, engine.owner, engine.now(), { status: 'queued' });
+    } else {
+      const reason = isWmarkError(error) ? (error.details[0] ? tail(error.details[0], 1500) : error.message) : String(error);
+      engine.store.updateWatermark(watermarkId, { status: 'FAILED', error: reason });
+      engine.store.finishJob(jobId, engine.owner, engine.now(), { status: 'failed', error: reason });
+    }
+    throw error;
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+async function renderWatermark(engine: Engine, w: WatermarkRecord, events: JobEvents, signal?: AbortSignal): Promise<WatermarkRecord> {
+  const video = engine.store.getVideo(w.videoId)!;
+  const dir = watermarkDir(engine, video.id, w.id);
+  const work = path.join(dir, WORK_DIR);
+  // Anything half-written by a killed run is discarded; finished segments were renamed into place and are kept.
+  await rm(work, { recursive: true, force: true });
+  await mkdir(work, { recursive: true });
+  const texts = textSettings(w);
+  await Promise.all(texts.map((s, i) => writeFile(path.join(work, `text_${i}.txt`), s.content, 'utf8')));
+  const filterScript = path.join(work, 'filter.txt');
+  await writeFile(filterScript, watermarkFilterGraph(w, video, engine.tools.font.path), 'utf8');
+
+  const count = video.segments.length;
+  const done = await doneSegments(dir, count);
+  let playable = false;
+  const publishProgress = async () => {
+    const prefix = contiguousPrefix(done);
+    if (prefix > 0) {
+      await writeFileAtomic(path.join(dir, PLAYLIST_NAME), playlistFor(video, prefix));
+      if (!playable) {
+        playable = true;
+        if (w.status === 'PENDING') engine.store.updateWatermark(w.id, { status: 'PLAYABLE' });
+        events.onPlayable?.();
+      }
+    }
+    events.onProgress?.(done.filter(Boolean).length, count);
+  };
+  await publishProgress();
+
+  const gop = framesPerSegment({ num: video.fpsNum!, den: video.fpsDen! });
+  const render = async (index: number, threads: number) => {
+    if (signal?.aborted) throw new WmarkError('interrupted', 'CANCELLED', 'watermark job cancelled');
+    const part = path.join(work, `${segmentFileName(index)}.part`);
+    await engine.runner.ffmpeg(
+      segmentRenderArgs({ input: workingSegment(engine, video.id, index), output: part, filterScript, gop, threads, encode: engine.encode, hasAudio: video.hasAudio }),
+      { signal, cwd: work },
+    );
+    await rename(part, path.join(dir, segmentFileName(index)));
+    done[index] = true;
+    await publishProgress();
+  };
+
+  const todo = done.flatMap((d, i) => (d ? [] : [i]));
+  // The first segment gets every core, so the playlist becomes playable as early as possible; then one thread per worker.
+  if (todo[0] === 0) await render(todo.shift()!, engine.workers);
+  await runPool(todo, engine.workers, (i) => render(i, 1), signal);
+
+  const current = engine.store.getWatermark(w.id)!;
+  if (current.containers.includes('mp4') && !existsSync(path.join(dir, MP4_NAME))) {
+    events.onStage?.('joining mp4');
+    const part = path.join(WORK_DIR, `${MP4_NAME}.part`);
+    await engine.runner.ffmpeg(joinMp4Args(video.segments.map((_, i) => segmentFileName(i)), part, video.hasAudio), { signal, cwd: dir });
+    await rename(path.join(dir, part), path.join(dir, MP4_NAME));
+  }
+  await rm(work, { recursive: true, force: true });
+  engine.store.updateWatermark(w.id, { status: 'READY', readyOn: engine.now(), error: null });
+  return engine.store.getWatermark(w.id)!;
+}
+
+/** Runs tasks in order with at most `size` in flight; the first failure stops new tasks and is rethrown after the others settle. */
+export async function runPool<T>(items: T[], size: number, task: (item: T) => Promise<void>, signal?: AbortSignal): Promise<void> {
+  let next = 0;
+  let failure: unknown;
+  const worker = async () => {
+    while (next < items.length && failure === undefined && !signal?.aborted) {
+      const item = items[next++]!;
+      try {
+        await task(item);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(size, items.length) }, worker));
+  if (failure !== undefined) throw failure;
+  if (signal?.aborted) throw new WmarkError('interrupted', 'CANCELLED', 'watermark job cancelled');
+}
+
+async function waitForWatermark(engine: Engine, id: string, events: JobEvents, signal?: AbortSignal): Promise<WatermarkRecord> {
+  let announced = false;
+  for (;;) {
+    if (signal?.aborted) throw new WmarkError('interrupted', 'CANCELLED', 'wait cancelled');
+    const w = engine.store.getWatermark(id)!;
+    if ((w.status === 'PLAYABLE' || w.status === 'READY') && !announced) {
+      announced = true;
+      events.onPlayable?.();
+    }
+    if (w.status === 'READY') return w;
+    if (w.status === 'FAILED') throw engineError('WATERMARK_FAILED', `watermark ${id} failed: ${w.error ?? 'unknown reason'}`);
+    const job = engine.store.getJob(`watermark:${id}`);
+    if (job && (job.owner === null || (job.heartbeat ?? 0) < engine.now() - LEASE_STALE_MS)) {
+      // The other process died or gave up: take over.
+      return runWatermarkJob(engine, id, announced ? { ...events, onPlayable: undefined } : events, signal);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Copies a finished watermark's HLS folder and mp4 to `dest` (for CI pipelines collecting outputs). */
+export async function exportWatermark(engine: Engine, w: WatermarkRecord, dest: string): Promise<string> {
+  const src = watermarkDir(engine, w.videoId, w.id);
+  const target = path.join(dest, w.id);
+  const staging = `${target}.partial-${process.pid}`;
+  await rm(staging, { recursive: true, force: true });
+  await cp(src, staging, { recursive: true, filter: (s) => !s.includes(`${path.sep}${WORK_DIR}`) });
+  await rm(target, { recursive: true, force: true });
+  await rename(staging, target);
+  return target;
+}

@@ -1,0 +1,106 @@
+// Reads what the engine needs to know about a media file (streams, size, frame rate, duration) with ffprobe.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { engineError, isWmarkError } from '../core/errors.js';
+import type { ProcessRunner } from './run-ffmpeg.js';
+
+export interface MediaInfo {
+  formatName: string;
+  durationSeconds: number;
+  width: number;
+  height: number;
+  /** Frame rate as a rational, from avg_frame_rate (falls back to r_frame_rate). */
+  fps: { num: number; den: number };
+  videoCodec: string;
+  hasAudio: boolean;
+  audioCodec?: string;
+  sizeBytes?: number;
+}
+
+interface ProbeStream {
+  codec_type?: string;
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  duration?: string;
+  disposition?: { attached_pic?: number };
+}
+
+interface ProbeJson {
+  streams?: ProbeStream[];
+  format?: { format_name?: string; duration?: string; size?: string };
+}
+
+export function parseRational(text: string | undefined): { num: number; den: number } | undefined {
+  if (!text) return undefined;
+  const [n, d] = text.split('/').map(Number);
+  if (!Number.isFinite(n) || !Number.isFinite(d ?? 1) || !n || (d ?? 1) === 0) return undefined;
+  return { num: n!, den: d ?? 1 };
+}
+
+/** Pure: turns ffprobe's JSON into MediaInfo, or explains why the input is not a usable video. */
+export function interpretProbe(json: ProbeJson, label: string): MediaInfo {
+  const streams = json.streams ?? [];
+  // Cover art in audio files is a "video" stream with attached_pic; it is not a video.
+  const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
+  if (!video) {
+    throw engineError('NO_VIDEO_STREAM', `${label} has no video stream`, {
+      hint: streams.length ? `It contains: ${streams.map((s) => s.codec_type ?? 'unknown').join(', ')}.` : undefined,
+    });
+  }
+  const fps = parseRational(video.avg_frame_rate) ?? parseRational(video.r_frame_rate);
+  if (!fps || fps.num / fps.den > 240 || fps.num / fps.den < 1) {
+    throw engineError('BAD_FRAME_RATE', `${label}: cannot determine a usable frame rate (${video.avg_frame_rate ?? 'none'})`);
+  }
+  if (!video.width || !video.height) throw engineError('BAD_DIMENSIONS', `${label}: the video stream has no picture size`);
+  const duration = Number(json.format?.duration ?? video.duration);
+  const audio = streams.find((s) => s.codec_type === 'audio');
+  return {
+    formatName: json.format?.format_name ?? 'unknown',
+    durationSeconds: Number.isFinite(duration) ? duration : NaN,
+    width: video.width,
+    height: video.height,
+    fps,
+    videoCodec: video.codec_name ?? 'unknown',
+    hasAudio: Boolean(audio),
+    audioCodec: audio?.codec_name,
+    sizeBytes: json.format?.size ? Number(json.format.size) : undefined,
+  };
+}
+
+const PROBE_ARGS = ['-v', 'error', '-show_entries', 'format=format_name,duration,size:stream=codec_type,codec_name,width,height,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic', '-of', 'json'];
+
+export async function probeMedia(runner: ProcessRunner, input: string, label = input, signal?: AbortSignal): Promise<MediaInfo> {
+  let json: ProbeJson;
+  try {
+    const { stdout } = await runner.ffprobe([...PROBE_ARGS, input], { signal });
+    json = JSON.parse(stdout.toString('utf8')) as ProbeJson;
+  } catch (error) {
+    if (isWmarkError(error) && error.code === 'FFMPEG_CRASHED') {
+      // The bundled static ffprobe builds crash on MPEG-TS input; ffmpeg reads it fine, so remux to NUT and probe the pipe.
+      json = await probeViaRemux(runner, input, signal);
+    } else if (isWmarkError(error) && error.code === 'FFMPEG_FAILED') {
+      throw engineError('NOT_A_VIDEO', `${label} is not a readable media file`, { details: error.details, hint: firstLine(error.details[0]) });
+    } else throw error;
+  }
+  return interpretProbe(json, label);
+}
+
+function firstLine(text: string | undefined): string | undefined {
+  return text?.split('\n').find((l) => l.trim())?.trim();
+}
+
+async function probeViaRemux(runner: ProcessRunner, input: string, signal?: AbortSignal): Promise<ProbeJson> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'wmark-probe-'));
+  try {
+    const nut = path.join(dir, 'probe.nut');
+    await runner.ffmpeg(['-v', 'error', '-i', input, '-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-f', 'nut', nut], { signal });
+    const { stdout } = await runner.ffprobe([...PROBE_ARGS, nut], { signal });
+    return JSON.parse(stdout.toString('utf8')) as ProbeJson;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,347 @@
+// Config resolution against real temp folders: precedence, search, file formats, errors and sources.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../../src/config/config-error.js';
+import { loadConfig, type ConfigFlags, type LoadConfigOptions } from '../../../src/config/load-config.js';
+import { configDir, dataPaths } from '../../../src/config/paths.js';
+
+let root: string;
+let platform: { data: string; config: string };
+
+beforeEach(() => {
+  // realpath: on macOS os.tmpdir() is a symlink and cosmiconfig reports resolved paths.
+  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'wmark-config-')));
+  platform = { data: path.join(root, 'platform-data'), config: path.join(root, 'platform-config') };
+});
+
+afterEach(() => {
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+function write(relative: string, content: string | object): string {
+  const file = path.join(root, relative);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  return file;
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function dir(relative: string): string {
+  const d = path.join(root, relative);
+  fs.mkdirSync(d, { recursive: true });
+  return d;
+}
+
+// Every call is isolated: search stops at the temp root, and the user config folder is inside it.
+function load(overrides: Partial<LoadConfigOptions> & { flags?: ConfigFlags } = {}) {
+  return loadConfig({
+    cwd: root,
+    flags: {},
+    availableParallelism: 6,
+    platformDirs: platform,
+    stopDir: root,
+    ...overrides,
+    env: { WMARK_CONFIG_DIR: path.join(root, 'user-config'), ...overrides.env },
+  });
+}
+
+async function loadError(overrides: Parameters<typeof load>[0] = {}): Promise<ConfigError> {
+  try {
+    await load(overrides);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected loadConfig to throw');
+}
+
+describe('loadConfig defaults', () => {
+  it('fills built-in defaults when nothing is set', async () => {
+    const config = await load();
+    expect(config).toEqual({
+      dataDir: platform.data,
+      workers: 6,
+      encode: { preset: 'veryfast', crf: 23 },
+      server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600 },
+      remote: {},
+      sources: {},
+    });
+    expect(config.configFile).toBeUndefined();
+    expect(config.remote.api).toBeUndefined();
+  });
+
+  it('caps the default worker count at 64', async () => {
+    expect((await load({ availableParallelism: 128 })).workers).toBe(64);
+  });
+});
+
+describe('precedence: defaults < file < env < flags', () => {
+  beforeEach(() => {
+    write('.wmarkrc.json', {
+      workers: 2,
+      encode: { preset: 'slow', crf: 20 },
+      publicUrl: 'https://file.example',
+      server: { port: 9000 },
+      remote: { url: 'https://file-remote.example', api: '1.0' },
+    });
+  });
+
+  it('file beats defaults, leaving unset nested fields at their default', async () => {
+    const config = await load();
+    expect(config.workers).toBe(2);
+    expect(config.encode).toEqual({ preset: 'slow', crf: 20 });
+    expect(config.server).toEqual({ host: '127.0.0.1', port: 9000, tokenTtlSeconds: 3600 });
+    expect(config.remote).toEqual({ url: 'https://file-remote.example', api: '1.0' });
+  });
+
+  it('env beats file', async () => {
+    const config = await load({
+      env: { WMARK_WORKERS: '3', WMARK_CRF: '30', WMARK_PUBLIC_URL: 'http://env.example', WMARK_API_VERSION: '2.0' },
+    });
+    expect(config.workers).toBe(3);
+    expect(config.encode).toEqual({ preset: 'slow', crf: 30 });
+    expect(config.publicUrl).toBe('http://env.example');
+    expect(config.remote).toEqual({ url: 'https://file-remote.example', api: '2.0' });
+  });
+
+  it('flags beat env and file', async () => {
+    const config = await load({
+      env: { WMARK_WORKERS: '3', WMARK_CRF: '30', WMARK_PRESET: 'fast', WMARK_API_URL: 'http://env-remote.example' },
+      flags: { workers: '4', crf: 18, port: '7000', remote: 'http://flag-remote.example', color: false },
+    });
+    expect(config.workers).toBe(4);
+    expect(config.encode).toEqual({ preset: 'fast', crf: 18 });
+    expect(config.server.port).toBe(7000);
+    expect(config.remote.url).toBe('http://flag-remote.example');
+    expect(config.color).toBe(false);
+  });
+
+  it('records where each non-default value came from', async () => {
+    const file = path.join(root, '.wmarkrc.json');
+    const config = await load({
+      env: { WMARK_WORKERS: '3', WMARK_PRESET: 'fast' },
+      flags: { crf: 18, color: false },
+    });
+    expect(config.configFile).toBe(file);
+    expect(config.sources).toEqual({
+      workers: 'env WMARK_WORKERS',
+      'encode.preset': 'env WMARK_PRESET',
+      'encode.crf': 'flag --crf',
+      publicUrl: file,
+      'server.port': file,
+      'remote.url': file,
+      'remote.api': file,
+      color: 'flag --no-color',
+    });
+  });
+
+  it('treats an empty env var as unset', async () => {
+    const config = await load({ env: { WMARK_WORKERS: '', WMARK_HOME: '' } });
+    expect(config.workers).toBe(2);
+    expect(config.dataDir).toBe(platform.data);
+  });
+});
+
+describe('finding the config file', () => {
+  it('walks up from a nested cwd to a .wmarkrc.json two levels up', async () => {
+    const file = write('project/.wmarkrc.json', { workers: 5 });
+    const config = await load({ cwd: dir('project/a/b') });
+    expect(config.workers).toBe(5);
+    expect(config.configFile).toBe(file);
+  });
+
+  it('prefers the nearest file', async () => {
+    write('project/.wmarkrc.json', { workers: 5 });
+    const near = write('project/a/.wmarkrc.yaml', 'workers: 7\n');
+    const config = await load({ cwd: dir('project/a/b') });
+    expect(config.workers).toBe(7);
+    expect(config.configFile).toBe(near);
+  });
+
+  it('loads wmark.config.mjs', async () => {
+    const file = write('wmark.config.mjs', "export default { workers: 9, encode: { preset: 'medium' } };\n");
+    const config = await load();
+    expect(config.workers).toBe(9);
+    expect(config.encode.preset).toBe('medium');
+    expect(config.configFile).toBe(file);
+  });
+
+  it('loads an ESM wmark.config.js and a CommonJS .wmarkrc.cjs', async () => {
+    write('a/wmark.config.js', 'export default { workers: 14 };\n');
+    write('b/.wmarkrc.cjs', 'module.exports = { workers: 15 };\n');
+    expect((await load({ cwd: path.join(root, 'a') })).workers).toBe(14);
+    expect((await load({ cwd: path.join(root, 'b') })).workers).toBe(15);
+  });
+
+  it('reads the "wmark" property of package.json', async () => {
+    write('package.json', { name: 'x', wmark: { workers: 11 } });
+    expect((await load()).workers).toBe(11);
+  });
+
+  it('reads an extensionless .wmarkrc as YAML', async () => {
+    write('.wmarkrc', 'encode:\n  crf: 28\n');
+    expect((await load()).encode.crf).toBe(28);
+  });
+
+  it('falls back to config.json in the user config folder', async () => {
+    const file = write('user-config/config.json', { workers: 12 });
+    const config = await load({ cwd: dir('elsewhere') });
+    expect(config.workers).toBe(12);
+    expect(config.configFile).toBe(file);
+  });
+
+  it('uses an explicit --config file instead of searching', async () => {
+    write('.wmarkrc.json', { workers: 5 });
+    const explicit = write('conf/custom.yml', 'workers: 13\n');
+    const config = await load({ explicitFile: 'conf/custom.yml' });
+    expect(config.workers).toBe(13);
+    expect(config.configFile).toBe(explicit);
+    expect(config.sources['workers']).toBe(explicit);
+  });
+
+  it('fails on a missing explicit file, naming it', async () => {
+    const error = await loadError({ explicitFile: 'nope.json' });
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain(path.join(root, 'nope.json'));
+    expect(error.message).toMatch(/not found/);
+    expect(error.file).toBe(path.join(root, 'nope.json'));
+    expect(error.hint).toMatch(/--config/);
+  });
+});
+
+describe('config errors', () => {
+  it('names the file and the field path of a bad value', async () => {
+    const file = write('.wmarkrc.json', { workers: 'lots' });
+    const error = await loadError();
+    expect(error.message).toBe(`${file}: workers: expected an integer from 1 to 64, got "lots"`);
+    expect(error.file).toBe(file);
+  });
+
+  it('names every bad nested field', async () => {
+    const file = write('.wmarkrc.json', {
+      encode: { crf: 99, preset: 'turbo' },
+      server: { port: 0 },
+      remote: { url: 'ftp://x', api: '3.0' },
+      publicUrl: 'not a url',
+    });
+    const error = await loadError();
+    const lines = error.message.split('\n');
+    expect(lines).toContain(`${file}: encode.crf: expected an integer from 0 to 51, got 99`);
+    expect(lines.some((l) => l.startsWith(`${file}: encode.preset: expected one of ultrafast,`))).toBe(true);
+    expect(lines).toContain(`${file}: server.port: expected an integer from 1 to 65535, got 0`);
+    expect(lines).toContain(`${file}: remote.url: expected an http(s) URL, got "ftp://x"`);
+    expect(lines).toContain(`${file}: remote.api: expected one of 1.0, 2.0, got "3.0"`);
+    expect(lines).toContain(`${file}: publicUrl: expected an http(s) URL, got "not a url"`);
+  });
+
+  it('rejects unknown keys, naming them and listing the known ones', async () => {
+    const file = write('.wmarkrc.json', { wrokers: 2, encode: { quality: 1 } });
+    const error = await loadError();
+    const lines = error.message.split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines).toContain(`${file}: wrokers: unknown key`);
+    expect(lines).toContain(`${file}: encode.quality: unknown key`);
+    expect(error.hint).toMatch(/Known keys: dataDir, .*workers/);
+    expect(error.hint).toContain('Known keys in "encode": preset, crf.');
+  });
+
+  it('names the file on a JSON syntax error', async () => {
+    const file = write('.wmarkrc.json', '{ "workers": 2,, }');
+    const error = await loadError();
+    expect(error.message).toMatch(new RegExp(`^${escape(file)}: invalid JSON: \\S`));
+    // One line: the reason, without parse-json's echo of the input and code frames.
+    expect(error.message).not.toContain('\n');
+    expect(error.file).toBe(file);
+  });
+
+  it('names the file on a YAML syntax error', async () => {
+    const file = write('.wmarkrc.yml', 'workers: [1, 2\n');
+    const error = await loadError();
+    expect(error.message.startsWith(`${file}: invalid YAML`)).toBe(true);
+  });
+
+  it('rejects a config that is not an object', async () => {
+    const file = write('.wmarkrc.json', '[1, 2]');
+    const error = await loadError();
+    expect(error.message).toBe(`${file}: expected an object, got an array`);
+  });
+
+  it('names the env var that holds a bad value', async () => {
+    const error = await loadError({ env: { WMARK_WORKERS: 'abc' } });
+    expect(error.message).toBe('env WMARK_WORKERS: expected an integer from 1 to 64, got "abc"');
+    expect(error.hint).toContain('WMARK_WORKERS');
+    expect(error.file).toBeUndefined();
+  });
+
+  it('names the env var for bad enums and URLs too', async () => {
+    const error = await loadError({ env: { WMARK_PRESET: 'turbo', WMARK_API_URL: 'nope' } });
+    expect(error.message).toContain('env WMARK_PRESET: expected one of');
+    expect(error.message).toContain('env WMARK_API_URL: expected an http(s) URL, got "nope"');
+  });
+
+  it('names the flag that holds a bad value', async () => {
+    const error = await loadError({ flags: { port: '99999' } });
+    expect(error.message).toBe('flag --port: expected an integer from 1 to 65535, got 99999');
+  });
+});
+
+describe('relative paths', () => {
+  it('resolve against the config file folder', async () => {
+    write('project/.wmarkrc.json', {
+      dataDir: 'data',
+      font: '../fonts/a.ttf',
+      ffmpeg: './bin/ffmpeg',
+      ffprobe: 'ffprobe',
+    });
+    const config = await load({ cwd: dir('project/a/b') });
+    expect(config.dataDir).toBe(path.join(root, 'project/data'));
+    expect(config.font).toBe(path.join(root, 'fonts/a.ttf'));
+    expect(config.ffmpeg).toBe(path.join(root, 'project/bin/ffmpeg'));
+    // A bare command name is a PATH lookup, not a file next to the config.
+    expect(config.ffprobe).toBe('ffprobe');
+  });
+
+  it('resolve against cwd when from env or flags', async () => {
+    const cwd = dir('work');
+    const config = await load({
+      cwd,
+      env: { WMARK_HOME: 'home', WMARK_FONT: 'f.ttf' },
+      flags: { ffmpeg: 'tools/ffmpeg' },
+    });
+    expect(config.dataDir).toBe(path.join(cwd, 'home'));
+    expect(config.font).toBe(path.join(cwd, 'f.ttf'));
+    expect(config.ffmpeg).toBe(path.join(cwd, 'tools/ffmpeg'));
+    expect(config.sources['dataDir']).toBe('env WMARK_HOME');
+    expect(config.sources['ffmpeg']).toBe('flag --ffmpeg');
+  });
+
+  it('keep absolute paths as they are', async () => {
+    write('.wmarkrc.json', { dataDir: '/srv/wmark' });
+    expect((await load()).dataDir).toBe(path.resolve('/srv/wmark'));
+  });
+});
+
+describe('paths', () => {
+  it('lays out the data folder', () => {
+    expect(dataPaths('/d')).toEqual({
+      root: '/d',
+      db: path.join('/d', 'wmark.db'),
+      secret: path.join('/d', 'secret.key'),
+      media: path.join('/d', 'media'),
+      videos: path.join('/d', 'media', 'videos'),
+      watermarks: path.join('/d', 'media', 'watermarks'),
+      tmp: path.join('/d', 'tmp'),
+      locks: path.join('/d', 'locks'),
+    });
+  });
+
+  it('takes the config folder from WMARK_CONFIG_DIR, else the platform', () => {
+    expect(configDir({ WMARK_CONFIG_DIR: '/c' }, platform)).toBe('/c');
+    expect(configDir({}, platform)).toBe(platform.config);
+  });
+});
