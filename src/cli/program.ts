@@ -9,6 +9,8 @@ import { registerVideo } from './commands/video.js';
 import { registerTemplate } from './commands/template.js';
 import { registerWatermark } from './commands/watermark.js';
 import { registerDemo } from './commands/demo.js';
+import { registerServe } from './commands/serve.js';
+import { registerAuth } from './commands/auth.js';
 import { VERSION } from './version.js';
 
 export type CommandAction = (ctx: CliContext, ...args: any[]) => Promise<number | void>;
@@ -60,9 +62,15 @@ export function buildProgram(io: CliIO): Command {
   registerVideo(program);
   registerTemplate(program);
   registerWatermark(program);
+  registerServe(program);
+  registerAuth(program);
   registerDoctor(program);
   registerDemo(program);
-  for (const c of program.commands) c.exitOverride().configureOutput(program.configureOutput());
+  const inherit = (c: Command) => {
+    c.exitOverride().configureOutput(program.configureOutput());
+    c.commands.forEach(inherit);
+  };
+  program.commands.forEach(inherit);
   return program;
 }
 

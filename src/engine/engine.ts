@@ -12,6 +12,8 @@ export interface EngineEvents {
   /** Human progress text (stage names); the CLI shows it on a spinner, the server logs it. */
   onStage?: (stage: string) => void;
   onProgress?: (fraction: number) => void;
+  /** The video row exists (status PENDING): a server can answer now and let normalisation continue. */
+  onRegistered?: (video: import('./store.js').VideoRecord) => void;
 }
 
 export interface Engine {

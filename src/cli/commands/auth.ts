@@ -1,0 +1,47 @@
+// `wmark auth keys create|list|revoke`: the credentials `wmark serve` accepts (managed offline, in the data dir).
+import type { Command } from 'commander';
+import { notFoundError } from '../../core/errors.js';
+import { createCredential } from '../../engine/credentials.js';
+import { action } from '../program.js';
+
+export function registerAuth(program: Command): Command {
+  const auth = program.command('auth').description('credentials: API keys for `wmark serve` (auth keys ...)');
+  const keys = auth.command('keys').description('API keys that the local `wmark serve` accepts');
+  keys
+    .command('create')
+    .description('create a client id + API key (the key is shown once)')
+    .option('--label <text>', 'what the key is for')
+    .action(
+      action(async (ctx, opts: { label?: string }) => {
+        const engine = await ctx.openEngine();
+        const cred = createCredential(engine, opts.label);
+        ctx.output.result(cred, (c) => `${c.bold('client id')} ${cred.clientId}\n${c.bold('API key')}   ${cred.apiKey}\n${c.dim('Store the key now: only its hash is kept.')}`);
+      }),
+    );
+  keys
+    .command('list')
+    .description('list client ids (never the keys)')
+    .action(
+      action(async (ctx) => {
+        const engine = await ctx.openEngine();
+        const list = engine.store.listCredentials().map(({ keyHash: _hash, ...rest }) => rest);
+        ctx.output.result(list, (c) =>
+          list.length
+            ? list.map((k) => `${k.clientId}  ${k.revokedOn ? c.red('revoked') : c.green('active ')}  ${new Date(k.createdOn).toISOString()}  ${k.label ?? ''}`).join('\n')
+            : c.dim('no API keys yet: `wmark auth keys create`'),
+        );
+      }),
+    );
+  keys
+    .command('revoke')
+    .description('revoke a client id (its tokens stop working at once)')
+    .argument('<client-id>')
+    .action(
+      action(async (ctx, clientId: string) => {
+        const engine = await ctx.openEngine();
+        if (!engine.store.revokeCredential(clientId, engine.now())) throw notFoundError('CLIENT_NOT_FOUND', `no active client id "${clientId}"`);
+        ctx.output.result({ clientId, revoked: true }, () => `revoked ${clientId}`);
+      }),
+    );
+  return auth;
+}

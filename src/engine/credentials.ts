@@ -1,0 +1,41 @@
+// API credentials for `wmark serve`: client ids with API keys stored only as SHA-256 hashes.
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Engine } from './engine.js';
+import type { CredentialRecord } from './store.js';
+
+export interface IssuedCredential {
+  clientId: string;
+  apiKey: string;
+  label: string | null;
+  createdOn: number;
+}
+
+const hashKey = (apiKey: string) => createHash('sha256').update(apiKey, 'utf8').digest('hex');
+
+export function createCredential(engine: Engine, label?: string): IssuedCredential {
+  const clientId = `wmc_${randomBytes(8).toString('hex')}`;
+  // 32 random bytes: a fast hash is enough for keys with this much entropy (no dictionary to attack).
+  const apiKey = `wmk_${randomBytes(32).toString('base64url')}`;
+  const createdOn = engine.now();
+  engine.store.insertCredential({ clientId, keyHash: hashKey(apiKey), label: label ?? null, createdOn, revokedOn: null });
+  return { clientId, apiKey, label: label ?? null, createdOn };
+}
+
+/** True when the client exists, is not revoked and the key matches (constant time). */
+export function checkCredential(engine: Engine, clientId: string, apiKey: string): CredentialRecord | undefined {
+  const record = engine.store.getCredential(clientId);
+  const expected = Buffer.from(record?.keyHash ?? hashKey('missing-client'), 'hex');
+  const given = Buffer.from(hashKey(apiKey), 'hex');
+  const match = timingSafeEqual(expected, given);
+  return record && match && record.revokedOn === null ? record : undefined;
+}
+
+export function isActiveClient(engine: Engine, clientId: string): boolean {
+  const record = engine.store.getCredential(clientId);
+  return Boolean(record && record.revokedOn === null);
+}
+
+/** The token-signing key is derived from the service secret, so URL signatures and tokens never share a key. */
+export function tokenKey(engine: Engine): Buffer {
+  return createHmac('sha256', engine.secret).update('wmark jwt v1').digest();
+}
