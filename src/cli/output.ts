@@ -37,7 +37,8 @@ export class Output {
     const useColor = resolveColor(io, options.color);
     this.color = new Chalk({ level: useColor ? 1 : 0 });
     // Animated progress only for a person at a terminal: never under CI, never when stderr is piped.
-    this.interactive = Boolean(io.stderr.isTTY) && !io.env.CI && !options.quiet && !options.json;
+    // A terminal that reports 0 columns (a pty nobody sized) would make ora's clear loop forever: no spinner there.
+    this.interactive = Boolean(io.stderr.isTTY) && io.stderr.columns !== 0 && !io.env.CI && !options.quiet && !options.json;
   }
 
   /** Prints a result: JSON as one value, otherwise the human/plain renderer's lines. */
@@ -73,7 +74,7 @@ export class Output {
   progress(text: string): void {
     if (this.interactive) {
       if (!this.spinner) {
-        this.spinner = ora({ text, stream: this.io.stderr as NodeJS.WritableStream, isEnabled: true, color: 'cyan', discardStdin: false }).start();
+        this.spinner = ora({ text, stream: this.io.stderr as NodeJS.WritableStream, isEnabled: true, color: this.color.level > 0 ? 'cyan' : false, discardStdin: false }).start();
       } else this.spinner.text = text;
     }
   }

@@ -10,7 +10,10 @@ import { registerTemplate } from './commands/template.js';
 import { registerWatermark } from './commands/watermark.js';
 import { registerDemo } from './commands/demo.js';
 import { registerServe } from './commands/serve.js';
+import { registerDetect } from './commands/detect.js';
 import { registerAuth } from './commands/auth.js';
+import { registerRemoteAuth } from './commands/auth-remote.js';
+import { registerPoll } from './commands/poll.js';
 import { VERSION } from './version.js';
 
 export type CommandAction = (ctx: CliContext, ...args: any[]) => Promise<number | void>;
@@ -63,7 +66,9 @@ export function buildProgram(io: CliIO): Command {
   registerTemplate(program);
   registerWatermark(program);
   registerServe(program);
-  registerAuth(program);
+  registerDetect(program);
+  registerRemoteAuth(registerAuth(program));
+  registerPoll(program);
   registerDoctor(program);
   registerDemo(program);
   const inherit = (c: Command) => {
@@ -87,10 +92,14 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     return state.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+      // `help` asked for exits 0; a command group run without a (known) subcommand prints help to stderr with a non-zero code: usage.
+      const missingCommand = error.code === 'commander.help';
+      if (missingCommand && error.exitCode === 0) return 0;
       // Commander already printed its message; usage errors are exit 2 (commander's own default is 1).
       if (state.ctx?.output.mode === 'json' || argv.includes('--json')) {
-        io.stdout.write(`${JSON.stringify({ error: { code: 'USAGE', message: error.message.replace(/^error: /, ''), hint: 'See --help.' } })}\n`);
+        const message = missingCommand ? 'missing or unknown command' : error.message.replace(/^error: /, '');
+        io.stdout.write(`${JSON.stringify({ error: { code: 'USAGE', message, hint: 'See --help.' } })}\n`);
       }
       return 2;
     }

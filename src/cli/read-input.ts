@@ -25,15 +25,84 @@ export function parseJsonText(text: string, label: string): unknown {
     return JSON.parse(text);
   } catch (error) {
     const message = (error as Error).message;
-    const pos = /position (\d+)/.exec(message);
+    // V8 gives a position for most mistakes but not for "Unexpected token 'x'" or "Unexpected end of JSON input".
+    const pos = /position (\d+)/.exec(message)?.[1];
+    const offset = pos !== undefined ? Number(pos) : jsonErrorOffset(text);
     let where = '';
-    if (pos) {
-      const before = text.slice(0, Number(pos[1]));
+    if (offset !== undefined) {
+      const before = text.slice(0, offset);
       const line = before.split('\n').length;
       where = ` (line ${line}, column ${before.length - before.lastIndexOf('\n')})`;
     }
     throw usageError('INVALID_JSON', `${label} is not valid JSON${where}: ${message}`);
   }
+}
+
+/** Offset of the first character a JSON parser rejects (text.length when the input ends too early). */
+export function jsonErrorOffset(text: string): number | undefined {
+  let i = 0;
+  const fail = (): never => {
+    throw new JsonSyntaxAt(i);
+  };
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++;
+  };
+  const expect = (ch: string) => {
+    ws();
+    if (text[i] !== ch) fail();
+    i++;
+  };
+  const string = () => {
+    expect('"');
+    for (;;) {
+      const ch = text[i];
+      if (ch === undefined || ch < ' ') fail();
+      if (ch === '"') return void i++;
+      if (ch === '\\') {
+        const escape = /^(?:["\\/bfnrt]|u[0-9a-fA-F]{4})/.exec(text.slice(i + 1, i + 6));
+        if (!escape) return void (i++, fail());
+        i += 1 + escape[0].length;
+      } else i++;
+    }
+  };
+  const value = (): void => {
+    ws();
+    const ch = text[i];
+    if (ch === '"') return string();
+    if (ch === '{' || ch === '[') {
+      const close = ch === '{' ? '}' : ']';
+      i++;
+      ws();
+      if (text[i] === close) return void i++;
+      for (;;) {
+        if (close === '}') {
+          string();
+          expect(':');
+        }
+        value();
+        ws();
+        if (text[i] === close) return void i++;
+        if (text[i] !== ',') fail();
+        i++;
+        ws();
+      }
+    }
+    const literal = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i, i + 400));
+    if (!literal) fail();
+    i += literal![0].length;
+  };
+  try {
+    value();
+    ws();
+    return i < text.length ? i : undefined;
+  } catch (error) {
+    if (error instanceof JsonSyntaxAt) return error.offset;
+    return undefined; // e.g. nesting too deep to scan recursively: no position rather than a wrong one
+  }
+}
+
+class JsonSyntaxAt {
+  constructor(readonly offset: number) {}
 }
 
 export async function readJsonInput(io: CliIO, source: string): Promise<unknown> {

@@ -71,7 +71,8 @@ export const encodeSchema = section({
 
 export const serverSchema = section({
   host: nonEmptyString('a host name or address').optional(),
-  port: intRange(1, 65535).optional(),
+  // 0 asks the OS for a free port (handy for tests and side-by-side instances).
+  port: intRange(0, 65535).optional(),
   tokenTtlSeconds: intRange(60, 604800).optional(),
 });
 

@@ -171,20 +171,31 @@ export interface SamplePlan {
   audio?: boolean;
 }
 
-/** A generated test/sample video, so nothing large has to ship with the package. */
+/**
+ * A generated test/sample video, so nothing large has to ship with the package. 'natural' is a slow camera pan over a
+ * multi-scale cloud texture with film grain: real motion and texture everywhere in the frame, cheap to generate
+ * (the texture is drawn once, then only cropped), and never periodic within a title.
+ */
 export function sampleVideoArgs(p: SamplePlan): string[] {
   const size = `${p.width}x${p.height}`;
-  const video =
-    p.kind === 'flat'
-      ? `color=c=0x${p.color ?? '336699'}:size=${size}:rate=${p.fps},format=yuv420p`
-      : `mandelbrot=size=${size}:rate=${p.fps}:start_scale=3:end_scale=0.02:maxiter=160,noise=alls=10:allf=t,format=yuv420p`;
+  const layer = (grid: string, seed: number, chroma: boolean) =>
+    `nullsrc=s=${grid}:d=0.04,format=yuv444p,geq=lum='random(${seed})*255':cb='${chroma ? `128+60*(random(${seed + 1})-0.5)` : '128'}':cr='${chroma ? `128+60*(random(${seed + 2})-0.5)` : '128'}',scale=1920:1080:flags=bicubic`;
+  const natural =
+    `${layer('40x23', 1, true)}[l0];${layer('160x90', 4, false)}[l1];${layer('640x360', 7, false)}[l2];` +
+    `[l0][l1]blend=all_expr='A*0.65+B*0.35'[ab];[ab][l2]blend=c0_expr='A*0.85+B*0.15':c1_expr=A:c2_expr=A,` +
+    `loop=loop=-1:size=1:start=0,setpts=N/${p.fps}/TB,` +
+    `crop=1280:720:x='320+300*sin(2*PI*t/97)':y='180+170*sin(2*PI*t/131)',scale=${p.width}:${p.height}:flags=bicubic,` +
+    `noise=alls=6:allf=t,format=yuv420p[v]`;
+  const flat = `color=c=0x${p.color ?? '336699'}:size=${size}:rate=${p.fps},format=yuv420p[v]`;
   const audio = p.audio !== false;
   return [
-    '-y', '-f', 'lavfi', '-i', video,
-    ...(audio ? ['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:beep_factor=4`] : []),
-    '-t', String(p.seconds),
-    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', p.kind === 'flat' ? '12' : '20', '-pix_fmt', 'yuv420p',
-    ...(audio ? ['-c:a', 'aac', '-b:a', '96k', '-shortest'] : []),
+    '-y',
+    ...(audio ? ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:beep_factor=4'] : []),
+    '-filter_complex', p.kind === 'flat' ? flat : natural,
+    '-map', '[v]', ...(audio ? ['-map', '0:a'] : []),
+    '-t', String(p.seconds), '-r', String(p.fps),
+    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', p.kind === 'flat' ? '12' : '18', '-pix_fmt', 'yuv420p',
+    ...(audio ? ['-c:a', 'aac', '-b:a', '96k'] : []),
     '-movflags', '+faststart', p.output,
   ];
 }

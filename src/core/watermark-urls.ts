@@ -1,6 +1,7 @@
 // The signed URLs of a watermark, exactly as `wmark serve` serves them (DESIGN.md section 3).
 import type { ApiVersion } from './settings.js';
-import { signUrl, type SigningSecret } from './sign-url.js';
+import { timingSafeEqual } from 'node:crypto';
+import { signPath, signUrl, type SigningSecret, type VerifySignedUrlResult } from './sign-url.js';
 
 export interface WatermarkUrlInput {
   baseUrl: string;
@@ -37,6 +38,14 @@ export function playerPath(apiVersion: string): string {
   return `/player/${apiVersion}/`;
 }
 
+/**
+ * What a player link's signature covers: its path and the links it will load, so a valid player link cannot be
+ * pointed at another playlist.
+ */
+export function playerScope(pathname: string, sourceUrl: string | null, href: string | null): string {
+  return `${pathname}?sourceUrl=${encodeURIComponent(sourceUrl ?? '')}&href=${encodeURIComponent(href ?? '')}`;
+}
+
 function join(base: string, pathname: string): URL {
   const url = new URL(base);
   url.pathname = url.pathname.replace(/\/+$/, '') + pathname;
@@ -58,7 +67,7 @@ export function watermarkUrls(input: WatermarkUrlInput): WatermarkUrls {
   const playerUrl = join(baseUrl, playerPath(apiVersion));
   playerUrl.searchParams.set('sourceUrl', m3u8);
   if (apiVersion === '1.0') playerUrl.searchParams.set('href', status);
-  const player = signUrl(secret, playerUrl, { expirationMs: input.mediaExpirationMs });
+  const player = signPlayerUrl(secret, playerUrl, input.mediaExpirationMs);
   return {
     m3u8,
     ...(input.includeMp4 ? { mp4: media('video.mp4') } : {}),
@@ -66,4 +75,30 @@ export function watermarkUrls(input: WatermarkUrlInput): WatermarkUrls {
     status,
     iframe: `<iframe src="${escapeHtmlAttribute(player)}" width="640" height="360" frameborder="0" allow="autoplay; fullscreen" allowfullscreen></iframe>`,
   };
+}
+
+/** Signs a player link over its path and the sourceUrl/href it carries (any old expiration/signature replaced). */
+export function signPlayerUrl(secret: SigningSecret, url: URL | string, expirationMs: number): string {
+  const copy = new URL(String(url));
+  copy.searchParams.delete('signature');
+  copy.searchParams.set('expiration', String(expirationMs));
+  copy.searchParams.set('signature', signPath(secret, playerScope(copy.pathname, copy.searchParams.get('sourceUrl'), copy.searchParams.get('href')), expirationMs));
+  return copy.href;
+}
+
+/** Checks a player link: its signature must cover the path and the exact sourceUrl/href it carries. */
+export function verifyPlayerUrl(secret: SigningSecret, url: URL, nowMs: number, pathname = url.pathname): VerifySignedUrlResult {
+  const params = url.searchParams;
+  const expiration = params.getAll('expiration');
+  const signature = params.getAll('signature');
+  if (!expiration.length || !signature.length) return { ok: false, reason: 'missing' };
+  if (expiration.length > 1 || signature.length > 1 || !/^(0|[1-9]\d{0,15})$/.test(expiration[0]!) || !/^[A-Za-z0-9_-]{43}$/.test(signature[0]!)) {
+    return { ok: false, reason: 'malformed' };
+  }
+  const expirationMs = Number(expiration[0]);
+  const expected = Buffer.from(signPath(secret, playerScope(pathname, params.get('sourceUrl'), params.get('href')), expirationMs));
+  const given = Buffer.from(signature[0]!);
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { ok: false, reason: 'invalid' };
+  if (nowMs > expirationMs) return { ok: false, reason: 'expired' };
+  return { ok: true, expirationMs };
 }

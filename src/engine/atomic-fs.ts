@@ -3,12 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-/** Writes to a sibling temp file, fsyncs, then renames over the target. */
+/** Writes to a sibling temp file with exactly `mode` (whatever the umask), fsyncs, then renames over the target. */
 export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await open(tmp, 'w', mode);
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const handle = await open(tmp, 'wx', mode);
   try {
+    await handle.chmod(mode);
     await handle.writeFile(data);
     await handle.sync();
   } finally {

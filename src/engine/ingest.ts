@@ -1,11 +1,17 @@
 // Ingest: probe a source, record the video, normalise it once into closed-GOP working segments, publish by rename.
-import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, existsSync } from 'node:fs';
 import { readFile, rm, stat, mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { engineError, usageError, WmarkError, isWmarkError } from '../core/errors.js';
 import { framesPerSegment, ingestArgs, parseSegmentList, segmentFileName } from '../core/ffmpeg-plan.js';
-import { probeMedia, type MediaInfo } from '../ffmpeg/probe-media.js';
+import { probeMedia } from '../ffmpeg/probe-media.js';
 import { publishDir } from './atomic-fs.js';
+import { prepareForensic } from './forensic-prepare.js';
+import { LEASE_STALE_MS } from './job-pool.js';
 import type { Engine, EngineEvents } from './engine.js';
 import type { VideoRecord } from './store.js';
 
@@ -50,15 +56,39 @@ async function checkLocalSource(file: string): Promise<string> {
   return absolute;
 }
 
-async function probeSource(engine: Engine, input: string, label: string): Promise<MediaInfo> {
+/** Streams an http(s) source into the data dir's tmp folder (same filesystem as media) and returns the file. */
+async function downloadSource(engine: Engine, url: string): Promise<string> {
+  let ext = '';
   try {
-    return await probeMedia(engine.runner, input, label);
-  } catch (error) {
-    if (isWmarkError(error) && error.code === 'NOT_A_VIDEO' && isRemoteSource(input)) {
-      throw engineError('SOURCE_UNREACHABLE', `could not read ${label}`, { hint: error.hint, details: error.details });
-    }
-    throw error;
+    ext = path.extname(new URL(url).pathname);
+  } catch {
+    // fetch below reports the malformed URL.
   }
+  const file = path.join(engine.paths.tmp, `download-${randomUUID()}${/^\.[A-Za-z0-9]{1,8}$/.test(ext) ? ext : ''}`);
+  const unreachable = (why: string) => engineError('SOURCE_UNREACHABLE', `could not read ${url}: ${why}`, { hint: 'Check the URL, and that the server is up and reachable from here.' });
+  let response: Response;
+  try {
+    response = await fetch(url, { redirect: 'follow' });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    throw unreachable(cause?.message ?? cause?.code ?? (error as Error).message);
+  }
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
+    throw unreachable(`the server answered ${response.status} ${response.statusText}`.trim());
+  }
+  try {
+    await mkdir(engine.paths.tmp, { recursive: true });
+    await pipeline(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>), createWriteStream(file));
+  } catch (error) {
+    await rm(file, { force: true });
+    throw unreachable(`the download failed (${(error as Error).message})`);
+  }
+  if ((await stat(file)).size === 0) {
+    await rm(file, { force: true });
+    throw engineError('SOURCE_EMPTY', `source is empty (0 bytes): ${url}`);
+  }
+  return file;
 }
 
 /**
@@ -68,8 +98,15 @@ async function probeSource(engine: Engine, input: string, label: string): Promis
 export async function ingestVideo(engine: Engine, request: IngestRequest, events: EngineEvents = {}): Promise<IngestResult> {
   const source = request.source.trim();
   if (!source) throw usageError('SOURCE_REQUIRED', 'a source file or URL is required');
-  const key = request.key ?? source;
-  const existing = engine.store.getVideoByKey(key);
+  const remote = isRemoteSource(source);
+  // The default key is the absolute path, so the same file named two ways is one video and two files named alike are two.
+  const key = request.key ?? (remote ? source : path.resolve(source));
+  let existing = engine.store.getVideoByKey(key);
+  if (existing?.status === 'PENDING' && !ingestIsAlive(engine, existing.id)) {
+    // The process that was ingesting it died: its half-made work is discarded and the ingest starts over.
+    engine.store.updateVideo(existing.id, { status: 'FAILED_ENCODING', error: 'the ingesting process stopped before finishing' });
+    existing = engine.store.getVideo(existing.id);
+  }
   if (existing && !existing.status.startsWith('FAILED')) {
     if (request.enableForensic && !existing.enableForensic) {
       throw new WmarkError('conflict', 'KEY_EXISTS', `a video with key "${key}" was already ingested without forensic preparation`, {
@@ -81,72 +118,110 @@ export async function ingestVideo(engine: Engine, request: IngestRequest, events
   if (existing) {
     engine.store.deleteVideo(existing.id);
     await rm(videoDir(engine, existing.id), { recursive: true, force: true });
+    await rm(path.join(engine.paths.tmp, `ingest-${existing.id}`), { recursive: true, force: true });
   }
 
-  const input = isRemoteSource(source) ? source : await checkLocalSource(source);
-  events.onStage?.('probing');
-  const info = await probeSource(engine, input, source);
-  if (request.enableForensic && info.durationSeconds < FORENSIC_MIN_SECONDS) {
-    throw new WmarkError('unprocessable', 'FORENSIC_TOO_SHORT', `forensic watermarking needs a video of at least 5 minutes; ${source} lasts ${formatDuration(info.durationSeconds)}`, {
-      exitCode: 2,
-    });
-  }
-
-  const video: VideoRecord = {
-    id: engine.newId(),
-    key,
-    sourceUrl: isRemoteSource(source) ? source : input,
-    name: request.name ?? null,
-    status: 'PENDING',
-    enableForensic: Boolean(request.enableForensic),
-    width: info.width,
-    height: info.height,
-    durationSeconds: Number.isFinite(info.durationSeconds) ? info.durationSeconds : null,
-    fpsNum: info.fps.num,
-    fpsDen: info.fps.den,
-    hasAudio: info.hasAudio,
-    segments: [],
-    timeOrigin: 0,
-    error: null,
-    createdOn: engine.now(),
-  };
-  if (!engine.store.insertVideo(video)) {
-    // Another process registered the same key between our check and insert: theirs wins.
-    const winner = engine.store.getVideoByKey(key)!;
-    return { video: await waitForIngest(engine, winner.id), created: false };
-  }
-
-  const staging = path.join(engine.paths.tmp, `ingest-${video.id}`);
+  // A remote source is downloaded first: the bundled static ffmpeg cannot resolve host names (static glibc has no
+  // working DNS), so it is only ever given local files.
+  const input = remote ? await downloadSource(engine, source) : await checkLocalSource(source);
   try {
-    await mkdir(staging, { recursive: true });
-    events.onStage?.('normalising');
-    const { frames } = await engine.runner.ffmpeg(
-      ingestArgs({ source: input, outDir: staging, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio, encode: WORKING_ENCODE }),
-      { durationSeconds: info.durationSeconds, onProgress: events.onProgress, countFrames: true },
-    );
-    const list = parseSegmentList(await readFile(path.join(staging, 'segments.csv'), 'utf8'));
-    if (list.length === 0) throw engineError('NO_FRAMES', `${source} has no decodable video frames`);
-    list.forEach((entry, i) => {
-      if (entry.file !== segmentFileName(i) || !existsSync(path.join(staging, entry.file))) {
-        throw engineError('SEGMENT_LIST_MISMATCH', `segment list does not match the files written (${entry.file})`);
+    events.onStage?.('probing');
+    const info = await probeMedia(engine.runner, input, source);
+    if (request.enableForensic && info.durationSeconds < FORENSIC_MIN_SECONDS) {
+      throw new WmarkError('unprocessable', 'FORENSIC_TOO_SHORT', `forensic watermarking needs a video of at least 5 minutes; ${source} lasts ${formatDuration(info.durationSeconds)}`, {
+        exitCode: 2,
+      });
+    }
+
+    const video: VideoRecord = {
+      id: engine.newId(),
+      key,
+      sourceUrl: isRemoteSource(source) ? source : input,
+      name: request.name ?? null,
+      status: 'PENDING',
+      enableForensic: Boolean(request.enableForensic),
+      // The working form has even dimensions (4:2:0 needs them); record what the segments really are.
+      width: info.width - (info.width % 2),
+      height: info.height - (info.height % 2),
+      durationSeconds: Number.isFinite(info.durationSeconds) ? info.durationSeconds : null,
+      fpsNum: info.fps.num,
+      fpsDen: info.fps.den,
+      hasAudio: info.hasAudio,
+      segments: [],
+      timeOrigin: 0,
+      error: null,
+      createdOn: engine.now(),
+    };
+    if (!engine.store.insertVideo(video)) {
+      // Another process registered the same key between our check and insert: theirs wins.
+      const winner = engine.store.getVideoByKey(key)!;
+      return { video: await waitForIngest(engine, winner.id), created: false };
+    }
+
+    events.onRegistered?.(video);
+    const staging = path.join(engine.paths.tmp, `ingest-${video.id}`);
+    const jobId = `ingest:${video.id}`;
+    engine.store.ensureJob('ingest', video.id, engine.now());
+    engine.store.acquireJob(jobId, engine.owner, engine.now(), LEASE_STALE_MS);
+    const heartbeat = setInterval(() => engine.store.heartbeatJob(jobId, engine.owner, engine.now()), 4_000);
+    heartbeat.unref();
+    try {
+      await mkdir(staging, { recursive: true });
+      events.onStage?.('normalising');
+      const { frames } = await engine.runner.ffmpeg(
+        ingestArgs({ source: input, outDir: staging, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio, encode: WORKING_ENCODE }),
+        { durationSeconds: info.durationSeconds, onProgress: events.onProgress, countFrames: true },
+      );
+      const list = parseSegmentList(await readFile(path.join(staging, 'segments.csv'), 'utf8'));
+      if (list.length === 0) throw engineError('NO_FRAMES', `${source} has no decodable video frames`);
+      list.forEach((entry, i) => {
+        if (entry.file !== segmentFileName(i) || !existsSync(path.join(staging, entry.file))) {
+          throw engineError('SEGMENT_LIST_MISMATCH', `segment list does not match the files written (${entry.file})`);
+        }
+      });
+      const timeOrigin = await firstVideoTime(engine, path.join(staging, segmentFileName(0)));
+      const durations = segmentDurations(list.length, frames, info.fps);
+      if (video.enableForensic) {
+        events.onStage?.('preparing forensic variants A and B');
+        await prepareForensic(
+          engine.runner,
+          {
+            videoId: video.id,
+            dir: staging,
+            width: video.width!,
+            height: video.height!,
+            fps: info.fps.num / info.fps.den,
+            gop: framesPerSegment(info.fps),
+            hasAudio: info.hasAudio,
+            segmentDurations: durations,
+            encode: engine.encode,
+            workers: engine.workers,
+            secret: engine.secret,
+          },
+          (done, total) => events.onProgress?.(done / total),
+        );
       }
-    });
-    const timeOrigin = await firstVideoTime(engine, path.join(staging, segmentFileName(0)));
-    const durations = segmentDurations(list.length, frames, info.fps);
-    const published = await publishDir(staging, videoDir(engine, video.id));
-    if (published !== 'published') throw engineError('PUBLISH_FAILED', `video folder ${video.id} already exists`);
-    engine.store.updateVideo(video.id, {
-      status: 'INGESTED',
-      segments: durations,
-      timeOrigin,
-      durationSeconds: Number(durations.reduce((a, b) => a + b, 0).toFixed(6)),
-    });
-    return { video: engine.store.getVideo(video.id)!, created: true };
-  } catch (error) {
-    await rm(staging, { recursive: true, force: true });
-    const reason = error instanceof Error ? error.message : String(error);
-    engine.store.updateVideo(video.id, { status: 'FAILED_ENCODING', error: reason });
-    throw isWmarkError(error) ? error : engineError('INGEST_FAILED', `ingest of ${source} failed: ${reason}`);
+      const published = await publishDir(staging, videoDir(engine, video.id));
+      if (published !== 'published') throw engineError('PUBLISH_FAILED', `video folder ${video.id} already exists`);
+      engine.store.updateVideo(video.id, {
+        status: 'INGESTED',
+        segments: durations,
+        timeOrigin,
+        durationSeconds: Number(durations.reduce((a, b) => a + b, 0).toFixed(6)),
+      });
+      engine.store.finishJob(jobId, engine.owner, engine.now(), { status: 'done' });
+      return { video: engine.store.getVideo(video.id)!, created: true };
+    } catch (error) {
+      await rm(staging, { recursive: true, force: true });
+      const reason = error instanceof Error ? error.message : String(error);
+      engine.store.updateVideo(video.id, { status: 'FAILED_ENCODING', error: reason });
+      engine.store.finishJob(jobId, engine.owner, engine.now(), { status: 'failed', error: reason });
+      throw isWmarkError(error) ? error : engineError('INGEST_FAILED', `ingest of ${source} failed: ${reason}`);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  } finally {
+    if (remote) await rm(input, { force: true });
   }
 }
 
@@ -171,6 +246,14 @@ async function firstVideoTime(engine: Engine, segment: string): Promise<number> 
   return Number(m[1]);
 }
 
+/** True while some process holds a live lease on this video's ingest (a dead one's heartbeat goes stale). */
+function ingestIsAlive(engine: Engine, videoId: string): boolean {
+  const job = engine.store.getJob(`ingest:${videoId}`);
+  // Rows from before ingest leases existed, or a process between insert and lease, count as alive for a moment.
+  if (!job) return engine.now() - (engine.store.getVideo(videoId)?.createdOn ?? 0) < LEASE_STALE_MS;
+  return job.status === 'running' && job.owner !== null && (job.heartbeat ?? 0) >= engine.now() - LEASE_STALE_MS;
+}
+
 async function waitForIngest(engine: Engine, id: string, timeoutMs = 30 * 60_000): Promise<VideoRecord> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -178,6 +261,7 @@ async function waitForIngest(engine: Engine, id: string, timeoutMs = 30 * 60_000
     if (!v) throw engineError('INGEST_VANISHED', `video ${id} disappeared while another process was ingesting it`);
     if (v.status === 'INGESTED') return v;
     if (v.status.startsWith('FAILED')) throw engineError('INGEST_FAILED', `ingest of ${v.key} failed: ${v.error ?? v.status}`);
+    if (!ingestIsAlive(engine, id)) throw engineError('INGEST_ABANDONED', `the process ingesting ${v.key} stopped before finishing`, { hint: 'Run the same ingest again: it starts over.' });
     if (Date.now() > deadline) throw new WmarkError('timeout', 'INGEST_TIMEOUT', `timed out waiting for another process to ingest ${v.key}`);
     await new Promise((r) => setTimeout(r, 250));
   }

@@ -8,6 +8,9 @@ import { LEASE_STALE_MS, runWatermarkJob } from './watermark.js';
 
 export type JobOutcome = 'playable' | 'ready' | 'failed';
 
+/** How often a running queue looks for jobs whose lease went stale (a process killed mid-job) since it started. */
+const SWEEP_MS = 2_500;
+
 /** The seam a scale-out backend (e.g. a Redis queue with remote workers) would implement. */
 export interface JobQueue {
   enqueue(watermarkId: string): void;
@@ -23,6 +26,7 @@ export class LocalJobQueue implements JobQueue {
   private readonly events = new EventEmitter();
   private readonly controller = new AbortController();
   private closed = false;
+  private sweeper?: NodeJS.Timeout;
 
   constructor(
     private readonly engine: Engine,
@@ -39,8 +43,20 @@ export class LocalJobQueue implements JobQueue {
     this.pump();
   }
 
-  /** Queues every unfinished job whose lease is free or stale (a restart after a crash or Ctrl-C). */
+  /**
+   * Queues every unfinished job whose lease is free or stale (a restart after a crash or Ctrl-C), then keeps looking:
+   * a lease left by a process killed just before this start (or by a CLI run that dies while we serve) only goes
+   * stale LEASE_STALE_MS later, and nobody else would ever pick that job up.
+   */
   resume(): number {
+    const count = this.sweep();
+    this.sweeper ??= setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+    return count;
+  }
+
+  private sweep(): number {
+    if (this.closed) return 0;
     const jobs = this.engine.store.resumableJobs(this.engine.now(), LEASE_STALE_MS);
     for (const job of jobs) this.enqueue(job.targetId);
     return jobs.length;
@@ -84,6 +100,7 @@ export class LocalJobQueue implements JobQueue {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.sweeper);
     this.queue.length = 0;
     this.controller.abort();
     await Promise.allSettled(this.active.values());

@@ -53,7 +53,7 @@ export interface WatermarkRecord {
 
 export interface JobRecord {
   id: string;
-  kind: 'watermark';
+  kind: 'watermark' | 'ingest';
   targetId: string;
   status: 'queued' | 'running' | 'done' | 'failed';
   owner: string | null;
@@ -173,7 +173,7 @@ const toWatermark = (r: Row): WatermarkRecord => ({
 
 const toJob = (r: Row): JobRecord => ({
   id: r.id as string,
-  kind: r.kind as 'watermark',
+  kind: r.kind as JobRecord['kind'],
   targetId: r.target_id as string,
   status: r.status as JobRecord['status'],
   owner: (r.owner as string | null) ?? null,
@@ -356,11 +356,11 @@ export class Store {
   }
 
   /** Jobs that are not finished and whose lease is free or stale: what a starting server resumes. */
-  resumableJobs(now: number, staleMs: number): JobRecord[] {
+  resumableJobs(now: number, staleMs: number, kind: JobRecord['kind'] = 'watermark'): JobRecord[] {
     return (
       this.db
-        .prepare(`SELECT * FROM jobs WHERE status IN ('queued', 'running') AND (owner IS NULL OR heartbeat IS NULL OR heartbeat < ?) ORDER BY created_on`)
-        .all(now - staleMs) as Row[]
+        .prepare(`SELECT * FROM jobs WHERE kind = ? AND status IN ('queued', 'running') AND (owner IS NULL OR heartbeat IS NULL OR heartbeat < ?) ORDER BY created_on`)
+        .all(kind, now - staleMs) as Row[]
     ).map(toJob);
   }
 

@@ -1,22 +1,25 @@
 // Watermark requests and jobs: identity, expiration rules, per-segment rendering on a worker pool, playlist and mp4 publishing.
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, writeFile, cp } from 'node:fs/promises';
+import { copyFile, cp, link, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { engineError, notFoundError, WmarkError, isWmarkError, usageError } from '../core/errors.js';
 import { drawtextFilter, framesPerSegment, joinMp4Args, segmentFileName, segmentRenderArgs } from '../core/ffmpeg-plan.js';
 import { writeMediaPlaylist } from '../core/playlist.js';
-import { watermarkIdentity, type Setting, type TextSetting } from '../core/settings.js';
+import { watermarkIdentity, type ForensicSetting, type Setting, type TextSetting } from '../core/settings.js';
+import { codeword, forensicKey } from '../core/forensic/keyed-bits.js';
+import { FORENSIC_DIR, variantFileName } from './forensic-prepare.js';
 import { tail } from '../ffmpeg/run-ffmpeg.js';
 import { writeFileAtomic } from './atomic-fs.js';
+import { LEASE_STALE_MS, runPool } from './job-pool.js';
+
+export { LEASE_STALE_MS, runPool };
 import type { Engine } from './engine.js';
-import { workingSegment } from './ingest.js';
+import { videoDir, workingSegment } from './ingest.js';
 import type { Container, VideoRecord, WatermarkRecord } from './store.js';
 
 export const PLAYLIST_NAME = 'video.m3u8';
 export const MP4_NAME = 'video.mp4';
 const WORK_DIR = '.work';
-/** A lease whose heartbeat is older than this belongs to a dead process and may be taken over. */
-export const LEASE_STALE_MS = 20_000;
 const HEARTBEAT_MS = 4_000;
 
 export interface VideoRef {
@@ -69,8 +72,11 @@ export function isExpired(watermark: WatermarkRecord, nowMs: number): boolean {
 /** Finds or creates the watermark for (video, settings); never changes an existing watermark's expiration. */
 export function requestWatermark(engine: Engine, request: WatermarkRequest): WatermarkRequestResult {
   const video = resolveVideo(engine, request.video);
-  if (request.settings.some((s) => s.type === 'FORENSIC')) {
-    throw new WmarkError('unprocessable', 'FORENSIC_UNSUPPORTED', 'FORENSIC watermarks are not available in this version of wmark yet');
+  const forensic = request.settings.find((s): s is ForensicSetting => s.type === 'FORENSIC');
+  if (forensic && !video.enableForensic) {
+    throw new WmarkError('unprocessable', 'FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation (enableForensic), so it cannot carry a FORENSIC watermark`, {
+      hint: 'Ingest it again under a new key with --forensic (videos of 5 minutes or more).',
+    });
   }
   const id = watermarkIdentity(video.id, request.settings);
   const now = engine.now();
@@ -84,7 +90,7 @@ export function requestWatermark(engine: Engine, request: WatermarkRequest): Wat
     error: null,
     createdOn: now,
     readyOn: null,
-    forensicPayload: null,
+    forensicPayload: forensic ? forensic.payload : null,
   });
   if (!created && isExpired(record, now)) {
     throw new WmarkError('gone', 'WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {
@@ -196,26 +202,46 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, events: JobEv
   const count = video.segments.length;
   const done = await doneSegments(dir, count);
   let playable = false;
-  const publishProgress = async () => {
-    const prefix = contiguousPrefix(done);
-    if (prefix > 0) {
-      await writeFileAtomic(path.join(dir, PLAYLIST_NAME), playlistFor(video, prefix));
-      if (!playable) {
-        playable = true;
-        if (w.status === 'PENDING') engine.store.updateWatermark(w.id, { status: 'PLAYABLE' });
-        events.onPlayable?.();
+  // Workers finish concurrently. Publishing is serialised and reads `done` when its turn comes, so an older, shorter
+  // playlist can never be renamed over a newer one (which left READY watermarks with truncated, unended playlists).
+  let publishing: Promise<void> = Promise.resolve();
+  const publishProgress = (): Promise<void> =>
+    (publishing = publishing.then(async () => {
+      const prefix = contiguousPrefix(done);
+      if (prefix > 0) {
+        await writeFileAtomic(path.join(dir, PLAYLIST_NAME), playlistFor(video, prefix));
+        if (!playable) {
+          playable = true;
+          if (w.status === 'PENDING') engine.store.updateWatermark(w.id, { status: 'PLAYABLE' });
+          events.onPlayable?.();
+        }
       }
-    }
-    events.onProgress?.(done.filter(Boolean).length, count);
-  };
+      events.onProgress?.(done.filter(Boolean).length, count);
+    }));
   await publishProgress();
 
   const gop = framesPerSegment({ num: video.fpsNum!, den: video.fpsDen! });
+  // A forensic viewer's segment k is variant A or B as the payload's codeword says; otherwise the clean working segment.
+  const code = w.forensicPayload !== null ? codeword(forensicKey(engine.secret), video.id, w.forensicPayload, count) : undefined;
+  const sourceOf = (index: number) =>
+    code ? path.join(videoDir(engine, video.id), FORENSIC_DIR, variantFileName(code[index]! > 0 ? 'a' : 'b', index)) : workingSegment(engine, video.id, index);
+
+  if (code && texts.length === 0) {
+    // Nothing to draw: a new forensic viewer costs links to existing variant files, never an encode.
+    for (const index of done.flatMap((d, i) => (d ? [] : [i]))) {
+      const part = path.join(work, `${segmentFileName(index)}.part`);
+      await linkOrCopy(sourceOf(index), part);
+      await rename(part, path.join(dir, segmentFileName(index)));
+      done[index] = true;
+    }
+    await publishProgress();
+  }
+
   const render = async (index: number, threads: number) => {
     if (signal?.aborted) throw new WmarkError('interrupted', 'CANCELLED', 'watermark job cancelled');
     const part = path.join(work, `${segmentFileName(index)}.part`);
     await engine.runner.ffmpeg(
-      segmentRenderArgs({ input: workingSegment(engine, video.id, index), output: part, filterScript, gop, threads, encode: engine.encode, hasAudio: video.hasAudio }),
+      segmentRenderArgs({ input: sourceOf(index), output: part, filterScript, gop, threads, encode: engine.encode, hasAudio: video.hasAudio }),
       { signal, cwd: work },
     );
     await rename(part, path.join(dir, segmentFileName(index)));
@@ -240,24 +266,16 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, events: JobEv
   return engine.store.getWatermark(w.id)!;
 }
 
-/** Runs tasks in order with at most `size` in flight; the first failure stops new tasks and is rethrown after the others settle. */
-export async function runPool<T>(items: T[], size: number, task: (item: T) => Promise<void>, signal?: AbortSignal): Promise<void> {
-  let next = 0;
-  let failure: unknown;
-  const worker = async () => {
-    while (next < items.length && failure === undefined && !signal?.aborted) {
-      const item = items[next++]!;
-      try {
-        await task(item);
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(size, items.length) }, worker));
-  if (failure !== undefined) throw failure;
-  if (signal?.aborted) throw new WmarkError('interrupted', 'CANCELLED', 'watermark job cancelled');
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  try {
+    await link(from, to);
+  } catch (error) {
+    // Filesystems without hard links (or across devices) get a copy instead.
+    if (!['EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    await copyFile(from, to);
+  }
 }
+
 
 async function waitForWatermark(engine: Engine, id: string, events: JobEvents, signal?: AbortSignal): Promise<WatermarkRecord> {
   let announced = false;
@@ -285,7 +303,9 @@ export async function exportWatermark(engine: Engine, w: WatermarkRecord, dest: 
   const target = path.join(dest, w.id);
   const staging = `${target}.partial-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
-  await cp(src, staging, { recursive: true, filter: (s) => !s.includes(`${path.sep}${WORK_DIR}`) });
+  // Only the watermark's own work folder is left out: matching "/.work" anywhere in the absolute path also dropped
+  // everything when the data dir lived under e.g. ~/.workspace, and the export then failed with ENOENT.
+  await cp(src, staging, { recursive: true, filter: (s) => path.relative(src, s).split(path.sep)[0] !== WORK_DIR });
   await rm(target, { recursive: true, force: true });
   await rename(staging, target);
   return target;

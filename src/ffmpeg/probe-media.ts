@@ -48,7 +48,9 @@ export function interpretProbe(json: ProbeJson, label: string): MediaInfo {
   const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
   if (!video) {
     throw engineError('NO_VIDEO_STREAM', `${label} has no video stream`, {
-      hint: streams.length ? `It contains: ${streams.map((s) => s.codec_type ?? 'unknown').join(', ')}.` : undefined,
+      hint: streams.length
+        ? `It contains: ${streams.map((s) => (s.disposition?.attached_pic ? 'cover art' : s.codec_type ?? 'unknown')).join(', ')}.`
+        : undefined,
     });
   }
   const fps = parseRational(video.avg_frame_rate) ?? parseRational(video.r_frame_rate);

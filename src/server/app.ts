@@ -11,7 +11,7 @@ import { rewritePlaylistUris } from '../core/playlist.js';
 import { renderTemplate } from '../core/render-template.js';
 import { parseSettings, type ApiVersion, type Setting, type TemplateSetting } from '../core/settings.js';
 import { verifySignedUrl } from '../core/sign-url.js';
-import { mediaScope, playerPath } from '../core/watermark-urls.js';
+import { mediaScope, playerPath, verifyPlayerUrl } from '../core/watermark-urls.js';
 import { checkCredential, isActiveClient, tokenKey } from '../engine/credentials.js';
 import type { Engine } from '../engine/engine.js';
 import { FORENSIC_MIN_SECONDS, ingestVideo } from '../engine/ingest.js';
@@ -100,6 +100,10 @@ export function createApp(options: AppOptions) {
   const log = options.log ?? (() => {});
   const playableTimeout = options.playableTimeoutMs ?? 120_000;
 
+  // Links handed out under a --public-url with a path (a reverse proxy that strips it) were signed with that path: verify
+  // what the client requested, i.e. the prefix plus what reached us.
+  const signedPrefix = options.publicUrl ? new URL(options.publicUrl).pathname.replace(/\/+$/, '') : '';
+
   const baseUrlOf = (req: IncomingMessage): string => {
     if (options.publicUrl) return options.publicUrl;
     const host = String(req.headers.host ?? '');
@@ -163,9 +167,10 @@ export function createApp(options: AppOptions) {
     const key = body.key ?? body.sourceUrl;
     const existing = engine.store.getVideoByKey(key);
     if (existing && !existing.status.startsWith('FAILED')) return sendJson(ctx.res, 200, toVideoResource(existing));
-    const registered = await new Promise<VideoRecord>((resolve, reject) => {
-      ingestVideo(engine, { source: body.sourceUrl, key, name: body.name, enableForensic: body.enableForensic }, { onRegistered: resolve })
-        .then((r) => resolve(r.video))
+    // Only the request that registers the video answers 201; one that lost a race for the same key gets 200, as a repeat would.
+    const registered = await new Promise<{ video: VideoRecord; created: boolean }>((resolve, reject) => {
+      ingestVideo(engine, { source: body.sourceUrl, key, name: body.name, enableForensic: body.enableForensic }, { onRegistered: (video) => resolve({ video, created: true }) })
+        .then((r) => resolve(r))
         .catch((error: unknown) => {
           reject(error);
           log(`ingest of ${body.sourceUrl} failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -174,7 +179,7 @@ export function createApp(options: AppOptions) {
       if (isWmarkError(error) && INGEST_INPUT_ERRORS.has(error.code)) throw new HttpError(422, error.code, error.message);
       throw error;
     });
-    sendJson(ctx.res, 201, toVideoResource(engine.store.getVideo(registered.id) ?? registered));
+    sendJson(ctx.res, registered.created ? 201 : 200, toVideoResource(engine.store.getVideo(registered.video.id) ?? registered.video));
   });
 
   route('GET', '/(1\\.0|2\\.0)/videos/?', async (ctx) => {
@@ -228,6 +233,9 @@ export function createApp(options: AppOptions) {
     const result = requestWatermark(engine, { video: { key: body.key, videoId }, settings, containers, expirationSeconds });
     let record = result.watermark;
     if (record.status !== 'READY') queue.enqueue(record.id);
+    // A forensic-only watermark needs no encode (its playlist picks existing A/B segments), so it is READY at once.
+    const forensicOnly = settings.every((s) => s.type === 'FORENSIC');
+    if (forensicOnly && record.status === 'PENDING') record = await queue.waitPlayable(record.id, 15_000);
     if (ctx.version === '2.0' && record.status === 'PENDING') {
       record = await queue.waitPlayable(record.id, playableTimeout);
       if (record.status === 'PENDING') throw new HttpError(503, 'NOT_READY_YET', 'the watermark is still being prepared; send the same request again shortly', { 'Retry-After': '5' });
@@ -260,7 +268,7 @@ export function createApp(options: AppOptions) {
   }, true);
 
   route(['GET', 'HEAD'], '/player/(1\\.0|2\\.0)/', async (ctx) => {
-    const check = verifySignedUrl(engine.secret, ctx.rawUrl, engine.now());
+    const check = verifyPlayerUrl(engine.secret, ctx.url, engine.now(), signedPrefix + ctx.url.pathname);
     if (!check.ok) {
       const text = check.reason === 'expired' ? 'This link has expired. Ask for a new one.' : 'This link is not valid.';
       ctx.res.writeHead(403, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
@@ -300,8 +308,16 @@ export function createApp(options: AppOptions) {
 
   /** Verifies the link's signature and that its watermark exists, belongs to the video and has not expired. */
   function signedWatermark(ctx: RequestContext, scope: string | undefined): { w: WatermarkRecord; video: VideoRecord } {
-    const check = verifySignedUrl(engine.secret, ctx.rawUrl, engine.now(), scope ? { scope } : {});
+    const check = verifySignedUrl(engine.secret, signedPrefix + ctx.rawUrl, engine.now(), scope ? { scope: signedPrefix + scope } : {});
     if (!check.ok) {
+      // Links are capped at the watermark's own expiration, so a genuine link (reason 'expired' is only given after the
+      // HMAC matched) that ran out with its watermark says so: renewing the link cannot help (SPEC 2.5, DESIGN 3).
+      if (check.reason === 'expired') {
+        const gone = engine.store.getWatermark(ctx.params[2]!);
+        if (gone && gone.videoId === ctx.params[1] && isExpired(gone, engine.now())) {
+          throw new HttpError(410, 'WATERMARK_EXPIRED', `this watermarked video expired on ${new Date(gone.expiration!).toISOString()}`);
+        }
+      }
       const messages = { missing: 'this link needs its expiration and signature parameters', malformed: 'malformed signed link', expired: 'this link has expired', invalid: 'invalid signature' };
       throw new HttpError(403, check.reason === 'expired' ? 'SIGNATURE_EXPIRED' : 'SIGNATURE_INVALID', messages[check.reason]);
     }

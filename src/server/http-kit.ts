@@ -81,6 +81,12 @@ export function checkRawPath(rawPath: string): void {
   if (/(^|\/)\.\.?(\/|$)|%2e|%2f|%5c|%00|\\/i.test(rawPath) || rawPath.includes('//')) {
     throw new HttpError(400, 'BAD_PATH', 'malformed request path');
   }
+  // Route handlers decode their parameters; a broken escape (`%`, `%ZZ`, a cut UTF-8 sequence) is bad input, not a 500.
+  try {
+    decodeURIComponent(rawPath);
+  } catch {
+    throw new HttpError(400, 'BAD_PATH', 'malformed percent-encoding in the request path');
+  }
 }
 
 /** CORS for media and signed links: any origin may GET (players fetch cross-origin), never with credentials. */

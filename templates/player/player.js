@@ -53,8 +53,10 @@
         if (!data.fatal) return;
         state.hlsError = data.details;
         var code = data.response && data.response.code;
-        if (code === 403 || code === 410 || code === 404) return fail(explainStatus(code));
         if (data.type === window.Hls.ErrorTypes.MEDIA_ERROR) return hls.recoverMediaError();
+        // Given up: detach, or the element stays "loading" and its native controls spin behind the message.
+        hls.destroy();
+        if (code === 403 || code === 410 || code === 404) return fail(explainStatus(code));
         fail('Playback failed (' + data.details + ').');
       });
       hls.loadSource(url);
@@ -83,6 +85,9 @@
         setTimeout(poll, POLL_MS);
       })
       .catch(function (error) {
+        // The 1.0 long-poll href expires shortly after READY while the playlist link lives on: a player page (or an
+        // embedded iframe) opened later goes straight to the playlist, whose own signature decides.
+        if (error && error.status === 403 && sourceUrl) return play(sourceUrl);
         if (error && error.status) return fail(explainStatus(error.status));
         // Network hiccup: keep polling.
         setTimeout(poll, POLL_MS);

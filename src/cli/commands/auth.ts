@@ -5,7 +5,7 @@ import { createCredential } from '../../engine/credentials.js';
 import { action } from '../program.js';
 
 export function registerAuth(program: Command): Command {
-  const auth = program.command('auth').description('credentials: API keys for `wmark serve` (auth keys ...)');
+  const auth = program.command('auth').description('credentials: a token for a remote service (auth login|status|logout), API keys for `wmark serve` (auth keys ...)');
   const keys = auth.command('keys').description('API keys that the local `wmark serve` accepts');
   keys
     .command('create')

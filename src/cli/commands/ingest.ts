@@ -1,12 +1,15 @@
 // `wmark ingest <file-or-url>`: register a video and prepare its working segments.
 import type { Command } from 'commander';
-import { ingestVideo } from '../../engine/ingest.js';
+import path from 'node:path';
+import { ingestVideo, isRemoteSource } from '../../engine/ingest.js';
 import { toVideoResource, type VideoResource } from '../../engine/resources.js';
 import { action } from '../program.js';
 import type { ChalkInstance } from 'chalk';
+import { addRemoteOptions } from './remote-common.js';
+import { remoteIngest, type RemoteIngestOptions } from './remote-ingest.js';
 
 export function registerIngest(program: Command): void {
-  program
+  const ingest = program
     .command('ingest')
     .description('register a video (local file or http(s) URL) and prepare it for watermarking')
     .argument('<file-or-url>', 'source video')
@@ -14,8 +17,11 @@ export function registerIngest(program: Command): void {
     .option('--name <name>', 'human-readable name')
     .option('--forensic', 'also prepare it for FORENSIC watermarks (videos of 5 minutes or more)')
     .action(
-      action(async (ctx, source: string, opts: { key?: string; name?: string; forensic?: boolean }) => {
+      action(async (ctx, source: string, opts: RemoteIngestOptions, cmd: Command) => {
+        if (opts.remote !== undefined) return remoteIngest(ctx, source, opts, cmd);
         const engine = await ctx.openEngine();
+        // Relative paths are relative to the caller's folder (which, in-process, is not necessarily process.cwd()).
+        if (!isRemoteSource(source)) source = path.resolve(ctx.io.cwd, source);
         ctx.output.stage(`ingesting ${source}`);
         const { video, created } = await ingestVideo(
           engine,
@@ -30,6 +36,9 @@ export function registerIngest(program: Command): void {
         ctx.output.result(resource, (c) => renderVideo(resource, c));
       }),
     );
+  addRemoteOptions(ingest, { timeoutDefault: '1h' })
+    .option('--no-wait', 'remote: return once the service has registered the video, without waiting for its ingest')
+    .option('--interval <duration>', 'remote: time between status checks while waiting (default 1s)');
 }
 
 export function renderVideo(v: VideoResource, c: ChalkInstance): string {

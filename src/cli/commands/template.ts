@@ -5,6 +5,8 @@ import { toTemplateResource, type TemplateResource } from '../../engine/resource
 import { createTemplate, deleteTemplate, getTemplate, listTemplates } from '../../engine/templates.js';
 import { action } from '../program.js';
 import { readJsonInput } from '../read-input.js';
+import { addRemoteOptions, type RemoteFlags } from './remote-common.js';
+import { remoteTemplateCreate, remoteTemplateList, remoteTemplateShow } from './remote-template.js';
 
 export function registerTemplate(program: Command): void {
   const template = program.command('template').description('settings templates with placeholders (%name% or [%name%])');
@@ -13,7 +15,8 @@ export function registerTemplate(program: Command): void {
     .description('create a template from a JSON file {"name", "description"?, "settings": [...]} ("-" reads stdin)')
     .argument('<file>', 'JSON file, or - for stdin')
     .action(
-      action(async (ctx, file: string) => {
+      action(async (ctx, file: string, opts: RemoteFlags) => {
+        if (opts.remote !== undefined) return remoteTemplateCreate(ctx, file, opts);
         const body = await readJsonInput(ctx.io, file);
         const engine = await ctx.openEngine();
         const resource = toTemplateResource(createTemplate(engine, body));
@@ -24,7 +27,8 @@ export function registerTemplate(program: Command): void {
     .command('list')
     .description('list templates and the placeholders each needs')
     .action(
-      action(async (ctx) => {
+      action(async (ctx, opts: RemoteFlags) => {
+        if (opts.remote !== undefined) return remoteTemplateList(ctx, opts);
         const engine = await ctx.openEngine();
         const all = listTemplates(engine).map((t) => ({ ...toTemplateResource(t), builtin: t.builtin }));
         ctx.output.result(all, (c) =>
@@ -39,7 +43,8 @@ export function registerTemplate(program: Command): void {
     .description('show one template')
     .argument('<id>')
     .action(
-      action(async (ctx, id: string) => {
+      action(async (ctx, id: string, opts: RemoteFlags) => {
+        if (opts.remote !== undefined) return remoteTemplateShow(ctx, id, opts);
         const engine = await ctx.openEngine();
         const resource = toTemplateResource(getTemplate(engine, id));
         ctx.output.result(resource, (c) => renderTemplate(resource, c));
@@ -56,6 +61,8 @@ export function registerTemplate(program: Command): void {
         ctx.output.result({ id, deleted: true }, () => `deleted template ${id}`);
       }),
     );
+  // Templates on a remote service: create, list and show (the service API has no delete).
+  for (const sub of template.commands) if (['create', 'list', 'show'].includes(sub.name())) addRemoteOptions(sub);
 }
 
 function renderTemplate(t: TemplateResource, c: ChalkInstance): string {

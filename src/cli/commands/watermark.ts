@@ -18,6 +18,9 @@ import { watermarkView, type WatermarkView } from '../../engine/watermark-view.j
 import type { CliContext } from '../context.js';
 import { action } from '../program.js';
 import { readJsonInput, readTextInput } from '../read-input.js';
+import { parseForensicPayload } from '../forensic-flag.js';
+import { addRemoteOptions } from './remote-common.js';
+import { remoteWatermark, type RemoteWatermarkOptions } from './remote-watermark.js';
 
 interface WatermarkOptions {
   key?: string;
@@ -39,6 +42,7 @@ interface WatermarkOptions {
   moveStart?: number;
   moveEnd?: number;
   settings?: string;
+  forensic?: string;
   template?: string;
   map?: string[];
   batch?: string;
@@ -61,7 +65,7 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 export function registerWatermark(program: Command): void {
   program
     .command('watermark')
-    .description('watermark an ingested video (local engine)')
+    .description('watermark an ingested video (local engine, or a remote service with --remote)')
     .option('--key <key>', 'the video, by the key given at ingest')
     .option('--video-id <id>', 'the video, by id')
     .option('--text <text>', 'text of a single TEXT setting (drawn literally)')
@@ -80,6 +84,7 @@ export function registerWatermark(program: Command): void {
     .option('--move-to-y <fraction>', 'MOVE animation: end y', number('--move-to-y'))
     .option('--move-start <seconds>', 'MOVE animation: start time on the video timeline', number('--move-start'))
     .option('--move-end <seconds>', 'MOVE animation: end time on the video timeline', number('--move-end'))
+    .option('--forensic <payload>', 'invisible FORENSIC mark: 16-bit payload as 0..65535, 2 ASCII chars or base64 of 2 bytes (video ingested with --forensic)')
     .option('--settings <file>', 'JSON array of setting objects (SPEC 2.2); - reads stdin')
     .option('--template <id>', 'settings template to render')
     .option('--map <name=value>', 'placeholder value for --template (repeatable)', collect)
@@ -88,9 +93,13 @@ export function registerWatermark(program: Command): void {
     .option('--expiration <when>', 'Unix seconds, an ISO date, or a duration such as 7d (only when the watermark is created)')
     .option('--no-wait', 'return as soon as the playlist is playable; rendering continues in the background')
     .option('--out <dir>', 'also copy each finished HLS folder and mp4 to <dir>/<watermark id>/')
-    .addOption(new Option('--api <version>', 'URL shapes to print (as `wmark serve` serves them)').choices(['1.0', '2.0']).default('2.0'))
+    .addOption(new Option('--api <version>', 'URL shapes to print (as `wmark serve` serves them); with --remote, the API version to call (default there: 2.0 when the service has it, else 1.0)').choices(['1.0', '2.0']).default('2.0'))
     .option('--public-url <url>', 'base URL the printed links use (default: config publicUrl or http://127.0.0.1:8080)')
-    .action(action(watermarkAction));
+    .option('--wait', 'remote: poll until READY (1.0) and print the final state')
+    .option('--interval <duration>', 'remote --wait: time between polls (default 3s)')
+    .option('--concurrency <n>', 'remote --batch: requests in flight at once (default 4)')
+    .action(action((ctx, opts: RemoteWatermarkOptions, cmd: Command) => (opts.remote !== undefined ? remoteWatermark(ctx, opts, cmd) : watermarkAction(ctx, opts))));
+  addRemoteOptions(program.commands.find((c) => c.name() === 'watermark')!, { api: false });
 
   program
     .command('job', { hidden: true })
@@ -105,14 +114,14 @@ export function registerWatermark(program: Command): void {
     );
 }
 
-function parseContainers(list: string): Container[] {
+export function parseContainers(list: string): Container[] {
   const items = list.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   const bad = items.filter((c) => c !== 'm3u8' && c !== 'mp4');
   if (bad.length || !items.length) throw usageError('BAD_CONTAINERS', `--containers: expected m3u8, mp4 or m3u8,mp4, got "${list}"`);
   return [...new Set(items)] as Container[];
 }
 
-function parseMaps(maps: string[] | undefined): Record<string, string> {
+export function parseMaps(maps: string[] | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of maps ?? []) {
     const eq = m.indexOf('=');
@@ -154,8 +163,14 @@ const FLAG_NAMES: Record<string, string> = {
 };
 
 /** Validation issues about flags name the flag the user typed, not the setting field behind it. */
-function flagIssue(issue: string): string {
+export function flagIssue(issue: string): string {
   return issue.replace(/^flags\[0\]\.([\w.]+)/, (_, field: string) => FLAG_NAMES[field] ?? `--${field}`);
+}
+
+/** Adds the --forensic payload as a FORENSIC setting (replacing one the settings file may already carry). */
+function withForensic(settings: Setting[], payload: string | undefined): Setting[] {
+  if (payload === undefined) return settings;
+  return [...settings.filter((s) => s.type !== 'FORENSIC'), { type: 'FORENSIC', payload: parseForensicPayload(payload) }];
 }
 
 type SettingsSource = { kind: 'settings'; settings: Setting[] } | { kind: 'template'; template: TemplateSetting[]; templateId: string };
@@ -163,6 +178,8 @@ type SettingsSource = { kind: 'settings'; settings: Setting[] } | { kind: 'templ
 async function settingsSource(ctx: CliContext, engine: Engine, opts: WatermarkOptions): Promise<SettingsSource> {
   const fromFlags = settingFromFlags(opts);
   const sources = [fromFlags && 'setting flags (--text, --x, ...)', opts.settings && '--settings', opts.template && '--template'].filter(Boolean);
+  // A forensic mark alone is a complete watermark: nothing visible to draw.
+  if (sources.length === 0 && opts.forensic !== undefined) return { kind: 'settings', settings: [] };
   if (sources.length === 0) throw usageError('SETTINGS_REQUIRED', 'say what to draw: --text (with setting flags), --settings FILE, or --template ID with --map', { hint: 'e.g. wmark watermark --key KEY --text "for alice@example.com"' });
   if (sources.length > 1) throw usageError('SETTINGS_CONFLICT', `use only one of ${sources.join(', ')}`);
   if (fromFlags && fromFlags.content === undefined) throw usageError('TEXT_REQUIRED', 'setting flags need --text');
@@ -244,7 +261,7 @@ async function watermarkAction(ctx: CliContext, opts: WatermarkOptions): Promise
   let expirationSeconds: number | undefined;
   if (opts.expiration !== undefined) {
     const parsed = parseExpirationInput(opts.expiration, Date.now());
-    if (!parsed.ok) throw usageError('BAD_EXPIRATION', `--expiration: ${parsed.message}`, { hint: parsed.hint });
+    if (!parsed.ok) throw usageError('BAD_EXPIRATION', parsed.message, { hint: parsed.hint }); // the message already starts with --expiration
     expirationSeconds = parsed.unixSeconds;
   }
   const engine = await ctx.openEngine();
@@ -282,7 +299,7 @@ async function watermarkAction(ctx: CliContext, opts: WatermarkOptions): Promise
     return failed ? 6 : 0;
   }
 
-  const settings = source.kind === 'template' ? render(source, parseMaps(opts.map), opts.api, '--map') : source.settings;
+  const settings = withForensic(source.kind === 'template' ? render(source, parseMaps(opts.map), opts.api, '--map') : source.settings, opts.forensic);
   if (source.kind === 'settings' && opts.map?.length) throw usageError('MAP_NEEDS_TEMPLATE', '--map only applies with --template');
   ctx.output.stage('preparing watermark');
   const view = await produce(ctx, engine, opts, video, settings, containers, expirationSeconds, baseUrl, 'watermark');

@@ -225,7 +225,7 @@ describe('config errors', () => {
   it('names every bad nested field', async () => {
     const file = write('.wmarkrc.json', {
       encode: { crf: 99, preset: 'turbo' },
-      server: { port: 0 },
+      server: { port: -1 },
       remote: { url: 'ftp://x', api: '3.0' },
       publicUrl: 'not a url',
     });
@@ -233,7 +233,7 @@ describe('config errors', () => {
     const lines = error.message.split('\n');
     expect(lines).toContain(`${file}: encode.crf: expected an integer from 0 to 51, got 99`);
     expect(lines.some((l) => l.startsWith(`${file}: encode.preset: expected one of ultrafast,`))).toBe(true);
-    expect(lines).toContain(`${file}: server.port: expected an integer from 1 to 65535, got 0`);
+    expect(lines).toContain(`${file}: server.port: expected an integer from 0 to 65535, got -1`);
     expect(lines).toContain(`${file}: remote.url: expected an http(s) URL, got "ftp://x"`);
     expect(lines).toContain(`${file}: remote.api: expected one of 1.0, 2.0, got "3.0"`);
     expect(lines).toContain(`${file}: publicUrl: expected an http(s) URL, got "not a url"`);
@@ -286,7 +286,7 @@ describe('config errors', () => {
 
   it('names the flag that holds a bad value', async () => {
     const error = await loadError({ flags: { port: '99999' } });
-    expect(error.message).toBe('flag --port: expected an integer from 1 to 65535, got 99999');
+    expect(error.message).toBe('flag --port: expected an integer from 0 to 65535, got 99999');
   });
 });
 

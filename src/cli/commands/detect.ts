@@ -1,0 +1,50 @@
+// `wmark detect <file>`: find whose copy a leaked video is, from its invisible forensic mark.
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { ChalkInstance } from 'chalk';
+import { usageError, WmarkError } from '../../core/errors.js';
+import { detectLeak, type DetectResult } from '../../engine/detect.js';
+import { action } from '../program.js';
+
+/** Exit code when the file carries no mark strong enough to accuse anyone: distinct from failures, for scripts. */
+export const NO_MARK_EXIT_CODE = 8;
+
+export function registerDetect(program: Command): void {
+  program
+    .command('detect')
+    .description('read the forensic payload from a leaked copy and name the watermark(s) it was issued to')
+    .argument('<file>', 'the leaked copy (any container/codec ffmpeg reads; trimmed, rescaled or re-encoded)')
+    .option('--key <key>', 'the original video, by key')
+    .option('--video-id <id>', 'the original video, by id')
+    .action(
+      action(async (ctx, file: string, opts: { key?: string; videoId?: string }) => {
+        if (!opts.key && !opts.videoId) throw usageError('VIDEO_REQUIRED', 'which original? give --key KEY or --video-id ID');
+        const engine = await ctx.openEngine();
+        const result = await detectLeak(engine, { key: opts.key, videoId: opts.videoId }, path.resolve(ctx.io.cwd, file), (s) => ctx.output.stage(s));
+        ctx.output.result(result, (c) => renderDetect(result, c));
+        if (!result.found) return new WmarkError('unprocessable', 'NO_MARK', 'no forensic mark found', { exitCode: NO_MARK_EXIT_CODE }).exitCode;
+        return 0;
+      }),
+    );
+}
+
+export function renderDetect(r: DetectResult, c: ChalkInstance): string {
+  const lines = [
+    `${c.bold('leak')}       ${r.leak.file} (${r.leak.durationSeconds.toFixed(1)} s, ${r.leak.frames} frames)`,
+    `${c.bold('aligned')}    at ${r.alignment.offsetSeconds.toFixed(1)} s of the original (correlation ${r.alignment.score.toFixed(3)}); ${r.segmentsRead} segments read`,
+  ];
+  if (r.geometry.w < 1 || r.geometry.h < 1) lines.push(`${c.bold('cropped')}    shows ${(r.geometry.w * 100).toFixed(0)}% x ${(r.geometry.h * 100).toFixed(0)}% of the frame`);
+  if (!r.found) {
+    lines.push(`${c.yellow('no forensic mark found')}: the best payload scored z = ${(r.best?.z ?? 0).toFixed(2)}, below the ${r.threshold} needed to accuse anyone.`);
+    return lines.join('\n');
+  }
+  if (r.collusion.suspected) lines.push(c.red(`collusion suspected: the leak is best explained by two copies averaged together (pair z = ${r.collusion.z.toFixed(2)})`));
+  for (const a of r.accused) {
+    lines.push(
+      `${c.green('payload')}    ${a.payload}  ascii ${a.ascii !== null ? JSON.stringify(a.ascii) : '-'}  base64 ${a.base64}  z = ${a.z.toFixed(2)}` +
+        (r.best && r.best.payload === a.payload ? `  rank 1, gap to runner-up ${r.best.gap.toFixed(2)}` : ''),
+    );
+    lines.push(a.watermarks.length ? `  issued as watermark ${a.watermarks.map((w) => `${w.id} (${new Date(w.createdOn).toISOString()})`).join(', ')}` : c.dim('  no watermark record carries this payload in this data dir'));
+  }
+  return lines.join('\n');
+}

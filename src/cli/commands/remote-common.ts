@@ -1,0 +1,115 @@
+// Shared by the remote-mode commands: the --remote/--api/--timeout options, local-or-remote dispatch, and opening a session from flags, env, config and the token file.
+import { Option, type Command } from 'commander';
+import { usageError } from '../../core/errors.js';
+import type { ApiVersion } from '../../core/settings.js';
+import { HttpClient, formatSeconds } from '../../remote/client.js';
+import { credentialsPath, normalizeBaseUrl, readCredentials, type CredentialsFile, type StoredService } from '../../remote/credentials-store.js';
+import { RemoteSession } from '../../remote/session.js';
+import type { CliContext } from '../context.js';
+import { VERSION } from '../version.js';
+
+export interface RemoteFlags {
+  remote?: string | true;
+  api?: string;
+  timeout?: string;
+}
+
+export const DEFAULT_TIMEOUT = '15m';
+
+/** Adds `--remote [url]`, `--api` (unless the command has its own) and `--timeout`. */
+export function addRemoteOptions(cmd: Command, options: { api?: boolean; timeoutDefault?: string } = {}): Command {
+  cmd.option('--remote [url]', 'use a remote watermarking service: this URL, or WMARK_API_URL, remote.url in the config, or the last `wmark auth login`');
+  if (options.api ?? true) {
+    cmd.addOption(new Option('--api <version>', 'remote API version (default: 2.0 when the service has it, else 1.0; env WMARK_API_VERSION)').choices(['1.0', '2.0']));
+  }
+  cmd.option('--timeout <duration>', `remote: give up after this long, retries included, exit 124 (e.g. 90s, 5m; default ${options.timeoutDefault ?? DEFAULT_TIMEOUT})`);
+  return cmd;
+}
+
+/** Runs `remote` when --remote was given, `local` otherwise; both get the same arguments. */
+export function remoteOr(remote: (ctx: CliContext, ...args: any[]) => Promise<number | void>, local: (ctx: CliContext, ...args: any[]) => Promise<number | void>) {
+  return async (ctx: CliContext, ...args: any[]): Promise<number | void> => {
+    const cmd = args[args.length - 1] as Command;
+    return (cmd.opts() as RemoteFlags).remote !== undefined ? remote(ctx, ...args) : local(ctx, ...args);
+  };
+}
+
+/** `90`, `90s`, `5m`, `1h30m`, `1.5s` as milliseconds. */
+export function parseDuration(text: string, flag: string): number {
+  const t = text.trim();
+  let ms: number | undefined;
+  if (/^\d+(\.\d+)?$/.test(t)) ms = Number(t) * 1000;
+  else if (/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(t)) {
+    ms = 0;
+    for (const [, n, unit] of t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
+  }
+  if (ms === undefined || !Number.isFinite(ms) || ms <= 0) throw usageError('BAD_DURATION', `${flag}: expected a duration such as 30s, 5m or 1h (a bare number is seconds), got "${text}"`);
+  return Math.round(ms);
+}
+
+export function parseCount(text: string, flag: string, max: number): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || n < 1 || n > max) throw usageError('BAD_FLAG', `${flag}: expected a whole number from 1 to ${max}, got "${text}"`);
+  return n;
+}
+
+export interface OpenedRemote {
+  session: RemoteSession;
+  /** The version asked for (flag, WMARK_API_VERSION, config); undefined = let the session find out. */
+  api?: ApiVersion;
+  store: CredentialsFile;
+  stored?: StoredService;
+  file: string;
+  timeoutMs: number;
+}
+
+/** The base URL: --remote URL > WMARK_API_URL > remote.url in the config > the service of the last login. */
+export async function openRemote(
+  ctx: CliContext,
+  flags: RemoteFlags,
+  options: { apiFlag?: string; defaultTimeout?: string } = {},
+): Promise<OpenedRemote> {
+  const url = typeof flags.remote === 'string' ? flags.remote : undefined;
+  if (url !== undefined && !isHttpUrl(url)) {
+    throw usageError('BAD_REMOTE', `--remote: expected an http(s) URL, got "${url}"`, { hint: 'e.g. --remote https://watermark.example.com (or --remote=URL when a path follows)' });
+  }
+  const timeoutMs = parseDuration(flags.timeout ?? options.defaultTimeout ?? DEFAULT_TIMEOUT, '--timeout');
+  // A command whose --api has a default (watermark) says whether the user gave it; elsewhere the flag is unset unless given.
+  ctx.setConfigFlags({ remote: url, api: 'apiFlag' in options ? options.apiFlag : flags.api });
+  const config = await ctx.loadConfig();
+  const file = credentialsPath(ctx.io.env);
+  const store = await readCredentials(file);
+  const chosen = config.remote.url ?? store.current;
+  if (!chosen) {
+    throw usageError('REMOTE_URL_REQUIRED', 'which service? no remote URL is configured', {
+      hint: 'Give --remote URL, set WMARK_API_URL, put remote.url in the config file, or log in with `wmark auth login --remote URL`.',
+    });
+  }
+  const baseUrl = normalizeBaseUrl(chosen);
+  const stored = store.services[baseUrl];
+  const client = new HttpClient({
+    signal: ctx.signal,
+    userAgent: `wmark/${VERSION}`,
+    onRetry: (n) => ctx.output.info(`${n.reason} from ${n.request}; retrying in ${formatSeconds(n.delayMs)}`),
+  });
+  const timeoutLabel = `--timeout (now ${flags.timeout ?? options.defaultTimeout ?? DEFAULT_TIMEOUT})`;
+  const session = new RemoteSession({
+    baseUrl,
+    client,
+    env: ctx.io.env,
+    credentialsFile: file,
+    stored: stored ? { ...stored } : undefined,
+    deadline: Date.now() + timeoutMs,
+    timeoutLabel,
+  });
+  return { session, api: config.remote.api, store, stored, file, timeoutMs };
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

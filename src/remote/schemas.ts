@@ -1,0 +1,52 @@
+// What the service's responses must contain (SPEC 2.4, DESIGN 3), checked with zod; every unknown field is kept.
+import { z } from 'zod';
+
+export const containersSchema = z.looseObject({
+  href: z.string().optional(),
+  iframe: z.string().optional(),
+  m3u8: z.string().optional(),
+  mp4: z.string().optional(),
+});
+
+/** POST watermark (1.0 and 2.0), the 1.0 long-poll answer and the 2.0 resource link. */
+export const watermarkResponseSchema = z.looseObject({
+  status: z.string().min(1),
+  containers: containersSchema.optional(),
+  href: z.string().optional(),
+});
+export type RemoteWatermark = z.infer<typeof watermarkResponseSchema>;
+
+/** SPEC 4.1 leaves the body open; DESIGN says `{token}`. Other common names are accepted too. */
+export const tokenResponseSchema = z
+  .looseObject({
+    token: z.string().min(1).optional(),
+    accessToken: z.string().min(1).optional(),
+    access_token: z.string().min(1).optional(),
+    expiresIn: z.number().positive().optional(),
+    expires_in: z.number().positive().optional(),
+  })
+  .refine((b) => Boolean(b.token ?? b.accessToken ?? b.access_token), { message: 'no token in the response (expected a "token" field)' });
+
+export const videoSchema = z.looseObject({
+  id: z.string().min(1),
+  key: z.string().optional(),
+  status: z.string().optional(),
+  sourceUrl: z.string().optional(),
+});
+export type RemoteVideo = z.infer<typeof videoSchema>;
+
+export const templateSchema = z.looseObject({
+  id: z.string().min(1),
+  name: z.string().optional(),
+  description: z.string().nullable().optional(),
+  settings: z.array(z.unknown()).optional(),
+  placeholders: z.array(z.string()).optional(),
+});
+export type RemoteTemplate = z.infer<typeof templateSchema>;
+
+export const templateListSchema = z.array(templateSchema);
+
+/** Watermark statuses after which nothing changes. */
+export const FINAL_STATUSES = new Set(['READY', 'FAILED']);
+/** Video statuses after which ingest is over (DESIGN 3). */
+export const VIDEO_FINAL = (status: string | undefined) => status !== undefined && status !== 'PENDING' && status !== 'PROCESSING';

@@ -1,0 +1,96 @@
+// Helpers for CLI tests: isolated data/config/cwd folders, an in-process runner bound to them, and the spawned binary.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runCli, type CliOptions, type CliResult } from './cli.js';
+import { REPO } from './fixtures.js';
+
+/** Any ANSI escape sequence (SGR colours, cursor movement, spinner frames). */
+export const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/;
+
+export interface Sandbox {
+  root: string;
+  /** Passed as --data-dir (in-process) or WMARK_HOME (spawned). */
+  dataDir: string;
+  /** WMARK_CONFIG_DIR: an empty user config folder so the developer's own config never leaks in. */
+  configDir: string;
+  /** A working folder outside the repository, so the upward config search finds only what a test puts there. */
+  cwd: string;
+  dispose(): void;
+}
+
+/** A throwaway folder tree in the OS temp dir (not under the repo, whose package.json would be searched). */
+export function sandbox(label = 'cli'): Sandbox {
+  // realpath: config errors name resolved paths, and os.tmpdir() can be a symlink.
+  const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), `wmark-${label}-`)));
+  const dataDir = path.join(root, 'data');
+  const configDir = path.join(root, 'config');
+  const cwd = path.join(root, 'cwd');
+  for (const d of [dataDir, configDir, cwd]) mkdirSync(d, { recursive: true });
+  return { root, dataDir, configDir, cwd, dispose: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/** runCli with `--data-dir`, WMARK_CONFIG_DIR and cwd taken from the sandbox (flags and env still overridable). */
+export function cliIn(box: Sandbox) {
+  return (argv: string[], options: CliOptions = {}): Promise<CliResult> =>
+    runCli(['--data-dir', box.dataDir, ...argv], {
+      cwd: box.cwd,
+      ...options,
+      env: { WMARK_CONFIG_DIR: box.configDir, ...options.env },
+    });
+}
+
+export const BIN = path.join(REPO, 'bin', 'wmark.js');
+
+export interface SpawnResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Spawned {
+  child: ChildProcess;
+  /** Everything written so far. */
+  stdout(): string;
+  stderr(): string;
+  done: Promise<SpawnResult>;
+}
+
+/**
+ * Starts `node bin/wmark.js` with stdio piped and a minimal environment: PATH and HOME from the test process,
+ * CI=1 NO_COLOR=1, and what the caller adds (undefined removes a variable).
+ */
+export function startWmark(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string } = {}): Spawned {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, CI: '1', NO_COLOR: '1', ...options.env })) {
+    if (v !== undefined) env[k] = v;
+  }
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? REPO, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  child.stdin!.end(options.stdin ?? '');
+  const done = new Promise<SpawnResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, stdout: () => stdout, stderr: () => stderr, done };
+}
+
+export function runWmark(args: string[], options: Parameters<typeof startWmark>[1] = {}): Promise<SpawnResult> {
+  return startWmark(args, options).done;
+}
+
+/** Resolves when `check` returns a truthy value; rejects after `timeoutMs` with `what` in the message. */
+export async function until<T>(check: () => T | undefined | false | null, what: string, timeoutMs = 30_000, everyMs = 25): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

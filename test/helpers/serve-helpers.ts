@@ -1,0 +1,302 @@
+// Shared by the serve-* integration tests: a real `wmark serve` on loopback (in-process or spawned), JSON and raw-path
+// HTTP calls, ingest over HTTP, error-body checks, playlist parsing, and gates that hold ffmpeg work at chosen points.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { createCredential, type IssuedCredential } from '../../src/engine/credentials.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startServer, type RunningServer } from '../../src/server/start-server.js';
+import { REPO } from './fixtures.js';
+import { FFMPEG } from './tools.js';
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed body when it is JSON, else undefined. */
+  json: any;
+}
+
+export interface CallOptions {
+  headers?: Record<string, string>;
+  /** Sent as JSON with Content-Type: application/json. */
+  body?: unknown;
+  /** Sent as is (with `contentType` when given). */
+  raw?: string | Buffer;
+  contentType?: string;
+}
+
+/** One HTTP call through fetch; `target` is a path on `base` or an absolute URL. */
+export async function call(base: string, method: string, target: string, options: CallOptions = {}): Promise<Reply> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | Buffer | undefined;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  } else if (options.raw !== undefined) {
+    body = options.raw;
+    if (options.contentType) headers['content-type'] = options.contentType;
+  }
+  const url = /^https?:/.test(target) ? target : base + target;
+  const res = await fetch(url, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
+  const text = await res.text();
+  let json: any;
+  if (text && (res.headers.get('content-type') ?? '').includes('json')) json = JSON.parse(text);
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+export interface RawReply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  text: string;
+}
+
+/** Sends the request target byte for byte (fetch/WHATWG URL would resolve `..`, `%2e%2e` and backslashes first). */
+export function rawRequest(base: string, rawTarget: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawReply> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, method: options.method ?? 'GET', path: rawTarget, headers: options.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text: body.toString('utf8') });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** No stack frames, internal module names or source locations in anything a client can read. */
+export function expectNoLeak(text: string): void {
+  expect(text).not.toMatch(/\n\s+at\s|node:internal|\bat [\w.<>]+ \(|\.[jt]s:\d+:\d+/);
+}
+
+/** A JSON error body `{message, code}` with this status and code; `message` is a non-empty string or array of strings. */
+export function expectError(reply: Reply, status: number, code: string): void {
+  expect({ status: reply.status, code: reply.json?.code }, reply.text).toEqual({ status, code });
+  expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+  const { message } = reply.json as { message: unknown };
+  if (Array.isArray(message)) {
+    expect(message.length).toBeGreaterThan(0);
+    for (const m of message) expect(typeof m).toBe('string');
+  } else {
+    expect(typeof message).toBe('string');
+    expect((message as string).length).toBeGreaterThan(0);
+  }
+  expectNoLeak(reply.text);
+}
+
+/** The messages of an error body as one array (a validation error may carry several). */
+export function messagesOf(reply: Reply): string[] {
+  const m = reply.json?.message as string | string[] | undefined;
+  return Array.isArray(m) ? m : m === undefined ? [] : [m];
+}
+
+export const keyHeaders = (cred: { clientId: string; apiKey: string }) => ({ 'x-api-client-id': cred.clientId, 'x-api-key': cred.apiKey });
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+export interface TestServer extends RunningServer {
+  cred: IssuedCredential;
+  token: string;
+  /** Headers for 1.0 (Bearer) and 2.0 (API key) calls. */
+  v1: Record<string, string>;
+  v2: Record<string, string>;
+  logs: string[];
+}
+
+export async function serveEngine(
+  engine: Engine,
+  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } = {},
+): Promise<TestServer> {
+  const logs: string[] = [];
+  const server = await startServer({
+    engine,
+    host: '127.0.0.1',
+    port: 0,
+    tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
+    jobConcurrency: options.jobConcurrency,
+    playableTimeoutMs: options.playableTimeoutMs,
+    log: (line) => logs.push(line),
+  });
+  const cred = createCredential(engine, 'serve test');
+  const t = await call(server.url, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(cred) });
+  if (t.status !== 200) throw new Error(`token endpoint answered ${t.status}: ${t.text}`);
+  return Object.assign(server, { cred, token: t.json.token as string, v1: bearer(t.json.token as string), v2: keyHeaders(cred), logs });
+}
+
+/** Polls until `probe` returns a value other than undefined (or throws on timeout with the last state). */
+export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 60_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** POST /{v}/videos, then polls GET /{v}/videos/{id} until INGESTED; returns the 201 reply and the final resource. */
+export async function ingestOverHttp(base: string, headers: Record<string, string>, sourceUrl: string, key?: string, version = '2.0') {
+  const created = await call(base, 'POST', `/${version}/videos`, { headers, body: { sourceUrl, ...(key ? { key } : {}) } });
+  if (created.status !== 201 && created.status !== 200) throw new Error(`ingest answered ${created.status}: ${created.text}`);
+  const video = await waitFor(
+    async () => {
+      const r = await call(base, 'GET', `/${version}/videos/${created.json.id}`, { headers });
+      if (r.json?.status?.startsWith('FAILED')) throw new Error(`ingest failed: ${r.text}`);
+      return r.json?.status === 'INGESTED' ? r.json : undefined;
+    },
+    `video ${created.json.id} to be INGESTED`,
+    90_000,
+    150,
+  );
+  return { created, video };
+}
+
+export interface ParsedPlaylist {
+  segments: Array<{ uri: string; duration: number }>;
+  targetDuration?: number;
+  endList?: boolean;
+}
+const { Parser } = createRequire(import.meta.url)('m3u8-parser') as {
+  Parser: new () => { push(text: string): void; end(): void; manifest: ParsedPlaylist };
+};
+
+export function parseM3u8(text: string): ParsedPlaylist {
+  const parser = new Parser();
+  parser.push(text);
+  parser.end();
+  return parser.manifest;
+}
+
+/** `url` with one query parameter replaced (or removed when value is undefined), other parameters kept in order. */
+export function withParam(url: string, name: string, value: string | undefined): string {
+  const u = new URL(url);
+  if (value === undefined) u.searchParams.delete(name);
+  else u.searchParams.set(name, value);
+  return u.href;
+}
+
+/** A signature with its first character changed (still well-formed base64url). */
+export function forge(signature: string): string {
+  return (signature[0] === 'A' ? 'B' : 'A') + signature.slice(1);
+}
+
+export interface Gate {
+  /** How many ffmpeg calls are being held right now. */
+  held(): number;
+  /** Lets every held call (and all later ones) through. */
+  open(): void;
+}
+
+/** Holds the engine's ffmpeg calls whose arguments match `when` until the gate is opened. */
+export function gateFfmpeg(engine: Engine, when: (args: readonly string[]) => boolean): Gate {
+  const inner = engine.runner.ffmpeg.bind(engine.runner);
+  let opened = false;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let held = 0;
+  engine.runner.ffmpeg = async (args, options) => {
+    if (!opened && when(args)) {
+      held++;
+      await gate;
+      held--;
+    }
+    return inner(args, options);
+  };
+  return {
+    held: () => held,
+    open() {
+      opened = true;
+      release();
+    },
+  };
+}
+
+export const isSegmentRender = (args: readonly string[]) => args.includes('libx264') && args.some((a) => a.endsWith('.ts.part'));
+export const isMp4Join = (args: readonly string[]) => args.some((a) => a.startsWith('concat:'));
+
+/** A free loopback port (`wmark serve --port 0` is refused by the config schema, see the restart test). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** An ffmpeg stand-in that logs every call and sleeps before each watermark segment render (so a job can be caught mid-way). */
+export function slowFfmpeg(dir: string, log: string, sleepSeconds: number): string {
+  const file = path.join(dir, 'slow-ffmpeg.sh');
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  writeFileSync(
+    file,
+    [
+      '#!/bin/sh',
+      `printf '%s\\n' "$*" >> ${q(log)}`,
+      `case "$*" in *.ts.part*) sleep ${sleepSeconds};; esac`,
+      `exec ${q(FFMPEG)} "$@"`,
+      '',
+    ].join('\n'),
+  );
+  chmodSync(file, 0o755);
+  return file;
+}
+
+export interface SpawnedServe {
+  child: ChildProcess;
+  /** The base URL printed on stdout. */
+  url: Promise<string>;
+  stderr(): string;
+  exited: Promise<number | null>;
+  /** Signals the whole process group (the server and any ffmpeg it started). */
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** Spawns `node bin/wmark.js --data-dir DIR serve ...` as its own process group, stdout/stderr piped (not a TTY). */
+export function spawnServe(dataDir: string, args: string[], env: Record<string, string> = {}): SpawnedServe {
+  const child = spawn(process.execPath, [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir, 'serve', ...args], {
+    cwd: dataDir,
+    env: { ...process.env, CI: '1', NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString('utf8');
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line) resolve(line.trim());
+    });
+    void exited.then((code) => reject(new Error(`wmark serve exited (${code}) before printing its URL\n${err}`)));
+  });
+  // Callers that never ask for the URL must not see an unhandled rejection when the process ends.
+  url.catch(() => {});
+  return {
+    child,
+    url,
+    stderr: () => err,
+    exited,
+    kill(signal) {
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // already gone
+      }
+    },
+  };
+}

@@ -1,0 +1,289 @@
+// Shared by the watermark integration tests: ingest + watermark on a real engine, frame regions and comparisons, plain-ffmpeg reference renders, playlists.
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parseSettings, type Setting } from '../../src/core/settings.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { ingestVideo } from '../../src/engine/ingest.js';
+import type { Container, VideoRecord, WatermarkRecord } from '../../src/engine/store.js';
+import { PLAYLIST_NAME, requestWatermark, runWatermarkJob, watermarkDir, type WatermarkRequestResult } from '../../src/engine/watermark.js';
+import { type RgbFrame } from './media.js';
+import { FFMPEG, FFPROBE, FONT } from './tools.js';
+
+const run = promisify(execFile);
+
+export const SMALL = { width: 320, height: 180 } as const;
+export type Rgb = [number, number, number];
+export interface Box {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+export async function ingestFixture(engine: Engine, source: string, key: string): Promise<VideoRecord> {
+  const { video } = await ingestVideo(engine, { source, key });
+  return video;
+}
+
+/** Settings as a client would send them (SPEC 2.2 objects), validated and normalised like a real request. */
+export function settingsOf(raw: unknown[]): Setting[] {
+  const parsed = parseSettings(raw, { apiVersion: '2.0' });
+  if (!parsed.ok) throw new Error(`test settings are invalid: ${parsed.issues.join('; ')}`);
+  return parsed.value;
+}
+
+export interface Rendered {
+  request: WatermarkRequestResult;
+  record: WatermarkRecord;
+  dir: string;
+  playlist: string;
+}
+
+/** One watermark request run to completion on the engine. */
+export async function renderWith(
+  engine: Engine,
+  key: string,
+  raw: unknown[],
+  options: { containers?: Container[]; expirationSeconds?: number } = {},
+): Promise<Rendered> {
+  const request = requestWatermark(engine, {
+    video: { key },
+    settings: settingsOf(raw),
+    containers: options.containers ?? ['m3u8'],
+    expirationSeconds: options.expirationSeconds,
+  });
+  const record = await runWatermarkJob(engine, request.watermark.id);
+  const dir = watermarkDir(engine, request.video.id, record.id);
+  return { request, record, dir, playlist: path.join(dir, PLAYLIST_NAME) };
+}
+
+export const clampBox = (b: Box, size: { width: number; height: number }): Box => ({
+  x0: Math.max(0, b.x0),
+  y0: Math.max(0, b.y0),
+  x1: Math.min(size.width - 1, b.x1),
+  y1: Math.min(size.height - 1, b.y1),
+});
+
+export function grow(b: Box, margin: number, size: { width: number; height: number }): Box {
+  return clampBox({ x0: b.x0 - margin, y0: b.y0 - margin, x1: b.x1 + margin, y1: b.y1 + margin }, size);
+}
+
+export function unionBox(...boxes: (Box | undefined)[]): Box {
+  const present = boxes.filter((b): b is Box => b !== undefined);
+  if (!present.length) throw new Error('no box to unite');
+  return {
+    x0: Math.min(...present.map((b) => b.x0)),
+    y0: Math.min(...present.map((b) => b.y0)),
+    x1: Math.max(...present.map((b) => b.x1)),
+    y1: Math.max(...present.map((b) => b.y1)),
+  };
+}
+
+/** Mean colour of a box (inclusive bounds). */
+export function meanRgb(f: RgbFrame, b: Box): Rgb {
+  const sum = [0, 0, 0];
+  let n = 0;
+  for (let y = b.y0; y <= b.y1; y++) {
+    for (let x = b.x0; x <= b.x1; x++) {
+      const p = f.at(x, y);
+      sum[0]! += p[0];
+      sum[1]! += p[1];
+      sum[2]! += p[2];
+      n++;
+    }
+  }
+  return [sum[0]! / n, sum[1]! / n, sum[2]! / n];
+}
+
+/** Per-channel alpha blend of `over` onto `under`, as a compositor would produce it. */
+export function blend(under: Rgb, over: Rgb, alpha: number): Rgb {
+  return [0, 1, 2].map((c) => under[c]! * (1 - alpha) + over[c]! * alpha) as Rgb;
+}
+
+export function maxChannelDiff(a: Rgb, b: Rgb): number {
+  return Math.max(...[0, 1, 2].map((c) => Math.abs(a[c]! - b[c]!)));
+}
+
+export interface FrameDiff {
+  /** Mean absolute difference per channel sample over the region. */
+  mean: number;
+  /** Largest mean absolute difference of any `block` x `block` square in the region (encoder noise averages out, a missing glyph does not). */
+  maxBlock: number;
+}
+
+export function compareRegion(a: RgbFrame, b: RgbFrame, region: Box, block = 4): FrameDiff {
+  let total = 0;
+  let n = 0;
+  for (let y = region.y0; y <= region.y1; y++) {
+    for (let x = region.x0; x <= region.x1; x++) {
+      const p = a.at(x, y);
+      const q = b.at(x, y);
+      total += Math.abs(p[0] - q[0]) + Math.abs(p[1] - q[1]) + Math.abs(p[2] - q[2]);
+      n += 3;
+    }
+  }
+  let maxBlock = 0;
+  for (let by = region.y0; by + block - 1 <= region.y1; by += 2) {
+    for (let bx = region.x0; bx + block - 1 <= region.x1; bx += 2) {
+      let s = 0;
+      for (let y = by; y < by + block; y++) {
+        for (let x = bx; x < bx + block; x++) {
+          const p = a.at(x, y);
+          const q = b.at(x, y);
+          s += Math.abs(p[0] - q[0]) + Math.abs(p[1] - q[1]) + Math.abs(p[2] - q[2]);
+        }
+      }
+      maxBlock = Math.max(maxBlock, s / (block * block * 3));
+    }
+  }
+  return { mean: total / n, maxBlock };
+}
+
+export interface ReferenceText {
+  text: string;
+  fontPx: number;
+  /** drawtext colour with alpha, e.g. `white@1` or `0xFFFFFF@0.5`. */
+  color: string;
+  /** drawtext x/y expressions, free of commas (e.g. `(w-tw)/2`). */
+  x: string;
+  y: string;
+  shadow?: { color: string; x: number; y: number };
+  /** drawtext's expansion mode; `none` (the default here) draws the text as it is. */
+  expansion?: 'none' | 'normal';
+}
+
+/**
+ * The frame at `seconds` of `input` with the text drawn by plain ffmpeg: text from a file, expansion off,
+ * our own filter string, no re-encode. It is what "drawn literally" looks like.
+ */
+export async function referenceFrame(input: string, seconds: number, ref: ReferenceText, size: { width: number; height: number }): Promise<RgbFrame> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-ref-'));
+  try {
+    const textFile = path.join(dir, 'text.txt');
+    writeFileSync(textFile, ref.text, 'utf8');
+    const shadow = ref.shadow ? `:shadowcolor=${ref.shadow.color}:shadowx=${ref.shadow.x}:shadowy=${ref.shadow.y}` : '';
+    const script = path.join(dir, 'filter.txt');
+    // Paths are in a file read with -filter_script, so only filtergraph escaping could matter; these paths need none.
+    writeFileSync(
+      script,
+      `drawtext=fontfile=${FONT}:textfile=${textFile}:expansion=${ref.expansion ?? 'none'}:fontsize=${ref.fontPx}:fontcolor=${ref.color}:x=${ref.x}:y=${ref.y}${shadow},select=gte(t\\,${seconds})`,
+    );
+    const { stdout } = await run(
+      FFMPEG,
+      ['-v', 'error', '-i', input, '-filter_script:v', script, '-vsync', '0', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+      { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+    );
+    const expected = size.width * size.height * 3;
+    if (stdout.length !== expected) throw new Error(`reference decoded ${stdout.length} bytes, expected ${expected}`);
+    return {
+      width: size.width,
+      height: size.height,
+      data: stdout,
+      at: (x, y) => {
+        const i = (y * size.width + x) * 3;
+        return [stdout[i]!, stdout[i + 1]!, stdout[i + 2]!];
+      },
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Container duration in seconds (mp4; the bundled ffprobe cannot read MPEG-TS). */
+export async function durationOf(file: string): Promise<number> {
+  const { stdout } = await run(FFPROBE, ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file]);
+  return Number(stdout.trim());
+}
+
+// m3u8-parser is CommonJS without type declarations; require it and type the part used here.
+export interface ParsedPlaylist {
+  segments: Array<{ uri: string; duration: number }>;
+  targetDuration?: number;
+  endList?: boolean;
+  playlistType?: string;
+}
+const { Parser } = createRequire(import.meta.url)('m3u8-parser') as {
+  Parser: new () => { push(text: string): void; end(): void; manifest: ParsedPlaylist };
+};
+
+export function parsePlaylist(file: string): ParsedPlaylist {
+  const parser = new Parser();
+  parser.push(readFileSync(file, 'utf8'));
+  parser.end();
+  return parser.manifest;
+}
+
+/**
+ * An executable stand-in for ffmpeg (for WMARK_FFMPEG): logs every invocation to `log`, optionally sleeps before
+ * segment renders (to catch a job mid-way) and fails the render of one segment while `failFlag` exists.
+ */
+export function ffmpegWrapper(dir: string, options: { log: string; sleepPerSegment?: number; failSegment?: string; failFlag?: string }): string {
+  const file = path.join(dir, 'ffmpeg-wrapper.sh');
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const lines = [
+    '#!/bin/sh',
+    `printf '%s\\n' "$*" >> ${q(options.log)}`,
+    'render=""',
+    'for a in "$@"; do case "$a" in *.ts.part) render="$a";; esac; done',
+  ];
+  if (options.failSegment && options.failFlag) {
+    lines.push(
+      `case "$render" in *${options.failSegment}.part) if [ -e ${q(options.failFlag)} ]; then echo "simulated encoder failure on ${options.failSegment}" >&2; exit 1; fi;; esac`,
+    );
+  }
+  if (options.sleepPerSegment) lines.push(`if [ -n "$render" ]; then sleep ${options.sleepPerSegment}; fi`);
+  lines.push(`exec ${q(FFMPEG)} "$@"`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
+
+/** Lines of a wrapper log that were libx264 encodes (real work). */
+export function loggedEncodes(log: string): string[] {
+  let text = '';
+  try {
+    text = readFileSync(log, 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').filter((l) => l.includes('libx264'));
+}
+
+/** Bounding box of pixels inside `region` that differ from `background` by more than `threshold` (sum over channels). */
+export function diffBoxIn(f: RgbFrame, background: Rgb, region: Box, threshold = 60): (Box & { count: number }) | undefined {
+  let x0 = Infinity, y0 = Infinity, x1 = -1, y1 = -1, count = 0;
+  for (let y = region.y0; y <= region.y1; y++) {
+    for (let x = region.x0; x <= region.x1; x++) {
+      const [r, g, b] = f.at(x, y);
+      if (Math.abs(r - background[0]) + Math.abs(g - background[1]) + Math.abs(b - background[2]) > threshold) {
+        count++;
+        x0 = Math.min(x0, x);
+        x1 = Math.max(x1, x);
+        y0 = Math.min(y0, y);
+        y1 = Math.max(y1, y);
+      }
+    }
+  }
+  return count ? { x0, y0, x1, y1, count } : undefined;
+}
+
+/** Bounding box of pixels within `tolerance` (max channel difference) of `colour`. */
+export function colourBox(f: RgbFrame, colour: Rgb, tolerance: number, region: Box = { x0: 0, y0: 0, x1: f.width - 1, y1: f.height - 1 }): (Box & { count: number }) | undefined {
+  let x0 = Infinity, y0 = Infinity, x1 = -1, y1 = -1, count = 0;
+  for (let y = region.y0; y <= region.y1; y++) {
+    for (let x = region.x0; x <= region.x1; x++) {
+      if (maxChannelDiff(f.at(x, y), colour) <= tolerance) {
+        count++;
+        x0 = Math.min(x0, x);
+        x1 = Math.max(x1, x);
+        y0 = Math.min(y0, y);
+        y1 = Math.max(y1, y);
+      }
+    }
+  }
+  return count ? { x0, y0, x1, y1, count } : undefined;
+}

@@ -1,0 +1,84 @@
+// `wmark auth keys create|list|revoke` (in-process CLI on the server's data dir) against a running `wmark serve`:
+// a created key works at once, keys are never listed, and a revoked client's keys and tokens stop working (401).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { bearer, call, expectError, keyHeaders, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
+
+let engine: TestEngine;
+let s: TestServer;
+
+beforeAll(async () => {
+  engine = testEngine();
+  s = await serveEngine(engine);
+});
+
+afterAll(async () => {
+  await s?.close();
+  engine?.dispose();
+});
+
+const cli = (...args: string[]) => runCli(['--data-dir', engine.dataDir, ...args]);
+
+describe('wmark auth keys', () => {
+  let created: { clientId: string; apiKey: string; label: string | null };
+  let token: string;
+
+  it('create prints a client id and an API key (once) that the running server accepts at once', async () => {
+    const r = await cli('--json', 'auth', 'keys', 'create', '--label', 'reviewer laptop');
+    expect(r.code, r.stderr).toBe(0);
+    created = r.json();
+    expect(created).toMatchObject({ clientId: expect.stringMatching(/^wmc_[0-9a-f]{16}$/), apiKey: expect.stringMatching(/^wmk_[A-Za-z0-9_-]{43}$/), label: 'reviewer laptop' });
+
+    const t = await call(s.url, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(created) });
+    expect(t.status).toBe(200);
+    token = t.json.token;
+    expect((await call(s.url, 'GET', '/1.0', { headers: bearer(token) })).json.client).toBe(created.clientId);
+    expect((await call(s.url, 'GET', '/2.0', { headers: keyHeaders(created) })).status).toBe(200);
+    expect((await call(s.url, 'GET', '/2.0', { headers: { 'x-api-key': created.clientId, 'x-api-secret': created.apiKey } })).status).toBe(200);
+
+    const plain = await cli('auth', 'keys', 'create');
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/client id\s+wmc_[0-9a-f]{16}\nAPI key\s+wmk_\S+/);
+  });
+
+  it('list shows client ids and labels but never a key or its hash', async () => {
+    const r = await cli('--json', 'auth', 'keys', 'list');
+    expect(r.code).toBe(0);
+    const list = r.json<any[]>();
+    expect(list.map((k) => k.clientId)).toEqual(expect.arrayContaining([s.cred.clientId, created.clientId]));
+    expect(list.find((k) => k.clientId === created.clientId)).toEqual({ clientId: created.clientId, label: 'reviewer laptop', createdOn: expect.any(Number), revokedOn: null });
+    expect(r.stdout).not.toContain(created.apiKey);
+    expect(r.stdout).not.toMatch(/keyHash|[0-9a-f]{64}/);
+    const plain = await cli('auth', 'keys', 'list');
+    expect(plain.stdout).toMatch(new RegExp(`${created.clientId}\\s+active\\s+.*reviewer laptop`));
+  });
+
+  it('revoke stops the client\'s API keys and its already-issued tokens (401); other clients keep working', async () => {
+    const r = await cli('--json', 'auth', 'keys', 'revoke', created.clientId);
+    expect(r.code).toBe(0);
+    expect(r.json()).toEqual({ clientId: created.clientId, revoked: true });
+
+    const tokenCall = await call(s.url, 'GET', '/1.0', { headers: bearer(token) });
+    expectError(tokenCall, 401, 'TOKEN_INVALID');
+    expect(tokenCall.json.message).toMatch(/revoked/);
+    expectError(await call(s.url, 'POST', '/2.0/watermark', { headers: bearer(token), body: {} }), 401, 'TOKEN_INVALID');
+    expectError(await call(s.url, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(created) }), 401, 'AUTH_INVALID');
+    expectError(await call(s.url, 'GET', '/2.0/videos', { headers: keyHeaders(created) }), 401, 'AUTH_INVALID');
+    expectError(await call(s.url, 'GET', '/2.0/videos', { headers: { 'x-api-key': created.clientId, 'x-api-secret': created.apiKey } }), 401, 'AUTH_INVALID');
+
+    expect((await call(s.url, 'GET', '/1.0', { headers: s.v1 })).status).toBe(200);
+    expect((await call(s.url, 'GET', '/2.0', { headers: s.v2 })).status).toBe(200);
+
+    const listed = (await cli('--json', 'auth', 'keys', 'list')).json<any[]>().find((k) => k.clientId === created.clientId);
+    expect(listed.revokedOn).toEqual(expect.any(Number));
+  });
+
+  it('revoking an unknown or already revoked client fails with CLIENT_NOT_FOUND', async () => {
+    for (const id of [created.clientId, 'wmc_0000000000000000']) {
+      const r = await cli('--json', 'auth', 'keys', 'revoke', id);
+      expect(r.code).toBe(2);
+      expect(r.json()).toMatchObject({ error: { code: 'CLIENT_NOT_FOUND' } });
+    }
+  });
+});

@@ -1,0 +1,129 @@
+// Text that ffmpeg would interpret if it were handled carelessly (filtergraph syntax, drawtext expansion, newlines, Unicode) is drawn literally.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderTemplate } from '../../src/core/render-template.js';
+import type { TextSetting } from '../../src/core/settings.js';
+import { workingSegment } from '../../src/engine/ingest.js';
+import type { VideoRecord } from '../../src/engine/store.js';
+import { createTemplate } from '../../src/engine/templates.js';
+import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { flat } from '../helpers/fixtures.js';
+import { decodeFrame, diffBox, type RgbFrame } from '../helpers/media.js';
+import { compareRegion, grow, ingestFixture, meanRgb, referenceFrame, renderWith, SMALL, unionBox, type FrameDiff } from '../helpers/watermark-helpers.js';
+
+const KEY = 'hostile';
+const FONT_SIZE = 0.12;
+const FONT_PX = Math.round(FONT_SIZE * SMALL.height); // 22
+/** Encoder tolerance between the engine's output (one more x264 pass) and an unencoded reference render of the same text. */
+const SAME = { mean: 6, maxBlock: 30 };
+
+let engine: TestEngine;
+let video: VideoRecord;
+/** Every filter script and text file the engine handed to ffmpeg, read while the render ran (the work folder is removed afterwards). */
+const seen: { script: string; texts: Map<string, string> }[] = [];
+
+beforeAll(async () => {
+  engine = testEngine();
+  video = await ingestFixture(engine, await flat('336699', 10), KEY);
+  const inner = engine.runner.ffmpeg;
+  engine.runner.ffmpeg = (args, options) => {
+    const at = args.indexOf('-filter_script:v');
+    if (at >= 0) {
+      const script = readFileSync(path.resolve(options?.cwd ?? '.', args[at + 1]!), 'utf8');
+      const texts = new Map<string, string>();
+      for (const m of script.matchAll(/textfile=([^:]+)/g)) texts.set(m[1]!, readFileSync(path.resolve(options?.cwd ?? '.', m[1]!), 'utf8'));
+      seen.push({ script, texts });
+    }
+    return inner(args, options);
+  };
+});
+afterAll(() => engine?.dispose());
+
+const centred = (content: string) => ({ content, fontSize: FONT_SIZE, fontColor: 'FFFFFF', fontOpacity: 1, shadowOpacity: 0 });
+
+async function engineFrame(content: string, seconds: number): Promise<RgbFrame> {
+  const r = await renderWith(engine, KEY, [centred(content)]);
+  expect(r.record.status).toBe('READY');
+  return decodeFrame(r.playlist, seconds, SMALL);
+}
+
+/** Plain ffmpeg drawing `text` from a file with expansion off, centred, on the same working segment. */
+function literalRender(text: string, seconds = 1): Promise<RgbFrame> {
+  return referenceFrame(workingSegment(engine, video.id, 0), seconds, { text, fontPx: FONT_PX, color: 'white@1', x: '(w-tw)/2', y: '(h-th)/2' }, SMALL);
+}
+
+function difference(a: RgbFrame, b: RgbFrame): FrameDiff {
+  const bg = meanRgb(a, { x0: 0, y0: 0, x1: 5, y1: 5 });
+  return compareRegion(a, b, grow(unionBox(diffBox(a, bg), diffBox(b, bg)), 4, SMALL));
+}
+
+const HOSTILE: [string, string, string][] = [
+  // [name, content, a near miss: what a renderer that interpreted the content would draw instead]
+  ['filtergraph syntax', "a:b 'q' \\ back", "a:b 'q'  back"],
+  ['a doubled backslash', "a:b 'q' \\\\ back", "a:b 'q' \\ back"],
+  ['drawtext expansions', '%{pts} %{localtime}', '0.000000 %{localtime}'],
+  ['template-looking text', '[%x%] %y%', '[] %y%'],
+  ['filter separators', 'x,y;z[out]=1', 'x'],
+  ['two lines', 'line1\nline2', 'line1 line2'],
+  ['emoji', 'hi 😀🎬 ok', 'hi ok'],
+  ['Hebrew and Arabic', 'שלום مرحبا', 'שלום'],
+];
+
+describe.each(HOSTILE)('%s', (_name, content, nearMiss) => {
+  it('is drawn exactly like a literal render of the same string', async () => {
+    const got = await engineFrame(content, 1);
+    const literal = await literalRender(content);
+    const d = difference(got, literal);
+    expect(d.mean, `mean difference ${d.mean.toFixed(2)}`).toBeLessThan(SAME.mean);
+    expect(d.maxBlock, `largest local difference ${d.maxBlock.toFixed(1)}`).toBeLessThan(SAME.maxBlock);
+    // The comparison can tell texts apart: the near miss is clearly different.
+    const miss = difference(got, await literalRender(nearMiss));
+    expect(miss.maxBlock, `near miss ${JSON.stringify(nearMiss)} should differ`).toBeGreaterThan(2 * SAME.maxBlock);
+  });
+
+  it('reaches ffmpeg through a text file, never inside the filter script', () => {
+    const run = seen.find((s) => [...s.texts.values()].includes(content));
+    expect(run, 'a text file holding exactly the content (byte for byte, UTF-8)').toBeDefined();
+    expect(run!.script).toMatch(/textfile=text_\d+\.txt/);
+    expect(run!.script).toContain('expansion=none');
+    const lines = content.split('\n').filter((l) => l.trim().length > 2);
+    for (const piece of lines) expect(run!.script).not.toContain(piece);
+  });
+});
+
+describe('text that ffmpeg would expand', () => {
+  it('%{pts} does not change over time: the frame at 1 s equals the frame at 5 s (another segment)', async () => {
+    const text = 't=%{pts} n=%{n} %{localtime}';
+    const r = await renderWith(engine, KEY, [centred(text)]);
+    const a = await decodeFrame(r.playlist, 1, SMALL);
+    const b = await decodeFrame(r.playlist, 5, SMALL);
+    // Both are the literal string (so neither is empty), and they are the same picture.
+    expect(difference(a, await literalRender(text)).maxBlock).toBeLessThan(SAME.maxBlock);
+    expect(difference(b, await literalRender(text)).maxBlock).toBeLessThan(SAME.maxBlock);
+    expect(difference(a, b).maxBlock).toBeLessThan(SAME.maxBlock);
+    // An expanded %{pts} would: the same string rendered by ffmpeg with expansion on differs between 1 s and 5 s.
+    const expanded = (s: number) =>
+      referenceFrame(workingSegment(engine, video.id, 0), s, { text: 't=%{pts} n=%{n}', fontPx: FONT_PX, color: 'white@1', x: '(w-tw)/2', y: '(h-th)/2', expansion: 'normal' }, SMALL);
+    expect(difference(await expanded(1), await expanded(3)).maxBlock).toBeGreaterThan(2 * SAME.maxBlock);
+  });
+});
+
+describe('template rendering', () => {
+  it('a mapping value that looks like a placeholder (%other%, [%name%]) is drawn literally', async () => {
+    const template = createTemplate(engine, {
+      name: 'hostile mapping',
+      settings: [{ ...centred('to %name%!'), fontSize: FONT_SIZE }],
+    });
+    const rendered = renderTemplate(template.settings as TextSetting[], { name: '%other% [%name%]' }, '2.0');
+    expect(rendered.ok).toBe(true);
+    if (!rendered.ok) return;
+    const content = (rendered.value[0] as TextSetting).content;
+    expect(content).toBe('to %other% [%name%]!');
+    const r = await renderWith(engine, KEY, rendered.value as unknown as Record<string, unknown>[]);
+    const got = await decodeFrame(r.playlist, 1, SMALL);
+    const d = difference(got, await literalRender('to %other% [%name%]!'));
+    expect(d.maxBlock).toBeLessThan(SAME.maxBlock);
+    expect(difference(got, await literalRender('to  !')).maxBlock).toBeGreaterThan(2 * SAME.maxBlock);
+  });
+});

@@ -1,0 +1,467 @@
+// Unit tests for the pure ffmpeg plans: filter escaping (checked against a model of ffmpeg's own tokenizer and once
+// against the bundled ffmpeg), the drawtext filter, segment sizes and the ingest/render/join argument lists.
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  SEGMENT_SECONDS,
+  drawtextFilter,
+  escapeFilterValue,
+  fontPixels,
+  framesPerSegment,
+  ingestArgs,
+  joinMp4Args,
+  segmentRenderArgs,
+  type IngestPlan,
+  type SegmentRenderPlan,
+} from '../../../src/core/ffmpeg-plan.js';
+import { DEFAULTS, type TextSetting } from '../../../src/core/settings.js';
+import { FFMPEG, FONT } from '../../helpers/tools.js';
+
+const execFileAsync = promisify(execFile);
+
+// ---- a model of ffmpeg's tokenizer (libavutil/avstring.c av_get_token), used at both levels of filter parsing:
+// the graph parser reads a filter's arguments with term "[],;", then the option parser reads each value with term ":".
+const WHITESPACES = ' \n\t\r';
+
+function avGetToken(buf: string, term: string): { token: string; rest: string } {
+  let i = 0;
+  while (i < buf.length && WHITESPACES.includes(buf[i]!)) i++;
+  let out = '';
+  let end = 0;
+  while (i < buf.length && !term.includes(buf[i]!)) {
+    const c = buf[i++]!;
+    if (c === '\\' && i < buf.length) {
+      out += buf[i++]!;
+      end = out.length;
+    } else if (c === "'") {
+      while (i < buf.length && buf[i] !== "'") out += buf[i++]!;
+      if (i < buf.length) {
+        i++;
+        end = out.length;
+      }
+    } else {
+      out += c;
+    }
+  }
+  let cut = out.length;
+  while (cut > end && WHITESPACES.includes(out[cut - 1]!)) cut--;
+  return { token: out.slice(0, cut), rest: buf.slice(i) };
+}
+
+/** What a filter option finally receives for an escaped value placed in a filtergraph. */
+function unescapeTwice(escaped: string): string {
+  const graph = avGetToken(escaped, '[],;');
+  expect(graph.rest, 'the graph parser must consume the whole value').toBe('');
+  const option = avGetToken(graph.token, ':');
+  expect(option.rest, 'the option parser must consume the whole value').toBe('');
+  return option.token;
+}
+
+/** Parses `name=k=v:k=v` the way the graph and option parsers do, returning the option values. */
+function parseFilter(filter: string): { name: string; options: Record<string, string> } {
+  const eq = filter.indexOf('=');
+  const name = filter.slice(0, eq);
+  const graph = avGetToken(filter.slice(eq + 1), '[],;');
+  expect(graph.rest, `the whole filter must be one graph token: ${filter}`).toBe('');
+  const options: Record<string, string> = {};
+  let rest = graph.token;
+  while (rest) {
+    const key = /^([a-z_]+)=/.exec(rest);
+    if (!key) throw new Error(`no key at ${rest}`);
+    const value = avGetToken(rest.slice(key[0].length), ':');
+    options[key[1]!] = value.token;
+    rest = value.rest.startsWith(':') ? value.rest.slice(1) : value.rest;
+  }
+  return { name, options };
+}
+
+function setting(overrides: Partial<TextSetting> = {}): TextSetting {
+  return { type: 'TEXT', content: 'hi', ...DEFAULTS, ...overrides };
+}
+
+function drawtext(overrides: Partial<TextSetting> = {}, frameHeight = 720, timeOrigin = 0) {
+  const filter = drawtextFilter({ setting: setting(overrides), textFile: 'text_0.txt', fontFile: '/fonts/DejaVuSans.ttf', frameHeight, timeOrigin });
+  return { filter, ...parseFilter(filter) };
+}
+
+/** Evaluates a drawtext x/y expression at time t (the subset wmark emits: arithmetic and clip()). */
+function evaluate(expr: string, vars: { W?: number; H?: number; tw?: number; th?: number; t: number }): number {
+  expect(expr).toMatch(/^[-+*/().,0-9a-zA-Z]+$/);
+  const clip = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  const fn = new Function('W', 'H', 'tw', 'th', 't', 'clip', `return ${expr};`) as (...a: unknown[]) => number;
+  return fn(vars.W ?? 1000, vars.H ?? 500, vars.tw ?? 100, vars.th ?? 20, vars.t, clip);
+}
+
+describe('escapeFilterValue', () => {
+  it.each([
+    [':', '\\\\:'],
+    ["'", "\\\\\\'"],
+    ['\\', '\\\\\\\\'],
+    ['[', '\\['],
+    [']', '\\]'],
+    [',', '\\,'],
+    [';', '\\;'],
+  ])('escapes %s for both parsing levels', (ch, expected) => {
+    expect(escapeFilterValue(ch)).toBe(expected);
+    expect(unescapeTwice(escapeFilterValue(ch))).toBe(ch);
+  });
+
+  it('leaves plain paths alone', () => {
+    expect(escapeFilterValue('/usr/share/fonts/DejaVuSans.ttf')).toBe('/usr/share/fonts/DejaVuSans.ttf');
+    expect(escapeFilterValue('text_0.txt')).toBe('text_0.txt');
+  });
+
+  it.each([
+    'C:\\Users\\me\\font.ttf',
+    "/tmp/it's [a] test, really; ok:yes/text.txt",
+    "a\\'b\\\\:c",
+    "''''",
+    '\\\\\\',
+    '[in][out];[x],=',
+    'W*(0.1+0.8*clip((t-3.466667)/4,0,1))-tw*0.5',
+    'ünïcødé / 日本語',
+  ])('round-trips %j through the graph and option parsers', (value) => {
+    expect(unescapeTwice(escapeFilterValue(value))).toBe(value);
+  });
+
+  it('round-trips every printable ASCII character in one value', () => {
+    const all = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('').trim();
+    expect(unescapeTwice(escapeFilterValue(all))).toBe(all);
+  });
+});
+
+describe('drawtextFilter', () => {
+  it('reads the text from a file with expansion off', () => {
+    const { name, options, filter } = drawtext({ content: '%{pts} 50% \\ : \'' });
+    expect(name).toBe('drawtext');
+    expect(options.textfile).toBe('text_0.txt');
+    expect(options.expansion).toBe('none');
+    expect(options).not.toHaveProperty('text');
+    // The content itself never appears in the graph: it only lives in the text file.
+    expect(filter).not.toContain('%{pts}');
+    expect(options.fontfile).toBe('/fonts/DejaVuSans.ttf');
+  });
+
+  it('passes awkward font and text file paths through intact', () => {
+    const fontFile = "/opt/my fonts/it's: [bold], v1;2\\x.ttf";
+    const textFile = "/tmp/o'neil: [1], 2; 3\\text.txt";
+    const filter = drawtextFilter({ setting: setting(), textFile, fontFile, frameHeight: 180, timeOrigin: 0 });
+    const { options } = parseFilter(filter);
+    expect(options.fontfile).toBe(fontFile);
+    expect(options.textfile).toBe(textFile);
+  });
+
+  it.each([
+    [0.05, 720, 36],
+    [0.05, 180, 9],
+    [0.037, 1080, 40],
+    [0.0417, 360, 15],
+    [0.5, 181, 91],
+    [0.0001, 180, 1],
+  ])('fontSize %d of a %dpx frame is %dpx', (fontSize, height, px) => {
+    expect(fontPixels(setting({ fontSize }), height)).toBe(px);
+    expect(drawtext({ fontSize }, height).options.fontsize).toBe(String(px));
+  });
+
+  it('writes the font colour with its opacity', () => {
+    expect(drawtext({ fontColor: 'FF0000', fontOpacity: 0.5 }).options.fontcolor).toBe('0xFF0000@0.5');
+    expect(drawtext({ fontColor: '00ff7f', fontOpacity: 1 }).options.fontcolor).toBe('0x00ff7f@1');
+    expect(drawtext({ fontOpacity: 0 }).options.fontcolor).toBe('0xFFFFFF@0');
+  });
+
+  it.each([
+    ['LEFT', 'TOP', 0, 0],
+    ['CENTER', 'MIDDLE', 0.5, 0.5],
+    ['RIGHT', 'BOTTOM', 1, 1],
+  ] as const)('anchors %s/%s text by tw*%d and th*%d', (align, verticalAlign, hx, vy) => {
+    const { options } = drawtext({ x: 0.25, y: 0.75, align, verticalAlign });
+    expect(options.x).toBe(`W*0.25-tw*${hx}`);
+    expect(options.y).toBe(`H*0.75-th*${vy}`);
+    // Evaluated: the anchor point minus the aligned share of the text box.
+    expect(evaluate(options.x!, { W: 1000, tw: 200, t: 0 })).toBe(250 - 200 * hx);
+    expect(evaluate(options.y!, { H: 400, th: 40, t: 0 })).toBe(300 - 40 * vy);
+  });
+
+  it('never writes exponent notation or -0 into expressions', () => {
+    const { options } = drawtext({ x: 1e-7, y: -1e-7, align: 'LEFT', verticalAlign: 'TOP' });
+    expect(options.x).toBe('W*0-tw*0');
+    expect(options.y).toBe('H*0-th*0');
+    const tiny = drawtext({ x: 0.1, animation: { type: 'MOVE', toX: 0.1 + 2e-7, toY: 0.5, startTime: 0, endTime: 1 } });
+    expect(tiny.filter).not.toMatch(/\de[-+]?\d/);
+    expect(tiny.filter).not.toContain('-0*');
+  });
+
+  it('sizes the shadow in pixels of the font size', () => {
+    // 0.05 * 720 = 36 px font; offsets are fractions of it.
+    const { options } = drawtext({ fontSize: 0.05, shadowOffsetX: 0.08, shadowOffsetY: -0.25, shadowColor: '112233', shadowOpacity: 0.4 }, 720);
+    expect(options.shadowx).toBe(String(Math.round(0.08 * 36)));
+    expect(options.shadowy).toBe(String(Math.round(-0.25 * 36)));
+    expect(options.shadowx).toBe('3');
+    expect(options.shadowy).toBe('-9');
+    expect(options.shadowcolor).toBe('0x112233@0.4');
+  });
+
+  it('rounds the shadow against the rounded font size', () => {
+    // 0.049 * 180 = 8.82 -> 9 px; 0.5 * 9 = 4.5 -> 5 (0.5 * 8.82 would give 4).
+    const { options } = drawtext({ fontSize: 0.049, shadowOffsetX: 0.5, shadowOffsetY: 0.5, shadowOpacity: 1 }, 180);
+    expect(options.fontsize).toBe('9');
+    expect(options.shadowx).toBe('5');
+  });
+
+  it('draws no shadow when its opacity is 0 or it rounds to no offset', () => {
+    const transparent = drawtext({ shadowOpacity: 0, shadowOffsetX: 0.5, shadowOffsetY: 0.5 });
+    expect(Object.keys(transparent.options).filter((k) => k.startsWith('shadow'))).toEqual([]);
+    // 0.01 * 36 px = 0.36 px rounds to 0 in both directions.
+    const none = drawtext({ shadowOpacity: 1, shadowOffsetX: 0.01, shadowOffsetY: -0.01 });
+    expect(Object.keys(none.options).filter((k) => k.startsWith('shadow'))).toEqual([]);
+  });
+
+  it('moves linearly between startTime and endTime on the video timeline and clamps outside it', () => {
+    const timeOrigin = 1.466667;
+    const animation = { type: 'MOVE', toX: 0.9, toY: 0.2, startTime: 2, endTime: 6 } as const;
+    const { options } = drawtext({ x: 0.1, y: 0.8, align: 'LEFT', verticalAlign: 'TOP', animation }, 720, timeOrigin);
+    // drawtext's t is the frame's pts; the move starts at timeOrigin + startTime.
+    expect(options.x).toBe('W*(0.1+0.8*clip((t-3.466667)/4,0,1))-tw*0');
+    expect(options.y).toBe('H*(0.8+-0.6*clip((t-3.466667)/4,0,1))-th*0');
+    const at = (videoTime: number) => ({
+      x: evaluate(options.x!, { W: 1000, tw: 0, t: timeOrigin + videoTime }),
+      y: evaluate(options.y!, { H: 1000, th: 0, t: timeOrigin + videoTime }),
+    });
+    expect(at(0).x).toBeCloseTo(100, 9);
+    expect(at(1.99).x).toBeCloseTo(100, 9);
+    expect(at(2).x).toBeCloseTo(100, 9);
+    expect(at(4).x).toBeCloseTo(500, 6);
+    expect(at(4).y).toBeCloseTo(500, 6);
+    expect(at(6).x).toBeCloseTo(900, 6);
+    expect(at(100).x).toBeCloseTo(900, 6);
+    expect(at(100).y).toBeCloseTo(200, 6);
+  });
+
+  it('keeps a still coordinate constant when the move only changes the other axis', () => {
+    const { options } = drawtext({ x: 0.3, y: 0.4, animation: { type: 'MOVE', toX: 0.3, toY: 0.9, startTime: 0, endTime: 1 } });
+    expect(options.x).toBe('W*0.3-tw*0.5');
+    expect(options.y).toContain('clip(');
+  });
+
+  it('escapes the expressions so their commas survive the graph parser', () => {
+    const { filter, options } = drawtext({ animation: { type: 'MOVE', toX: 1, toY: 1, startTime: 0, endTime: 5 } });
+    // Unescaped commas would end the filter (graph level) and break clip(a,b,c).
+    expect(filter).toContain('clip((t-0)/5\\,0\\,1)');
+    expect(options.x).toContain('clip((t-0)/5,0,1)');
+  });
+});
+
+describe('framesPerSegment', () => {
+  it.each([
+    [{ num: 30, den: 1 }, 120, 4],
+    [{ num: 30000, den: 1001 }, 120, 4.004],
+    [{ num: 25, den: 1 }, 100, 4],
+    [{ num: 24, den: 1 }, 96, 4],
+    [{ num: 24000, den: 1001 }, 96, 4.004],
+    [{ num: 60, den: 1 }, 240, 4],
+  ])('%o fps -> %d frames (%d s)', (fps, frames, seconds) => {
+    expect(framesPerSegment(fps)).toBe(frames);
+    expect((frames * fps.den) / fps.num).toBeCloseTo(seconds, 9);
+  });
+
+  it('uses 4 s segments and never less than one frame', () => {
+    expect(SEGMENT_SECONDS).toBe(4);
+    expect(framesPerSegment({ num: 30, den: 1 }, 2)).toBe(60);
+    expect(framesPerSegment({ num: 1, den: 10 })).toBe(1);
+  });
+});
+
+function valueAfter(args: readonly string[], flag: string, from = 0): string | undefined {
+  const i = args.indexOf(flag, from);
+  return i < 0 ? undefined : args[i + 1];
+}
+
+function indicesOf(args: readonly string[], flag: string): number[] {
+  return args.flatMap((a, i) => (a === flag ? [i] : []));
+}
+
+function expectFixedClosedGop(args: readonly string[], gop: number): void {
+  expect(valueAfter(args, '-g')).toBe(String(gop));
+  expect(valueAfter(args, '-keyint_min')).toBe(String(gop));
+  expect(valueAfter(args, '-sc_threshold')).toBe('0');
+  expect(valueAfter(args, '-x264-params')).toBe('open-gop=0');
+  expect(valueAfter(args, '-c:v')).toBe('libx264');
+}
+
+describe('ingestArgs', () => {
+  const plan = (over: Partial<IngestPlan> = {}): IngestPlan => ({
+    source: '/in/movie.mp4',
+    outDir: '/tmp/staging',
+    fps: { num: 30000, den: 1001 },
+    width: 320,
+    height: 180,
+    hasAudio: true,
+    encode: { preset: 'veryfast', crf: 18 },
+    ...over,
+  });
+
+  it('normalises to CFR H.264 with one fixed closed GOP per segment', () => {
+    const args = ingestArgs(plan());
+    expect(valueAfter(args, '-i')).toBe('/in/movie.mp4');
+    expectFixedClosedGop(args, 120);
+    expect(valueAfter(args, '-vf')).toBe('fps=30000/1001,format=yuv420p');
+    expect(valueAfter(args, '-preset')).toBe('veryfast');
+    expect(valueAfter(args, '-crf')).toBe('18');
+    // The segment muxer cuts at the GOP length (120 frames at 29.97 = 4.004 s), tolerating half a frame.
+    expect(valueAfter(args, '-f')).toBe('segment');
+    expect(valueAfter(args, '-segment_format')).toBe('mpegts');
+    expect(Number(valueAfter(args, '-segment_time'))).toBeCloseTo(4.004, 6);
+    expect(Number(valueAfter(args, '-segment_time_delta'))).toBeCloseTo(1001 / 30000 / 2, 6);
+    expect(valueAfter(args, '-segment_list')).toBe('/tmp/staging/segments.csv');
+    expect(valueAfter(args, '-segment_list_type')).toBe('csv');
+    expect(args.at(-1)).toBe('/tmp/staging/seg_%05d.ts');
+  });
+
+  it('maps the first video and audio streams and drops the rest', () => {
+    const withAudio = ingestArgs(plan());
+    expect(indicesOf(withAudio, '-map').map((i) => withAudio[i + 1])).toEqual(['0:v:0', '0:a:0']);
+    expect(valueAfter(withAudio, '-c:a')).toBe('aac');
+    expect(valueAfter(withAudio, '-ar')).toBe('48000');
+    expect(withAudio).toEqual(expect.arrayContaining(['-sn', '-dn']));
+    const mute = ingestArgs(plan({ hasAudio: false }));
+    expect(indicesOf(mute, '-map').map((i) => mute[i + 1])).toEqual(['0:v:0']);
+    expect(mute).not.toContain('-c:a');
+  });
+
+  it('rounds odd picture sizes down to even ones (yuv420p needs them)', () => {
+    expect(valueAfter(ingestArgs(plan({ width: 321, height: 181 })), '-vf')).toBe('fps=30000/1001,scale=trunc(iw/2)*2:trunc(ih/2)*2,format=yuv420p');
+    expect(valueAfter(ingestArgs(plan({ width: 320, height: 181 })), '-vf')).toContain('scale=');
+    expect(valueAfter(ingestArgs(plan({ width: 320, height: 180 })), '-vf')).not.toContain('scale=');
+  });
+
+  it.each([
+    [{ num: 25, den: 1 }, 100, 4],
+    [{ num: 24, den: 1 }, 96, 4],
+    [{ num: 30, den: 1 }, 120, 4],
+  ])('at %o fps: GOP %d, segment_time %d', (fps, gop, seconds) => {
+    const args = ingestArgs(plan({ fps }));
+    expectFixedClosedGop(args, gop);
+    expect(Number(valueAfter(args, '-segment_time'))).toBeCloseTo(seconds, 6);
+  });
+});
+
+describe('segmentRenderArgs', () => {
+  const plan = (over: Partial<SegmentRenderPlan> = {}): SegmentRenderPlan => ({
+    input: '/media/videos/v/seg_00003.ts',
+    output: 'seg_00003.ts.part',
+    filterScript: 'filter.txt',
+    gop: 120,
+    threads: 1,
+    encode: { preset: 'veryfast', crf: 23 },
+    hasAudio: true,
+    ...over,
+  });
+
+  it.each([1, 2, 8])('limits decoder and encoder to %d thread(s): -threads both before and after -i', (threads) => {
+    const args = segmentRenderArgs(plan({ threads }));
+    const input = args.indexOf('-i');
+    const t = indicesOf(args, '-threads');
+    expect(t).toHaveLength(2);
+    expect(t[0]!).toBeLessThan(input);
+    expect(t[1]!).toBeGreaterThan(input);
+    expect(t.map((i) => args[i + 1])).toEqual([String(threads), String(threads)]);
+    expect(args[input + 1]).toBe('/media/videos/v/seg_00003.ts');
+  });
+
+  it('keeps the input timestamps and adds no mux delay, so segments join seamlessly', () => {
+    const args = segmentRenderArgs(plan());
+    expect(args.indexOf('-copyts')).toBeGreaterThanOrEqual(0);
+    expect(args.indexOf('-copyts')).toBeLessThan(args.indexOf('-i'));
+    expect(valueAfter(args, '-muxdelay')).toBe('0');
+    expect(valueAfter(args, '-f')).toBe('mpegts');
+    expect(args.at(-1)).toBe('seg_00003.ts.part');
+  });
+
+  it('re-encodes video as one fixed closed GOP through the filter script, and copies audio', () => {
+    const args = segmentRenderArgs(plan({ gop: 96, encode: { preset: 'fast', crf: 20 } }));
+    expectFixedClosedGop(args, 96);
+    expect(valueAfter(args, '-filter_script:v')).toBe('filter.txt');
+    expect(valueAfter(args, '-preset')).toBe('fast');
+    expect(valueAfter(args, '-crf')).toBe('20');
+    expect(valueAfter(args, '-pix_fmt')).toBe('yuv420p');
+    expect(indicesOf(args, '-map').map((i) => args[i + 1])).toEqual(['0:v:0', '0:a:0']);
+    expect(valueAfter(args, '-c:a')).toBe('copy');
+    const mute = segmentRenderArgs(plan({ hasAudio: false }));
+    expect(indicesOf(mute, '-map').map((i) => mute[i + 1])).toEqual(['0:v:0']);
+    expect(mute).not.toContain('-c:a');
+  });
+});
+
+describe('joinMp4Args', () => {
+  it('joins by stream copy, without any encoder', () => {
+    const args = joinMp4Args(['seg_00000.ts', 'seg_00001.ts', 'seg_00002.ts'], 'video.mp4.part', true);
+    expect(valueAfter(args, '-i')).toBe('concat:seg_00000.ts|seg_00001.ts|seg_00002.ts');
+    expect(valueAfter(args, '-c')).toBe('copy');
+    expect(args).not.toContain('libx264');
+    expect(args).not.toContain('-c:v');
+    expect(args).not.toContain('-vf');
+    expect(indicesOf(args, '-map').map((i) => args[i + 1])).toEqual(['0:v:0', '0:a:0']);
+    // ADTS AAC from MPEG-TS must become MP4's ASC form.
+    expect(valueAfter(args, '-bsf:a')).toBe('aac_adtstoasc');
+    expect(valueAfter(args, '-movflags')).toBe('+faststart');
+    expect(valueAfter(args, '-f')).toBe('mp4');
+    expect(args.at(-1)).toBe('video.mp4.part');
+  });
+
+  it('maps only video and needs no audio filter without audio', () => {
+    const args = joinMp4Args(['seg_00000.ts'], 'out.mp4', false);
+    expect(indicesOf(args, '-map').map((i) => args[i + 1])).toEqual(['0:v:0']);
+    expect(args).not.toContain('-bsf:a');
+    expect(valueAfter(args, '-c')).toBe('copy');
+  });
+});
+
+describe('drawtextFilter with the bundled ffmpeg', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+  /** Renders one 160x90 grey frame with the filter and returns its raw RGB bytes. */
+  async function render(filter: string, cwd: string): Promise<Buffer> {
+    const script = path.join(cwd, 'graph.txt');
+    writeFileSync(script, filter);
+    const { stdout } = await execFileAsync(
+      FFMPEG,
+      ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=0x808080:size=160x90:rate=1', '-frames:v', '1', '-filter_script:v', script, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+      { cwd, encoding: 'buffer', maxBuffer: 1 << 20 },
+    );
+    return stdout;
+  }
+
+  it('reads font and text files whose paths hold every filter metacharacter', async () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'wmark-esc-'));
+    dirs.push(base);
+    const plain = path.join(base, 'plain');
+    const nasty = path.join(base, "it's: [a] b, c; d\\e");
+    for (const dir of [plain, nasty]) {
+      mkdirSync(dir, { recursive: true });
+      copyFileSync(FONT, path.join(dir, 'font.ttf'));
+      // Text that expansion would interpret, and filter metacharacters: drawn as is.
+      writeFileSync(path.join(dir, 'text.txt'), "W%{pts}:'\\[,;]");
+    }
+    const filterFor = (dir: string) =>
+      drawtextFilter({
+        setting: setting({ x: 0.5, y: 0.5, fontSize: 0.3, fontColor: 'FFFFFF', fontOpacity: 1, shadowOpacity: 0 }),
+        textFile: path.join(dir, 'text.txt'),
+        fontFile: path.join(dir, 'font.ttf'),
+        frameHeight: 90,
+        timeOrigin: 0,
+      });
+    const blank = Buffer.alloc(160 * 90 * 3, 0x80);
+    const fromPlain = await render(filterFor(plain), base);
+    const fromNasty = await render(filterFor(nasty), base);
+    expect(fromPlain).toHaveLength(blank.length);
+    // Text was drawn (the frame is no longer plain grey) and the escaped paths found the very same files.
+    expect(fromPlain.equals(blank)).toBe(false);
+    expect(fromNasty.equals(fromPlain)).toBe(true);
+  });
+});
