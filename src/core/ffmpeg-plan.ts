@@ -185,7 +185,7 @@ export function sampleVideoArgs(p: SamplePlan): string[] {
     `[l0][l1]blend=all_expr='A*0.65+B*0.35'[ab];[ab][l2]blend=c0_expr='A*0.85+B*0.15':c1_expr=A:c2_expr=A,` +
     `loop=loop=-1:size=1:start=0,setpts=N/${p.fps}/TB,` +
     `crop=1280:720:x='320+300*sin(2*PI*t/97)':y='180+170*sin(2*PI*t/131)',scale=${p.width}:${p.height}:flags=bicubic,` +
-    `noise=alls=6:allf=t,format=yuv420p[v]`;
+    `noise=alls=6:allf=t,setsar=1,format=yuv420p[v]`;
   const flat = `color=c=0x${p.color ?? '336699'}:size=${size}:rate=${p.fps},format=yuv420p[v]`;
   const audio = p.audio !== false;
   return [

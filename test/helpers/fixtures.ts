@@ -11,12 +11,15 @@ export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const TEST_ROOT = path.join(REPO, '.wmark-test');
 const FIXTURES = path.join(TEST_ROOT, 'fixtures');
 
+const GENERATOR = 2;
+
 export type FixtureOptions = Omit<SamplePlan, 'output'>;
 
 /** Path of a generated video with these properties (same options -> same cached file; safe across parallel workers). */
 export async function fixture(options: FixtureOptions): Promise<string> {
   mkdirSync(FIXTURES, { recursive: true });
-  const name = `${options.kind}-${options.color ?? 'x'}-${options.width}x${options.height}-${options.seconds}s-${options.fps}fps-${options.audio === false ? 'mute' : 'audio'}.mp4`;
+  // Bump GENERATOR when sampleVideoArgs changes, so cached fixtures made by an older generator are not reused.
+  const name = `g${GENERATOR}-${options.kind}-${options.color ?? 'x'}-${options.width}x${options.height}-${options.seconds}s-${options.fps}fps-${options.audio === false ? 'mute' : 'audio'}.mp4`;
   return generateVideo(createProcessRunner(FFMPEG, FFPROBE), { ...options, output: path.join(FIXTURES, name) });
 }
 
