@@ -1,11 +1,12 @@
 // Watermark requests and jobs: identity, expiration rules, per-segment rendering on a worker pool, playlist and mp4 publishing.
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, cp, link, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { engineError, notFoundError, WmarkError, isWmarkError, usageError } from '../core/errors.js';
 import { drawtextFilter, framesPerSegment, joinMp4Args, segmentFileName, segmentRenderArgs } from '../core/ffmpeg-plan.js';
 import { writeMediaPlaylist } from '../core/playlist.js';
-import { watermarkIdentity, type ForensicSetting, type Setting, type TextSetting } from '../core/settings.js';
+import { canonicalSettings, watermarkIdentity, type ForensicSetting, type Setting, type TextSetting } from '../core/settings.js';
 import { codeword, forensicKey } from '../core/forensic/keyed-bits.js';
 import { FORENSIC_DIR, variantFileName } from './forensic-prepare.js';
 import { tail } from '../ffmpeg/run-ffmpeg.js';
@@ -20,6 +21,8 @@ import type { Container, VideoRecord, WatermarkRecord } from './store.js';
 export const PLAYLIST_NAME = 'video.m3u8';
 export const MP4_NAME = 'video.mp4';
 const WORK_DIR = '.work';
+/** Per-video folder of TEXT-over-variant segments shared between forensic viewers with the same visible text. */
+const SHARED_TEXT_DIR = '_shared';
 const HEARTBEAT_MS = 4_000;
 
 export interface VideoRef {
@@ -237,13 +240,23 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, events: JobEv
     await publishProgress();
   }
 
+  // TEXT over a forensic variant: rendered segments are shared by every viewer with the same TEXT settings, so each
+  // (text set, variant, segment) is encoded at most once; a viewer with unique text costs one encode per segment.
+  const sharedDir = code ? path.join(engine.paths.watermarks, video.id, SHARED_TEXT_DIR, createHash('sha256').update(canonicalSettings(texts)).digest('hex').slice(0, 32)) : undefined;
+  if (sharedDir) await mkdir(sharedDir, { recursive: true });
+
   const render = async (index: number, threads: number) => {
     if (signal?.aborted) throw new WmarkError('interrupted', 'CANCELLED', 'watermark job cancelled');
     const part = path.join(work, `${segmentFileName(index)}.part`);
-    await engine.runner.ffmpeg(
-      segmentRenderArgs({ input: sourceOf(index), output: part, filterScript, gop, threads, encode: engine.encode, hasAudio: video.hasAudio }),
-      { signal, cwd: work },
-    );
+    const shared = sharedDir && path.join(sharedDir, variantFileName(code![index]! > 0 ? 'a' : 'b', index));
+    if (!shared || !existsSync(shared)) {
+      await engine.runner.ffmpeg(
+        segmentRenderArgs({ input: sourceOf(index), output: part, filterScript, gop, threads, encode: engine.encode, hasAudio: video.hasAudio }),
+        { signal, cwd: work },
+      );
+      if (shared) await rename(part, shared);
+    }
+    if (shared) await linkOrCopy(shared, part);
     await rename(part, path.join(dir, segmentFileName(index)));
     done[index] = true;
     await publishProgress();
