@@ -13,7 +13,8 @@ const SWEEP_MS = 2_500;
 
 /** The seam a scale-out backend (e.g. a Redis queue with remote workers) would implement. */
 export interface JobQueue {
-  enqueue(watermarkId: string): void;
+  /** `immediate` starts the job now, outside the concurrency limit (for jobs that cost no encode). */
+  enqueue(watermarkId: string, options?: { immediate?: boolean }): void;
   /** Resolves with the record once it is at least playable (or failed), or when the timeout passes. */
   waitPlayable(watermarkId: string, timeoutMs: number): Promise<WatermarkRecord>;
   resume(): number;
@@ -37,8 +38,15 @@ export class LocalJobQueue implements JobQueue {
     this.events.setMaxListeners(0);
   }
 
-  enqueue(id: string): void {
-    if (this.closed || this.active.has(id) || this.queue.includes(id)) return;
+  enqueue(id: string, options: { immediate?: boolean } = {}): void {
+    if (this.closed || this.active.has(id)) return;
+    if (options.immediate) {
+      // Cheap jobs (a forensic viewer is only links to existing files) must not wait behind renders.
+      const queued = this.queue.indexOf(id);
+      if (queued >= 0) this.queue.splice(queued, 1);
+      return this.start(id);
+    }
+    if (this.queue.includes(id)) return;
     this.queue.push(id);
     this.pump();
   }
@@ -63,20 +71,21 @@ export class LocalJobQueue implements JobQueue {
   }
 
   private pump(): void {
-    while (!this.closed && this.active.size < this.concurrency && this.queue.length) {
-      const id = this.queue.shift()!;
-      const run = runWatermarkJob(this.engine, id, { onPlayable: () => this.events.emit(id, 'playable') }, this.controller.signal)
-        .then(() => void this.events.emit(id, 'ready'))
-        .catch((error: unknown) => {
-          if (!(isWmarkError(error) && error.category === 'interrupted')) this.log(`job ${id} failed: ${error instanceof Error ? error.message : String(error)}`);
-          this.events.emit(id, 'failed');
-        })
-        .finally(() => {
-          this.active.delete(id);
-          this.pump();
-        });
-      this.active.set(id, run);
-    }
+    while (!this.closed && this.active.size < this.concurrency && this.queue.length) this.start(this.queue.shift()!);
+  }
+
+  private start(id: string): void {
+    const run = runWatermarkJob(this.engine, id, { onPlayable: () => this.events.emit(id, 'playable') }, this.controller.signal)
+      .then(() => void this.events.emit(id, 'ready'))
+      .catch((error: unknown) => {
+        if (!(isWmarkError(error) && error.category === 'interrupted')) this.log(`job ${id} failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.events.emit(id, 'failed');
+      })
+      .finally(() => {
+        this.active.delete(id);
+        this.pump();
+      });
+    this.active.set(id, run);
   }
 
   async waitPlayable(id: string, timeoutMs: number): Promise<WatermarkRecord> {

@@ -166,7 +166,12 @@ export function createApp(options: AppOptions) {
     const body = parseBody(videoBody, await readJsonBody(ctx.req));
     const key = body.key ?? body.sourceUrl;
     const existing = engine.store.getVideoByKey(key);
-    if (existing && !existing.status.startsWith('FAILED')) return sendJson(ctx.res, 200, toVideoResource(existing));
+    if (existing && !existing.status.startsWith('FAILED')) {
+      if (body.enableForensic && !existing.enableForensic) {
+        throw new HttpError(409, 'KEY_EXISTS', `a video with key "${key}" was already ingested without forensic preparation; ingest it again under another key with enableForensic`);
+      }
+      return sendJson(ctx.res, 200, toVideoResource(existing));
+    }
     // Only the request that registers the video answers 201; one that lost a race for the same key gets 200, as a repeat would.
     const registered = await new Promise<{ video: VideoRecord; created: boolean }>((resolve, reject) => {
       ingestVideo(engine, { source: body.sourceUrl, key, name: body.name, enableForensic: body.enableForensic }, { onRegistered: (video) => resolve({ video, created: true }) })
@@ -232,9 +237,10 @@ export function createApp(options: AppOptions) {
     const containers: Container[] = body.containers ?? ['m3u8', 'mp4'];
     const result = requestWatermark(engine, { video: { key: body.key, videoId }, settings, containers, expirationSeconds });
     let record = result.watermark;
-    if (record.status !== 'READY') queue.enqueue(record.id);
-    // A forensic-only watermark needs no encode (its playlist picks existing A/B segments), so it is READY at once.
+    // A forensic-only watermark needs no encode (its playlist picks existing A/B segments), so it starts at once, ahead
+    // of any renders, and is READY at once.
     const forensicOnly = settings.every((s) => s.type === 'FORENSIC');
+    if (record.status !== 'READY') queue.enqueue(record.id, { immediate: forensicOnly });
     if (forensicOnly && record.status === 'PENDING') record = await queue.waitPlayable(record.id, 15_000);
     if (ctx.version === '2.0' && record.status === 'PENDING') {
       record = await queue.waitPlayable(record.id, playableTimeout);
