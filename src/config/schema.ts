@@ -46,7 +46,7 @@ function httpUrl() {
   return z.string({ error }).refine(isHttpUrl, { error });
 }
 
-function isHttpUrl(value: string): boolean {
+export function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);
     return url.protocol === 'http:' || url.protocol === 'https:';

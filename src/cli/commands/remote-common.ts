@@ -1,6 +1,7 @@
 // Shared by the remote-mode commands: the --remote/--api/--timeout options, local-or-remote dispatch, and opening a session from flags, env, config and the token file.
 import { Option, type Command } from 'commander';
 import { usageError } from '../../core/errors.js';
+import { isHttpUrl } from '../../config/schema.js';
 import type { ApiVersion } from '../../core/settings.js';
 import { HttpClient, formatSeconds } from '../../remote/client.js';
 import { credentialsPath, normalizeBaseUrl, readCredentials, type CredentialsFile, type StoredService } from '../../remote/credentials-store.js';
@@ -105,11 +106,3 @@ export async function openRemote(
   return { session, api: config.remote.api, store, stored, file, timeoutMs };
 }
 
-function isHttpUrl(value: string): boolean {
-  try {
-    const u = new URL(value);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
