@@ -263,8 +263,9 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, events: JobEv
   };
 
   const todo = done.flatMap((d, i) => (d ? [] : [i]));
-  // The first segment gets every core, so the playlist becomes playable as early as possible; then one thread per worker.
-  if (todo[0] === 0) await render(todo.shift()!, engine.workers);
+  // The first two segments get every core, one after the other: the playlist becomes playable as early as possible
+  // and the second segment is ready before the first has played out. Then one thread per worker.
+  for (const first of [0, 1]) if (todo[0] === first) await render(todo.shift()!, engine.workers);
   await runPool(todo, engine.workers, (i) => render(i, 1), signal);
 
   const current = engine.store.getWatermark(w.id)!;
