@@ -1,0 +1,96 @@
+// What a benchmark suite is (bench/text.ts, later bench/serve.ts, bench/forensic.ts), and what every suite is given.
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { locateTools, type MediaTools } from '../../src/ffmpeg/locate-tools.js';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Cached inputs and results; gitignored. */
+export const OUT_DIR = path.join(REPO_ROOT, 'bench', 'out');
+export const WMARK_BIN = path.join(REPO_ROOT, 'bin', 'wmark.js');
+
+export interface BenchArgs {
+  /** Suites named on the command line (empty: all). */
+  suites: string[];
+  rounds: number;
+  /** Keep per-run working folders (outputs, data dirs) under bench/out instead of deleting them. */
+  keep: boolean;
+  /** Any other `--name value` / `--flag` options, for suite-specific settings. */
+  options: Record<string, string | true>;
+}
+
+export interface MachineInfo {
+  cpuModel: string;
+  cores: number;
+  availableParallelism: number;
+  memoryGiB: number;
+  platform: string;
+  node: string;
+  ffmpeg: string;
+  ffmpegPath: string;
+  ffmpegSource: string;
+}
+
+export interface SuiteContext {
+  args: BenchArgs;
+  tools: MediaTools;
+  machine: MachineInfo;
+  /** Progress for the person watching (stderr); results go to stdout. */
+  log: (message: string) => void;
+  /** The environment for child processes. */
+  env: NodeJS.ProcessEnv;
+}
+
+export interface Suite {
+  name: string;
+  description: string;
+  /** Runs the suite, prints its report to stdout and returns a JSON-able result (also written to bench/out/results-<name>.json). */
+  run(ctx: SuiteContext): Promise<unknown>;
+}
+
+export function benchTools(env: NodeJS.ProcessEnv): MediaTools {
+  // The same resolution wmark itself uses (explicit env > bundled > PATH), so the baseline runs the same ffmpeg binary.
+  return locateTools({ ffmpeg: env.WMARK_FFMPEG, ffprobe: env.WMARK_FFPROBE, font: env.WMARK_FONT }, env.PATH);
+}
+
+export function machineInfo(tools: MediaTools): MachineInfo {
+  let ffmpeg = 'unknown';
+  try {
+    ffmpeg = execFileSync(tools.ffmpeg.path, ['-hide_banner', '-version'], { encoding: 'utf8' }).split('\n')[0]!.trim();
+  } catch (error) {
+    ffmpeg = `not runnable: ${String(error)}`;
+  }
+  return {
+    cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+    cores: os.cpus().length,
+    availableParallelism: os.availableParallelism(),
+    memoryGiB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    ffmpeg,
+    ffmpegPath: tools.ffmpeg.path,
+    ffmpegSource: tools.ffmpeg.source,
+  };
+}
+
+export function formatMachine(m: MachineInfo): string {
+  return [
+    `machine: ${m.cpuModel}, ${m.cores} cores (availableParallelism ${m.availableParallelism}), ${m.memoryGiB} GiB, ${m.platform}`,
+    `node:    ${m.node}`,
+    `ffmpeg:  ${m.ffmpeg} (${m.ffmpegSource}: ${m.ffmpegPath})`,
+  ].join('\n');
+}
+
+/** A fixed-width plain-text table; numbers are right-aligned. */
+export function table(header: string[], rows: (string | number)[][]): string {
+  const cells = [header, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const numeric = header.map((_, i) => rows.every((r) => typeof r[i] === 'number' || r[i] === '-'));
+  const line = (r: string[]) => r.map((c, i) => (numeric[i] && i > 0 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}
+
+export function fmt(n: number, digits = 2): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : '-';
+}

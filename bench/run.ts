@@ -1,0 +1,87 @@
+// `npm run bench [-- SUITE...] [--rounds N] [--keep] [--name value ...]`: runs the named suites (default: all), prints
+// each suite's report on stdout and writes bench/out/results-<suite>.json. Progress goes to stderr.
+//
+// A suite is a module under bench/ exporting `suite: Suite` (see bench/lib/suite.ts); add it to SUITES below.
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { benchTools, machineInfo, OUT_DIR, type BenchArgs, type Suite } from './lib/suite.js';
+
+const SUITES: Record<string, () => Promise<Suite>> = {
+  text: async () => (await import('./text.js')).suite,
+  serve: async () => (await import('./serve.js')).suite,
+  forensic: async () => (await import('./forensic.js')).suite,
+};
+
+const USAGE = `usage: npm run bench -- [suite ...] [--rounds N] [--keep] [--<option> value ...]
+suites: ${Object.keys(SUITES).join(', ')} (default: all)
+  --rounds N          rounds per suite, alternating the compared jobs (default 3); the median is reported
+  --keep              keep working folders under bench/out/ (outputs, data dirs)
+text suite options:
+  --seconds S         length of the generated clip (default 60; other lengths are cached separately)
+  --containers LIST   pass --containers to wmark watermark (default: wmark's default, m3u8,mp4)
+  --quiet-wait S      before each timed job, wait up to S seconds for other processes to go quiet (default 120; 0: off)`;
+
+export function parseArgs(argv: string[]): BenchArgs {
+  const out: BenchArgs = { suites: [], rounds: 3, keep: false, options: {} };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--help' || a === '-h') {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    } else if (a === '--keep') out.keep = true;
+    else if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
+      const next = argv[i + 1];
+      const value = eq > 0 ? a.slice(eq + 1) : next !== undefined && !next.startsWith('--') ? (i++, next) : true;
+      if (name === 'rounds') {
+        const n = Number(value);
+        if (!Number.isInteger(n) || n < 1) throw new Error(`--rounds: expected a positive integer, got ${String(value)}`);
+        out.rounds = n;
+      } else out.options[name] = value;
+    } else out.suites.push(a);
+  }
+  return out;
+}
+
+async function main(): Promise<number> {
+  let args: BenchArgs;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const unknown = args.suites.filter((s) => !(s in SUITES));
+  if (unknown.length) {
+    process.stderr.write(`unknown suite: ${unknown.join(', ')}\n${USAGE}\n`);
+    return 2;
+  }
+  const names = args.suites.length ? args.suites : Object.keys(SUITES);
+  const env = { ...process.env };
+  const tools = benchTools(env);
+  if (tools.ffmpeg.source === 'missing') {
+    process.stderr.write('ffmpeg not found (bundled @ffmpeg-installer package, WMARK_FFMPEG or PATH)\n');
+    return 3;
+  }
+  const machine = machineInfo(tools);
+  const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+  await mkdir(OUT_DIR, { recursive: true });
+  let failed = 0;
+  for (const name of names) {
+    const suite = await SUITES[name]!();
+    log(`suite ${name}: ${suite.description}`);
+    try {
+      const result = await suite.run({ args, tools, machine, log, env });
+      const file = path.join(OUT_DIR, `results-${name}.json`);
+      await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+      log(`wrote ${path.relative(process.cwd(), file)}`);
+    } catch (error) {
+      failed++;
+      process.stderr.write(`[bench] suite ${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+process.exitCode = await main();
