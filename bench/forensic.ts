@@ -30,7 +30,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { segmentFileName } from '../src/core/ffmpeg-plan.js';
-import { readSegments, scorePayloads, Z_THRESHOLD, type SegmentReading, type Sidecar, type Verdict } from '../src/core/forensic/detect-math.js';
+import { payloadScores, readSegments, scorePayloads, Z_THRESHOLD, type SegmentReading, type Sidecar, type Verdict } from '../src/core/forensic/detect-math.js';
 import { allCodewords, codeword, forensicKey, GRID_COLUMNS, GRID_ROWS, patternGrid, PAYLOAD_COUNT } from '../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField, patternFrameYuv420 } from '../src/core/forensic/pattern-image.js';
 import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
@@ -167,21 +167,7 @@ interface Ctx {
   segments: number;
 }
 
-function allScores(readings: SegmentReading[], codes: Int8Array, segments: number): { scores: Float64Array; mean: number; sd: number } {
-  const scores = new Float64Array(PAYLOAD_COUNT);
-  for (let u = 0; u < PAYLOAD_COUNT; u++) {
-    const row = u * segments;
-    let s = 0;
-    for (const r of readings) s += r.value * codes[row + r.segment]!;
-    scores[u] = s;
-  }
-  let mean = 0;
-  for (const s of scores) mean += s;
-  mean /= PAYLOAD_COUNT;
-  let v = 0;
-  for (const s of scores) v += (s - mean) ** 2;
-  return { scores, mean, sd: Math.sqrt(v / PAYLOAD_COUNT) || 1 };
-}
+const allScores = payloadScores;
 
 function rankOf(scores: Float64Array, u: number): number {
   let above = 0;

@@ -274,6 +274,23 @@ function solve3(A: number[][], b: number[]): number[] | undefined {
   return [m[0]![3]! / m[0]![0]!, m[1]![3]! / m[1]![1]!, m[2]![3]! / m[2]![2]!];
 }
 
+/** Every payload's score S_u = sum_k s_k * c_u,k, with the mean and standard deviation over all of them. */
+export function payloadScores(readings: SegmentReading[], codewords: Int8Array, segments: number): { scores: Float64Array; mean: number; sd: number } {
+  const scores = new Float64Array(PAYLOAD_COUNT);
+  for (let u = 0; u < PAYLOAD_COUNT; u++) {
+    const row = u * segments;
+    let s = 0;
+    for (const r of readings) s += r.value * codewords[row + r.segment]!;
+    scores[u] = s;
+  }
+  let mean = 0;
+  for (const s of scores) mean += s;
+  mean /= PAYLOAD_COUNT;
+  let variance = 0;
+  for (const s of scores) variance += (s - mean) ** 2;
+  return { scores, mean, sd: Math.sqrt(variance / PAYLOAD_COUNT) || 1 };
+}
+
 export interface Candidate {
   payload: number;
   z: number;
@@ -295,19 +312,7 @@ export interface Verdict {
  * top candidates, because averaging two viewers' copies halves each one's score but is explained well by the pair.
  */
 export function scorePayloads(readings: SegmentReading[], codewords: Int8Array, segments: number, top = 20): Verdict {
-  const scores = new Float64Array(PAYLOAD_COUNT);
-  for (let u = 0; u < PAYLOAD_COUNT; u++) {
-    const row = u * segments;
-    let s = 0;
-    for (const r of readings) s += r.value * codewords[row + r.segment]!;
-    scores[u] = s;
-  }
-  let mean = 0;
-  for (const s of scores) mean += s;
-  mean /= PAYLOAD_COUNT;
-  let variance = 0;
-  for (const s of scores) variance += (s - mean) ** 2;
-  const sd = Math.sqrt(variance / PAYLOAD_COUNT) || 1;
+  const { scores, mean, sd } = payloadScores(readings, codewords, segments);
   const order = Array.from({ length: PAYLOAD_COUNT }, (_, u) => u).sort((a, b) => scores[b]! - scores[a]!);
   const candidates = order.slice(0, top).map((u) => ({ payload: u, z: (scores[u]! - mean) / sd }));
   const verdict: Verdict = { segmentsRead: readings.length, candidates, accused: [], collusion: { suspected: false, payloads: [], z: 0 }, threshold: Z_THRESHOLD };
