@@ -37,7 +37,7 @@ import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
 import { writeMediaPlaylist } from '../src/core/playlist.js';
 import { detectLeak, type DetectResult } from '../src/engine/detect.js';
 import { openEngine, type Engine } from '../src/engine/engine.js';
-import { FORENSIC_DIR, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH, variantFileName } from '../src/engine/forensic-prepare.js';
+import { FORENSIC_DIR, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH, variantArgs, variantFileName } from '../src/engine/forensic-prepare.js';
 import type { VideoRecord } from '../src/engine/store.js';
 import type { ProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 import { median, runMeasured, waitForQuiet, type Measured } from './lib/measure.js';
@@ -515,6 +515,7 @@ export const suite: Suite = {
       const attackWall: number[] = [];
       /** Wall seconds per unit of attack work (one full-size encode; a downscaled one counts by its pixels; the decode 0.3). */
       const attackUnits: number[] = [];
+      const batches: { attacks: Attack[]; wallS: number }[] = [];
       const units = (attacks: Attack[]) => 0.3 + attacks.reduce((a, x) => a + x.scale ** 2, 0);
       const leakFile = (u: number, a: string) => path.join(leakDir, `p${u}-${a}.mp4`);
       const runAttacks = async (pi: number, attacks = plan[pi]!.attacks) => {
@@ -526,6 +527,7 @@ export const suite: Suite = {
         const r = await ffmpeg(ff, multiOutputArgs(viewer.mp4, branches, threads));
         attackWall.push(r.wallS);
         attackUnits.push(r.wallS / units(attacks));
+        batches.push({ attacks, wallS: r.wallS });
         log(`  attacks on viewer ${payload}: ${r.wallS.toFixed(1)} s`);
       };
       const detectAll = async (pi: number, attacks = plan[pi]!.attacks) => {
@@ -686,7 +688,10 @@ export const suite: Suite = {
       const code0 = codeword(key, video.id, payloads[0]!, segments);
       const viewerSeg = (k: number) => path.join(path.dirname(viewers[0]!.mp4), segmentFileName(k));
       const cleanSeg = (k: number) => path.join(f3Dir, `clean_${k}.ts`);
-      const psnrOf = async (x: string, y: string) => parsePsnrY((await ffmpeg(ff, ['-hide_banner', '-nostdin', '-i', x, '-i', y, '-lavfi', '[0:v][1:v]psnr', '-f', 'null', '-'])).stderr);
+      // Frames are paired by order: each file's video is re-timed to start at 0 (a variant carries audio that starts
+      // earlier than its video, the clean re-encode has none, so their normalised timestamps differ).
+      const psnrOf = async (x: string, y: string) =>
+        parsePsnrY((await ffmpeg(ff, ['-hide_banner', '-nostdin', '-i', x, '-i', y, '-lavfi', '[0:v]setpts=PTS-STARTPTS[x];[1:v]setpts=PTS-STARTPTS[y];[x][y]psnr', '-f', 'null', '-'])).stderr);
       // Video-only bytes: the audio is copied identically into every variant, so it is left out of the overhead.
       const videoBytes = async (file: string) => (await ffmpeg(ff, ['-v', 'error', '-i', file, '-map', '0:v:0', '-c', 'copy', '-f', 'h264', 'pipe:1'])).stdout.length;
       const measureSegment = async (k: number) => {
@@ -725,8 +730,21 @@ export const suite: Suite = {
           cleanVsWorking: await psnrOf(cleanSeg(k), working),
         });
       };
+      // Baseline check: the variant pipeline itself (src variantArgs) with an all-grey pattern must give exactly the clean re-encode.
+      let baselineIdentical: boolean | null = null;
+      const measureControl = async (k: number) => {
+        const grey = path.join(f3Dir, 'grey.yuv');
+        await writeFile(grey, Buffer.alloc((width * height * 3) / 2, 128));
+        const outA = path.join(f3Dir, `grey_a_${k}.ts`);
+        const outB = path.join(f3Dir, `grey_b_${k}.ts`);
+        await ffmpeg(ff, ['-hide_banner', '-nostdin', '-loglevel', 'error', ...variantArgs({ input: path.join(videoDir, segmentFileName(k)), pattern: grey, width, height, outA, outB, gop, encode: ENGINE_ENCODE, hasAudio: video.hasAudio })]);
+        const [g, cl] = await Promise.all([ffmpeg(ff, ['-v', 'error', '-i', outA, '-map', '0:v:0', '-c', 'copy', '-f', 'h264', 'pipe:1']), ffmpeg(ff, ['-v', 'error', '-i', cleanSeg(k), '-map', '0:v:0', '-c', 'copy', '-f', 'h264', 'pipe:1'])]);
+        baselineIdentical = g.stdout.equals(cl.stdout);
+        await rm(grey, { force: true });
+      };
       for (const k of pairStarts) {
         await measureSegment(k);
+        if (baselineIdentical === null) await measureControl(k);
         await measureSegment(k + 1);
         // Edge k -> k+1: the viewer's copy (payload 0's variants) against the clean re-encode with the same settings.
         const frames = Math.round(video.segments[k]! * FPS);
@@ -790,21 +808,34 @@ export const suite: Suite = {
       // ---- F1, continued: the remaining full-resolution cells, while the time budget allows ---------------------
       const skipped: string[] = [];
       if (fullAttacks === 'auto') {
-        const fullDetectS = median(f1.filter((o) => !ATTACKS.find((a) => a.id === o.attack)!.downscaled).map((o) => o.detectS));
-        for (let pi = 0; pi < payloads.length; pi++) {
-          const missing = fullResAttacks.filter((a) => !plan[pi]!.attacks.includes(a));
-          if (!missing.length) continue;
-          const estimateS = median(attackUnits) * units(missing) + missing.length * fullDetectS;
+        // Cost of one more full-resolution cell, from the first round: its batch's wall time minus the shared part
+        // (decode + downscaled encodes, priced from the cheapest batch), plus its detect time.
+        // (With --reuse the first round may have encoded nothing: then a rough 20 s per unit.)
+        const unit = batches.length ? Math.min(...batches.map((b) => b.wallS / units(b.attacks))) : 20;
+        const shared = (b: { attacks: Attack[] }) => unit * units(b.attacks.filter((a) => a.downscaled));
+        const cost = (a: Attack) => {
+          const b = batches.find((x) => x.attacks.includes(a));
+          const d = f1.find((o) => o.attack === a.id)?.detectS ?? 30;
+          return (b ? Math.max(unit * 0.5, b.wallS - shared(b)) : unit * 3) + d;
+        };
+        let cells = payloads.flatMap((u, pi) => fullResAttacks.filter((a) => !plan[pi]!.attacks.includes(a)).map((a) => ({ pi, u, a, cost: cost(a) })));
+        cells.sort((x, y) => x.cost - y.cost || x.pi - y.pi);
+        for (;;) {
           const leftS = budgetMin * 60 - (performance.now() - suiteT0) / 1000 - 90;
-          if (estimateS > leftS) {
-            skipped.push(...missing.map((a) => `${a.id}/${payloads[pi]}`));
-            log(`  skipping ${missing.length} more full-resolution attack(s) on viewer ${payloads[pi]}: about ${estimateS.toFixed(0)} s needed, ${Math.max(0, leftS).toFixed(0)} s left of the ${budgetMin}-min budget`);
-            continue;
-          }
-          plan[pi]!.attacks.push(...missing);
-          await runAttacks(pi, missing);
-          await detectAll(pi, missing);
+          const first = cells.find((c) => c.cost + unit * 0.3 <= leftS);
+          if (!first) break;
+          // One decode of this viewer's copy for every one of its cells that still fits.
+          let total = unit * 0.3;
+          const batch = cells.filter((c) => c.pi === first.pi && (total + c.cost <= leftS ? ((total += c.cost), true) : false));
+          const attacks = batch.map((c) => c.a);
+          log(`  budget: ${Math.round(leftS)} s left; ${attacks.length} more full-resolution attack(s) on viewer ${first.u} (about ${Math.round(total)} s)`);
+          plan[first.pi]!.attacks.push(...attacks);
+          await runAttacks(first.pi, attacks);
+          await detectAll(first.pi, attacks);
+          cells = cells.filter((c) => !batch.includes(c));
         }
+        skipped.push(...cells.map((c) => `${c.a.id}/${c.u}`));
+        if (cells.length) log(`  ${cells.length} full-resolution cell(s) not run within the ${budgetMin}-min budget: ${skipped.join(', ')}`);
       }
       f1.sort((a, b) => ATTACKS.findIndex((x) => x.id === a.attack) - ATTACKS.findIndex((x) => x.id === b.attack) || payloads.indexOf(a.truth[0]!) - payloads.indexOf(b.truth[0]!));
 
@@ -853,7 +884,7 @@ export const suite: Suite = {
         '',
         '-- F1: attack x payload (full 5-min leaks) --',
         table(['attack', 'payload', 'leak', 'segs read', 'bit errors', 'soft mark', 'z (true)', 'rank', 'best', 'gap', 'verdict'], f1Rows),
-        `(soft mark = mean of reading x codeword bit, 1.0 = the full mark; z cannot exceed sqrt(segments read) = ${fmt(Math.sqrt(segments))} for a full leak)`,
+        `(soft mark = mean of reading x codeword bit, 1.0 = the full mark; z tops out near sqrt(segments read) = ${fmt(Math.sqrt(segments))} for a full leak: it counts agreeing bits, not their strength)`,
         '',
         table(['attack \\ payload', ...payloads.map(String)], matrix),
         `F1 ${verdictOk(f1Ok)}: ${f1.filter((o) => o.verdict === 'correct').length}/${f1.length} leaks name the right viewer (rank 1, z >= ${Z_THRESHOLD}); min z ${fmt(Math.min(...f1.map((o) => o.trueZ[0]!)))}; wrong accusations ${f1.filter((o) => o.verdict === 'wrong').length}`,
@@ -863,7 +894,7 @@ export const suite: Suite = {
           ['leak min', 'start s', 'segs read', 'z ceiling', 'bit errors', 'soft mark', 'z (true)', 'rank', 'verdict'],
           f2.map((o) => [o.minutes, o.startS, String(o.segmentsRead), Math.sqrt(o.segmentsRead), String(o.bitErrors[0]), o.softMean[0]!, o.trueZ[0]!, String(o.trueRank[0]), o.verdict]) as (string | number)[][],
         ),
-        `(z ceiling = sqrt(segments read): ${Z_THRESHOLD} needs at least ${Math.ceil(Z_THRESHOLD ** 2)} segments read, i.e. ${fmt((Math.ceil(Z_THRESHOLD ** 2) * 4) / 60, 1)} min of 4-s segments plus the partial ones at the ends)`,
+        `(z ceiling ~ sqrt(segments read): ${Z_THRESHOLD} needs at least ${Math.ceil(Z_THRESHOLD ** 2)} segments read, i.e. ${fmt((Math.ceil(Z_THRESHOLD ** 2) * 4) / 60, 1)} min of 4-s segments plus the partial ones at the ends)`,
         `F2 ${verdictOk(f2Ok)}: shortest identified ${f2Shortest !== undefined ? `${f2Shortest} min` : 'none'} (target <= ${F2_TARGET_MIN} min)`,
         '',
         `-- F3: mark quality and bitrate (${f3Rows.length} sampled segments; viewer ${payloads[0]} for the edges) --`,
@@ -878,6 +909,7 @@ export const suite: Suite = {
         `mark PSNR-Y (the mark alone, pre-encode) ${fmt(markPsnr)} dB (computed from the pattern frames ${fmt(markPsnrCalc)} dB; without the dither ${fmt(markPsnrNoDither)} dB; target >= ${F3_PSNR_DB})`,
         `delivered PSNR-Y vs the clean working copy (CRF 18): variant A ${fmt(median(f3Rows.map((r) => r.aVsWorking)))} dB, clean re-encode at the same settings ${fmt(median(f3Rows.map((r) => r.cleanVsWorking)))} dB; variant A vs that clean re-encode ${fmt(median(f3Rows.map((r) => r.aVsClean)))} dB (medians)`,
         `bitrate overhead vs the clean re-encode (video bytes): A ${fmt(overheadA * 100)} %, B ${fmt(overheadB * 100)} %, A+B ${fmt(overheadAB * 100)} % (target <= ${F3_OVERHEAD * 100} %)`,
+        `  (clean re-encode = the working segment through the same x264 settings; the variant pipeline with an all-grey pattern gives a bit-identical stream: ${baselineIdentical === null ? 'not checked' : baselineIdentical ? 'yes' : 'NO'})`,
         `segment edges: viewer/clean |dY| at the edge ${fmt(edgeRatio, 3)} (median; limit 1.10), i.e. +${fmt(edgeExtra, 3)} levels on ${fmt(median(edges.map((e) => e.cleanEdge)))} (keyframe + motion), vs ${fmt(median(edges.map((e) => e.viewerInside)))} between ordinary consecutive frames`,
         `  low-frequency step per pattern cell (viewer minus clean change): mean ${fmt(stepMean)}, max ${fmt(stepMax)} levels; by design (a x pattern change) mean ${fmt(designMean)}, max ${fmt(designMax)}`,
         `F3 ${verdictOk(f3Ok)}: PSNR ${verdictOk(markPsnr >= F3_PSNR_DB)}, overhead ${verdictOk(overheadAB <= F3_OVERHEAD)}, edges ${stepOk ? 'no visible step' : 'STEP'}`,
@@ -958,7 +990,7 @@ export const suite: Suite = {
         attacks: ATTACKS.map((a) => ({ id: a.id, label: a.label, filter: a.filter(width, height), crf: a.crf, extra: a.extra ?? [] })),
         f1: { met: f1Ok, leaks: f1.map((o) => ({ attack: o.attack, ...strip(o) })), attackWallS: attackWall, skippedForTime: skipped },
         f2: { met: f2Ok, shortestMinutes: f2Shortest ?? null, leaks: f2.map((o) => ({ minutes: o.minutes, startS: o.startS, ...strip(o) })) },
-        f3: { met: f3Ok, markPsnrY: markPsnr, markPsnrComputed: markPsnrCalc, markPsnrNoDither, overhead: { a: overheadA, b: overheadB, ab: overheadAB }, segments: f3Rows, edges, edgeExtra, edgeRatio, stepMax, stepMean, designMax, designMean, stepOk },
+        f3: { met: f3Ok, baselineIdentical, markPsnrY: markPsnr, markPsnrComputed: markPsnrCalc, markPsnrNoDither, overhead: { a: overheadA, b: overheadB, ab: overheadAB }, segments: f3Rows, edges, edgeExtra, edgeRatio, stepMax, stepMean, designMax, designMean, stepOk },
         f4: { met: f4Ok, playlistUs, playlistWithCodewordUs: playlistCodeUs, playlistBytes, viewers },
         f5: { met: f5Ok, ...f5, stageMedians },
         f6: { met: f6Ok, trials: f6Trials, accusations: f6Accusations, real: nullReal.map(strip), codebookTrials, noiseTrials, unmarkedRms },
