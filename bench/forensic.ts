@@ -822,11 +822,20 @@ export const suite: Suite = {
         cells.sort((x, y) => x.cost - y.cost || x.pi - y.pi);
         for (;;) {
           const leftS = budgetMin * 60 - (performance.now() - suiteT0) / 1000 - 90;
-          const first = cells.find((c) => c.cost + unit * 0.3 <= leftS);
-          if (!first) break;
-          // One decode of this viewer's copy for every one of its cells that still fits.
-          let total = unit * 0.3;
-          const batch = cells.filter((c) => c.pi === first.pi && (total + c.cost <= leftS ? ((total += c.cost), true) : false));
+          // Cheapest cells first, over all viewers (a viewer's copy is decoded once per batch); run one viewer's share.
+          let total = 0;
+          const touched = new Set<number>();
+          const selected = cells.filter((c) => {
+            const extra = c.cost + (touched.has(c.pi) ? 0 : unit * 0.3);
+            if (total + extra > leftS) return false;
+            total += extra;
+            touched.add(c.pi);
+            return true;
+          });
+          if (!selected.length) break;
+          const first = selected[0]!;
+          const batch = selected.filter((c) => c.pi === first.pi);
+          total = unit * 0.3 + batch.reduce((acc, c) => acc + c.cost, 0);
           const attacks = batch.map((c) => c.a);
           log(`  budget: ${Math.round(leftS)} s left; ${attacks.length} more full-resolution attack(s) on viewer ${first.u} (about ${Math.round(total)} s)`);
           plan[first.pi]!.attacks.push(...attacks);
