@@ -43,6 +43,7 @@ import type { ProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 import { median, runMeasured, waitForQuiet, type Measured } from './lib/measure.js';
 import { fmt, formatMachine, OUT_DIR, table, WMARK_BIN, type Suite, type SuiteContext } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
+import { rng } from '../test/helpers/rng.js';
 
 const execFileP = promisify(execFile);
 
@@ -284,19 +285,6 @@ async function ffmpeg(bin: string, args: string[]): Promise<{ stderr: string; st
   return { stdout: stdout as Buffer, stderr: (stderr as Buffer).toString('utf8'), wallS: (performance.now() - t0) / 1000 };
 }
 
-/** Mulberry32: payloads, offsets and noise are reproducible from --seed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const gauss = () => Math.sqrt(-2 * Math.log(Math.max(next(), 1e-12))) * Math.cos(2 * Math.PI * next());
-  return { next, gauss, int: (n: number) => Math.floor(next() * n) };
-}
 
 const verdictOk = (ok: boolean) => (ok ? 'MET' : 'MISSED');
 const mbps = (bytes: number, seconds: number) => (bytes * 8) / seconds / 1e6;

@@ -7,27 +7,12 @@ import { frameSignature, SIGNATURE_CELLS, type LeakFrames, type SegmentReading, 
 import { patternField } from '../../src/core/forensic/pattern-image.js';
 import { patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE } from '../../src/core/forensic/pattern-image.js';
+import { rng, type Rng } from './rng.js';
 import { FFMPEG } from './tools.js';
 
 const run = promisify(execFile);
 
-/** mulberry32: small, fast, seeded; every synthetic test is reproducible from its seed. */
-export function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const gauss = () => {
-    const u = Math.max(next(), 1e-12);
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * next());
-  };
-  return { next, gauss, int: (n: number) => Math.floor(next() * n) };
-}
-export type Rng = ReturnType<typeof rng>;
+export { rng, type Rng } from './rng.js';
 
 /** A smooth random picture (a few low-frequency waves around mid-grey, roughly 40..215): a stand-in for a segment's mean frame. */
 export function smoothImage(r: Rng, width: number, height: number): Float32Array {
