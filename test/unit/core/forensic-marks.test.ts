@@ -160,6 +160,28 @@ describe('patternFrameYuv420', () => {
     for (let p = 0; p < a.length; p++) sum += a[p]! - 128 + (b[p]! - 128);
     expect(Math.abs(sum / a.length)).toBeLessThan(0.05);
   });
+
+  it('keeps the mark alone at >= 47 dB PSNR-Y over many 720p segments (FORENSIC.md F3), at the designed amplitude', { timeout: 60_000 }, () => {
+    const width = 1280, height = 720, n = width * height;
+    let squares = 0;
+    let projection = 0;
+    let energy = 0;
+    for (let k = 0; k < 8; k++) {
+      const grid = patternGrid(KEY, VIDEO, k);
+      const field = patternField(grid, width, height);
+      const luma = patternFrameYuv420(grid, width, height);
+      for (let p = 0; p < n; p++) {
+        const d = luma[p]! - 128;
+        squares += d * d;
+        projection += d * field[p]!;
+        energy += field[p]! * field[p]!;
+      }
+    }
+    const psnr = 10 * Math.log10((255 * 255) / (squares / (8 * n)));
+    expect(psnr).toBeGreaterThanOrEqual(47);
+    // The dither costs PSNR but keeps the smooth component (what survives an encode) at the full amplitude.
+    expect(projection / energy).toBeCloseTo(MARK_AMPLITUDE, 2);
+  });
 });
 
 describe('sidecar format', () => {
