@@ -133,6 +133,11 @@ describe('unknown commands and options', () => {
     const arg = await cli(['--json', 'template', 'show']);
     expect(arg.code).toBe(2);
     expect(jsonError(arg)).toEqual({ code: 'USAGE', message: "missing required argument 'id'", hint: 'See --help.' });
+    for (const [command, name] of [[['ingest', '--key', 'k'], 'file-or-url'], [['template', 'create'], 'file']] as const) {
+      const missing = await cli(['--json', ...command]);
+      expect(missing.code).toBe(2);
+      expect(jsonError(missing)).toEqual({ code: 'USAGE', message: `missing required argument '${name}'`, hint: 'See --help.' });
+    }
   });
 });
 

@@ -109,6 +109,15 @@ describe('remote mode against a real wmark serve', () => {
     expect(r.json()).toMatchObject({ key: 'movie-1', status: 'INGESTED', sourceUrl: source });
   });
 
+  it('ingest --remote <path>: a value after --remote that is not a URL is the source, and the default service is used', async () => {
+    const r = await cli(['--json', 'ingest', '--remote', path.relative(cwd, source), '--key', 'movie-1-again', '--interval', '200ms']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json()).toMatchObject({ key: 'movie-1-again', status: 'INGESTED', sourceUrl: source });
+    const bad = await cli(['--json', 'watermark', '--remote', 'not-a-url', '--key', 'movie-1', '--text', 'x']);
+    expect(bad.code).toBe(2);
+    expect(bad.json().error).toMatchObject({ code: 'BAD_REMOTE', message: '--remote: expected an http(s) URL, got "not-a-url"' });
+  });
+
   it('template create/show/list --remote use the /templates routes', async () => {
     const file = path.join(cwd, 'tpl.json');
     writeFileSync(file, JSON.stringify({ name: 'viewer', settings: [{ content: 'for %name%', x: 0.1, y: 0.1, align: 'LEFT', verticalAlign: 'TOP' }] }));

@@ -5,19 +5,20 @@ import { ingestVideo, isRemoteSource } from '../../engine/ingest.js';
 import { toVideoResource, type VideoResource } from '../../engine/resources.js';
 import { action } from '../program.js';
 import type { ChalkInstance } from 'chalk';
-import { addRemoteOptions } from './remote-common.js';
+import { addRemoteOptions, positionalBeforeRemote } from './remote-common.js';
 import { remoteIngest, type RemoteIngestOptions } from './remote-ingest.js';
 
 export function registerIngest(program: Command): void {
   const ingest = program
     .command('ingest')
     .description('register a video (local file or http(s) URL) and prepare it for watermarking')
-    .argument('<file-or-url>', 'source video')
+    .argument('[file-or-url]', 'source video')
     .option('--key <key>', 'custom key to refer to the video by (default: the source path or URL)')
     .option('--name <name>', 'human-readable name')
     .option('--forensic', 'also prepare it for FORENSIC watermarks (videos of 5 minutes or more)')
     .action(
-      action(async (ctx, source: string, opts: RemoteIngestOptions, cmd: Command) => {
+      action(async (ctx, given: string | undefined, opts: RemoteIngestOptions, cmd: Command) => {
+        let source = positionalBeforeRemote(given, opts, 'file-or-url');
         if (opts.remote !== undefined) return remoteIngest(ctx, source, opts, cmd);
         const engine = await ctx.openEngine();
         // Relative paths are relative to the caller's folder (which, in-process, is not necessarily process.cwd()).

@@ -27,6 +27,20 @@ export function addRemoteOptions(cmd: Command, options: { api?: boolean; timeout
   return cmd;
 }
 
+/**
+ * The command's one positional argument (declared optional), recovered when `--remote` swallowed it: in `ingest
+ * --remote movie.mp4` the flag's optional URL took the path. A value that is not an http(s) URL was the argument, and
+ * --remote then means the default service. Missing altogether: the usage error commander would have given.
+ */
+export function positionalBeforeRemote(given: string | undefined, flags: RemoteFlags, name: string): string {
+  if (given === undefined && typeof flags.remote === 'string' && !isHttpUrl(flags.remote)) {
+    given = flags.remote;
+    flags.remote = true;
+  }
+  if (given === undefined) throw usageError('USAGE', `missing required argument '${name}'`, { hint: 'See --help.' });
+  return given;
+}
+
 /** Runs `remote` when --remote was given, `local` otherwise; both get the same arguments. */
 export function remoteOr(remote: (ctx: CliContext, ...args: any[]) => Promise<number | void>, local: (ctx: CliContext, ...args: any[]) => Promise<number | void>) {
   return async (ctx: CliContext, ...args: any[]): Promise<number | void> => {
@@ -72,7 +86,7 @@ export async function openRemote(
 ): Promise<OpenedRemote> {
   const url = typeof flags.remote === 'string' ? flags.remote : undefined;
   if (url !== undefined && !isHttpUrl(url)) {
-    throw usageError('BAD_REMOTE', `--remote: expected an http(s) URL, got "${url}"`, { hint: 'e.g. --remote https://watermark.example.com (or --remote=URL when a path follows)' });
+    throw usageError('BAD_REMOTE', `--remote: expected an http(s) URL, got "${url}"`, { hint: 'e.g. --remote https://watermark.example.com' });
   }
   const timeoutMs = parseDuration(flags.timeout ?? options.defaultTimeout ?? DEFAULT_TIMEOUT, '--timeout');
   // A command whose --api has a default (watermark) says whether the user gave it; elsewhere the flag is unset unless given.

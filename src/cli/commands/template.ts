@@ -5,7 +5,7 @@ import { toTemplateResource, type TemplateResource } from '../../engine/resource
 import { createTemplate, deleteTemplate, getTemplate, listTemplates } from '../../engine/templates.js';
 import { action } from '../program.js';
 import { readJsonInput } from '../read-input.js';
-import { addRemoteOptions, type RemoteFlags } from './remote-common.js';
+import { addRemoteOptions, positionalBeforeRemote, type RemoteFlags } from './remote-common.js';
 import { remoteTemplateCreate, remoteTemplateList, remoteTemplateShow } from './remote-template.js';
 
 export function registerTemplate(program: Command): void {
@@ -13,9 +13,10 @@ export function registerTemplate(program: Command): void {
   template
     .command('create')
     .description('create a template from a JSON file {"name", "description"?, "settings": [...]} ("-" reads stdin)')
-    .argument('<file>', 'JSON file, or - for stdin')
+    .argument('[file]', 'JSON file, or - for stdin')
     .action(
-      action(async (ctx, file: string, opts: RemoteFlags) => {
+      action(async (ctx, given: string | undefined, opts: RemoteFlags) => {
+        const file = positionalBeforeRemote(given, opts, 'file');
         if (opts.remote !== undefined) return remoteTemplateCreate(ctx, file, opts);
         const body = await readJsonInput(ctx.io, file);
         const engine = await ctx.openEngine();
@@ -41,9 +42,10 @@ export function registerTemplate(program: Command): void {
   template
     .command('show')
     .description('show one template')
-    .argument('<id>')
+    .argument('[id]')
     .action(
-      action(async (ctx, id: string, opts: RemoteFlags) => {
+      action(async (ctx, given: string | undefined, opts: RemoteFlags) => {
+        const id = positionalBeforeRemote(given, opts, 'id');
         if (opts.remote !== undefined) return remoteTemplateShow(ctx, id, opts);
         const engine = await ctx.openEngine();
         const resource = toTemplateResource(getTemplate(engine, id));
