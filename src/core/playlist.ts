@@ -56,11 +56,21 @@ export function writeMediaPlaylist(options: WriteMediaPlaylistOptions): string {
     throw new RangeError(`mediaSequence must be a non-negative integer, got ${String(mediaSequence)}`);
   }
 
+  // Formatted once per distinct duration: a title's segments share one or two lengths, and a new viewer's playlist
+  // is on the request path (FORENSIC.md F4).
+  const formatted = new Map<number, string>();
+  const extinf: string[] = new Array(segments.length);
   let longest = 0;
-  for (const segment of segments) {
+  segments.forEach((segment, i) => {
     assertSegment(segment);
-    longest = Math.max(longest, Number(segment.duration.toFixed(DURATION_DECIMALS)));
-  }
+    let text = formatted.get(segment.duration);
+    if (text === undefined) {
+      text = segment.duration.toFixed(DURATION_DECIMALS);
+      formatted.set(segment.duration, text);
+      longest = Math.max(longest, Number(text));
+    }
+    extinf[i] = text;
+  });
   // RFC 8216 4.3.3.1 only requires rounding to be <= target; rounding up is the safe reading
   // (Apple's validator and several players want every EXTINF <= EXT-X-TARGETDURATION).
   const required = Math.ceil(longest);
@@ -69,19 +79,13 @@ export function writeMediaPlaylist(options: WriteMediaPlaylistOptions): string {
     throw new RangeError(`targetDuration must be an integer >= ${Math.max(1, required)}, got ${String(targetDuration)}`);
   }
 
-  const lines = [
-    '#EXTM3U',
-    '#EXT-X-VERSION:3',
-    `#EXT-X-TARGETDURATION:${targetDuration}`,
-    `#EXT-X-MEDIA-SEQUENCE:${mediaSequence}`,
-    `#EXT-X-PLAYLIST-TYPE:${playlistType}`,
-  ];
-  if (options.independentSegments ?? true) lines.push('#EXT-X-INDEPENDENT-SEGMENTS');
-  for (const segment of segments) {
-    lines.push(`#EXTINF:${segment.duration.toFixed(DURATION_DECIMALS)},`, segment.uri);
-  }
-  if (ended) lines.push('#EXT-X-ENDLIST');
-  return `${lines.join('\n')}\n`;
+  let out = `#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:${targetDuration}\n#EXT-X-MEDIA-SEQUENCE:${mediaSequence}\n#EXT-X-PLAYLIST-TYPE:${playlistType}\n`;
+  if (options.independentSegments ?? true) out += '#EXT-X-INDEPENDENT-SEGMENTS\n';
+  segments.forEach((segment, i) => {
+    out += `#EXTINF:${extinf[i]},\n${segment.uri}\n`;
+  });
+  if (ended) out += '#EXT-X-ENDLIST\n';
+  return out;
 }
 
 /** Reads our own playlists back; tolerant of CRLF, blank lines, a BOM and unknown tags. */
