@@ -1,10 +1,11 @@
 // Watermark requests and jobs: identity, expiration rules, per-segment rendering on a worker pool, playlist and mp4 publishing.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, cp, link, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, cp, link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { engineError, notFoundError, WmarkError, isWmarkError, usageError } from '../core/errors.js';
-import { drawtextFilter, framesPerSegment, joinMp4Args, segmentFileName, segmentRenderArgs } from '../core/ffmpeg-plan.js';
+import { framesPerSegment, joinMp4Args, segmentFileName, segmentRenderArgs, textDrawing, type TextFile } from '../core/ffmpeg-plan.js';
+import { FALLBACK_FONT_METRICS, parseFontMetrics, type FontMetrics } from '../core/font-metrics.js';
 import { writeMediaPlaylist } from '../core/playlist.js';
 import { canonicalSettings, watermarkIdentity, type ForensicSetting, type Setting, type TextSetting } from '../core/settings.js';
 import { codeword, forensicKey } from '../core/forensic/keyed-bits.js';
@@ -122,12 +123,22 @@ function textSettings(w: WatermarkRecord): TextSetting[] {
   return (w.settings as Setting[]).filter((s): s is TextSetting => s.type === 'TEXT');
 }
 
-/** The filtergraph for a watermark: one drawtext per TEXT setting, text read from files in the work folder. */
-export function watermarkFilterGraph(w: WatermarkRecord, video: VideoRecord, fontFile: string): string {
-  const chain = textSettings(w).map((setting, i) =>
-    drawtextFilter({ setting, textFile: `text_${i}.txt`, fontFile, frameHeight: video.height!, timeOrigin: video.timeOrigin }),
+/** The filtergraph for a watermark (drawtext filters for every TEXT setting) and the text files it reads from the work folder. */
+export function watermarkFilterGraph(w: WatermarkRecord, video: VideoRecord, fontFile: string, metrics: FontMetrics): { graph: string; files: TextFile[] } {
+  const drawings = textSettings(w).map((setting, index) =>
+    textDrawing({ setting, index, fontFile, metrics, frameHeight: video.height!, timeOrigin: video.timeOrigin }),
   );
-  return chain.length ? chain.join(',') : 'null';
+  const filters = drawings.flatMap((d) => d.filters);
+  return { graph: filters.length ? filters.join(',') : 'null', files: drawings.flatMap((d) => d.files) };
+}
+
+/** The font's line metrics for multi-line text; a font that cannot be parsed gets DejaVu Sans' figures. */
+async function fontMetrics(fontFile: string): Promise<FontMetrics> {
+  try {
+    return parseFontMetrics(await readFile(fontFile)) ?? FALLBACK_FONT_METRICS;
+  } catch {
+    return FALLBACK_FONT_METRICS;
+  }
 }
 
 function playlistFor(video: VideoRecord, doneCount: number): string {
@@ -198,9 +209,10 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, events: JobEv
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
   const texts = textSettings(w);
-  await Promise.all(texts.map((s, i) => writeFile(path.join(work, `text_${i}.txt`), s.content, 'utf8')));
+  const drawing = watermarkFilterGraph(w, video, engine.tools.font.path, await fontMetrics(engine.tools.font.path));
+  await Promise.all(drawing.files.map((f) => writeFile(path.join(work, f.name), f.content, 'utf8')));
   const filterScript = path.join(work, 'filter.txt');
-  await writeFile(filterScript, watermarkFilterGraph(w, video, engine.tools.font.path), 'utf8');
+  await writeFile(filterScript, drawing.graph, 'utf8');
 
   const count = video.segments.length;
   const done = await doneSegments(dir, count);

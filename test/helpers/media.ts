@@ -73,18 +73,26 @@ export async function decodesCleanly(input: string): Promise<void> {
   await run(FFMPEG, ['-v', 'error', '-xerror', '-i', input, '-f', 'null', '-']);
 }
 
-/** Bounding box of pixels that differ from `background` by more than `threshold` (sum of channel differences). */
-export function diffBox(f: RgbFrame, background: [number, number, number], threshold = 60): { x0: number; y0: number; x1: number; y1: number; count: number } | undefined {
+/**
+ * Bounding box of the pixels inside `region` (default: the whole frame) that differ from `background` by more than
+ * `threshold` (sum of channel differences).
+ */
+export function diffBox(
+  f: RgbFrame,
+  background: [number, number, number],
+  threshold = 60,
+  region = { x0: 0, y0: 0, x1: f.width - 1, y1: f.height - 1 },
+): { x0: number; y0: number; x1: number; y1: number; count: number } | undefined {
   let x0 = Infinity, y0 = Infinity, x1 = -1, y1 = -1, count = 0;
-  for (let y = 0; y < f.height; y++) {
-    for (let x = 0; x < f.width; x++) {
+  for (let y = region.y0; y <= region.y1; y++) {
+    for (let x = region.x0; x <= region.x1; x++) {
       const [r, g, b] = f.at(x, y);
       if (Math.abs(r - background[0]) + Math.abs(g - background[1]) + Math.abs(b - background[2]) > threshold) {
         count++;
-        if (x < x0) x0 = x;
-        if (x > x1) x1 = x;
-        if (y < y0) y0 = y;
-        if (y > y1) y1 = y;
+        x0 = Math.min(x0, x);
+        x1 = Math.max(x1, x);
+        y0 = Math.min(y0, y);
+        y1 = Math.max(y1, y);
       }
     }
   }

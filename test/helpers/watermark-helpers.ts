@@ -10,7 +10,7 @@ import type { Engine } from '../../src/engine/engine.js';
 import { ingestVideo } from '../../src/engine/ingest.js';
 import type { Container, VideoRecord, WatermarkRecord } from '../../src/engine/store.js';
 import { PLAYLIST_NAME, requestWatermark, runWatermarkJob, watermarkDir, type WatermarkRequestResult } from '../../src/engine/watermark.js';
-import { type RgbFrame } from './media.js';
+import { diffBox, type RgbFrame } from './media.js';
 import { FFMPEG, FFPROBE, FONT } from './tools.js';
 
 const run = promisify(execFile);
@@ -160,22 +160,26 @@ export interface ReferenceText {
  * The frame at `seconds` of `input` with the text drawn by plain ffmpeg: text from a file, expansion off,
  * our own filter string, no re-encode. It is what "drawn literally" looks like.
  */
-export async function referenceFrame(input: string, seconds: number, ref: ReferenceText, size: { width: number; height: number }): Promise<RgbFrame> {
+export function referenceFrame(input: string, seconds: number, ref: ReferenceText, size: { width: number; height: number }): Promise<RgbFrame> {
+  const shadow = ref.shadow ? `:shadowcolor=${ref.shadow.color}:shadowx=${ref.shadow.x}:shadowy=${ref.shadow.y}` : '';
+  // The script is read with -filter_script, so only filtergraph escaping could matter; these paths need none.
+  const graph = `drawtext=fontfile=${FONT}:textfile=text.txt:expansion=${ref.expansion ?? 'none'}:fontsize=${ref.fontPx}:fontcolor=${ref.color}:x=${ref.x}:y=${ref.y}${shadow}`;
+  return filteredFrame(input, seconds, graph, new Map([['text.txt', ref.text]]), size);
+}
+
+/**
+ * The frame at `seconds` of `input` through a filter graph, unencoded (raw RGB): `files` (name -> UTF-8 content) are
+ * written next to the graph, which is run from that folder, so relative textfile= names find them.
+ */
+export async function filteredFrame(input: string, seconds: number, graph: string, files: Map<string, string>, size: { width: number; height: number }): Promise<RgbFrame> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-ref-'));
   try {
-    const textFile = path.join(dir, 'text.txt');
-    writeFileSync(textFile, ref.text, 'utf8');
-    const shadow = ref.shadow ? `:shadowcolor=${ref.shadow.color}:shadowx=${ref.shadow.x}:shadowy=${ref.shadow.y}` : '';
-    const script = path.join(dir, 'filter.txt');
-    // Paths are in a file read with -filter_script, so only filtergraph escaping could matter; these paths need none.
-    writeFileSync(
-      script,
-      `drawtext=fontfile=${FONT}:textfile=${textFile}:expansion=${ref.expansion ?? 'none'}:fontsize=${ref.fontPx}:fontcolor=${ref.color}:x=${ref.x}:y=${ref.y}${shadow},select=gte(t\\,${seconds})`,
-    );
+    for (const [name, content] of files) writeFileSync(path.join(dir, name), content, 'utf8');
+    writeFileSync(path.join(dir, 'filter.txt'), `${graph},select=gte(t\\,${seconds})`);
     const { stdout } = await run(
       FFMPEG,
-      ['-v', 'error', '-i', input, '-filter_script:v', script, '-vsync', '0', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
-      { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+      ['-v', 'error', '-i', path.resolve(input), '-filter_script:v', 'filter.txt', '-vsync', '0', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+      { cwd: dir, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
     );
     const expected = size.width * size.height * 3;
     if (stdout.length !== expected) throw new Error(`reference decoded ${stdout.length} bytes, expected ${expected}`);
@@ -193,7 +197,6 @@ export async function referenceFrame(input: string, seconds: number, ref: Refere
   }
 }
 
-/** Container duration in seconds (mp4; the bundled ffprobe cannot read MPEG-TS). */
 export async function durationOf(file: string): Promise<number> {
   const { stdout } = await run(FFPROBE, ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file]);
   return Number(stdout.trim());
@@ -255,20 +258,7 @@ export function loggedEncodes(log: string): string[] {
 
 /** Bounding box of pixels inside `region` that differ from `background` by more than `threshold` (sum over channels). */
 export function diffBoxIn(f: RgbFrame, background: Rgb, region: Box, threshold = 60): (Box & { count: number }) | undefined {
-  let x0 = Infinity, y0 = Infinity, x1 = -1, y1 = -1, count = 0;
-  for (let y = region.y0; y <= region.y1; y++) {
-    for (let x = region.x0; x <= region.x1; x++) {
-      const [r, g, b] = f.at(x, y);
-      if (Math.abs(r - background[0]) + Math.abs(g - background[1]) + Math.abs(b - background[2]) > threshold) {
-        count++;
-        x0 = Math.min(x0, x);
-        x1 = Math.max(x1, x);
-        y0 = Math.min(y0, y);
-        y1 = Math.max(y1, y);
-      }
-    }
-  }
-  return count ? { x0, y0, x1, y1, count } : undefined;
+  return diffBox(f, background, threshold, region);
 }
 
 /** Bounding box of pixels within `tolerance` (max channel difference) of `colour`. */
@@ -286,4 +276,37 @@ export function colourBox(f: RgbFrame, colour: Rgb, tolerance: number, region: B
     }
   }
   return count ? { x0, y0, x1, y1, count } : undefined;
+}
+
+/** Boxes of the text lines in a frame: runs of rows holding ink (pixels off `background`), top to bottom. */
+export function lineBoxes(f: RgbFrame, background: Rgb, threshold = 60): (Box & { count: number })[] {
+  const whole = { x0: 0, x1: f.width - 1 };
+  const inked = Array.from({ length: f.height }, (_, y) => diffBoxIn(f, background, { ...whole, y0: y, y1: y }, threshold) !== undefined);
+  const boxes: (Box & { count: number })[] = [];
+  for (let y = 0; y < f.height; y++) {
+    if (!inked[y] || (y > 0 && inked[y - 1])) continue;
+    let end = y;
+    while (end + 1 < f.height && inked[end + 1]) end++;
+    boxes.push(diffBoxIn(f, background, { ...whole, y0: y, y1: end }, threshold)!);
+  }
+  return boxes;
+}
+
+/**
+ * Mean absolute luma difference (0..255) between same-sized crops of two frames, each at its own top-left corner.
+ * Luma only: on yuv420p video the chroma of a glyph's edge depends on whether it lands on an even or odd pixel.
+ */
+export function cropDifference(a: RgbFrame, aBox: Box, b: RgbFrame, bBox: Box): number {
+  const w = Math.max(aBox.x1 - aBox.x0, bBox.x1 - bBox.x0) + 1;
+  const h = Math.max(aBox.y1 - aBox.y0, bBox.y1 - bBox.y0) + 1;
+  const luma = ([r, g, b]: Rgb) => 0.299 * r + 0.587 * g + 0.114 * b;
+  let sum = 0;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const p = a.at(Math.min(aBox.x0 + x, a.width - 1), Math.min(aBox.y0 + y, a.height - 1));
+      const q = b.at(Math.min(bBox.x0 + x, b.width - 1), Math.min(bBox.y0 + y, b.height - 1));
+      sum += Math.abs(luma(p) - luma(q));
+    }
+  }
+  return sum / (w * h);
 }

@@ -10,7 +10,7 @@ import { createTemplate } from '../../src/engine/templates.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { decodeFrame, diffBox, type RgbFrame } from '../helpers/media.js';
-import { compareRegion, grow, ingestFixture, meanRgb, referenceFrame, renderWith, SMALL, unionBox, type FrameDiff } from '../helpers/watermark-helpers.js';
+import { compareRegion, cropDifference, filteredFrame, grow, ingestFixture, lineBoxes, meanRgb, referenceFrame, renderWith, SMALL, unionBox, type FrameDiff } from '../helpers/watermark-helpers.js';
 
 const KEY = 'hostile';
 const FONT_SIZE = 0.12;
@@ -65,7 +65,6 @@ const HOSTILE: [string, string, string][] = [
   ['drawtext expansions', '%{pts} %{localtime}', '0.000000 %{localtime}'],
   ['template-looking text', '[%x%] %y%', '[] %y%'],
   ['filter separators', 'x,y;z[out]=1', 'x'],
-  ['two lines', 'line1\nline2', 'line1 line2'],
   ['emoji', 'hi 😀🎬 ok', 'hi ok'],
   ['Hebrew and Arabic', 'שלום مرحبا', 'שלום'],
 ];
@@ -89,6 +88,32 @@ describe.each(HOSTILE)('%s', (_name, content, nearMiss) => {
     expect(run!.script).toContain('expansion=none');
     const lines = content.split('\n').filter((l) => l.trim().length > 2);
     for (const piece of lines) expect(run!.script).not.toContain(piece);
+  });
+});
+
+describe('newlines', () => {
+  it('start a new line: each line reaches ffmpeg through its own text file and is drawn literally', async () => {
+    const content = "first: 'a'\nsecond \\ %{n}";
+    const got = await engineFrame(content, 1);
+    const run = seen.find((s) => [...s.texts.values()].includes("first: 'a'"));
+    expect(run, 'a text file holding exactly the first line').toBeDefined();
+    expect([...run!.texts.values()]).toEqual(content.split('\n'));
+    expect(run!.script).toContain('expansion=none');
+    for (const line of content.split('\n')) expect(run!.script).not.toContain(line);
+    // Drawn: two lines of ink in the engine's output.
+    const bg = meanRgb(got, { x0: 0, y0: 0, x1: 5, y1: 5 });
+    expect(lineBoxes(got, bg, 200)).toHaveLength(2);
+    // Literal: the engine's own filter script and text files, run by plain ffmpeg without an encode, draw each line
+    // pixel for pixel as a literal render of that line alone (same glyphs; only the position differs).
+    const pristine = await filteredFrame(workingSegment(engine, video.id, 0), 1, run!.script, run!.texts, SMALL);
+    const lines = lineBoxes(pristine, bg);
+    expect(lines).toHaveLength(2);
+    for (const [i, line] of content.split('\n').entries()) {
+      const alone = await literalRender(line);
+      const aloneBox = diffBox(alone, bg)!;
+      expect(cropDifference(pristine, lines[i]!, alone, aloneBox), `line ${i}`).toBeLessThan(0.5);
+      expect(cropDifference(pristine, lines[1 - i]!, alone, aloneBox), `line ${1 - i} is not line ${i}`).toBeGreaterThan(10);
+    }
   });
 });
 

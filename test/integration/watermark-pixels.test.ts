@@ -9,6 +9,7 @@ import {
   colourBox,
   diffBoxIn,
   ingestFixture,
+  lineBoxes,
   maxChannelDiff,
   meanRgb,
   parsePlaylist,
@@ -279,6 +280,56 @@ describe('several settings', () => {
     expect(colourBox(frame, [0, 255, 0], 40, topLeft!)).toBeUndefined();
     expect(colourBox(frame, [0, 255, 0], 40, bottomRight!)).toBeDefined();
     expect(colourBox(frame, [255, 0, 0], 40, bottomRight!)).toBeUndefined();
+  });
+});
+
+describe('multi-line text', () => {
+  /** DejaVu Sans (hhea): ascender 1901, descender 483 of 2048 units per em, no line gap. */
+  const ASCENT = 1901 / 2048;
+  const DESCENT = 483 / 2048;
+  const FONT_PX = 18; // 0.1 x 180
+  const PITCH = (ASCENT + DESCENT) * FONT_PX; // 20.95 px
+  const LINES = ['HH', 'HHHHHH', 'HHHH'];
+  /** Ink threshold (sum over RGB) half-way from the 336699 background to white: encoder ringing stays below it. */
+  const INK = 230;
+
+  it.each(['LEFT', 'CENTER', 'RIGHT'] as const)('align %s holds for every line, on baselines one line pitch apart, the block centred on y', async (align) => {
+    const x = 0.5;
+    const y = 0.55;
+    const { frame, bg } = await frameOf([{ content: LINES.join('\n'), x, y, align, verticalAlign: 'MIDDLE', fontSize: 0.1, ...SOLID }]);
+    const boxes = lineBoxes(frame, bg, INK);
+    expect(boxes).toHaveLength(3);
+    const widths = boxes.map((b) => b.x1 - b.x0 + 1);
+    // The lines are 2, 6 and 4 capitals wide: each box is its own line, not the block.
+    expect(widths[1]! / widths[0]!).toBeGreaterThan(2.5);
+    expect(widths[2]! / widths[0]!).toBeGreaterThan(1.6);
+    for (const b of boxes) {
+      const edge = { LEFT: b.x0, CENTER: (b.x0 + b.x1 + 1) / 2, RIGHT: b.x1 + 1 }[align];
+      expect(Math.abs(edge - x * W), `${align} edge ${edge} vs ${x * W}`).toBeLessThanOrEqual(3);
+    }
+    // Capitals sit on the baseline: a box's bottom edge is its line's baseline.
+    const baselines = boxes.map((b) => b.y1 + 1);
+    expect(Math.abs(baselines[1]! - baselines[0]! - PITCH)).toBeLessThanOrEqual(1.5);
+    expect(Math.abs(baselines[2]! - baselines[1]! - PITCH)).toBeLessThanOrEqual(1.5);
+    const blockTop = baselines[0]! - ASCENT * FONT_PX;
+    const blockBottom = baselines[2]! + DESCENT * FONT_PX;
+    expect(Math.abs((blockTop + blockBottom) / 2 - y * H)).toBeLessThanOrEqual(1.5);
+  });
+
+  it('verticalAlign BOTTOM puts the last line\'s descent on y, TOP the first line\'s ascent', async () => {
+    const bottom = await frameOf([{ content: 'HHH\nHHH', x: 0.5, y: 0.9, verticalAlign: 'BOTTOM', fontSize: 0.1, ...SOLID }]);
+    const lastBaseline = lineBoxes(bottom.frame, bottom.bg, INK).at(-1)!.y1 + 1;
+    expect(Math.abs(lastBaseline + DESCENT * FONT_PX - 0.9 * H)).toBeLessThanOrEqual(1.5);
+    const top = await frameOf([{ content: 'HHH\nHHH', x: 0.5, y: 0.1, verticalAlign: 'TOP', fontSize: 0.1, ...SOLID }]);
+    const firstBaseline = lineBoxes(top.frame, top.bg, INK)[0]!.y1 + 1;
+    expect(Math.abs(firstBaseline - ASCENT * FONT_PX - 0.1 * H)).toBeLessThanOrEqual(1.5);
+  });
+
+  it('an empty line keeps its row', async () => {
+    const { frame, bg } = await frameOf([{ content: 'HHH\n\nHH', align: 'RIGHT', x: 0.9, fontSize: 0.1, ...SOLID }]);
+    const boxes = lineBoxes(frame, bg, INK);
+    expect(boxes).toHaveLength(2);
+    expect(Math.abs(boxes[1]!.y1 - boxes[0]!.y1 - 2 * PITCH)).toBeLessThanOrEqual(1.5);
   });
 });
 

@@ -15,9 +15,11 @@ import {
   ingestArgs,
   joinMp4Args,
   segmentRenderArgs,
+  textDrawing,
   type IngestPlan,
   type SegmentRenderPlan,
 } from '../../../src/core/ffmpeg-plan.js';
+import { FALLBACK_FONT_METRICS, parseFontMetrics, type FontMetrics } from '../../../src/core/font-metrics.js';
 import { DEFAULTS, type TextSetting } from '../../../src/core/settings.js';
 import { FFMPEG, FONT } from '../../helpers/tools.js';
 
@@ -89,12 +91,12 @@ function drawtext(overrides: Partial<TextSetting> = {}, frameHeight = 720, timeO
 }
 
 /** Evaluates a drawtext x/y expression at time t (the subset wmark emits: arithmetic and clip()). */
-function evaluate(expr: string, vars: { W?: number; H?: number; tw?: number; th?: number; t: number }): number {
+function evaluate(expr: string, vars: { W?: number; H?: number; tw?: number; th?: number; ascent?: number; t: number }): number {
   expect(expr).toMatch(/^[-+*/().,0-9a-zA-Z]+$/);
   const clip = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  const fn = new Function('W', 'H', 'tw', 'th', 't', 'clip', `return ${expr};`) as (...a: unknown[]) => number;
-  return fn(vars.W ?? 1000, vars.H ?? 500, vars.tw ?? 100, vars.th ?? 20, vars.t, clip);
+  const fn = new Function('W', 'H', 'tw', 'th', 'ascent', 't', 'clip', `return ${expr};`) as (...a: unknown[]) => number;
+  return fn(vars.W ?? 1000, vars.H ?? 500, vars.tw ?? 100, vars.th ?? 20, vars.ascent ?? 15, vars.t, clip);
 }
 
 describe('escapeFilterValue', () => {
@@ -253,6 +255,101 @@ describe('drawtextFilter', () => {
     // Unescaped commas would end the filter (graph level) and break clip(a,b,c).
     expect(filter).toContain('clip((t-0)/5\\,0\\,1)');
     expect(options.x).toContain('clip((t-0)/5,0,1)');
+  });
+});
+
+describe('textDrawing', () => {
+  /** Round figures so the expected positions are easy to read: pitch 1.25 em, block height (n - 1) * pitch + 1.2 em. */
+  const METRICS: FontMetrics = { ascent: 0.9, descent: 0.3, lineGap: 0.05 };
+  const draw = (overrides: Partial<TextSetting>, index = 0, frameHeight = 400) =>
+    textDrawing({ setting: setting(overrides), index, fontFile: '/fonts/DejaVuSans.ttf', frameHeight, timeOrigin: 0, metrics: METRICS });
+
+  it('draws one line with one drawtext, exactly as drawtextFilter, reading text_<index>.txt', () => {
+    const s = { content: "a:b 'c' %{pts}", x: 0.2, align: 'RIGHT', shadowOpacity: 0.5 } as const;
+    const d = draw(s, 3);
+    expect(d.files).toEqual([{ name: 'text_3.txt', content: s.content }]);
+    expect(d.filters).toEqual([drawtextFilter({ setting: setting(s), textFile: 'text_3.txt', fontFile: '/fonts/DejaVuSans.ttf', frameHeight: 400, timeOrigin: 0 })]);
+  });
+
+  it('splits lines into files of their own, keeps every character but the newline, and skips empty lines', () => {
+    const d = draw({ content: "top: 'x'\n\n  \\bottom %{n}\n" }, 1);
+    expect(d.files).toEqual([
+      { name: 'text_1_0.txt', content: "top: 'x'" },
+      { name: 'text_1_2.txt', content: '  \\bottom %{n}' },
+    ]);
+    const read = d.filters.map((f) => parseFilter(f).options);
+    expect(read.map((o) => o.textfile)).toEqual(['text_1_0.txt', 'text_1_2.txt', 'text_1_0.txt', 'text_1_2.txt']);
+    for (const o of read) expect(o.expansion).toBe('none');
+  });
+
+  it.each([
+    ['LEFT', 0],
+    ['CENTER', 0.5],
+    ['RIGHT', 1],
+  ] as const)('aligns every line on its own at x (%s: minus %d of that line\'s width)', (align, share) => {
+    const d = draw({ content: 'a\nbbbb\ncc', x: 0.25, align, shadowOpacity: 0 });
+    expect(d.filters).toHaveLength(3);
+    for (const [i, tw] of [40, 160, 80].entries()) {
+      const x = parseFilter(d.filters[i]!).options.x!;
+      expect(evaluate(x, { W: 1000, tw, t: 0 })).toBeCloseTo(250 - tw * share, 9);
+    }
+  });
+
+  it.each([
+    ['TOP', 0],
+    ['MIDDLE', 0.5],
+    ['BOTTOM', 1],
+  ] as const)('puts the baselines one line pitch apart and the block (%s) at y', (verticalAlign, share) => {
+    // 0.05 x 400 = 20 px font: pitch 25 px, block (3 lines) 2 x 25 + 24 = 74 px, its top at 200 - 74 x share.
+    const d = draw({ content: 'one\ntwo\nthree', y: 0.5, fontSize: 0.05, verticalAlign, shadowOpacity: 0 });
+    const top = 200 - 74 * share;
+    for (const [j, ascent] of [13, 15, 14].entries()) {
+      // drawtext puts a line's baseline `ascent` (its own tallest glyph) below y: the baseline itself is fixed.
+      const y = evaluate(parseFilter(d.filters[j]!).options.y!, { H: 400, ascent, t: 0 });
+      expect(y + ascent).toBeCloseTo(top + 18 + 25 * j, 9);
+    }
+  });
+
+  it('draws every shadow before any text, offset in pixels of the font size, in the shadow colour', () => {
+    const d = draw({ content: 'x\ny', fontSize: 0.05, fontColor: 'FF0000', fontOpacity: 0.7, shadowColor: '0000FF', shadowOpacity: 0.4, shadowOffsetX: 0.1, shadowOffsetY: -0.2 });
+    const read = d.filters.map((f) => parseFilter(f).options);
+    expect(read.map((o) => o.fontcolor)).toEqual(['0x0000FF@0.4', '0x0000FF@0.4', '0xFF0000@0.7', '0xFF0000@0.7']);
+    for (const o of read) expect(Object.keys(o).filter((k) => k.startsWith('shadow'))).toEqual([]);
+    for (const j of [0, 1]) {
+      const shadow = read[j]!;
+      const text = read[j + 2]!;
+      const vars = { W: 1000, H: 400, tw: 30, ascent: 14, t: 0 };
+      expect(evaluate(shadow.x!, vars) - evaluate(text.x!, vars)).toBeCloseTo(2, 9);
+      expect(evaluate(shadow.y!, vars) - evaluate(text.y!, vars)).toBeCloseTo(-4, 9);
+    }
+  });
+
+  it('moves every line with the MOVE animation, keeping the layout', () => {
+    const animation = { type: 'MOVE', toX: 0.9, toY: 0.1, startTime: 0, endTime: 10 } as const;
+    const d = draw({ content: 'a\nb', x: 0.1, y: 0.9, align: 'LEFT', verticalAlign: 'TOP', animation, shadowOpacity: 0 });
+    const pos = (j: number, t: number) => {
+      const o = parseFilter(d.filters[j]!).options;
+      return [evaluate(o.x!, { W: 1000, H: 400, ascent: 10, t }), evaluate(o.y!, { W: 1000, H: 400, ascent: 10, t })];
+    };
+    expect(pos(0, 5)).toEqual([expect.closeTo(500, 6), expect.closeTo(200 + 18 - 10, 6)]);
+    expect(pos(1, 5)[1]! - pos(0, 5)[1]!).toBeCloseTo(25, 9);
+    expect(pos(1, 20)[0]).toBeCloseTo(900, 6);
+  });
+});
+
+describe('parseFontMetrics', () => {
+  it("reads the bundled DejaVu Sans' hhea ascender, descender and line gap in em", async () => {
+    const { readFile } = await import('node:fs/promises');
+    expect(parseFontMetrics(await readFile(FONT))).toEqual(FALLBACK_FONT_METRICS);
+  });
+
+  it('gives up (undefined) on anything but a single sfnt font with head and hhea', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const font = await readFile(FONT);
+    expect(parseFontMetrics(Buffer.alloc(0))).toBeUndefined();
+    expect(parseFontMetrics(Buffer.from([0x74, 0x74, 0x63, 0x66, 0, 1, 0, 0, 0, 0, 0, 1]))).toBeUndefined();
+    expect(parseFontMetrics(Buffer.from('<html>not a font</html>'))).toBeUndefined();
+    expect(parseFontMetrics(font.subarray(0, 40))).toBeUndefined();
   });
 });
 
