@@ -184,13 +184,34 @@ const toJob = (r: Row): JobRecord => ({
   updatedOn: r.updated_on as number,
 });
 
+
+const BUSY_TIMEOUT_MS = 15_000;
+
+/**
+ * Switches the file to WAL. SQLite answers SQLITE_BUSY at once, without calling the busy handler, when another
+ * process holds the lock this needs (several processes opening a new data dir together), so it retries here.
+ */
+function enableWal(db: Database.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+      // A synchronous pause: the constructor is synchronous, like the rest of better-sqlite3.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10 + Math.random() * 40);
+    }
+  }
+}
+
 export class Store {
   readonly db: Database.Database;
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new Database(file, { timeout: 15_000 });
-    this.db.pragma('journal_mode = WAL');
+    this.db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+    enableWal(this.db);
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
     this.migrate();
