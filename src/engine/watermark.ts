@@ -132,13 +132,19 @@ export function watermarkFilterGraph(w: WatermarkRecord, video: VideoRecord, fon
   return { graph: filters.length ? filters.join(',') : 'null', files: drawings.flatMap((d) => d.files) };
 }
 
-/** The font's line metrics for multi-line text; a font that cannot be parsed gets DejaVu Sans' figures. */
-async function fontMetrics(fontFile: string): Promise<FontMetrics> {
-  try {
-    return parseFontMetrics(await readFile(fontFile)) ?? FALLBACK_FONT_METRICS;
-  } catch {
-    return FALLBACK_FONT_METRICS;
+const metricsByFont = new Map<string, Promise<FontMetrics>>();
+
+/** The font's line metrics for multi-line text, read once per font file; one that cannot be parsed gets DejaVu Sans' figures. */
+function fontMetrics(fontFile: string): Promise<FontMetrics> {
+  let metrics = metricsByFont.get(fontFile);
+  if (!metrics) {
+    metrics = readFile(fontFile).then(
+      (bytes) => parseFontMetrics(bytes) ?? FALLBACK_FONT_METRICS,
+      () => FALLBACK_FONT_METRICS,
+    );
+    metricsByFont.set(fontFile, metrics);
   }
+  return metrics;
 }
 
 function playlistFor(video: VideoRecord, doneCount: number): string {
