@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseSettings } from '../src/core/settings.js';
+import { parseSettings } from '../src/core/setting-schema.js';
 import { createCredential } from '../src/engine/credentials.js';
 import { openEngine } from '../src/engine/engine.js';
 import { ingestVideo } from '../src/engine/ingest.js';

@@ -5,13 +5,8 @@ import { cosmiconfig, type CosmiconfigResult } from 'cosmiconfig';
 import type { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { configDir, platformDirs as defaultPlatformDirs, type Env, type PlatformDirs } from './paths.js';
-import {
-  knownKeysAt,
-  wmarkConfigSchema,
-  type ApiVersion,
-  type WmarkConfig,
-  type X264Preset,
-} from './schema.js';
+import type { ApiVersion } from '../core/api-version.js';
+import { knownKeysAt, wmarkConfigSchema, type WmarkConfig, type X264Preset } from './schema.js';
 
 /** Values the CLI's flags set; undefined means the flag was not given. Numbers may arrive as strings from argv. */
 export interface ConfigFlags {

@@ -1,5 +1,8 @@
 // The shape of a wmark config file (cosmiconfig), validated with zod so every bad field is named.
 import { z } from 'zod';
+import { API_VERSIONS } from '../core/api-version.js';
+import { isHttpUrl } from '../core/http-url.js';
+import { describeValue } from '../core/issue-text.js';
 
 export const X264_PRESETS = [
   'ultrafast',
@@ -13,20 +16,6 @@ export const X264_PRESETS = [
   'veryslow',
 ] as const;
 export type X264Preset = (typeof X264_PRESETS)[number];
-
-export const API_VERSIONS = ['1.0', '2.0'] as const;
-export type ApiVersion = (typeof API_VERSIONS)[number];
-
-/** Renders a rejected value for an error message: strings quoted, containers named, never dumped whole. */
-export function describeValue(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return JSON.stringify(value);
-  return String(value);
-}
 
 // Each field carries one message for every way it can be wrong, so a user reads
 // "expected an integer from 1 to 64, got "lots"" instead of zod's generic wording.
@@ -44,15 +33,6 @@ function intRange(min: number, max: number) {
 function httpUrl() {
   const error = expected('an http(s) URL');
   return z.string({ error }).refine(isHttpUrl, { error });
-}
-
-export function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 function nonEmptyString(what: string) {

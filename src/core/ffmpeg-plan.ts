@@ -1,6 +1,6 @@
 // Pure ffmpeg argument plans: ingest normalisation, per-segment watermark render, mp4 join, and the drawtext filter graph.
 import type { FontMetrics } from './font-metrics.js';
-import type { TextSetting } from './settings.js';
+import type { TextSetting } from './setting-types.js';
 
 export interface EncodeOptions {
   preset: string;

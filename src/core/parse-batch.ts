@@ -1,5 +1,5 @@
 // Batch files for `wmark watermark --batch`: CSV (header row = placeholder names) or NDJSON, one mapping per row.
-import type { Result } from './settings.js';
+import type { Result } from './issue-text.js';
 
 export interface BatchRow {
   /** 1-based line (CSV: record start line) for error messages. */

@@ -1,39 +1,15 @@
 // Settings-template placeholders (SPEC 2.3): discovery, one-pass substitution, then re-validation.
-import {
-  joinPath,
-  parseSettings,
-  placeholderRegExp,
-  describeValue,
-  type ApiVersion,
-  type Result,
-  type Setting,
-  type TemplateSetting,
-} from './settings.js';
+import type { ApiVersion } from './api-version.js';
+import { describeValue, joinPath, type Result } from './issue-text.js';
+import { placeholderRegExp, templatePlaceholders } from './placeholders.js';
+import { parseSettings } from './setting-schema.js';
+import type { Setting, TemplateSetting } from './setting-types.js';
 
 export interface RenderOptions {
   /** Prefix of issues about the rendered settings; defaults to `template.settings`. */
   path?: string;
   /** Prefix of issues about the mappings; defaults to `settingsTemplateMapping.mappings`. */
   mappingsPath?: string;
-}
-
-/** Placeholder names in `text` (either notation), unique, in order of first appearance. */
-export function findPlaceholders(text: string): string[] {
-  const names: string[] = [];
-  for (const m of text.matchAll(placeholderRegExp())) {
-    const name = m[1] ?? m[2];
-    if (name !== undefined && !names.includes(name)) names.push(name);
-  }
-  return names;
-}
-
-/** Placeholder names used by any content field of the template, unique, in order of first appearance. */
-export function templatePlaceholders(settings: readonly TemplateSetting[]): string[] {
-  const names: string[] = [];
-  for (const s of settings) {
-    for (const name of findPlaceholders(s.content)) if (!names.includes(name)) names.push(name);
-  }
-  return names;
 }
 
 /**

@@ -1,5 +1,5 @@
 // The signed URLs of a watermark, exactly as `wmark serve` serves them (DESIGN.md section 3).
-import type { ApiVersion } from './settings.js';
+import type { ApiVersion } from './api-version.js';
 import { timingSafeEqual } from 'node:crypto';
 import { signPath, signUrl, type SigningSecret, type VerifySignedUrlResult } from './sign-url.js';
 

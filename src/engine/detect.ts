@@ -5,7 +5,7 @@ import { stat } from 'node:fs/promises';
 import { alignLeak, frameSignature, leakMeanImage, readSegments, registerGeometry, scorePayloads, SIGNATURE_CELLS, type Verdict } from '../core/forensic/detect-math.js';
 import { allCodewords, forensicKey } from '../core/forensic/keyed-bits.js';
 import { decodeSidecar } from '../core/forensic/sidecar-format.js';
-import { encodeForensicContent } from '../core/settings.js';
+import { encodeForensicContent } from '../core/forensic-payload.js';
 import { engineError, usageError, WmarkError } from '../core/errors.js';
 import { probeMedia } from '../ffmpeg/probe-media.js';
 import type { Engine } from './engine.js';

@@ -1,6 +1,6 @@
 // Public shapes of stored records, shared by CLI --json output and the HTTP API (DESIGN.md section 3).
-import { templatePlaceholders } from '../core/render-template.js';
-import type { TemplateSetting } from '../core/settings.js';
+import { templatePlaceholders } from '../core/placeholders.js';
+import type { TemplateSetting } from '../core/setting-types.js';
 import type { TemplateRecord, VideoRecord } from './store.js';
 
 export interface VideoResource {

@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { notFoundError, usageError, validationError } from '../core/errors.js';
-import { parseTemplateSettings, type ApiVersion } from '../core/settings.js';
+import { parseTemplateSettings } from '../core/setting-schema.js';
+import type { ApiVersion } from '../core/api-version.js';
 import type { Engine } from './engine.js';
 import type { TemplateRecord } from './store.js';
 

@@ -1,7 +1,7 @@
 // What a caller gets back for a watermark: status, signed URLs as `wmark serve` serves them, and local files.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { ApiVersion } from '../core/settings.js';
+import type { ApiVersion } from '../core/api-version.js';
 import { watermarkUrls } from '../core/watermark-urls.js';
 import type { Engine } from './engine.js';
 import type { VideoRecord, WatermarkRecord } from './store.js';

@@ -7,7 +7,8 @@ import { engineError, notFoundError, WmarkError, isWmarkError, usageError } from
 import { framesPerSegment, joinMp4Args, segmentFileName, segmentRenderArgs, textDrawing, type TextFile } from '../core/ffmpeg-plan.js';
 import { FALLBACK_FONT_METRICS, parseFontMetrics, type FontMetrics } from '../core/font-metrics.js';
 import { writeMediaPlaylist } from '../core/playlist.js';
-import { canonicalSettings, watermarkIdentity, type ForensicSetting, type Setting, type TextSetting } from '../core/settings.js';
+import { canonicalSettings, watermarkIdentity } from '../core/watermark-identity.js';
+import type { ForensicSetting, Setting, TextSetting } from '../core/setting-types.js';
 import { codeword, forensicKey } from '../core/forensic/keyed-bits.js';
 import { FORENSIC_DIR, variantFileName } from './forensic-prepare.js';
 import { tail } from '../ffmpeg/run-ffmpeg.js';

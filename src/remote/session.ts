@@ -1,6 +1,6 @@
 // One conversation with a remote service: its base URL, the API version, credentials (token, refresh once, API key headers) and the SPEC calls.
 import { WmarkError } from '../core/errors.js';
-import type { ApiVersion } from '../core/settings.js';
+import type { ApiVersion } from '../core/api-version.js';
 import type { Env } from '../config/paths.js';
 import { errorFromResponse, expectJson, type HttpClient, type RawResponse } from './client.js';
 import { readCredentials, saveService, type StoredService } from './credentials-store.js';

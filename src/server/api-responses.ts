@@ -1,5 +1,5 @@
 // The watermark response bodies of API 1.0 and 2.0 (SPEC 2.4), built from a record and freshly signed URLs.
-import type { ApiVersion } from '../core/settings.js';
+import type { ApiVersion } from '../core/api-version.js';
 import { watermarkUrls } from '../core/watermark-urls.js';
 import type { Engine } from '../engine/engine.js';
 import type { VideoRecord, WatermarkRecord } from '../engine/store.js';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderTemplate } from '../../src/core/render-template.js';
-import type { TextSetting } from '../../src/core/settings.js';
+import type { TextSetting } from '../../src/core/setting-types.js';
 import { workingSegment } from '../../src/engine/ingest.js';
 import type { VideoRecord } from '../../src/engine/store.js';
 import { createTemplate } from '../../src/engine/templates.js';

@@ -1,7 +1,7 @@
 // `wmark auth login|status|logout`: a token for a remote service (SPEC 4.1), kept 0600 in the config dir; prompts only at an interactive terminal.
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import type { ApiVersion } from '../../core/settings.js';
+import type { ApiVersion } from '../../core/api-version.js';
 import type { Env } from '../../config/paths.js';
 import { credentialsPath, looseMode, normalizeBaseUrl, readCredentials, removeServices, saveService, type StoredService } from '../../remote/credentials-store.js';
 import { jwtExpiry, TOKEN_EXPIRY_SKEW_MS } from '../../remote/session.js';

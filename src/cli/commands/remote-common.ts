@@ -1,8 +1,8 @@
 // Shared by the remote-mode commands: the --remote/--api/--timeout options, local-or-remote dispatch, and opening a session from flags, env, config and the token file.
 import { Option, type Command } from 'commander';
 import { usageError } from '../../core/errors.js';
-import { isHttpUrl } from '../../config/schema.js';
-import type { ApiVersion } from '../../core/settings.js';
+import { isHttpUrl } from '../../core/http-url.js';
+import type { ApiVersion } from '../../core/api-version.js';
 import { HttpClient, formatSeconds } from '../../remote/client.js';
 import { credentialsPath, normalizeBaseUrl, readCredentials, type CredentialsFile, type StoredService } from '../../remote/credentials-store.js';
 import { RemoteSession } from '../../remote/session.js';

@@ -218,7 +218,7 @@ describe('config errors', () => {
   it('names the file and the field path of a bad value', async () => {
     const file = write('.wmarkrc.json', { workers: 'lots' });
     const error = await loadError();
-    expect(error.message).toBe(`${file}: workers: expected an integer from 1 to 64, got "lots"`);
+    expect(error.message).toBe(`${file}: workers: expected an integer from 1 to 64, got the string "lots"`);
     expect(error.file).toBe(file);
   });
 
@@ -234,9 +234,9 @@ describe('config errors', () => {
     expect(lines).toContain(`${file}: encode.crf: expected an integer from 0 to 51, got 99`);
     expect(lines.some((l) => l.startsWith(`${file}: encode.preset: expected one of ultrafast,`))).toBe(true);
     expect(lines).toContain(`${file}: server.port: expected an integer from 0 to 65535, got -1`);
-    expect(lines).toContain(`${file}: remote.url: expected an http(s) URL, got "ftp://x"`);
-    expect(lines).toContain(`${file}: remote.api: expected one of 1.0, 2.0, got "3.0"`);
-    expect(lines).toContain(`${file}: publicUrl: expected an http(s) URL, got "not a url"`);
+    expect(lines).toContain(`${file}: remote.url: expected an http(s) URL, got the string "ftp://x"`);
+    expect(lines).toContain(`${file}: remote.api: expected one of 1.0, 2.0, got the string "3.0"`);
+    expect(lines).toContain(`${file}: publicUrl: expected an http(s) URL, got the string "not a url"`);
   });
 
   it('rejects unknown keys, naming them and listing the known ones', async () => {
@@ -273,7 +273,7 @@ describe('config errors', () => {
 
   it('names the env var that holds a bad value', async () => {
     const error = await loadError({ env: { WMARK_WORKERS: 'abc' } });
-    expect(error.message).toBe('env WMARK_WORKERS: expected an integer from 1 to 64, got "abc"');
+    expect(error.message).toBe('env WMARK_WORKERS: expected an integer from 1 to 64, got the string "abc"');
     expect(error.hint).toContain('WMARK_WORKERS');
     expect(error.file).toBeUndefined();
   });
@@ -281,7 +281,7 @@ describe('config errors', () => {
   it('names the env var for bad enums and URLs too', async () => {
     const error = await loadError({ env: { WMARK_PRESET: 'turbo', WMARK_API_URL: 'nope' } });
     expect(error.message).toContain('env WMARK_PRESET: expected one of');
-    expect(error.message).toContain('env WMARK_API_URL: expected an http(s) URL, got "nope"');
+    expect(error.message).toContain('env WMARK_API_URL: expected an http(s) URL, got the string "nope"');
   });
 
   it('names the flag that holds a bad value', async () => {

@@ -20,7 +20,7 @@ import {
   type SegmentRenderPlan,
 } from '../../../src/core/ffmpeg-plan.js';
 import { FALLBACK_FONT_METRICS, parseFontMetrics, type FontMetrics } from '../../../src/core/font-metrics.js';
-import { DEFAULTS, type TextSetting } from '../../../src/core/settings.js';
+import { DEFAULTS, type TextSetting } from '../../../src/core/setting-types.js';
 import { FFMPEG, FONT } from '../../helpers/tools.js';
 
 const execFileAsync = promisify(execFile);

@@ -1,7 +1,7 @@
 // Unit tests for batch files (`wmark watermark --batch`): RFC 4180 CSV and NDJSON, with errors that name the line.
 import { describe, expect, it } from 'vitest';
 import { parseBatch, parseCsv, type BatchRow } from '../../../src/core/parse-batch.js';
-import type { Result } from '../../../src/core/settings.js';
+import type { Result } from '../../../src/core/issue-text.js';
 
 function rows(r: Result<BatchRow[]>): BatchRow[] {
   if (!r.ok) throw new Error(`expected rows, got issues:\n${r.issues.join('\n')}`);

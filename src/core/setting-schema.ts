@@ -1,57 +1,22 @@
-// Watermark setting validation, normalisation, canonical form and identity (SPEC 2.2, DESIGN 4).
-import { createHash } from 'node:crypto';
-
-export type HAlign = 'LEFT' | 'CENTER' | 'RIGHT';
-export type VAlign = 'TOP' | 'MIDDLE' | 'BOTTOM';
-
-export interface MoveAnimation {
-  type: 'MOVE';
-  toX: number;
-  toY: number;
-  startTime: number;
-  endTime: number;
-}
-
-export interface TextSetting {
-  type: 'TEXT';
-  content: string;
-  x: number;
-  y: number;
-  align: HAlign;
-  verticalAlign: VAlign;
-  fontSize: number;
-  fontColor: string;
-  fontOpacity: number;
-  shadowColor: string;
-  shadowOpacity: number;
-  shadowOffsetX: number;
-  shadowOffsetY: number;
-  animation?: MoveAnimation;
-}
-
-/** payload is the 16-bit value to embed, 0..65535. */
-export interface ForensicSetting {
-  type: 'FORENSIC';
-  payload: number;
-}
-
-export type Setting = TextSetting | ForensicSetting;
-
-/**
- * A setting as stored in a template. TEXT content may hold placeholders; FORENSIC content is kept
- * as the raw string because it usually is a placeholder, and its meaning (ASCII vs base64) depends
- * on the API version of the request that renders it, not the one that created the template.
- */
-export interface ForensicTemplateSetting {
-  type: 'FORENSIC';
-  content: string;
-}
-
-export type TemplateSetting = TextSetting | ForensicTemplateSetting;
-
-export type ApiVersion = '1.0' | '2.0';
-
-export type Result<T> = { ok: true; value: T } | { ok: false; issues: string[] };
+// Watermark setting validation and normalisation (SPEC 2.2, DESIGN 4): every problem reported with its path.
+import type { ApiVersion } from './api-version.js';
+import { decodeForensicContent } from './forensic-payload.js';
+import { closestKey, describeValue, isPlainObject, joinPath, quote, type Result } from './issue-text.js';
+import { hasPlaceholder } from './placeholders.js';
+import {
+  DEFAULTS,
+  MAX_ANIMATION_SECONDS,
+  MAX_CONTENT_CHARS,
+  MAX_SETTINGS,
+  type ForensicSetting,
+  type ForensicTemplateSetting,
+  type HAlign,
+  type MoveAnimation,
+  type Setting,
+  type TemplateSetting,
+  type TextSetting,
+  type VAlign,
+} from './setting-types.js';
 
 export interface ParseOptions {
   apiVersion: ApiVersion;
@@ -64,24 +29,6 @@ export interface TemplateParseOptions {
   apiVersion?: ApiVersion;
   path?: string;
 }
-
-export const MAX_SETTINGS = 20;
-export const MAX_CONTENT_CHARS = 1000;
-export const MAX_ANIMATION_SECONDS = 86_400;
-
-export const DEFAULTS = {
-  x: 0.5,
-  y: 0.5,
-  fontSize: 0.05,
-  fontOpacity: 0.3,
-  fontColor: 'FFFFFF',
-  shadowColor: '000000',
-  shadowOpacity: 0.1,
-  shadowOffsetX: 0.08,
-  shadowOffsetY: 0.08,
-  align: 'CENTER',
-  verticalAlign: 'MIDDLE',
-} as const satisfies Omit<TextSetting, 'type' | 'content' | 'animation'>;
 
 const TEXT_KEYS = [
   'type',
@@ -103,77 +50,6 @@ const TEXT_KEYS = [
 ] as const;
 const FORENSIC_KEYS = ['type', 'content'] as const;
 const ANIMATION_KEYS = ['type', 'toX', 'toY', 'startTime', 'endTime'] as const;
-
-const NAME = '[A-Za-z_][A-Za-z0-9_.-]{0,63}';
-
-/**
- * Placeholder grammar: `[%name%]` (2.0) is tried first so its brackets are consumed with it,
- * otherwise `%name%` (1.0). Group 1 or group 2 holds the name. Lives here rather than in
- * render-template.ts so settings.ts can recognise template content without an import cycle.
- * Returns a fresh global RegExp each call because global regexps carry lastIndex state.
- */
-export function placeholderRegExp(): RegExp {
-  return new RegExp(`\\[%(${NAME})%\\]|%(${NAME})%`, 'g');
-}
-
-function hasPlaceholder(text: string): boolean {
-  return placeholderRegExp().test(text);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Issue formatting helpers
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export function joinPath(base: string, key: string | number): string {
-  if (typeof key === 'number') return `${base}[${key}]`;
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${base}.${key}` : `${base}[${JSON.stringify(key)}]`;
-}
-
-function quote(s: string): string {
-  const chars = Array.from(s);
-  // Long values would drown the message; the start is enough to recognise the input.
-  return chars.length > 60 ? `${JSON.stringify(chars.slice(0, 60).join(''))}...` : JSON.stringify(s);
-}
-
-export function describeValue(v: unknown): string {
-  if (v === undefined) return 'nothing';
-  if (v === null) return 'null';
-  if (typeof v === 'string') return `the string ${quote(v)}`;
-  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'object') return 'an object';
-  return `a ${typeof v}`;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost);
-    }
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
-}
-
-/** Closest candidate within edit distance 2, ignoring case (FontColor, fontcolour -> fontColor). */
-export function closestKey(key: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const c of candidates) {
-    const d = editDistance(key.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) {
-      best = c;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
 
 function unknownKeyIssue(path: string, key: string, candidates: readonly string[]): string {
   const suggestion = closestKey(key, candidates);
@@ -291,73 +167,6 @@ function checkTextContent(content: string, p: string, when: string, issues: stri
   if (/[\uD800-\uDFFF]/u.test(content)) issues.push(`${p}: contains an unpaired UTF-16 surrogate${when}`);
   if (content.includes('\u0000')) issues.push(`${p}: contains a NUL character${when}`);
   return issues.length === before;
-}
-
-const BASE64_STANDARD = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-const BASE64_URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-
-/** Strict base64 decode (one alphabet per string, optional exact padding, zero spare bits). */
-function decodeBase64(text: string): number[] | string {
-  const invalid = 'not valid base64';
-  const body = text.replace(/={1,2}$/, '');
-  const padding = text.length - body.length;
-  if (body.length % 4 === 1) return invalid;
-  if (padding > 0 && (body.length + padding) % 4 !== 0) return invalid;
-  const alphabet = /[-_]/.test(body) ? BASE64_URL : BASE64_STANDARD;
-  const bytes: number[] = [];
-  let acc = 0;
-  let bits = 0;
-  for (const ch of body) {
-    const v = alphabet.indexOf(ch);
-    if (v < 0) return invalid;
-    acc = (acc << 6) | v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      bytes.push((acc >> bits) & 0xff);
-      acc &= (1 << bits) - 1;
-    }
-  }
-  // Non-zero spare bits would let two strings ("QUI", "QUJ") name one payload; a client building
-  // per-viewer payloads that way would silently hand two viewers the same mark.
-  if (acc !== 0) return 'not canonical base64: unused low bits of the last character must be zero';
-  return bytes;
-}
-
-export type ForensicDecode = { ok: true; payload: number } | { ok: false; message: string };
-
-/** Turns FORENSIC content into its 16-bit payload: 1.0 is 2 ASCII characters, 2.0 is base64 of 2 bytes. */
-export function decodeForensicContent(content: string, apiVersion: ApiVersion): ForensicDecode {
-  if (apiVersion === '1.0') {
-    const chars = Array.from(content);
-    const ascii = chars.every((c) => (c.codePointAt(0) ?? 128) <= 127);
-    const c0 = content.charCodeAt(0);
-    const c1 = content.charCodeAt(1);
-    if (chars.length === 2 && ascii) return { ok: true, payload: (c0 << 8) | c1 };
-    const why = ascii ? `${chars.length} characters` : 'non-ASCII characters';
-    return {
-      ok: false,
-      message: `expected exactly 2 ASCII characters (16-bit payload, API 1.0, e.g. "AB"), got ${quote(content)} (${why})`,
-    };
-  }
-  const expected = 'expected base64 of exactly 2 bytes (16-bit payload, API 2.0, standard or URL-safe alphabet, padding optional, e.g. "QUI=")';
-  const bytes = decodeBase64(content);
-  if (typeof bytes === 'string') return { ok: false, message: `${expected}, got ${quote(content)} (${bytes})` };
-  const [b0, b1] = bytes;
-  if (bytes.length !== 2 || b0 === undefined || b1 === undefined) {
-    return { ok: false, message: `${expected}, got ${quote(content)} (decodes to ${bytes.length} bytes)` };
-  }
-  return { ok: true, payload: (b0 << 8) | b1 };
-}
-
-/** Inverse of decodeForensicContent; undefined when 1.0 cannot spell the payload (a byte > 127). */
-export function encodeForensicContent(payload: number, apiVersion: ApiVersion): string | undefined {
-  if (!Number.isInteger(payload) || payload < 0 || payload > 0xffff) return undefined;
-  const b0 = payload >> 8;
-  const b1 = payload & 0xff;
-  if (apiVersion === '1.0') return b0 > 127 || b1 > 127 ? undefined : String.fromCharCode(b0, b1);
-  const n = (b0 << 16) | (b1 << 8);
-  return [18, 12, 6].map((s) => BASE64_STANDARD[(n >> s) & 63]).join('') + '=';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -593,57 +402,4 @@ export function parseSettings(
  */
 export function parseTemplateSettings(input: unknown, opts: TemplateParseOptions = {}): Result<TemplateSetting[]> {
   return parseArray(input, opts.path ?? 'settings', { apiVersion: opts.apiVersion, template: true }) as Result<TemplateSetting[]>;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Canonical form and identity
-
-function stableStringify(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stableStringify).join(',')}]`;
-  if (isPlainObject(v)) {
-    const keys = Object.keys(v)
-      .filter((k) => v[k] !== undefined)
-      .sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${stableStringify(v[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
-
-function canonicalSetting(s: Setting): Record<string, unknown> {
-  // Fields are picked by name so a stray extra property on the object cannot change the identity.
-  if (s.type === 'FORENSIC') return { type: 'FORENSIC', payload: s.payload };
-  const a = s.animation;
-  return {
-    type: 'TEXT',
-    content: s.content,
-    x: s.x,
-    y: s.y,
-    align: s.align,
-    verticalAlign: s.verticalAlign,
-    fontSize: s.fontSize,
-    fontColor: s.fontColor.toUpperCase(),
-    fontOpacity: s.fontOpacity,
-    shadowColor: s.shadowColor.toUpperCase(),
-    shadowOpacity: s.shadowOpacity,
-    shadowOffsetX: s.shadowOffsetX,
-    shadowOffsetY: s.shadowOffsetY,
-    animation:
-      a === undefined ? undefined : { type: 'MOVE', toX: a.toX, toY: a.toY, startTime: a.startTime, endTime: a.endTime },
-  };
-}
-
-/**
- * Canonical JSON of normalised settings: keys sorted, every field present, array order kept
- * (it is the drawing order). Equal meaning gives an equal string; any change gives another.
- */
-export function canonicalSettings(settings: readonly Setting[]): string {
-  return stableStringify(settings.map(canonicalSetting));
-}
-
-/** Watermark identity (DESIGN 3): first 32 hex chars of sha256(videoId + "\n" + canonical settings). */
-export function watermarkIdentity(videoId: string, settings: readonly Setting[]): string {
-  return createHash('sha256')
-    .update(`${videoId}\n${canonicalSettings(settings)}`, 'utf8')
-    .digest('hex')
-    .slice(0, 32);
 }

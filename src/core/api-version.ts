@@ -1,0 +1,8 @@
+// The two versions of the Video Watermarking Service API (SPEC 9): the first path segment of every route.
+
+export const API_VERSIONS = ['1.0', '2.0'] as const;
+export type ApiVersion = (typeof API_VERSIONS)[number];
+
+export function isApiVersion(value: unknown): value is ApiVersion {
+  return value === '1.0' || value === '2.0';
+}

@@ -1,0 +1,54 @@
+// A watermark's identity (DESIGN 3): canonical JSON of its normalised settings, hashed with the video id.
+import { createHash } from 'node:crypto';
+import { isPlainObject } from './issue-text.js';
+import type { Setting } from './setting-types.js';
+
+function stableStringify(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableStringify).join(',')}]`;
+  if (isPlainObject(v)) {
+    const keys = Object.keys(v)
+      .filter((k) => v[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${stableStringify(v[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+function canonicalSetting(s: Setting): Record<string, unknown> {
+  // Fields are picked by name so a stray extra property on the object cannot change the identity.
+  if (s.type === 'FORENSIC') return { type: 'FORENSIC', payload: s.payload };
+  const a = s.animation;
+  return {
+    type: 'TEXT',
+    content: s.content,
+    x: s.x,
+    y: s.y,
+    align: s.align,
+    verticalAlign: s.verticalAlign,
+    fontSize: s.fontSize,
+    fontColor: s.fontColor.toUpperCase(),
+    fontOpacity: s.fontOpacity,
+    shadowColor: s.shadowColor.toUpperCase(),
+    shadowOpacity: s.shadowOpacity,
+    shadowOffsetX: s.shadowOffsetX,
+    shadowOffsetY: s.shadowOffsetY,
+    animation:
+      a === undefined ? undefined : { type: 'MOVE', toX: a.toX, toY: a.toY, startTime: a.startTime, endTime: a.endTime },
+  };
+}
+
+/**
+ * Canonical JSON of normalised settings: keys sorted, every field present, array order kept
+ * (it is the drawing order). Equal meaning gives an equal string; any change gives another.
+ */
+export function canonicalSettings(settings: readonly Setting[]): string {
+  return stableStringify(settings.map(canonicalSetting));
+}
+
+/** Watermark identity (DESIGN 3): first 32 hex chars of sha256(videoId + "\n" + canonical settings). */
+export function watermarkIdentity(videoId: string, settings: readonly Setting[]): string {
+  return createHash('sha256')
+    .update(`${videoId}\n${canonicalSettings(settings)}`, 'utf8')
+    .digest('hex')
+    .slice(0, 32);
+}
