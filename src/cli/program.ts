@@ -104,7 +104,7 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
       return 2;
     }
     const ctx = state.ctx ?? new CliContext(io, { json: argv.includes('--json') });
-    if (io.signal?.aborted) return ctx.output.error(new WmarkError('interrupted', 'INTERRUPTED', 'interrupted'));
+    if (io.signal?.aborted) return ctx.output.error(new WmarkError('INTERRUPTED', 'interrupted'));
     return ctx.output.error(error);
   } finally {
     state.ctx?.close();

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
-import { engineError, usageError, WmarkError, isWmarkError } from '../core/errors.js';
+import { WmarkError, isWmarkError } from '../core/errors.js';
 import { framesPerSegment, ingestArgs, parseSegmentList, segmentFileName } from '../core/ffmpeg-plan.js';
 import { probeMedia } from '../ffmpeg/probe-media.js';
 import { publishDir } from './atomic-fs.js';
@@ -50,10 +50,10 @@ async function checkLocalSource(file: string): Promise<string> {
   try {
     info = await stat(absolute);
   } catch {
-    throw engineError('SOURCE_NOT_FOUND', `source file not found: ${file}`, { hint: 'Check the path, or pass an http(s) URL.' });
+    throw new WmarkError('SOURCE_NOT_FOUND', `source file not found: ${file}`, { hint: 'Check the path, or pass an http(s) URL.' });
   }
-  if (!info.isFile()) throw engineError('SOURCE_NOT_A_FILE', `source is not a regular file: ${file}`);
-  if (info.size === 0) throw engineError('SOURCE_EMPTY', `source file is empty (0 bytes): ${file}`);
+  if (!info.isFile()) throw new WmarkError('SOURCE_NOT_A_FILE', `source is not a regular file: ${file}`);
+  if (info.size === 0) throw new WmarkError('SOURCE_EMPTY', `source file is empty (0 bytes): ${file}`);
   return absolute;
 }
 
@@ -66,7 +66,7 @@ async function downloadSource(engine: Engine, url: string): Promise<string> {
     // fetch below reports the malformed URL.
   }
   const file = path.join(engine.paths.tmp, `download-${randomUUID()}${/^\.[A-Za-z0-9]{1,8}$/.test(ext) ? ext : ''}`);
-  const unreachable = (why: string) => engineError('SOURCE_UNREACHABLE', `could not read ${url}: ${why}`, { hint: 'Check the URL, and that the server is up and reachable from here.' });
+  const unreachable = (why: string) => new WmarkError('SOURCE_UNREACHABLE', `could not read ${url}: ${why}`, { hint: 'Check the URL, and that the server is up and reachable from here.' });
   let response: Response;
   try {
     response = await fetch(url, { redirect: 'follow' });
@@ -87,7 +87,7 @@ async function downloadSource(engine: Engine, url: string): Promise<string> {
   }
   if ((await stat(file)).size === 0) {
     await rm(file, { force: true });
-    throw engineError('SOURCE_EMPTY', `source is empty (0 bytes): ${url}`);
+    throw new WmarkError('SOURCE_EMPTY', `source is empty (0 bytes): ${url}`);
   }
   return file;
 }
@@ -98,7 +98,7 @@ async function downloadSource(engine: Engine, url: string): Promise<string> {
  */
 export async function ingestVideo(engine: Engine, request: IngestRequest, events: EngineEvents = {}): Promise<IngestResult> {
   const source = request.source.trim();
-  if (!source) throw usageError('SOURCE_REQUIRED', 'a source file or URL is required');
+  if (!source) throw new WmarkError('SOURCE_REQUIRED', 'a source file or URL is required');
   const remote = isRemoteSource(source);
   // The default key is the absolute path, so the same file named two ways is one video and two files named alike are two.
   const key = request.key ?? (remote ? source : path.resolve(source));
@@ -110,7 +110,7 @@ export async function ingestVideo(engine: Engine, request: IngestRequest, events
   }
   if (existing && !existing.status.startsWith('FAILED')) {
     if (request.enableForensic && !existing.enableForensic) {
-      throw new WmarkError('conflict', 'KEY_EXISTS', `a video with key "${key}" was already ingested without forensic preparation`, {
+      throw new WmarkError('KEY_EXISTS', `a video with key "${key}" was already ingested without forensic preparation`, {
         hint: 'Ingest it again under another --key with --forensic.',
       });
     }
@@ -129,9 +129,7 @@ export async function ingestVideo(engine: Engine, request: IngestRequest, events
     events.onStage?.('probing');
     const info = await probeMedia(engine.runner, input, source);
     if (request.enableForensic && info.durationSeconds < FORENSIC_MIN_SECONDS) {
-      throw new WmarkError('unprocessable', 'FORENSIC_TOO_SHORT', `forensic watermarking needs a video of at least 5 minutes; ${source} lasts ${formatDuration(info.durationSeconds)}`, {
-        exitCode: 2,
-      });
+      throw new WmarkError('FORENSIC_TOO_SHORT', `forensic watermarking needs a video of at least 5 minutes; ${source} lasts ${formatDuration(info.durationSeconds)}`);
     }
 
     const video: VideoRecord = {
@@ -174,10 +172,10 @@ export async function ingestVideo(engine: Engine, request: IngestRequest, events
         { durationSeconds: info.durationSeconds, onProgress: events.onProgress, countFrames: true },
       );
       const list = parseSegmentList(await readFile(path.join(staging, 'segments.csv'), 'utf8'));
-      if (list.length === 0) throw engineError('NO_FRAMES', `${source} has no decodable video frames`);
+      if (list.length === 0) throw new WmarkError('NO_FRAMES', `${source} has no decodable video frames`);
       list.forEach((entry, i) => {
         if (entry.file !== segmentFileName(i) || !existsSync(path.join(staging, entry.file))) {
-          throw engineError('SEGMENT_LIST_MISMATCH', `segment list does not match the files written (${entry.file})`);
+          throw new WmarkError('SEGMENT_LIST_MISMATCH', `segment list does not match the files written (${entry.file})`);
         }
       });
       const timeOrigin = await firstVideoTime(engine, path.join(staging, segmentFileName(0)));
@@ -203,7 +201,7 @@ export async function ingestVideo(engine: Engine, request: IngestRequest, events
         );
       }
       const published = await publishDir(staging, videoDir(engine, video.id));
-      if (published !== 'published') throw engineError('PUBLISH_FAILED', `video folder ${video.id} already exists`);
+      if (published !== 'published') throw new WmarkError('PUBLISH_FAILED', `video folder ${video.id} already exists`);
       engine.store.updateVideo(video.id, {
         status: 'INGESTED',
         segments: durations,
@@ -217,7 +215,7 @@ export async function ingestVideo(engine: Engine, request: IngestRequest, events
       const reason = error instanceof Error ? error.message : String(error);
       engine.store.updateVideo(video.id, { status: 'FAILED_ENCODING', error: reason });
       engine.store.finishJob(jobId, engine.owner, engine.now(), { status: 'failed', error: reason });
-      throw isWmarkError(error) ? error : engineError('INGEST_FAILED', `ingest of ${source} failed: ${reason}`);
+      throw isWmarkError(error) ? error : new WmarkError('INGEST_FAILED', `ingest of ${source} failed: ${reason}`);
     } finally {
       clearInterval(heartbeat);
     }
@@ -233,7 +231,7 @@ export async function ingestVideo(engine: Engine, request: IngestRequest, events
 export function segmentDurations(count: number, totalFrames: number | undefined, fps: { num: number; den: number }): number[] {
   const gop = framesPerSegment(fps);
   if (!totalFrames || totalFrames <= gop * (count - 1) || totalFrames > gop * count) {
-    throw engineError('FRAME_COUNT_MISMATCH', `ffmpeg reported ${totalFrames ?? 'no'} frames for ${count} segments of ${gop} frames`);
+    throw new WmarkError('FRAME_COUNT_MISMATCH', `ffmpeg reported ${totalFrames ?? 'no'} frames for ${count} segments of ${gop} frames`);
   }
   const frameSeconds = fps.den / fps.num;
   return Array.from({ length: count }, (_, i) => Number(((i < count - 1 ? gop : totalFrames - gop * (count - 1)) * frameSeconds).toFixed(6)));
@@ -243,7 +241,7 @@ export function segmentDurations(count: number, totalFrames: number | undefined,
 async function firstVideoTime(engine: Engine, segment: string): Promise<number> {
   const { stderr } = await engine.runner.ffmpeg(['-copyts', '-i', segment, '-map', '0:v:0', '-frames:v', '1', '-vf', 'showinfo', '-f', 'null', '-']);
   const m = /pts_time:\s*(-?[\d.]+)/.exec(stderr);
-  if (!m) throw engineError('PROBE_FAILED', 'could not read the first frame time of the working segments');
+  if (!m) throw new WmarkError('PROBE_FAILED', 'could not read the first frame time of the working segments');
   return Number(m[1]);
 }
 
@@ -259,11 +257,11 @@ async function waitForIngest(engine: Engine, id: string, timeoutMs = 30 * 60_000
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = engine.store.getVideo(id);
-    if (!v) throw engineError('INGEST_VANISHED', `video ${id} disappeared while another process was ingesting it`);
+    if (!v) throw new WmarkError('INGEST_VANISHED', `video ${id} disappeared while another process was ingesting it`);
     if (v.status === 'INGESTED') return v;
-    if (v.status.startsWith('FAILED')) throw engineError('INGEST_FAILED', `ingest of ${v.key} failed: ${v.error ?? v.status}`);
-    if (!ingestIsAlive(engine, id)) throw engineError('INGEST_ABANDONED', `the process ingesting ${v.key} stopped before finishing`, { hint: 'Run the same ingest again: it starts over.' });
-    if (Date.now() > deadline) throw new WmarkError('timeout', 'INGEST_TIMEOUT', `timed out waiting for another process to ingest ${v.key}`);
+    if (v.status.startsWith('FAILED')) throw new WmarkError('INGEST_FAILED', `ingest of ${v.key} failed: ${v.error ?? v.status}`);
+    if (!ingestIsAlive(engine, id)) throw new WmarkError('INGEST_ABANDONED', `the process ingesting ${v.key} stopped before finishing`, { hint: 'Run the same ingest again: it starts over.' });
+    if (Date.now() > deadline) throw new WmarkError('INGEST_TIMEOUT', `timed out waiting for another process to ingest ${v.key}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }

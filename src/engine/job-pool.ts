@@ -20,5 +20,5 @@ export async function runPool<T>(items: T[], size: number, task: (item: T) => Pr
   };
   await Promise.all(Array.from({ length: Math.min(size, items.length) }, worker));
   if (failure !== undefined) throw failure;
-  if (signal?.aborted) throw new WmarkError('interrupted', 'CANCELLED', 'watermark job cancelled');
+  if (signal?.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
 }

@@ -78,7 +78,7 @@ export class LocalJobQueue implements JobQueue {
     const run = runWatermarkJob(this.engine, id, { onPlayable: () => this.events.emit(id, 'playable') }, this.controller.signal)
       .then(() => void this.events.emit(id, 'ready'))
       .catch((error: unknown) => {
-        if (!(isWmarkError(error) && error.category === 'interrupted')) this.log(`job ${id} failed: ${error instanceof Error ? error.message : String(error)}`);
+        if (!(isWmarkError(error) && error.kind === 'interrupted')) this.log(`job ${id} failed: ${error instanceof Error ? error.message : String(error)}`);
         this.events.emit(id, 'failed');
       })
       .finally(() => {

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { notFoundError, usageError, validationError } from '../core/errors.js';
+import { WmarkError, validationError } from '../core/errors.js';
 import { parseTemplateSettings } from '../core/setting-schema.js';
 import type { ApiVersion } from '../core/api-version.js';
 import type { Engine } from './engine.js';
@@ -20,7 +20,7 @@ export interface TemplateInput {
 /** Validates a template body (`{name, description?, settings}`), listing every problem. */
 export function parseTemplateInput(input: unknown, apiVersion?: ApiVersion): { name: string; description: string | null; settings: unknown[] } {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw usageError('TEMPLATE_INVALID', 'a template must be a JSON object {"name", "description"?, "settings"}');
+    throw new WmarkError('TEMPLATE_INVALID', 'a template must be a JSON object {"name", "description"?, "settings"}');
   }
   const body = input as TemplateInput;
   const issues: string[] = [];
@@ -62,7 +62,7 @@ export function findTemplate(engine: Engine, id: string): TemplateRecord | undef
 
 export function getTemplate(engine: Engine, id: string): TemplateRecord {
   const t = findTemplate(engine, id);
-  if (!t) throw notFoundError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`, { hint: 'See `wmark template list`.' });
+  if (!t) throw new WmarkError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`, { hint: 'See `wmark template list`.' });
   return t;
 }
 
@@ -71,6 +71,6 @@ export function listTemplates(engine: Engine): (TemplateRecord & { builtin: bool
 }
 
 export function deleteTemplate(engine: Engine, id: string): void {
-  if (builtinTemplates().some((t) => t.id === id)) throw usageError('TEMPLATE_BUILTIN', `"${id}" is a built-in template and cannot be deleted`);
-  if (!engine.store.deleteTemplate(id)) throw notFoundError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`);
+  if (builtinTemplates().some((t) => t.id === id)) throw new WmarkError('TEMPLATE_BUILTIN', `"${id}" is a built-in template and cannot be deleted`);
+  if (!engine.store.deleteTemplate(id)) throw new WmarkError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`);
 }

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, cp, link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { engineError, notFoundError, WmarkError, isWmarkError, usageError } from '../core/errors.js';
+import { WmarkError, isWmarkError } from '../core/errors.js';
 import { framesPerSegment, joinMp4Args, segmentFileName, segmentRenderArgs, textDrawing, type TextFile } from '../core/ffmpeg-plan.js';
 import { FALLBACK_FONT_METRICS, parseFontMetrics, type FontMetrics } from '../core/font-metrics.js';
 import { writeMediaPlaylist } from '../core/playlist.js';
@@ -61,12 +61,12 @@ export function watermarkDir(engine: Engine, videoId: string, watermarkId: strin
 export function resolveVideo(engine: Engine, ref: VideoRef): VideoRecord {
   const video = ref.videoId ? engine.store.getVideo(ref.videoId) : ref.key !== undefined ? engine.store.getVideoByKey(ref.key) : undefined;
   if (!video) {
-    if (!ref.videoId && ref.key === undefined) throw usageError('VIDEO_REQUIRED', 'a video is required: give its key or its id');
+    if (!ref.videoId && ref.key === undefined) throw new WmarkError('VIDEO_REQUIRED', 'a video is required: give its key or its id');
     const what = ref.videoId ? `id "${ref.videoId}"` : `key "${ref.key}"`;
-    throw notFoundError('VIDEO_NOT_FOUND', `no video with ${what}`, { hint: 'List videos with `wmark video list`, or ingest it first with `wmark ingest`.' });
+    throw new WmarkError('VIDEO_NOT_FOUND', `no video with ${what}`, { hint: 'List videos with `wmark video list`, or ingest it first with `wmark ingest`.' });
   }
-  if (video.status === 'PENDING') throw new WmarkError('conflict', 'VIDEO_NOT_READY', `video ${video.key} is still being ingested`, { hint: 'Try again when its status is INGESTED.' });
-  if (video.status !== 'INGESTED') throw new WmarkError('unprocessable', 'VIDEO_FAILED', `video ${video.key} could not be ingested (${video.status}): ${video.error ?? 'no reason recorded'}`);
+  if (video.status === 'PENDING') throw new WmarkError('VIDEO_NOT_READY', `video ${video.key} is still being ingested`, { hint: 'Try again when its status is INGESTED.' });
+  if (video.status !== 'INGESTED') throw new WmarkError('VIDEO_FAILED', `video ${video.key} could not be ingested (${video.status}): ${video.error ?? 'no reason recorded'}`);
   return video;
 }
 
@@ -79,7 +79,7 @@ export function requestWatermark(engine: Engine, request: WatermarkRequest): Wat
   const video = resolveVideo(engine, request.video);
   const forensic = request.settings.find((s): s is ForensicSetting => s.type === 'FORENSIC');
   if (forensic && !video.enableForensic) {
-    throw new WmarkError('unprocessable', 'FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation (enableForensic), so it cannot carry a FORENSIC watermark`, {
+    throw new WmarkError('FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation (enableForensic), so it cannot carry a FORENSIC watermark`, {
       hint: 'Ingest it again under a new key with --forensic (videos of 5 minutes or more).',
     });
   }
@@ -98,7 +98,7 @@ export function requestWatermark(engine: Engine, request: WatermarkRequest): Wat
     forensicPayload: forensic ? forensic.payload : null,
   });
   if (!created && isExpired(record, now)) {
-    throw new WmarkError('gone', 'WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {
+    throw new WmarkError('WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {
       hint: 'Change any setting to create a new watermark with a new expiration (SPEC 2.5).',
     });
   }
@@ -175,7 +175,7 @@ function contiguousPrefix(done: boolean[]): number {
 export async function runWatermarkJob(engine: Engine, watermarkId: string, events: JobEvents = {}, signal?: AbortSignal): Promise<WatermarkRecord> {
   const jobId = `watermark:${watermarkId}`;
   const initial = engine.store.getWatermark(watermarkId);
-  if (!initial) throw notFoundError('WATERMARK_NOT_FOUND', `no watermark ${watermarkId}`);
+  if (!initial) throw new WmarkError('WATERMARK_NOT_FOUND', `no watermark ${watermarkId}`);
   if (initial.status === 'READY') {
     events.onPlayable?.();
     return initial;
@@ -193,7 +193,7 @@ export async function runWatermarkJob(engine: Engine, watermarkId: string, event
     engine.store.finishJob(jobId, engine.owner, engine.now(), { status: 'done' });
     return record;
   } catch (error) {
-    const interrupted = isWmarkError(error) && error.category === 'interrupted';
+    const interrupted = isWmarkError(error) && error.kind === 'interrupted';
     if (interrupted) {
       // Leave the finished segments and requeue: the next run or server start resumes from here.
       engine.store.finishJob(jobId, engine.owner, engine.now(), { status: 'queued' });
@@ -265,7 +265,7 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, events: JobEv
   if (sharedDir) await mkdir(sharedDir, { recursive: true });
 
   const render = async (index: number, threads: number) => {
-    if (signal?.aborted) throw new WmarkError('interrupted', 'CANCELLED', 'watermark job cancelled');
+    if (signal?.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
     const part = path.join(work, `${segmentFileName(index)}.part`);
     const shared = sharedDir && path.join(sharedDir, variantFileName(code![index]! > 0 ? 'a' : 'b', index));
     if (!shared || !existsSync(shared)) {
@@ -313,14 +313,14 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
 async function waitForWatermark(engine: Engine, id: string, events: JobEvents, signal?: AbortSignal): Promise<WatermarkRecord> {
   let announced = false;
   for (;;) {
-    if (signal?.aborted) throw new WmarkError('interrupted', 'CANCELLED', 'wait cancelled');
+    if (signal?.aborted) throw new WmarkError('CANCELLED', 'wait cancelled');
     const w = engine.store.getWatermark(id)!;
     if ((w.status === 'PLAYABLE' || w.status === 'READY') && !announced) {
       announced = true;
       events.onPlayable?.();
     }
     if (w.status === 'READY') return w;
-    if (w.status === 'FAILED') throw engineError('WATERMARK_FAILED', `watermark ${id} failed: ${w.error ?? 'unknown reason'}`);
+    if (w.status === 'FAILED') throw new WmarkError('WATERMARK_FAILED', `watermark ${id} failed: ${w.error ?? 'unknown reason'}`);
     const job = engine.store.getJob(`watermark:${id}`);
     if (job && (job.owner === null || (job.heartbeat ?? 0) < engine.now() - LEASE_STALE_MS)) {
       // The other process died or gave up: take over.

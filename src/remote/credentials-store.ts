@@ -48,16 +48,16 @@ export async function readCredentials(file: string): Promise<CredentialsFile> {
     text = await readFile(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, services: {} };
-    throw new WmarkError('config', 'CREDENTIALS_UNREADABLE', `cannot read ${file}: ${(error as Error).message}`);
+    throw new WmarkError('CREDENTIALS_UNREADABLE', `cannot read ${file}: ${(error as Error).message}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    throw new WmarkError('config', 'CREDENTIALS_INVALID', `${file} is not valid JSON`, { hint: `Remove it (wmark auth logout --all) and log in again.` });
+    throw new WmarkError('CREDENTIALS_INVALID', `${file} is not valid JSON`, { hint: `Remove it (wmark auth logout --all) and log in again.` });
   }
   const parsed = fileSchema.safeParse(json);
-  if (!parsed.success) throw new WmarkError('config', 'CREDENTIALS_INVALID', `${file} has an unexpected shape`, { hint: `Remove it (wmark auth logout --all) and log in again.` });
+  if (!parsed.success) throw new WmarkError('CREDENTIALS_INVALID', `${file} has an unexpected shape`, { hint: `Remove it (wmark auth logout --all) and log in again.` });
   return parsed.data;
 }
 

@@ -1,5 +1,5 @@
 // Polls a signed watermark link (the 1.0 long-poll href, SPEC 4.3) until READY or FAILED, within a deadline.
-import { WmarkError } from '../core/errors.js';
+import { ERRORS, WmarkError } from '../core/errors.js';
 import { errorFromResponse, expectJson, formatSeconds, sleep, type HttpClient } from './client.js';
 import { DEFAULT_RETRY } from './retry.js';
 import { FINAL_STATUSES, watermarkResponseSchema, type RemoteWatermark } from './schemas.js';
@@ -30,12 +30,8 @@ export async function pollHref(client: HttpClient, href: string, options: PollOp
     // Transient failures are retried for as long as the deadline allows, not a fixed number of times.
     const res = await client.send({ method: 'GET', url: href, deadline: options.deadline, timeoutLabel: options.timeoutLabel, retry: { ...DEFAULT_RETRY, maxAttempts: Infinity } });
     if (res.status === 403 || res.status === 410) {
-      const e = errorFromResponse(res);
-      throw new WmarkError('auth', e.code, `the link was refused, it has expired or is not valid: ${e.message}`, {
-        exitCode: 4,
-        details: e.details,
-        hint: 'A long-poll link expires shortly after READY. Send the same watermark request again for fresh links (it returns the same watermark, nothing is re-encoded).',
-      });
+      const e = errorFromResponse(res, { kind: 'auth', hint: ERRORS.LINK_REFUSED.hint });
+      throw Object.assign(e, { message: `the link was refused, it has expired or is not valid: ${e.message}` });
     }
     const response = expectJson(res, watermarkResponseSchema, 'watermark status');
     const elapsedMs = now() - started;
@@ -49,7 +45,7 @@ export async function pollHref(client: HttpClient, href: string, options: PollOp
 }
 
 function stillPending(status: string, elapsedMs: number, label: string): WmarkError {
-  return new WmarkError('timeout', 'TIMEOUT', `timed out after ${formatSeconds(elapsedMs)}: the watermark is still ${status}`, {
+  return new WmarkError('TIMEOUT', `timed out after ${formatSeconds(elapsedMs)}: the watermark is still ${status}`, {
     hint: `Raise ${label}, or poll again later with \`wmark poll <href>\`.`,
   });
 }

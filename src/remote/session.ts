@@ -110,7 +110,7 @@ export class RemoteSession {
       timeoutLabel: this.timeoutLabel,
     });
     if (res.status === 401 || res.status === 403) {
-      throw errorFromResponse(res, { category: 'auth', hint: 'Check the client id and API key (flags, WMARK_CLIENT_ID / WMARK_API_KEY, or the ones saved at login).' });
+      throw errorFromResponse(res, { kind: 'auth', hint: 'Check the client id and API key (flags, WMARK_CLIENT_ID / WMARK_API_KEY, or the ones saved at login).' });
     }
     return readTokenResponse(res, this.now());
   }
@@ -164,16 +164,16 @@ export class RemoteSession {
     if (!clientId || !apiKey) {
       const where = this.options.stored ? `the token stored for ${this.baseUrl}` : undefined;
       if (why === 'none') {
-        throw new WmarkError('auth', 'NOT_LOGGED_IN', `not logged in to ${this.baseUrl}`, {
+        throw new WmarkError('NOT_LOGGED_IN', `not logged in to ${this.baseUrl}`, {
           hint: `Run \`wmark auth login --remote ${this.baseUrl}\`, or set WMARK_TOKEN, or WMARK_CLIENT_ID and WMARK_API_KEY.`,
         });
       }
-      throw new WmarkError('auth', 'TOKEN_EXPIRED', `${where ?? 'the access token'} ${why === 'expired' ? 'has expired' : 'was refused'} and cannot be renewed: no API key at hand`, {
+      throw new WmarkError('TOKEN_EXPIRED', `${where ?? 'the access token'} ${why === 'expired' ? 'has expired' : 'was refused'} and cannot be renewed: no API key at hand`, {
         hint: 'Log in again (`wmark auth login`, add --save-key to renew automatically), or set WMARK_CLIENT_ID and WMARK_API_KEY.',
       });
     }
     if (this.refreshes >= 1) {
-      throw new WmarkError('auth', 'TOKEN_REFUSED', `the service refused a freshly issued token for ${this.baseUrl}`, { hint: 'Check the client id and API key.' });
+      throw new WmarkError('TOKEN_REFUSED', `the service refused a freshly issued token for ${this.baseUrl}`, { hint: 'Check the client id and API key.' });
     }
     this.refreshes++;
     this.pendingRefresh = (async () => {

@@ -378,7 +378,7 @@ export function createApp(options: AppOptions) {
       const version = (params[0] === '1.0' || params[0] === '2.0' ? params[0] : '2.0') as ApiVersion;
       await hit.r.handler({ req, res, url, rawUrl, params, version });
     } catch (error) {
-      if (!(error instanceof HttpError) && !(isWmarkError(error) && error.category !== 'unexpected')) {
+      if (!(error instanceof HttpError) && !(isWmarkError(error) && error.kind !== 'unexpected')) {
         log(`${req.method} ${rawUrl.split('?')[0]}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       }
       // A request body we stopped reading must be drained, or the connection stalls.

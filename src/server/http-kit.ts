@@ -28,7 +28,7 @@ export function sendError(res: ServerResponse, error: unknown, corsHeaders: Reco
     headers = error.headers;
   } else if (isWmarkError(error)) {
     status = error.httpStatus;
-    body = { message: error.details.length > 1 && error.category === 'usage' ? error.details : error.message, code: error.code, ...(error.hint ? { hint: error.hint } : {}) };
+    body = { message: error.details.length > 1 && error.kind === 'usage' ? error.details : error.message, code: error.code, ...(error.hint ? { hint: error.hint } : {}) };
   } else {
     // Never a stack trace on the wire: the detail goes to the server log.
     body = { message: 'internal error', code: 'INTERNAL' };
@@ -99,5 +99,5 @@ export const MEDIA_CORS: Record<string, string> = {
 };
 
 export function toHttpError(error: unknown): unknown {
-  return isWmarkError(error) || error instanceof HttpError ? error : new WmarkError('unexpected', 'INTERNAL', 'internal error', { cause: error });
+  return isWmarkError(error) || error instanceof HttpError ? error : new WmarkError('INTERNAL', 'internal error', { cause: error });
 }

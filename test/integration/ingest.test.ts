@@ -193,7 +193,7 @@ describe('bad inputs', () => {
       for (const c of cases()) {
         const error = await rejection(ingestVideo(engine, { source: c.source, key: `bad-${c.code}` }));
         expect(error.code, c.what).toBe(c.code);
-        expect(error.exitCode, c.what).toBe(6);
+        expect(error.exitCode, c.what).toBe(2);
         if (typeof c.message === 'string') expect(error.message, c.what).toBe(c.message);
         else expect(error.message, c.what).toMatch(c.message);
         if (c.hint === null) expect(error.hint, c.what).toBeUndefined();
@@ -235,7 +235,7 @@ describe('bad inputs', () => {
     const dataDir = tempDir('bad-inputs-plain');
     try {
       const r = await runCli(['--data-dir', dataDir, 'ingest', textAsMp4], { cwd: os.tmpdir(), env: { WMARK_CONFIG_DIR: dataDir } });
-      expect(r.code).toBe(6);
+      expect(r.code).toBe(2);
       expect(r.stdout).toBe('');
       expect(r.stderr).toContain(`error: ${textAsMp4} is not a readable media file\n`);
       expect(r.stderr).toMatch(/hint: .*moov atom not found/);

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { engineError } from '../../src/core/errors.js';
+import { WmarkError } from '../../src/core/errors.js';
 import { signToken } from '../../src/core/jwt.js';
 import { tokenKey } from '../../src/engine/credentials.js';
 import { MP4_NAME, watermarkDir } from '../../src/engine/watermark.js';
@@ -443,7 +443,7 @@ describe('job states over HTTP', () => {
     engine.runner.ffmpeg = async (args, options) => {
       if (fail && isSegmentRender(args)) {
         fail = false;
-        throw engineError('FFMPEG_FAILED', 'ffmpeg failed', { details: ['simulated encoder failure: no space left on device'] });
+        throw new WmarkError('FFMPEG_FAILED', 'ffmpeg failed', { details: ['simulated encoder failure: no space left on device'] });
       }
       return inner(args, options);
     };

@@ -148,7 +148,7 @@ describe('expiration (SPEC 2.5)', () => {
     clock = firstExpiration * 1000 + 1;
     const error = thrown(() => request(setting));
     expect(error.code).toBe('WATERMARK_EXPIRED');
-    expect(error.category).toBe('gone');
+    expect(error.kind).toBe('gone');
     expect(error.httpStatus).toBe(410);
     // A new expiration cannot revive it either.
     expect(thrown(() => request(setting, firstExpiration + 30 * 86_400)).code).toBe('WATERMARK_EXPIRED');
@@ -284,7 +284,7 @@ describe('ffmpeg failure', () => {
         (e: unknown) => e,
       );
       expect(isWmarkError(error)).toBe(true);
-      expect((error as WmarkError).category).toBe('engine');
+      expect((error as WmarkError).kind).toBe('engine');
       expect((error as WmarkError).exitCode).toBe(6);
       const failed = engine.store.getWatermark(request.watermark.id)!;
       expect(failed.status).toBe('FAILED');

@@ -1,6 +1,6 @@
 // `wmark auth keys create|list|revoke`: the credentials `wmark serve` accepts (managed offline, in the data dir).
 import type { Command } from 'commander';
-import { notFoundError } from '../../core/errors.js';
+import { WmarkError } from '../../core/errors.js';
 import { createCredential } from '../../engine/credentials.js';
 import { action } from '../program.js';
 
@@ -39,7 +39,7 @@ export function registerAuth(program: Command): Command {
     .action(
       action(async (ctx, clientId: string) => {
         const engine = await ctx.openEngine();
-        if (!engine.store.revokeCredential(clientId, engine.now())) throw notFoundError('CLIENT_NOT_FOUND', `no active client id "${clientId}"`);
+        if (!engine.store.revokeCredential(clientId, engine.now())) throw new WmarkError('CLIENT_NOT_FOUND', `no active client id "${clientId}"`);
         ctx.output.result({ clientId, revoked: true }, () => `revoked ${clientId}`);
       }),
     );

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { signToken } from '../../core/jwt.js';
-import { engineError, WmarkError } from '../../core/errors.js';
+import { WmarkError } from '../../core/errors.js';
 import { createCredential, tokenKey } from '../../engine/credentials.js';
 import type { Engine } from '../../engine/engine.js';
 import { ingestVideo } from '../../engine/ingest.js';
@@ -33,7 +33,7 @@ async function listen(engine: Engine, host: string, port: number, publicUrl: str
 async function api(url: string, init: RequestInit): Promise<Record<string, any>> {
   const response = await fetch(url, init);
   const body = (await response.json()) as Record<string, any>;
-  if (!response.ok) throw engineError('DEMO_API', `${init.method ?? 'GET'} ${new URL(url).pathname} answered ${response.status}: ${JSON.stringify(body.message)}`);
+  if (!response.ok) throw new WmarkError('DEMO_FAILED', `${init.method ?? 'GET'} ${new URL(url).pathname} answered ${response.status}: ${JSON.stringify(body.message)}`);
   return body;
 }
 
@@ -71,8 +71,8 @@ export function registerDemo(program: Command): void {
           });
           let state = created;
           while (state.status !== 'READY') {
-            if (state.status === 'FAILED') throw engineError('DEMO_FAILED', `the watermark failed: ${state.error ?? 'unknown reason'}`);
-            if (ctx.signal?.aborted) throw new WmarkError('interrupted', 'INTERRUPTED', 'interrupted');
+            if (state.status === 'FAILED') throw new WmarkError('DEMO_FAILED', `the watermark failed: ${state.error ?? 'unknown reason'}`);
+            if (ctx.signal?.aborted) throw new WmarkError('INTERRUPTED', 'interrupted');
             await new Promise((r) => setTimeout(r, 250));
             state = await api(created.href, {});
           }
@@ -94,7 +94,7 @@ export function registerDemo(program: Command): void {
             // Let the rest of the segments and the mp4 finish, so the files on disk are complete when we exit.
             ctx.output.stage('finishing the remaining segments and the mp4');
             while (engine.store.getWatermark(created.id)?.status !== 'READY' && !ctx.signal?.aborted) {
-              if (engine.store.getWatermark(created.id)?.status === 'FAILED') throw engineError('DEMO_FAILED', 'the watermark failed while finishing');
+              if (engine.store.getWatermark(created.id)?.status === 'FAILED') throw new WmarkError('DEMO_FAILED', 'the watermark failed while finishing');
               await new Promise((r) => setTimeout(r, 200));
             }
           } else {

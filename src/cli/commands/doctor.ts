@@ -79,7 +79,7 @@ export function registerDoctor(program: Command): void {
         if (!ok) {
           const missing = checks.filter((k) => !k.ok && k.required).map((k) => k.name);
           if (ctx.output.mode !== 'json') ctx.output.warn(`missing: ${missing.join(', ')}`);
-          return new WmarkError('engine', 'DOCTOR_FAILED', '').exitCode;
+          return new WmarkError('DOCTOR_FAILED', '').exitCode;
         }
         return 0;
       }),

@@ -1,7 +1,7 @@
 // `wmark poll <href>`: follow a signed long-poll link until READY or FAILED (spinner with elapsed time on a TTY, nothing animated elsewhere).
 import type { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
-import { usageError, WmarkError } from '../../core/errors.js';
+import { WmarkError } from '../../core/errors.js';
 import { HttpClient, formatSeconds } from '../../remote/client.js';
 import { DEFAULT_POLL_INTERVAL_MS, pollHref } from '../../remote/poll.js';
 import type { RemoteWatermark } from '../../remote/schemas.js';
@@ -30,9 +30,9 @@ async function pollAction(ctx: CliContext, href: string, opts: PollOptions): Pro
   try {
     url = new URL(href);
   } catch {
-    throw usageError('BAD_HREF', `expected the href URL from a watermark response, got "${href}"`);
+    throw new WmarkError('BAD_HREF', `expected the href URL from a watermark response, got "${href}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usageError('BAD_HREF', `expected an http(s) URL, got "${href}"`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new WmarkError('BAD_HREF', `expected an http(s) URL, got "${href}"`);
   const intervalMs = opts.interval !== undefined ? parseDuration(opts.interval, '--interval') : DEFAULT_POLL_INTERVAL_MS;
   const timeout = opts.timeout ?? DEFAULT_TIMEOUT;
   const timeoutMs = parseDuration(timeout, '--timeout');
@@ -75,7 +75,7 @@ export function failedExit(ctx: CliContext, response: RemoteWatermark): number {
   if (response.status !== 'FAILED') return 0;
   const reason = typeof response.error === 'string' ? `: ${response.error}` : '';
   ctx.output.warn(`the watermark job FAILED${reason}`);
-  return new WmarkError('engine', 'WATERMARK_FAILED', 'watermark failed').exitCode;
+  return new WmarkError('WATERMARK_FAILED', 'watermark failed').exitCode;
 }
 
 export function renderPolled(r: RemoteWatermark, elapsedMs: number, c: ChalkInstance): string {

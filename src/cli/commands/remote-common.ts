@@ -1,6 +1,6 @@
 // Shared by the remote-mode commands: the --remote/--api/--timeout options, local-or-remote dispatch, and opening a session from flags, env, config and the token file.
 import { Option, type Command } from 'commander';
-import { usageError } from '../../core/errors.js';
+import { WmarkError } from '../../core/errors.js';
 import { isHttpUrl } from '../../core/http-url.js';
 import type { ApiVersion } from '../../core/api-version.js';
 import { HttpClient, formatSeconds } from '../../remote/client.js';
@@ -37,7 +37,7 @@ export function positionalBeforeRemote(given: string | undefined, flags: RemoteF
     given = flags.remote;
     flags.remote = true;
   }
-  if (given === undefined) throw usageError('USAGE', `missing required argument '${name}'`, { hint: 'See --help.' });
+  if (given === undefined) throw new WmarkError('USAGE', `missing required argument '${name}'`, { hint: 'See --help.' });
   return given;
 }
 
@@ -58,13 +58,13 @@ export function parseDuration(text: string, flag: string): number {
     ms = 0;
     for (const [, n, unit] of t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
   }
-  if (ms === undefined || !Number.isFinite(ms) || ms <= 0) throw usageError('BAD_DURATION', `${flag}: expected a duration such as 30s, 5m or 1h (a bare number is seconds), got "${text}"`);
+  if (ms === undefined || !Number.isFinite(ms) || ms <= 0) throw new WmarkError('BAD_DURATION', `${flag}: expected a duration such as 30s, 5m or 1h (a bare number is seconds), got "${text}"`);
   return Math.round(ms);
 }
 
 export function parseCount(text: string, flag: string, max: number): number {
   const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || n < 1 || n > max) throw usageError('BAD_FLAG', `${flag}: expected a whole number from 1 to ${max}, got "${text}"`);
+  if (!/^\d+$/.test(text.trim()) || n < 1 || n > max) throw new WmarkError('BAD_FLAG', `${flag}: expected a whole number from 1 to ${max}, got "${text}"`);
   return n;
 }
 
@@ -86,7 +86,7 @@ export async function openRemote(
 ): Promise<OpenedRemote> {
   const url = typeof flags.remote === 'string' ? flags.remote : undefined;
   if (url !== undefined && !isHttpUrl(url)) {
-    throw usageError('BAD_REMOTE', `--remote: expected an http(s) URL, got "${url}"`, { hint: 'e.g. --remote https://watermark.example.com' });
+    throw new WmarkError('BAD_REMOTE', `--remote: expected an http(s) URL, got "${url}"`, { hint: 'e.g. --remote https://watermark.example.com' });
   }
   const timeoutMs = parseDuration(flags.timeout ?? options.defaultTimeout ?? DEFAULT_TIMEOUT, '--timeout');
   // A command whose --api has a default (watermark) says whether the user gave it; elsewhere the flag is unset unless given.
@@ -96,7 +96,7 @@ export async function openRemote(
   const store = await readCredentials(file);
   const chosen = config.remote.url ?? store.current;
   if (!chosen) {
-    throw usageError('REMOTE_URL_REQUIRED', 'which service? no remote URL is configured', {
+    throw new WmarkError('REMOTE_URL_REQUIRED', 'which service? no remote URL is configured', {
       hint: 'Give --remote URL, set WMARK_API_URL, put remote.url in the config file, or log in with `wmark auth login --remote URL`.',
     });
   }

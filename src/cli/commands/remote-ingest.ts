@@ -38,7 +38,7 @@ export async function remoteIngest(ctx: CliContext, source: string, opts: Remote
     while (!VIDEO_FINAL(video.status)) {
       ctx.output.progress(`ingesting ${source} on ${session.baseUrl}: ${video.status ?? 'waiting'} ${formatSeconds(Date.now() - started)}`);
       if (Date.now() + intervalMs >= session.deadline) {
-        throw new WmarkError('timeout', 'TIMEOUT', `timed out: video ${video.id} is still ${video.status} after ${formatSeconds(Date.now() - started)}`, { hint: `Raise ${session.timeoutLabel}, or use --no-wait and check later.` });
+        throw new WmarkError('TIMEOUT', `timed out: video ${video.id} is still ${video.status} after ${formatSeconds(Date.now() - started)}`, { hint: `Raise ${session.timeoutLabel}, or use --no-wait and check later.` });
       }
       await sleep(intervalMs, ctx.signal);
       video = await session.getVideo(api, video.id);

@@ -1,6 +1,6 @@
 // `wmark template create|list|show --remote`: settings templates on a remote service (/{v}/templates, DESIGN 3).
 import type { ChalkInstance } from 'chalk';
-import { usageError } from '../../core/errors.js';
+import { WmarkError } from '../../core/errors.js';
 import type { RemoteTemplate } from '../../remote/schemas.js';
 import type { CliContext } from '../context.js';
 import { readJsonInput } from '../read-input.js';
@@ -8,7 +8,7 @@ import { openRemote, type RemoteFlags } from './remote-common.js';
 
 export async function remoteTemplateCreate(ctx: CliContext, file: string, opts: RemoteFlags): Promise<number> {
   const body = await readJsonInput(ctx.io, file);
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw usageError('TEMPLATE_INVALID', `${file}: expected a JSON object {"name", "description"?, "settings": [...]}`);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new WmarkError('TEMPLATE_INVALID', `${file}: expected a JSON object {"name", "description"?, "settings": [...]}`);
   const { session, api } = await openRemote(ctx, opts);
   const template = await session.createTemplate(await session.resolveApi(api), body);
   ctx.output.result(template, (c) => renderRemoteTemplate(template, c));

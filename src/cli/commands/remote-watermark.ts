@@ -1,6 +1,6 @@
 // `wmark watermark --remote`: every input form of the local command sent as a SPEC watermark request (1.0 or 2.0); batches run with bounded concurrency.
 import type { Command } from 'commander';
-import { usageError, validationError, WmarkError } from '../../core/errors.js';
+import { WmarkError, validationError } from '../../core/errors.js';
 import { parseExpirationInput } from '../../core/expiration.js';
 import { parseBatch, type BatchRow } from '../../core/parse-batch.js';
 import { encodeForensicContent } from '../../core/forensic-payload.js';
@@ -34,17 +34,17 @@ async function settingsPart(ctx: CliContext, opts: RemoteWatermarkOptions): Prom
   const sources = [fromFlags && 'setting flags (--text, --x, ...)', opts.settings && '--settings', opts.template && '--template'].filter(Boolean);
   // A forensic mark alone is a complete watermark, as locally.
   if (sources.length === 0 && opts.forensic !== undefined) return { part: { settings: [] } };
-  if (sources.length === 0) throw usageError('SETTINGS_REQUIRED', 'say what to draw: --text (with setting flags), --settings FILE, or --template ID with --map', { hint: 'e.g. wmark watermark --remote --key KEY --text "for alice@example.com"' });
-  if (sources.length > 1) throw usageError('SETTINGS_CONFLICT', `use only one of ${sources.join(', ')}`);
-  if (!opts.template && opts.map?.length) throw usageError('MAP_NEEDS_TEMPLATE', '--map only applies with --template');
-  if (!opts.template && opts.batch) throw usageError('BATCH_NEEDS_TEMPLATE', '--batch needs --template: each row fills the template placeholders');
+  if (sources.length === 0) throw new WmarkError('SETTINGS_REQUIRED', 'say what to draw: --text (with setting flags), --settings FILE, or --template ID with --map', { hint: 'e.g. wmark watermark --remote --key KEY --text "for alice@example.com"' });
+  if (sources.length > 1) throw new WmarkError('SETTINGS_CONFLICT', `use only one of ${sources.join(', ')}`);
+  if (!opts.template && opts.map?.length) throw new WmarkError('MAP_NEEDS_TEMPLATE', '--map only applies with --template');
+  if (!opts.template && opts.batch) throw new WmarkError('BATCH_NEEDS_TEMPLATE', '--batch needs --template: each row fills the template placeholders');
   if (opts.template) {
-    if (opts.batch && opts.map?.length) throw usageError('BATCH_AND_MAP', '--batch and --map cannot be combined: put the values in the batch file');
+    if (opts.batch && opts.map?.length) throw new WmarkError('BATCH_AND_MAP', '--batch and --map cannot be combined: put the values in the batch file');
     // The template lives on the service, which renders it; the mappings are sent as they are (SPEC 2.3).
     return opts.batch ? { template: opts.template } : { part: { settingsTemplateMapping: { id: opts.template, mappings: parseMaps(opts.map) } }, template: opts.template };
   }
   if (fromFlags) {
-    if (fromFlags.content === undefined) throw usageError('TEXT_REQUIRED', 'setting flags need --text');
+    if (fromFlags.content === undefined) throw new WmarkError('TEXT_REQUIRED', 'setting flags need --text');
     const parsed = parseSettings([fromFlags], { apiVersion: '2.0', path: 'flags' });
     if (!parsed.ok) throw validationError('SETTINGS_INVALID', parsed.issues.map(flagIssue));
     return { part: { settings: [fromFlags] } };
@@ -52,17 +52,17 @@ async function settingsPart(ctx: CliContext, opts: RemoteWatermarkOptions): Prom
   // A settings file is sent as written: the service is the judge of fields this CLI may not know.
   const raw = await readJsonInput(ctx.io, opts.settings!);
   if (!Array.isArray(raw) || raw.length === 0 || raw.some((s) => typeof s !== 'object' || s === null || Array.isArray(s))) {
-    throw usageError('SETTINGS_INVALID', `${opts.settings}: expected a non-empty JSON array of setting objects (SPEC 2.2)`);
+    throw new WmarkError('SETTINGS_INVALID', `${opts.settings}: expected a non-empty JSON array of setting objects (SPEC 2.2)`);
   }
   return { part: { settings: raw } };
 }
 
 export async function remoteWatermark(ctx: CliContext, opts: RemoteWatermarkOptions, cmd: Command): Promise<number> {
   const given = (name: string) => cmd.getOptionValueSource(name) === 'cli';
-  if (!opts.key && !opts.videoId) throw usageError('VIDEO_REQUIRED', 'which video? give --key KEY or --video-id ID');
-  if (opts.key && opts.videoId) throw usageError('VIDEO_CONFLICT', 'give either --key or --video-id, not both');
-  if (opts.out) throw usageError('OUT_LOCAL_ONLY', '--out copies local files, so it cannot be combined with --remote', { hint: 'Download the mp4 link instead.' });
-  if (opts.publicUrl) throw usageError('PUBLIC_URL_LOCAL_ONLY', '--public-url applies to local mode; a remote service signs its own links');
+  if (!opts.key && !opts.videoId) throw new WmarkError('VIDEO_REQUIRED', 'which video? give --key KEY or --video-id ID');
+  if (opts.key && opts.videoId) throw new WmarkError('VIDEO_CONFLICT', 'give either --key or --video-id, not both');
+  if (opts.out) throw new WmarkError('OUT_LOCAL_ONLY', '--out copies local files, so it cannot be combined with --remote', { hint: 'Download the mp4 link instead.' });
+  if (opts.publicUrl) throw new WmarkError('PUBLIC_URL_LOCAL_ONLY', '--public-url applies to local mode; a remote service signs its own links');
   // Only what the user asked for is sent: the service applies its own defaults (SPEC 2.1 containers).
   const containers = given('containers') ? parseContainers(opts.containers) : undefined;
   const wait = given('wait') && opts.wait;
@@ -71,13 +71,13 @@ export async function remoteWatermark(ctx: CliContext, opts: RemoteWatermarkOpti
   let expiration: number | undefined;
   if (opts.expiration !== undefined) {
     const parsed = parseExpirationInput(opts.expiration, Date.now());
-    if (!parsed.ok) throw usageError('BAD_EXPIRATION', parsed.message, { hint: parsed.hint });
+    if (!parsed.ok) throw new WmarkError('BAD_EXPIRATION', parsed.message, { hint: parsed.hint });
     expiration = parsed.unixSeconds;
   }
   const { part, template } = await settingsPart(ctx, opts);
   const forensicPayload = opts.forensic !== undefined ? parseForensicPayload(opts.forensic) : undefined;
   if (forensicPayload !== undefined && (!part || !('settings' in part))) {
-    throw usageError('FORENSIC_WITH_TEMPLATE', '--forensic cannot be added to a remote --template request: the service renders the template', { hint: 'Put a FORENSIC setting with a placeholder in the template and give the payload with --map (or a batch column).' });
+    throw new WmarkError('SETTINGS_CONFLICT', '--forensic cannot be added to a remote --template request: the service renders the template', { hint: 'Put a FORENSIC setting with a placeholder in the template and give the payload with --map (or a batch column).' });
   }
   let rows: BatchRow[] | undefined;
   if (opts.batch) {
@@ -99,7 +99,7 @@ export async function remoteWatermark(ctx: CliContext, opts: RemoteWatermarkOpti
   if (forensicPayload !== undefined && part && 'settings' in part) {
     // SPEC 2.2: the payload travels as FORENSIC content, 2 ASCII characters in 1.0, base64 of 2 bytes in 2.0.
     const content = encodeForensicContent(forensicPayload, api);
-    if (content === undefined) throw usageError('BAD_FORENSIC', `--forensic: payload ${forensicPayload} cannot be written as 2 ASCII characters, which API 1.0 requires`, { hint: 'Use --api 2.0, or a payload whose two bytes are both below 128.' });
+    if (content === undefined) throw new WmarkError('BAD_FORENSIC', `--forensic: payload ${forensicPayload} cannot be written as 2 ASCII characters, which API 1.0 requires`, { hint: 'Use --api 2.0, or a payload whose two bytes are both below 128.' });
     part.settings = [...part.settings.filter((s) => (s as { type?: unknown }).type !== 'FORENSIC'), { type: 'FORENSIC', content }];
   }
   if (rows) return runBatch(ctx, session, api, rows, { base, template: template!, wait, intervalMs, concurrency });
@@ -109,7 +109,7 @@ export async function remoteWatermark(ctx: CliContext, opts: RemoteWatermarkOpti
   let final: RemoteWatermark = response;
   let note = `API ${api}`;
   if (wait && !FINAL_STATUSES.has(response.status)) {
-    if (!response.href) throw new WmarkError('remote', 'NO_HREF', `the service answered ${response.status} without an href to poll`);
+    if (!response.href) throw new WmarkError('NO_HREF', `the service answered ${response.status} without an href to poll`);
     const polled = await pollWithProgress(ctx, session.client, response.href, { intervalMs, deadline: session.deadline, timeoutLabel: session.timeoutLabel });
     final = polled.response;
     note = `API ${api}, ready after ${formatSeconds(polled.elapsedMs)}`;
@@ -149,11 +149,11 @@ async function runBatch(ctx: CliContext, session: RemoteSession, api: ApiVersion
       ctx.output.line({ line: row.line, mappings: row.mappings, ...response }, (c) => `${response.status === 'FAILED' ? c.red('✗') : c.green('✓')} line ${row.line} ${response.status} ${player}`);
     } catch (error) {
       const e = toWmarkError(error);
-      if (ctx.signal?.aborted || e.category === 'interrupted') throw e;
+      if (ctx.signal?.aborted || e.kind === 'interrupted') throw e;
       failed++;
       exitCode ||= e.exitCode;
       // Nothing else will work with bad credentials or no time left: stop sending, report the rows already sent.
-      if (e.category === 'auth' || e.category === 'timeout') fatal ??= e;
+      if (e.kind === 'auth' || e.kind === 'timeout') fatal ??= e;
       ctx.output.line({ line: row.line, mappings: row.mappings, error: e.toJSON() }, (c) => `${c.red('✗')} line ${row.line}: ${e.message}`);
     } finally {
       done++;

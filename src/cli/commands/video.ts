@@ -1,6 +1,6 @@
 // `wmark video list|show`: the videos known to the local engine.
 import type { Command } from 'commander';
-import { notFoundError } from '../../core/errors.js';
+import { WmarkError } from '../../core/errors.js';
 import { toVideoResource } from '../../engine/resources.js';
 import { action } from '../program.js';
 import { renderVideo } from './ingest.js';
@@ -30,7 +30,7 @@ export function registerVideo(program: Command): void {
       action(async (ctx, ref: string) => {
         const engine = await ctx.openEngine();
         const found = engine.store.getVideo(ref) ?? engine.store.getVideoByKey(ref);
-        if (!found) throw notFoundError('VIDEO_NOT_FOUND', `no video with id or key "${ref}"`, { hint: 'See `wmark video list`.' });
+        if (!found) throw new WmarkError('VIDEO_NOT_FOUND', `no video with id or key "${ref}"`, { hint: 'See `wmark video list`.' });
         const resource = toVideoResource(found);
         ctx.output.result(resource, (c) => renderVideo(resource, c));
       }),

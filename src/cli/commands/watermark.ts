@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Option, type Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
-import { usageError, validationError, WmarkError } from '../../core/errors.js';
+import { WmarkError, validationError } from '../../core/errors.js';
 import { parseExpirationInput } from '../../core/expiration.js';
 import { parseBatch } from '../../core/parse-batch.js';
 import { renderTemplate } from '../../core/render-template.js';
@@ -58,7 +58,7 @@ interface WatermarkOptions {
 
 const number = (flag: string) => (value: string) => {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n)) throw usageError('BAD_FLAG', `${flag}: expected a number, got "${value}"`);
+  if (value.trim() === '' || !Number.isFinite(n)) throw new WmarkError('BAD_FLAG', `${flag}: expected a number, got "${value}"`);
   return n;
 };
 
@@ -119,7 +119,7 @@ export function registerWatermark(program: Command): void {
 export function parseContainers(list: string): Container[] {
   const items = list.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   const bad = items.filter((c) => c !== 'm3u8' && c !== 'mp4');
-  if (bad.length || !items.length) throw usageError('BAD_CONTAINERS', `--containers: expected m3u8, mp4 or m3u8,mp4, got "${list}"`);
+  if (bad.length || !items.length) throw new WmarkError('BAD_CONTAINERS', `--containers: expected m3u8, mp4 or m3u8,mp4, got "${list}"`);
   return [...new Set(items)] as Container[];
 }
 
@@ -127,9 +127,9 @@ export function parseMaps(maps: string[] | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of maps ?? []) {
     const eq = m.indexOf('=');
-    if (eq <= 0) throw usageError('BAD_MAP', `--map: expected name=value, got "${m}"`);
+    if (eq <= 0) throw new WmarkError('BAD_MAP', `--map: expected name=value, got "${m}"`);
     const name = m.slice(0, eq);
-    if (name in out) throw usageError('BAD_MAP', `--map: "${name}" is given twice`);
+    if (name in out) throw new WmarkError('BAD_MAP', `--map: "${name}" is given twice`);
     out[name] = m.slice(eq + 1);
   }
   return out;
@@ -182,9 +182,9 @@ async function settingsSource(ctx: CliContext, engine: Engine, opts: WatermarkOp
   const sources = [fromFlags && 'setting flags (--text, --x, ...)', opts.settings && '--settings', opts.template && '--template'].filter(Boolean);
   // A forensic mark alone is a complete watermark: nothing visible to draw.
   if (sources.length === 0 && opts.forensic !== undefined) return { kind: 'settings', settings: [] };
-  if (sources.length === 0) throw usageError('SETTINGS_REQUIRED', 'say what to draw: --text (with setting flags), --settings FILE, or --template ID with --map', { hint: 'e.g. wmark watermark --key KEY --text "for alice@example.com"' });
-  if (sources.length > 1) throw usageError('SETTINGS_CONFLICT', `use only one of ${sources.join(', ')}`);
-  if (fromFlags && fromFlags.content === undefined) throw usageError('TEXT_REQUIRED', 'setting flags need --text');
+  if (sources.length === 0) throw new WmarkError('SETTINGS_REQUIRED', 'say what to draw: --text (with setting flags), --settings FILE, or --template ID with --map', { hint: 'e.g. wmark watermark --key KEY --text "for alice@example.com"' });
+  if (sources.length > 1) throw new WmarkError('SETTINGS_CONFLICT', `use only one of ${sources.join(', ')}`);
+  if (fromFlags && fromFlags.content === undefined) throw new WmarkError('TEXT_REQUIRED', 'setting flags need --text');
   if (opts.template) return { kind: 'template', template: getTemplate(engine, opts.template).settings as TemplateSetting[], templateId: opts.template };
   const raw = opts.settings ? await readJsonInput(ctx.io, opts.settings) : [fromFlags];
   const parsed = parseSettings(raw, { apiVersion: opts.api, path: opts.settings ? 'settings' : 'flags' });
@@ -245,25 +245,25 @@ async function produce(ctx: CliContext, engine: Engine, opts: WatermarkOptions, 
 
 async function waitPlayable(engine: Engine, id: string, signal?: AbortSignal) {
   for (;;) {
-    if (signal?.aborted) throw new WmarkError('interrupted', 'INTERRUPTED', 'interrupted (rendering goes on in the background)');
+    if (signal?.aborted) throw new WmarkError('INTERRUPTED', 'interrupted (rendering goes on in the background)');
     const w = engine.store.getWatermark(id)!;
-    if (w.status === 'FAILED') throw new WmarkError('engine', 'WATERMARK_FAILED', `watermark ${id} failed: ${w.error ?? 'unknown reason'}`);
+    if (w.status === 'FAILED') throw new WmarkError('WATERMARK_FAILED', `watermark ${id} failed: ${w.error ?? 'unknown reason'}`);
     if (w.status !== 'PENDING') return w;
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 async function watermarkAction(ctx: CliContext, opts: WatermarkOptions): Promise<number> {
-  if (!opts.key && !opts.videoId) throw usageError('VIDEO_REQUIRED', 'which video? give --key KEY or --video-id ID');
-  if (opts.key && opts.videoId) throw usageError('VIDEO_CONFLICT', 'give either --key or --video-id, not both');
-  if (opts.out && !opts.wait) throw usageError('OUT_NEEDS_WAIT', '--out copies finished outputs, so it cannot be combined with --no-wait');
+  if (!opts.key && !opts.videoId) throw new WmarkError('VIDEO_REQUIRED', 'which video? give --key KEY or --video-id ID');
+  if (opts.key && opts.videoId) throw new WmarkError('VIDEO_CONFLICT', 'give either --key or --video-id, not both');
+  if (opts.out && !opts.wait) throw new WmarkError('OUT_NEEDS_WAIT', '--out copies finished outputs, so it cannot be combined with --no-wait');
   const containers = parseContainers(opts.containers);
   const config = await ctx.loadConfig();
   const baseUrl = opts.publicUrl ?? config.publicUrl ?? `http://${config.server.host}:${config.server.port}`;
   let expirationSeconds: number | undefined;
   if (opts.expiration !== undefined) {
     const parsed = parseExpirationInput(opts.expiration, Date.now());
-    if (!parsed.ok) throw usageError('BAD_EXPIRATION', parsed.message, { hint: parsed.hint }); // the message already starts with --expiration
+    if (!parsed.ok) throw new WmarkError('BAD_EXPIRATION', parsed.message, { hint: parsed.hint }); // the message already starts with --expiration
     expirationSeconds = parsed.unixSeconds;
   }
   const engine = await ctx.openEngine();
@@ -271,8 +271,8 @@ async function watermarkAction(ctx: CliContext, opts: WatermarkOptions): Promise
   const source = await settingsSource(ctx, engine, opts);
 
   if (opts.batch) {
-    if (source.kind !== 'template') throw usageError('BATCH_NEEDS_TEMPLATE', '--batch needs --template: each row fills the template placeholders');
-    if (opts.map?.length) throw usageError('BATCH_AND_MAP', '--batch and --map cannot be combined: put the values in the batch file');
+    if (source.kind !== 'template') throw new WmarkError('BATCH_NEEDS_TEMPLATE', '--batch needs --template: each row fills the template placeholders');
+    if (opts.map?.length) throw new WmarkError('BATCH_AND_MAP', '--batch and --map cannot be combined: put the values in the batch file');
     const { text, label } = await readTextInput(ctx.io, opts.batch);
     const rows = parseBatch(text, /\.ndjson$|\.jsonl$/i.test(opts.batch) ? 'ndjson' : /\.csv$/i.test(opts.batch) ? 'csv' : 'auto');
     if (!rows.ok) throw validationError('BATCH_INVALID', rows.issues.map((i) => `${label}: ${i}`));
@@ -292,7 +292,7 @@ async function watermarkAction(ctx: CliContext, opts: WatermarkOptions): Promise
       } catch (error) {
         if (ctx.signal?.aborted) throw error;
         failed++;
-        const e = error instanceof WmarkError ? error : new WmarkError('unexpected', 'UNEXPECTED', String(error));
+        const e = error instanceof WmarkError ? error : new WmarkError('UNEXPECTED', String(error));
         ctx.output.line({ line: row.line, mappings: row.mappings, error: e.toJSON() }, (c) => `${c.red('✗')} line ${row.line}: ${e.message}`);
       }
     }
@@ -302,7 +302,7 @@ async function watermarkAction(ctx: CliContext, opts: WatermarkOptions): Promise
   }
 
   const settings = withForensic(source.kind === 'template' ? render(source, parseMaps(opts.map), opts.api, '--map') : source.settings, opts.forensic);
-  if (source.kind === 'settings' && opts.map?.length) throw usageError('MAP_NEEDS_TEMPLATE', '--map only applies with --template');
+  if (source.kind === 'settings' && opts.map?.length) throw new WmarkError('MAP_NEEDS_TEMPLATE', '--map only applies with --template');
   ctx.output.stage('preparing watermark');
   const view = await produce(ctx, engine, opts, video, settings, containers, expirationSeconds, baseUrl, 'watermark');
   ctx.output.result(view, (c) => renderView(view, c));
