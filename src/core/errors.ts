@@ -154,6 +154,7 @@ export const ERRORS = {
   TIMEOUT: { kind: 'timeout', http: 504, exit: 124 },
   INGEST_TIMEOUT: { kind: 'timeout', http: 504, exit: 124 },
   INTERRUPTED: { kind: 'interrupted', http: 503, exit: 130 },
+  CLIENT_CLOSED: { kind: 'interrupted', http: 400, exit: 130 },
   CANCELLED: { kind: 'interrupted', http: 503, exit: 130 },
 
   // ---- bugs
