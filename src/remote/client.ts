@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import { WmarkError, type ErrorKind } from '../core/errors.js';
 import { decideRetry, DEFAULT_RETRY, type AttemptOutcome, type RetryPolicy } from './retry.js';
+import { sleep } from '../service/watch.js';
 import { parseErrorBody, serverError } from './server-error.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -104,21 +105,6 @@ function rootMessage(error: unknown): string {
 export function formatSeconds(ms: number): string {
   const s = ms / 1000;
   return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(interrupted());
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(interrupted());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function interrupted(): WmarkError {

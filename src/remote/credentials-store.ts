@@ -4,7 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { WmarkError } from '../core/errors.js';
 import { configDir, type Env } from '../config/paths.js';
-import { writeFileAtomic } from '../engine/atomic-fs.js';
+import writeFileAtomic from 'write-file-atomic';
 
 export const CREDENTIALS_FILE = 'credentials.json';
 
@@ -64,7 +64,7 @@ export async function readCredentials(file: string): Promise<CredentialsFile> {
 /** Writes the whole file: a 0600 sibling is written and synced, then renamed over the old one, so no reader sees half a file. */
 export async function writeCredentials(file: string, data: CredentialsFile): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, 0o600);
+  await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
 }
 
 export async function saveService(file: string, service: StoredService, options: { makeCurrent?: boolean } = {}): Promise<void> {

@@ -31,6 +31,8 @@ export interface SessionOptions {
   /** Explicit credentials (auth login flags) beat the env vars and the stored ones. */
   clientId?: string;
   apiKey?: string;
+  /** A token to use as it is, like WMARK_TOKEN (never renewed). */
+  token?: string;
 }
 
 /** The `exp` claim of a JWT-shaped token, in Unix ms (read, not verified: only the service can verify it). */
@@ -133,7 +135,7 @@ export class RemoteSession {
   /** A usable bearer token: WMARK_TOKEN, else the stored one while valid, else a new one from the credentials. */
   async bearer(): Promise<string> {
     if (this.token && (this.tokenSource === 'env' || this.expiresAt === null || this.expiresAt - TOKEN_EXPIRY_SKEW_MS > this.now())) return this.token;
-    const fromEnv = nonEmpty(this.options.env.WMARK_TOKEN);
+    const fromEnv = this.options.token ?? nonEmpty(this.options.env.WMARK_TOKEN);
     if (fromEnv) {
       this.setToken(fromEnv, jwtExpiry(fromEnv), 'env');
       return fromEnv;
@@ -201,7 +203,7 @@ export class RemoteSession {
   /** Headers for an authenticated call: 1.0 a Bearer token; 2.0 the key headers (SPEC 4.4), or a Bearer token when no key is at hand. */
   async authHeaders(api: ApiVersion): Promise<{ headers: Record<string, string>; bearer?: string }> {
     const { clientId, apiKey } = this.credentials();
-    if (api === '2.0' && clientId && apiKey && !nonEmpty(this.options.env.WMARK_TOKEN)) {
+    if (api === '2.0' && clientId && apiKey && !this.options.token && !nonEmpty(this.options.env.WMARK_TOKEN)) {
       return { headers: { 'x-api-key': apiKey, 'x-api-client-id': clientId } };
     }
     const token = await this.bearer();
@@ -237,8 +239,14 @@ export class RemoteSession {
     return this.client.send({ method: 'GET', url: href, deadline: this.deadline, timeoutLabel: this.timeoutLabel });
   }
 
-  async createVideo(api: ApiVersion, body: Record<string, unknown>): Promise<RemoteVideo> {
-    return expectJson(await this.call(api, { method: 'POST', path: '/videos', body, idempotent: false }), videoSchema, 'video');
+  async createVideo(api: ApiVersion, body: Record<string, unknown>): Promise<{ video: RemoteVideo; status: number }> {
+    const res = await this.call(api, { method: 'POST', path: '/videos', body, idempotent: false });
+    return { video: expectJson(res, videoSchema, 'video'), status: res.status };
+  }
+
+  async listVideos(api: ApiVersion, query: Record<string, string>): Promise<RemoteVideo[]> {
+    const search = new URLSearchParams(query).toString();
+    return expectJson(await this.call(api, { method: 'GET', path: `/videos${search ? `?${search}` : ''}` }), videoSchema.array(), 'video list');
   }
 
   async getVideo(api: ApiVersion, id: string): Promise<RemoteVideo> {

@@ -7,8 +7,8 @@ import { credentialsPath, looseMode, normalizeBaseUrl, readCredentials, removeSe
 import { jwtExpiry, TOKEN_EXPIRY_SKEW_MS } from '../../remote/session.js';
 import type { CliContext } from '../context.js';
 import type { CliIO } from '../io.js';
-import { action } from '../program.js';
-import { addRemoteOptions, openRemote, type RemoteFlags } from './remote-common.js';
+import { action } from '../action.js';
+import { addRemoteOptions, openRemote, type RemoteFlags } from '../remote-flags.js';
 
 export interface Prompter {
   input(message: string): Promise<string>;
