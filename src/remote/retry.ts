@@ -1,4 +1,6 @@
 // When a remote request is worth another try, and how long to wait first: a pure policy (exponential backoff, jitter, Retry-After).
+// Hand-written on purpose: which failures a non-idempotent POST may retry (the service cannot have acted) and a
+// Retry-After capped by the --timeout deadline are SPEC rules that p-retry and got's retry options cannot express.
 
 export interface RetryPolicy {
   /** Attempts in all, the first one included; Infinity = bounded only by the deadline. */
