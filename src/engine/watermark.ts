@@ -8,7 +8,8 @@ import { FALLBACK_FONT_METRICS, parseFontMetrics, type FontMetrics } from '../co
 import { writeMediaPlaylist } from '../core/playlist.js';
 import { canonicalSettings, watermarkIdentity } from '../core/watermark-identity.js';
 import type { ForensicSetting, Setting, TextSetting } from '../core/setting-types.js';
-import { isInterruption, isWmarkError, WmarkError } from '../core/errors.js';
+import { isInterruption, isWmarkError, validationError, WmarkError } from '../core/errors.js';
+import { offFrameIssues } from '../core/frame-reach.js';
 import { codeword, forensicKey } from '../core/forensic/keyed-bits.js';
 import { FORENSIC_DIR, variantFileName } from './forensic-prepare.js';
 import { tail } from '../ffmpeg/run-ffmpeg.js';
@@ -69,6 +70,8 @@ export function isExpired(watermark: WatermarkRecord, nowMs: number): boolean {
 /** Finds or creates the watermark for (video, settings); never changes an existing watermark's expiration. */
 export function requestWatermark(engine: Engine, request: WatermarkRequest): WatermarkRequestResult {
   const video = resolveVideo(engine, request.video);
+  const offFrame = offFrameIssues(request.settings, { width: video.width ?? 0, height: video.height ?? 0, duration: video.durationSeconds });
+  if (offFrame.length) throw validationError('VALIDATION_FAILED', offFrame, `The video is ${video.width}x${video.height}; see docs/settings.md for where text lands.`);
   const forensic = request.settings.find((s): s is ForensicSetting => s.type === 'FORENSIC');
   if (forensic && !video.enableForensic) {
     throw new WmarkError('FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation (enableForensic), so it cannot carry a FORENSIC watermark`, {
