@@ -72,6 +72,8 @@ export const ERRORS = {
   STDIN_IS_TTY: usage(400, 'Pipe the file in, or give its path instead of "-".'),
   SOURCE_REQUIRED: usage(),
   LEAK_NOT_FOUND: usage(),
+  PORT_IN_USE: usage(400, 'Stop what holds it, choose another with --port, or give --port 0 to take any free port.'),
+  PORT_NOT_ALLOWED: usage(400, 'Ports below 1024 need privileges: choose another with --port, or --port 0 for any free port.'),
   // HTTP requests
   VALIDATION_FAILED: usage(),
   INVALID_BODY: usage(),

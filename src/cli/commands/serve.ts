@@ -1,5 +1,6 @@
 // `wmark serve`: the Video Watermarking Service API (1.0 and 2.0) on top of the local engine.
 import type { Command } from 'commander';
+import { WmarkError } from '../../core/errors.js';
 import { startServer } from '../../server/node-server.js';
 import { action } from '../action.js';
 
@@ -34,6 +35,8 @@ export function registerServe(program: Command): void {
           publicUrl: config.publicUrl,
           tokenTtlSeconds: config.server.tokenTtlSeconds,
           log: (line: string) => ctx.output.info(line),
+        }).catch((error: unknown) => {
+          throw listenError(error, config.server.host, config.server.port);
         });
         if (server.resumed) ctx.output.info(`resuming ${server.resumed} unfinished job(s)`);
         if (ctx.output.mode === 'json') ctx.output.line({ url: server.url, dataDir: local.engine.paths.root }, () => '');
@@ -45,6 +48,15 @@ export function registerServe(program: Command): void {
         return 0;
       }),
     );
+}
+
+/** A port that cannot be had is the user's to change (exit 2), not a bug. */
+function listenError(error: unknown, host: string, port: number): unknown {
+  const code = (error as { code?: string } | undefined)?.code;
+  if (code === 'EADDRINUSE') return new WmarkError('PORT_IN_USE', `port ${port} on ${host} is already in use (another wmark serve or another program listens there)`, { cause: error });
+  if (code === 'EACCES') return new WmarkError('PORT_NOT_ALLOWED', `not allowed to listen on port ${port} on ${host}`, { cause: error });
+  if (code === 'EADDRNOTAVAIL') return new WmarkError('BAD_FLAG', `cannot listen on ${host}: no such address on this machine`, { hint: 'Give --host 127.0.0.1, 0.0.0.0 or an address of this machine.', cause: error });
+  return error;
 }
 
 /** Resolves when the run is interrupted (Ctrl-C, SIGTERM). */
