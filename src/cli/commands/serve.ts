@@ -1,7 +1,9 @@
 // `wmark serve`: the Video Watermarking Service API (1.0 and 2.0) on top of the local engine.
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import { startServer } from '../../server/node-server.js';
+import type { CliContext } from '../context.js';
+import { removeServeRecord, writeServeRecord } from '../serve-record.js';
+import { startServer, type RunningServer } from '../../server/node-server.js';
 import { action } from '../action.js';
 
 export function registerServe(program: Command): void {
@@ -38,16 +40,27 @@ export function registerServe(program: Command): void {
         }).catch((error: unknown) => {
           throw listenError(error, config.server.host, config.server.port);
         });
-        if (server.resumed) ctx.output.info(`resuming ${server.resumed} unfinished job(s)`);
-        if (ctx.output.mode === 'json') ctx.output.line({ url: server.url, dataDir: local.engine.paths.root }, () => '');
-        else if (ctx.output.mode === 'plain') ctx.io.stdout.write(`${server.url}\n`);
-        else ctx.output.result(server.url, (c) => `${c.bold('wmark serve')} listening on ${c.cyan(server.url)}  ${c.dim('(Ctrl-C to stop)')}`);
-        await untilAborted(ctx.signal);
-        ctx.output.info('shutting down: finishing requests; unfinished jobs resume on the next start');
-        await server.close();
-        return 0;
+        const dataDir = local.engine.paths.root;
+        // Local commands on this data folder sign their links for this address while it runs.
+        await writeServeRecord(dataDir, { url: server.url, baseUrl: config.publicUrl ?? server.url, pid: process.pid, startedOn: new Date().toISOString() });
+        try {
+          return await serveUntilStopped(ctx, server, dataDir);
+        } finally {
+          removeServeRecord(dataDir);
+        }
       }),
     );
+}
+
+async function serveUntilStopped(ctx: CliContext, server: RunningServer, dataDir: string): Promise<number> {
+  if (server.resumed) ctx.output.info(`resuming ${server.resumed} unfinished job(s)`);
+  if (ctx.output.mode === 'json') ctx.output.line({ url: server.url, dataDir }, () => '');
+  else if (ctx.output.mode === 'plain') ctx.io.stdout.write(`${server.url}\n`);
+  else ctx.output.result(server.url, (c) => `${c.bold('wmark serve')} listening on ${c.cyan(server.url)}  ${c.dim('(Ctrl-C to stop)')}`);
+  await untilAborted(ctx.signal);
+  ctx.output.info('shutting down: finishing requests; unfinished jobs resume on the next start');
+  await server.close();
+  return 0;
 }
 
 /** A port that cannot be had is the user's to change (exit 2), not a bug. */

@@ -13,6 +13,7 @@ import type { CliContext } from '../context.js';
 import { describeWatermark, follow } from '../follow.js';
 import { addRemoteOptions, countFlag, durationFlag, type RemoteFlags } from '../remote-flags.js';
 import { renderWatermark, type WatermarkExtras } from '../render.js';
+import { answersAt } from '../serve-record.js';
 import { planRequests, settingsRequest, templateRequests, type RequestFlags } from '../watermark-request.js';
 
 interface WatermarkOptions extends RequestFlags, RemoteFlags {
@@ -99,14 +100,26 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   if (plan.template) {
     const template = await service.getTemplate(plan.template.id, { api });
     const requests = templateRequests(plan, template);
-    if (plan.batch) return runBatch(ctx, requests, produce, { concurrency, api, where: service.description });
+    if (plan.batch) return runBatch(ctx, requests, produce, { concurrency, api, where: service.description, local: Boolean(local) });
     ctx.output.stage(`requesting a watermark from ${service.description} (API ${api})`);
     const resource = await produce(requests[0]!.request, 'watermark');
-    return printResult(ctx, resource, api);
+    return printResult(ctx, resource, api, Boolean(local));
   }
   ctx.output.stage(`requesting a watermark from ${service.description} (API ${api})`);
   const resource = await produce(settingsRequest(plan, api), 'watermark');
-  return printResult(ctx, resource, api);
+  return printResult(ctx, resource, api, Boolean(local));
+}
+
+/**
+ * Local links name a service this command does not run: when nothing answers there, say so (not with --json or
+ * --quiet, whose readers take the links as data).
+ */
+export async function warnIfUnserved(ctx: CliContext, resource: WatermarkResource): Promise<void> {
+  const link = resource.containers?.href ?? resource.containers?.m3u8 ?? resource.containers?.mp4;
+  if (!link || ctx.output.mode === 'json' || ctx.output.options.quiet) return;
+  if (await answersAt(link)) return;
+  const origin = new URL(link).origin;
+  ctx.output.warn(`nothing answers at ${origin}, so these links will not play until a service runs there: start \`wmark serve\` (links follow a running serve on this data folder), or give --public-url`);
 }
 
 /** Follows the watermark to the goal the flags ask for; returns the resource as it stands then. */
@@ -128,9 +141,10 @@ function withExtras(local: LocalService | undefined, resource: WatermarkResource
   return local.exportWatermark(resource, out).then((copied) => ({ ...shaped, out: copied }));
 }
 
-function printResult(ctx: CliContext, resource: WatermarkResource & WatermarkExtras, api: ApiVersion): number {
+async function printResult(ctx: CliContext, resource: WatermarkResource & WatermarkExtras, api: ApiVersion, local: boolean): Promise<number> {
   ctx.output.result(resource, (c) => renderWatermark(resource, c, `API ${api}`));
   if (resource.status === 'PENDING' && resource.href && ctx.output.mode !== 'json') ctx.output.info(`not READY yet: follow it with  wmark poll '${resource.href}'  (or use --wait)`);
+  if (local && resource.status !== 'FAILED') await warnIfUnserved(ctx, resource);
   return failedExit(ctx, resource);
 }
 
@@ -148,12 +162,13 @@ async function runBatch(
   ctx: CliContext,
   rows: ReturnType<typeof templateRequests>,
   produce: Produce,
-  options: { concurrency: number; api: ApiVersion; where: string },
+  options: { concurrency: number; api: ApiVersion; where: string; local: boolean },
 ): Promise<number> {
   let done = 0;
   let failed = 0;
   let exitCode = 0;
   let fatal: WmarkError | undefined;
+  let linked: WatermarkResource | undefined;
   const progress = () => ctx.output.progress(`${done}/${rows.length} watermarks (${options.where}, API ${options.api}, ${options.concurrency} at a time)`);
   progress();
   const limit = pLimit(options.concurrency);
@@ -164,6 +179,7 @@ async function runBatch(
         const label = `line ${row.line}`;
         try {
           const resource = await produce(row.request, label);
+          if (resource.status !== 'FAILED') linked ??= resource;
           if (resource.status === 'FAILED') {
             failed++;
             exitCode ||= new WmarkError('WATERMARK_FAILED', '').exitCode;
@@ -188,5 +204,6 @@ async function runBatch(
   const skipped = rows.length - done;
   if (skipped) ctx.output.warn(`stopped after ${fatal!.message}: ${skipped} of ${rows.length} rows were not sent`);
   if (failed) ctx.output.warn(`${failed} of ${rows.length} rows failed`);
+  if (options.local && linked) await warnIfUnserved(ctx, linked);
   return fatal ? fatal.exitCode : exitCode;
 }

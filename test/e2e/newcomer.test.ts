@@ -1,0 +1,68 @@
+// The spawned binary on a newcomer's path: links follow the running `wmark serve`, and say so when nothing serves them.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runWmark, sandbox, startWmark, until, type Sandbox } from '../helpers/cli-helpers.js';
+import { flat } from '../helpers/fixtures.js';
+
+let box: Sandbox;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  box = sandbox('e2e-newcomer');
+  env = { WMARK_HOME: box.dataDir, WMARK_CONFIG_DIR: box.configDir };
+  const ingest = await wmark(['ingest', await flat('336699', 4), '--key', 'clip-1']);
+  expect(ingest.code, ingest.stderr).toBe(0);
+});
+
+afterAll(() => box?.dispose());
+
+const wmark = (args: string[], extraEnv: Record<string, string | undefined> = {}) => runWmark(args, { env: { ...env, ...extraEnv }, cwd: box.cwd });
+const playerLink = (stdout: string) => /^ {2}player +(\S+)$/m.exec(stdout)?.[1];
+
+describe('links point at the running service', () => {
+  it('serve --port 0 records where it listens; watermark signs links for it; the record goes on a clean exit', async () => {
+    const serve = startWmark(['serve', '--port', '0'], { env, cwd: box.cwd });
+    try {
+      const url = (await until(() => /^(http:\/\/\S+)$/m.exec(serve.stdout())?.[1], 'serve to print its URL', 30_000)).trim();
+      expect(url).not.toBe('http://127.0.0.1:8080');
+      const record = JSON.parse(readFileSync(path.join(box.dataDir, 'serve.json'), 'utf8')) as { url: string; baseUrl: string; pid: number };
+      expect(record).toMatchObject({ url, baseUrl: url, pid: serve.child.pid });
+
+      const r = await wmark(['watermark', '--key', 'clip-1', '--text', 'for alice', '--containers', 'm3u8']);
+      expect(r.code, r.stderr).toBe(0);
+      const link = playerLink(r.stdout);
+      expect(link?.startsWith(`${url}/`), r.stdout).toBe(true);
+      // The link plays: the service it names answers it, signature and all.
+      expect((await fetch(link!)).status).toBe(200);
+      expect(r.stderr).not.toContain('nothing answers');
+
+      // --public-url given on the command line still wins.
+      const own = await wmark(['watermark', '--key', 'clip-1', '--text', 'for alice', '--containers', 'm3u8', '--public-url', 'https://videos.example.com']);
+      expect(playerLink(own.stdout)).toMatch(/^https:\/\/videos\.example\.com\//);
+    } finally {
+      serve.child.kill('SIGINT');
+    }
+    const done = await serve.done;
+    expect(done.code, done.stderr).toBe(0);
+    expect(existsSync(path.join(box.dataDir, 'serve.json'))).toBe(false);
+  });
+
+  it('a record left by a serve that died is ignored; with nothing answering, a warning names the address', async () => {
+    const serve = startWmark(['serve', '--port', '0'], { env, cwd: box.cwd });
+    await until(() => /^http:\/\/\S+$/m.test(serve.stdout()), 'serve to print its URL', 30_000);
+    serve.child.kill('SIGKILL');
+    await serve.done;
+    expect(existsSync(path.join(box.dataDir, 'serve.json'))).toBe(true);
+
+    // Port 9 (discard) has no HTTP service on a test machine.
+    const r = await wmark(['watermark', '--key', 'clip-1', '--text', 'for bob', '--containers', 'm3u8'], { WMARK_PUBLIC_URL: 'http://127.0.0.1:9' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(playerLink(r.stdout)).toMatch(/^http:\/\/127\.0\.0\.1:9\//);
+    expect(r.stderr).toContain('warning: nothing answers at http://127.0.0.1:9, so these links will not play until a service runs there');
+    // --json keeps stderr for errors: the links are data there.
+    const json = await wmark(['--json', 'watermark', '--key', 'clip-1', '--text', 'for bob', '--containers', 'm3u8'], { WMARK_PUBLIC_URL: 'http://127.0.0.1:9' });
+    expect(json.code).toBe(0);
+    expect(json.stderr).toBe('');
+  });
+});
