@@ -8,6 +8,8 @@ export interface RunState {
   io: CliIO;
   ctx?: CliContext;
   exitCode: number;
+  /** --json was given: commander's own error text is left out, its JSON body is the one report. */
+  json?: boolean;
 }
 
 const STATE = Symbol('wmark run state');

@@ -103,6 +103,7 @@ export const ERRORS = {
   CLIENT_NOT_FOUND: notFound('See `wmark auth keys list`.'),
   NOT_READY: notFound(),
   KEY_EXISTS: { kind: 'conflict', http: 409, exit: 2 },
+  WATERMARK_BUSY: { kind: 'conflict', http: 409, exit: 2 },
   VIDEO_NOT_READY: { kind: 'conflict', http: 409, exit: 2, hint: 'Try again when its status is INGESTED.' },
   WATERMARK_EXPIRED: { kind: 'gone', http: 410, exit: 2, hint: 'Change any setting to create a new watermark with a new expiration (SPEC 2.5).' },
 

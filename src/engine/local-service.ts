@@ -30,7 +30,7 @@ import { isLeaseLive, jobId, topicOf, type JobKind } from './job-lease.js';
 import type { JobQueue } from './job-queue.js';
 import type { JobRecord, VideoRecord, WatermarkRecord } from './store.js';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates } from './templates.js';
-import { exportWatermark, requestWatermark, watermarkFiles, type VideoRef, type WatermarkFiles } from './watermark.js';
+import { deleteWatermark, exportWatermark, requestWatermark, watermarkFiles, type VideoRef, type WatermarkFiles } from './watermark.js';
 
 /** A forensic-only watermark costs links, not encodes: it is answered READY after at most this long. */
 const FORENSIC_READY_MS = 15_000;
@@ -231,6 +231,16 @@ export class LocalService implements WatermarkService {
   /** A job nobody works on any more (its process died, or was never started) is queued again. */
   private takeOver(kind: JobKind, id: string, job: JobRecord | undefined): void {
     if (job && (job.status === 'queued' || job.status === 'running') && !isLeaseLive(job, this.engine.now())) this.queue.enqueue({ kind, id });
+  }
+
+  /** Watermarks on this engine, oldest first; of one video when given. */
+  listWatermarks(videoId?: string): WatermarkRecord[] {
+    return this.engine.store.listWatermarks(videoId);
+  }
+
+  /** Forgets a watermark and its files (local only: the service API has no delete). */
+  deleteWatermark(ref: WatermarkResource | string): Promise<void> {
+    return deleteWatermark(this.engine, this.watermarkRecord(ref));
   }
 
   /** Local files of a watermark (the CLI shows them beside the links). */

@@ -17,7 +17,7 @@ import writeFileAtomic from 'write-file-atomic';
 import type { Engine } from './engine.js';
 import { forEachBounded } from './for-each-bounded.js';
 import { videoDir, workingSegment } from './ingest.js';
-import { holdLease, type JobReporter } from './job-lease.js';
+import { holdLease, isLeaseLive, jobId, type JobReporter } from './job-lease.js';
 import type { Container, VideoRecord, WatermarkRecord } from './store.js';
 
 export const PLAYLIST_NAME = 'video.m3u8';
@@ -61,6 +61,18 @@ export function resolveVideo(engine: Engine, ref: VideoRef): VideoRecord {
   if (video.status === 'PENDING') throw new WmarkError('VIDEO_NOT_READY', `video ${video.key} is still being ingested`, { hint: 'Try again when its status is INGESTED.' });
   if (video.status !== 'INGESTED') throw new WmarkError('VIDEO_FAILED', `video ${video.key} could not be ingested (${video.status}): ${video.error ?? 'no reason recorded'}`);
   return video;
+}
+
+/**
+ * Forgets a watermark: its row and job, then its files. Refused while a process renders it (that process would write
+ * into the folder being removed). Its links stop working at once.
+ */
+export async function deleteWatermark(engine: Engine, watermark: WatermarkRecord): Promise<void> {
+  if (isLeaseLive(engine.store.getJob(jobId('watermark', watermark.id)), engine.now())) {
+    throw new WmarkError('WATERMARK_BUSY', `watermark ${watermark.id} is being rendered right now, so it cannot be removed`, { hint: 'Wait until it is READY or FAILED, then remove it.' });
+  }
+  engine.store.deleteWatermark(watermark.id);
+  await rm(watermarkDir(engine, watermark.videoId, watermark.id), { recursive: true, force: true });
 }
 
 export function isExpired(watermark: WatermarkRecord, nowMs: number): boolean {

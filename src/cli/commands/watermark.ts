@@ -13,11 +13,12 @@ import type { CliContext } from '../context.js';
 import { describeWatermark, follow } from '../follow.js';
 import { addRemoteOptions, countFlag, durationFlag, type RemoteFlags } from '../remote-flags.js';
 import { renderWatermark, type WatermarkExtras } from '../render.js';
-import { answersAt } from '../serve-record.js';
+import { afterLinks, warnIfUnserved } from '../link-check.js';
 import { planRequests, settingsRequest, templateRequests, type RequestFlags } from '../watermark-request.js';
 
 interface WatermarkOptions extends RequestFlags, RemoteFlags {
   wait?: boolean;
+  open?: boolean;
   out?: string;
   publicUrl?: string;
   interval?: string;
@@ -32,12 +33,23 @@ const number = (flag: string) => (value: string) => {
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-export function registerWatermark(program: Command): void {
-  const command = program
-    .command('watermark')
-    .description('watermark an ingested video (local engine, or a remote service with --remote)')
+export function registerWatermark(program: Command): Command {
+  // `wmark watermark [flags]` and `wmark watermark create [flags]` are the same command; list, view and rm manage
+  // what exists. Its own flags are read only before a subcommand name, so `watermark list --key K` reaches list.
+  const command = withCreateOptions(
+    program.command('watermark').description('watermark an ingested video (local engine, or a remote service with --remote); list, view and rm manage watermarks').enablePositionalOptions(),
+  );
+  withCreateOptions(command.command('create').description('watermark an ingested video (the same as `wmark watermark` with flags)'));
+  return command;
+}
+
+/** The flags of a watermark request, grouped as help shows them, and the action that sends it. */
+function withCreateOptions(cmd: Command): Command {
+  cmd
+    .optionsGroup('Video:')
     .option('--key <key>', 'the video, by the key given at ingest')
     .option('--video-id <id>', 'the video, by id')
+    .optionsGroup('Text (one TEXT setting; positions and sizes are fractions of the frame, see docs/settings.md):')
     .option('--text <text>', 'text of a single TEXT setting (drawn literally)')
     .option('--x <fraction>', 'anchor x as a fraction of the width (default 0.5)', number('--x'))
     .option('--y <fraction>', 'anchor y as a fraction of the height (default 0.5)', number('--y'))
@@ -54,22 +66,30 @@ export function registerWatermark(program: Command): void {
     .option('--move-to-y <fraction>', 'MOVE animation: end y', number('--move-to-y'))
     .option('--move-start <seconds>', 'MOVE animation: start time on the video timeline', number('--move-start'))
     .option('--move-end <seconds>', 'MOVE animation: end time on the video timeline', number('--move-end'))
+    .optionsGroup('Other settings and the request:')
     .option('--forensic <payload>', 'invisible FORENSIC mark: 16-bit payload as 0..65535, 2 ASCII chars or base64 of 2 bytes (video ingested with --forensic)')
-    .option('--settings <file>', 'JSON array of setting objects (SPEC 2.2); - reads stdin')
+    .option('--settings <file>', 'JSON array of setting objects (docs/settings.md); - reads stdin')
     .option('--template <id>', 'settings template to render')
     .option('--map <name=value>', 'placeholder value for --template (repeatable)', collect)
     .option('--batch <file>', 'with --template: CSV (header = placeholder names) or NDJSON of mappings, one watermark per row')
+    .option('--concurrency <n>', '--batch: requests in flight at once (default 4)')
     .option('--containers <list>', 'outputs: m3u8, mp4 or both (default: both)')
     .option('--expiration <when>', 'Unix seconds, an ISO date, or a duration such as 7d (only when the watermark is created)')
-    .option('--wait', 'wait until the watermark is done (default locally: every segment and the mp4; remote: until READY)')
-    .option('--no-wait', 'return as soon as the service answers (locally: once the playlist plays; rendering goes on in the background)')
-    .option('--out <dir>', 'local: also copy each finished HLS folder and mp4 to <dir>/<watermark id>/')
     .addOption(new Option('--api <version>', 'API version: the URL shapes printed locally (default 2.0); with --remote, the version to call (default: 2.0 when the service has it)').choices(['1.0', '2.0']))
-    .option('--public-url <url>', 'local: base URL of the printed links (default: config publicUrl or http://127.0.0.1:8080)')
-    .option('--interval <duration>', 'remote: time between polls while waiting (default 3s)')
-    .option('--concurrency <n>', '--batch: requests in flight at once (default 4)')
+    .option('--open', 'open the player link in the browser (WMARK_OPENER overrides the opener)')
+    .optionsGroup('Local options (the engine on this machine; the default):')
+    .option('--no-wait', 'return once the playlist plays; rendering goes on in the background (default: wait for every segment and the mp4)')
+    .option('--out <dir>', 'also copy each finished HLS folder and mp4 to <dir>/<watermark id>/')
+    .option('--public-url <url>', 'base URL of the printed links (default: the running `wmark serve`, then config publicUrl, then http://127.0.0.1:8080)')
+    .optionsGroup('Remote options (with --remote):')
+    .option('--wait', 'wait until the watermark is READY (default: return the service\'s first answer)')
+    .option('--interval <duration>', 'time between polls while waiting (default 3s)')
     .action(action((ctx, opts: WatermarkOptions, cmd: Command) => watermarkCommand(ctx, opts, cmd)));
-  addRemoteOptions(command, { api: false });
+  // --no-wait is declared first for the help's grouping, which would make "wait" default to true; unset means
+  // "the mode's default" (local: wait, remote: don't).
+  cmd.setOptionValueWithSource('wait', undefined, 'default');
+  addRemoteOptions(cmd, { api: false });
+  return cmd;
 }
 
 async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Command): Promise<number> {
@@ -103,23 +123,11 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
     if (plan.batch) return runBatch(ctx, requests, produce, { concurrency, api, where: service.description, local: Boolean(local) });
     ctx.output.stage(`requesting a watermark from ${service.description} (API ${api})`);
     const resource = await produce(requests[0]!.request, 'watermark');
-    return printResult(ctx, resource, api, Boolean(local));
+    return printResult(ctx, resource, api, Boolean(local), opts.open);
   }
   ctx.output.stage(`requesting a watermark from ${service.description} (API ${api})`);
   const resource = await produce(settingsRequest(plan, api), 'watermark');
-  return printResult(ctx, resource, api, Boolean(local));
-}
-
-/**
- * Local links name a service this command does not run: when nothing answers there, say so (not with --json or
- * --quiet, whose readers take the links as data).
- */
-export async function warnIfUnserved(ctx: CliContext, resource: WatermarkResource): Promise<void> {
-  const link = resource.containers?.href ?? resource.containers?.m3u8 ?? resource.containers?.mp4;
-  if (!link || ctx.output.mode === 'json' || ctx.output.options.quiet) return;
-  if (await answersAt(link)) return;
-  const origin = new URL(link).origin;
-  ctx.output.warn(`nothing answers at ${origin}, so these links will not play until a service runs there: start \`wmark serve\` (links follow a running serve on this data folder), or give --public-url`);
+  return printResult(ctx, resource, api, Boolean(local), opts.open);
 }
 
 /** Follows the watermark to the goal the flags ask for; returns the resource as it stands then. */
@@ -141,10 +149,11 @@ function withExtras(local: LocalService | undefined, resource: WatermarkResource
   return local.exportWatermark(resource, out).then((copied) => ({ ...shaped, out: copied }));
 }
 
-async function printResult(ctx: CliContext, resource: WatermarkResource & WatermarkExtras, api: ApiVersion, local: boolean): Promise<number> {
+async function printResult(ctx: CliContext, resource: WatermarkResource & WatermarkExtras, api: ApiVersion, local: boolean, open?: boolean): Promise<number> {
   ctx.output.result(resource, (c) => renderWatermark(resource, c, `API ${api}`));
   if (resource.status === 'PENDING' && resource.href && ctx.output.mode !== 'json') ctx.output.info(`not READY yet: follow it with  wmark poll '${resource.href}'  (or use --wait)`);
-  if (local && resource.status !== 'FAILED') await warnIfUnserved(ctx, resource);
+  if (local && resource.status !== 'FAILED') await afterLinks(ctx, resource, open);
+  else if (open && resource.containers?.href) await afterLinks(ctx, resource, open, { check: false });
   return failedExit(ctx, resource);
 }
 
