@@ -23,6 +23,7 @@ import { registerWatermarkManagement } from './commands/watermark-manage.js';
 
 export function buildProgram(io: CliIO): Command {
   const program = new Command('wmark');
+  const state: RunState = { io, exitCode: 0 };
   program
     .description('Per-viewer video watermarking: visible text and invisible forensic marks, signed HLS and mp4, a local service.')
     .version(VERSION, '-V, --version')
@@ -36,13 +37,13 @@ export function buildProgram(io: CliIO): Command {
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
-      writeErr: (s) => io.stderr.write(s),
-      // With --json the error is printed once, as JSON on stdout (run() does that), not also as text on stderr.
-      outputError: (s, write) => {
-        if (!state.json) write(s);
+      // With --json, commander's text on stderr (an error, or help after a missing subcommand) is left out: run() prints
+      // the one JSON error body.
+      writeErr: (s) => {
+        if (!state.json) io.stderr.write(s);
       },
+      outputError: (s, write) => write(s),
     });
-  const state: RunState = { io, exitCode: 0 };
   attachRunState(program, state);
   registerIngest(program);
   registerVideo(program);

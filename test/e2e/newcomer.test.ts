@@ -2,7 +2,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runWmark, sandbox, startWmark, until, type Sandbox } from '../helpers/cli-helpers.js';
+import { spawn } from 'node:child_process';
+import { BIN, runWmark, sandbox, startWmark, until, type Sandbox } from '../helpers/cli-helpers.js';
 import { flat } from '../helpers/fixtures.js';
 
 let box: Sandbox;
@@ -64,5 +65,62 @@ describe('links point at the running service', () => {
     const json = await wmark(['--json', 'watermark', '--key', 'clip-1', '--text', 'for bob', '--containers', 'm3u8'], { WMARK_PUBLIC_URL: 'http://127.0.0.1:9' });
     expect(json.code).toBe(0);
     expect(json.stderr).toBe('');
+  });
+});
+
+describe('wmark completion', () => {
+  const bash = (script: string) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn('bash', ['--norc', '--noprofile', '-c', script], { env: { PATH: process.env.PATH, HOME: box.root, WMARK_BIN: BIN } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  // What bash does on TAB: set COMP_WORDS/COMP_CWORD, call the function, read COMPREPLY.
+  const complete = (words: string[]) =>
+    `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _wmark; echo "\${COMPREPLY[*]}"`;
+
+  it('bash: sourcing the script registers wmark; subcommands, nested subcommands and flags complete', async () => {
+    const r = await bash(
+      [
+        'source <(node "$WMARK_BIN" completion bash)',
+        'complete -p wmark',
+        'compgen -W "$(_wmark_subcommands \'\')" -- wa',
+        complete(['wmark', '']),
+        complete(['wmark', 'watermark', 'l']),
+        complete(['wmark', 'auth', 'keys', 'r']),
+        complete(['wmark', 'ingest', '--re']),
+        complete(['wmark', '--data-dir', '/tmp/x', 'video', 'list', '--js']),
+        complete(['wmark', 'completion', 'f']),
+      ].join('\n'),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('complete -o default -F _wmark wmark');
+    expect(lines[1]).toBe('watermark');
+    expect(lines[2]!.split(' ')).toEqual(expect.arrayContaining(['ingest', 'video', 'template', 'watermark', 'serve', 'detect', 'auth', 'poll', 'doctor', 'demo', 'completion']));
+    expect(lines[2]).not.toContain('job');
+    expect(lines[3]).toBe('list');
+    expect(lines[4]).toBe('revoke');
+    expect(lines[5]!.split(' ').sort()).toEqual(['--remote', '--replace']);
+    expect(lines[6]).toBe('--json');
+    expect(lines[7]).toBe('fish');
+  });
+
+  it('zsh and fish scripts are printed for their shells', async () => {
+    const zsh = await wmark(['completion', 'zsh']);
+    expect(zsh.code).toBe(0);
+    expect(zsh.stdout).toContain('bashcompinit');
+    expect(zsh.stdout).toContain('complete -o default -F _wmark wmark');
+    const fish = await wmark(['completion', 'fish']);
+    expect(fish.code).toBe(0);
+    expect(fish.stdout).toMatch(/^complete -c wmark -n '__fish_use_subcommand' -a watermark -d /m);
+    expect(fish.stdout).toMatch(/^complete -c wmark -n '__fish_seen_subcommand_from ingest' -l replace /m);
+    const bad = await wmark(['completion', 'tcsh']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("'tcsh' is invalid for argument 'shell'. Allowed choices are bash, zsh, fish.");
   });
 });

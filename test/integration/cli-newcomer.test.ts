@@ -1,9 +1,12 @@
 // A newcomer's path through the CLI in-process: clear refusals (off-frame text, a key in use, a busy port), --replace.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliIn, sandbox, type Sandbox } from '../helpers/cli-helpers.js';
+import { buildProgram } from '../../src/cli/program.js';
+import { pathOf, visibleCommands } from '../../src/cli/help.js';
+import { cliIn, sandbox, until, type Sandbox } from '../helpers/cli-helpers.js';
+import { runCli } from '../helpers/cli.js';
 import { flat } from '../helpers/fixtures.js';
 
 let box: Sandbox;
@@ -93,5 +96,133 @@ describe('clear refusals', () => {
       expect(r.code, bad).toBe(2);
       expect(r.json().error).toMatchObject({ code: 'BAD_FLAG', message: expect.stringContaining('--port') });
     }
+  });
+});
+
+describe('watermark list|view|rm and --open', () => {
+  it('list shows what exists: a header row at a terminal only, JSON with --json', async () => {
+    const json = await cli(['--json', 'watermark', 'list']);
+    expect(json.code, json.stderr).toBe(0);
+    const list = json.json() as { id: string; status: string; videoKey: string; text: string }[];
+    expect(list).toEqual([expect.objectContaining({ status: 'READY', videoKey: 'clip-1', text: 'for alice' })]);
+    const plain = await cli(['watermark', 'list']);
+    expect(plain.stdout.split('\n')[0]).toMatch(new RegExp(`^${list[0]!.id}\\s+READY\\s+clip-1\\s+\\S+\\s+for alice$`));
+    const tty = await cli(['watermark', 'list'], { tty: true });
+    expect(tty.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+VIDEO\s+CREATED\s+TEXT$/);
+    expect(tty.stdout.split('\n')[1]).toContain(list[0]!.id);
+    // `watermark list --key` reaches list (the parent's own --key is read only before the subcommand name).
+    expect((await cli(['--json', 'watermark', 'list', '--key', 'clip-1'])).json()).toHaveLength(1);
+    expect((await cli(['--json', 'watermark', 'list', '--key', 'nope'])).code).toBe(2);
+  });
+
+  it('video list has a header row at a terminal and none when piped', async () => {
+    const tty = await cli(['video', 'list'], { tty: true });
+    expect(tty.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+DURATION\s+KEY$/);
+    const plain = await cli(['video', 'list']);
+    expect(plain.stdout.split('\n')[0]).toMatch(/^[0-9a-f-]{36}\s+INGESTED\s+4\.0 s\s+clip-1$/);
+  });
+
+  it('view prints fresh links and files; --open hands the player link to the opener', async () => {
+    const [w] = (await cli(['--json', 'watermark', 'list'])).json() as { id: string }[];
+    const view = await cli(['--json', 'watermark', 'view', w!.id]);
+    expect(view.code, view.stderr).toBe(0);
+    const body = view.json() as { id: string; status: string; containers: { href: string }; files: { dir: string } };
+    expect(body).toMatchObject({ id: w!.id, status: 'READY', videoKey: 'clip-1' });
+    expect(existsSync(body.files.dir)).toBe(true);
+
+    const log = path.join(box.root, 'opened.txt');
+    const opener = path.join(box.root, 'opener.sh');
+    writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$@" > '${log}'\n`, { mode: 0o755 });
+    const opened = await cli(['watermark', 'view', w!.id, '--open'], { env: { WMARK_OPENER: opener } });
+    expect(opened.code, opened.stderr).toBe(0);
+    const href = /^ {2}player +(\S+)$/m.exec(opened.stdout)?.[1];
+    expect(href).toBeDefined();
+    await until(() => existsSync(log) && readFileSync(log, 'utf8').trim() === href, 'the opener to record the link', 5000);
+    // A missing opener is a warning, not a failure.
+    const missing = await cli(['watermark', 'view', w!.id, '--open'], { env: { WMARK_OPENER: path.join(box.root, 'no-such-opener') } });
+    expect(missing.code).toBe(0);
+    expect(missing.stderr).toContain('warning: could not open the link');
+  });
+
+  it('rm removes the watermark, its files and links; an unknown id removes nothing (exit 2)', async () => {
+    const [w] = (await cli(['--json', 'watermark', 'list'])).json() as { id: string }[];
+    const dir = ((await cli(['--json', 'watermark', 'view', w!.id])).json() as { files: { dir: string } }).files.dir;
+    const typo = await cli(['watermark', 'rm', w!.id, 'no-such-id']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('no watermark no-such-id');
+    expect(existsSync(dir)).toBe(true);
+    const r = await cli(['--json', 'watermark', 'rm', w!.id]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json()).toEqual({ deleted: [w!.id] });
+    expect(existsSync(dir)).toBe(false);
+    expect((await cli(['--json', 'watermark', 'list'])).json()).toEqual([]);
+    const gone = await cli(['--json', 'watermark', 'view', w!.id]);
+    expect(gone.code).toBe(2);
+    expect(gone.json().error.code).toBe('WATERMARK_NOT_FOUND');
+  });
+
+  it('watermark create is the bare form under a name', async () => {
+    const r = await cli(['--json', 'watermark', 'create', '--key', 'clip-1', '--text', 'for carol', '--containers', 'm3u8']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json()).toMatchObject({ status: 'READY', created: true });
+  });
+});
+
+describe('help and errors', () => {
+  it('bare wmark prints the help and "Get started: wmark demo", exit 0', async () => {
+    const r = await runCli([], { cwd: box.cwd, env: { WMARK_CONFIG_DIR: box.configDir, WMARK_HOME: box.dataDir } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: wmark [options] [command]');
+    expect(r.stdout).toContain('Get started: wmark demo');
+  });
+
+  it('every command has Examples, subcommands list the global options, and nothing points outside the repository', async () => {
+    const program = buildProgram({ stdout: { write: () => true }, stderr: { write: () => true }, stdin: process.stdin, env: {}, cwd: box.cwd });
+    const paths = visibleCommands(program).map(pathOf);
+    expect(paths).toEqual(expect.arrayContaining(['ingest', 'watermark', 'watermark list', 'watermark view', 'watermark rm', 'completion', 'auth keys create']));
+    for (const p of ['', ...paths]) {
+      const r = await cli([...p.split(' ').filter(Boolean), '--help']);
+      expect(r.code, p).toBe(0);
+      expect(r.stdout, p).toContain('\nExamples:\n  $ wmark');
+      if (p) expect(r.stdout, p).toContain('Global Options:\n');
+      expect(r.stdout, p).not.toMatch(/SPEC|DESIGN/);
+    }
+  });
+
+  it('watermark --help groups local and remote flags: --no-wait is local, --wait remote', async () => {
+    const help = (await cli(['watermark', '--help'])).stdout;
+    const section = (heading: string) => help.slice(help.indexOf(heading), help.indexOf('\n\n', help.indexOf(heading)));
+    const local = section('Local options');
+    const remote = section('Remote options (with --remote):');
+    expect(local).toContain('--no-wait');
+    expect(local).toContain('--public-url');
+    expect(local).not.toMatch(/--wait\b/);
+    expect(remote).toMatch(/--wait\b/);
+    expect(remote).toContain('--remote [url]');
+    expect(remote).toContain('--timeout');
+    const ingest = (await cli(['ingest', '--help'])).stdout;
+    expect(ingest.slice(ingest.indexOf('Remote options'))).toContain('--interval');
+  });
+
+  it('with --json every error prints once (commander\'s own too), and user mistakes exit 2', async () => {
+    const runs = [
+      ['--json', 'frob'],
+      ['--json', 'watermark', '--bogus'],
+      ['--json', 'video'],
+      ['--json', 'completion', 'tcsh'],
+      ['--json', 'serve', '--port', 'abc'],
+      ['--json', 'watermark', '--key', 'clip-1', '--api', '3.0'],
+      ['--json', 'ingest', path.join(box.cwd, 'missing.mp4')],
+    ];
+    for (const argv of runs) {
+      const r = await cli(argv);
+      expect(r.code, argv.join(' ')).toBe(2);
+      expect(r.stderr, argv.join(' ')).toBe('');
+      expect(Object.keys(JSON.parse(r.stdout)), argv.join(' ')).toEqual(['error']);
+    }
+    const text = await cli(['watermark', '--bogus']);
+    expect(text.code).toBe(2);
+    expect(text.stderr).toContain("error: unknown option '--bogus'");
+    expect(text.stdout).toBe('');
   });
 });

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import type { TextSetting } from '../../core/setting-types.js';
 import type { WatermarkRecord } from '../../engine/store.js';
-import { action } from '../action.js';
+import { action, mergedOptions } from '../action.js';
 import { renderTable, renderWatermark } from '../render.js';
 import { apiStatus } from '../../engine/api-bodies.js';
 import { afterLinks } from '../link-check.js';
@@ -15,7 +15,8 @@ export function registerWatermarkManagement(watermark: Command): void {
     .description('list the watermarks of the local engine (newest last)')
     .option('--key <key>', 'only those of the video with this key (or id)')
     .action(
-      action(async (ctx, opts: { key?: string }) => {
+      action(async (ctx, _opts: unknown, cmd: Command) => {
+        const opts = mergedOptions<{ key?: string }>(cmd);
         const local = await ctx.localService();
         let videoId: string | undefined;
         if (opts.key !== undefined) {
@@ -46,7 +47,8 @@ export function registerWatermarkManagement(watermark: Command): void {
     .option('--open', 'open the player link in the browser')
     .option('--public-url <url>', 'base URL of the links (default: the running `wmark serve`, then config publicUrl)')
     .action(
-      action(async (ctx, id: string, opts: { open?: boolean; publicUrl?: string }) => {
+      action(async (ctx, id: string, _opts: unknown, cmd: Command) => {
+        const opts = mergedOptions<{ open?: boolean; publicUrl?: string }>(cmd);
         const local = await ctx.localService({ publicUrl: opts.publicUrl });
         const record = local.watermarkRecord(id);
         const resource = { ...local.body(record), videoKey: local.findVideo(record.videoId)?.key, files: local.files(record.id), settings: record.settings, createdOn: new Date(record.createdOn).toISOString() };

@@ -8,7 +8,7 @@ import type { LocalService } from '../../engine/local-service.js';
 import { toWmarkError } from '../output.js';
 import pLimit from 'p-limit';
 import type { WatermarkResource, WatermarkResult, WatermarkService } from '../../service/watermark-service.js';
-import { action } from '../action.js';
+import { action, mergedOptions } from '../action.js';
 import type { CliContext } from '../context.js';
 import { describeWatermark, follow } from '../follow.js';
 import { addRemoteOptions, countFlag, durationFlag, type RemoteFlags } from '../remote-flags.js';
@@ -35,9 +35,9 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 export function registerWatermark(program: Command): Command {
   // `wmark watermark [flags]` and `wmark watermark create [flags]` are the same command; list, view and rm manage
-  // what exists. Its own flags are read only before a subcommand name, so `watermark list --key K` reaches list.
+  // what exists. Commander gives the parent every flag it knows, so subcommands read theirs with mergedOptions.
   const command = withCreateOptions(
-    program.command('watermark').description('watermark an ingested video (local engine, or a remote service with --remote); list, view and rm manage watermarks').enablePositionalOptions(),
+    program.command('watermark').description('watermark an ingested video (local engine, or a remote service with --remote); list, view and rm manage watermarks'),
   );
   withCreateOptions(command.command('create').description('watermark an ingested video (the same as `wmark watermark` with flags)'));
   return command;
@@ -84,7 +84,7 @@ function withCreateOptions(cmd: Command): Command {
     .optionsGroup('Remote options (with --remote):')
     .option('--wait', 'wait until the watermark is READY (default: return the service\'s first answer)')
     .option('--interval <duration>', 'time between polls while waiting (default 3s)')
-    .action(action((ctx, opts: WatermarkOptions, cmd: Command) => watermarkCommand(ctx, opts, cmd)));
+    .action(action((ctx, _opts: WatermarkOptions, cmd: Command) => watermarkCommand(ctx, mergedOptions<WatermarkOptions>(cmd), cmd)));
   // --no-wait is declared first for the help's grouping, which would make "wait" default to true; unset means
   // "the mode's default" (local: wait, remote: don't).
   cmd.setOptionValueWithSource('wait', undefined, 'default');
@@ -101,7 +101,7 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   if (opts.out && !wait) throw new WmarkError('OUT_NEEDS_WAIT', '--out copies finished outputs, so it cannot be combined with --no-wait');
   const concurrency = opts.concurrency !== undefined ? countFlag(opts.concurrency, '--concurrency', 64) : 4;
   const intervalMs = opts.interval !== undefined ? durationFlag(opts.interval, '--interval') : undefined;
-  const given = (name: string) => cmd.getOptionValueSource(name) === 'cli';
+  const given = (name: string) => cmd.getOptionValueSource(name) === 'cli' || cmd.parent?.getOptionValueSource(name) === 'cli';
   const askedApi = opts.api as ApiVersion | undefined;
   // The request is checked before anything is opened: a usage error costs no engine start and no network.
   const plan = await planRequests(ctx.io, opts, Date.now());
