@@ -107,7 +107,7 @@ export interface PlannedRequests {
 
 /** Checks the flags that need no service (which video, which settings source, containers, expiration, batch rows). */
 export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number): Promise<PlannedRequests> {
-  if (!opts.key && !opts.videoId) throw new WmarkError('VIDEO_REQUIRED', 'which video? give --key KEY or --video-id ID');
+  if (!opts.key && !opts.videoId) throw new WmarkError('VIDEO_REQUIRED', 'which video? give --key KEY or --video-id ID', { hint: 'See `wmark video list`. At a terminal, `wmark watermark` alone asks for the video and the text.' });
   if (opts.key && opts.videoId) throw new WmarkError('VIDEO_CONFLICT', 'give either --key or --video-id, not both');
   const fromFlags = settingFromFlags(opts);
   const sources = [fromFlags && 'setting flags (--text, --x, ...)', opts.settings && '--settings', opts.template && '--template'].filter(Boolean);

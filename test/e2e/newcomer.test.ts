@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { BIN, runWmark, sandbox, startWmark, until, type Sandbox } from '../helpers/cli-helpers.js';
 import { flat } from '../helpers/fixtures.js';
 
@@ -122,5 +122,72 @@ describe('wmark completion', () => {
     const bad = await wmark(['completion', 'tcsh']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("'tcsh' is invalid for argument 'shell'. Allowed choices are bash, zsh, fish.");
+  });
+});
+
+const HAS_SCRIPT = spawnSync('script', ['--version']).status === 0;
+
+/** Runs `wmark <args>` on a 100x40 pty (script(1)); each answer is typed when its prompt shows up. */
+function onTerminal(args: string[], answers: [RegExp, string][], extraEnv: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
+  const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const child = spawn('script', ['-qfec', `stty cols 100 rows 40; exec ${quoted}`, '/dev/null'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm-256color', NO_COLOR: '1', ...env, ...extraEnv },
+    cwd: box.cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let output = '';
+  let seen = 0;
+  const pending = [...answers];
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+    output += s;
+    // Each prompt is matched in the output after the previous answer, so a repeated word does not answer twice.
+    while (pending.length && pending[0]![0].test(output.slice(seen))) {
+      seen = output.length;
+      child.stdin!.write(pending.shift()![1]);
+    }
+  });
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    }),
+  );
+}
+
+describe.skipIf(!HAS_SCRIPT)('prompts at a terminal only', () => {
+  it('wmark watermark with no arguments picks a video from the list and asks for the text', async () => {
+    const second = await wmark(['ingest', await flat('669933', 4), '--key', 'clip-2']);
+    expect(second.code, second.stderr).toBe(0);
+    const r = await onTerminal(['watermark', '--containers', 'm3u8'], [
+      [/Which video\?/, '\u001b[B'],
+      [/clip-2/, '\r'],
+      [/Text to draw/, 'for dave\r'],
+    ]);
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).toMatch(/Which video\?.*clip-2/s);
+    expect(r.output).toContain('✔ Which video? clip-2');
+    expect(r.output).toContain('✔ Text to draw (e.g. the viewer\'s email) for dave');
+    expect(r.output).toMatch(/watermark \S+ +READY/);
+    const list = JSON.parse((await wmark(['--json', 'watermark', 'list', '--key', 'clip-2'])).stdout) as { text: string }[];
+    expect(list.map((w) => w.text)).toContain('for dave');
+  });
+
+  it('never with CI set or --json, even at a terminal: the usage error says what is missing', async () => {
+    const ci = await onTerminal(['watermark'], [], { CI: '1' });
+    expect(ci.code, ci.output).toBe(2);
+    expect(ci.output).toContain('which video? give --key KEY or --video-id ID');
+    expect(ci.output).not.toContain('Which video?');
+    const json = await onTerminal(['--json', 'watermark'], []);
+    expect(json.code, json.output).toBe(2);
+    expect(json.output).toContain('"code":"VIDEO_REQUIRED"');
+    expect(json.output).not.toContain('Which video?');
+  });
+
+  it('never without a terminal (piped, CI unset)', async () => {
+    const r = await wmark(['watermark', '--key', 'clip-1'], { CI: undefined });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('error: say what to draw');
   });
 });

@@ -9,6 +9,7 @@ import { toWmarkError } from '../output.js';
 import pLimit from 'p-limit';
 import type { WatermarkResource, WatermarkResult, WatermarkService } from '../../service/watermark-service.js';
 import { action, mergedOptions } from '../action.js';
+import { canPrompt } from './auth-remote.js';
 import type { CliContext } from '../context.js';
 import { describeWatermark, follow } from '../follow.js';
 import { addRemoteOptions, countFlag, durationFlag, type RemoteFlags } from '../remote-flags.js';
@@ -104,8 +105,15 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   const given = (name: string) => cmd.getOptionValueSource(name) === 'cli' || cmd.parent?.getOptionValueSource(name) === 'cli';
   const askedApi = opts.api as ApiVersion | undefined;
   // The request is checked before anything is opened: a usage error costs no engine start and no network.
+  const openService = () => ctx.service(opts, { queue: wait ? 'in-process' : 'detached', apiFlag: given('api') ? opts.api : undefined, api: askedApi });
+  // At a terminal, what is missing is asked for (which video, what text); elsewhere the usage error below says it.
+  let early: WatermarkService | undefined;
+  if (wantsPrompt(ctx, opts)) {
+    early = await openService();
+    await askMissing(ctx, early, opts);
+  }
   const plan = await planRequests(ctx.io, opts, Date.now());
-  const service = await ctx.service(opts, { queue: wait ? 'in-process' : 'detached', apiFlag: given('api') ? opts.api : undefined, api: askedApi });
+  const service = early ?? (await openService());
   const api = await service.apiVersion();
   const local = service.kind === 'local' ? (service as LocalService) : undefined;
   const followOptions = { intervalMs, label: 'watermark' };
@@ -128,6 +136,39 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   ctx.output.stage(`requesting a watermark from ${service.description} (API ${api})`);
   const resource = await produce(settingsRequest(plan, api), 'watermark');
   return printResult(ctx, resource, api, Boolean(local), opts.open);
+}
+
+/** Prompts only for a person: stdin and stdout a terminal, no CI, no --json; and only when the video or text is missing. */
+function wantsPrompt(ctx: CliContext, opts: WatermarkOptions): boolean {
+  if (!canPrompt(ctx.io) || ctx.output.mode === 'json') return false;
+  const noVideo = !opts.key && !opts.videoId;
+  const noSettings = opts.text === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined;
+  return noVideo || noSettings;
+}
+
+/** Fills --key/--video-id from a pick among the ingested videos, and --text from what is typed. */
+async function askMissing(ctx: CliContext, service: WatermarkService, opts: WatermarkOptions): Promise<void> {
+  const prompts = await import('@inquirer/prompts');
+  const context = { input: ctx.io.stdin as NodeJS.ReadableStream, output: ctx.io.stderr as unknown as NodeJS.WritableStream, signal: ctx.signal };
+  if (!opts.key && !opts.videoId) {
+    const videos = (await service.listVideos()).filter((v) => v.status === 'INGESTED');
+    if (videos.length === 0) throw new WmarkError('VIDEO_REQUIRED', `no ingested video on ${service.description} to watermark`, { hint: 'Ingest one first: wmark ingest movie.mp4 --key movie' });
+    const picked = await prompts.select(
+      {
+        message: 'Which video?',
+        choices: videos.map((v) => ({
+          name: `${v.key ?? v.id}${typeof v.duration === 'number' ? `  ${v.duration.toFixed(1)} s` : ''}${typeof v.width === 'number' ? `  ${v.width}x${v.height}` : ''}${v.name ? `  ${v.name}` : ''}`,
+          value: v,
+        })),
+      },
+      context,
+    );
+    if (picked.key !== undefined) opts.key = picked.key;
+    else opts.videoId = picked.id;
+  }
+  if (opts.text === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined) {
+    opts.text = await prompts.input({ message: 'Text to draw (e.g. the viewer\'s email)', required: true, validate: (t) => t.trim() !== '' || 'type some text' }, context);
+  }
 }
 
 /** Follows the watermark to the goal the flags ask for; returns the resource as it stands then. */
