@@ -74,7 +74,7 @@ export async function registerVideo(engine: Engine, request: IngestRequest): Pro
   else if (existing && !existing.status.startsWith('FAILED')) {
     if (existing.sourceUrl !== sourceUrl) {
       throw new WmarkError('KEY_EXISTS', `the key "${key}" already names another source (${existing.sourceUrl})`, {
-        hint: `Choose another --key, or add --replace to ingest this source under "${key}" (the old video, its watermarks and their links are deleted).`,
+        hint: `Choose another key, or re-ingest under "${key}" with \`wmark ingest <source> --key ${key} --replace\` (the old video, its watermarks and their links are deleted).`,
       });
     }
     if (request.enableForensic && !existing.enableForensic) {
