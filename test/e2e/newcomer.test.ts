@@ -49,6 +49,22 @@ describe('links point at the running service', () => {
     expect(existsSync(path.join(box.dataDir, 'serve.json'))).toBe(false);
   });
 
+  it('bound to every interface (--host 0.0.0.0), the recorded link base is loopback', async () => {
+    const serve = startWmark(['serve', '--port', '0', '--host', '0.0.0.0'], { env, cwd: box.cwd });
+    try {
+      const url = (await until(() => /^(http:\/\/\S+)$/m.exec(serve.stdout())?.[1], 'serve to print its URL', 30_000)).trim();
+      const port = new URL(url).port;
+      const record = JSON.parse(readFileSync(path.join(box.dataDir, 'serve.json'), 'utf8')) as { url: string; baseUrl: string };
+      expect(record).toEqual(expect.objectContaining({ url, baseUrl: `http://127.0.0.1:${port}` }));
+      const r = await wmark(['watermark', '--key', 'clip-1', '--text', 'for erin', '--containers', 'm3u8']);
+      expect(playerLink(r.stdout)?.startsWith(`http://127.0.0.1:${port}/`)).toBe(true);
+      expect(r.stderr).not.toContain('nothing answers');
+    } finally {
+      serve.child.kill('SIGINT');
+    }
+    expect((await serve.done).code).toBe(0);
+  });
+
   it('a record left by a serve that died is ignored; with nothing answering, a warning names the address', async () => {
     const serve = startWmark(['serve', '--port', '0'], { env, cwd: box.cwd });
     await until(() => /^http:\/\/\S+$/m.test(serve.stdout()), 'serve to print its URL', 30_000);

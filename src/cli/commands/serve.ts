@@ -42,7 +42,9 @@ export function registerServe(program: Command): void {
         });
         const dataDir = local.engine.paths.root;
         // Local commands on this data folder sign their links for this address while it runs.
-        await writeServeRecord(dataDir, { url: server.url, baseUrl: config.publicUrl ?? server.url, pid: process.pid, startedOn: new Date().toISOString() });
+        // Bound to every interface (0.0.0.0, ::), it is reached here through loopback.
+        const reachable = server.url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, (_, host: string) => (host === '[::]' ? 'http://[::1]' : 'http://127.0.0.1'));
+        await writeServeRecord(dataDir, { url: server.url, baseUrl: config.publicUrl ?? reachable, pid: process.pid, startedOn: new Date().toISOString() });
         try {
           return await serveUntilStopped(ctx, server, dataDir);
         } finally {
