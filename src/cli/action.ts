@@ -8,6 +8,8 @@ export interface RunState {
   io: CliIO;
   ctx?: CliContext;
   exitCode: number;
+  /** --json was given: commander's own error text is left out, its JSON body is the one report. */
+  json?: boolean;
 }
 
 const STATE = Symbol('wmark run state');
@@ -32,4 +34,16 @@ export function action<A extends unknown[]>(run: (ctx: CliContext, ...args: A) =
     const code = await run(ctx, ...(args as A));
     state.exitCode = typeof code === 'number' ? code : 0;
   };
+}
+
+/**
+ * A subcommand's options with those its parent read filled in. Commander hands every flag it knows to the parent
+ * first, so in `watermark list --key K` the parent `watermark` (which also has --key) reads it.
+ */
+export function mergedOptions<T extends object>(cmd: Command): T {
+  const merged: Record<string, unknown> = {};
+  const parent = cmd.parent;
+  if (parent) for (const [k, v] of Object.entries(parent.opts())) if (parent.getOptionValueSource(k) === 'cli') merged[k] = v;
+  for (const [k, v] of Object.entries(cmd.opts())) if (v !== undefined && (cmd.getOptionValueSource(k) === 'cli' || !(k in merged))) merged[k] = v;
+  return merged as T;
 }

@@ -11,6 +11,7 @@ import { DetachedJobQueue } from './detached-job-queue.js';
 import type { CliIO } from './io.js';
 import { Output } from './output.js';
 import { openRemote, type RemoteFlags } from './remote-flags.js';
+import { readServeRecord } from './serve-record.js';
 
 export interface GlobalFlags {
   json?: boolean;
@@ -82,8 +83,18 @@ export class CliContext {
         ? new DetachedJobQueue({ dataDir: engine.paths.root, configFile: this.flags.config, io: this.io })
         : // One job at a time: each spreads its segments over every worker already.
           new InProcessJobQueue(engine, { concurrency: 1, log: (line) => this.output.warn(line) });
-    const baseUrl = options.publicUrl ?? config.publicUrl ?? `http://${config.server.host}:${config.server.port}`;
-    return new LocalService(engine, { queue: this.queue, baseUrl, api: options.api });
+    return new LocalService(engine, { queue: this.queue, baseUrl: this.linkBase(options.publicUrl, config, engine.paths.root), api: options.api });
+  }
+
+  /**
+   * The base of the links local commands print: --public-url, else the `wmark serve` running on this data folder (its
+   * public URL or where it listens), else publicUrl from config or env, else where `serve` listens by default.
+   */
+  private linkBase(publicUrl: string | undefined, config: ResolvedConfig, dataDir: string): string {
+    if (publicUrl !== undefined) return publicUrl;
+    const running = readServeRecord(dataDir);
+    if (running) return running.baseUrl;
+    return config.publicUrl ?? `http://${config.server.host}:${config.server.port}`;
   }
 
   /** The service a command talks to: a remote one with --remote, else the local engine. */

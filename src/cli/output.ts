@@ -122,7 +122,10 @@ function ensureNewline(text: string): string {
 /** Anything thrown becomes a WmarkError; unknown errors are "unexpected" (exit 1) with no stack unless --verbose. */
 export function toWmarkError(error: unknown): WmarkError {
   if (isWmarkError(error)) return error;
-  const named = error as { code?: string; message?: string; hint?: string; name?: string } | undefined;
+  const named = error as { code?: string; message?: string; hint?: string; name?: string; fromFlag?: boolean } | undefined;
+  if (named?.name === 'ConfigError' && named.fromFlag) {
+    return new WmarkError('BAD_FLAG', named.message ?? 'invalid flag', { hint: named.hint });
+  }
   if (named?.name === 'ConfigError' || named?.code === 'CONFIG_INVALID') {
     return new WmarkError('CONFIG_INVALID', named.message ?? 'invalid configuration', { hint: named.hint });
   }

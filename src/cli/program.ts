@@ -4,9 +4,11 @@ import { WmarkError } from '../core/errors.js';
 import { VERSION } from '../version.js';
 import { attachRunState, runStateOf, type RunState } from './action.js';
 import { CliContext } from './context.js';
+import { applyHelp } from './help.js';
 import type { CliIO } from './io.js';
 import { registerRemoteAuth } from './commands/auth-remote.js';
 import { registerAuth } from './commands/auth.js';
+import { registerCompletion } from './commands/completion.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDetect } from './commands/detect.js';
 import { registerDoctor } from './commands/doctor.js';
@@ -17,9 +19,11 @@ import { registerServe } from './commands/serve.js';
 import { registerTemplate } from './commands/template.js';
 import { registerVideo } from './commands/video.js';
 import { registerWatermark } from './commands/watermark.js';
+import { registerWatermarkManagement } from './commands/watermark-manage.js';
 
 export function buildProgram(io: CliIO): Command {
   const program = new Command('wmark');
+  const state: RunState = { io, exitCode: 0 };
   program
     .description('Per-viewer video watermarking: visible text and invisible forensic marks, signed HLS and mp4, a local service.')
     .version(VERSION, '-V, --version')
@@ -33,14 +37,18 @@ export function buildProgram(io: CliIO): Command {
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
-      writeErr: (s) => io.stderr.write(s),
+      // With --json, commander's text on stderr (an error, or help after a missing subcommand) is left out: run() prints
+      // the one JSON error body.
+      writeErr: (s) => {
+        if (!state.json) io.stderr.write(s);
+      },
       outputError: (s, write) => write(s),
     });
-  attachRunState(program, { io, exitCode: 0 });
+  attachRunState(program, state);
   registerIngest(program);
   registerVideo(program);
   registerTemplate(program);
-  registerWatermark(program);
+  registerWatermarkManagement(registerWatermark(program));
   registerServe(program);
   registerDetect(program);
   registerRemoteAuth(registerAuth(program));
@@ -48,6 +56,8 @@ export function buildProgram(io: CliIO): Command {
   registerDoctor(program);
   registerDemo(program);
   registerJob(program);
+  registerCompletion(program);
+  applyHelp(program);
   const inherit = (c: Command) => {
     c.exitOverride().configureOutput(program.configureOutput());
     c.commands.forEach(inherit);
@@ -60,10 +70,14 @@ export function buildProgram(io: CliIO): Command {
 export async function run(argv: readonly string[], io: CliIO): Promise<number> {
   const program = buildProgram(io);
   const state: RunState = runStateOf(program);
+  // Known before commander parses, so its own errors (unknown option, bad choice) can be reported once.
+  const flags = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
+  state.json = flags.includes('--json');
   try {
+    // Bare `wmark` is a newcomer's first try: the help (which ends with "Get started: wmark demo"), and success.
     if (argv.length === 0) {
       program.outputHelp();
-      return 2;
+      return 0;
     }
     await program.parseAsync([...argv], { from: 'user' });
     return state.exitCode;
@@ -74,13 +88,13 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
       const missingCommand = error.code === 'commander.help';
       if (missingCommand && error.exitCode === 0) return 0;
       // Commander already printed its message; usage errors are exit 2 (commander's own default is 1).
-      if (state.ctx?.output.mode === 'json' || argv.includes('--json')) {
+      if (state.ctx?.output.mode === 'json' || state.json) {
         const message = missingCommand ? 'missing or unknown command' : error.message.replace(/^error: /, '');
         io.stdout.write(`${JSON.stringify({ error: { code: 'USAGE', message, hint: 'See --help.' } })}\n`);
       }
       return 2;
     }
-    const ctx = state.ctx ?? new CliContext(io, { json: argv.includes('--json') });
+    const ctx = state.ctx ?? new CliContext(io, { json: state.json });
     if (io.signal?.aborted) return ctx.output.error(new WmarkError('INTERRUPTED', 'interrupted'));
     return ctx.output.error(error);
   } finally {

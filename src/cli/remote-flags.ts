@@ -20,12 +20,14 @@ export interface RemoteFlags {
 export const DEFAULT_TIMEOUT = '15m';
 
 /** Adds `--remote [url]`, `--api` (unless the command has its own) and `--timeout`. */
+export const REMOTE_GROUP = 'Remote options (with --remote):';
+
 export function addRemoteOptions(cmd: Command, options: { api?: boolean; timeoutDefault?: string } = {}): Command {
-  cmd.option('--remote [url]', 'use a remote watermarking service: this URL, or WMARK_API_URL, remote.url in the config, or the last `wmark auth login`');
+  cmd.addOption(new Option('--remote [url]', 'use a remote watermarking service: this URL, or WMARK_API_URL, remote.url in the config, or the last `wmark auth login`').helpGroup(REMOTE_GROUP));
   if (options.api ?? true) {
-    cmd.addOption(new Option('--api <version>', 'remote API version (default: 2.0 when the service has it, else 1.0; env WMARK_API_VERSION)').choices(['1.0', '2.0']));
+    cmd.addOption(new Option('--api <version>', 'remote API version (default: 2.0 when the service has it, else 1.0; env WMARK_API_VERSION)').choices(['1.0', '2.0']).helpGroup(REMOTE_GROUP));
   }
-  cmd.option('--timeout <duration>', `remote: give up after this long, retries included, exit 124 (e.g. 90s, 5m; default ${options.timeoutDefault ?? DEFAULT_TIMEOUT})`);
+  cmd.addOption(new Option('--timeout <duration>', `give up after this long, retries included, exit 124 (e.g. 90s, 5m; default ${options.timeoutDefault ?? DEFAULT_TIMEOUT})`).helpGroup(REMOTE_GROUP));
   return cmd;
 }
 

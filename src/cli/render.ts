@@ -63,3 +63,15 @@ export function renderWatermark(r: WatermarkResource & WatermarkExtras, c: Chalk
     ...(typeof r.error === 'string' ? [`  error     ${c.red(r.error)}`] : []),
   ].join('\n');
 }
+
+/**
+ * Rows as aligned columns. At a terminal (`header`) a header row names them; piped output has none, so `cut`/`awk`
+ * see data lines only. The last column is not padded.
+ */
+export function renderTable(headers: string[], rows: string[][], c: ChalkInstance, header: boolean): string {
+  const visible = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, '').length;
+  const all = header ? [headers, ...rows] : rows;
+  const widths = headers.map((_, i) => Math.max(...all.map((r) => visible(r[i] ?? ''))));
+  const line = (r: string[]) => r.map((cell, i) => (i === r.length - 1 ? cell : cell + ' '.repeat(widths[i]! - visible(cell)))).join('  ').trimEnd();
+  return [...(header ? [c.bold(line(headers))] : []), ...rows.map(line)].join('\n');
+}

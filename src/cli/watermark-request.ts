@@ -107,7 +107,7 @@ export interface PlannedRequests {
 
 /** Checks the flags that need no service (which video, which settings source, containers, expiration, batch rows). */
 export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number): Promise<PlannedRequests> {
-  if (!opts.key && !opts.videoId) throw new WmarkError('VIDEO_REQUIRED', 'which video? give --key KEY or --video-id ID');
+  if (!opts.key && !opts.videoId) throw new WmarkError('VIDEO_REQUIRED', 'which video? give --key KEY or --video-id ID', { hint: 'See `wmark video list`. At a terminal, `wmark watermark` alone asks for the video and the text.' });
   if (opts.key && opts.videoId) throw new WmarkError('VIDEO_CONFLICT', 'give either --key or --video-id, not both');
   const fromFlags = settingFromFlags(opts);
   const sources = [fromFlags && 'setting flags (--text, --x, ...)', opts.settings && '--settings', opts.template && '--template'].filter(Boolean);
@@ -144,7 +144,7 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
     // A settings file is sent as written: the service judges it (and may know fields this CLI does not).
     const raw = await readJsonInput(io, opts.settings);
     if (!Array.isArray(raw) || raw.length === 0 || raw.some((s) => typeof s !== 'object' || s === null || Array.isArray(s))) {
-      throw new WmarkError('SETTINGS_INVALID', `${opts.settings}: expected a non-empty JSON array of setting objects (SPEC 2.2)`);
+      throw new WmarkError('SETTINGS_INVALID', `${opts.settings}: expected a non-empty JSON array of setting objects (see docs/settings.md)`);
     }
     settings = raw;
   }

@@ -4,6 +4,8 @@ export interface ConfigErrorOptions {
   hint: string;
   /** The config file at fault, when the problem is in one. */
   file?: string;
+  /** True when a command-line flag is at fault: a usage error (exit 2) rather than a configuration one (exit 3). */
+  fromFlag?: boolean;
   cause?: unknown;
 }
 
@@ -12,11 +14,13 @@ export class ConfigError extends Error {
   readonly code = 'CONFIG_INVALID' as const;
   readonly hint: string;
   readonly file?: string;
+  readonly fromFlag: boolean;
 
   constructor(message: string, options: ConfigErrorOptions) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ConfigError';
     this.hint = options.hint;
+    this.fromFlag = options.fromFlag ?? false;
     if (options.file !== undefined) this.file = options.file;
   }
 }

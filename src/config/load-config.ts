@@ -338,7 +338,7 @@ function flagLayer(flags: ConfigFlags, cwd: string): Layer {
     setLeaf(raw, field.path, typeof value === 'string' ? coerce(value, field.kind) : value);
     byPath.set(field.path, `flag ${flagName(field.flag, value)}`);
   }
-  const config = validateSource(raw, byPath, (label) => `Check the value given to ${label.replace(/^flag /, '')}.`);
+  const config = validateSource(raw, byPath, (label) => `Check the value given to ${label.replace(/^flag /, '')}.`, true);
   return { config: resolvePaths(config, cwd), label: (p) => byPath.get(p) ?? 'flag' };
 }
 
@@ -347,6 +347,7 @@ function validateSource(
   raw: Record<string, unknown>,
   labels: Map<string, string>,
   hintFor: (label: string) => string,
+  fromFlag = false,
 ): WmarkConfig {
   const parsed = wmarkConfigSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
@@ -356,6 +357,7 @@ function validateSource(
   });
   throw new ConfigError(unique(bad.map((b) => `${b.label}: ${b.message}`)).join('\n'), {
     hint: unique(bad.map((b) => hintFor(b.label))).join(' '),
+    fromFlag,
   });
 }
 

@@ -72,6 +72,8 @@ export const ERRORS = {
   STDIN_IS_TTY: usage(400, 'Pipe the file in, or give its path instead of "-".'),
   SOURCE_REQUIRED: usage(),
   LEAK_NOT_FOUND: usage(),
+  PORT_IN_USE: usage(400, 'Stop what holds it, choose another with --port, or give --port 0 to take any free port.'),
+  PORT_NOT_ALLOWED: usage(400, 'Ports below 1024 need privileges: choose another with --port, or --port 0 for any free port.'),
   // HTTP requests
   VALIDATION_FAILED: usage(),
   INVALID_BODY: usage(),
@@ -101,6 +103,7 @@ export const ERRORS = {
   CLIENT_NOT_FOUND: notFound('See `wmark auth keys list`.'),
   NOT_READY: notFound(),
   KEY_EXISTS: { kind: 'conflict', http: 409, exit: 2 },
+  WATERMARK_BUSY: { kind: 'conflict', http: 409, exit: 2 },
   VIDEO_NOT_READY: { kind: 'conflict', http: 409, exit: 2, hint: 'Try again when its status is INGESTED.' },
   WATERMARK_EXPIRED: { kind: 'gone', http: 410, exit: 2, hint: 'Change any setting to create a new watermark with a new expiration (SPEC 2.5).' },
 

@@ -12,7 +12,7 @@ import { publishDir } from './publish-dir.js';
 import type { Engine } from './engine.js';
 import { checkLocalSource, downloadSource } from './fetch-source.js';
 import { prepareForensic } from './forensic-prepare.js';
-import { holdLease, type JobReporter } from './job-lease.js';
+import { holdLease, isLeaseLive, jobId, type JobReporter } from './job-lease.js';
 import type { VideoRecord } from './store.js';
 
 /** High quality working form: it is decoded and encoded again for every watermark. */
@@ -25,12 +25,16 @@ export interface IngestRequest {
   key?: string;
   name?: string;
   enableForensic?: boolean;
+  /** Re-ingest under a key in use: the video it names is forgotten with its media and watermarks first. */
+  replace?: boolean;
 }
 
 export interface Registration {
   video: VideoRecord;
   /** False when the key named a video that already exists (or another process registered it first). */
   created: boolean;
+  /** With replace: the video that held the key before, and how many watermarks went with it. */
+  replaced?: { videoId: string; sourceUrl: string; watermarks: number };
 }
 
 export function videoDir(engine: Engine, videoId: string): string {
@@ -64,20 +68,22 @@ export async function registerVideo(engine: Engine, request: IngestRequest): Pro
   // The default key is the absolute path, so the same file named two ways is one video and two files named alike are two.
   const key = request.key ?? sourceUrl;
   const existing = engine.store.getVideoByKey(key);
-  if (existing && !existing.status.startsWith('FAILED')) {
+  let replaced: Registration['replaced'];
+  const replacing = existing && request.replace ? existing : undefined;
+  if (replacing) assertIdle(engine, replacing);
+  else if (existing && !existing.status.startsWith('FAILED')) {
     if (existing.sourceUrl !== sourceUrl) {
       throw new WmarkError('KEY_EXISTS', `the key "${key}" already names another source (${existing.sourceUrl})`, {
-        hint: 'Choose another --key, or give --replace to ingest this source under that key (the old video and its watermarks stay until deleted).',
+        hint: `Choose another key, or re-ingest under "${key}" with \`wmark ingest <source> --key ${key} --replace\` (the old video, its watermarks and their links are deleted).`,
       });
     }
     if (request.enableForensic && !existing.enableForensic) {
       throw new WmarkError('KEY_EXISTS', `a video with key "${key}" was already ingested without forensic preparation`, {
-        hint: 'Ingest it again under another --key with --forensic.',
+        hint: 'Ingest it again with --forensic and --replace (or under another --key).',
       });
     }
     return { video: existing, created: false };
-  }
-  if (existing) await forgetVideo(engine, existing.id);
+  } else if (existing) await forgetVideo(engine, existing.id);
 
   // A remote source is downloaded first: the bundled static ffmpeg cannot resolve host names (static glibc has no
   // working DNS), so it is only ever given local files.
@@ -87,6 +93,8 @@ export async function registerVideo(engine: Engine, request: IngestRequest): Pro
     if (request.enableForensic && info.durationSeconds < FORENSIC_MIN_SECONDS) {
       throw new WmarkError('FORENSIC_TOO_SHORT', `forensic watermarking needs a video of at least 5 minutes; ${source} lasts ${formatDuration(info.durationSeconds)}`);
     }
+    // Only now, with the new source read and probed, is the old video forgotten: a bad source leaves it as it was.
+    if (replacing) replaced = await forgetReplacedVideo(engine, replacing);
     const video: VideoRecord = {
       id: engine.newId(),
       key,
@@ -112,7 +120,7 @@ export async function registerVideo(engine: Engine, request: IngestRequest): Pro
     }
     engine.store.ensureJob('ingest', video.id, engine.now());
     if (remote) await rename(input, downloadedSource(engine, video.id));
-    return { video, created: true };
+    return { video, created: true, ...(replaced ? { replaced } : {}) };
   } finally {
     if (remote) await rm(input, { force: true });
   }
@@ -124,6 +132,31 @@ async function forgetVideo(engine: Engine, videoId: string): Promise<void> {
   await rm(videoDir(engine, videoId), { recursive: true, force: true });
   await rm(path.join(engine.paths.tmp, `ingest-${videoId}`), { recursive: true, force: true });
   await rm(downloadedSource(engine, videoId), { force: true });
+}
+
+/**
+ * Forgets the video a replacing ingest takes the key from: rows first (one transaction, so no reader sees half of it),
+ * then its working media and watermark files. Refused while any process is still working on it or its watermarks,
+ * since that process would write into folders being removed.
+ */
+async function forgetReplacedVideo(engine: Engine, video: VideoRecord): Promise<NonNullable<Registration['replaced']>> {
+  const watermarks = assertIdle(engine, video);
+  engine.store.deleteVideoAndWatermarks(video.id);
+  await forgetVideo(engine, video.id);
+  await rm(path.join(engine.paths.watermarks, video.id), { recursive: true, force: true });
+  return { videoId: video.id, sourceUrl: video.sourceUrl, watermarks: watermarks.length };
+}
+
+function assertIdle(engine: Engine, video: VideoRecord) {
+  const watermarks = engine.store.listWatermarks(video.id);
+  const now = engine.now();
+  const busy = [engine.store.getJob(jobId('ingest', video.id)), ...watermarks.map((w) => engine.store.getJob(jobId('watermark', w.id)))].some((j) => isLeaseLive(j, now));
+  if (busy) {
+    throw new WmarkError('KEY_EXISTS', `the video under key "${video.key}" is still being worked on (an ingest or watermark job is running), so it cannot be replaced now`, {
+      hint: 'Wait for its jobs to finish (see `wmark video show`), then run the same command again.',
+    });
+  }
+  return watermarks;
 }
 
 /**

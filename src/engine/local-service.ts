@@ -25,12 +25,12 @@ import { apiStatus, templateBody, videoBody, watermarkBody } from './api-bodies.
 import { checkCredential, createCredential, isActiveClient, listCredentials, revokeCredential, tokenKey, type IssuedCredential } from './credentials.js';
 import { detectLeak, type DetectResult } from './detect.js';
 import type { Engine } from './engine.js';
-import { registerVideo } from './ingest.js';
+import { registerVideo, type Registration } from './ingest.js';
 import { isLeaseLive, jobId, topicOf, type JobKind } from './job-lease.js';
 import type { JobQueue } from './job-queue.js';
 import type { JobRecord, VideoRecord, WatermarkRecord } from './store.js';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates } from './templates.js';
-import { exportWatermark, requestWatermark, watermarkFiles, type VideoRef, type WatermarkFiles } from './watermark.js';
+import { deleteWatermark, exportWatermark, requestWatermark, watermarkFiles, type VideoRef, type WatermarkFiles } from './watermark.js';
 
 /** A forensic-only watermark costs links, not encodes: it is answered READY after at most this long. */
 const FORENSIC_READY_MS = 15_000;
@@ -75,11 +75,21 @@ export class LocalService implements WatermarkService {
   // ---- videos
 
   async createVideo(request: VideoRequest): Promise<{ video: VideoResource; created: boolean }> {
+    const { video, created } = await this.register(request, false);
+    return { video, created };
+  }
+
+  /** Local only (`ingest --replace`): ingests under the key even when it names another video, which is forgotten. */
+  replaceVideo(request: VideoRequest): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
+    return this.register(request, true);
+  }
+
+  private async register(request: VideoRequest, replace: boolean): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
     const body = parseVideoRequest(request);
-    const { video, created } = await registerVideo(this.engine, { source: body.sourceUrl, key: body.key, name: body.name, enableForensic: body.enableForensic });
+    const { video, created, replaced } = await registerVideo(this.engine, { source: body.sourceUrl, key: body.key, name: body.name, enableForensic: body.enableForensic, replace });
     // A video still PENDING (new, or left by a stopped process) gets its ingest job; a running one is left alone.
     if (video.status === 'PENDING') this.queue.enqueue({ kind: 'ingest', id: video.id });
-    return { video: videoBody(video), created };
+    return { video: videoBody(video), created, ...(replaced ? { replaced } : {}) };
   }
 
   async getVideo(id: string): Promise<VideoResource> {
@@ -221,6 +231,16 @@ export class LocalService implements WatermarkService {
   /** A job nobody works on any more (its process died, or was never started) is queued again. */
   private takeOver(kind: JobKind, id: string, job: JobRecord | undefined): void {
     if (job && (job.status === 'queued' || job.status === 'running') && !isLeaseLive(job, this.engine.now())) this.queue.enqueue({ kind, id });
+  }
+
+  /** Watermarks on this engine, oldest first; of one video when given. */
+  listWatermarks(videoId?: string): WatermarkRecord[] {
+    return this.engine.store.listWatermarks(videoId);
+  }
+
+  /** Forgets a watermark and its files (local only: the service API has no delete). */
+  deleteWatermark(ref: WatermarkResource | string): Promise<void> {
+    return deleteWatermark(this.engine, this.watermarkRecord(ref));
   }
 
   /** Local files of a watermark (the CLI shows them beside the links). */

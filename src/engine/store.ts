@@ -340,6 +340,24 @@ export class Store {
     return (rows as Row[]).map(toWatermark);
   }
 
+  /** Removes a watermark's row and its job row; its files are the caller's to remove. */
+  deleteWatermark(id: string): void {
+    this.db.transaction(() => {
+      this.db.prepare("DELETE FROM jobs WHERE kind = 'watermark' AND target_id = ?").run(id);
+      this.db.prepare('DELETE FROM watermarks WHERE id = ?').run(id);
+    })();
+  }
+
+  /** Removes a video with its watermarks and every job of either, in one transaction; files are the caller's. */
+  deleteVideoAndWatermarks(videoId: string): void {
+    this.db.transaction(() => {
+      this.db.prepare("DELETE FROM jobs WHERE kind = 'watermark' AND target_id IN (SELECT id FROM watermarks WHERE video_id = ?)").run(videoId);
+      this.db.prepare('DELETE FROM watermarks WHERE video_id = ?').run(videoId);
+      this.db.prepare("DELETE FROM jobs WHERE kind = 'ingest' AND target_id = ?").run(videoId);
+      this.db.prepare('DELETE FROM videos WHERE id = ?').run(videoId);
+    })();
+  }
+
   updateWatermark(id: string, patch: { status?: WatermarkStatus; error?: string | null; readyOn?: number | null; containers?: Container[] }): void {
     const sets: string[] = [];
     const values: Record<string, unknown> = { id };

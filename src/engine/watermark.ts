@@ -8,7 +8,8 @@ import { FALLBACK_FONT_METRICS, parseFontMetrics, type FontMetrics } from '../co
 import { writeMediaPlaylist } from '../core/playlist.js';
 import { canonicalSettings, watermarkIdentity } from '../core/watermark-identity.js';
 import type { ForensicSetting, Setting, TextSetting } from '../core/setting-types.js';
-import { isInterruption, isWmarkError, WmarkError } from '../core/errors.js';
+import { isInterruption, isWmarkError, validationError, WmarkError } from '../core/errors.js';
+import { offFrameIssues } from '../core/frame-reach.js';
 import { codeword, forensicKey } from '../core/forensic/keyed-bits.js';
 import { FORENSIC_DIR, variantFileName } from './forensic-prepare.js';
 import { tail } from '../ffmpeg/run-ffmpeg.js';
@@ -16,7 +17,7 @@ import writeFileAtomic from 'write-file-atomic';
 import type { Engine } from './engine.js';
 import { forEachBounded } from './for-each-bounded.js';
 import { videoDir, workingSegment } from './ingest.js';
-import { holdLease, type JobReporter } from './job-lease.js';
+import { holdLease, isLeaseLive, jobId, type JobReporter } from './job-lease.js';
 import type { Container, VideoRecord, WatermarkRecord } from './store.js';
 
 export const PLAYLIST_NAME = 'video.m3u8';
@@ -62,6 +63,18 @@ export function resolveVideo(engine: Engine, ref: VideoRef): VideoRecord {
   return video;
 }
 
+/**
+ * Forgets a watermark: its row and job, then its files. Refused while a process renders it (that process would write
+ * into the folder being removed). Its links stop working at once.
+ */
+export async function deleteWatermark(engine: Engine, watermark: WatermarkRecord): Promise<void> {
+  if (isLeaseLive(engine.store.getJob(jobId('watermark', watermark.id)), engine.now())) {
+    throw new WmarkError('WATERMARK_BUSY', `watermark ${watermark.id} is being rendered right now, so it cannot be removed`, { hint: 'Wait until it is READY or FAILED, then remove it.' });
+  }
+  engine.store.deleteWatermark(watermark.id);
+  await rm(watermarkDir(engine, watermark.videoId, watermark.id), { recursive: true, force: true });
+}
+
 export function isExpired(watermark: WatermarkRecord, nowMs: number): boolean {
   return watermark.expiration !== null && nowMs > watermark.expiration;
 }
@@ -69,6 +82,8 @@ export function isExpired(watermark: WatermarkRecord, nowMs: number): boolean {
 /** Finds or creates the watermark for (video, settings); never changes an existing watermark's expiration. */
 export function requestWatermark(engine: Engine, request: WatermarkRequest): WatermarkRequestResult {
   const video = resolveVideo(engine, request.video);
+  const offFrame = offFrameIssues(request.settings, { width: video.width ?? 0, height: video.height ?? 0, duration: video.durationSeconds });
+  if (offFrame.length) throw validationError('VALIDATION_FAILED', offFrame, `The video is ${video.width}x${video.height}; see docs/settings.md for where text lands.`);
   const forensic = request.settings.find((s): s is ForensicSetting => s.type === 'FORENSIC');
   if (forensic && !video.enableForensic) {
     throw new WmarkError('FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation (enableForensic), so it cannot carry a FORENSIC watermark`, {

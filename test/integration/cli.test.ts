@@ -72,11 +72,12 @@ describe('version and help', () => {
     expect(b.stdout).toContain('Usage: wmark template');
   });
 
-  it('no arguments (or only root flags) prints the help and exits 2', async () => {
+  it('no arguments prints the help and "Get started: wmark demo" and exits 0; only root flags is a usage error (2)', async () => {
     const r = await runCli([], { cwd: box.cwd, env: { WMARK_CONFIG_DIR: box.configDir } });
-    expect(r.code).toBe(2);
-    expect(r.stdout + r.stderr).toContain('Usage: wmark [options] [command]');
-    expect(r.stdout + r.stderr).toContain('Commands:');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: wmark [options] [command]');
+    expect(r.stdout).toContain('Commands:');
+    expect(r.stdout).toContain('Get started: wmark demo');
     const flagsOnly = await cli(['--quiet']);
     expect(flagsOnly.code).toBe(2);
     expect(flagsOnly.stdout + flagsOnly.stderr).toContain('Usage: wmark [options] [command]');

@@ -363,7 +363,8 @@ describe('wmark video list / show', () => {
     expect(json.json()).toEqual([expect.objectContaining({ id, key: 'clip', status: 'INGESTED', duration: 10, segments: 3 })]);
     const plain = await cli('video', 'list');
     expect(plain.code).toBe(0);
-    expect(plain.stdout).toBe(`${id}  INGESTED            10.0 s  clip\n`);
+    // Columns are aligned; piped output has no header row (a terminal gets one).
+    expect(plain.stdout).toBe(`${id}  INGESTED     10.0 s  clip\n`);
     const filtered = await cli('--json', 'video', 'list', '--key', 'other');
     expect(filtered.json()).toEqual([]);
   });

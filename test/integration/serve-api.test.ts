@@ -489,6 +489,14 @@ describe('watermark request errors', () => {
     expectError(await post({ videoId: '00000000-0000-0000-0000-000000000000', settings: [{ content: 'x' }] }, '1.0'), 404, 'VIDEO_NOT_FOUND');
   });
 
+  it('text wholly outside the frame for the whole video is 400 VALIDATION_FAILED naming the field; a move across it is accepted', async () => {
+    const off = await post({ key: 'api-clip', settings: [{ content: 'fine' }, { content: 'lost', x: 2 }] });
+    expectError(off, 400, 'VALIDATION_FAILED');
+    expect(messagesOf(off).join('\n')).toMatch(/^settings\[1\]\.x: the text at x 2, y 0.5 lies wholly outside the frame/);
+    const across = await post({ key: 'api-clip', containers: ['m3u8'], settings: [{ content: 'passing', x: -1, animation: { toX: 2, startTime: 0, endTime: 10 } }] });
+    expect(across.status, across.text).toBeLessThan(300);
+  });
+
   it('a FORENSIC request on a short video ingested without enableForensic is 422', async () => {
     for (const [version, content] of [['1.0', 'AB'], ['2.0', 'QUI=']] as const) {
       const r = await post({ key: 'api-clip', settings: [{ type: 'FORENSIC', content }] }, version);

@@ -1,6 +1,7 @@
 // `wmark auth keys create|list|revoke`: the credentials `wmark serve` accepts (managed offline, in the data dir).
 import type { Command } from 'commander';
 import { action } from '../action.js';
+import { renderTable } from '../render.js';
 
 export function registerAuth(program: Command): Command {
   const auth = program.command('auth').description('credentials: a token for a remote service (auth login|status|logout), API keys for `wmark serve` (auth keys ...)');
@@ -23,7 +24,12 @@ export function registerAuth(program: Command): Command {
         const list = (await ctx.localService()).listKeys();
         ctx.output.result(list, (c) =>
           list.length
-            ? list.map((k) => `${k.clientId}  ${k.revokedOn ? c.red('revoked') : c.green('active ')}  ${new Date(k.createdOn).toISOString()}  ${k.label ?? ''}`).join('\n')
+            ? renderTable(
+                ['CLIENT ID', 'STATE', 'CREATED', 'LABEL'],
+                list.map((k) => [k.clientId, k.revokedOn ? c.red('revoked') : c.green('active'), new Date(k.createdOn).toISOString(), k.label ?? '']),
+                c,
+                ctx.output.mode === 'human',
+              )
             : c.dim('no API keys yet: `wmark auth keys create`'),
         );
       }),

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import { isHttpUrl } from '../../core/http-url.js';
+import type { LocalService } from '../../engine/local-service.js';
 import { isFinalVideoStatus } from '../../service/watermark-service.js';
 import { action } from '../action.js';
 import { describeVideo, follow } from '../follow.js';
@@ -14,6 +15,7 @@ interface IngestOptions extends RemoteFlags {
   key?: string;
   name?: string;
   forensic?: boolean;
+  replace?: boolean;
   wait?: boolean;
   interval?: string;
 }
@@ -26,22 +28,31 @@ export function registerIngest(program: Command): void {
     .option('--key <key>', 'custom key to refer to the video by (default: the source path or URL)')
     .option('--name <name>', 'human-readable name')
     .option('--forensic', 'also prepare it for FORENSIC watermarks (videos of 5 minutes or more)')
+    .option('--replace', 'local: the key already names another video: forget it (its media, watermarks and their links) and ingest this source under the key')
     .option('--no-wait', 'return once the video is registered, without waiting for its ingest')
     .option('--interval <duration>', 'remote: time between status checks while waiting (default 1s)')
     .action(
       action(async (ctx, given: string | undefined, opts: IngestOptions) => {
         const source = positionalBeforeRemote(given, opts, 'file-or-url');
+        if (opts.replace && opts.remote !== undefined) {
+          throw new WmarkError('LOCAL_ONLY', '--replace applies to the local engine; the service API has no replace', { hint: 'Ingest under a new --key instead.' });
+        }
         const intervalMs = opts.interval !== undefined ? durationFlag(opts.interval, '--interval') : undefined;
         const service = await ctx.service(opts, { queue: opts.wait === false ? 'detached' : 'in-process', defaultTimeout: '1h' });
         // A path is sent absolute: the service (even a local one) has another working folder than this shell.
         const sourceUrl = isHttpUrl(source.trim()) ? source.trim() : path.resolve(ctx.io.cwd, source);
         ctx.output.stage(`registering ${source} with ${service.description}`);
-        const { video: registered, created } = await service.createVideo({
+        const request = {
           sourceUrl,
           ...(opts.key !== undefined ? { key: opts.key } : {}),
           ...(opts.name !== undefined ? { name: opts.name } : {}),
           ...(opts.forensic ? { enableForensic: true } : {}),
-        });
+        };
+        const { video: registered, created, replaced }: Awaited<ReturnType<LocalService['replaceVideo']>> = opts.replace ? await (service as LocalService).replaceVideo(request) : await service.createVideo(request);
+        if (replaced) {
+          const lost = replaced.watermarks ? ` and its ${replaced.watermarks} watermark(s), whose links no longer play` : '';
+          ctx.output.warn(`replaced video ${replaced.videoId} (${replaced.sourceUrl})${lost}`);
+        }
         let video = registered;
         if (!created && video.status === 'INGESTED') ctx.output.info(`already ingested as ${video.id}; nothing to do`);
         else if (!created && video.status === 'PENDING') ctx.output.info(`already being ingested as ${video.id}${opts.wait === false ? '' : '; waiting for it'}`);

@@ -1,6 +1,9 @@
 // `wmark serve`: the Video Watermarking Service API (1.0 and 2.0) on top of the local engine.
 import type { Command } from 'commander';
-import { startServer } from '../../server/node-server.js';
+import { WmarkError } from '../../core/errors.js';
+import type { CliContext } from '../context.js';
+import { removeServeRecord, writeServeRecord } from '../serve-record.js';
+import { startServer, type RunningServer } from '../../server/node-server.js';
 import { action } from '../action.js';
 
 export function registerServe(program: Command): void {
@@ -34,17 +37,41 @@ export function registerServe(program: Command): void {
           publicUrl: config.publicUrl,
           tokenTtlSeconds: config.server.tokenTtlSeconds,
           log: (line: string) => ctx.output.info(line),
+        }).catch((error: unknown) => {
+          throw listenError(error, config.server.host, config.server.port);
         });
-        if (server.resumed) ctx.output.info(`resuming ${server.resumed} unfinished job(s)`);
-        if (ctx.output.mode === 'json') ctx.output.line({ url: server.url, dataDir: local.engine.paths.root }, () => '');
-        else if (ctx.output.mode === 'plain') ctx.io.stdout.write(`${server.url}\n`);
-        else ctx.output.result(server.url, (c) => `${c.bold('wmark serve')} listening on ${c.cyan(server.url)}  ${c.dim('(Ctrl-C to stop)')}`);
-        await untilAborted(ctx.signal);
-        ctx.output.info('shutting down: finishing requests; unfinished jobs resume on the next start');
-        await server.close();
-        return 0;
+        const dataDir = local.engine.paths.root;
+        // Local commands on this data folder sign their links for this address while it runs.
+        // Bound to every interface (0.0.0.0, ::), it is reached here through loopback.
+        const reachable = server.url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, (_, host: string) => (host === '[::]' ? 'http://[::1]' : 'http://127.0.0.1'));
+        await writeServeRecord(dataDir, { url: server.url, baseUrl: config.publicUrl ?? reachable, pid: process.pid, startedOn: new Date().toISOString() });
+        try {
+          return await serveUntilStopped(ctx, server, dataDir);
+        } finally {
+          removeServeRecord(dataDir);
+        }
       }),
     );
+}
+
+async function serveUntilStopped(ctx: CliContext, server: RunningServer, dataDir: string): Promise<number> {
+  if (server.resumed) ctx.output.info(`resuming ${server.resumed} unfinished job(s)`);
+  if (ctx.output.mode === 'json') ctx.output.line({ url: server.url, dataDir }, () => '');
+  else if (ctx.output.mode === 'plain') ctx.io.stdout.write(`${server.url}\n`);
+  else ctx.output.result(server.url, (c) => `${c.bold('wmark serve')} listening on ${c.cyan(server.url)}  ${c.dim('(Ctrl-C to stop)')}`);
+  await untilAborted(ctx.signal);
+  ctx.output.info('shutting down: finishing requests; unfinished jobs resume on the next start');
+  await server.close();
+  return 0;
+}
+
+/** A port that cannot be had is the user's to change (exit 2), not a bug. */
+function listenError(error: unknown, host: string, port: number): unknown {
+  const code = (error as { code?: string } | undefined)?.code;
+  if (code === 'EADDRINUSE') return new WmarkError('PORT_IN_USE', `port ${port} on ${host} is already in use (another wmark serve or another program listens there)`, { cause: error });
+  if (code === 'EACCES') return new WmarkError('PORT_NOT_ALLOWED', `not allowed to listen on port ${port} on ${host}`, { cause: error });
+  if (code === 'EADDRNOTAVAIL') return new WmarkError('BAD_FLAG', `cannot listen on ${host}: no such address on this machine`, { hint: 'Give --host 127.0.0.1, 0.0.0.0 or an address of this machine.', cause: error });
+  return error;
 }
 
 /** Resolves when the run is interrupted (Ctrl-C, SIGTERM). */

@@ -5,7 +5,7 @@ import { videoBody } from '../../engine/api-bodies.js';
 import type { LocalService } from '../../engine/local-service.js';
 import { action } from '../action.js';
 import { addRemoteOptions, type RemoteFlags } from '../remote-flags.js';
-import { renderVideo } from '../render.js';
+import { renderTable, renderVideo } from '../render.js';
 
 export function registerVideo(program: Command): void {
   const video = program.command('video').description('list and show ingested videos');
@@ -20,7 +20,12 @@ export function registerVideo(program: Command): void {
         ctx.output.result(videos, (c) =>
           videos.length === 0
             ? c.dim('no videos yet: add one with `wmark ingest <file>`')
-            : videos.map((v) => `${v.id}  ${String(v.status).padEnd(16)} ${(typeof v.duration === 'number' ? v.duration : 0).toFixed(1).padStart(7)} s  ${v.key ?? ''}`).join('\n'),
+            : renderTable(
+                ['ID', 'STATUS', 'DURATION', 'KEY'],
+                videos.map((v) => [v.id, String(v.status), `${(typeof v.duration === 'number' ? v.duration : 0).toFixed(1).padStart(7)} s`, v.key ?? '']),
+                c,
+                ctx.output.mode === 'human',
+              ),
         );
       }),
     );

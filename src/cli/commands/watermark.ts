@@ -8,15 +8,18 @@ import type { LocalService } from '../../engine/local-service.js';
 import { toWmarkError } from '../output.js';
 import pLimit from 'p-limit';
 import type { WatermarkResource, WatermarkResult, WatermarkService } from '../../service/watermark-service.js';
-import { action } from '../action.js';
+import { action, mergedOptions } from '../action.js';
+import { canPrompt } from './auth-remote.js';
 import type { CliContext } from '../context.js';
 import { describeWatermark, follow } from '../follow.js';
 import { addRemoteOptions, countFlag, durationFlag, type RemoteFlags } from '../remote-flags.js';
 import { renderWatermark, type WatermarkExtras } from '../render.js';
+import { afterLinks, warnIfUnserved } from '../link-check.js';
 import { planRequests, settingsRequest, templateRequests, type RequestFlags } from '../watermark-request.js';
 
 interface WatermarkOptions extends RequestFlags, RemoteFlags {
   wait?: boolean;
+  open?: boolean;
   out?: string;
   publicUrl?: string;
   interval?: string;
@@ -31,12 +34,23 @@ const number = (flag: string) => (value: string) => {
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-export function registerWatermark(program: Command): void {
-  const command = program
-    .command('watermark')
-    .description('watermark an ingested video (local engine, or a remote service with --remote)')
+export function registerWatermark(program: Command): Command {
+  // `wmark watermark [flags]` and `wmark watermark create [flags]` are the same command; list, view and rm manage
+  // what exists. Commander gives the parent every flag it knows, so subcommands read theirs with mergedOptions.
+  const command = withCreateOptions(
+    program.command('watermark').description('watermark an ingested video (local engine, or a remote service with --remote); list, view and rm manage watermarks'),
+  );
+  withCreateOptions(command.command('create').description('watermark an ingested video (the same as `wmark watermark` with flags)'));
+  return command;
+}
+
+/** The flags of a watermark request, grouped as help shows them, and the action that sends it. */
+function withCreateOptions(cmd: Command): Command {
+  cmd
+    .optionsGroup('Video:')
     .option('--key <key>', 'the video, by the key given at ingest')
     .option('--video-id <id>', 'the video, by id')
+    .optionsGroup('Text (one TEXT setting; positions and sizes are fractions of the frame, see docs/settings.md):')
     .option('--text <text>', 'text of a single TEXT setting (drawn literally)')
     .option('--x <fraction>', 'anchor x as a fraction of the width (default 0.5)', number('--x'))
     .option('--y <fraction>', 'anchor y as a fraction of the height (default 0.5)', number('--y'))
@@ -53,22 +67,30 @@ export function registerWatermark(program: Command): void {
     .option('--move-to-y <fraction>', 'MOVE animation: end y', number('--move-to-y'))
     .option('--move-start <seconds>', 'MOVE animation: start time on the video timeline', number('--move-start'))
     .option('--move-end <seconds>', 'MOVE animation: end time on the video timeline', number('--move-end'))
+    .optionsGroup('Other settings and the request:')
     .option('--forensic <payload>', 'invisible FORENSIC mark: 16-bit payload as 0..65535, 2 ASCII chars or base64 of 2 bytes (video ingested with --forensic)')
-    .option('--settings <file>', 'JSON array of setting objects (SPEC 2.2); - reads stdin')
+    .option('--settings <file>', 'JSON array of setting objects (docs/settings.md); - reads stdin')
     .option('--template <id>', 'settings template to render')
     .option('--map <name=value>', 'placeholder value for --template (repeatable)', collect)
     .option('--batch <file>', 'with --template: CSV (header = placeholder names) or NDJSON of mappings, one watermark per row')
+    .option('--concurrency <n>', '--batch: requests in flight at once (default 4)')
     .option('--containers <list>', 'outputs: m3u8, mp4 or both (default: both)')
     .option('--expiration <when>', 'Unix seconds, an ISO date, or a duration such as 7d (only when the watermark is created)')
-    .option('--wait', 'wait until the watermark is done (default locally: every segment and the mp4; remote: until READY)')
-    .option('--no-wait', 'return as soon as the service answers (locally: once the playlist plays; rendering goes on in the background)')
-    .option('--out <dir>', 'local: also copy each finished HLS folder and mp4 to <dir>/<watermark id>/')
     .addOption(new Option('--api <version>', 'API version: the URL shapes printed locally (default 2.0); with --remote, the version to call (default: 2.0 when the service has it)').choices(['1.0', '2.0']))
-    .option('--public-url <url>', 'local: base URL of the printed links (default: config publicUrl or http://127.0.0.1:8080)')
-    .option('--interval <duration>', 'remote: time between polls while waiting (default 3s)')
-    .option('--concurrency <n>', '--batch: requests in flight at once (default 4)')
-    .action(action((ctx, opts: WatermarkOptions, cmd: Command) => watermarkCommand(ctx, opts, cmd)));
-  addRemoteOptions(command, { api: false });
+    .option('--open', 'open the player link in the browser (WMARK_OPENER overrides the opener)')
+    .optionsGroup('Local options (the engine on this machine; the default):')
+    .option('--no-wait', 'return once the playlist plays; rendering goes on in the background (default: wait for every segment and the mp4)')
+    .option('--out <dir>', 'also copy each finished HLS folder and mp4 to <dir>/<watermark id>/')
+    .option('--public-url <url>', 'base URL of the printed links (default: the running `wmark serve`, then config publicUrl, then http://127.0.0.1:8080)')
+    .optionsGroup('Remote options (with --remote):')
+    .option('--wait', 'wait until the watermark is READY (default: return the service\'s first answer)')
+    .option('--interval <duration>', 'time between polls while waiting (default 3s)')
+    .action(action((ctx, _opts: WatermarkOptions, cmd: Command) => watermarkCommand(ctx, mergedOptions<WatermarkOptions>(cmd), cmd)));
+  // --no-wait is declared first for the help's grouping, which would make "wait" default to true; unset means
+  // "the mode's default" (local: wait, remote: don't).
+  cmd.setOptionValueWithSource('wait', undefined, 'default');
+  addRemoteOptions(cmd, { api: false });
+  return cmd;
 }
 
 async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Command): Promise<number> {
@@ -80,11 +102,18 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   if (opts.out && !wait) throw new WmarkError('OUT_NEEDS_WAIT', '--out copies finished outputs, so it cannot be combined with --no-wait');
   const concurrency = opts.concurrency !== undefined ? countFlag(opts.concurrency, '--concurrency', 64) : 4;
   const intervalMs = opts.interval !== undefined ? durationFlag(opts.interval, '--interval') : undefined;
-  const given = (name: string) => cmd.getOptionValueSource(name) === 'cli';
+  const given = (name: string) => cmd.getOptionValueSource(name) === 'cli' || cmd.parent?.getOptionValueSource(name) === 'cli';
   const askedApi = opts.api as ApiVersion | undefined;
   // The request is checked before anything is opened: a usage error costs no engine start and no network.
+  const openService = () => ctx.service(opts, { queue: wait ? 'in-process' : 'detached', apiFlag: given('api') ? opts.api : undefined, api: askedApi });
+  // At a terminal, what is missing is asked for (which video, what text); elsewhere the usage error below says it.
+  let early: WatermarkService | undefined;
+  if (wantsPrompt(ctx, opts)) {
+    early = await openService();
+    await askMissing(ctx, early, opts);
+  }
   const plan = await planRequests(ctx.io, opts, Date.now());
-  const service = await ctx.service(opts, { queue: wait ? 'in-process' : 'detached', apiFlag: given('api') ? opts.api : undefined, api: askedApi });
+  const service = early ?? (await openService());
   const api = await service.apiVersion();
   const local = service.kind === 'local' ? (service as LocalService) : undefined;
   const followOptions = { intervalMs, label: 'watermark' };
@@ -99,14 +128,47 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   if (plan.template) {
     const template = await service.getTemplate(plan.template.id, { api });
     const requests = templateRequests(plan, template);
-    if (plan.batch) return runBatch(ctx, requests, produce, { concurrency, api, where: service.description });
+    if (plan.batch) return runBatch(ctx, requests, produce, { concurrency, api, where: service.description, local: Boolean(local) });
     ctx.output.stage(`requesting a watermark from ${service.description} (API ${api})`);
     const resource = await produce(requests[0]!.request, 'watermark');
-    return printResult(ctx, resource, api);
+    return printResult(ctx, resource, api, Boolean(local), opts.open);
   }
   ctx.output.stage(`requesting a watermark from ${service.description} (API ${api})`);
   const resource = await produce(settingsRequest(plan, api), 'watermark');
-  return printResult(ctx, resource, api);
+  return printResult(ctx, resource, api, Boolean(local), opts.open);
+}
+
+/** Prompts only for a person: stdin and stdout a terminal, no CI, no --json; and only when the video or text is missing. */
+function wantsPrompt(ctx: CliContext, opts: WatermarkOptions): boolean {
+  if (!canPrompt(ctx.io) || ctx.output.mode === 'json') return false;
+  const noVideo = !opts.key && !opts.videoId;
+  const noSettings = opts.text === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined;
+  return noVideo || noSettings;
+}
+
+/** Fills --key/--video-id from a pick among the ingested videos, and --text from what is typed. */
+async function askMissing(ctx: CliContext, service: WatermarkService, opts: WatermarkOptions): Promise<void> {
+  const prompts = await import('@inquirer/prompts');
+  const context = { input: ctx.io.stdin as NodeJS.ReadableStream, output: ctx.io.stderr as unknown as NodeJS.WritableStream, signal: ctx.signal };
+  if (!opts.key && !opts.videoId) {
+    const videos = (await service.listVideos()).filter((v) => v.status === 'INGESTED');
+    if (videos.length === 0) throw new WmarkError('VIDEO_REQUIRED', `no ingested video on ${service.description} to watermark`, { hint: 'Ingest one first: wmark ingest movie.mp4 --key movie' });
+    const picked = await prompts.select(
+      {
+        message: 'Which video?',
+        choices: videos.map((v) => ({
+          name: `${v.key ?? v.id}${typeof v.duration === 'number' ? `  ${v.duration.toFixed(1)} s` : ''}${typeof v.width === 'number' ? `  ${v.width}x${v.height}` : ''}${v.name ? `  ${v.name}` : ''}`,
+          value: v,
+        })),
+      },
+      context,
+    );
+    if (picked.key !== undefined) opts.key = picked.key;
+    else opts.videoId = picked.id;
+  }
+  if (opts.text === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined) {
+    opts.text = await prompts.input({ message: 'Text to draw (e.g. the viewer\'s email)', required: true, validate: (t) => t.trim() !== '' || 'type some text' }, context);
+  }
 }
 
 /** Follows the watermark to the goal the flags ask for; returns the resource as it stands then. */
@@ -128,9 +190,11 @@ function withExtras(local: LocalService | undefined, resource: WatermarkResource
   return local.exportWatermark(resource, out).then((copied) => ({ ...shaped, out: copied }));
 }
 
-function printResult(ctx: CliContext, resource: WatermarkResource & WatermarkExtras, api: ApiVersion): number {
+async function printResult(ctx: CliContext, resource: WatermarkResource & WatermarkExtras, api: ApiVersion, local: boolean, open?: boolean): Promise<number> {
   ctx.output.result(resource, (c) => renderWatermark(resource, c, `API ${api}`));
   if (resource.status === 'PENDING' && resource.href && ctx.output.mode !== 'json') ctx.output.info(`not READY yet: follow it with  wmark poll '${resource.href}'  (or use --wait)`);
+  if (local && resource.status !== 'FAILED') await afterLinks(ctx, resource, open);
+  else if (open && resource.containers?.href) await afterLinks(ctx, resource, open, { check: false });
   return failedExit(ctx, resource);
 }
 
@@ -148,12 +212,13 @@ async function runBatch(
   ctx: CliContext,
   rows: ReturnType<typeof templateRequests>,
   produce: Produce,
-  options: { concurrency: number; api: ApiVersion; where: string },
+  options: { concurrency: number; api: ApiVersion; where: string; local: boolean },
 ): Promise<number> {
   let done = 0;
   let failed = 0;
   let exitCode = 0;
   let fatal: WmarkError | undefined;
+  let linked: WatermarkResource | undefined;
   const progress = () => ctx.output.progress(`${done}/${rows.length} watermarks (${options.where}, API ${options.api}, ${options.concurrency} at a time)`);
   progress();
   const limit = pLimit(options.concurrency);
@@ -164,6 +229,7 @@ async function runBatch(
         const label = `line ${row.line}`;
         try {
           const resource = await produce(row.request, label);
+          if (resource.status !== 'FAILED') linked ??= resource;
           if (resource.status === 'FAILED') {
             failed++;
             exitCode ||= new WmarkError('WATERMARK_FAILED', '').exitCode;
@@ -188,5 +254,6 @@ async function runBatch(
   const skipped = rows.length - done;
   if (skipped) ctx.output.warn(`stopped after ${fatal!.message}: ${skipped} of ${rows.length} rows were not sent`);
   if (failed) ctx.output.warn(`${failed} of ${rows.length} rows failed`);
+  if (options.local && linked) await warnIfUnserved(ctx, linked);
   return fatal ? fatal.exitCode : exitCode;
 }

@@ -1,0 +1,90 @@
+// `wmark watermark list|view|rm`: the watermarks the local engine holds. The service API (1.0/2.0) has no listing or
+// deletion, so these are local; a watermark on a remote service is followed with `wmark poll <href>`.
+import type { Command } from 'commander';
+import { WmarkError } from '../../core/errors.js';
+import type { TextSetting } from '../../core/setting-types.js';
+import type { WatermarkRecord } from '../../engine/store.js';
+import { action, mergedOptions } from '../action.js';
+import { renderTable, renderWatermark } from '../render.js';
+import { apiStatus } from '../../engine/api-bodies.js';
+import { afterLinks } from '../link-check.js';
+
+export function registerWatermarkManagement(watermark: Command): void {
+  watermark
+    .command('list')
+    .description('list the watermarks of the local engine (newest last)')
+    .option('--key <key>', 'only those of the video with this key (or id)')
+    .action(
+      action(async (ctx, _opts: unknown, cmd: Command) => {
+        const opts = mergedOptions<{ key?: string }>(cmd);
+        const local = await ctx.localService();
+        let videoId: string | undefined;
+        if (opts.key !== undefined) {
+          const video = local.findVideo(opts.key);
+          if (!video) throw new WmarkError('VIDEO_NOT_FOUND', `no video with id or key "${opts.key}"`);
+          videoId = video.id;
+        }
+        const keys = new Map<string, string>();
+        const keyOf = (id: string) => keys.get(id) ?? keys.set(id, local.findVideo(id)?.key ?? id).get(id)!;
+        const list = local.listWatermarks(videoId).map((w) => summary(w, keyOf(w.videoId)));
+        ctx.output.result(list, (c) =>
+          list.length === 0
+            ? c.dim('no watermarks yet: make one with `wmark watermark --key KEY --text "for alice"`')
+            : renderTable(
+                ['ID', 'STATUS', 'VIDEO', 'CREATED', 'TEXT'],
+                list.map((w) => [w.id, w.status, w.videoKey, w.createdOn, w.text ?? (w.forensic !== null ? `(forensic ${w.forensic})` : '')]),
+                c,
+                ctx.output.mode === 'human',
+              ),
+        );
+      }),
+    );
+
+  watermark
+    .command('view')
+    .description('show one watermark with freshly signed links and its local files')
+    .argument('<id>', 'the watermark id (see `wmark watermark list`)')
+    .option('--open', 'open the player link in the browser')
+    .option('--public-url <url>', 'base URL of the links (default: the running `wmark serve`, then config publicUrl)')
+    .action(
+      action(async (ctx, id: string, _opts: unknown, cmd: Command) => {
+        const opts = mergedOptions<{ open?: boolean; publicUrl?: string }>(cmd);
+        const local = await ctx.localService({ publicUrl: opts.publicUrl });
+        const record = local.watermarkRecord(id);
+        const resource = { ...local.body(record), videoKey: local.findVideo(record.videoId)?.key, files: local.files(record.id), settings: record.settings, createdOn: new Date(record.createdOn).toISOString() };
+        ctx.output.result(resource, (c) => renderWatermark(resource, c));
+        await afterLinks(ctx, resource, opts.open);
+      }),
+    );
+
+  watermark
+    .command('rm')
+    .alias('delete')
+    .description('remove watermarks: their files go and their links stop working')
+    .argument('<id...>', 'watermark ids (see `wmark watermark list`)')
+    .action(
+      action(async (ctx, ids: string[]) => {
+        const local = await ctx.localService();
+        // All found first: a typo in the third id removes nothing.
+        const records = ids.map((id) => local.watermarkRecord(id));
+        for (const r of records) await local.deleteWatermark(r.id);
+        ctx.output.result({ deleted: records.map((r) => r.id) }, () => records.map((r) => `deleted ${r.id}`).join('\n'));
+      }),
+    );
+}
+
+/** What `watermark list` shows of each: enough to choose one, the settings being in `view`. */
+function summary(w: WatermarkRecord, videoKey: string) {
+  const texts = (w.settings as { type: string }[]).filter((s): s is TextSetting => s.type === 'TEXT').map((s) => s.content.replace(/\s+/g, ' '));
+  return {
+    id: w.id,
+    status: apiStatus(w),
+    videoId: w.videoId,
+    videoKey,
+    createdOn: new Date(w.createdOn).toISOString(),
+    text: texts.length ? texts.join(' | ') : null,
+    forensic: w.forensicPayload,
+    containers: w.containers,
+    expiration: w.expiration,
+  };
+}

@@ -1,0 +1,70 @@
+// Where `wmark serve` listens, recorded in the data folder (serve.json) while it runs, so that local commands on the
+// same data sign their links for the running service rather than a default port nobody listens on. And the check
+// that tells the user when nothing answers at the address a printed link names.
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+
+export const SERVE_RECORD = 'serve.json';
+
+export interface ServeRecord {
+  /** Where the server listens, e.g. http://127.0.0.1:54321. */
+  url: string;
+  /** The base of the links it hands out: its public URL when it has one, else `url`. */
+  baseUrl: string;
+  pid: number;
+  startedOn: string;
+}
+
+export function serveRecordPath(dataDir: string): string {
+  return path.join(dataDir, SERVE_RECORD);
+}
+
+export async function writeServeRecord(dataDir: string, record: ServeRecord): Promise<void> {
+  await writeFileAtomic(serveRecordPath(dataDir), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** Removes the record if it is this process's (another serve on the same data may have written it since). */
+export function removeServeRecord(dataDir: string, pid = process.pid): void {
+  if (readServeRecord(dataDir, { checkAlive: false })?.pid === pid) rmSync(serveRecordPath(dataDir), { force: true });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The running serve's record; none when absent, unreadable, or left by a process that has gone (kill -9). */
+export function readServeRecord(dataDir: string, options: { checkAlive?: boolean } = {}): ServeRecord | undefined {
+  let parsed: Partial<ServeRecord>;
+  try {
+    parsed = JSON.parse(readFileSync(serveRecordPath(dataDir), 'utf8')) as Partial<ServeRecord>;
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed.url !== 'string' || typeof parsed.baseUrl !== 'string' || typeof parsed.pid !== 'number') return undefined;
+  if ((options.checkAlive ?? true) && !isAlive(parsed.pid)) return undefined;
+  return { url: parsed.url, baseUrl: parsed.baseUrl, pid: parsed.pid, startedOn: String(parsed.startedOn ?? '') };
+}
+
+/** True when something accepts HTTP at the link's origin within `timeoutMs` (any status: a service answered). */
+export async function answersAt(link: string, timeoutMs = 1500): Promise<boolean> {
+  let origin: string;
+  try {
+    origin = new URL(link).origin;
+  } catch {
+    return false;
+  }
+  try {
+    const res = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
+    await res.body?.cancel();
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,70 @@
+// Unit tests for the off-frame check: text wholly outside the frame for the whole video is named by its field.
+import { describe, expect, it } from 'vitest';
+import { offFrameIssues } from '../../../src/core/frame-reach.js';
+import { parseSettings } from '../../../src/core/setting-schema.js';
+import type { Setting } from '../../../src/core/setting-types.js';
+
+const FRAME = { width: 320, height: 180, duration: 10 };
+
+function settings(...raw: Record<string, unknown>[]): Setting[] {
+  const r = parseSettings(raw.map((s) => ({ content: 'for alice', ...s })), { apiVersion: '2.0' });
+  if (!r.ok) throw new Error(r.issues.join('\n'));
+  return r.value;
+}
+
+describe('offFrameIssues', () => {
+  it('accepts text inside, at the edges, and partly outside', () => {
+    for (const at of [{}, { x: 0, y: 0 }, { x: 1, y: 1 }, { x: 1.05 }, { x: -0.05, align: 'LEFT' }, { y: 1.02, verticalAlign: 'BOTTOM' }]) {
+      expect(offFrameIssues(settings(at), FRAME), JSON.stringify(at)).toEqual([]);
+    }
+  });
+
+  it('refuses x = 2 naming settings[i].x, and y = -3 naming .y, each setting on its own', () => {
+    const issues = offFrameIssues(settings({}, { x: 2 }, { y: -3 }), FRAME);
+    expect(issues).toHaveLength(2);
+    expect(issues[0]).toMatch(/^settings\[1\]\.x: the text at x 2, y 0.5 lies wholly outside the frame/);
+    expect(issues[1]).toMatch(/^settings\[2\]\.y: /);
+  });
+
+  it('a long line reaching back into the frame is kept; the same line anchored the other way is refused', () => {
+    const long = 'x'.repeat(60);
+    // RIGHT-aligned at x = 1.5: the text runs leftwards from 1.5 and may cross the right edge.
+    expect(offFrameIssues(settings({ content: long, x: 1.5, align: 'RIGHT' }), FRAME)).toEqual([]);
+    expect(offFrameIssues(settings({ content: long, x: 1.5, align: 'LEFT' }), FRAME)).toHaveLength(1);
+  });
+
+  it('the aspect ratio counts: a CENTER line at x = 1.3 reaches into a portrait frame only if wide enough', () => {
+    const s = settings({ content: 'abcdefgh', x: 1.3, fontSize: 0.1 });
+    // 8 chars * 3 em * 18 px = 432 px wide at most, 216 px each side of the anchor; 1.3 * 320 = 416 > 320 + 216? no: kept.
+    expect(offFrameIssues(s, FRAME)).toEqual([]);
+    expect(offFrameIssues(settings({ content: 'a', x: 1.3, fontSize: 0.1 }), FRAME)).toHaveLength(1);
+  });
+
+  it('a MOVE that crosses the frame is kept, one that stays outside is refused naming animation or the axis', () => {
+    const across = { x: -1, y: 0.5, animation: { toX: 2, startTime: 0, endTime: 5 } };
+    expect(offFrameIssues(settings(across), FRAME)).toEqual([]);
+    const above = { x: -1, y: -1, animation: { toX: 2, startTime: 0, endTime: 5 } };
+    expect(offFrameIssues(settings(above), FRAME)[0]).toMatch(/^settings\[0\]\.y: the text moves from \(x -1, y -1\) to \(x 2, y -1\) entirely outside/);
+    // A diagonal that passes beside the frame's corner: neither axis alone is outside, the path is.
+    const corner = { x: -2, y: 0.5, animation: { toX: 0.5, toY: -2, startTime: 0, endTime: 5 } };
+    expect(offFrameIssues(settings(corner), FRAME)[0]).toMatch(/^settings\[0\]\.animation: /);
+  });
+
+  it('only the part of the move inside the video counts', () => {
+    // Enters the frame only after 8 s of a 10 s move: in a 5 s video it never arrives; in a 10 s one it does.
+    const late = { x: -3, animation: { toX: 0.5, startTime: 0, endTime: 10 } };
+    expect(offFrameIssues(settings(late), { ...FRAME, duration: 5 })).toHaveLength(1);
+    expect(offFrameIssues(settings(late), FRAME)).toEqual([]);
+    // Starts inside but the animation begins after the video ends: the start position is all there is.
+    expect(offFrameIssues(settings({ x: 3, animation: { toX: 0.5, startTime: 20, endTime: 30 } }), FRAME)[0]).toMatch(/for the whole video/);
+    // Unknown duration: the whole move is assumed to play.
+    expect(offFrameIssues(settings(late), { ...FRAME, duration: null })).toEqual([]);
+  });
+
+  it('FORENSIC settings and a frame of unknown size are not checked', () => {
+    const forensic = parseSettings([{ type: 'FORENSIC', content: '42' }], { apiVersion: '1.0' });
+    if (!forensic.ok) throw new Error(forensic.issues.join());
+    expect(offFrameIssues(forensic.value, FRAME)).toEqual([]);
+    expect(offFrameIssues(settings({ x: 5 }), { width: 0, height: 0 })).toEqual([]);
+  });
+});
