@@ -144,7 +144,7 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
     // A settings file is sent as written: the service judges it (and may know fields this CLI does not).
     const raw = await readJsonInput(io, opts.settings);
     if (!Array.isArray(raw) || raw.length === 0 || raw.some((s) => typeof s !== 'object' || s === null || Array.isArray(s))) {
-      throw new WmarkError('SETTINGS_INVALID', `${opts.settings}: expected a non-empty JSON array of setting objects (SPEC 2.2)`);
+      throw new WmarkError('SETTINGS_INVALID', `${opts.settings}: expected a non-empty JSON array of setting objects (see docs/settings.md)`);
     }
     settings = raw;
   }

@@ -14,7 +14,7 @@ export function registerPoll(program: Command): void {
     .command('poll')
     .description("poll a watermark's signed long-poll href (1.0) until READY or FAILED")
     .argument('<href>', 'the href from a watermark response')
-    .option('--interval <duration>', 'time between polls (default 3s, as SPEC 4.3)')
+    .option('--interval <duration>', 'time between polls (default 3s, the reference interval)')
     .option('--timeout <duration>', `give up after this long, exit 124 (default ${DEFAULT_TIMEOUT})`)
     .action(
       action(async (ctx, href: string, opts: { interval?: string; timeout?: string }) => {

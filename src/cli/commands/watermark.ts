@@ -54,7 +54,7 @@ export function registerWatermark(program: Command): void {
     .option('--move-start <seconds>', 'MOVE animation: start time on the video timeline', number('--move-start'))
     .option('--move-end <seconds>', 'MOVE animation: end time on the video timeline', number('--move-end'))
     .option('--forensic <payload>', 'invisible FORENSIC mark: 16-bit payload as 0..65535, 2 ASCII chars or base64 of 2 bytes (video ingested with --forensic)')
-    .option('--settings <file>', 'JSON array of setting objects (SPEC 2.2); - reads stdin')
+    .option('--settings <file>', 'JSON array of setting objects (docs/settings.md); - reads stdin')
     .option('--template <id>', 'settings template to render')
     .option('--map <name=value>', 'placeholder value for --template (repeatable)', collect)
     .option('--batch <file>', 'with --template: CSV (header = placeholder names) or NDJSON of mappings, one watermark per row')
