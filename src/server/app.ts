@@ -6,6 +6,7 @@ import type { LocalService } from '../engine/local-service.js';
 import { bodyTooLarge, BODY_LIMIT_BYTES, errorResponse, isFileBody, MEDIA_CORS, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
 import { Routes } from './route-table.js';
 import { authRoutes } from './routes/auth.js';
+import { homeRoutes } from './routes/home.js';
 import { mediaRoutes } from './routes/media.js';
 import { playerRoutes } from './routes/player.js';
 import { templateRoutes } from './routes/templates.js';
@@ -45,6 +46,7 @@ export function createApp(options: AppOptions): App {
   watermarkRoutes(routes, ctx, links);
   mediaRoutes(routes, ctx, links);
   playerRoutes(routes, ctx);
+  homeRoutes(routes, ctx);
 
   async function handle(req: ApiRequest): Promise<ApiResponse> {
     let cors: Record<string, string> = {};
