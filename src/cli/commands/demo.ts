@@ -70,7 +70,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
         `${c.bold('files')}      ${files}`,
         '',
         `Open the player: ${c.cyan(state.containers?.href ?? '')}`,
-        keep ? c.dim('Serving until Ctrl-C.') : c.dim('The service stopped with this command; run `npx wmark serve` to keep these links working.'),
+        keep ? c.dim('Serving until Ctrl-C.') : c.dim('The service stopped with this command; run `wmark serve` to keep these links working.'),
       ].join('\n'),
     );
     if (keep) await untilAborted(ctx.signal);
