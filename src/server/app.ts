@@ -32,6 +32,8 @@ export interface InProcessResponse {
 
 export interface App {
   handle(req: ApiRequest): Promise<ApiResponse>;
+  /** The routes served: method and path pattern (`:name` for a parameter). */
+  routes(): readonly { method: string; path: string }[];
   /** One request without a socket: `target` is the raw path and query, sent as is. */
   request(target: string, init?: { method?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<InProcessResponse>;
 }
@@ -67,6 +69,7 @@ export function createApp(options: AppOptions): App {
 
   return {
     handle,
+    routes: () => routes.list,
     async request(target, init = {}) {
       const method = (init.method ?? 'GET').toUpperCase();
       const headers = Object.fromEntries(Object.entries(init.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
