@@ -1,13 +1,21 @@
 #!/usr/bin/env node
 // The wmark binary: runs the compiled CLI (dist/), or the TypeScript sources through tsx in a fresh checkout. The only place that calls process.exit.
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const compiled = new URL('../dist/cli/main.js', import.meta.url);
 let entry;
 if (existsSync(compiled)) {
   entry = compiled.href;
 } else {
-  const { register } = await import('tsx/esm/api');
+  // tsx is a devDependency: only a checkout has it. An install always ships dist/.
+  let register;
+  try {
+    ({ register } = await import('tsx/esm/api'));
+  } catch {
+    process.stderr.write(`wmark: ${fileURLToPath(compiled)} is missing: run \`npm run build\` in ${fileURLToPath(new URL('..', import.meta.url))}\n`);
+    process.exit(1);
+  }
   register();
   entry = new URL('../src/cli/main.ts', import.meta.url).href;
 }

@@ -4,13 +4,30 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# Decide first, then say everything that will be installed and why, and only then install it.
+need_npm=0
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then need_npm=1; fi
+need_chromium=0
+if [ -d test/browser ] && ls test/browser/*.test.ts >/dev/null 2>&1 && [ -z "${WMARK_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+  need_chromium=1
+fi
+can_apt=0
+if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then can_apt=1; fi
+
+if [ $need_npm = 1 ] || { [ $need_chromium = 1 ] && [ $can_apt = 1 ]; }; then
+  echo "scripts/test.sh will install what the test suite needs:"
+  [ $need_npm = 1 ] && echo "  - npm packages (npm ci, from package-lock.json into ./node_modules): wmark's dependencies and the test tools; better-sqlite3 may build from source (about 1.5 min)"
+  [ $need_chromium = 1 ] && [ $can_apt = 1 ] && echo "  - the system package chromium (apt-get install chromium): a real browser for the player tests in test/browser"
+fi
+
+if [ $need_npm = 1 ]; then
+  echo "installing npm packages (npm ci)"
   npm ci --no-audit --no-fund || exit 1
 fi
 
-if [ -d test/browser ] && ls test/browser/*.test.ts >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing Chromium for the browser tests (apt-get)"
+if [ $need_chromium = 1 ]; then
+  if [ $can_apt = 1 ]; then
+    echo "installing Chromium for the browser tests (apt-get update; apt-get install -y chromium)"
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || { echo "could not install chromium"; exit 1; }
   else
     echo "the browser tests need Chromium: install it (e.g. 'sudo apt-get install -y chromium') or set WMARK_CHROMIUM" >&2

@@ -105,7 +105,7 @@ export const ERRORS = {
   KEY_EXISTS: { kind: 'conflict', http: 409, exit: 2 },
   WATERMARK_BUSY: { kind: 'conflict', http: 409, exit: 2 },
   VIDEO_NOT_READY: { kind: 'conflict', http: 409, exit: 2, hint: 'Try again when its status is INGESTED.' },
-  WATERMARK_EXPIRED: { kind: 'gone', http: 410, exit: 2, hint: 'Change any setting to create a new watermark with a new expiration (SPEC 2.5).' },
+  WATERMARK_EXPIRED: { kind: 'gone', http: 410, exit: 2, hint: 'Change any setting to create a new watermark with a new expiration (docs/settings.md#identity-and-expiration).' },
 
   // ---- a valid request the input cannot satisfy (HTTP 422, CLI exit 2: the input is the user's)
   SOURCE_NOT_FOUND: unprocessable(SOURCE_HINT),
@@ -134,7 +134,7 @@ export const ERRORS = {
 
   // ---- remote service (exit 5)
   REMOTE_UNREACHABLE: remote('Check the URL (--remote, WMARK_API_URL or remote.url in the config) and that the service is running.'),
-  BAD_RESPONSE: remote('Check that the URL points at a watermarking service (SPEC API 1.0/2.0).'),
+  BAD_RESPONSE: remote('Check that the URL points at a watermarking service that speaks API 1.0 or 2.0 (docs/api.md).'),
   NO_HREF: remote(),
 
   // ---- engine: ffmpeg and the media pipeline (exit 6)

@@ -176,7 +176,7 @@ export class LocalService implements WatermarkService {
         throw new WmarkError('NOT_READY_YET', 'the watermark is still being prepared; send the same request again shortly', { headers: { 'Retry-After': '5' } });
       }
     }
-    const warnings = result.expirationIgnored ? ['this watermark already exists; its expiration is kept as it was set at creation (SPEC 2.5)'] : [];
+    const warnings = result.expirationIgnored ? ['this watermark already exists; its expiration is kept as it was set at creation (docs/settings.md#identity-and-expiration)'] : [];
     return { resource: this.body(record, api, options.baseUrl), created: result.created, api, warnings };
   }
 

@@ -1,4 +1,4 @@
-// The built-in sample: a generated clip (fractal zoom with grain and a tone), cached in the data dir.
+// The built-in sample: a generated clip (the demo's dusk landscape with a tone), cached in the data dir.
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -18,8 +18,8 @@ export async function generateVideo(runner: ProcessRunner, plan: SamplePlan, onP
   return plan.output;
 }
 
-export const SAMPLE = { width: 640, height: 360, seconds: 20, fps: 30 } as const;
+export const SAMPLE = { width: 640, height: 360, seconds: 20, fps: 30, kind: 'scene' } as const;
 
 export function samplePath(dataDir: string): string {
-  return path.join(dataDir, 'samples', `sample-${SAMPLE.width}x${SAMPLE.height}-${SAMPLE.seconds}s.mp4`);
+  return path.resolve(dataDir, 'samples', `sample-${SAMPLE.kind}-${SAMPLE.width}x${SAMPLE.height}-${SAMPLE.seconds}s.mp4`);
 }

@@ -106,7 +106,7 @@ export function requestWatermark(engine: Engine, request: WatermarkRequest): Wat
   });
   if (!created && isExpired(record, now)) {
     throw new WmarkError('WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {
-      hint: 'Change any setting to create a new watermark with a new expiration (SPEC 2.5).',
+      hint: 'Change any setting to create a new watermark with a new expiration (docs/settings.md#identity-and-expiration).',
     });
   }
   let watermark = record;

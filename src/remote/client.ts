@@ -208,7 +208,7 @@ export function expectJson<S extends z.ZodType>(res: RawResponse, schema: S, wha
   } catch {
     const snippet = res.text.trim().replace(/\s+/g, ' ').slice(0, 120);
     throw new WmarkError('BAD_RESPONSE', `the service answered HTTP ${res.status} to ${res.request} with a body that is not valid JSON${snippet ? `: ${JSON.stringify(snippet)}${res.text.trim().length > 120 ? '…' : ''}` : ' (empty)'}`, {
-      hint: 'Check that the URL points at a watermarking service (SPEC API 1.0/2.0).',
+      hint: 'Check that the URL points at a watermarking service that speaks API 1.0 or 2.0 (docs/api.md).',
     });
   }
   const parsed = schema.safeParse(value);
@@ -216,7 +216,7 @@ export function expectJson<S extends z.ZodType>(res: RawResponse, schema: S, wha
     const issues = parsed.error.issues.map((i) => `${i.path.length ? `${i.path.map(String).join('.')}: ` : ''}${i.message}`);
     throw new WmarkError('BAD_RESPONSE', `unexpected ${what} from ${res.request}: ${issues.join('; ')}`, {
       details: issues,
-      hint: 'Check that the URL points at a watermarking service (SPEC API 1.0/2.0).',
+      hint: 'Check that the URL points at a watermarking service that speaks API 1.0 or 2.0 (docs/api.md).',
     });
   }
   return parsed.data;

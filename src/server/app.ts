@@ -6,6 +6,7 @@ import type { LocalService } from '../engine/local-service.js';
 import { bodyTooLarge, BODY_LIMIT_BYTES, errorResponse, isFileBody, MEDIA_CORS, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
 import { Routes } from './route-table.js';
 import { authRoutes } from './routes/auth.js';
+import { homeRoutes } from './routes/home.js';
 import { mediaRoutes } from './routes/media.js';
 import { playerRoutes } from './routes/player.js';
 import { templateRoutes } from './routes/templates.js';
@@ -31,6 +32,8 @@ export interface InProcessResponse {
 
 export interface App {
   handle(req: ApiRequest): Promise<ApiResponse>;
+  /** The routes served: method and path pattern (`:name` for a parameter). */
+  routes(): readonly { method: string; path: string }[];
   /** One request without a socket: `target` is the raw path and query, sent as is. */
   request(target: string, init?: { method?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<InProcessResponse>;
 }
@@ -45,6 +48,7 @@ export function createApp(options: AppOptions): App {
   watermarkRoutes(routes, ctx, links);
   mediaRoutes(routes, ctx, links);
   playerRoutes(routes, ctx);
+  homeRoutes(routes, ctx);
 
   async function handle(req: ApiRequest): Promise<ApiResponse> {
     let cors: Record<string, string> = {};
@@ -65,6 +69,7 @@ export function createApp(options: AppOptions): App {
 
   return {
     handle,
+    routes: () => routes.list,
     async request(target, init = {}) {
       const method = (init.method ?? 'GET').toUpperCase();
       const headers = Object.fromEntries(Object.entries(init.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));

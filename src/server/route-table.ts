@@ -17,9 +17,12 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 export class Routes {
   private readonly router = FindMyWay({ caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 2048 });
+  /** Every method and path added, in order (what docs/api.md must describe). */
+  readonly list: { method: string; path: string }[] = [];
 
   add(methods: (typeof METHODS)[number][], paths: string[], handler: RouteHandler, options: { cors?: boolean } = {}): void {
     const store: RouteStore = { handler, cors: options.cors ?? false };
+    for (const method of methods) for (const path of paths) this.list.push({ method, path });
     for (const method of methods) for (const path of paths) this.router.on(method, path, () => undefined, store);
   }
 

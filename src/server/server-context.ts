@@ -4,6 +4,7 @@ import { verifyToken } from '../core/access-token.js';
 import { WmarkError } from '../core/errors.js';
 import { tokenKey } from '../engine/credentials.js';
 import type { LocalService } from '../engine/local-service.js';
+import { keyPairOf } from './credential-headers.js';
 import type { ApiRequest } from './http-types.js';
 
 export interface ServerContext {
@@ -15,7 +16,7 @@ export interface ServerContext {
   baseUrlOf(req: ApiRequest): string;
   /** The client id behind the request's credentials, or an AUTH or TOKEN error (401). */
   authenticate(req: ApiRequest, version: ApiVersion): Promise<string>;
-  /** The client id behind x-api-client-id + x-api-key (or x-api-secret), whatever the route's version. */
+  /** The client id behind x-api-client-id + x-api-key, or x-api-key + x-api-secret in either order, whatever the route's version. */
   checkKeyHeaders(req: ApiRequest): string;
   log(line: string): void;
 }
@@ -26,11 +27,8 @@ export function serverContext(options: { service: LocalService; publicUrl?: stri
   const key = tokenKey(engine);
 
   const checkKeyHeaders = (req: ApiRequest): string => {
-    const apiKey = req.headers['x-api-key']?.trim() || undefined;
-    const clientId = req.headers['x-api-client-id']?.trim() || undefined;
-    const secret = req.headers['x-api-secret']?.trim() || undefined;
-    const pair = clientId && apiKey ? { clientId, apiKey } : apiKey && secret ? { clientId: apiKey, apiKey: secret } : undefined;
-    if (!pair) throw new WmarkError('AUTH_REQUIRED', 'missing credentials: send x-api-client-id and x-api-key (or Authorization: Bearer <token>)');
+    const pair = keyPairOf(req.headers);
+    if (!pair) throw new WmarkError('AUTH_REQUIRED', 'missing credentials: send x-api-client-id and x-api-key, or x-api-key and x-api-secret (or Authorization: Bearer <token>)');
     const found = service.checkKey(pair.clientId, pair.apiKey);
     if (!found) throw new WmarkError('AUTH_INVALID', 'invalid client id or API key');
     return found;

@@ -1,5 +1,6 @@
 // `wmark demo`: the whole product on the built-in sample: generate and ingest it, start the service, create a
 // watermark through the HTTP API with the same client remote mode uses, wait until it plays, print the player link.
+import path from 'node:path';
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import { generateVideo, SAMPLE, samplePath } from '../../engine/sample-video.js';
@@ -36,7 +37,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
   const engine = local.engine;
   const sample = samplePath(engine.paths.root);
   ctx.output.stage(`1/4 generating the sample video (${SAMPLE.width}x${SAMPLE.height}, ${SAMPLE.seconds} s, once)`);
-  await generateVideo(engine.runner, { output: sample, ...SAMPLE, kind: 'natural' }, (f: number) => ctx.output.progress(`generating sample ${(f * 100).toFixed(0)}%`));
+  await generateVideo(engine.runner, { output: sample, ...SAMPLE }, (f: number) => ctx.output.progress(`generating sample ${(f * 100).toFixed(0)}%`));
   ctx.output.stage('2/4 ingesting it into closed-GOP working segments');
   const { video } = await local.createVideo({ sourceUrl: sample, key: 'wmark-sample', name: 'wmark built-in sample' });
   const ingested = (await follow(ctx, local.watchVideo(video.id, { signal: ctx.signal }), describeVideo, { label: 'ingesting the sample' })).video;
@@ -51,22 +52,25 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     const api = new RemoteService(session, '1.0');
     ctx.output.stage(`4/4 POST ${server.url}/1.0/watermark for ${opts.viewer}`);
     const started = Date.now();
-    const { resource: created } = await api.requestWatermark({ key: video.key, settingsTemplateMapping: { id: 'viewer-corner', mappings: { name: opts.viewer, email: opts.email } } });
+    const settings = demoSettings(opts.viewer, opts.email);
+    const { resource: created } = await api.requestWatermark({ key: video.key, settings });
     const ready = await lastOf(api.watchWatermark(created, 'playable', { intervalMs: 250, signal: ctx.signal }));
     const state = ready.resource as WatermarkResource;
     if (state.status !== 'READY') throw new WmarkError('DEMO_FAILED', `the watermark failed: ${state.error ?? 'unknown reason'}`);
     const playableMs = Date.now() - started;
     const keep = opts.keepServing ?? (Boolean(ctx.io.stdout.isTTY) && !ctx.io.env.CI);
-    const summary = { sample, videoId: video.id, server: server.url, playableAfterMs: playableMs, response: created, ready: state, player: state.containers?.href, keepServing: keep };
+    const files = path.resolve(local.files(state).dir);
+    const summary = { sample, videoId: video.id, server: server.url, settings, playableAfterMs: playableMs, response: created, ready: state, player: state.containers?.href, files, keepServing: keep };
     ctx.output.result(summary, (c) =>
       [
         `${c.bold('sample')}     ${sample}`,
         `${c.bold('service')}    ${server.url}  (API 1.0 + 2.0)`,
         `${c.bold('watermark')}  ${created.id}  ${c.green('READY')} after ${(playableMs / 1000).toFixed(2)} s (first POST answered ${created.status})`,
         `${c.bold('playlist')}   ${state.containers?.m3u8}`,
+        `${c.bold('files')}      ${files}`,
         '',
         `Open the player: ${c.cyan(state.containers?.href ?? '')}`,
-        keep ? c.dim('Serving until Ctrl-C.') : c.dim('The service stopped with this command; run `npx wmark serve` to keep these links working.'),
+        keep ? c.dim('Serving until Ctrl-C.') : c.dim('The service stopped with this command; run `wmark serve` to keep these links working.'),
       ].join('\n'),
     );
     if (keep) await untilAborted(ctx.signal);
@@ -80,6 +84,30 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     await server.close();
   }
   return 0;
+}
+
+/**
+ * The demo's mark: the viewer's name and email in the bottom-right corner, large and opaque enough to read at a glance,
+ * with a firm shadow so it stands out on the bright sky and the dark hills alike.
+ */
+export function demoSettings(viewer: string, email: string): Record<string, unknown>[] {
+  return [
+    {
+      type: 'TEXT',
+      content: `${viewer}\n${email}`,
+      x: 0.96,
+      y: 0.93,
+      align: 'RIGHT',
+      verticalAlign: 'BOTTOM',
+      fontSize: 0.05,
+      fontColor: 'FFFFFF',
+      fontOpacity: 0.85,
+      shadowColor: '000000',
+      shadowOpacity: 0.7,
+      shadowOffsetX: 0.08,
+      shadowOffsetY: 0.08,
+    },
+  ];
 }
 
 async function listen(ctx: CliContext, host: string, port: number, publicUrl: string | undefined, ttl: number): Promise<RunningServer> {

@@ -1,0 +1,45 @@
+// docs/api.md describes every route the server really has: each path of the route table (both versions, as `{v}`)
+// appears in the document, and every route the document's tables name exists.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { REPO } from '../helpers/fixtures.js';
+import { serveInProcess, type TestApp } from '../helpers/serve-helpers.js';
+
+const DOC = readFileSync(path.join(REPO, 'docs', 'api.md'), 'utf8');
+let engine: TestEngine;
+let s: TestApp;
+
+beforeAll(async () => {
+  engine = testEngine();
+  s = await serveInProcess(engine);
+});
+
+afterAll(async () => {
+  await s?.close();
+  engine?.dispose();
+});
+
+/** A route as the docs write it: the version as {v}, parameters as {name}, no trailing slash. */
+const asDocumented = (p: string) => p.replace(/^\/(1\.0|2\.0)(?=\/|$)/, '/{v}').replace(/^\/player\/(1\.0|2\.0)\//, '/player/{v}/').replace(/:(\w+)/g, '{$1}').replace(/(.)\/$/, '$1');
+
+describe('docs/api.md and the route table', () => {
+  it('documents every path the server routes', () => {
+    const routes = s.app.routes();
+    expect(routes.length).toBeGreaterThan(20);
+    const paths = [...new Set(routes.map((r) => asDocumented(r.path)))];
+    const escape = (t: string) => t.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+    const missing = paths.filter((p) => {
+      // A parameter may be written with another name ({id}) or as an example value (video.m3u8, seg_00000.ts).
+      const pattern = p.split(/\{\w+\}/).map(escape).join('(\\{\\w+\\}|[\\w.{},-]+)');
+      return !new RegExp(`${pattern}/?(?=[\\s\`?:)]|$)`, 'm').test(DOC);
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it('every method of every route is one the document names for it', () => {
+    const methods = new Set(s.app.routes().map((r) => r.method));
+    for (const m of methods) expect(DOC).toMatch(new RegExp(`\\b${m}\\b`));
+  });
+});

@@ -1,0 +1,78 @@
+// scripts/test.sh on a fresh machine says what it will install, and why, before it installs anything: run on a copy
+// of the repository's layout with stand-in npm, npx, apt-get and id that only log their calls.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, copyFileSync, openSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REPO, tempDir } from '../helpers/fixtures.js';
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+/** A checkout without node_modules (and, unless `chromium`, without a browser on PATH); returns the script's stdout. */
+function runScript(options: { root: boolean; chromium?: boolean; nodeModules?: boolean }): string[] {
+  const root = tempDir('test-script');
+  dirs.push(root);
+  const bin = path.join(root, 'stub-bin');
+  for (const d of [path.join(root, 'scripts'), path.join(root, 'test/browser'), bin]) mkdirSync(d, { recursive: true });
+  copyFileSync(path.join(REPO, 'scripts', 'test.sh'), path.join(root, 'scripts', 'test.sh'));
+  writeFileSync(path.join(root, 'package-lock.json'), '{}');
+  writeFileSync(path.join(root, 'test/browser/player.test.ts'), '');
+  if (options.nodeModules) {
+    mkdirSync(path.join(root, 'node_modules'));
+    writeFileSync(path.join(root, 'node_modules/.package-lock.json'), '{}');
+  }
+  const stub = (name: string, body: string) => {
+    writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`);
+    chmodSync(path.join(bin, name), 0o755);
+  };
+  // The stand-ins log to the file the script's own output goes to (their stdout may be sent to /dev/null).
+  stub('npm', 'echo "RAN npm $*" >> "$STUB_LOG"');
+  stub('npx', 'echo "RAN npx $*" >> "$STUB_LOG"');
+  stub('apt-get', 'echo "RAN apt-get $*" >> "$STUB_LOG"');
+  stub('id', options.root ? 'echo 0' : 'echo 1000');
+  if (options.chromium) stub('chromium', 'exit 0');
+  // Only the stand-ins and the few real tools the script uses, so a chromium elsewhere on this machine is not found.
+  for (const tool of ['dirname', 'mkdir', 'ls']) symlinkSync(execFileSync('/bin/sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), path.join(bin, tool));
+  const log = path.join(root, 'out.log');
+  const fd = openSync(log, 'a');
+  try {
+    spawnSync('/bin/bash', [path.join(root, 'scripts', 'test.sh')], { env: { PATH: bin, STUB_LOG: log }, stdio: ['ignore', fd, fd] });
+  } finally {
+    closeSync(fd);
+  }
+  return readFileSync(log, 'utf8').split('\n').filter(Boolean);
+}
+
+describe('scripts/test.sh', () => {
+  it('lists npm ci and chromium, with the reasons, before running either', () => {
+    const lines = runScript({ root: true });
+    const first = (re: RegExp) => lines.findIndex((l) => re.test(l));
+    const plan = first(/^scripts\/test\.sh will install/);
+    expect(plan, lines.join('\n')).toBe(0);
+    expect(lines[1]).toMatch(/^  - npm packages \(npm ci.*\): wmark's dependencies and the test tools/);
+    expect(lines[2]).toMatch(/^  - the system package chromium \(apt-get install chromium\): a real browser for the player tests/);
+    const npmRun = first(/^RAN npm ci/);
+    const aptRun = first(/^RAN apt-get install -y -qq chromium/);
+    expect(npmRun).toBeGreaterThan(2);
+    expect(lines[npmRun - 1]).toBe('installing npm packages (npm ci)');
+    expect(aptRun).toBeGreaterThan(npmRun);
+    expect(first(/^RAN apt-get update/)).toBe(aptRun - 1);
+    expect(lines[aptRun - 2]).toMatch(/^installing Chromium for the browser tests/);
+    expect(first(/^RAN npx vitest run/)).toBeGreaterThan(aptRun);
+  });
+
+  it('installs and announces nothing when everything is there', () => {
+    const lines = runScript({ root: true, chromium: true, nodeModules: true });
+    expect(lines.filter((l) => /install|RAN npm|RAN apt-get/.test(l))).toEqual([]);
+    expect(lines[0]).toMatch(/^RAN npx vitest run/);
+  });
+
+  it('without root it only announces npm ci, and names what to do about Chromium instead of installing it', () => {
+    const lines = runScript({ root: false });
+    expect(lines.slice(0, 2).join('\n')).toMatch(/will install[\s\S]*npm packages/);
+    expect(lines.some((l) => /chromium \(apt-get/.test(l))).toBe(false);
+    expect(lines.some((l) => /^RAN apt-get/.test(l))).toBe(false);
+    expect(readFileSync(path.join(REPO, 'scripts', 'test.sh'), 'utf8')).toContain("or set WMARK_CHROMIUM");
+  });
+});
