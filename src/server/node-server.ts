@@ -21,7 +21,23 @@ export interface ServerOptions {
   jobConcurrency?: number;
   playableTimeoutMs?: number;
   log?: (line: string) => void;
+  /** Overrides of the socket timeouts (tests use short ones); see SERVER_TIMEOUTS. */
+  timeouts?: Partial<ServerTimeouts>;
 }
+
+export interface ServerTimeouts {
+  /** From a connection's first byte to the end of a request's headers. */
+  headersMs: number;
+  /** For a whole request, headers and body (a 1 MB body must arrive at more than ~17 KB/s at the default). */
+  requestMs: number;
+  /** How long a kept-alive connection may sit idle between requests. */
+  keepAliveMs: number;
+  /** A socket on which nothing moves either way for this long is closed (long-polls answer well within it). */
+  idleMs: number;
+}
+
+/** The defaults, documented in the README ("Security model"). */
+export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = { headersMs: 20_000, requestMs: 60_000, keepAliveMs: 5_000, idleMs: 180_000 };
 
 export interface RunningServer {
   url: string;
@@ -39,9 +55,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const log = options.log ?? (() => {});
   const queue = new InProcessJobQueue(options.engine, { concurrency: options.jobConcurrency ?? 2, adoptAll: true, log });
   let app: App | undefined;
-  const server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => void serve(app!, req, res, log));
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 0;
+  const t = { ...SERVER_TIMEOUTS, ...options.timeouts };
+  const server = createServer(
+    {
+      keepAliveTimeout: t.keepAliveMs,
+      headersTimeout: t.headersMs,
+      requestTimeout: t.requestMs,
+      // Node checks the header and request deadlines on this tick (30 s by default, which would blur short ones).
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(Math.min(t.headersMs, t.requestMs) / 4))),
+    },
+    (req, res) => void serve(app!, req, res, log),
+  );
+  // A socket where nothing moves is ended; the default 'timeout' handler would leave it open.
+  server.setTimeout(t.idleMs, (socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

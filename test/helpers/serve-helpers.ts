@@ -13,7 +13,7 @@ import type { Engine } from '../../src/engine/engine.js';
 import { InProcessJobQueue } from '../../src/engine/job-queue.js';
 import { LocalService } from '../../src/engine/local-service.js';
 import { createApp, type App } from '../../src/server/app.js';
-import { startServer, type RunningServer } from '../../src/server/node-server.js';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server/node-server.js';
 import { REPO } from './fixtures.js';
 import { FFMPEG } from './tools.js';
 
@@ -168,7 +168,7 @@ async function withCredentials(engine: Engine, app: App, logs: string[]): Promis
 /** A real `wmark serve` on a free loopback port, for what only a socket shows (players, slow clients, shutdown). */
 export async function serveEngine(
   engine: Engine,
-  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } = {},
+  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } & Pick<ServerOptions, 'timeouts'> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const server = await startServer({
@@ -178,6 +178,7 @@ export async function serveEngine(
     tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
     jobConcurrency: options.jobConcurrency,
     playableTimeoutMs: options.playableTimeoutMs,
+    timeouts: options.timeouts,
     log: (line) => logs.push(line),
   });
   return Object.assign(server, await withCredentials(engine, server.app, logs));

@@ -1,7 +1,8 @@
 // Hardening of `wmark serve` (issue 13): unsafe expirations, timeouts, aborted bodies, CORS and credential rate limits.
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
-import { call, expectError, serveInProcess, type TestApp } from '../helpers/serve-helpers.js';
+import { call, expectError, expectNoLeak, serveEngine, serveInProcess, waitFor, type TestApp, type TestServer } from '../helpers/serve-helpers.js';
 
 const VIDEO = '00000000-0000-4000-8000-000000000000';
 const MARK = '0123456789abcdef0123456789abcdef';
@@ -39,5 +40,94 @@ describe('expirations at or beyond 2^53 (in-process)', () => {
         expectError(await call(s.app, 'GET', `/${v}/watermark/${VIDEO}/${MARK}?expiration=${e}&signature=${SIG}`), 403, 'SIGNATURE_INVALID');
       }
     }
+  });
+});
+
+/** A raw TCP client: what it received, and when the server closed the connection (ms after connecting). */
+function rawClient(url: string) {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  const started = Date.now();
+  let received = '';
+  socket.on('data', (c: Buffer) => (received += c.toString('latin1')));
+  socket.on('error', () => {});
+  const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now() - started)));
+  return { socket, closed, received: () => received };
+}
+
+describe('socket timeouts (real socket)', () => {
+  let engine: TestEngine;
+  let s: TestServer;
+  beforeAll(async () => {
+    engine = testEngine();
+    s = await serveEngine(engine, { timeouts: { headersMs: 1_000, requestMs: 1_500, keepAliveMs: 500, idleMs: 3_000 } });
+  });
+  afterAll(async () => {
+    await s.close();
+    engine.dispose();
+  });
+
+  it('a body trickled one byte every 2 s is cut off with 408 within the request timeout', async () => {
+    const c = rawClient(s.url);
+    c.socket.write(`POST /2.0/videos HTTP/1.1\r\nHost: x\r\nx-api-client-id: ${s.cred.clientId}\r\nx-api-key: ${s.cred.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{`);
+    const trickle = setInterval(() => c.socket.writable && c.socket.write(' '), 2_000);
+    const closedAfter = await c.closed;
+    clearInterval(trickle);
+    expect(closedAfter).toBeLessThan(1_500 + 1_000);
+    expect(c.received()).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('a connection that never finishes its headers is closed within the headers timeout', async () => {
+    const c = rawClient(s.url);
+    c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    const trickle = setInterval(() => c.socket.writable && c.socket.write('X-A: b\r\n'), 300);
+    const closedAfter = await c.closed;
+    clearInterval(trickle);
+    expect(closedAfter).toBeLessThan(1_000 + 1_000);
+    expect(c.received()).toMatch(/^HTTP\/1\.1 408 |^$/);
+  });
+
+  it('an idle kept-alive connection is closed after the keep-alive timeout', async () => {
+    const c = rawClient(s.url);
+    c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    const closedAfter = await c.closed;
+    expect(c.received()).toMatch(/^HTTP\/1\.1 200 /);
+    expect(closedAfter).toBeGreaterThanOrEqual(400);
+    // Node allows a kept-alive socket up to 1 s past keepAliveTimeout.
+    expect(closedAfter).toBeLessThan(500 + 1_000 + 500);
+  });
+
+  it('a connection that sends nothing is closed within the headers timeout', async () => {
+    const c = rawClient(s.url);
+    expect(await c.closed).toBeLessThan(1_000 + 1_000);
+  });
+});
+
+describe('a client that hangs up mid-body (real socket)', () => {
+  let engine: TestEngine;
+  let s: TestServer;
+  beforeAll(async () => {
+    engine = testEngine();
+    s = await serveEngine(engine);
+  });
+  afterAll(async () => {
+    await s.close();
+    engine.dispose();
+  });
+
+  it('is one info line without a stack trace', async () => {
+    const before = s.logs.length;
+    const c = rawClient(s.url);
+    c.socket.write(`POST /2.0/videos HTTP/1.1\r\nHost: x\r\nx-api-client-id: ${s.cred.clientId}\r\nx-api-key: ${s.cred.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"sourceUrl":`);
+    await new Promise((r) => setTimeout(r, 200));
+    c.socket.destroy();
+    await c.closed;
+    await waitFor(() => (s.logs.length > before ? true : undefined), 'a log line', 5_000, 20);
+    await new Promise((r) => setTimeout(r, 300));
+    const lines = s.logs.slice(before);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^POST \/2\.0\/videos: the client closed the connection/);
+    expectNoLeak(lines[0]!);
+    expect(lines[0]!.split('\n')).toHaveLength(1);
   });
 });
