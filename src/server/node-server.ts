@@ -8,6 +8,7 @@ import { WmarkError } from '../core/errors.js';
 import type { Engine } from '../engine/engine.js';
 import { InProcessJobQueue } from '../engine/job-queue.js';
 import { LocalService } from '../engine/local-service.js';
+import { serverSourcePolicy, type SourcePolicy } from '../engine/source-policy.js';
 import { createApp, type App } from './app.js';
 import { bodyTooLarge, BODY_LIMIT_BYTES, isFileBody, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
 
@@ -21,6 +22,8 @@ export interface ServerOptions {
   jobConcurrency?: number;
   playableTimeoutMs?: number;
   log?: (line: string) => void;
+  /** What API clients may make the server read when they ingest; default: serverSourcePolicy(host). */
+  sourcePolicy?: SourcePolicy;
   /** Overrides of the socket timeouts (tests use short ones); see SERVER_TIMEOUTS. */
   timeouts?: Partial<ServerTimeouts>;
 }
@@ -78,7 +81,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${options.host === 'localhost' ? 'localhost' : host}:${address.port}`;
-  const service = new LocalService(options.engine, { queue, baseUrl: options.publicUrl ?? url, playableTimeoutMs: options.playableTimeoutMs });
+  const service = new LocalService(options.engine, { queue, baseUrl: options.publicUrl ?? url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy: options.sourcePolicy ?? serverSourcePolicy(options.host) });
   app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds, log });
   const resumed = queue.resume();
   let closing: Promise<void> | undefined;

@@ -12,6 +12,7 @@ import { createCredential, type IssuedCredential } from '../../src/engine/creden
 import type { Engine } from '../../src/engine/engine.js';
 import { InProcessJobQueue } from '../../src/engine/job-queue.js';
 import { LocalService } from '../../src/engine/local-service.js';
+import { serverSourcePolicy, type SourcePolicy } from '../../src/engine/source-policy.js';
 import { createApp, type App } from '../../src/server/app.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/node-server.js';
 import { REPO } from './fixtures.js';
@@ -168,7 +169,7 @@ async function withCredentials(engine: Engine, app: App, logs: string[]): Promis
 /** A real `wmark serve` on a free loopback port, for what only a socket shows (players, slow clients, shutdown). */
 export async function serveEngine(
   engine: Engine,
-  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } & Pick<ServerOptions, 'timeouts'> = {},
+  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } & Pick<ServerOptions, 'timeouts' | 'sourcePolicy'> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const server = await startServer({
@@ -179,6 +180,7 @@ export async function serveEngine(
     jobConcurrency: options.jobConcurrency,
     playableTimeoutMs: options.playableTimeoutMs,
     timeouts: options.timeouts,
+    sourcePolicy: options.sourcePolicy,
     log: (line) => logs.push(line),
   });
   return Object.assign(server, await withCredentials(engine, server.app, logs));
@@ -187,13 +189,15 @@ export async function serveEngine(
 /** The same service without a socket: routes and handlers called in-process. */
 export async function serveInProcess(
   engine: Engine,
-  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number; publicUrl?: string } = {},
+  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number; publicUrl?: string; sourcePolicy?: SourcePolicy } = {},
 ): Promise<TestApp> {
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
   const queue = new InProcessJobQueue(engine, { concurrency: options.jobConcurrency ?? 2, adoptAll: true, log });
   const url = options.publicUrl ?? `http://${IN_PROCESS_HOST}`;
-  const service = new LocalService(engine, { queue, baseUrl: url, playableTimeoutMs: options.playableTimeoutMs });
+  // The policy of a server on loopback, as `wmark serve` would have.
+  const sourcePolicy = options.sourcePolicy ?? serverSourcePolicy('127.0.0.1');
+  const service = new LocalService(engine, { queue, baseUrl: url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy });
   const app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds ?? 3600, log });
   queue.resume();
   return { app, service, queue, url, ...(await withCredentials(engine, app, logs)), close: () => queue.close() };

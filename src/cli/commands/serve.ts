@@ -1,5 +1,6 @@
 // `wmark serve`: the Video Watermarking Service API (1.0 and 2.0) on top of the local engine.
 import type { Command } from 'commander';
+import { serverSourcePolicy } from '../../engine/source-policy.js';
 import { startServer } from '../../server/node-server.js';
 import { action } from '../action.js';
 
@@ -11,8 +12,10 @@ export function registerServe(program: Command): void {
     .option('--host <host>', 'interface to bind (default 127.0.0.1)')
     .option('--public-url <url>', 'base URL for the links handed out (default: from the request Host header)')
     .option('--workers <n>', 'ffmpeg worker processes per job (default: number of cores)')
+    .option('--source-root <dir>', 'a folder API clients may ingest local files from (repeatable; default: any file on loopback, none beyond)', collect, [])
+    .option('--allow-private-sources', 'let API clients ingest http(s) sources on loopback, private or link-local addresses')
     .action(
-      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string }) => {
+      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string; sourceRoot: string[]; allowPrivateSources?: boolean }) => {
         ctx.setConfigFlags({ port: opts.port, host: opts.host, publicUrl: opts.publicUrl, workers: opts.workers });
         const config = await ctx.loadConfig();
         const local = await ctx.localService();
@@ -33,6 +36,7 @@ export function registerServe(program: Command): void {
           port: config.server.port,
           publicUrl: config.publicUrl,
           tokenTtlSeconds: config.server.tokenTtlSeconds,
+          sourcePolicy: serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources }),
           log: (line: string) => ctx.output.info(line),
         });
         if (server.resumed) ctx.output.info(`resuming ${server.resumed} unfinished job(s)`);
@@ -45,6 +49,10 @@ export function registerServe(program: Command): void {
         return 0;
       }),
     );
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }
 
 /** Resolves when the run is interrupted (Ctrl-C, SIGTERM). */
