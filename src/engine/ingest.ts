@@ -13,7 +13,7 @@ import type { Engine } from './engine.js';
 import { checkLocalSource, downloadSource } from './fetch-source.js';
 import { prepareForensic } from './forensic-prepare.js';
 import { holdLease, type JobReporter } from './job-lease.js';
-import type { SourcePolicy } from './source-policy.js';
+import { checkNotAPlaylist, type SourcePolicy } from './source-policy.js';
 import type { VideoRecord } from './store.js';
 
 /** High quality working form: it is decoded and encoded again for every watermark. */
@@ -84,6 +84,7 @@ export async function registerVideo(engine: Engine, request: IngestRequest, poli
   // working DNS), so it is only ever given local files.
   const input = remote ? await downloadSource(engine.paths.tmp, source, policy) : await checkLocalSource(source, policy);
   try {
+    await checkNotAPlaylist(policy, input, source);
     const info = await probeMedia(engine.runner, input, source);
     if (request.enableForensic && info.durationSeconds < FORENSIC_MIN_SECONDS) {
       throw new WmarkError('FORENSIC_TOO_SHORT', `forensic watermarking needs a video of at least 5 minutes; ${source} lasts ${formatDuration(info.durationSeconds)}`);

@@ -2,7 +2,7 @@
 // has no policy: any file it can read, any URL. A server's policy limits local files to --source-root folders, refuses
 // http(s) sources on loopback, private or link-local addresses (checked on the address actually connected to, so on
 // every redirect and after DNS, not on the name), and caps a download's size and time.
-import { realpath } from 'node:fs/promises';
+import { open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { isPublicAddress } from '../core/ip-address.js';
 import { WmarkError } from '../core/errors.js';
@@ -61,4 +61,22 @@ function isInside(file: string, folder: string): boolean {
 export function checkSourceAddress(policy: SourcePolicy | undefined, host: string, address: string): void {
   if (!policy || policy.allowPrivateSources || isPublicAddress(address)) return;
   throw new WmarkError('SOURCE_ADDRESS_FORBIDDEN', `${host} resolves to a loopback, private or link-local address; this server does not fetch sources from those`);
+}
+
+/**
+ * Refuses (422 NOT_A_VIDEO) a playlist or manifest (HLS, ffconcat, DASH/SMIL XML) under a policy: ffmpeg would follow
+ * the URLs and paths inside it, which no address or folder check above would see.
+ */
+export async function checkNotAPlaylist(policy: SourcePolicy | undefined, file: string, label: string): Promise<void> {
+  if (!policy) return;
+  const handle = await open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, 64, 0);
+    const head = buffer.subarray(0, bytesRead).toString('latin1').replace(/^\uFEFF|^\xEF\xBB\xBF/, '').trimStart();
+    if (/^(#EXTM3U|ffconcat|<)/i.test(head)) {
+      throw new WmarkError('NOT_A_VIDEO', `${label} is a playlist or manifest; API clients can ingest media files only`);
+    }
+  } finally {
+    await handle.close();
+  }
 }

@@ -31,6 +31,8 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'video/mp4' });
       const t = setInterval(() => res.write(clip.subarray(0, 1)), 200);
       res.on('close', () => clearInterval(t));
+    } else if (req.url === '/list.m3u8') {
+      res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(`#EXTM3U\n#EXT-X-TARGETDURATION:3\n#EXTINF:3,\nhttp://127.0.0.1:${(origin.address() as AddressInfo).port}/inner.ts\n#EXT-X-ENDLIST\n`);
     } else if (req.url === '/moved') res.writeHead(302, { location: '/clip.mp4' }).end();
     else res.writeHead(404).end();
   });
@@ -119,6 +121,12 @@ describe('a server that allows private sources, with small download caps', () =>
 
   it('no local files at all when bound beyond loopback without --source-root', async () => {
     expectError(await call(s.url, 'POST', '/2.0/videos', { headers: s.v2, body: { sourceUrl: clipPath } }), 403, 'SOURCE_PATH_FORBIDDEN');
+  });
+
+  it('a playlist or manifest is refused before ffmpeg could follow what it points at (422 NOT_A_VIDEO)', async () => {
+    hits = [];
+    expectError(await call(s.url, 'POST', '/2.0/videos', { headers: s.v2, body: { sourceUrl: `${originUrl}/list.m3u8` } }), 422, 'NOT_A_VIDEO');
+    expect(hits).toEqual(['/list.m3u8']);
   });
 
   it('a download over the size cap is 422 SOURCE_TOO_LARGE, by Content-Length or by counting', async () => {
