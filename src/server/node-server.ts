@@ -24,6 +24,8 @@ export interface ServerOptions {
   log?: (line: string) => void;
   /** What API clients may make the server read when they ingest; default: serverSourcePolicy(host). */
   sourcePolicy?: SourcePolicy;
+  /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
+  corsOrigins?: string[];
   /** Overrides of the socket timeouts (tests use short ones); see SERVER_TIMEOUTS. */
   timeouts?: Partial<ServerTimeouts>;
 }
@@ -82,7 +84,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${options.host === 'localhost' ? 'localhost' : host}:${address.port}`;
   const service = new LocalService(options.engine, { queue, baseUrl: options.publicUrl ?? url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy: options.sourcePolicy ?? serverSourcePolicy(options.host) });
-  app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds, log });
+  app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds, log, corsOrigins: options.corsOrigins });
   const resumed = queue.resume();
   let closing: Promise<void> | undefined;
   return {

@@ -169,7 +169,7 @@ async function withCredentials(engine: Engine, app: App, logs: string[]): Promis
 /** A real `wmark serve` on a free loopback port, for what only a socket shows (players, slow clients, shutdown). */
 export async function serveEngine(
   engine: Engine,
-  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } & Pick<ServerOptions, 'timeouts' | 'sourcePolicy'> = {},
+  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } & Pick<ServerOptions, 'timeouts' | 'sourcePolicy' | 'corsOrigins'> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const server = await startServer({
@@ -181,6 +181,7 @@ export async function serveEngine(
     playableTimeoutMs: options.playableTimeoutMs,
     timeouts: options.timeouts,
     sourcePolicy: options.sourcePolicy,
+    corsOrigins: options.corsOrigins,
     log: (line) => logs.push(line),
   });
   return Object.assign(server, await withCredentials(engine, server.app, logs));
@@ -189,7 +190,7 @@ export async function serveEngine(
 /** The same service without a socket: routes and handlers called in-process. */
 export async function serveInProcess(
   engine: Engine,
-  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number; publicUrl?: string; sourcePolicy?: SourcePolicy } = {},
+  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number; publicUrl?: string; sourcePolicy?: SourcePolicy; corsOrigins?: string[] } = {},
 ): Promise<TestApp> {
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
@@ -198,7 +199,7 @@ export async function serveInProcess(
   // The policy of a server on loopback, as `wmark serve` would have.
   const sourcePolicy = options.sourcePolicy ?? serverSourcePolicy('127.0.0.1');
   const service = new LocalService(engine, { queue, baseUrl: url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy });
-  const app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds ?? 3600, log });
+  const app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds ?? 3600, log, corsOrigins: options.corsOrigins });
   queue.resume();
   return { app, service, queue, url, ...(await withCredentials(engine, app, logs)), close: () => queue.close() };
 }

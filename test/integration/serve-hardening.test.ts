@@ -131,3 +131,64 @@ describe('a client that hangs up mid-body (real socket)', () => {
     expect(lines[0]!.split('\n')).toHaveLength(1);
   });
 });
+
+describe('CORS for the API (in-process)', () => {
+  let engine: TestEngine;
+  let open: TestApp;
+  let listed: TestApp;
+  const SDK_HEADERS = 'authorization,content-type,x-api-key,x-api-client-id,x-api-secret';
+  beforeAll(async () => {
+    engine = testEngine();
+    open = await serveInProcess(engine);
+    listed = await serveInProcess(engine, { corsOrigins: ['https://app.example'] });
+  });
+  afterAll(async () => {
+    await open.close();
+    await listed.close();
+    engine.dispose();
+  });
+
+  it('a preflight for an API route allows the SDK headers and the route methods, from any origin by default', async () => {
+    const r = await call(open.app, 'OPTIONS', '/2.0/videos', {
+      headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'POST', 'access-control-request-headers': SDK_HEADERS },
+    });
+    expect(r.status).toBe(204);
+    expect(r.headers.get('access-control-allow-origin')).toBe('*');
+    expect(r.headers.get('access-control-allow-credentials')).toBeNull();
+    const allowed = (r.headers.get('access-control-allow-headers') ?? '').split(/,\s*/);
+    for (const h of SDK_HEADERS.split(',')) expect(allowed).toContain(h);
+    expect(r.headers.get('access-control-allow-methods')).toMatch(/\bPOST\b/);
+    expect(r.headers.get('access-control-allow-methods')).toMatch(/\bGET\b/);
+  });
+
+  it('API answers, errors included, carry Access-Control-Allow-Origin', async () => {
+    const ok = await call(open.app, 'GET', '/2.0/videos', { headers: { origin: 'https://elsewhere.example', ...open.v2 } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('access-control-allow-origin')).toBe('*');
+    const refused = await call(open.app, 'GET', '/2.0/videos', { headers: { origin: 'https://elsewhere.example' } });
+    expectError(refused, 401, 'AUTH_REQUIRED');
+    expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+    const token = await call(open.app, 'GET', '/1.0/authenticate/accessToken', { headers: { 'x-api-key': open.cred.clientId, 'x-api-secret': open.cred.apiKey } });
+    expect(token.status).toBe(200);
+    expect(token.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('with --cors-origin only the listed origins are answered, by name and with Vary: Origin', async () => {
+    const pre = (origin: string) => call(listed.app, 'OPTIONS', '/2.0/watermark', { headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': SDK_HEADERS } });
+    const yes = await pre('https://app.example');
+    expect(yes.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(yes.headers.get('vary')).toBe('Origin');
+    expect(yes.headers.get('access-control-allow-headers')).toContain('x-api-secret');
+    const no = await pre('https://evil.example');
+    expect(no.headers.get('access-control-allow-origin')).toBeNull();
+    expect(no.headers.get('access-control-allow-headers')).toBeNull();
+    const get = await call(listed.app, 'GET', '/2.0/videos', { headers: { origin: 'https://evil.example', ...listed.v2 } });
+    expect(get.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('signed media keep their own CORS (any origin, Range)', async () => {
+    const r = await call(listed.app, 'OPTIONS', `/2.0/watermark/${VIDEO}/${MARK}/video.m3u8`, { headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } });
+    expect(r.headers.get('access-control-allow-origin')).toBe('*');
+    expect(r.headers.get('access-control-allow-headers')).toBe('Range');
+  });
+});
