@@ -10,6 +10,7 @@ import { InProcessJobQueue } from '../engine/job-queue.js';
 import { LocalService } from '../engine/local-service.js';
 import { serverSourcePolicy, type SourcePolicy } from '../engine/source-policy.js';
 import { createApp, type App } from './app.js';
+import type { AuthLimitOptions } from './auth-limit.js';
 import { bodyTooLarge, BODY_LIMIT_BYTES, isFileBody, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
 
 export interface ServerOptions {
@@ -26,6 +27,8 @@ export interface ServerOptions {
   sourcePolicy?: SourcePolicy;
   /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
   corsOrigins?: string[];
+  /** Failed credential checks allowed per client address (default AUTH_LIMIT). */
+  authLimit?: AuthLimitOptions;
   /** Overrides of the socket timeouts (tests use short ones); see SERVER_TIMEOUTS. */
   timeouts?: Partial<ServerTimeouts>;
 }
@@ -84,7 +87,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${options.host === 'localhost' ? 'localhost' : host}:${address.port}`;
   const service = new LocalService(options.engine, { queue, baseUrl: options.publicUrl ?? url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy: options.sourcePolicy ?? serverSourcePolicy(options.host) });
-  app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds, log, corsOrigins: options.corsOrigins });
+  app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds, log, corsOrigins: options.corsOrigins, authLimit: options.authLimit });
   const resumed = queue.resume();
   let closing: Promise<void> | undefined;
   return {

@@ -14,6 +14,7 @@ import { InProcessJobQueue } from '../../src/engine/job-queue.js';
 import { LocalService } from '../../src/engine/local-service.js';
 import { serverSourcePolicy, type SourcePolicy } from '../../src/engine/source-policy.js';
 import { createApp, type App } from '../../src/server/app.js';
+import type { AuthLimitOptions } from '../../src/server/auth-limit.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/node-server.js';
 import { REPO } from './fixtures.js';
 import { FFMPEG } from './tools.js';
@@ -169,7 +170,7 @@ async function withCredentials(engine: Engine, app: App, logs: string[]): Promis
 /** A real `wmark serve` on a free loopback port, for what only a socket shows (players, slow clients, shutdown). */
 export async function serveEngine(
   engine: Engine,
-  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } & Pick<ServerOptions, 'timeouts' | 'sourcePolicy' | 'corsOrigins'> = {},
+  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } & Pick<ServerOptions, 'timeouts' | 'sourcePolicy' | 'corsOrigins' | 'authLimit'> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const server = await startServer({
@@ -182,6 +183,7 @@ export async function serveEngine(
     timeouts: options.timeouts,
     sourcePolicy: options.sourcePolicy,
     corsOrigins: options.corsOrigins,
+    authLimit: options.authLimit,
     log: (line) => logs.push(line),
   });
   return Object.assign(server, await withCredentials(engine, server.app, logs));
@@ -190,7 +192,7 @@ export async function serveEngine(
 /** The same service without a socket: routes and handlers called in-process. */
 export async function serveInProcess(
   engine: Engine,
-  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number; publicUrl?: string; sourcePolicy?: SourcePolicy; corsOrigins?: string[] } = {},
+  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number; publicUrl?: string; sourcePolicy?: SourcePolicy; corsOrigins?: string[]; authLimit?: AuthLimitOptions } = {},
 ): Promise<TestApp> {
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
@@ -199,7 +201,7 @@ export async function serveInProcess(
   // The policy of a server on loopback, as `wmark serve` would have.
   const sourcePolicy = options.sourcePolicy ?? serverSourcePolicy('127.0.0.1');
   const service = new LocalService(engine, { queue, baseUrl: url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy });
-  const app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds ?? 3600, log, corsOrigins: options.corsOrigins });
+  const app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds ?? 3600, log, corsOrigins: options.corsOrigins, authLimit: options.authLimit });
   queue.resume();
   return { app, service, queue, url, ...(await withCredentials(engine, app, logs)), close: () => queue.close() };
 }

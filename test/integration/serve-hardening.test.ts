@@ -2,7 +2,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
-import { call, expectError, expectNoLeak, serveEngine, serveInProcess, waitFor, type TestApp, type TestServer } from '../helpers/serve-helpers.js';
+import { call, expectError, expectNoLeak, keyHeaders, serveEngine, serveInProcess, waitFor, type TestApp, type TestServer } from '../helpers/serve-helpers.js';
 
 const VIDEO = '00000000-0000-4000-8000-000000000000';
 const MARK = '0123456789abcdef0123456789abcdef';
@@ -190,5 +190,53 @@ describe('CORS for the API (in-process)', () => {
     const r = await call(listed.app, 'OPTIONS', `/2.0/watermark/${VIDEO}/${MARK}/video.m3u8`, { headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } });
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
     expect(r.headers.get('access-control-allow-headers')).toBe('Range');
+  });
+});
+
+describe('failed credential checks are rate-limited per client address', () => {
+  let engine: TestEngine;
+  let s: TestServer;
+  let clock = Date.UTC(2030, 0, 1);
+  beforeAll(async () => {
+    engine = testEngine({ now: () => clock });
+    s = await serveEngine(engine, { authLimit: { failures: 5, windowMs: 60_000 } });
+  });
+  afterAll(async () => {
+    await s.close();
+    engine.dispose();
+  });
+  /** One request as if from `address` (the in-process edge takes the socket's address from here). */
+  const from = (address: string, target: string, headers: Record<string, string>) =>
+    s.app.handle({ method: 'GET', rawUrl: target, path: target.split('?')[0]!, url: new URL(target, 'http://x'), headers, body: async () => undefined, remoteAddress: address });
+
+  it('the token route: 5 wrong keys are 401, then 429 with Retry-After, even for the right key, until the window ends', async () => {
+    const wrong = { 'x-api-client-id': s.cred.clientId, 'x-api-key': 'wmk_wrong' };
+    for (let i = 0; i < 5; i++) expect((await from('198.51.100.7', '/1.0/authenticate/accessToken', wrong)).status).toBe(401);
+    const limited = await from('198.51.100.7', '/1.0/authenticate/accessToken', wrong);
+    expect(limited.status).toBe(429);
+    expect(JSON.parse(limited.body as string)).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(Number(limited.headers['Retry-After'])).toBeGreaterThanOrEqual(59);
+    expect((await from('198.51.100.7', '/1.0/authenticate/accessToken', keyHeaders(s.cred))).status).toBe(429);
+    // Another address is not affected; requests without credentials from this one neither.
+    expect((await from('198.51.100.8', '/1.0/authenticate/accessToken', keyHeaders(s.cred))).status).toBe(200);
+    expect((await from('198.51.100.7', '/healthz', {})).status).toBe(200);
+    clock += 61_000;
+    expect((await from('198.51.100.7', '/1.0/authenticate/accessToken', keyHeaders(s.cred))).status).toBe(200);
+  });
+
+  it('key and token checks on API routes count too; an expired token does not', async () => {
+    const addr = '203.0.113.9';
+    for (let i = 0; i < 3; i++) expect((await from(addr, '/2.0/videos', { 'x-api-key': s.cred.clientId, 'x-api-secret': 'nope' })).status).toBe(401);
+    for (let i = 0; i < 2; i++) expect((await from(addr, '/1.0/videos', { authorization: 'Bearer not.a.token' })).status).toBe(401);
+    const r = await from(addr, '/2.0/videos', keyHeaders(s.cred));
+    expect(r.status).toBe(429);
+    expect(r.headers['Retry-After']).toMatch(/^\d+$/);
+  });
+
+  it('over a real socket the answer is 429 with Retry-After', async () => {
+    for (let i = 0; i < 5; i++) await call(s.url, 'GET', '/1.0/authenticate/accessToken', { headers: { 'x-api-client-id': 'wmc_nobody', 'x-api-key': 'x' } });
+    const r = await call(s.url, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(s.cred) });
+    expectError(r, 429, 'RATE_LIMITED');
+    expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 });
