@@ -111,7 +111,7 @@ function splitTarget(target: string): { pathname: string; pairs: string[] } {
 }
 const join = (pathname: string, pairs: string[]) => `${pathname}?${pairs.join('&')}`;
 const paramIndex = (pairs: string[], name: string) => pairs.findIndex((p) => p.startsWith(`${name}=`));
-const pick = <T>(list: readonly T[], r: number) => list[Math.floor(r * list.length) % list.length]!;
+const pick = <T>(list: ArrayLike<T>, r: number): T => list[Math.floor(r * list.length) % list.length]!;
 
 const MUTATIONS: Record<string, Mutation> = {
   signatureChar(t, r) {

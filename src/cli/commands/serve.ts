@@ -12,11 +12,11 @@ export function registerServe(program: Command): void {
     .option('--host <host>', 'interface to bind (default 127.0.0.1)')
     .option('--public-url <url>', 'base URL for the links handed out (default: from the request Host header)')
     .option('--workers <n>', 'ffmpeg worker processes per job (default: number of cores)')
-    .option('--source-root <dir>', 'a folder API clients may ingest local files from (repeatable; default: any file on loopback, none beyond)', collect, [])
-    .option('--cors-origin <origin>', 'an origin whose pages may call the API (repeatable; default *, never with credentials)', collect, [])
+    .option('--source-root <dir>', 'a folder API clients may ingest local files from (repeatable; default: any file on loopback, none beyond)', collect)
+    .option('--cors-origin <origin>', 'an origin whose pages may call the API (repeatable; default *, never with credentials)', collect)
     .option('--allow-private-sources', 'let API clients ingest http(s) sources on loopback, private or link-local addresses')
     .action(
-      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string; sourceRoot: string[]; allowPrivateSources?: boolean; corsOrigin: string[] }) => {
+      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string; sourceRoot?: string[]; allowPrivateSources?: boolean; corsOrigin?: string[] }) => {
         ctx.setConfigFlags({ port: opts.port, host: opts.host, publicUrl: opts.publicUrl, workers: opts.workers });
         const config = await ctx.loadConfig();
         const local = await ctx.localService();
@@ -53,7 +53,7 @@ export function registerServe(program: Command): void {
     );
 }
 
-function collect(value: string, previous: string[]): string[] {
+function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
