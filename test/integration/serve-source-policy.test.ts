@@ -9,7 +9,7 @@ import { serverSourcePolicy, SOURCE_DOWNLOAD_LIMITS } from '../../src/engine/sou
 import { runCli } from '../helpers/cli.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
-import { call, expectError, ingestOverHttp, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
+import { call, expectError, freePort, ingestOverHttp, keyHeaders, serveEngine, spawnServe, type TestServer } from '../helpers/serve-helpers.js';
 
 let clipPath: string;
 let clip: Buffer;
@@ -155,5 +155,32 @@ describe('defaults and the CLI', () => {
     expect(byUrl.code, byUrl.stderr).toBe(0);
     const byPath = await runCli(['--data-dir', dataDir, '--json', 'ingest', clipPath, '--key', 'cli-path']);
     expect(byPath.code, byPath.stderr).toBe(0);
+  });
+});
+
+describe('`wmark serve` flags', () => {
+  it('--source-root, --allow-private-sources and --cors-origin reach the running server', async () => {
+    const dataDir = tempDir('policy-flags');
+    const root = path.join(dataDir, 'videos');
+    mkdirSync(root);
+    copyFileSync(clipPath, path.join(root, 'ok.mp4'));
+    const port = await freePort();
+    const serve = spawnServe(dataDir, ['--port', String(port), '--source-root', root, '--allow-private-sources', '--cors-origin', 'https://app.example']);
+    try {
+      const base = await serve.url;
+      const cred = { clientId: /client id:\s+(wmc_\S+)/.exec(serve.stderr())![1]!, apiKey: /API key:\s+(wmk_\S+)/.exec(serve.stderr())![1]! };
+      expectError(await call(base, 'POST', '/2.0/videos', { headers: keyHeaders(cred), body: { sourceUrl: clipPath } }), 403, 'SOURCE_PATH_FORBIDDEN');
+      const { video } = await ingestOverHttp(base, keyHeaders(cred), path.join(root, 'ok.mp4'), 'flag-root');
+      expect(video.status).toBe('INGESTED');
+      const { video: fetched } = await ingestOverHttp(base, keyHeaders(cred), `${originUrl}/clip.mp4`, 'flag-private');
+      expect(fetched.status).toBe('INGESTED');
+      const pre = await call(base, 'OPTIONS', '/2.0/videos', { headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
+      expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example');
+      const other = await call(base, 'OPTIONS', '/2.0/videos', { headers: { origin: 'https://other.example', 'access-control-request-method': 'POST' } });
+      expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    } finally {
+      serve.kill('SIGTERM');
+      await serve.exited;
+    }
   });
 });
