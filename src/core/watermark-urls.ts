@@ -96,6 +96,8 @@ export function verifyPlayerUrl(secret: SigningSecret, url: URL, nowMs: number, 
     return { ok: false, reason: 'malformed' };
   }
   const expirationMs = Number(expiration[0]);
+  // Sixteen digits reach past 2^53, where a number no longer names one expiry (and signPath refuses it).
+  if (!Number.isSafeInteger(expirationMs)) return { ok: false, reason: 'malformed' };
   const expected = Buffer.from(signPath(secret, playerScope(pathname, params.get('sourceUrl'), params.get('href')), expirationMs));
   const given = Buffer.from(signature[0]!);
   if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { ok: false, reason: 'invalid' };

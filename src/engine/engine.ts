@@ -6,6 +6,7 @@ import type { EncodeOptions } from '../core/ffmpeg-plan.js';
 import { locateTools, type MediaTools } from '../ffmpeg/locate-tools.js';
 import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import { ChangeFeed } from './change-feed.js';
+import { privateDir, tighten, tightenTree, usePrivateUmask } from './file-modes.js';
 import { loadOrCreateSecret } from './secret.js';
 import { Store } from './store.js';
 
@@ -39,7 +40,12 @@ export interface EngineOptions {
 
 export function openEngine(options: EngineOptions): Engine {
   const paths = dataPaths(options.dataDir);
-  for (const dir of [paths.root, paths.videos, paths.watermarks, paths.tmp]) mkdirSync(dir, { recursive: true });
+  usePrivateUmask();
+  // Tightened before anything else touches the root: whether it was open decides whether the tree below is walked.
+  mkdirSync(paths.root, { recursive: true, mode: 0o700 });
+  tightenTree(paths.root);
+  for (const dir of [paths.media, paths.videos, paths.watermarks, paths.tmp]) privateDir(dir);
+  for (const file of [paths.db, `${paths.db}-wal`, `${paths.db}-shm`, paths.secret]) tighten(file);
   const tools = locateTools({ ffmpeg: options.ffmpeg, ffprobe: options.ffprobe, font: options.font });
   const store = new Store(paths.db);
   return {

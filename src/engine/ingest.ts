@@ -13,6 +13,7 @@ import type { Engine } from './engine.js';
 import { checkLocalSource, downloadSource } from './fetch-source.js';
 import { prepareForensic } from './forensic-prepare.js';
 import { holdLease, isLeaseLive, jobId, type JobReporter } from './job-lease.js';
+import { checkNotAPlaylist, type SourcePolicy } from './source-policy.js';
 import type { VideoRecord } from './store.js';
 
 /** High quality working form: it is decoded and encoded again for every watermark. */
@@ -60,7 +61,7 @@ export function normaliseSource(source: string): string {
  * Records a video and returns it PENDING; the same key again returns the stored video without any work, and a key
  * whose earlier ingest failed is tried again. Nothing is recorded for a source that cannot be read or is no video.
  */
-export async function registerVideo(engine: Engine, request: IngestRequest): Promise<Registration> {
+export async function registerVideo(engine: Engine, request: IngestRequest, policy?: SourcePolicy): Promise<Registration> {
   if (!request.source.trim()) throw new WmarkError('SOURCE_REQUIRED', 'a source file or URL is required');
   const source = request.source.trim();
   const remote = isHttpUrl(source);
@@ -87,8 +88,9 @@ export async function registerVideo(engine: Engine, request: IngestRequest): Pro
 
   // A remote source is downloaded first: the bundled static ffmpeg cannot resolve host names (static glibc has no
   // working DNS), so it is only ever given local files.
-  const input = remote ? await downloadSource(engine.paths.tmp, source) : await checkLocalSource(source);
+  const input = remote ? await downloadSource(engine.paths.tmp, source, policy) : await checkLocalSource(source, policy);
   try {
+    await checkNotAPlaylist(policy, input, source);
     const info = await probeMedia(engine.runner, input, source);
     if (request.enableForensic && info.durationSeconds < FORENSIC_MIN_SECONDS) {
       throw new WmarkError('FORENSIC_TOO_SHORT', `forensic watermarking needs a video of at least 5 minutes; ${source} lasts ${formatDuration(info.durationSeconds)}`);

@@ -26,6 +26,7 @@ import { checkCredential, createCredential, isActiveClient, listCredentials, rev
 import { detectLeak, type DetectResult } from './detect.js';
 import type { Engine } from './engine.js';
 import { registerVideo, type Registration } from './ingest.js';
+import type { SourcePolicy } from './source-policy.js';
 import { isLeaseLive, jobId, topicOf, type JobKind } from './job-lease.js';
 import type { JobQueue } from './job-queue.js';
 import type { JobRecord, VideoRecord, WatermarkRecord } from './store.js';
@@ -45,6 +46,8 @@ export interface LocalServiceOptions {
   api?: ApiVersion;
   /** How long POST /2.0/watermark waits for a new watermark to become playable (its READY means playable now). */
   playableTimeoutMs?: number;
+  /** What createVideo may read (an API client's ingest, issue 13); undefined: anything (the CLI). */
+  sourcePolicy?: SourcePolicy;
 }
 
 export interface LocalCallOptions extends CallOptions {
@@ -86,7 +89,7 @@ export class LocalService implements WatermarkService {
 
   private async register(request: VideoRequest, replace: boolean): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
     const body = parseVideoRequest(request);
-    const { video, created, replaced } = await registerVideo(this.engine, { source: body.sourceUrl, key: body.key, name: body.name, enableForensic: body.enableForensic, replace });
+    const { video, created, replaced } = await registerVideo(this.engine, { source: body.sourceUrl, key: body.key, name: body.name, enableForensic: body.enableForensic, replace }, this.options.sourcePolicy);
     // A video still PENDING (new, or left by a stopped process) gets its ingest job; a running one is left alone.
     if (video.status === 'PENDING') this.queue.enqueue({ kind: 'ingest', id: video.id });
     return { video: videoBody(video), created, ...(replaced ? { replaced } : {}) };

@@ -9,7 +9,7 @@ export function loadOrCreateSecret(file: string): Buffer {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  mkdirSync(path.dirname(file), { recursive: true });
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, randomBytes(32).toString('base64url') + '\n', { mode: 0o600 });
   try {

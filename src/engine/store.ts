@@ -2,6 +2,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { PRIVATE_DIR_MODE, privateFile } from './file-modes.js';
 
 export type VideoStatus = 'PENDING' | 'INGESTED' | 'FAILED_ENCODING' | 'FAILED_DIGITAL_PROFILING';
 export type WatermarkStatus = 'PENDING' | 'PLAYABLE' | 'READY' | 'FAILED';
@@ -221,7 +222,11 @@ export class Store {
   readonly db: Database.Database;
 
   constructor(file: string) {
-    if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+    if (file !== ':memory:') {
+      mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
+      // SQLite creates -wal and -shm with the database file's own mode.
+      privateFile(file);
+    }
     this.db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
     enableWal(this.db);
     this.db.pragma('synchronous = NORMAL');

@@ -1,6 +1,7 @@
 // Runs ffmpeg as a child process: progress from `-progress pipe:1`, cancellation, and the stderr tail as the failure reason.
 import { execa } from 'execa';
 import { WmarkError } from '../core/errors.js';
+import { watchChild } from './child-watchdog.js';
 
 export interface FfmpegRunOptions {
   /** Media duration in seconds, to turn out_time into a fraction. */
@@ -59,6 +60,8 @@ export function createProcessRunner(ffmpegPath: string, ffprobePath: string): Pr
       cwd: options.cwd,
       maxBuffer: 1024 * 1024 * 1024,
     });
+    // Killed with us, whatever kills us (child-watchdog.ts).
+    const release = watchChild(child.pid);
     let frames: number | undefined;
     if (wantsProgress && child.stdout) {
       let pending = '';
@@ -75,7 +78,7 @@ export function createProcessRunner(ffmpegPath: string, ffprobePath: string): Pr
         }
       });
     }
-    const result = await child;
+    const result = await child.finally(release);
     const stderr = Buffer.from(result.stderr as Uint8Array).toString('utf8');
     if (result.isCanceled || options.signal?.aborted) {
       throw new WmarkError('CANCELLED', `${bin.endsWith('ffprobe') ? 'ffprobe' : 'ffmpeg'} was cancelled`);

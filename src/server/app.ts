@@ -4,6 +4,8 @@ import { readFile } from 'node:fs/promises';
 import { WmarkError, isWmarkError } from '../core/errors.js';
 import type { LocalService } from '../engine/local-service.js';
 import { bodyTooLarge, BODY_LIMIT_BYTES, errorResponse, isFileBody, MEDIA_CORS, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
+import { AUTH_LIMIT, authLimiter, type AuthLimitOptions } from './auth-limit.js';
+import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from './cors.js';
 import { Routes } from './route-table.js';
 import { authRoutes } from './routes/auth.js';
 import { homeRoutes } from './routes/home.js';
@@ -21,6 +23,10 @@ export interface AppOptions {
   publicUrl?: string;
   tokenTtlSeconds: number;
   log?: (line: string) => void;
+  /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
+  corsOrigins?: CorsOrigins;
+  /** Failed credential checks allowed per client address (default AUTH_LIMIT). */
+  authLimit?: AuthLimitOptions;
 }
 
 export interface InProcessResponse {
@@ -50,17 +56,28 @@ export function createApp(options: AppOptions): App {
   playerRoutes(routes, ctx);
   homeRoutes(routes, ctx);
 
+  const corsOrigins = options.corsOrigins?.length ? options.corsOrigins : ['*'];
+  const limiter = authLimiter(options.authLimit ?? AUTH_LIMIT, () => options.service.engine.now());
+
   async function handle(req: ApiRequest): Promise<ApiResponse> {
-    let cors: Record<string, string> = {};
+    // API answers (errors included, so a browser can read them) carry the API's CORS headers; signed media its own.
+    let cors: Record<string, string> = apiCorsHeaders(req, corsOrigins);
     try {
       checkRawPath(req.path);
       const match = routes.match(req.method, req.path);
       if (!match) throw new WmarkError('NOT_FOUND', `no route for ${req.path}`);
       if (match.cors) cors = { ...MEDIA_CORS };
       const allow = match.allowed.join(', ');
-      if (req.method === 'OPTIONS') return { status: 204, headers: { ...MEDIA_CORS, Allow: allow } };
+      if (req.method === 'OPTIONS') {
+        return { status: 204, headers: { ...(match.cors ? MEDIA_CORS : apiPreflightHeaders(req, corsOrigins, match.allowed)), Allow: allow } };
+      }
       if (match.kind === 'method') throw new WmarkError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}`, { headers: { Allow: allow } });
-      return await match.handler(req, match.params);
+      limiter.check(req);
+      const response = await match.handler(req, match.params).catch((error: unknown) => {
+        limiter.record(req, error);
+        throw error;
+      });
+      return match.cors ? response : { ...response, headers: { ...cors, ...response.headers } };
     } catch (error) {
       if (!isWmarkError(error) || error.kind === 'unexpected') ctx.log(`${req.method} ${req.path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       return errorResponse(error, cors);

@@ -8,7 +8,9 @@ import { WmarkError } from '../core/errors.js';
 import type { Engine } from '../engine/engine.js';
 import { InProcessJobQueue } from '../engine/job-queue.js';
 import { LocalService } from '../engine/local-service.js';
+import { serverSourcePolicy, type SourcePolicy } from '../engine/source-policy.js';
 import { createApp, type App } from './app.js';
+import type { AuthLimitOptions } from './auth-limit.js';
 import { bodyTooLarge, BODY_LIMIT_BYTES, isFileBody, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
 
 export interface ServerOptions {
@@ -21,7 +23,29 @@ export interface ServerOptions {
   jobConcurrency?: number;
   playableTimeoutMs?: number;
   log?: (line: string) => void;
+  /** What API clients may make the server read when they ingest; default: serverSourcePolicy(host). */
+  sourcePolicy?: SourcePolicy;
+  /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
+  corsOrigins?: string[];
+  /** Failed credential checks allowed per client address (default AUTH_LIMIT). */
+  authLimit?: AuthLimitOptions;
+  /** Overrides of the socket timeouts (tests use short ones); see SERVER_TIMEOUTS. */
+  timeouts?: Partial<ServerTimeouts>;
 }
+
+export interface ServerTimeouts {
+  /** From a connection's first byte to the end of a request's headers. */
+  headersMs: number;
+  /** For a whole request, headers and body (a 1 MB body must arrive at more than ~17 KB/s at the default). */
+  requestMs: number;
+  /** How long a kept-alive connection may sit idle between requests. */
+  keepAliveMs: number;
+  /** A socket on which nothing moves either way for this long is closed (long-polls answer well within it). */
+  idleMs: number;
+}
+
+/** The defaults, documented in the README ("Security model"). */
+export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = { headersMs: 20_000, requestMs: 60_000, keepAliveMs: 5_000, idleMs: 180_000 };
 
 export interface RunningServer {
   url: string;
@@ -39,9 +63,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const log = options.log ?? (() => {});
   const queue = new InProcessJobQueue(options.engine, { concurrency: options.jobConcurrency ?? 2, adoptAll: true, log });
   let app: App | undefined;
-  const server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => void serve(app!, req, res, log));
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 0;
+  const t = { ...SERVER_TIMEOUTS, ...options.timeouts };
+  const server = createServer(
+    {
+      keepAliveTimeout: t.keepAliveMs,
+      headersTimeout: t.headersMs,
+      requestTimeout: t.requestMs,
+      // Node checks the header and request deadlines on this tick (30 s by default, which would blur short ones).
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(Math.min(t.headersMs, t.requestMs) / 4))),
+    },
+    (req, res) => void serve(app!, req, res, log),
+  );
+  // A socket where nothing moves is ended; the default 'timeout' handler would leave it open.
+  server.setTimeout(t.idleMs, (socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -52,8 +86,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${options.host === 'localhost' ? 'localhost' : host}:${address.port}`;
-  const service = new LocalService(options.engine, { queue, baseUrl: options.publicUrl ?? url, playableTimeoutMs: options.playableTimeoutMs });
-  app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds, log });
+  const service = new LocalService(options.engine, { queue, baseUrl: options.publicUrl ?? url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy: options.sourcePolicy ?? serverSourcePolicy(options.host) });
+  app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds, log, corsOrigins: options.corsOrigins, authLimit: options.authLimit });
   const resumed = queue.resume();
   let closing: Promise<void> | undefined;
   return {

@@ -12,8 +12,10 @@ import { createCredential, type IssuedCredential } from '../../src/engine/creden
 import type { Engine } from '../../src/engine/engine.js';
 import { InProcessJobQueue } from '../../src/engine/job-queue.js';
 import { LocalService } from '../../src/engine/local-service.js';
+import { serverSourcePolicy, type SourcePolicy } from '../../src/engine/source-policy.js';
 import { createApp, type App } from '../../src/server/app.js';
-import { startServer, type RunningServer } from '../../src/server/node-server.js';
+import type { AuthLimitOptions } from '../../src/server/auth-limit.js';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server/node-server.js';
 import { REPO } from './fixtures.js';
 import { FFMPEG } from './tools.js';
 
@@ -168,7 +170,7 @@ async function withCredentials(engine: Engine, app: App, logs: string[]): Promis
 /** A real `wmark serve` on a free loopback port, for what only a socket shows (players, slow clients, shutdown). */
 export async function serveEngine(
   engine: Engine,
-  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } = {},
+  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } & Pick<ServerOptions, 'timeouts' | 'sourcePolicy' | 'corsOrigins' | 'authLimit'> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const server = await startServer({
@@ -178,6 +180,10 @@ export async function serveEngine(
     tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
     jobConcurrency: options.jobConcurrency,
     playableTimeoutMs: options.playableTimeoutMs,
+    timeouts: options.timeouts,
+    sourcePolicy: options.sourcePolicy,
+    corsOrigins: options.corsOrigins,
+    authLimit: options.authLimit,
     log: (line) => logs.push(line),
   });
   return Object.assign(server, await withCredentials(engine, server.app, logs));
@@ -186,14 +192,16 @@ export async function serveEngine(
 /** The same service without a socket: routes and handlers called in-process. */
 export async function serveInProcess(
   engine: Engine,
-  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number; publicUrl?: string } = {},
+  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number; publicUrl?: string; sourcePolicy?: SourcePolicy; corsOrigins?: string[]; authLimit?: AuthLimitOptions } = {},
 ): Promise<TestApp> {
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
   const queue = new InProcessJobQueue(engine, { concurrency: options.jobConcurrency ?? 2, adoptAll: true, log });
   const url = options.publicUrl ?? `http://${IN_PROCESS_HOST}`;
-  const service = new LocalService(engine, { queue, baseUrl: url, playableTimeoutMs: options.playableTimeoutMs });
-  const app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds ?? 3600, log });
+  // The policy of a server on loopback, as `wmark serve` would have.
+  const sourcePolicy = options.sourcePolicy ?? serverSourcePolicy('127.0.0.1');
+  const service = new LocalService(engine, { queue, baseUrl: url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy });
+  const app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds ?? 3600, log, corsOrigins: options.corsOrigins, authLimit: options.authLimit });
   queue.resume();
   return { app, service, queue, url, ...(await withCredentials(engine, app, logs)), close: () => queue.close() };
 }

@@ -1,6 +1,7 @@
 // `wmark serve`: the Video Watermarking Service API (1.0 and 2.0) on top of the local engine.
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
+import { serverSourcePolicy } from '../../engine/source-policy.js';
 import type { CliContext } from '../context.js';
 import { removeServeRecord, writeServeRecord } from '../serve-record.js';
 import { startServer, type RunningServer } from '../../server/node-server.js';
@@ -14,8 +15,11 @@ export function registerServe(program: Command): void {
     .option('--host <host>', 'interface to bind (default 127.0.0.1)')
     .option('--public-url <url>', 'base URL for the links handed out (default: from the request Host header)')
     .option('--workers <n>', 'ffmpeg worker processes per job (default: number of cores)')
+    .option('--source-root <dir>', 'a folder API clients may ingest local files from (repeatable; default: any file on loopback, none beyond)', collect)
+    .option('--cors-origin <origin>', 'an origin whose pages may call the API (repeatable; default *, never with credentials)', collect)
+    .option('--allow-private-sources', 'let API clients ingest http(s) sources on loopback, private or link-local addresses')
     .action(
-      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string }) => {
+      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string; sourceRoot?: string[]; allowPrivateSources?: boolean; corsOrigin?: string[] }) => {
         ctx.setConfigFlags({ port: opts.port, host: opts.host, publicUrl: opts.publicUrl, workers: opts.workers });
         const config = await ctx.loadConfig();
         const local = await ctx.localService();
@@ -36,6 +40,8 @@ export function registerServe(program: Command): void {
           port: config.server.port,
           publicUrl: config.publicUrl,
           tokenTtlSeconds: config.server.tokenTtlSeconds,
+          corsOrigins: opts.corsOrigin,
+          sourcePolicy: serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources }),
           log: (line: string) => ctx.output.info(line),
         }).catch((error: unknown) => {
           throw listenError(error, config.server.host, config.server.port);
@@ -72,6 +78,10 @@ function listenError(error: unknown, host: string, port: number): unknown {
   if (code === 'EACCES') return new WmarkError('PORT_NOT_ALLOWED', `not allowed to listen on port ${port} on ${host}`, { cause: error });
   if (code === 'EADDRNOTAVAIL') return new WmarkError('BAD_FLAG', `cannot listen on ${host}: no such address on this machine`, { hint: 'Give --host 127.0.0.1, 0.0.0.0 or an address of this machine.', cause: error });
   return error;
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
 }
 
 /** Resolves when the run is interrupted (Ctrl-C, SIGTERM). */
