@@ -3,15 +3,33 @@
 // also covers what ffmpeg children create), the database file by an explicit mode (SQLite gives -wal/-shm the same
 // mode), and files left by an older version are tightened when the engine opens.
 import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync } from 'node:fs';
+import { chmod, lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
 const GROUP_OTHER = 0o077;
 
+/** The umask the user started us with, before the private one: copies handed back to the user (`--out`) follow it. */
+let userUmask: number | undefined;
+
 /** From now on, files and folders this process (and the children it starts) creates are private to its user. */
 export function usePrivateUmask(): void {
-  process.umask(process.umask() | GROUP_OTHER);
+  const current = process.umask();
+  userUmask ??= current;
+  process.umask(current | GROUP_OTHER);
+}
+
+/** Gives a tree copied out of the data folder the modes the user's own umask would have given it. */
+export async function applyUserModes(root: string): Promise<void> {
+  const mask = userUmask ?? process.umask();
+  const walk = async (p: string): Promise<void> => {
+    const info = await lstat(p);
+    if (info.isSymbolicLink()) return;
+    await chmod(p, (info.isDirectory() ? 0o777 : 0o666) & ~mask);
+    if (info.isDirectory()) for (const name of await readdir(p)) await walk(path.join(p, name));
+  };
+  await walk(root);
 }
 
 /** Creates `dir` (and missing parents) as 0700, or tightens it when it exists. */

@@ -15,6 +15,7 @@ import { FORENSIC_DIR, variantFileName } from './forensic-prepare.js';
 import { tail } from '../ffmpeg/run-ffmpeg.js';
 import writeFileAtomic from 'write-file-atomic';
 import type { Engine } from './engine.js';
+import { applyUserModes } from './file-modes.js';
 import { forEachBounded } from './for-each-bounded.js';
 import { videoDir, workingSegment } from './ingest.js';
 import { holdLease, isLeaseLive, jobId, type JobReporter } from './job-lease.js';
@@ -327,6 +328,8 @@ export async function exportWatermark(engine: Engine, w: WatermarkRecord, dest: 
   // Only the watermark's own work folder is left out: matching "/.work" anywhere in the absolute path also dropped
   // everything when the data dir lived under e.g. ~/.workspace, and the export then failed with ENOENT.
   await cp(src, staging, { recursive: true, filter: (s) => path.relative(src, s).split(path.sep)[0] !== WORK_DIR });
+  // The data folder is private; a copy handed to the user gets the modes their own umask gives.
+  await applyUserModes(staging);
   await rm(target, { recursive: true, force: true });
   await rename(staging, target);
   return target;

@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestWatermark, runWatermarkJob } from '../../src/engine/watermark.js';
+import { exportWatermark, requestWatermark, runWatermarkJob } from '../../src/engine/watermark.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
 import { ingestFixture, settingsOf } from '../helpers/watermark-helpers.js';
@@ -55,6 +55,18 @@ describe('file modes', () => {
     const all = modes(dataDir);
     expect([...all.keys()].some((f) => f.endsWith('.ts')), 'segments were rendered').toBe(true);
     expect([...all.keys()].some((f) => f.endsWith('video.mp4')), 'an mp4 was rendered').toBe(true);
+    expectPrivate(dataDir);
+  });
+
+  it('a copy exported for the user (--out) gets the modes of the umask wmark started with, not the private ones', async () => {
+    const id = engine.store.listWatermarks()[0]!.id;
+    const out = tempDir('modes-out');
+    const copied = await exportWatermark(engine, engine.store.getWatermark(id)!, out);
+    const all = modes(copied);
+    expect([...all.keys()].some((f) => f.endsWith('video.mp4'))).toBe(true);
+    const wrong = [...all].filter(([file, mode]) => mode !== (lstatSync(file).isDirectory() ? 0o755 : 0o644)).map(([f, m]) => `${path.relative(copied, f) || '.'} ${m.toString(8)}`);
+    expect(wrong).toEqual([]);
+    // The data folder itself stays private.
     expectPrivate(dataDir);
   });
 
