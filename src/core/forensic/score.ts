@@ -143,6 +143,26 @@ function solveSmall(A: number[][], b: number[]): number[] | undefined {
   return m.map((row, i) => row[n]! / row[i]!);
 }
 
+/** The pair of top candidates whose averaged codewords best explain the readings (z of the pair, ~N(0,1) by chance). */
+function bestPair(candidates: Candidate[], bits: ArrayLike<number>, values: Float64Array, book: PackedCodebook, norm: number): { a: number; b: number; z: number; za: number; zb: number } | undefined {
+  let best: { a: number; b: number; z: number; za: number; zb: number } | undefined;
+  const codes = candidates.map((c) => codeOf(book, c.payload, bits));
+  for (let i = 0; i < candidates.length; i++) {
+    for (let j = i + 1; j < candidates.length; j++) {
+      let dot = 0, nn = 0;
+      for (let k = 0; k < values.length; k++) {
+        const p = (codes[i]![k]! + codes[j]![k]!) / 2;
+        dot += values[k]! * p;
+        nn += p * p;
+      }
+      // Under innocence dot has variance ~ ||s||^2 / 2 (p is 0 half the time): scaled to ~N(0, 1).
+      const z = nn > 0 ? (dot * Math.sqrt(values.length)) / (norm * Math.sqrt(nn)) : 0;
+      if (!best || z > best.z) best = { a: candidates[i]!.payload, b: candidates[j]!.payload, z, za: candidates[i]!.z, zb: candidates[j]!.z };
+    }
+  }
+  return best;
+}
+
 function codeOf(book: PackedCodebook, payload: number, bits: ArrayLike<number>): Int8Array {
   const out = new Int8Array(bits.length);
   for (let i = 0; i < bits.length; i++) {
@@ -200,6 +220,22 @@ export function scorePayloads(readings: SegmentReading[], book: PackedCodebook, 
     }
     const accused = z >= threshold && stage < maxAccused;
     verdict.stages.push({ payload: best, z, t, accused, falseAccusationBound: fa.bound, falseAccusationEstimate: fa.estimate, gap });
+    if (!accused && stage === 0 && verdict.candidates.length > 1) {
+      // Two averaged copies leave each 1/2 of the mark: on a short code neither may reach the threshold alone, while
+      // the pair explains the readings well. Pairs among the top candidates, each member standing out on its own.
+      const pair = bestPair(verdict.candidates, bits, current, book, norm);
+      if (pair && pair.z >= threshold && pair.z > z + 1 && Math.min(pair.za, pair.zb) >= 4.5) {
+        // Multiplicity: every pair of payloads (the search looks at a subset, so this over-counts).
+        const pairs = (payloads * (payloads - 1)) / 2;
+        const est = Math.min(1, pairs * normalTail(pair.z)), bound = Math.min(1, pairs * Math.exp(-(pair.z * pair.z) / 2));
+        verdict.stages[0] = { payload: pair.a, z: pair.z, t, accused: true, falseAccusationBound: bound, falseAccusationEstimate: est, gap };
+        verdict.stages.push({ payload: pair.b, z: pair.z, t: pair.z, accused: true, falseAccusationBound: 0, falseAccusationEstimate: 0, gap: 0 });
+        verdict.accused.push(pair.a, pair.b);
+        codes.push(codeOf(book, pair.a, bits), codeOf(book, pair.b, bits));
+        current = residual(values, bits, codes);
+        continue;
+      }
+    }
     if (!accused) break;
     verdict.accused.push(best);
     codes.push(codeOf(book, best, bits));
