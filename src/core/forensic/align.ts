@@ -276,7 +276,8 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
   }
   let pieces: (TimePiece & { i0: number; i1: number; firstCentre: number; lastCentre: number })[] = [];
   for (const g of groups) {
-    if (g.length === 1 && g[0]!.r < 0.55) continue;
+    // One window alone (8 s) is trusted only when the leak has no more, or when it fits very well.
+    if (g.length === 1 && fits.length > 1 && g[0]!.r < 0.75) continue;
     // Least squares over the windows' centres, then a fine search over the whole piece.
     let sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (const f of g) {
@@ -303,6 +304,9 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
       lastCentre: Math.max(...g.map((f) => (f.i0 + f.i1) / 2)),
     });
   }
+  // A weak piece mostly inside a stronger one is a mis-vote of a few windows (e.g. the leak's last, partial window).
+  pieces = pieces.filter((p) => p.score >= WINDOW_MIN_R);
+  pieces = pieces.filter((p) => !pieces.some((q) => q !== p && q.score > p.score && Math.min(q.i1, p.i1) - Math.max(q.i0, p.i0) >= 0.5 * (p.i1 - p.i0)));
   pieces.sort((a, b) => a.firstCentre - b.firstCentre);
   // Cuts: between consecutive pieces, the bin that best separates "looks like A" from "looks like B".
   for (let p = 0; p + 1 < pieces.length; p++) {
