@@ -8,10 +8,10 @@
 //    its centre sits in the original: O(leak x matches per lookup), never leak x original. 4. The winning vote of each
 //    window is refined by correlating the real-valued features; windows that agree are merged into pieces, and the cut
 //    between two pieces is placed where the leak stops resembling one and starts resembling the other.
-import { SIGNATURE_CELLS } from './detect-math.js';
 
 export const ALIGN_RATE = 10;
-const CELLS = SIGNATURE_CELLS;
+/** Cells per frame signature (detect-math's SIGNATURE_CELLS; not imported: detect-math imports this module). */
+const CELLS = 16;
 const WINDOW_BINS = 80;
 const HOP_BINS = 40;
 /** Speeds searched: 0.90x .. 1.10x of the original. */
