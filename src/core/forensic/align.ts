@@ -325,6 +325,18 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
     A.leakEnd = best / ALIGN_RATE;
     B.leakStart = best / ALIGN_RATE;
   }
+  // A contiguous leak split into several pieces by a few mis-voted windows: when one piece's mapping explains the
+  // whole leak about as well as the pieces explain their parts, the whole leak is that one piece.
+  if (pieces.length > 1) {
+    const longest = [...pieces].sort((a, b) => b.i1 - b.i0 - (a.i1 - a.i0))[0]!;
+    const whole = mappedPearson(l, o, oBins, 0, lBins, longest.scale, longest.offset);
+    const span = pieces.reduce((acc, p) => acc + (p.i1 - p.i0), 0);
+    const mean = pieces.reduce((acc, p) => acc + p.score * (p.i1 - p.i0), 0) / Math.max(1, span);
+    if (whole.r >= 0.95 * mean) {
+      const fine = refine(l, o, oBins, 0, lBins, longest.scale, longest.offset, 0.002, 0.06, 3);
+      pieces = [{ ...longest, scale: fine.scale, offset: fine.offset, score: fine.r, i0: 0, i1: lBins, firstCentre: 0, lastCentre: lBins }];
+    }
+  }
   if (pieces.length) {
     pieces[0]!.leakStart = 0;
     pieces[pieces.length - 1]!.leakEnd = lBins / ALIGN_RATE + 1;
