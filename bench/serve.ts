@@ -10,11 +10,11 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseSettings } from '../src/core/setting-schema.js';
-import { createCredential } from '../src/engine/credentials.js';
 import { openEngine } from '../src/engine/engine.js';
-import { ingestVideo } from '../src/engine/ingest.js';
-import { PLAYLIST_NAME, requestWatermark, runWatermarkJob, watermarkDir } from '../src/engine/watermark.js';
+import { InProcessJobQueue } from '../src/engine/job-queue.js';
+import { LocalService } from '../src/engine/local-service.js';
+import { PLAYLIST_NAME, watermarkDir } from '../src/engine/watermark.js';
+import { lastOf } from '../src/service/watch.js';
 import { machineBusySeconds, median, waitForQuiet } from './lib/measure.js';
 import { fmt, formatMachine, OUT_DIR, REPO_ROOT, table, WMARK_BIN, type Suite, type SuiteContext } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
@@ -290,16 +290,19 @@ export const suite: Suite = {
     let watermarkId: string;
     try {
       log(`ingesting ${path.relative(process.cwd(), clip.path)} and rendering one TEXT watermark (crf ${crf}) ...`);
-      const { video } = await ingestVideo(engine, { source: clip.path, key: KEY });
-      const parsed = parseSettings(TEXT_SETTINGS, { apiVersion: '2.0', path: 'bench' });
-      if (!parsed.ok) throw new Error(`bench settings rejected: ${parsed.issues.join('; ')}`);
-      const req = requestWatermark(engine, { video: { key: KEY }, settings: parsed.value, containers: [...CONTAINERS] });
-      const w = await runWatermarkJob(engine, req.watermark.id);
-      if (w.status !== 'READY') throw new Error(`watermark ended ${w.status}: ${w.error ?? ''}`);
+      const queue = new InProcessJobQueue(engine, { concurrency: 1 });
+      const service = new LocalService(engine, { queue, baseUrl: 'http://127.0.0.1' });
+      const { video } = await service.createVideo({ sourceUrl: clip.path, key: KEY });
+      const ingested = await lastOf(service.watchVideo(video.id));
+      if (ingested.video.status !== 'INGESTED') throw new Error(`ingest ended ${ingested.video.status}: ${ingested.video.error ?? ''}`);
+      const { resource } = await service.requestWatermark({ key: KEY, settings: TEXT_SETTINGS, containers: [...CONTAINERS] });
+      const done = await lastOf(service.watchWatermark(resource, 'complete'));
+      if (done.status !== 'READY') throw new Error(`watermark ended ${done.status}`);
+      await queue.close();
       videoId = video.id;
-      watermarkId = w.id;
-      segDir = watermarkDir(engine, video.id, w.id);
-      cred = createCredential(engine, 'bench serve');
+      watermarkId = resource.id!;
+      segDir = watermarkDir(engine, video.id, watermarkId);
+      cred = service.createKey('bench serve');
     } finally {
       engine.close();
     }

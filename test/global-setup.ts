@@ -4,6 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export default function setup(): void {
+  // Pure unit runs need no build; WMARK_SKIP_BUILD=1 saves the compile (and works while other layers are mid-change).
+  if (process.env.WMARK_SKIP_BUILD === '1') return;
   const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
   execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 }

@@ -1,8 +1,16 @@
-// Per-run state shared by commands: parsed global flags, output, config (loaded once) and the local engine (opened on demand).
+// Per-run state shared by commands: parsed global flags, output, config (loaded once), and the service a command
+// talks to: the local engine (opened on demand, with the job queue the command needs) or a remote service.
+import type { ApiVersion } from '../core/api-version.js';
 import { loadConfig, type ConfigFlags, type ResolvedConfig } from '../config/load-config.js';
 import { openEngine, type Engine } from '../engine/engine.js';
+import { InProcessJobQueue, type JobQueue } from '../engine/job-queue.js';
+import { LocalService } from '../engine/local-service.js';
+import { RemoteService } from '../remote/remote-service.js';
+import type { WatermarkService } from '../service/watermark-service.js';
+import { DetachedJobQueue } from './detached-job-queue.js';
 import type { CliIO } from './io.js';
 import { Output } from './output.js';
+import { openRemote, type RemoteFlags } from './remote-flags.js';
 
 export interface GlobalFlags {
   json?: boolean;
@@ -13,10 +21,21 @@ export interface GlobalFlags {
   dataDir?: string;
 }
 
+/** Who runs the jobs a local command starts: this process (it waits for them), a detached one, or nobody. */
+export type QueueChoice = 'in-process' | 'detached';
+
+export interface LocalOptions {
+  queue?: QueueChoice;
+  /** Base of the links in answers (--public-url); else the running `wmark serve`'s address, config, or the default. */
+  publicUrl?: string;
+  api?: ApiVersion;
+}
+
 export class CliContext {
   readonly output: Output;
   private config?: Promise<ResolvedConfig>;
   private engine?: Engine;
+  private queue?: JobQueue;
   private readonly extraFlags: ConfigFlags = {};
 
   constructor(
@@ -46,22 +65,37 @@ export class CliContext {
     return this.config;
   }
 
+  /** The engine on this run's data dir; only `serve`, `demo` and the job runner hold it themselves. */
   async openEngine(): Promise<Engine> {
     if (this.engine) return this.engine;
     const config = await this.loadConfig();
-    this.engine = openEngine({
-      dataDir: config.dataDir,
-      ffmpeg: config.ffmpeg,
-      ffprobe: config.ffprobe,
-      font: config.font,
-      workers: config.workers,
-      encode: config.encode,
-    });
+    this.engine = openEngine({ dataDir: config.dataDir, ffmpeg: config.ffmpeg, ffprobe: config.ffprobe, font: config.font, workers: config.workers, encode: config.encode });
     return this.engine;
   }
 
-  close(): void {
+  /** The local engine as a service. Jobs it starts run in this process (waited for) unless `queue` says detached. */
+  async localService(options: LocalOptions = {}): Promise<LocalService> {
+    const config = await this.loadConfig();
+    const engine = await this.openEngine();
+    this.queue ??=
+      options.queue === 'detached'
+        ? new DetachedJobQueue({ dataDir: engine.paths.root, configFile: this.flags.config, io: this.io })
+        : // One job at a time: each spreads its segments over every worker already.
+          new InProcessJobQueue(engine, { concurrency: 1, log: (line) => this.output.warn(line) });
+    const baseUrl = options.publicUrl ?? config.publicUrl ?? `http://${config.server.host}:${config.server.port}`;
+    return new LocalService(engine, { queue: this.queue, baseUrl, api: options.api });
+  }
+
+  /** The service a command talks to: a remote one with --remote, else the local engine. */
+  async service(flags: RemoteFlags & { publicUrl?: string }, options: LocalOptions & { apiFlag?: string; defaultTimeout?: string } = {}): Promise<WatermarkService> {
+    if (flags.remote === undefined) return this.localService({ ...options, publicUrl: flags.publicUrl ?? options.publicUrl });
+    const remote = await openRemote(this, flags, { ...('apiFlag' in options ? { apiFlag: options.apiFlag } : {}), ...(options.defaultTimeout ? { defaultTimeout: options.defaultTimeout } : {}) });
+    return new RemoteService(remote.session, remote.api);
+  }
+
+  async close(): Promise<void> {
     this.output.stopSpinner();
+    await this.queue?.close();
     this.engine?.close();
     this.engine = undefined;
   }

@@ -1,7 +1,7 @@
 // How a CLI run talks to the user: data on stdout (human, plain or JSON), progress and messages on stderr.
 import { Chalk, type ChalkInstance } from 'chalk';
 import ora, { type Ora } from 'ora';
-import { isWmarkError, WmarkError } from '../core/errors.js';
+import { WmarkError, isWmarkError } from '../core/errors.js';
 import type { CliIO } from './io.js';
 
 export type OutputMode = 'human' | 'plain' | 'json';
@@ -109,7 +109,7 @@ export class Output {
       this.io.stderr.write(`${c.red('error:')} ${e.message}\n`);
       if (e.hint) this.io.stderr.write(`${c.dim('hint:')} ${e.hint}\n`);
       if (this.options.verbose && e.details.length) this.io.stderr.write(`${c.dim(e.details.join('\n'))}\n`);
-      if (this.options.verbose && e.category === 'unexpected' && e.cause instanceof Error && e.cause.stack) this.io.stderr.write(`${c.dim(e.cause.stack)}\n`);
+      if (this.options.verbose && e.kind === 'unexpected' && e.cause instanceof Error && e.cause.stack) this.io.stderr.write(`${c.dim(e.cause.stack)}\n`);
     }
     return e.exitCode;
   }
@@ -124,13 +124,13 @@ export function toWmarkError(error: unknown): WmarkError {
   if (isWmarkError(error)) return error;
   const named = error as { code?: string; message?: string; hint?: string; name?: string } | undefined;
   if (named?.name === 'ConfigError' || named?.code === 'CONFIG_INVALID') {
-    return new WmarkError('config', 'CONFIG_INVALID', named.message ?? 'invalid configuration', { hint: named.hint });
+    return new WmarkError('CONFIG_INVALID', named.message ?? 'invalid configuration', { hint: named.hint });
   }
   if (named?.name === 'ExitPromptError' || named?.name === 'AbortPromptError') {
-    return new WmarkError('interrupted', 'INTERRUPTED', 'cancelled');
+    return new WmarkError('INTERRUPTED', 'cancelled');
   }
   const message = error instanceof Error ? error.message : String(error);
-  return new WmarkError('unexpected', 'UNEXPECTED', `unexpected error: ${message}`, {
+  return new WmarkError('UNEXPECTED', `unexpected error: ${message}`, {
     cause: error,
     hint: 'Run again with --verbose for details; please report it if it persists.',
   });

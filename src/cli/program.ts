@@ -1,46 +1,22 @@
 // The wmark command line: root flags, command registration, and run(argv, io) which returns the exit code.
 import { Command, CommanderError } from 'commander';
 import { WmarkError } from '../core/errors.js';
-import { CliContext, type GlobalFlags } from './context.js';
+import { VERSION } from '../version.js';
+import { attachRunState, runStateOf, type RunState } from './action.js';
+import { CliContext } from './context.js';
 import type { CliIO } from './io.js';
+import { registerRemoteAuth } from './commands/auth-remote.js';
+import { registerAuth } from './commands/auth.js';
+import { registerDemo } from './commands/demo.js';
+import { registerDetect } from './commands/detect.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerIngest } from './commands/ingest.js';
-import { registerVideo } from './commands/video.js';
-import { registerTemplate } from './commands/template.js';
-import { registerWatermark } from './commands/watermark.js';
-import { registerDemo } from './commands/demo.js';
-import { registerServe } from './commands/serve.js';
-import { registerDetect } from './commands/detect.js';
-import { registerAuth } from './commands/auth.js';
-import { registerRemoteAuth } from './commands/auth-remote.js';
+import { registerJob } from './commands/job.js';
 import { registerPoll } from './commands/poll.js';
-import { VERSION } from './version.js';
-
-export type CommandAction = (ctx: CliContext, ...args: any[]) => Promise<number | void>;
-
-/** Wraps a command's action: builds the context from the root flags, and turns the outcome into an exit code. */
-export function action(run: (ctx: CliContext, ...args: any[]) => Promise<number | void>) {
-  return async function (this: Command, ...args: unknown[]) {
-    const root = rootOf(this);
-    const state = (root as Command & { wmarkState: RunState }).wmarkState;
-    const ctx = new CliContext(state.io, root.opts() as GlobalFlags);
-    state.ctx = ctx;
-    const code = await run(ctx, ...args);
-    state.exitCode = typeof code === 'number' ? code : 0;
-  };
-}
-
-function rootOf(command: Command): Command {
-  let c = command;
-  while (c.parent) c = c.parent;
-  return c;
-}
-
-interface RunState {
-  io: CliIO;
-  ctx?: CliContext;
-  exitCode: number;
-}
+import { registerServe } from './commands/serve.js';
+import { registerTemplate } from './commands/template.js';
+import { registerVideo } from './commands/video.js';
+import { registerWatermark } from './commands/watermark.js';
 
 export function buildProgram(io: CliIO): Command {
   const program = new Command('wmark');
@@ -60,7 +36,7 @@ export function buildProgram(io: CliIO): Command {
       writeErr: (s) => io.stderr.write(s),
       outputError: (s, write) => write(s),
     });
-  (program as Command & { wmarkState: RunState }).wmarkState = { io, exitCode: 0 };
+  attachRunState(program, { io, exitCode: 0 });
   registerIngest(program);
   registerVideo(program);
   registerTemplate(program);
@@ -71,6 +47,7 @@ export function buildProgram(io: CliIO): Command {
   registerPoll(program);
   registerDoctor(program);
   registerDemo(program);
+  registerJob(program);
   const inherit = (c: Command) => {
     c.exitOverride().configureOutput(program.configureOutput());
     c.commands.forEach(inherit);
@@ -82,7 +59,7 @@ export function buildProgram(io: CliIO): Command {
 /** Runs the CLI in-process. Only bin/wmark.js turns the returned code into process.exit. */
 export async function run(argv: readonly string[], io: CliIO): Promise<number> {
   const program = buildProgram(io);
-  const state = (program as Command & { wmarkState: RunState }).wmarkState;
+  const state: RunState = runStateOf(program);
   try {
     if (argv.length === 0) {
       program.outputHelp();
@@ -104,9 +81,9 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
       return 2;
     }
     const ctx = state.ctx ?? new CliContext(io, { json: argv.includes('--json') });
-    if (io.signal?.aborted) return ctx.output.error(new WmarkError('interrupted', 'INTERRUPTED', 'interrupted'));
+    if (io.signal?.aborted) return ctx.output.error(new WmarkError('INTERRUPTED', 'interrupted'));
     return ctx.output.error(error);
   } finally {
-    state.ctx?.close();
+    await state.ctx?.close();
   }
 }

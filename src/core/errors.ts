@@ -1,65 +1,199 @@
-// Typed errors shared by the CLI, the engine and the server: a stable code, a user-facing hint, an exit code and an HTTP status.
+// The error catalogue: every code wmark raises, declared once with its kind, HTTP status, exit code and hint, and
+// the WmarkError that carries one. The CLI prints code + message + hint and exits with the code's exit status; the
+// server answers `{message, code}` with its HTTP status. (As hls.js keeps ErrorTypes/ErrorDetails in one place.)
 
-export type ErrorCategory = 'usage' | 'config' | 'auth' | 'remote' | 'engine' | 'timeout' | 'interrupted' | 'not-found' | 'conflict' | 'unprocessable' | 'forbidden' | 'gone' | 'unexpected';
+/** What went wrong, broadly: decides how callers react (retry, stop a batch, log a stack) more than the wording. */
+export type ErrorKind =
+  | 'usage' // the input is wrong: fix the request or the flags
+  | 'auth' // missing or refused credentials, or a signed link that is not valid
+  | 'not-found'
+  | 'conflict'
+  | 'gone'
+  | 'unprocessable' // a valid request this video or file cannot satisfy
+  | 'limit' // too much, too fast
+  | 'config'
+  | 'remote' // the remote service is unreachable or answered nonsense
+  | 'engine' // ffmpeg or the media pipeline failed
+  | 'timeout'
+  | 'interrupted'
+  | 'unexpected';
 
-const EXIT_CODES: Record<ErrorCategory, number> = {
-  usage: 2,
-  config: 3,
-  auth: 4,
-  remote: 5,
-  engine: 6,
-  timeout: 124,
-  interrupted: 130,
-  'not-found': 2,
-  conflict: 2,
-  unprocessable: 2,
-  forbidden: 4,
-  gone: 2,
-  unexpected: 1,
-};
+export interface ErrorSpec {
+  kind: ErrorKind;
+  http: number;
+  exit: number;
+  hint?: string;
+}
 
-const HTTP_STATUS: Record<ErrorCategory, number> = {
-  usage: 400,
-  config: 500,
-  auth: 401,
-  remote: 502,
-  engine: 500,
-  timeout: 504,
-  interrupted: 503,
-  'not-found': 404,
-  conflict: 409,
-  unprocessable: 422,
-  forbidden: 403,
-  gone: 410,
-  unexpected: 500,
-};
+// Exit codes (README): 0 ok, 1 unexpected, 2 usage, 3 config, 4 auth, 5 remote unavailable, 6 engine, 8 no mark
+// found, 124 timeout, 130 interrupted.
+const usage = (http = 400, hint?: string): ErrorSpec => ({ kind: 'usage', http, exit: 2, ...(hint ? { hint } : {}) });
+const auth = (http: number, hint?: string): ErrorSpec => ({ kind: 'auth', http, exit: 4, ...(hint ? { hint } : {}) });
+const notFound = (hint?: string): ErrorSpec => ({ kind: 'not-found', http: 404, exit: 2, ...(hint ? { hint } : {}) });
+const unprocessable = (hint?: string, exit = 2): ErrorSpec => ({ kind: 'unprocessable', http: 422, exit, ...(hint ? { hint } : {}) });
+const engine = (hint?: string): ErrorSpec => ({ kind: 'engine', http: 500, exit: 6, ...(hint ? { hint } : {}) });
+const remote = (hint?: string): ErrorSpec => ({ kind: 'remote', http: 502, exit: 5, ...(hint ? { hint } : {}) });
+
+const SEE_VIDEOS = 'List videos with `wmark video list`, or ingest it first with `wmark ingest`.';
+const SOURCE_HINT = 'Check the path, or pass an http(s) URL.';
+const SIGNED_LINK_HINT = 'Ask for the watermark again (the same request returns the same watermark with fresh links).';
+
+export const ERRORS = {
+  // ---- usage: requests, flags, files
+  USAGE: usage(400, 'See --help.'),
+  BAD_FLAG: usage(),
+  BAD_DURATION: usage(),
+  BAD_CONTAINERS: usage(),
+  BAD_MAP: usage(),
+  BAD_FORENSIC: usage(400, 'Give 0..65535, two ASCII characters (ascii:AB) or base64 of two bytes (base64:QUI=).'),
+  BAD_EXPIRATION: usage(),
+  BAD_HREF: usage(),
+  BAD_REMOTE: usage(400, 'e.g. --remote https://watermark.example.com'),
+  REMOTE_URL_REQUIRED: usage(400, 'Give --remote URL, set WMARK_API_URL, put remote.url in the config file, or log in with `wmark auth login --remote URL`.'),
+  VIDEO_REQUIRED: usage(),
+  VIDEO_CONFLICT: usage(),
+  SETTINGS_REQUIRED: usage(400, 'e.g. wmark watermark --key KEY --text "for alice@example.com"'),
+  SETTINGS_CONFLICT: usage(),
+  SETTINGS_INVALID: usage(),
+  TEXT_REQUIRED: usage(),
+  MAP_NEEDS_TEMPLATE: usage(),
+  BATCH_NEEDS_TEMPLATE: usage(),
+  BATCH_AND_MAP: usage(),
+  BATCH_INVALID: usage(),
+  OUT_NEEDS_WAIT: usage(),
+  OUT_LOCAL_ONLY: usage(400, 'Download the mp4 link instead.'),
+  PUBLIC_URL_LOCAL_ONLY: usage(),
+  LOCAL_ONLY: usage(),
+  TEMPLATE_INVALID: usage(),
+  TEMPLATE_MAPPING_INVALID: usage(),
+  TEMPLATE_BUILTIN: usage(),
+  INPUT_NOT_READABLE: usage(),
+  INVALID_JSON: usage(),
+  STDIN_IS_TTY: usage(400, 'Pipe the file in, or give its path instead of "-".'),
+  SOURCE_REQUIRED: usage(),
+  LEAK_NOT_FOUND: usage(),
+  // HTTP requests
+  VALIDATION_FAILED: usage(),
+  INVALID_BODY: usage(),
+  BAD_PATH: usage(),
+  BODY_TOO_LARGE: usage(413),
+  UNSUPPORTED_MEDIA_TYPE: usage(415),
+  METHOD_NOT_ALLOWED: usage(405),
+
+  // ---- auth (CLI exit 4)
+  AUTH_REQUIRED: auth(401, 'Send x-api-client-id and x-api-key, or Authorization: Bearer <token> from GET /1.0/authenticate/accessToken.'),
+  AUTH_INVALID: auth(401),
+  TOKEN_INVALID: auth(401),
+  TOKEN_EXPIRED: auth(401),
+  TOKEN_REFUSED: auth(401),
+  NOT_LOGGED_IN: auth(401),
+  CREDENTIALS_REQUIRED: auth(401),
+  SIGNATURE_INVALID: auth(403, SIGNED_LINK_HINT),
+  SIGNATURE_EXPIRED: auth(403, SIGNED_LINK_HINT),
+  LINK_EXPIRED: auth(403, 'A long-poll link expires shortly after READY: use the playlist link, or ask for the watermark again.'),
+  LINK_REFUSED: auth(403, 'A long-poll link expires shortly after READY. Send the same watermark request again for fresh links (it returns the same watermark, nothing is re-encoded).'),
+
+  // ---- not found, conflict, gone (CLI exit 2)
+  NOT_FOUND: notFound(),
+  VIDEO_NOT_FOUND: notFound(SEE_VIDEOS),
+  TEMPLATE_NOT_FOUND: notFound('See `wmark template list`.'),
+  WATERMARK_NOT_FOUND: notFound(),
+  CLIENT_NOT_FOUND: notFound('See `wmark auth keys list`.'),
+  NOT_READY: notFound(),
+  KEY_EXISTS: { kind: 'conflict', http: 409, exit: 2 },
+  VIDEO_NOT_READY: { kind: 'conflict', http: 409, exit: 2, hint: 'Try again when its status is INGESTED.' },
+  WATERMARK_EXPIRED: { kind: 'gone', http: 410, exit: 2, hint: 'Change any setting to create a new watermark with a new expiration (SPEC 2.5).' },
+
+  // ---- a valid request the input cannot satisfy (HTTP 422, CLI exit 2: the input is the user's)
+  SOURCE_NOT_FOUND: unprocessable(SOURCE_HINT),
+  SOURCE_NOT_A_FILE: unprocessable(),
+  SOURCE_EMPTY: unprocessable(),
+  SOURCE_UNREACHABLE: unprocessable('Check the URL, and that the server is up and reachable from here.'),
+  NOT_A_VIDEO: unprocessable(),
+  NO_VIDEO_STREAM: unprocessable(),
+  BAD_FRAME_RATE: unprocessable(),
+  BAD_DIMENSIONS: unprocessable(),
+  NO_FRAMES: unprocessable(),
+  FORENSIC_TOO_SHORT: unprocessable(),
+  FORENSIC_NOT_ENABLED: unprocessable('Ingest it again under a new key with --forensic (videos of 5 minutes or more).'),
+  VIDEO_FAILED: unprocessable(),
+  LEAK_TOO_SHORT: unprocessable(),
+  NO_MARK: unprocessable(undefined, 8),
+
+  // ---- limits
+  RATE_LIMITED: { kind: 'limit', http: 429, exit: 5 },
+  NOT_READY_YET: { kind: 'limit', http: 503, exit: 5, hint: 'Send the same request again shortly.' },
+
+  // ---- config (exit 3)
+  CONFIG_INVALID: { kind: 'config', http: 500, exit: 3 },
+  CREDENTIALS_INVALID: { kind: 'config', http: 500, exit: 3, hint: 'Remove it (wmark auth logout --all) and log in again.' },
+  CREDENTIALS_UNREADABLE: { kind: 'config', http: 500, exit: 3 },
+
+  // ---- remote service (exit 5)
+  REMOTE_UNREACHABLE: remote('Check the URL (--remote, WMARK_API_URL or remote.url in the config) and that the service is running.'),
+  BAD_RESPONSE: remote('Check that the URL points at a watermarking service (SPEC API 1.0/2.0).'),
+  NO_HREF: remote(),
+
+  // ---- engine: ffmpeg and the media pipeline (exit 6)
+  FFMPEG_FAILED: engine(),
+  FFMPEG_CRASHED: engine(),
+  FFMPEG_NOT_FOUND: engine('Run `wmark doctor`, or set WMARK_FFMPEG / WMARK_FFPROBE.'),
+  PROBE_FAILED: engine(),
+  FRAME_COUNT_MISMATCH: engine(),
+  SEGMENT_LIST_MISMATCH: engine(),
+  PUBLISH_FAILED: engine(),
+  INGEST_FAILED: engine(),
+  INGEST_ABANDONED: engine('Run the same ingest again: it starts over.'),
+  INGEST_VANISHED: engine(),
+  WATERMARK_FAILED: engine(),
+  SIDECAR_MISSING: engine(),
+  LEAK_DECODE_FAILED: engine('Check that the file plays (e.g. `ffprobe FILE`); a truncated download may decode only in part.'),
+  DOCTOR_FAILED: engine(),
+  DEMO_FAILED: engine(),
+
+  // ---- time and interruption
+  TIMEOUT: { kind: 'timeout', http: 504, exit: 124 },
+  INGEST_TIMEOUT: { kind: 'timeout', http: 504, exit: 124 },
+  INTERRUPTED: { kind: 'interrupted', http: 503, exit: 130 },
+  CLIENT_CLOSED: { kind: 'interrupted', http: 400, exit: 130 },
+  CANCELLED: { kind: 'interrupted', http: 503, exit: 130 },
+
+  // ---- bugs
+  UNEXPECTED: { kind: 'unexpected', http: 500, exit: 1, hint: 'Run again with --verbose for details; please report it if it persists.' },
+  INTERNAL: { kind: 'unexpected', http: 500, exit: 1 },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
 
 export interface WmarkErrorOptions {
+  /** Replaces the catalogue's hint for this occurrence (e.g. naming the file or flag at fault). */
   hint?: string;
   details?: string[];
   cause?: unknown;
-  /** Overrides the category's default exit code (e.g. 6 for an ingest of a file that is not a video). */
-  exitCode?: number;
-  httpStatus?: number;
+  /** HTTP headers the server adds to this error's answer (Retry-After, Allow). */
+  headers?: Record<string, string>;
 }
 
 export class WmarkError extends Error {
   readonly code: string;
-  readonly category: ErrorCategory;
+  readonly kind: ErrorKind;
   readonly hint?: string;
   readonly details: string[];
   readonly exitCode: number;
   readonly httpStatus: number;
+  readonly headers: Record<string, string>;
 
-  constructor(category: ErrorCategory, code: string, message: string, options: WmarkErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: WmarkErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    const spec: ErrorSpec = ERRORS[code];
     this.name = 'WmarkError';
-    this.category = category;
     this.code = code;
-    this.hint = options.hint;
+    this.kind = spec.kind;
+    this.hint = options.hint ?? spec.hint;
     this.details = options.details ?? [];
-    this.exitCode = options.exitCode ?? EXIT_CODES[category];
-    this.httpStatus = options.httpStatus ?? HTTP_STATUS[category];
+    this.exitCode = spec.exit;
+    this.httpStatus = spec.http;
+    this.headers = options.headers ?? {};
   }
 
   toJSON(): { code: string; message: string; hint?: string; details?: string[] } {
@@ -72,16 +206,28 @@ export class WmarkError extends Error {
   }
 }
 
-export const usageError = (code: string, message: string, options?: WmarkErrorOptions) => new WmarkError('usage', code, message, options);
-export const engineError = (code: string, message: string, options?: WmarkErrorOptions) => new WmarkError('engine', code, message, options);
-export const notFoundError = (code: string, message: string, options?: WmarkErrorOptions) => new WmarkError('not-found', code, message, options);
+/**
+ * An error a remote service answered with: its own code (not in our catalogue) and a kind read from the HTTP status.
+ * The one place a code is not declared above, because another service declares it.
+ */
+export class ServiceError extends WmarkError {
+  constructor(serviceCode: string, kind: ErrorKind, exitCode: number, message: string, options: WmarkErrorOptions & { httpStatus: number }) {
+    super('UNEXPECTED', message, options);
+    Object.assign(this, { code: serviceCode, kind, exitCode, httpStatus: options.httpStatus, hint: options.hint });
+  }
+}
 
-/** Issues from a validator become one usage error that lists every problem. */
-export function validationError(code: string, issues: string[], hint?: string): WmarkError {
+/** Issues from a validator become one error that lists every problem. */
+export function validationError(code: ErrorCode, issues: string[], hint?: string): WmarkError {
   const message = issues.length === 1 ? issues[0]! : `${issues.length} problems:\n  - ${issues.join('\n  - ')}`;
-  return new WmarkError('usage', code, message, { details: issues, hint });
+  return new WmarkError(code, message, { details: issues, ...(hint ? { hint } : {}) });
 }
 
 export function isWmarkError(error: unknown): error is WmarkError {
   return error instanceof WmarkError;
+}
+
+/** True for errors that end a run on purpose (Ctrl-C, a cancelled job), not by failure. */
+export function isInterruption(error: unknown): boolean {
+  return isWmarkError(error) && error.kind === 'interrupted';
 }

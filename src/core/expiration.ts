@@ -4,6 +4,7 @@
 // expiration"), while signed URLs carry milliseconds; a millisecond value pasted where
 // seconds belong would mean "in the year 55,000", so such values are refused with a hint
 // instead of being accepted and silently never expiring.
+import { parseDuration } from './duration.js';
 
 export type ExpirationResult =
   | { ok: true; unixSeconds: number }
@@ -14,15 +15,6 @@ export const MILLISECONDS_THRESHOLD = 1e11;
 /** How far ahead an expiration may be; further than this is more likely a typo than intent. */
 export const MAX_EXPIRATION_AHEAD_MS = 3653 * 24 * 3600 * 1000;
 
-const UNIT_MS: Record<string, number> = {
-  s: 1000,
-  m: 60 * 1000,
-  h: 3600 * 1000,
-  d: 24 * 3600 * 1000,
-  w: 7 * 24 * 3600 * 1000,
-};
-const DURATION_PATTERN = /^(?:[0-9]+[smhdw])+$/;
-const DURATION_PART = /([0-9]+)([smhdw])/g;
 // A calendar date is required; time and offset are optional. A time without an offset is
 // local time, as in ECMAScript's Date.parse.
 const ISO_PATTERN =
@@ -39,14 +31,12 @@ export function parseExpirationInput(input: string, nowMs: number): ExpirationRe
 
   if (/^[0-9]+$/.test(text)) return checkUnixSeconds(label, Number(text), nowMs);
 
-  if (DURATION_PATTERN.test(text)) {
-    const durationMs = parseDurationMs(text);
-    if (durationMs === undefined) {
-      return { ok: false, message: `${label}: ${JSON.stringify(text)} repeats a unit`, hint: 'write each unit once, e.g. 1d12h' };
-    }
-    if (durationMs === 0) return { ok: false, message: `${label}: a duration of zero is not in the future` };
+  const duration = parseDuration(text);
+  if (duration.ok || duration.reason === 'repeated-unit') {
+    if (!duration.ok) return { ok: false, message: `${label}: ${JSON.stringify(text)} repeats a unit`, hint: 'write each unit once, e.g. 1d12h' };
+    if (duration.ms === 0) return { ok: false, message: `${label}: a duration of zero is not in the future` };
     // Round up so the URL lives at least as long as asked.
-    return checkWindow(label, text, Math.ceil((nowMs + durationMs) / 1000), nowMs);
+    return checkWindow(label, text, Math.ceil((nowMs + duration.ms) / 1000), nowMs);
   }
 
   const iso = parseIsoMs(text);
@@ -106,18 +96,6 @@ function checkWindow(label: string, shown: string, unixSeconds: number, nowMs: n
     };
   }
   return { ok: true, unixSeconds };
-}
-
-/** Sum of a duration like `1d12h`, or undefined when a unit repeats (`1h1h` is likely a typo). */
-function parseDurationMs(text: string): number | undefined {
-  const seen = new Set<string>();
-  let total = 0;
-  for (const [, amount, unit] of text.matchAll(DURATION_PART)) {
-    if (amount === undefined || unit === undefined || seen.has(unit)) return undefined;
-    seen.add(unit);
-    total += Number(amount) * (UNIT_MS[unit] ?? 0);
-  }
-  return total;
 }
 
 /** Milliseconds for an ISO 8601 string; undefined when it isn't ISO-shaped, NaN when it is but is no real time. */

@@ -34,9 +34,9 @@ export function ingestArgs(plan: IngestPlan): string[] {
   const gop = framesPerSegment(plan.fps);
   const segmentSeconds = (gop * plan.fps.den) / plan.fps.num;
   const halfFrame = plan.fps.den / plan.fps.num / 2;
-  const filters = [`fps=${plan.fps.num}/${plan.fps.den}`];
-  if (plan.width % 2 || plan.height % 2) filters.push('scale=trunc(iw/2)*2:trunc(ih/2)*2');
-  filters.push('format=yuv420p');
+  // Always scaled to the recorded size, rounded down to even (4:2:0 needs it): every segment then has the size the
+  // record says, even when a source changes resolution mid-stream. ffmpeg passes frames through when nothing changes.
+  const filters = [`fps=${plan.fps.num}/${plan.fps.den}`, `scale=${plan.width - (plan.width % 2)}:${plan.height - (plan.height % 2)}`, 'format=yuv420p'];
   return [
     '-y', '-i', plan.source,
     '-map', '0:v:0', ...(plan.hasAudio ? ['-map', '0:a:0'] : []),

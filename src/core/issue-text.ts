@@ -1,5 +1,6 @@
 // How validation issues name places and values: dotted paths, a short description of a rejected value, and the
 // nearest known key for a typo. Shared by settings, templates, batches, request bodies and config.
+import { z } from 'zod';
 
 export type Result<T> = { ok: true; value: T } | { ok: false; issues: string[] };
 
@@ -53,4 +54,40 @@ export function closestKey(key: string, candidates: readonly string[]): string |
     }
   }
   return best;
+}
+
+// ---------------------------------------------------------------------------------------------
+// zod issues in the same style
+
+/**
+ * A catchall for z.object that refuses each unknown key with its own issue (z.strictObject would report them all as
+ * one). `message` gets the key: zod words an issue once its path is complete, so the key is the path's last step.
+ */
+export function rejectKey(message: (key: string) => string) {
+  return z.unknown().refine(() => false, { error: (issue) => message(String(issue.path?.at(-1))) });
+}
+
+/**
+ * zod reports an object's unknown keys, and rules spanning fields, after its fields. This lists issues in the order
+ * the keys are declared instead, unknown keys first, so a misspelt key comes right before the "required" it causes.
+ * keysAt(depth) gives the declared keys of the object at that depth of the paths; ties keep zod's order.
+ */
+export function inDeclaredOrder<T extends { path: readonly PropertyKey[] }>(
+  issues: readonly T[],
+  keysAt: (depth: number) => readonly string[],
+): T[] {
+  const rank = (issue: T) => issue.path.map((key, depth) => keysAt(depth).indexOf(String(key)));
+  return issues.toSorted((a, b) => {
+    const [ra, rb] = [rank(a), rank(b)];
+    for (let depth = 0; depth < Math.min(ra.length, rb.length); depth++) if (ra[depth] !== rb[depth]) return ra[depth]! - rb[depth]!;
+    return ra.length - rb.length;
+  });
+}
+
+/** zod issues as `path: message` lines under `base`; with no base, the top-level key is shown as it is. */
+export function issueLines(issues: readonly { path: readonly PropertyKey[]; message: string }[], base = ''): string[] {
+  return issues.map(({ path, message }) => {
+    const at = path.reduce<string>((p, key) => (p === '' ? String(key) : joinPath(p, typeof key === 'number' ? key : String(key))), base);
+    return at === '' ? message : `${at}: ${message}`;
+  });
 }

@@ -1,7 +1,7 @@
 // Settings-template placeholders (SPEC 2.3): discovery, one-pass substitution, then re-validation.
 import type { ApiVersion } from './api-version.js';
-import { describeValue, joinPath, type Result } from './issue-text.js';
-import { placeholderRegExp, templatePlaceholders } from './placeholders.js';
+import type { Result } from './issue-text.js';
+import { checkMappings, placeholderRegExp, templatePlaceholders } from './placeholders.js';
 import { parseSettings } from './setting-schema.js';
 import type { Setting, TemplateSetting } from './setting-types.js';
 
@@ -36,26 +36,9 @@ export function renderTemplate(
   opts: RenderOptions = {},
 ): Result<Setting[]> {
   const mappingsPath = opts.mappingsPath ?? 'settingsTemplateMapping.mappings';
-  if (typeof mappings !== 'object' || mappings === null || Array.isArray(mappings)) {
-    return { ok: false, issues: [`${mappingsPath}: expected an object of placeholder names to string values, got ${describeValue(mappings)}`] };
-  }
-  const record = mappings as Record<string, unknown>;
-  const used = templatePlaceholders(settings);
-  const issues: string[] = [];
-  const values = new Map<string, string>();
-
-  for (const name of used) {
-    // Own properties only: a placeholder named "constructor" must not find Object.prototype's.
-    if (!Object.hasOwn(record, name)) issues.push(`${mappingsPath}: missing value for placeholder "${name}"`);
-  }
-  for (const [name, value] of Object.entries(record)) {
-    if (!used.includes(name)) {
-      issues.push(`${mappingsPath}: mapping ${JSON.stringify(name)} is not used by template`);
-    } else if (typeof value !== 'string') {
-      issues.push(`${joinPath(mappingsPath, name)}: expected a string value, got ${describeValue(value)}`);
-    } else values.set(name, value);
-  }
+  const issues = checkMappings(templatePlaceholders(settings), mappings, mappingsPath);
   if (issues.length > 0) return { ok: false, issues };
+  const values = new Map(Object.entries(mappings as Record<string, string>));
 
   const rendered = settings.map((s) => ({ ...s, content: substitute(s.content, values) }));
   return parseSettings(rendered, { apiVersion, path: opts.path ?? 'template.settings' });

@@ -1,7 +1,18 @@
-// Watermark setting validation and normalisation (SPEC 2.2, DESIGN 4): every problem reported with its path.
+// Watermark setting validation and normalisation (SPEC 2.2, DESIGN 4) as zod schemas: every problem reported with its path.
+import { z } from 'zod';
 import type { ApiVersion } from './api-version.js';
 import { decodeForensicContent } from './forensic-payload.js';
-import { closestKey, describeValue, isPlainObject, joinPath, quote, type Result } from './issue-text.js';
+import {
+  closestKey,
+  describeValue,
+  inDeclaredOrder,
+  isPlainObject,
+  issueLines,
+  joinPath,
+  quote,
+  rejectKey,
+  type Result,
+} from './issue-text.js';
 import { hasPlaceholder } from './placeholders.js';
 import {
   DEFAULTS,
@@ -11,7 +22,6 @@ import {
   type ForensicSetting,
   type ForensicTemplateSetting,
   type HAlign,
-  type MoveAnimation,
   type Setting,
   type TemplateSetting,
   type TextSetting,
@@ -30,319 +40,244 @@ export interface TemplateParseOptions {
   path?: string;
 }
 
-const TEXT_KEYS = [
-  'type',
-  'content',
-  'x',
-  'y',
-  'align',
-  'horizontalAlignment',
-  'verticalAlign',
-  'verticalAlignment',
-  'fontSize',
-  'fontColor',
-  'fontOpacity',
-  'shadowColor',
-  'shadowOpacity',
-  'shadowOffsetX',
-  'shadowOffsetY',
-  'animation',
-] as const;
-const FORENSIC_KEYS = ['type', 'content'] as const;
-const ANIMATION_KEYS = ['type', 'toX', 'toY', 'startTime', 'endTime'] as const;
-
-function unknownKeyIssue(path: string, key: string, candidates: readonly string[]): string {
-  const suggestion = closestKey(key, candidates);
-  const hint = suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`;
-  return `${joinPath(path, key)}: unknown key ${quote(key)}${hint}; allowed keys: ${candidates.join(', ')}`;
-}
-
 // ---------------------------------------------------------------------------------------------
-// Field readers: each returns the normalised value, or undefined after pushing an issue.
+// Building blocks: each carries the one message that covers every way its value can be wrong.
 
-interface NumberRule {
-  min: number;
-  max: number;
-  minExclusive?: boolean;
-  unit: string;
+type Rejected = { input?: unknown };
+
+/** A rejected value as messages show it: a string in quotes, anything else described. */
+const shown = (v: unknown): string => (typeof v === 'string' ? quote(v) : describeValue(v));
+const didYouMean = (near: string | undefined): string => (near === undefined ? '' : ` (did you mean "${near}"?)`);
+const unknownKey = (key: string, keys: readonly string[]): string =>
+  `unknown key ${quote(key)}${didYouMean(closestKey(key, keys))}; allowed keys: ${keys.join(', ')}`;
+
+/** An object whose unknown keys are each reported with the nearest declared key. */
+function strictFields<T extends z.core.$ZodLooseShape>(shape: T, error?: (rejected: Rejected) => string) {
+  return z.object(shape, { error }).catchall(rejectKey((key) => unknownKey(key, Object.keys(shape))));
 }
-
-function readNumber(
-  obj: Record<string, unknown>,
-  key: string,
-  path: string,
-  rule: NumberRule,
-  issues: string[],
-): number | undefined {
-  const p = joinPath(path, key);
-  const v = obj[key];
-  if (typeof v !== 'number') {
-    const numericString = typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v));
-    const hint = numericString ? ' (numbers must be sent unquoted)' : '';
-    issues.push(`${p}: expected a number (${rule.unit}), got ${describeValue(v)}${hint}`);
-    return undefined;
-  }
-  const low = rule.minExclusive ? v > rule.min : v >= rule.min;
-  if (!Number.isFinite(v) || !low || v > rule.max) {
-    const range = `${rule.minExclusive ? '(' : '['}${rule.min}, ${rule.max}]`;
-    issues.push(`${p}: expected a number in ${range} (${rule.unit}), got ${String(v)}`);
-    return undefined;
-  }
-  // -0 and 0 mean the same position; keep one spelling so identities agree.
-  return v === 0 ? 0 : v;
-}
-
-function readColour(obj: Record<string, unknown>, key: string, path: string, issues: string[]): string | undefined {
-  const v = obj[key];
-  const m = typeof v === 'string' ? /^(?:#|0[xX])?([0-9A-Fa-f]{6})$/.exec(v) : null;
-  if (m?.[1] === undefined) {
-    const got = typeof v === 'string' ? quote(v) : describeValue(v);
-    issues.push(`${joinPath(path, key)}: expected a colour as RRGGBB (6 hex digits, optional # or 0x prefix), got ${got}`);
-    return undefined;
-  }
-  return m[1].toUpperCase();
-}
-
-function readEnum<T extends string>(
-  obj: Record<string, unknown>,
-  key: string,
-  path: string,
-  table: Readonly<Record<string, T>>,
-  shown: string,
-  issues: string[],
-): T | undefined {
-  const v = obj[key];
-  const hit = typeof v === 'string' && Object.hasOwn(table, v.toUpperCase()) ? table[v.toUpperCase()] : undefined;
-  if (hit === undefined) {
-    const got = typeof v === 'string' ? quote(v) : describeValue(v);
-    issues.push(`${joinPath(path, key)}: expected one of ${shown} (case-insensitive), got ${got}`);
-  }
-  return hit;
-}
-
-const H_ALIGN: Readonly<Record<string, HAlign>> = { LEFT: 'LEFT', CENTER: 'CENTER', MIDDLE: 'CENTER', RIGHT: 'RIGHT' };
-const V_ALIGN: Readonly<Record<string, VAlign>> = { TOP: 'TOP', MIDDLE: 'MIDDLE', CENTER: 'MIDDLE', BOTTOM: 'BOTTOM' };
-const SETTING_TYPES: Readonly<Record<string, 'TEXT' | 'FORENSIC'>> = { TEXT: 'TEXT', FORENSIC: 'FORENSIC' };
-
-/** Reads a field that may arrive under its name or an alias; both present is fine only if they agree. */
-function readAliased<T extends string>(
-  obj: Record<string, unknown>,
-  key: string,
-  alias: string,
-  path: string,
-  table: Readonly<Record<string, T>>,
-  shown: string,
-  fallback: T,
-  issues: string[],
-): T | undefined {
-  const hasKey = Object.hasOwn(obj, key);
-  const hasAlias = Object.hasOwn(obj, alias);
-  const main = hasKey ? readEnum(obj, key, path, table, shown, issues) : undefined;
-  const other = hasAlias ? readEnum(obj, alias, path, table, shown, issues) : undefined;
-  if (hasKey && hasAlias && main !== undefined && other !== undefined && main !== other) {
-    issues.push(`${joinPath(path, alias)}: conflicts with ${key} (${other} vs ${main}); give only one of ${key} or ${alias}`);
-    return undefined;
-  }
-  if (!hasKey && !hasAlias) return fallback;
-  return main ?? other;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Content
 
 /**
- * Checks TEXT content as it will be drawn. Length counts Unicode code points so an emoji is one
- * character. Lone surrogates and NUL are refused because they cannot reach the renderer intact
- * (UTF-8 cannot carry a lone surrogate; NUL ends C strings), so two different requests would
- * otherwise draw the same text under different identities.
+ * zod skips a rule spanning several fields once any field has failed; this runs it as soon as the fields it reads
+ * are valid, so every problem still comes back in one round trip.
  */
-function checkTextContent(content: string, p: string, when: string, issues: string[]): boolean {
-  const length = Array.from(content).length;
-  const before = issues.length;
-  if (length < 1 || length > MAX_CONTENT_CHARS) {
-    issues.push(`${p}: expected 1 to ${MAX_CONTENT_CHARS} characters${when}, got ${length}`);
-  } else if (!/\S/u.test(content)) {
-    issues.push(`${p}: must contain at least one non-whitespace character${when}`);
+const whenValid = (...keys: string[]) => ({
+  when: ({ issues }: z.core.ParsePayload) => issues.every((i) => i.path?.[0] !== undefined && !keys.includes(String(i.path[0]))),
+});
+
+/** A number in [min, max] ((min, max] with minExclusive) measured in `unit`; `required` words a missing one. */
+function numberIn(unit: string, min: number, max: number, opts: { minExclusive?: boolean; required?: string } = {}) {
+  const range = `${opts.minExclusive ? '(' : '['}${min}, ${max}]`;
+  const error = ({ input }: Rejected): string => {
+    if (input === undefined && opts.required !== undefined) return `required (${opts.required})`;
+    // NaN and ±Infinity are numbers to the sender, so they get the range message.
+    if (typeof input === 'number') return `expected a number in ${range} (${unit}), got ${input}`;
+    const quoted = typeof input === 'string' && input.trim() !== '' && Number.isFinite(Number(input));
+    return `expected a number (${unit}), got ${describeValue(input)}${quoted ? ' (numbers must be sent unquoted)' : ''}`;
+  };
+  const n = z.number({ error });
+  // -0 and 0 mean the same position; keep one spelling so identities agree.
+  return (opts.minExclusive ? n.gt(min) : n.gte(min)).lte(max).transform((v) => (v === 0 ? 0 : v));
+}
+
+/** A case-insensitive keyword; `table` maps each accepted spelling, upper-cased, to its meaning. */
+function keyword<T extends string>(table: Readonly<Record<string, T>>, error: (rejected: Rejected) => string) {
+  return z
+    .string({ error })
+    .refine((s) => Object.hasOwn(table, s.toUpperCase()), { error })
+    .transform((s) => table[s.toUpperCase()]!);
+}
+
+const oneOf = <T extends string>(table: Readonly<Record<string, T>>, listed: string) =>
+  keyword(table, ({ input }) => `expected one of ${listed} (case-insensitive), got ${shown(input)}`);
+
+const requiredString = (what: string) =>
+  z.string({ error: ({ input }) => (input === undefined ? `required (${what})` : `expected a string, got ${describeValue(input)}`) });
+
+const POSITION_X = numberIn('fraction of frame width', -10, 10);
+const POSITION_Y = numberIn('fraction of frame height', -10, 10);
+const FONT_SIZE = numberIn('fraction of frame height', 0, 1, { minExclusive: true });
+const OPACITY = numberIn('opacity 0..1', 0, 1);
+const SHADOW_OFFSET = numberIn('fraction of font size', -5, 5);
+const SECONDS = numberIn('seconds', 0, MAX_ANIMATION_SECONDS, { required: 'seconds of the video timeline' });
+const H_ALIGN = oneOf<HAlign>({ LEFT: 'LEFT', CENTER: 'CENTER', MIDDLE: 'CENTER', RIGHT: 'RIGHT' }, 'LEFT, CENTER, RIGHT');
+const V_ALIGN = oneOf<VAlign>({ TOP: 'TOP', MIDDLE: 'MIDDLE', CENTER: 'MIDDLE', BOTTOM: 'BOTTOM' }, 'TOP, MIDDLE, CENTER, BOTTOM');
+
+const COLOUR = z
+  .string({ error: ({ input }) => `expected a colour as RRGGBB (6 hex digits, optional # or 0x prefix), got ${shown(input)}` })
+  .regex(/^(?:#|0[xX])?[0-9A-Fa-f]{6}$/)
+  .transform((s) => s.slice(-6).toUpperCase());
+
+/** Picks the schema of an element. An unknown type is reported and the element still checked as TEXT, for one round trip. */
+const SETTING_KIND = z.object({
+  type: keyword({ TEXT: 'TEXT', FORENSIC: 'FORENSIC' }, ({ input }) => {
+    const near = typeof input === 'string' ? closestKey(input, ['TEXT', 'FORENSIC']) : undefined;
+    return `expected TEXT or FORENSIC (case-insensitive), got ${describeValue(input)}${didYouMean(near)}`;
+  }).optional(),
+});
+
+const SETTINGS_LIST = z
+  .array(z.unknown(), { error: ({ input }) => `expected a non-empty array of setting objects, got ${describeValue(input)}` })
+  .min(1, 'expected at least 1 setting, got an empty array')
+  .max(MAX_SETTINGS, { error: ({ input }) => `expected at most ${MAX_SETTINGS} settings, got ${(input as unknown[]).length}` });
+
+// ---------------------------------------------------------------------------------------------
+// TEXT
+
+const codePoints = (s: string): number => Array.from(s).length;
+
+/**
+ * TEXT content. Length counts Unicode code points so an emoji is one character. Lone surrogates and NUL are refused
+ * because they cannot reach the renderer intact (UTF-8 cannot carry a lone surrogate; NUL ends C strings), so two
+ * different requests would otherwise draw the same text under different identities. In a template, text holding
+ * placeholders is only capped (`raw`): what is drawn is known after rendering, and renderTemplate checks it then.
+ */
+function textContent(template: boolean) {
+  const max = MAX_CONTENT_CHARS;
+  const raw = (s: string) => template && hasPlaceholder(s);
+  const fits = (s: string) => codePoints(s) >= 1 && codePoints(s) <= max;
+  const got = ({ input }: Rejected) => `got ${codePoints(input as string)}`;
+  return requiredString('the text to draw')
+    .refine((s) => !raw(s) || codePoints(s) <= max, { error: (r) => `expected at most ${max} characters, ${got(r)}` })
+    .refine((s) => raw(s) || fits(s), { error: (r) => `expected 1 to ${max} characters, ${got(r)}` })
+    .refine((s) => raw(s) || !fits(s) || /\S/u.test(s), 'must contain at least one non-whitespace character')
+    .refine((s) => raw(s) || !/[\uD800-\uDFFF]/u.test(s), 'contains an unpaired UTF-16 surrogate')
+    .refine((s) => raw(s) || !s.includes('\u0000'), 'contains a NUL character');
+}
+
+/** A move from (x, y) to (toX, toY); a missing target stays on that axis. */
+const ANIMATION = strictFields(
+  {
+    type: oneOf({ MOVE: 'MOVE' }, 'MOVE').optional(),
+    toX: POSITION_X.optional(),
+    toY: POSITION_Y.optional(),
+    startTime: SECONDS,
+    endTime: SECONDS,
+  },
+  ({ input }) => `expected an object {type?: "MOVE", toX?, toY?, startTime, endTime}, got ${describeValue(input)}`,
+).superRefine((a, ctx) => {
+  if (a.endTime <= a.startTime) {
+    ctx.addIssue({ code: 'custom', path: ['endTime'], message: `must be greater than startTime (${a.startTime}), got ${a.endTime}` });
   }
-  if (/[\uD800-\uDFFF]/u.test(content)) issues.push(`${p}: contains an unpaired UTF-16 surrogate${when}`);
-  if (content.includes('\u0000')) issues.push(`${p}: contains a NUL character${when}`);
-  return issues.length === before;
+}, whenValid('startTime', 'endTime'));
+
+/** `alias` is another spelling of `key`: both may be given only if they agree. */
+const agree = (key: 'align' | 'verticalAlign', alias: 'horizontalAlignment' | 'verticalAlignment') =>
+  z.superRefine((s: Partial<Record<typeof key | typeof alias, string>>, ctx) => {
+    const [main, other] = [s[key], s[alias]];
+    if (main !== undefined && other !== undefined && main !== other) {
+      const message = `conflicts with ${key} (${other} vs ${main}); give only one of ${key} or ${alias}`;
+      ctx.addIssue({ code: 'custom', path: [alias], message });
+    }
+  }, whenValid(key, alias));
+
+function textSetting(template: boolean) {
+  return strictFields({
+    type: z.unknown().optional(), // read by SETTING_KIND
+    content: textContent(template),
+    x: POSITION_X.default(DEFAULTS.x),
+    y: POSITION_Y.default(DEFAULTS.y),
+    // The two spellings of the alignments get their default once both are read.
+    align: H_ALIGN.optional(),
+    horizontalAlignment: H_ALIGN.optional(),
+    verticalAlign: V_ALIGN.optional(),
+    verticalAlignment: V_ALIGN.optional(),
+    fontSize: FONT_SIZE.default(DEFAULTS.fontSize),
+    fontColor: COLOUR.default(DEFAULTS.fontColor),
+    fontOpacity: OPACITY.default(DEFAULTS.fontOpacity),
+    shadowColor: COLOUR.default(DEFAULTS.shadowColor),
+    shadowOpacity: OPACITY.default(DEFAULTS.shadowOpacity),
+    shadowOffsetX: SHADOW_OFFSET.default(DEFAULTS.shadowOffsetX),
+    shadowOffsetY: SHADOW_OFFSET.default(DEFAULTS.shadowOffsetY),
+    animation: ANIMATION.optional(),
+  })
+    .check(agree('align', 'horizontalAlignment'), agree('verticalAlign', 'verticalAlignment'))
+    .transform((s): TextSetting => {
+      const { type: _, content, x, y, align, horizontalAlignment, verticalAlign, verticalAlignment, animation, ...look } = s;
+      const setting: TextSetting = {
+        type: 'TEXT',
+        content,
+        x,
+        y,
+        align: align ?? horizontalAlignment ?? DEFAULTS.align,
+        verticalAlign: verticalAlign ?? verticalAlignment ?? DEFAULTS.verticalAlign,
+        ...look,
+      };
+      if (animation) {
+        const { toX = x, toY = y, startTime, endTime } = animation;
+        setting.animation = { type: 'MOVE', toX, toY, startTime, endTime };
+      }
+      return setting;
+    });
+}
+
+const TEXT_SETTING = textSetting(false);
+const TEMPLATE_TEXT_SETTING = textSetting(true);
+const TEXT_KEYS = Object.keys(TEXT_SETTING.in.shape);
+const ANIMATION_KEYS = Object.keys(ANIMATION.shape);
+
+// ---------------------------------------------------------------------------------------------
+// FORENSIC
+
+const FORENSIC_KEYS = ['type', 'content'];
+const FORENSIC_CONTENT = requiredString('the 16-bit forensic payload');
+
+/** A FORENSIC setting has type and content only; TEXT fields on it are named as such, being the likely mix-up. */
+function forensicSetting<T extends z.ZodType>(content: T) {
+  const refusal = (key: string) =>
+    TEXT_KEYS.includes(key) ? 'not allowed on a FORENSIC setting (only type and content)' : unknownKey(key, FORENSIC_KEYS);
+  return z.object({ type: z.unknown().optional(), content }).catchall(rejectKey(refusal));
+}
+
+/** FORENSIC content of a request, decoded to its 16-bit payload in the request's API version. */
+const forensicPayload = (apiVersion: ApiVersion) =>
+  FORENSIC_CONTENT.transform((s, ctx) => {
+    const decoded = decodeForensicContent(s, apiVersion);
+    if (decoded.ok) return decoded.payload;
+    ctx.addIssue(decoded.message);
+    return z.NEVER;
+  });
+
+/**
+ * FORENSIC content of a template stays a string: it usually is a placeholder, and its encoding is that of the request
+ * rendering it. Literal content is checked now only when the template has an API version.
+ */
+function forensicTemplateContent(apiVersion: ApiVersion | undefined) {
+  if (apiVersion === undefined) {
+    return FORENSIC_CONTENT.refine((s) => s !== '', 'expected a placeholder or a 16-bit payload, got an empty string');
+  }
+  return FORENSIC_CONTENT.superRefine((s, ctx) => {
+    const decoded = hasPlaceholder(s) ? undefined : decodeForensicContent(s, apiVersion);
+    if (decoded?.ok === false) ctx.addIssue(decoded.message);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
-// Setting parsers
+// The array
 
-interface Mode {
-  /** undefined only for templates created without a version: literal FORENSIC is checked at render. */
-  apiVersion: ApiVersion | undefined;
-  template: boolean;
-}
+type ElementSchemas<T> = Record<'TEXT' | 'FORENSIC', z.ZodType<T>>;
 
-const POSITION = (axis: 'width' | 'height'): NumberRule => ({ min: -10, max: 10, unit: `fraction of frame ${axis}` });
-const OPACITY: NumberRule = { min: 0, max: 1, unit: 'opacity 0..1' };
-const SHADOW_OFFSET: NumberRule = { min: -5, max: 5, unit: 'fraction of font size' };
-const FONT_SIZE: NumberRule = { min: 0, max: 1, minExclusive: true, unit: 'fraction of frame height' };
-const SECONDS: NumberRule = { min: 0, max: MAX_ANIMATION_SECONDS, unit: 'seconds' };
+const requestSchemas = (apiVersion: ApiVersion): ElementSchemas<Setting> => ({
+  TEXT: TEXT_SETTING,
+  FORENSIC: forensicSetting(forensicPayload(apiVersion)).transform(
+    ({ content }): ForensicSetting => ({ type: 'FORENSIC', payload: content }),
+  ),
+});
+const templateSchemas = (apiVersion: ApiVersion | undefined): ElementSchemas<TemplateSetting> => ({
+  TEXT: TEMPLATE_TEXT_SETTING,
+  FORENSIC: forensicSetting(forensicTemplateContent(apiVersion)).transform(
+    ({ content }): ForensicTemplateSetting => ({ type: 'FORENSIC', content }),
+  ),
+});
+// Built once per mode, not per call: building a zod object and its first parse cost about a hundred parses.
+const REQUEST = { '1.0': requestSchemas('1.0'), '2.0': requestSchemas('2.0') };
+const TEMPLATE = { none: templateSchemas(undefined), '1.0': templateSchemas('1.0'), '2.0': templateSchemas('2.0') };
 
-function opt<T>(obj: Record<string, unknown>, key: string, read: () => T | undefined, fallback: T): T | undefined {
-  return Object.hasOwn(obj, key) ? read() : fallback;
-}
+function parseArray<T>(input: unknown, path: string, schemas: ElementSchemas<T>): Result<T[]> {
+  const list = SETTINGS_LIST.safeParse(input);
+  const issues = list.success ? [] : issueLines(list.error.issues, path);
+  if (!Array.isArray(input)) return { ok: false, issues };
 
-function parseAnimation(
-  v: unknown,
-  path: string,
-  x: number | undefined,
-  y: number | undefined,
-  issues: string[],
-): MoveAnimation | undefined {
-  if (!isPlainObject(v)) {
-    issues.push(`${path}: expected an object {type?: "MOVE", toX?, toY?, startTime, endTime}, got ${describeValue(v)}`);
-    return undefined;
-  }
-  const before = issues.length;
-  for (const key of Object.keys(v)) {
-    if (!(ANIMATION_KEYS as readonly string[]).includes(key)) issues.push(unknownKeyIssue(path, key, ANIMATION_KEYS));
-  }
-  if (Object.hasOwn(v, 'type')) readEnum(v, 'type', path, { MOVE: 'MOVE' }, 'MOVE', issues);
-  // A missing target means "stay on that axis"; if x itself was invalid the issue is already reported.
-  const toX = opt(v, 'toX', () => readNumber(v, 'toX', path, POSITION('width'), issues), x);
-  const toY = opt(v, 'toY', () => readNumber(v, 'toY', path, POSITION('height'), issues), y);
-  const times: Array<number | undefined> = [];
-  for (const key of ['startTime', 'endTime'] as const) {
-    if (Object.hasOwn(v, key)) times.push(readNumber(v, key, path, SECONDS, issues));
-    else {
-      issues.push(`${joinPath(path, key)}: required (seconds of the video timeline)`);
-      times.push(undefined);
-    }
-  }
-  const [startTime, endTime] = times;
-  if (startTime !== undefined && endTime !== undefined && endTime <= startTime) {
-    issues.push(`${joinPath(path, 'endTime')}: must be greater than startTime (${startTime}), got ${endTime}`);
-  }
-  if (issues.length !== before || toX === undefined || toY === undefined || startTime === undefined || endTime === undefined) {
-    return undefined;
-  }
-  return { type: 'MOVE', toX, toY, startTime, endTime };
-}
-
-function parseText(obj: Record<string, unknown>, path: string, mode: Mode, issues: string[]): TextSetting | undefined {
-  const before = issues.length;
-  for (const key of Object.keys(obj)) {
-    if (!(TEXT_KEYS as readonly string[]).includes(key)) issues.push(unknownKeyIssue(path, key, TEXT_KEYS));
-  }
-
-  let content: string | undefined;
-  const contentPath = joinPath(path, 'content');
-  if (!Object.hasOwn(obj, 'content')) {
-    issues.push(`${contentPath}: required (the text to draw)`);
-  } else if (typeof obj.content !== 'string') {
-    issues.push(`${contentPath}: expected a string, got ${describeValue(obj.content)}`);
-  } else if (mode.template && hasPlaceholder(obj.content)) {
-    // The drawn text is only known after rendering; renderTemplate checks it again then.
-    if (Array.from(obj.content).length > MAX_CONTENT_CHARS) {
-      issues.push(`${contentPath}: expected at most ${MAX_CONTENT_CHARS} characters, got ${Array.from(obj.content).length}`);
-    } else content = obj.content;
-  } else if (checkTextContent(obj.content, contentPath, '', issues)) {
-    content = obj.content;
-  }
-
-  const x = opt(obj, 'x', () => readNumber(obj, 'x', path, POSITION('width'), issues), DEFAULTS.x);
-  const y = opt(obj, 'y', () => readNumber(obj, 'y', path, POSITION('height'), issues), DEFAULTS.y);
-  const align = readAliased(obj, 'align', 'horizontalAlignment', path, H_ALIGN, 'LEFT, CENTER, RIGHT', DEFAULTS.align, issues);
-  const verticalAlign = readAliased(obj, 'verticalAlign', 'verticalAlignment', path, V_ALIGN, 'TOP, MIDDLE, CENTER, BOTTOM', DEFAULTS.verticalAlign, issues);
-  const fontSize = opt(obj, 'fontSize', () => readNumber(obj, 'fontSize', path, FONT_SIZE, issues), DEFAULTS.fontSize);
-  const fontColor = opt(obj, 'fontColor', () => readColour(obj, 'fontColor', path, issues), DEFAULTS.fontColor);
-  const fontOpacity = opt(obj, 'fontOpacity', () => readNumber(obj, 'fontOpacity', path, OPACITY, issues), DEFAULTS.fontOpacity);
-  const shadowColor = opt(obj, 'shadowColor', () => readColour(obj, 'shadowColor', path, issues), DEFAULTS.shadowColor);
-  const shadowOpacity = opt(obj, 'shadowOpacity', () => readNumber(obj, 'shadowOpacity', path, OPACITY, issues), DEFAULTS.shadowOpacity);
-  const shadowOffsetX = opt(obj, 'shadowOffsetX', () => readNumber(obj, 'shadowOffsetX', path, SHADOW_OFFSET, issues), DEFAULTS.shadowOffsetX);
-  const shadowOffsetY = opt(obj, 'shadowOffsetY', () => readNumber(obj, 'shadowOffsetY', path, SHADOW_OFFSET, issues), DEFAULTS.shadowOffsetY);
-  const animation = Object.hasOwn(obj, 'animation')
-    ? parseAnimation(obj.animation, joinPath(path, 'animation'), x, y, issues)
-    : undefined;
-
-  if (
-    issues.length !== before ||
-    content === undefined ||
-    x === undefined ||
-    y === undefined ||
-    align === undefined ||
-    verticalAlign === undefined ||
-    fontSize === undefined ||
-    fontColor === undefined ||
-    fontOpacity === undefined ||
-    shadowColor === undefined ||
-    shadowOpacity === undefined ||
-    shadowOffsetX === undefined ||
-    shadowOffsetY === undefined
-  ) {
-    return undefined;
-  }
-  const setting: TextSetting = {
-    type: 'TEXT',
-    content,
-    x,
-    y,
-    align,
-    verticalAlign,
-    fontSize,
-    fontColor,
-    fontOpacity,
-    shadowColor,
-    shadowOpacity,
-    shadowOffsetX,
-    shadowOffsetY,
-  };
-  if (animation !== undefined) setting.animation = animation;
-  return setting;
-}
-
-function parseForensic(
-  obj: Record<string, unknown>,
-  path: string,
-  mode: Mode,
-  issues: string[],
-): ForensicSetting | ForensicTemplateSetting | undefined {
-  const before = issues.length;
-  for (const key of Object.keys(obj)) {
-    if ((FORENSIC_KEYS as readonly string[]).includes(key)) continue;
-    if ((TEXT_KEYS as readonly string[]).includes(key)) {
-      issues.push(`${joinPath(path, key)}: not allowed on a FORENSIC setting (only type and content)`);
-    } else issues.push(unknownKeyIssue(path, key, FORENSIC_KEYS));
-  }
-  const p = joinPath(path, 'content');
-  const content = obj.content;
-  if (!Object.hasOwn(obj, 'content')) {
-    issues.push(`${p}: required (the 16-bit forensic payload)`);
-    return undefined;
-  }
-  if (typeof content !== 'string') {
-    issues.push(`${p}: expected a string, got ${describeValue(content)}`);
-    return undefined;
-  }
-  if (mode.template && (hasPlaceholder(content) || mode.apiVersion === undefined)) {
-    if (content === '') issues.push(`${p}: expected a placeholder or a 16-bit payload, got an empty string`);
-    return issues.length === before ? { type: 'FORENSIC', content } : undefined;
-  }
-  if (mode.apiVersion === undefined) return undefined;
-  const decoded = decodeForensicContent(content, mode.apiVersion);
-  if (!decoded.ok) {
-    issues.push(`${p}: ${decoded.message}`);
-    return undefined;
-  }
-  if (issues.length !== before) return undefined;
-  return mode.template ? { type: 'FORENSIC', content } : { type: 'FORENSIC', payload: decoded.payload };
-}
-
-function parseArray(input: unknown, path: string, mode: Mode): Result<Array<Setting | ForensicTemplateSetting>> {
-  if (!Array.isArray(input)) {
-    return { ok: false, issues: [`${path}: expected a non-empty array of setting objects, got ${describeValue(input)}`] };
-  }
-  const issues: string[] = [];
-  if (input.length === 0) issues.push(`${path}: expected at least 1 setting, got an empty array`);
-  if (input.length > MAX_SETTINGS) issues.push(`${path}: expected at most ${MAX_SETTINGS} settings, got ${input.length}`);
-
-  const out: Array<Setting | ForensicTemplateSetting> = [];
+  const out: T[] = [];
   let firstForensic: string | undefined;
   input.forEach((item: unknown, i) => {
     const p = joinPath(path, i);
@@ -350,26 +285,20 @@ function parseArray(input: unknown, path: string, mode: Mode): Result<Array<Sett
       issues.push(`${p}: expected a setting object, got ${describeValue(item)}`);
       return;
     }
-    let kind: 'TEXT' | 'FORENSIC' = 'TEXT';
-    if (Object.hasOwn(item, 'type')) {
-      const t = item.type;
-      const hit = typeof t === 'string' && Object.hasOwn(SETTING_TYPES, t.toUpperCase()) ? SETTING_TYPES[t.toUpperCase()] : undefined;
-      if (hit === undefined) {
-        const near = typeof t === 'string' ? closestKey(t, ['TEXT', 'FORENSIC']) : undefined;
-        const hint = near === undefined ? '' : ` (did you mean "${near}"?)`;
-        issues.push(`${joinPath(p, 'type')}: expected TEXT or FORENSIC (case-insensitive), got ${describeValue(t)}${hint}`);
-        // Carry on as TEXT so the remaining fields are still reported in this one round trip.
-      } else kind = hit;
+    const kind = SETTING_KIND.safeParse(item);
+    if (!kind.success) issues.push(...issueLines(kind.error.issues, p));
+    const type = kind.data?.type ?? 'TEXT';
+    if (type === 'FORENSIC') {
+      // A rule across elements, so it lives here rather than in a per-element schema.
+      if (firstForensic === undefined) firstForensic = p;
+      else issues.push(`${p}: at most one FORENSIC setting per request (${firstForensic} is already FORENSIC)`);
     }
-    if (kind === 'FORENSIC') {
-      if (firstForensic !== undefined) {
-        issues.push(`${p}: at most one FORENSIC setting per request (${firstForensic} is already FORENSIC)`);
-      } else firstForensic = p;
-      const s = parseForensic(item, p, mode, issues);
-      if (s !== undefined) out.push(s);
-    } else {
-      const s = parseText(item, p, mode, issues);
-      if (s !== undefined) out.push(s);
+
+    const parsed = schemas[type].safeParse(item);
+    if (parsed.success) out.push(parsed.data);
+    else {
+      const keysAt = (depth: number) => (depth > 0 ? ANIMATION_KEYS : type === 'TEXT' ? TEXT_KEYS : FORENSIC_KEYS);
+      issues.push(...issueLines(inDeclaredOrder(parsed.error.issues, keysAt), p));
     }
   });
   return issues.length > 0 ? { ok: false, issues } : { ok: true, value: out };
@@ -392,7 +321,7 @@ export function parseSettings(
   opts: ParseOptions & { allowPlaceholders?: boolean },
 ): Result<Setting[]> | Result<TemplateSetting[]> {
   if (opts.allowPlaceholders === true) return parseTemplateSettings(input, opts);
-  return parseArray(input, opts.path ?? 'settings', { apiVersion: opts.apiVersion, template: false }) as Result<Setting[]>;
+  return parseArray(input, opts.path ?? 'settings', REQUEST[opts.apiVersion]);
 }
 
 /**
@@ -401,5 +330,5 @@ export function parseSettings(
  * stays a string. Placeholder-free FORENSIC content is checked when opts.apiVersion is given.
  */
 export function parseTemplateSettings(input: unknown, opts: TemplateParseOptions = {}): Result<TemplateSetting[]> {
-  return parseArray(input, opts.path ?? 'settings', { apiVersion: opts.apiVersion, template: true }) as Result<TemplateSetting[]>;
+  return parseArray(input, opts.path ?? 'settings', TEMPLATE[opts.apiVersion ?? 'none']);
 }

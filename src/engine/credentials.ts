@@ -30,6 +30,15 @@ export function checkCredential(engine: Engine, clientId: string, apiKey: string
   return record && match && record.revokedOn === null ? record : undefined;
 }
 
+/** Every client id, active or revoked, without its key hash. */
+export function listCredentials(engine: Engine): Omit<CredentialRecord, 'keyHash'>[] {
+  return engine.store.listCredentials().map(({ keyHash: _hash, ...rest }) => rest);
+}
+
+export function revokeCredential(engine: Engine, clientId: string): boolean {
+  return engine.store.revokeCredential(clientId, engine.now());
+}
+
 export function isActiveClient(engine: Engine, clientId: string): boolean {
   const record = engine.store.getCredential(clientId);
   return Boolean(record && record.revokedOn === null);

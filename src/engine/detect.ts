@@ -8,7 +8,7 @@ import { decodeSidecar } from '../core/forensic/sidecar-format.js';
 import type { Warp } from '../core/forensic/geometry.js';
 import type { TimePiece } from '../core/forensic/align.js';
 import { encodeForensicContent } from '../core/forensic-payload.js';
-import { engineError, usageError, WmarkError } from '../core/errors.js';
+import { WmarkError } from '../core/errors.js';
 import { probeMedia } from '../ffmpeg/probe-media.js';
 import type { Engine } from './engine.js';
 import { FORENSIC_DIR, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH } from './forensic-prepare.js';
@@ -83,16 +83,16 @@ function describePayload(engine: Engine, videoId: string, payload: number, z: nu
 export async function detectLeak(engine: Engine, ref: VideoRef, file: string, onStage?: (s: string) => void, options: DetectOptions = {}): Promise<DetectResult> {
   const started = Date.now();
   const video = ref.videoId ? engine.store.getVideo(ref.videoId) : ref.key !== undefined ? engine.store.getVideoByKey(ref.key) : undefined;
-  if (!video) throw new WmarkError('not-found', 'VIDEO_NOT_FOUND', `no video with ${ref.videoId ? `id "${ref.videoId}"` : `key "${ref.key}"`}`);
-  if (!video.enableForensic) throw new WmarkError('unprocessable', 'FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation, so it has no marks to look for`);
+  if (!video) throw new WmarkError('VIDEO_NOT_FOUND', `no video with ${ref.videoId ? `id "${ref.videoId}"` : `key "${ref.key}"`}`);
+  if (!video.enableForensic) throw new WmarkError('FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation, so it has no marks to look for`);
   const sidecarFile = path.join(videoDir(engine, video.id), FORENSIC_DIR, SIDECAR_NAME);
   const sidecar = decodeSidecar(await readFile(sidecarFile).catch(() => {
-    throw engineError('SIDECAR_MISSING', `the detection sidecar of video ${video.key} is missing (${sidecarFile})`);
+    throw new WmarkError('SIDECAR_MISSING', `the detection sidecar of video ${video.key} is missing (${sidecarFile})`);
   }));
   try {
     await stat(file);
   } catch {
-    throw usageError('LEAK_NOT_FOUND', `no such file: ${file}`);
+    throw new WmarkError('LEAK_NOT_FOUND', `no such file: ${file}`);
   }
   const timings: Record<string, number> = {};
   let mark = Date.now();
@@ -109,7 +109,7 @@ export async function detectLeak(engine: Engine, ref: VideoRef, file: string, on
   lap('decode');
   const fps = info.fps.num / info.fps.den;
   const count = streamed.frameCount;
-  if (count < fps * 5) throw new WmarkError('unprocessable', 'LEAK_TOO_SHORT', `the leak has only ${count} frames; at least a few seconds are needed`);
+  if (count < fps * 5) throw new WmarkError('LEAK_TOO_SHORT', `the leak has only ${count} frames; at least a few seconds are needed`);
   onStage?.('aligning, registering and reading the mark');
   const book = titleCodebook(engine, video.id, sidecar.slotStarts.length);
   lap('codebook');

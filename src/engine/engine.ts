@@ -5,16 +5,9 @@ import { dataPaths, type DataPaths } from '../config/paths.js';
 import type { EncodeOptions } from '../core/ffmpeg-plan.js';
 import { locateTools, type MediaTools } from '../ffmpeg/locate-tools.js';
 import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
+import { ChangeFeed } from './change-feed.js';
 import { loadOrCreateSecret } from './secret.js';
 import { Store } from './store.js';
-
-export interface EngineEvents {
-  /** Human progress text (stage names); the CLI shows it on a spinner, the server logs it. */
-  onStage?: (stage: string) => void;
-  onProgress?: (fraction: number) => void;
-  /** The video row exists (status PENDING): a server can answer now and let normalisation continue. */
-  onRegistered?: (video: import('./store.js').VideoRecord) => void;
-}
 
 export interface Engine {
   store: Store;
@@ -28,6 +21,8 @@ export interface Engine {
   newId: () => string;
   /** Identifies this process as a job lease owner. */
   owner: string;
+  /** Wakes watchers in this process when a job moves on. */
+  changes: ChangeFeed;
   close(): void;
 }
 
@@ -58,6 +53,7 @@ export function openEngine(options: EngineOptions): Engine {
     now: options.now ?? Date.now,
     newId: randomUUID,
     owner: `${process.pid}:${randomUUID()}`,
+    changes: new ChangeFeed(),
     close: () => store.close(),
   };
 }

@@ -15,7 +15,7 @@ import { patternFrameYuv420 } from '../core/forensic/pattern-image.js';
 import { encodeSidecar } from '../core/forensic/sidecar-format.js';
 import { segmentFileName, type EncodeOptions } from '../core/ffmpeg-plan.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
-import { runPool } from './job-pool.js';
+import { forEachBounded } from './for-each-bounded.js';
 
 export const FORENSIC_DIR = 'forensic';
 export const SIDECAR_NAME = 'sidecar.bin.gz';
@@ -175,7 +175,7 @@ export async function prepareForensic(runner: ProcessRunner, plan: ForensicPlan,
   const frameSigs: { k: number; sig: Float32Array; frames: number }[] = [];
   let done = 0;
 
-  await runPool(
+  await forEachBounded(
     Array.from({ length: count }, (_, k) => k),
     plan.workers,
     async (k) => {

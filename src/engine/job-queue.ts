@@ -1,85 +1,108 @@
-// Runs watermark jobs in the background for `wmark serve`: dedupes by watermark, resumes unfinished jobs at start,
-// lets requests wait until a watermark is playable, and cancels cleanly (jobs requeue) on shutdown.
-import { EventEmitter } from 'node:events';
-import { isWmarkError } from '../core/errors.js';
+// The job-queue seam: who runs ingest and watermark jobs. This process (`wmark serve`, CLI --wait), a detached
+// `wmark job run` process (CLI --no-wait, cli/detached-job-queue.ts), or, for a render farm, workers on other
+// machines. Callers only enqueue and watch; jobs report progress through the store, whoever runs them.
+import { isInterruption } from '../core/errors.js';
 import type { Engine } from './engine.js';
-import type { WatermarkRecord } from './store.js';
-import { LEASE_STALE_MS, runWatermarkJob } from './watermark.js';
+import { runIngestJob } from './ingest.js';
+import { isLeaseLive, jobId, LEASE_STALE_MS, type JobKind } from './job-lease.js';
+import { runWatermarkJob } from './watermark.js';
 
-export type JobOutcome = 'playable' | 'ready' | 'failed';
+export interface JobRef {
+  kind: JobKind;
+  id: string;
+}
 
-/** How often a running queue looks for jobs whose lease went stale (a process killed mid-job) since it started. */
-const SWEEP_MS = 2_500;
-
-/** The seam a scale-out backend (e.g. a Redis queue with remote workers) would implement. */
 export interface JobQueue {
-  /** `immediate` starts the job now, outside the concurrency limit (for jobs that cost no encode). */
-  enqueue(watermarkId: string, options?: { immediate?: boolean }): void;
-  /** Resolves with the record once it is at least playable (or failed), or when the timeout passes. */
-  waitPlayable(watermarkId: string, timeoutMs: number): Promise<WatermarkRecord>;
+  /** Asks for the job to run; returns at once. `immediate` skips the line, for jobs that cost no encode. */
+  enqueue(job: JobRef, options?: { immediate?: boolean }): void;
+  /** Queues jobs left unfinished by a stopped process; returns how many were found. */
   resume(): number;
+  /** Stops taking work; running jobs are cancelled and stay queued for the next start. */
   close(): Promise<void>;
 }
 
-export class LocalJobQueue implements JobQueue {
-  private readonly queue: string[] = [];
+/** Runs one job in this process: the result, or undefined when another process holds it. */
+export function runJob(engine: Engine, job: JobRef, signal?: AbortSignal): Promise<unknown> {
+  return job.kind === 'ingest' ? runIngestJob(engine, job.id, signal) : runWatermarkJob(engine, job.id, signal);
+}
+
+/** How often a queue looks for jobs whose lease went stale (a process killed mid-job). */
+const SWEEP_MS = 2_500;
+
+export interface InProcessQueueOptions {
+  /** Jobs run at once; each already spreads its segments over all workers. */
+  concurrency?: number;
+  /** Take over any unfinished job in the data dir (a server), rather than only the ones asked for here (a CLI run). */
+  adoptAll?: boolean;
+  log?: (line: string) => void;
+}
+
+export class InProcessJobQueue implements JobQueue {
+  private readonly waiting: JobRef[] = [];
   private readonly active = new Map<string, Promise<void>>();
-  private readonly events = new EventEmitter();
+  /** Jobs asked for here that another process held: taken over if that process dies. */
+  private readonly wanted = new Map<string, JobRef>();
   private readonly controller = new AbortController();
+  private readonly concurrency: number;
   private closed = false;
   private sweeper?: NodeJS.Timeout;
 
   constructor(
     private readonly engine: Engine,
-    /** Jobs rendered at once; each already spreads its segments over all workers. */
-    private readonly concurrency = 2,
-    private readonly log: (message: string) => void = () => {},
+    private readonly options: InProcessQueueOptions = {},
   ) {
-    this.events.setMaxListeners(0);
+    this.concurrency = options.concurrency ?? 2;
   }
 
-  enqueue(id: string, options: { immediate?: boolean } = {}): void {
+  enqueue(job: JobRef, options: { immediate?: boolean } = {}): void {
+    const id = jobId(job.kind, job.id);
     if (this.closed || this.active.has(id)) return;
+    const queued = this.waiting.findIndex((j) => jobId(j.kind, j.id) === id);
     if (options.immediate) {
-      // Cheap jobs (a forensic viewer is only links to existing files) must not wait behind renders.
-      const queued = this.queue.indexOf(id);
-      if (queued >= 0) this.queue.splice(queued, 1);
-      return this.start(id);
+      if (queued >= 0) this.waiting.splice(queued, 1);
+      this.start(job);
+      return;
     }
-    if (this.queue.includes(id)) return;
-    this.queue.push(id);
+    if (queued < 0) this.waiting.push(job);
     this.pump();
+    this.sweeper ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
   }
 
-  /**
-   * Queues every unfinished job whose lease is free or stale (a restart after a crash or Ctrl-C), then keeps looking:
-   * a lease left by a process killed just before this start (or by a CLI run that dies while we serve) only goes
-   * stale LEASE_STALE_MS later, and nobody else would ever pick that job up.
-   */
   resume(): number {
-    const count = this.sweep();
-    this.sweeper ??= setInterval(() => this.sweep(), SWEEP_MS);
-    this.sweeper.unref();
-    return count;
+    const found = this.sweep();
+    this.sweeper ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+    return found;
   }
 
+  /** Queues what is unfinished and free: every such job for a server, the ones asked for here otherwise. */
   private sweep(): number {
     if (this.closed) return 0;
-    const jobs = this.engine.store.resumableJobs(this.engine.now(), LEASE_STALE_MS);
-    for (const job of jobs) this.enqueue(job.targetId);
+    const now = this.engine.now();
+    const jobs = this.options.adoptAll
+      ? this.engine.store.resumableJobs(now, LEASE_STALE_MS).map((j) => ({ kind: j.kind, id: j.targetId }))
+      : [...this.wanted.values()].filter((j) => {
+          const record = this.engine.store.getJob(jobId(j.kind, j.id));
+          if (!record || record.status === 'done' || record.status === 'failed') this.wanted.delete(jobId(j.kind, j.id));
+          return record !== undefined && (record.status === 'queued' || record.status === 'running') && !isLeaseLive(record, now);
+        });
+    for (const job of jobs) this.enqueue(job);
     return jobs.length;
   }
 
   private pump(): void {
-    while (!this.closed && this.active.size < this.concurrency && this.queue.length) this.start(this.queue.shift()!);
+    while (!this.closed && this.active.size < this.concurrency && this.waiting.length) this.start(this.waiting.shift()!);
   }
 
-  private start(id: string): void {
-    const run = runWatermarkJob(this.engine, id, { onPlayable: () => this.events.emit(id, 'playable') }, this.controller.signal)
-      .then(() => void this.events.emit(id, 'ready'))
+  private start(job: JobRef): void {
+    const id = jobId(job.kind, job.id);
+    const run = runJob(this.engine, job, this.controller.signal)
+      .then((result) => {
+        if (result === undefined) this.wanted.set(id, job);
+        else this.wanted.delete(id);
+      })
       .catch((error: unknown) => {
-        if (!(isWmarkError(error) && error.category === 'interrupted')) this.log(`job ${id} failed: ${error instanceof Error ? error.message : String(error)}`);
-        this.events.emit(id, 'failed');
+        this.wanted.delete(id);
+        if (!isInterruption(error)) this.options.log?.(`${job.kind} job ${job.id} failed: ${error instanceof Error ? error.message : String(error)}`);
       })
       .finally(() => {
         this.active.delete(id);
@@ -88,29 +111,10 @@ export class LocalJobQueue implements JobQueue {
     this.active.set(id, run);
   }
 
-  async waitPlayable(id: string, timeoutMs: number): Promise<WatermarkRecord> {
-    const current = () => this.engine.store.getWatermark(id)!;
-    const settled = (w: WatermarkRecord) => w.status !== 'PENDING';
-    if (settled(current())) return current();
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        clearInterval(poll);
-        this.events.off(id, done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      // Another process may be rendering this watermark: the store is the source of truth, events only speed it up.
-      const poll = setInterval(() => settled(current()) && done(), 250);
-      this.events.on(id, done);
-    });
-    return current();
-  }
-
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
-    this.queue.length = 0;
+    this.waiting.length = 0;
     this.controller.abort();
     await Promise.allSettled(this.active.values());
   }

@@ -3,7 +3,7 @@
 // means of short runs of frames (chunks). A 2-hour leak at 30 fps is 216,000 frames: 4 GB as frames, 380 MB as chunks.
 import { spawn } from 'node:child_process';
 import { frameSignature, SIGNATURE_CELLS, type LeakFrames } from '../core/forensic/detect-math.js';
-import { engineError } from '../core/errors.js';
+import { WmarkError } from '../core/errors.js';
 
 /** Budget for the kept frames (bytes); the rest of detection needs well under 300 MB more. */
 export const LEAK_FRAME_BUDGET = 384 * 1024 * 1024;
@@ -120,7 +120,7 @@ export async function readLeak(o: LeakReadOptions): Promise<StreamedLeak> {
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolve();
-      else reject(engineError('LEAK_DECODE_FAILED', `ffmpeg could not decode the leak (exit ${code})`, { details: [stderr] }));
+      else reject(new WmarkError('LEAK_DECODE_FAILED', `ffmpeg could not decode the leak (exit ${code})`, { details: [stderr] }));
     });
   });
   flushChunk();

@@ -5,7 +5,8 @@ import path from 'node:path';
 
 export type VideoStatus = 'PENDING' | 'INGESTED' | 'FAILED_ENCODING' | 'FAILED_DIGITAL_PROFILING';
 export type WatermarkStatus = 'PENDING' | 'PLAYABLE' | 'READY' | 'FAILED';
-export type Container = 'm3u8' | 'mp4';
+export type { Container } from '../core/api-requests.js';
+import type { Container } from '../core/api-requests.js';
 
 export interface VideoRecord {
   id: string;
@@ -60,6 +61,10 @@ export interface JobRecord {
   heartbeat: number | null;
   attempts: number;
   error: string | null;
+  /** Progress in the job's own unit (segments for a watermark, milliseconds of video for an ingest). */
+  done: number;
+  total: number;
+  stage: string | null;
   createdOn: number;
   updatedOn: number;
 }
@@ -127,6 +132,10 @@ const MIGRATIONS: string[] = [
      created_on INTEGER NOT NULL,
      revoked_on INTEGER
    );`,
+  // Progress lives with the job so a process watching it (CLI --wait, serve, demo) sees work done by another one.
+  `ALTER TABLE jobs ADD COLUMN done INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE jobs ADD COLUMN total INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE jobs ADD COLUMN stage TEXT;`,
 ];
 
 type Row = Record<string, unknown>;
@@ -180,6 +189,9 @@ const toJob = (r: Row): JobRecord => ({
   heartbeat: (r.heartbeat as number | null) ?? null,
   attempts: r.attempts as number,
   error: (r.error as string | null) ?? null,
+  done: r.done as number,
+  total: r.total as number,
+  stage: (r.stage as string | null) ?? null,
   createdOn: r.created_on as number,
   updatedOn: r.updated_on as number,
 });
@@ -376,12 +388,16 @@ export class Store {
       .run(outcome.status, outcome.error ?? null, now, id, owner);
   }
 
-  /** Jobs that are not finished and whose lease is free or stale: what a starting server resumes. */
-  resumableJobs(now: number, staleMs: number, kind: JobRecord['kind'] = 'watermark'): JobRecord[] {
+  setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number): void {
+    this.db.prepare('UPDATE jobs SET done = ?, total = ?, stage = ?, updated_on = ? WHERE id = ?').run(progress.done, progress.total, progress.stage ?? null, now, id);
+  }
+
+  /** Jobs that are not finished and whose lease is free or stale: what a starting server resumes, oldest first. */
+  resumableJobs(now: number, staleMs: number): JobRecord[] {
     return (
       this.db
-        .prepare(`SELECT * FROM jobs WHERE kind = ? AND status IN ('queued', 'running') AND (owner IS NULL OR heartbeat IS NULL OR heartbeat < ?) ORDER BY created_on`)
-        .all(kind, now - staleMs) as Row[]
+        .prepare(`SELECT * FROM jobs WHERE status IN ('queued', 'running') AND (owner IS NULL OR heartbeat IS NULL OR heartbeat < ?) ORDER BY created_on`)
+        .all(now - staleMs) as Row[]
     ).map(toJob);
   }
 

@@ -2,37 +2,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { notFoundError, usageError, validationError } from '../core/errors.js';
-import { parseTemplateSettings } from '../core/setting-schema.js';
+import { WmarkError } from '../core/errors.js';
+import { parseTemplateBody } from '../core/template-schema.js';
 import type { ApiVersion } from '../core/api-version.js';
 import type { Engine } from './engine.js';
 import type { TemplateRecord } from './store.js';
 
 export const BUILTIN_TEMPLATE_DIR = fileURLToPath(new URL('../../templates/', import.meta.url));
-
-export interface TemplateInput {
-  name?: unknown;
-  description?: unknown;
-  settings?: unknown;
-  [key: string]: unknown;
-}
-
-/** Validates a template body (`{name, description?, settings}`), listing every problem. */
-export function parseTemplateInput(input: unknown, apiVersion?: ApiVersion): { name: string; description: string | null; settings: unknown[] } {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw usageError('TEMPLATE_INVALID', 'a template must be a JSON object {"name", "description"?, "settings"}');
-  }
-  const body = input as TemplateInput;
-  const issues: string[] = [];
-  for (const key of Object.keys(body)) if (!['name', 'description', 'settings', 'id'].includes(key)) issues.push(`${key}: unknown field (expected name, description, settings)`);
-  if (typeof body.name !== 'string' || !body.name.trim()) issues.push('name: expected a non-empty string');
-  else if (body.name.length > 200) issues.push('name: at most 200 characters');
-  if (body.description !== undefined && body.description !== null && typeof body.description !== 'string') issues.push('description: expected a string');
-  const settings = parseTemplateSettings(body.settings, { apiVersion });
-  if (!settings.ok) issues.push(...settings.issues);
-  if (issues.length) throw validationError('TEMPLATE_INVALID', issues);
-  return { name: (body.name as string).trim(), description: (body.description as string | undefined) ?? null, settings: settings.ok ? settings.value : [] };
-}
 
 let builtinCache: TemplateRecord[] | undefined;
 
@@ -43,14 +19,14 @@ export function builtinTemplates(): TemplateRecord[] {
     .sort()
     .map((file) => {
       const body = JSON.parse(readFileSync(path.join(BUILTIN_TEMPLATE_DIR, file), 'utf8')) as unknown;
-      const parsed = parseTemplateInput(body);
+      const parsed = parseTemplateBody(body);
       return { id: file.replace(/\.json$/, ''), ...parsed, createdOn: 0 };
     });
   return builtinCache;
 }
 
 export function createTemplate(engine: Engine, input: unknown, apiVersion?: ApiVersion): TemplateRecord {
-  const parsed = parseTemplateInput(input, apiVersion);
+  const parsed = parseTemplateBody(input, apiVersion);
   const record: TemplateRecord = { id: engine.newId(), ...parsed, createdOn: engine.now() };
   engine.store.insertTemplate(record);
   return record;
@@ -62,7 +38,7 @@ export function findTemplate(engine: Engine, id: string): TemplateRecord | undef
 
 export function getTemplate(engine: Engine, id: string): TemplateRecord {
   const t = findTemplate(engine, id);
-  if (!t) throw notFoundError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`, { hint: 'See `wmark template list`.' });
+  if (!t) throw new WmarkError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`, { hint: 'See `wmark template list`.' });
   return t;
 }
 
@@ -71,6 +47,6 @@ export function listTemplates(engine: Engine): (TemplateRecord & { builtin: bool
 }
 
 export function deleteTemplate(engine: Engine, id: string): void {
-  if (builtinTemplates().some((t) => t.id === id)) throw usageError('TEMPLATE_BUILTIN', `"${id}" is a built-in template and cannot be deleted`);
-  if (!engine.store.deleteTemplate(id)) throw notFoundError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`);
+  if (builtinTemplates().some((t) => t.id === id)) throw new WmarkError('TEMPLATE_BUILTIN', `"${id}" is a built-in template and cannot be deleted`);
+  if (!engine.store.deleteTemplate(id)) throw new WmarkError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`);
 }

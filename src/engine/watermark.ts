@@ -3,21 +3,20 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, cp, link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { engineError, notFoundError, WmarkError, isWmarkError, usageError } from '../core/errors.js';
 import { framesPerSegment, joinMp4Args, segmentFileName, segmentRenderArgs, textDrawing, type TextFile } from '../core/ffmpeg-plan.js';
 import { FALLBACK_FONT_METRICS, parseFontMetrics, type FontMetrics } from '../core/font-metrics.js';
 import { writeMediaPlaylist } from '../core/playlist.js';
 import { canonicalSettings, watermarkIdentity } from '../core/watermark-identity.js';
 import type { ForensicSetting, Setting, TextSetting } from '../core/setting-types.js';
+import { isInterruption, isWmarkError, WmarkError } from '../core/errors.js';
 import { codeword, forensicKey } from '../core/forensic/keyed-bits.js';
 import { FORENSIC_DIR, readForensicLayout, variantFileFor } from './forensic-prepare.js';
 import { tail } from '../ffmpeg/run-ffmpeg.js';
-import { writeFileAtomic } from './atomic-fs.js';
-import { LEASE_STALE_MS, runPool } from './job-pool.js';
-
-export { LEASE_STALE_MS, runPool };
+import writeFileAtomic from 'write-file-atomic';
 import type { Engine } from './engine.js';
+import { forEachBounded } from './for-each-bounded.js';
 import { videoDir, workingSegment } from './ingest.js';
+import { holdLease, type JobReporter } from './job-lease.js';
 import type { Container, VideoRecord, WatermarkRecord } from './store.js';
 
 export const PLAYLIST_NAME = 'video.m3u8';
@@ -25,7 +24,6 @@ export const MP4_NAME = 'video.mp4';
 const WORK_DIR = '.work';
 /** Per-video folder of TEXT-over-variant segments shared between forensic viewers with the same visible text. */
 const SHARED_TEXT_DIR = '_shared';
-const HEARTBEAT_MS = 4_000;
 
 export interface VideoRef {
   key?: string;
@@ -48,12 +46,6 @@ export interface WatermarkRequestResult {
   expirationIgnored: boolean;
 }
 
-export interface JobEvents {
-  onPlayable?: () => void;
-  onProgress?: (done: number, total: number) => void;
-  onStage?: (stage: string) => void;
-}
-
 export function watermarkDir(engine: Engine, videoId: string, watermarkId: string): string {
   return path.join(engine.paths.watermarks, videoId, watermarkId);
 }
@@ -61,12 +53,12 @@ export function watermarkDir(engine: Engine, videoId: string, watermarkId: strin
 export function resolveVideo(engine: Engine, ref: VideoRef): VideoRecord {
   const video = ref.videoId ? engine.store.getVideo(ref.videoId) : ref.key !== undefined ? engine.store.getVideoByKey(ref.key) : undefined;
   if (!video) {
-    if (!ref.videoId && ref.key === undefined) throw usageError('VIDEO_REQUIRED', 'a video is required: give its key or its id');
+    if (!ref.videoId && ref.key === undefined) throw new WmarkError('VIDEO_REQUIRED', 'a video is required: give its key or its id');
     const what = ref.videoId ? `id "${ref.videoId}"` : `key "${ref.key}"`;
-    throw notFoundError('VIDEO_NOT_FOUND', `no video with ${what}`, { hint: 'List videos with `wmark video list`, or ingest it first with `wmark ingest`.' });
+    throw new WmarkError('VIDEO_NOT_FOUND', `no video with ${what}`, { hint: 'List videos with `wmark video list`, or ingest it first with `wmark ingest`.' });
   }
-  if (video.status === 'PENDING') throw new WmarkError('conflict', 'VIDEO_NOT_READY', `video ${video.key} is still being ingested`, { hint: 'Try again when its status is INGESTED.' });
-  if (video.status !== 'INGESTED') throw new WmarkError('unprocessable', 'VIDEO_FAILED', `video ${video.key} could not be ingested (${video.status}): ${video.error ?? 'no reason recorded'}`);
+  if (video.status === 'PENDING') throw new WmarkError('VIDEO_NOT_READY', `video ${video.key} is still being ingested`, { hint: 'Try again when its status is INGESTED.' });
+  if (video.status !== 'INGESTED') throw new WmarkError('VIDEO_FAILED', `video ${video.key} could not be ingested (${video.status}): ${video.error ?? 'no reason recorded'}`);
   return video;
 }
 
@@ -79,7 +71,7 @@ export function requestWatermark(engine: Engine, request: WatermarkRequest): Wat
   const video = resolveVideo(engine, request.video);
   const forensic = request.settings.find((s): s is ForensicSetting => s.type === 'FORENSIC');
   if (forensic && !video.enableForensic) {
-    throw new WmarkError('unprocessable', 'FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation (enableForensic), so it cannot carry a FORENSIC watermark`, {
+    throw new WmarkError('FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation (enableForensic), so it cannot carry a FORENSIC watermark`, {
       hint: 'Ingest it again under a new key with --forensic (videos of 5 minutes or more).',
     });
   }
@@ -98,7 +90,7 @@ export function requestWatermark(engine: Engine, request: WatermarkRequest): Wat
     forensicPayload: forensic ? forensic.payload : null,
   });
   if (!created && isExpired(record, now)) {
-    throw new WmarkError('gone', 'WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {
+    throw new WmarkError('WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {
       hint: 'Change any setting to create a new watermark with a new expiration (SPEC 2.5).',
     });
   }
@@ -169,46 +161,30 @@ function contiguousPrefix(done: boolean[]): number {
 }
 
 /**
- * Runs (or resumes) a watermark's job to completion. Another process holding a live lease is waited for instead.
- * Resolves with the final record; a failed render marks the watermark FAILED and rejects with the ffmpeg reason.
+ * Runs (or resumes) a watermark's job to completion. Resolves with the final record, or undefined when another process
+ * holds the job (its progress shows in the store); a failed render marks the watermark FAILED and rejects with the
+ * ffmpeg reason. Interrupted, it keeps the finished segments and stays queued.
  */
-export async function runWatermarkJob(engine: Engine, watermarkId: string, events: JobEvents = {}, signal?: AbortSignal): Promise<WatermarkRecord> {
-  const jobId = `watermark:${watermarkId}`;
+export async function runWatermarkJob(engine: Engine, watermarkId: string, signal?: AbortSignal): Promise<WatermarkRecord | undefined> {
   const initial = engine.store.getWatermark(watermarkId);
-  if (!initial) throw notFoundError('WATERMARK_NOT_FOUND', `no watermark ${watermarkId}`);
-  if (initial.status === 'READY') {
-    events.onPlayable?.();
-    return initial;
-  }
-  const job = engine.store.ensureJob('watermark', watermarkId, engine.now());
-  // A finished job with an unfinished watermark means more work was asked for since (e.g. an mp4 added later).
-  if (job.status === 'done' || job.status === 'failed') engine.store.resetJob(jobId, engine.now());
-  if (!engine.store.acquireJob(jobId, engine.owner, engine.now(), LEASE_STALE_MS)) {
-    return waitForWatermark(engine, watermarkId, events, signal);
-  }
-  const heartbeat = setInterval(() => engine.store.heartbeatJob(jobId, engine.owner, engine.now()), HEARTBEAT_MS);
-  heartbeat.unref();
-  try {
-    const record = await renderWatermark(engine, initial, events, signal);
-    engine.store.finishJob(jobId, engine.owner, engine.now(), { status: 'done' });
-    return record;
-  } catch (error) {
-    const interrupted = isWmarkError(error) && error.category === 'interrupted';
-    if (interrupted) {
-      // Leave the finished segments and requeue: the next run or server start resumes from here.
-      engine.store.finishJob(jobId, engine.owner, engine.now(), { status: 'queued' });
-    } else {
-      const reason = isWmarkError(error) ? (error.details[0] ? tail(error.details[0], 1500) : error.message) : String(error);
-      engine.store.updateWatermark(watermarkId, { status: 'FAILED', error: reason });
-      engine.store.finishJob(jobId, engine.owner, engine.now(), { status: 'failed', error: reason });
+  if (!initial) throw new WmarkError('WATERMARK_NOT_FOUND', `no watermark ${watermarkId}`);
+  if (initial.status === 'READY') return initial;
+  return holdLease(engine, 'watermark', watermarkId, async (report) => {
+    const current = engine.store.getWatermark(watermarkId)!;
+    if (current.status === 'READY') return current;
+    try {
+      return await renderWatermark(engine, current, report, signal);
+    } catch (error) {
+      if (!isInterruption(error)) {
+        const reason = isWmarkError(error) ? (error.details[0] ? tail(error.details[0], 1500) : error.message) : String(error);
+        engine.store.updateWatermark(watermarkId, { status: 'FAILED', error: reason });
+      }
+      throw error;
     }
-    throw error;
-  } finally {
-    clearInterval(heartbeat);
-  }
+  });
 }
 
-async function renderWatermark(engine: Engine, w: WatermarkRecord, events: JobEvents, signal?: AbortSignal): Promise<WatermarkRecord> {
+async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobReporter, signal?: AbortSignal): Promise<WatermarkRecord> {
   const video = engine.store.getVideo(w.videoId)!;
   const dir = watermarkDir(engine, video.id, w.id);
   const work = path.join(dir, WORK_DIR);
@@ -224,6 +200,7 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, events: JobEv
   const count = video.segments.length;
   const done = await doneSegments(dir, count);
   let playable = false;
+  const progress = (stage: string) => report(done.filter(Boolean).length, count, stage);
   // Workers finish concurrently. Publishing is serialised and reads `done` when its turn comes, so an older, shorter
   // playlist can never be renamed over a newer one (which left READY watermarks with truncated, unended playlists).
   let publishing: Promise<void> = Promise.resolve();
@@ -235,10 +212,9 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, events: JobEv
         if (!playable) {
           playable = true;
           if (w.status === 'PENDING') engine.store.updateWatermark(w.id, { status: 'PLAYABLE' });
-          events.onPlayable?.();
         }
       }
-      events.onProgress?.(done.filter(Boolean).length, count);
+      progress('rendering');
     }));
   await publishProgress();
 
@@ -267,7 +243,7 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, events: JobEv
   if (sharedDir) await mkdir(sharedDir, { recursive: true });
 
   const render = async (index: number, threads: number) => {
-    if (signal?.aborted) throw new WmarkError('interrupted', 'CANCELLED', 'watermark job cancelled');
+    if (signal?.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
     const part = path.join(work, `${segmentFileName(index)}.part`);
     const shared = sharedDir && path.join(sharedDir, variantFileFor(layout!, code!, index));
     if (!shared || !existsSync(shared)) {
@@ -287,11 +263,11 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, events: JobEv
   // The first two segments get every core, one after the other: the playlist becomes playable as early as possible
   // and the second segment is ready before the first has played out. Then one thread per worker.
   for (const first of [0, 1]) if (todo[0] === first) await render(todo.shift()!, engine.workers);
-  await runPool(todo, engine.workers, (i) => render(i, 1), signal);
+  await forEachBounded(todo, engine.workers, (i) => render(i, 1));
 
   const current = engine.store.getWatermark(w.id)!;
   if (current.containers.includes('mp4') && !existsSync(path.join(dir, MP4_NAME))) {
-    events.onStage?.('joining mp4');
+    progress('joining mp4');
     const part = path.join(WORK_DIR, `${MP4_NAME}.part`);
     await engine.runner.ffmpeg(joinMp4Args(video.segments.map((_, i) => segmentFileName(i)), part, video.hasAudio), { signal, cwd: dir });
     await rename(path.join(dir, part), path.join(dir, MP4_NAME));
@@ -312,24 +288,21 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
 }
 
 
-async function waitForWatermark(engine: Engine, id: string, events: JobEvents, signal?: AbortSignal): Promise<WatermarkRecord> {
-  let announced = false;
-  for (;;) {
-    if (signal?.aborted) throw new WmarkError('interrupted', 'CANCELLED', 'wait cancelled');
-    const w = engine.store.getWatermark(id)!;
-    if ((w.status === 'PLAYABLE' || w.status === 'READY') && !announced) {
-      announced = true;
-      events.onPlayable?.();
-    }
-    if (w.status === 'READY') return w;
-    if (w.status === 'FAILED') throw engineError('WATERMARK_FAILED', `watermark ${id} failed: ${w.error ?? 'unknown reason'}`);
-    const job = engine.store.getJob(`watermark:${id}`);
-    if (job && (job.owner === null || (job.heartbeat ?? 0) < engine.now() - LEASE_STALE_MS)) {
-      // The other process died or gave up: take over.
-      return runWatermarkJob(engine, id, announced ? { ...events, onPlayable: undefined } : events, signal);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+export interface WatermarkFiles {
+  dir: string;
+  /** Present once the playlist exists. */
+  m3u8?: string;
+  /** Present once the mp4 is joined. */
+  mp4?: string;
+  /** Every output is written (a 2.0 watermark is READY once playable, while later segments are still rendering). */
+  complete: boolean;
+}
+
+export function watermarkFiles(engine: Engine, w: WatermarkRecord): WatermarkFiles {
+  const dir = watermarkDir(engine, w.videoId, w.id);
+  const m3u8 = path.join(dir, PLAYLIST_NAME);
+  const mp4 = path.join(dir, MP4_NAME);
+  return { dir, ...(existsSync(m3u8) ? { m3u8 } : {}), ...(w.containers.includes('mp4') && existsSync(mp4) ? { mp4 } : {}), complete: w.status === 'READY' };
 }
 
 /** Copies a finished watermark's HLS folder and mp4 to `dest` (for CI pipelines collecting outputs). */

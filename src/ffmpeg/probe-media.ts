@@ -2,7 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { engineError, isWmarkError } from '../core/errors.js';
+import { WmarkError, isWmarkError } from '../core/errors.js';
 import type { ProcessRunner } from './run-ffmpeg.js';
 
 export interface MediaInfo {
@@ -47,7 +47,7 @@ export function interpretProbe(json: ProbeJson, label: string): MediaInfo {
   // Cover art in audio files is a "video" stream with attached_pic; it is not a video.
   const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
   if (!video) {
-    throw engineError('NO_VIDEO_STREAM', `${label} has no video stream`, {
+    throw new WmarkError('NO_VIDEO_STREAM', `${label} has no video stream`, {
       hint: streams.length
         ? `It contains: ${streams.map((s) => (s.disposition?.attached_pic ? 'cover art' : s.codec_type ?? 'unknown')).join(', ')}.`
         : undefined,
@@ -55,9 +55,9 @@ export function interpretProbe(json: ProbeJson, label: string): MediaInfo {
   }
   const fps = parseRational(video.avg_frame_rate) ?? parseRational(video.r_frame_rate);
   if (!fps || fps.num / fps.den > 240 || fps.num / fps.den < 1) {
-    throw engineError('BAD_FRAME_RATE', `${label}: cannot determine a usable frame rate (${video.avg_frame_rate ?? 'none'})`);
+    throw new WmarkError('BAD_FRAME_RATE', `${label}: cannot determine a usable frame rate (${video.avg_frame_rate ?? 'none'})`);
   }
-  if (!video.width || !video.height) throw engineError('BAD_DIMENSIONS', `${label}: the video stream has no picture size`);
+  if (!video.width || !video.height) throw new WmarkError('BAD_DIMENSIONS', `${label}: the video stream has no picture size`);
   const duration = Number(json.format?.duration ?? video.duration);
   const audio = streams.find((s) => s.codec_type === 'audio');
   return {
@@ -85,7 +85,7 @@ export async function probeMedia(runner: ProcessRunner, input: string, label = i
       // The bundled static ffprobe builds crash on MPEG-TS input; ffmpeg reads it fine, so remux to NUT and probe the pipe.
       json = await probeViaRemux(runner, input, signal);
     } else if (isWmarkError(error) && error.code === 'FFMPEG_FAILED') {
-      throw engineError('NOT_A_VIDEO', `${label} is not a readable media file`, { details: error.details, hint: firstLine(error.details[0]) });
+      throw new WmarkError('NOT_A_VIDEO', `${label} is not a readable media file`, { details: error.details, hint: firstLine(error.details[0]) });
     } else throw error;
   }
   return interpretProbe(json, label);

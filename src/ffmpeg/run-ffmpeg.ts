@@ -1,6 +1,6 @@
 // Runs ffmpeg as a child process: progress from `-progress pipe:1`, cancellation, and the stderr tail as the failure reason.
 import { execa } from 'execa';
-import { engineError, WmarkError } from '../core/errors.js';
+import { WmarkError } from '../core/errors.js';
 
 export interface FfmpegRunOptions {
   /** Media duration in seconds, to turn out_time into a fraction. */
@@ -78,15 +78,15 @@ export function createProcessRunner(ffmpegPath: string, ffprobePath: string): Pr
     const result = await child;
     const stderr = Buffer.from(result.stderr as Uint8Array).toString('utf8');
     if (result.isCanceled || options.signal?.aborted) {
-      throw new WmarkError('interrupted', 'CANCELLED', `${bin.endsWith('ffprobe') ? 'ffprobe' : 'ffmpeg'} was cancelled`);
+      throw new WmarkError('CANCELLED', `${bin.endsWith('ffprobe') ? 'ffprobe' : 'ffmpeg'} was cancelled`);
     }
     if (result.failed) {
       const name = bin.includes('ffprobe') ? 'ffprobe' : 'ffmpeg';
       const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
       if ((result as { code?: string }).code === 'ENOENT' || /ENOENT/.test(String(result.message))) {
-        throw engineError('FFMPEG_NOT_FOUND', `${name} not found at ${bin}`, { hint: 'Run `wmark doctor`, or set WMARK_FFMPEG / WMARK_FFPROBE.' });
+        throw new WmarkError('FFMPEG_NOT_FOUND', `${name} not found at ${bin}`, { hint: 'Run `wmark doctor`, or set WMARK_FFMPEG / WMARK_FFPROBE.' });
       }
-      throw engineError(result.signal ? 'FFMPEG_CRASHED' : 'FFMPEG_FAILED', `${name} ${how}: ${tail(stderr, 600) || '(no output)'}`, {
+      throw new WmarkError(result.signal ? 'FFMPEG_CRASHED' : 'FFMPEG_FAILED', `${name} ${how}: ${tail(stderr, 600) || '(no output)'}`, {
         details: [tail(stderr)],
       });
     }

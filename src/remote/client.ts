@@ -1,7 +1,8 @@
 // The HTTP client of the remote service: fetch with a per-attempt timeout and a deadline, transient failures retried, JSON checked with zod.
 import type { z } from 'zod';
-import { WmarkError } from '../core/errors.js';
+import { WmarkError, type ErrorKind } from '../core/errors.js';
 import { decideRetry, DEFAULT_RETRY, type AttemptOutcome, type RetryPolicy } from './retry.js';
+import { sleep } from '../service/watch.js';
 import { parseErrorBody, serverError } from './server-error.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -106,27 +107,12 @@ export function formatSeconds(ms: number): string {
   return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
 }
 
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(interrupted());
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(interrupted());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 function interrupted(): WmarkError {
-  return new WmarkError('interrupted', 'INTERRUPTED', 'interrupted');
+  return new WmarkError('INTERRUPTED', 'interrupted');
 }
 
 export function timeoutError(request: string, waitedMs: number, label?: string): WmarkError {
-  return new WmarkError('timeout', 'TIMEOUT', `timed out after ${formatSeconds(waitedMs)}: no answer from ${request}`, {
+  return new WmarkError('TIMEOUT', `timed out after ${formatSeconds(waitedMs)}: no answer from ${request}`, {
     hint: label ? `Raise ${label}, or check that the service is healthy.` : 'Raise --timeout, or check that the service is healthy.',
   });
 }
@@ -171,7 +157,7 @@ export class HttpClient {
         if (result.kind === 'response') return { ...result, request, attempts: attempt, ...(attempt > 1 || result.status === 429 || result.status >= 500 ? { gaveUp: decision.reason } : {}) };
         if (result.kind === 'timeout' || spec.deadline - this.now() <= 0) throw timeoutError(request, this.now() - started, spec.timeoutLabel);
         const words = (result.code && NETWORK_WORDS[result.code]) ?? result.message;
-        throw new WmarkError('remote', 'REMOTE_UNREACHABLE', `cannot reach the service: ${request}: ${words}${result.code && !words.includes(result.code) ? ` (${result.code})` : ''}${attempt > 1 ? ` (gave up after ${attempt} attempts)` : ''}`, {
+        throw new WmarkError('REMOTE_UNREACHABLE', `cannot reach the service: ${request}: ${words}${result.code && !words.includes(result.code) ? ` (${result.code})` : ''}${attempt > 1 ? ` (gave up after ${attempt} attempts)` : ''}`, {
           hint: 'Check the URL (--remote, WMARK_API_URL or remote.url in the config) and that the service is running.',
           cause: result.error,
         });
@@ -221,14 +207,14 @@ export function expectJson<S extends z.ZodType>(res: RawResponse, schema: S, wha
     value = JSON.parse(res.text);
   } catch {
     const snippet = res.text.trim().replace(/\s+/g, ' ').slice(0, 120);
-    throw new WmarkError('remote', 'BAD_RESPONSE', `the service answered HTTP ${res.status} to ${res.request} with a body that is not valid JSON${snippet ? `: ${JSON.stringify(snippet)}${res.text.trim().length > 120 ? '…' : ''}` : ' (empty)'}`, {
+    throw new WmarkError('BAD_RESPONSE', `the service answered HTTP ${res.status} to ${res.request} with a body that is not valid JSON${snippet ? `: ${JSON.stringify(snippet)}${res.text.trim().length > 120 ? '…' : ''}` : ' (empty)'}`, {
       hint: 'Check that the URL points at a watermarking service (SPEC API 1.0/2.0).',
     });
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.length ? `${i.path.map(String).join('.')}: ` : ''}${i.message}`);
-    throw new WmarkError('remote', 'BAD_RESPONSE', `unexpected ${what} from ${res.request}: ${issues.join('; ')}`, {
+    throw new WmarkError('BAD_RESPONSE', `unexpected ${what} from ${res.request}: ${issues.join('; ')}`, {
       details: issues,
       hint: 'Check that the URL points at a watermarking service (SPEC API 1.0/2.0).',
     });
@@ -237,7 +223,7 @@ export function expectJson<S extends z.ZodType>(res: RawResponse, schema: S, wha
 }
 
 /** A non-2xx response as a WmarkError carrying the service's message and status. */
-export function errorFromResponse(res: RawResponse, options: { category?: WmarkError['category']; exitCode?: number; hint?: string } = {}): WmarkError {
+export function errorFromResponse(res: RawResponse, options: { kind?: ErrorKind; exitCode?: number; hint?: string } = {}): WmarkError {
   const info = parseErrorBody(res.status, res.headers.get('content-type'), res.text);
   return serverError(info, { request: res.request, note: res.gaveUp && res.attempts > 1 ? `(gave up after ${res.attempts} attempts)` : undefined, ...options });
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { WmarkError } from '../core/errors.js';
 import { configDir, type Env } from '../config/paths.js';
-import { writeFileAtomic } from '../engine/atomic-fs.js';
+import writeFileAtomic from 'write-file-atomic';
 
 export const CREDENTIALS_FILE = 'credentials.json';
 
@@ -48,23 +48,23 @@ export async function readCredentials(file: string): Promise<CredentialsFile> {
     text = await readFile(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, services: {} };
-    throw new WmarkError('config', 'CREDENTIALS_UNREADABLE', `cannot read ${file}: ${(error as Error).message}`);
+    throw new WmarkError('CREDENTIALS_UNREADABLE', `cannot read ${file}: ${(error as Error).message}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    throw new WmarkError('config', 'CREDENTIALS_INVALID', `${file} is not valid JSON`, { hint: `Remove it (wmark auth logout --all) and log in again.` });
+    throw new WmarkError('CREDENTIALS_INVALID', `${file} is not valid JSON`, { hint: `Remove it (wmark auth logout --all) and log in again.` });
   }
   const parsed = fileSchema.safeParse(json);
-  if (!parsed.success) throw new WmarkError('config', 'CREDENTIALS_INVALID', `${file} has an unexpected shape`, { hint: `Remove it (wmark auth logout --all) and log in again.` });
+  if (!parsed.success) throw new WmarkError('CREDENTIALS_INVALID', `${file} has an unexpected shape`, { hint: `Remove it (wmark auth logout --all) and log in again.` });
   return parsed.data;
 }
 
 /** Writes the whole file: a 0600 sibling is written and synced, then renamed over the old one, so no reader sees half a file. */
 export async function writeCredentials(file: string, data: CredentialsFile): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, 0o600);
+  await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
 }
 
 export async function saveService(file: string, service: StoredService, options: { makeCurrent?: boolean } = {}): Promise<void> {

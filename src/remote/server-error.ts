@@ -1,5 +1,5 @@
 // Turns a service's error response ({message} string or array, {message, code}, or anything else) into a WmarkError, message kept as sent.
-import { WmarkError, type ErrorCategory } from '../core/errors.js';
+import { ERRORS, ServiceError, type ErrorKind } from '../core/errors.js';
 
 export interface ServerErrorInfo {
   status: number;
@@ -65,15 +65,20 @@ export function parseErrorBody(status: number, contentType: string | null, text:
   return info;
 }
 
-export function categoryForStatus(status: number): ErrorCategory {
-  if (status === 401) return 'auth';
-  if (status === 403) return 'forbidden';
+/** How a status the service answered with is treated here: 401/403 are credentials, 429 and 5xx the service's trouble. */
+export function kindForStatus(status: number): ErrorKind {
+  if (status === 401 || status === 403) return 'auth';
   if (status === 404) return 'not-found';
   if (status === 409) return 'conflict';
   if (status === 410) return 'gone';
   if (status === 422) return 'unprocessable';
   if (status === 429 || status >= 500 || status < 400) return 'remote';
   return 'usage';
+}
+
+/** Exit codes for a service's own codes, by kind, as the catalogue gives them to ours (README: exit codes). */
+function exitCodeFor(kind: ErrorKind): number {
+  return { auth: ERRORS.AUTH_INVALID.exit, remote: ERRORS.REMOTE_UNREACHABLE.exit, timeout: ERRORS.TIMEOUT.exit }[kind as string] ?? ERRORS.USAGE.exit;
 }
 
 function defaultHint(status: number): string | undefined {
@@ -86,7 +91,7 @@ function defaultHint(status: number): string | undefined {
 export interface ServerErrorOptions {
   /** e.g. "POST http://host/1.0/watermark", added to the details. */
   request?: string;
-  category?: ErrorCategory;
+  kind?: ErrorKind;
   exitCode?: number;
   hint?: string;
   /** Added after the server's hint-less message, e.g. "(gave up after 5 attempts)". */
@@ -94,16 +99,17 @@ export interface ServerErrorOptions {
 }
 
 /** `HTTP 400 Bad Request (VALIDATION_FAILED): <the service's message>`; several messages become a list, every one kept. */
-export function serverError(info: ServerErrorInfo, options: ServerErrorOptions = {}): WmarkError {
+export function serverError(info: ServerErrorInfo, options: ServerErrorOptions = {}): ServiceError {
   const reason = REASONS[info.status];
   const serviceCode = info.code && /^[A-Za-z0-9_.-]{1,64}$/.test(info.code) ? info.code : undefined;
   const head = `HTTP ${info.status}${reason ? ` ${reason}` : ''}${serviceCode ? ` (${serviceCode})` : ''}`;
   const body = info.messages.length === 0 ? 'the service gave no message' : info.messages.length === 1 ? info.messages[0]! : `${info.messages.length} problems:\n  - ${info.messages.join('\n  - ')}`;
   const message = `${head}: ${body}${options.note ? ` ${options.note}` : ''}`;
   const code = serviceCode ?? `HTTP_${info.status}`;
-  return new WmarkError(options.category ?? categoryForStatus(info.status), code, message, {
+  const kind = options.kind ?? kindForStatus(info.status);
+  return new ServiceError(code, kind, options.exitCode ?? exitCodeFor(kind), message, {
+    httpStatus: info.status,
     hint: options.hint ?? info.hint ?? defaultHint(info.status),
     details: [...(info.messages.length > 1 ? info.messages : []), ...(options.request ? [`request: ${options.request}`] : [])],
-    ...(options.exitCode !== undefined ? { exitCode: options.exitCode } : {}),
   });
 }

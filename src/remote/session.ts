@@ -31,6 +31,8 @@ export interface SessionOptions {
   /** Explicit credentials (auth login flags) beat the env vars and the stored ones. */
   clientId?: string;
   apiKey?: string;
+  /** A token to use as it is, like WMARK_TOKEN (never renewed). */
+  token?: string;
 }
 
 /** The `exp` claim of a JWT-shaped token, in Unix ms (read, not verified: only the service can verify it). */
@@ -110,7 +112,7 @@ export class RemoteSession {
       timeoutLabel: this.timeoutLabel,
     });
     if (res.status === 401 || res.status === 403) {
-      throw errorFromResponse(res, { category: 'auth', hint: 'Check the client id and API key (flags, WMARK_CLIENT_ID / WMARK_API_KEY, or the ones saved at login).' });
+      throw errorFromResponse(res, { kind: 'auth', hint: 'Check the client id and API key (flags, WMARK_CLIENT_ID / WMARK_API_KEY, or the ones saved at login).' });
     }
     return readTokenResponse(res, this.now());
   }
@@ -133,7 +135,7 @@ export class RemoteSession {
   /** A usable bearer token: WMARK_TOKEN, else the stored one while valid, else a new one from the credentials. */
   async bearer(): Promise<string> {
     if (this.token && (this.tokenSource === 'env' || this.expiresAt === null || this.expiresAt - TOKEN_EXPIRY_SKEW_MS > this.now())) return this.token;
-    const fromEnv = nonEmpty(this.options.env.WMARK_TOKEN);
+    const fromEnv = this.options.token ?? nonEmpty(this.options.env.WMARK_TOKEN);
     if (fromEnv) {
       this.setToken(fromEnv, jwtExpiry(fromEnv), 'env');
       return fromEnv;
@@ -164,16 +166,16 @@ export class RemoteSession {
     if (!clientId || !apiKey) {
       const where = this.options.stored ? `the token stored for ${this.baseUrl}` : undefined;
       if (why === 'none') {
-        throw new WmarkError('auth', 'NOT_LOGGED_IN', `not logged in to ${this.baseUrl}`, {
+        throw new WmarkError('NOT_LOGGED_IN', `not logged in to ${this.baseUrl}`, {
           hint: `Run \`wmark auth login --remote ${this.baseUrl}\`, or set WMARK_TOKEN, or WMARK_CLIENT_ID and WMARK_API_KEY.`,
         });
       }
-      throw new WmarkError('auth', 'TOKEN_EXPIRED', `${where ?? 'the access token'} ${why === 'expired' ? 'has expired' : 'was refused'} and cannot be renewed: no API key at hand`, {
+      throw new WmarkError('TOKEN_EXPIRED', `${where ?? 'the access token'} ${why === 'expired' ? 'has expired' : 'was refused'} and cannot be renewed: no API key at hand`, {
         hint: 'Log in again (`wmark auth login`, add --save-key to renew automatically), or set WMARK_CLIENT_ID and WMARK_API_KEY.',
       });
     }
     if (this.refreshes >= 1) {
-      throw new WmarkError('auth', 'TOKEN_REFUSED', `the service refused a freshly issued token for ${this.baseUrl}`, { hint: 'Check the client id and API key.' });
+      throw new WmarkError('TOKEN_REFUSED', `the service refused a freshly issued token for ${this.baseUrl}`, { hint: 'Check the client id and API key.' });
     }
     this.refreshes++;
     this.pendingRefresh = (async () => {
@@ -201,7 +203,7 @@ export class RemoteSession {
   /** Headers for an authenticated call: 1.0 a Bearer token; 2.0 the key headers (SPEC 4.4), or a Bearer token when no key is at hand. */
   async authHeaders(api: ApiVersion): Promise<{ headers: Record<string, string>; bearer?: string }> {
     const { clientId, apiKey } = this.credentials();
-    if (api === '2.0' && clientId && apiKey && !nonEmpty(this.options.env.WMARK_TOKEN)) {
+    if (api === '2.0' && clientId && apiKey && !this.options.token && !nonEmpty(this.options.env.WMARK_TOKEN)) {
       return { headers: { 'x-api-key': apiKey, 'x-api-client-id': clientId } };
     }
     const token = await this.bearer();
@@ -237,8 +239,14 @@ export class RemoteSession {
     return this.client.send({ method: 'GET', url: href, deadline: this.deadline, timeoutLabel: this.timeoutLabel });
   }
 
-  async createVideo(api: ApiVersion, body: Record<string, unknown>): Promise<RemoteVideo> {
-    return expectJson(await this.call(api, { method: 'POST', path: '/videos', body, idempotent: false }), videoSchema, 'video');
+  async createVideo(api: ApiVersion, body: Record<string, unknown>): Promise<{ video: RemoteVideo; status: number }> {
+    const res = await this.call(api, { method: 'POST', path: '/videos', body, idempotent: false });
+    return { video: expectJson(res, videoSchema, 'video'), status: res.status };
+  }
+
+  async listVideos(api: ApiVersion, query: Record<string, string>): Promise<RemoteVideo[]> {
+    const search = new URLSearchParams(query).toString();
+    return expectJson(await this.call(api, { method: 'GET', path: `/videos${search ? `?${search}` : ''}` }), videoSchema.array(), 'video list');
   }
 
   async getVideo(api: ApiVersion, id: string): Promise<RemoteVideo> {

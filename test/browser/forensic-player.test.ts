@@ -11,10 +11,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { codeword, forensicKey } from '../../src/core/forensic/keyed-bits.js';
 import { encodeForensicContent } from '../../src/core/forensic-payload.js';
 import { FORENSIC_DIR, variantFileName } from '../../src/engine/forensic-prepare.js';
-import { ingestVideo, videoDir } from '../../src/engine/ingest.js';
+import { videoDir } from '../../src/engine/ingest.js';
 import type { VideoRecord } from '../../src/engine/store.js';
 import { launchBrowser, openPage, saveScreenshot, videoFrameStats, waitForPlayback, type OpenedPage } from '../helpers/browser.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
 import { call, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
 

@@ -10,9 +10,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { signPlayerUrl } from '../../src/core/watermark-urls.js';
 import { createCredential, type IssuedCredential } from '../../src/engine/credentials.js';
-import { ingestVideo } from '../../src/engine/ingest.js';
-import { STATUS_URL_GRACE_MS } from '../../src/engine/watermark-view.js';
-import { startServer, type RunningServer } from '../../src/server/start-server.js';
+import { STATUS_URL_GRACE_MS } from '../../src/engine/api-bodies.js';
+import { startServer, type RunningServer } from '../../src/server/node-server.js';
 import {
   imageStats,
   launchBrowser,
@@ -24,7 +23,7 @@ import {
   waitForPlayback,
   type OpenedPage,
 } from '../helpers/browser.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
 import { natural } from '../helpers/fixtures.js';
 
 const require = createRequire(import.meta.url);

@@ -70,18 +70,18 @@ describe('spawned wmark', () => {
     const r = await wmark(args);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toBe('');
-    const view = JSON.parse(r.stdout) as { id: string; status: string; created: boolean; videoId: string; urls: Record<string, string>; files: Record<string, string> };
+    const view = JSON.parse(r.stdout) as { id: string; status: string; created: boolean; videoId: string; containers: Record<string, string>; files: Record<string, string> };
     expect(view.status).toBe('READY');
     expect(view.created).toBe(true);
     expect(view.videoId).toBe(video.id);
-    for (const url of [view.urls.m3u8!, view.urls.mp4!]) {
+    for (const url of [view.containers.m3u8!, view.containers.mp4!]) {
       const u = new URL(url);
       expect(u.searchParams.get('signature')).toMatch(/^[\w-]{20,}$/);
       // Signed links carry Unix milliseconds in the future.
       expect(Number(u.searchParams.get('expiration'))).toBeGreaterThan(Date.now());
     }
-    expect(view.urls.m3u8).toContain('expiration=');
-    expect(view.urls.m3u8).toContain('signature=');
+    expect(view.containers.m3u8).toContain('expiration=');
+    expect(view.containers.m3u8).toContain('signature=');
     expect(existsSync(view.files.m3u8!)).toBe(true);
     expect(existsSync(view.files.mp4!)).toBe(true);
     expect(readFileSync(view.files.m3u8!, 'utf8')).toContain('#EXT-X-ENDLIST');

@@ -1,5 +1,6 @@
-// Shared by the serve-* integration tests: a real `wmark serve` on loopback (in-process or spawned), JSON and raw-path
-// HTTP calls, ingest over HTTP, error-body checks, playlist parsing, and gates that hold ffmpeg work at chosen points.
+// Shared by the serve-* integration tests: the service in-process (its app, no socket) or a real `wmark serve` on
+// loopback (in-process or spawned), JSON and raw-path calls to either, ingest over HTTP, error-body checks, playlist
+// parsing, and gates that hold ffmpeg work at chosen points.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -9,13 +10,17 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { createCredential, type IssuedCredential } from '../../src/engine/credentials.js';
 import type { Engine } from '../../src/engine/engine.js';
-import { startServer, type RunningServer } from '../../src/server/start-server.js';
+import { InProcessJobQueue } from '../../src/engine/job-queue.js';
+import { LocalService } from '../../src/engine/local-service.js';
+import { createApp, type App } from '../../src/server/app.js';
+import { startServer, type RunningServer } from '../../src/server/node-server.js';
 import { REPO } from './fixtures.js';
 import { FFMPEG } from './tools.js';
 
 export interface Reply {
   status: number;
   headers: Headers;
+  body: Buffer;
   text: string;
   /** The parsed body when it is JSON, else undefined. */
   json: any;
@@ -30,8 +35,20 @@ export interface CallOptions {
   contentType?: string;
 }
 
-/** One HTTP call through fetch; `target` is a path on `base` or an absolute URL. */
-export async function call(base: string, method: string, target: string, options: CallOptions = {}): Promise<Reply> {
+/** Where calls go: a base URL (a real socket) or the app itself (in-process, no socket). */
+export type Target = string | App;
+
+/** The base of the links an in-process app hands out (its requests carry this Host). */
+export const IN_PROCESS_HOST = 'wmark.test';
+
+/** An absolute URL's request target (path and query, as written), or `target` itself when it is a path. */
+function requestTarget(target: string): string {
+  const m = /^https?:\/\/[^/]+(\/.*)?$/.exec(target);
+  return m ? (m[1] ?? '/') : target;
+}
+
+/** One HTTP call; `target` is a path on `base` or an absolute URL. */
+export async function call(base: Target, method: string, target: string, options: CallOptions = {}): Promise<Reply> {
   const headers: Record<string, string> = { ...options.headers };
   let body: string | Buffer | undefined;
   if (options.body !== undefined) {
@@ -41,23 +58,40 @@ export async function call(base: string, method: string, target: string, options
     body = options.raw;
     if (options.contentType) headers['content-type'] = options.contentType;
   }
-  const url = /^https?:/.test(target) ? target : base + target;
-  const res = await fetch(url, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
-  const text = await res.text();
+  let status: number;
+  let resHeaders: Headers;
+  let bytes: Buffer;
+  if (typeof base === 'string') {
+    const url = /^https?:/.test(target) ? target : base + target;
+    const res = await fetch(url, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
+    ({ status } = res);
+    resHeaders = res.headers;
+    bytes = Buffer.from(await res.arrayBuffer());
+  } else {
+    const res = await base.request(requestTarget(target), { method, headers: { host: IN_PROCESS_HOST, ...headers }, body });
+    ({ status } = res);
+    resHeaders = res.headers;
+    bytes = res.body;
+  }
+  const text = bytes.toString('utf8');
   let json: any;
-  if (text && (res.headers.get('content-type') ?? '').includes('json')) json = JSON.parse(text);
-  return { status: res.status, headers: res.headers, text, json };
+  if (text && (resHeaders.get('content-type') ?? '').includes('json')) json = JSON.parse(text);
+  return { status, headers: resHeaders, body: bytes, text, json };
 }
 
 export interface RawReply {
   status: number;
-  headers: http.IncomingHttpHeaders;
+  headers: Record<string, string | string[] | undefined>;
   body: Buffer;
   text: string;
 }
 
 /** Sends the request target byte for byte (fetch/WHATWG URL would resolve `..`, `%2e%2e` and backslashes first). */
-export function rawRequest(base: string, rawTarget: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawReply> {
+export async function rawRequest(base: Target, rawTarget: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawReply> {
+  if (typeof base !== 'string') {
+    const res = await base.request(rawTarget, { method: options.method ?? 'GET', headers: { host: IN_PROCESS_HOST, ...options.headers } });
+    return { status: res.status, headers: Object.fromEntries(res.headers), body: res.body, text: res.text };
+  }
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = http.request({ host: url.hostname, port: url.port, method: options.method ?? 'GET', path: rawTarget, headers: options.headers }, (res) => {
@@ -103,7 +137,7 @@ export function messagesOf(reply: Reply): string[] {
 export const keyHeaders = (cred: { clientId: string; apiKey: string }) => ({ 'x-api-client-id': cred.clientId, 'x-api-key': cred.apiKey });
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-export interface TestServer extends RunningServer {
+interface Credentials {
   cred: IssuedCredential;
   token: string;
   /** Headers for 1.0 (Bearer) and 2.0 (API key) calls. */
@@ -112,6 +146,26 @@ export interface TestServer extends RunningServer {
   logs: string[];
 }
 
+export interface TestServer extends RunningServer, Credentials {}
+
+/** The service in-process: its app (call it with `call(s.app, ...)`), its job queue and credentials; no socket. */
+export interface TestApp extends Credentials {
+  app: App;
+  service: LocalService;
+  queue: InProcessJobQueue;
+  /** The base of the links it hands out. */
+  url: string;
+  close(): Promise<void>;
+}
+
+async function withCredentials(engine: Engine, app: App, logs: string[]): Promise<Credentials> {
+  const cred = createCredential(engine, 'serve test');
+  const t = await call(app, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(cred) });
+  if (t.status !== 200) throw new Error(`token endpoint answered ${t.status}: ${t.text}`);
+  return { cred, token: t.json.token as string, v1: bearer(t.json.token as string), v2: keyHeaders(cred), logs };
+}
+
+/** A real `wmark serve` on a free loopback port, for what only a socket shows (players, slow clients, shutdown). */
 export async function serveEngine(
   engine: Engine,
   options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } = {},
@@ -126,10 +180,22 @@ export async function serveEngine(
     playableTimeoutMs: options.playableTimeoutMs,
     log: (line) => logs.push(line),
   });
-  const cred = createCredential(engine, 'serve test');
-  const t = await call(server.url, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(cred) });
-  if (t.status !== 200) throw new Error(`token endpoint answered ${t.status}: ${t.text}`);
-  return Object.assign(server, { cred, token: t.json.token as string, v1: bearer(t.json.token as string), v2: keyHeaders(cred), logs });
+  return Object.assign(server, await withCredentials(engine, server.app, logs));
+}
+
+/** The same service without a socket: routes and handlers called in-process. */
+export async function serveInProcess(
+  engine: Engine,
+  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number; publicUrl?: string } = {},
+): Promise<TestApp> {
+  const logs: string[] = [];
+  const log = (line: string) => logs.push(line);
+  const queue = new InProcessJobQueue(engine, { concurrency: options.jobConcurrency ?? 2, adoptAll: true, log });
+  const url = options.publicUrl ?? `http://${IN_PROCESS_HOST}`;
+  const service = new LocalService(engine, { queue, baseUrl: url, playableTimeoutMs: options.playableTimeoutMs });
+  const app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds ?? 3600, log });
+  queue.resume();
+  return { app, service, queue, url, ...(await withCredentials(engine, app, logs)), close: () => queue.close() };
 }
 
 /** Polls until `probe` returns a value other than undefined (or throws on timeout with the last state). */
@@ -144,7 +210,7 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
 }
 
 /** POST /{v}/videos, then polls GET /{v}/videos/{id} until INGESTED; returns the 201 reply and the final resource. */
-export async function ingestOverHttp(base: string, headers: Record<string, string>, sourceUrl: string, key?: string, version = '2.0') {
+export async function ingestOverHttp(base: Target, headers: Record<string, string>, sourceUrl: string, key?: string, version = '2.0') {
   const created = await call(base, 'POST', `/${version}/videos`, { headers, body: { sourceUrl, ...(key ? { key } : {}) } });
   if (created.status !== 201 && created.status !== 200) throw new Error(`ingest answered ${created.status}: ${created.text}`);
   const video = await waitFor(
@@ -206,8 +272,10 @@ export function gateFfmpeg(engine: Engine, when: (args: readonly string[]) => bo
   engine.runner.ffmpeg = async (args, options) => {
     if (!opened && when(args)) {
       held++;
-      await gate;
-      held--;
+      // A closing queue aborts its jobs: the held call gives up too, so a failed test cannot hang the teardown.
+      const aborted = new Promise<void>((_, reject) => options?.signal?.addEventListener('abort', () => reject(new Error('aborted while held')), { once: true }));
+      aborted.catch(() => {}); // an abort after the gate opened is nobody's business
+      await Promise.race([gate, aborted]).finally(() => held--);
     }
     return inner(args, options);
   };

@@ -8,9 +8,9 @@ import { promisify } from 'node:util';
 import { parseSettings } from '../../src/core/setting-schema.js';
 import type { Setting } from '../../src/core/setting-types.js';
 import type { Engine } from '../../src/engine/engine.js';
-import { ingestVideo } from '../../src/engine/ingest.js';
 import type { Container, VideoRecord, WatermarkRecord } from '../../src/engine/store.js';
 import { PLAYLIST_NAME, requestWatermark, runWatermarkJob, watermarkDir, type WatermarkRequestResult } from '../../src/engine/watermark.js';
+import { ingestVideo } from './engine.js';
 import { diffBox, type RgbFrame } from './media.js';
 import { FFMPEG, FFPROBE, FONT } from './tools.js';
 
@@ -57,7 +57,7 @@ export async function renderWith(
     containers: options.containers ?? ['m3u8'],
     expirationSeconds: options.expirationSeconds,
   });
-  const record = await runWatermarkJob(engine, request.watermark.id);
+  const record = (await runWatermarkJob(engine, request.watermark.id))!;
   const dir = watermarkDir(engine, request.video.id, record.id);
   return { request, record, dir, playlist: path.join(dir, PLAYLIST_NAME) };
 }

@@ -402,11 +402,11 @@ describe('output modes', () => {
 
   it('--quiet suppresses progress messages on stderr but keeps errors', async () => {
     const loud = await cli(['watermark', '--key', 'nope', '--text', 'hi']);
-    expect(loud.stderr).toContain('preparing watermark');
+    expect(loud.stderr).toContain('requesting a watermark from the local engine');
     for (const flag of ['--quiet', '-q']) {
       const quiet = await cli([flag, 'watermark', '--key', 'nope', '--text', 'hi']);
       expect(quiet.code).toBe(2);
-      expect(quiet.stderr).not.toContain('preparing watermark');
+      expect(quiet.stderr).not.toContain('requesting a watermark');
       expect(quiet.stderr).toContain('error: no video with key "nope"');
       expect(quiet.stdout).toBe('');
     }
@@ -419,7 +419,7 @@ describe('configuration errors', () => {
     const r = await cli(['template', 'list']);
     expect(r.code).toBe(3);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain(`error: ${file}: workers: expected an integer from 1 to 64, got "lots"`);
+    expect(r.stderr).toContain(`error: ${file}: workers: expected an integer from 1 to 64, got the string "lots"`);
     expect(r.stderr).toContain(`hint: Fix the listed field in ${file}.`);
 
     const j = await cli(['--json', 'template', 'list']);
@@ -462,7 +462,7 @@ describe('configuration errors', () => {
   it('WMARK_WORKERS=abc exits 3 naming the variable', async () => {
     const r = await cli(['template', 'list'], { env: { WMARK_WORKERS: 'abc' } });
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain('error: env WMARK_WORKERS: expected an integer from 1 to 64, got "abc"');
+    expect(r.stderr).toContain('error: env WMARK_WORKERS: expected an integer from 1 to 64, got the string "abc"');
     expect(r.stderr).toContain('hint: Fix or unset WMARK_WORKERS.');
     const j = await cli(['--json', 'template', 'list'], { env: { WMARK_WORKERS: 'abc' } });
     expect(j.code).toBe(3);

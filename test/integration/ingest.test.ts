@@ -7,12 +7,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WmarkError } from '../../src/core/errors.js';
 import { framesPerSegment, segmentFileName } from '../../src/core/ffmpeg-plan.js';
-import { ingestVideo, workingSegment } from '../../src/engine/ingest.js';
+import { workingSegment } from '../../src/engine/ingest.js';
 import type { VideoRecord } from '../../src/engine/store.js';
 import { probeMedia } from '../../src/ffmpeg/probe-media.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
 import { fixture, flat, tempDir } from '../helpers/fixtures.js';
 import { audioOnly, closedPort, dataLayout, dbRows, entries, leftovers, ntscOddSize } from '../helpers/ingest-helpers.js';
 import { decodeFrame, decodesCleanly, videoPackets, type Packet } from '../helpers/media.js';
@@ -115,9 +115,10 @@ describe('ingest of a 10 s 320x180 30 fps video', () => {
     expect(again.created).toBe(false);
     expect(again.video.id).toBe(video.id);
     expect(again.video).toEqual(video);
-    // Even from another source: the key names the video.
-    const other = await ingestVideo(engine, { source: '/nonexistent/other.mp4', key: 'flat-10s' });
-    expect(other.video.id).toBe(video.id);
+    // Another source under the same key is refused, not silently ignored, and reads nothing.
+    const other = await rejection(ingestVideo(engine, { source: '/nonexistent/other.mp4', key: 'flat-10s' }));
+    expect(other.code).toBe('KEY_EXISTS');
+    expect(other.message).toBe(`the key "flat-10s" already names another source (${source})`);
     expect(engine.runner.calls).toEqual([]);
     expect(dbRows(engine.paths.db, 'SELECT id FROM videos')).toEqual([{ id: video.id }]);
   });
@@ -193,7 +194,7 @@ describe('bad inputs', () => {
       for (const c of cases()) {
         const error = await rejection(ingestVideo(engine, { source: c.source, key: `bad-${c.code}` }));
         expect(error.code, c.what).toBe(c.code);
-        expect(error.exitCode, c.what).toBe(6);
+        expect(error.exitCode, c.what).toBe(2);
         if (typeof c.message === 'string') expect(error.message, c.what).toBe(c.message);
         else expect(error.message, c.what).toMatch(c.message);
         if (c.hint === null) expect(error.hint, c.what).toBeUndefined();
@@ -206,13 +207,13 @@ describe('bad inputs', () => {
     }
   });
 
-  it('exits 6 from the CLI with a JSON error for each and leaves nothing behind', async () => {
+  it('exits 2 (unusable input) from the CLI with a JSON error for each and leaves nothing behind', async () => {
     const dataDir = tempDir('bad-inputs-cli');
     const configDir = tempDir('bad-inputs-config');
     try {
       for (const c of cases()) {
         const r = await runCli(['--json', '--data-dir', dataDir, 'ingest', c.source], { cwd: os.tmpdir(), env: { WMARK_CONFIG_DIR: configDir } });
-        expect(r.code, c.what).toBe(6);
+        expect(r.code, c.what).toBe(2);
         const body = r.json<{ error: { code: string; message: string; hint: string | null } }>();
         expect(Object.keys(body), c.what).toEqual(['error']);
         expect(body.error.code, c.what).toBe(c.code);
@@ -235,7 +236,7 @@ describe('bad inputs', () => {
     const dataDir = tempDir('bad-inputs-plain');
     try {
       const r = await runCli(['--data-dir', dataDir, 'ingest', textAsMp4], { cwd: os.tmpdir(), env: { WMARK_CONFIG_DIR: dataDir } });
-      expect(r.code).toBe(6);
+      expect(r.code).toBe(2);
       expect(r.stdout).toBe('');
       expect(r.stderr).toContain(`error: ${textAsMp4} is not a readable media file\n`);
       expect(r.stderr).toMatch(/hint: .*moov atom not found/);

@@ -1,7 +1,9 @@
 // The service's job queue: bounded concurrency for renders, and immediate start for jobs that cost no encode.
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalJobQueue } from '../../src/engine/job-queue.js';
+import { InProcessJobQueue } from '../../src/engine/job-queue.js';
+import { LocalService } from '../../src/engine/local-service.js';
 import { requestWatermark } from '../../src/engine/watermark.js';
+import { lastOf } from '../../src/service/watch.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { ingestFixture, settingsOf } from '../helpers/watermark-helpers.js';
@@ -9,7 +11,7 @@ import { ingestFixture, settingsOf } from '../helpers/watermark-helpers.js';
 let engine: TestEngine | undefined;
 afterEach(() => engine?.dispose());
 
-describe('LocalJobQueue', () => {
+describe('InProcessJobQueue', () => {
   it('runs at most `concurrency` jobs, but an immediate job starts at once beside them', async () => {
     engine = testEngine();
     const video = await ingestFixture(engine, await flat('336699', 8), 'queue');
@@ -27,19 +29,21 @@ describe('LocalJobQueue', () => {
     };
     const make = (text: string) => requestWatermark(engine!, { video: { videoId: video.id }, settings: settingsOf([{ content: text }]), containers: ['m3u8'] }).watermark.id;
     const [a, b, c] = [make('first'), make('second'), make('third')];
-    const queue = new LocalJobQueue(engine, 1);
-    queue.enqueue(a);
-    queue.enqueue(b);
+    const queue = new InProcessJobQueue(engine, { concurrency: 1 });
+    queue.enqueue({ kind: 'watermark', id: a });
+    queue.enqueue({ kind: 'watermark', id: b });
     await new Promise((r) => setTimeout(r, 300));
     expect(started.filter((d) => d.includes(a))).toHaveLength(1);
     expect(started.some((d) => d.includes(b))).toBe(false);
-    queue.enqueue(c, { immediate: true });
+    queue.enqueue({ kind: 'watermark', id: c }, { immediate: true });
     await new Promise((r) => setTimeout(r, 300));
     expect(started.some((d) => d.includes(c))).toBe(true);
     expect(started.some((d) => d.includes(b))).toBe(false);
     release();
-    const done = await Promise.all([a, b, c].map((id) => queue.waitPlayable(id, 60_000)));
-    expect(done.map((w) => w.status === 'PLAYABLE' || w.status === 'READY')).toEqual([true, true, true]);
+    // Watched the way every caller watches a job: its progress stream, until playable.
+    const service = new LocalService(engine, { queue, baseUrl: 'http://127.0.0.1:8080' });
+    const done = await Promise.all([a, b, c].map((id) => lastOf(service.watchWatermark({ status: 'PENDING', id }, 'playable', { deadline: Date.now() + 60_000 }))));
+    expect(done.map((p) => p.status)).toEqual(['READY', 'READY', 'READY']);
     await queue.close();
   });
 });

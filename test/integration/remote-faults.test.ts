@@ -180,7 +180,7 @@ describe('request bodies', () => {
     expect(JSON.parse(service.to('POST', '/1.0/watermark')[0]!.body)).toEqual({ key: 'movie', settings: [{ type: 'FORENSIC', content: 'AB' }] });
     const template = await cli(['watermark', '--remote', service.url, '--key', 'movie', '--template', 't', '--forensic', 'AB'], KEYS);
     expect(template.code).toBe(2);
-    expect(template.stderr).toContain('--forensic cannot be added to a remote --template request');
+    expect(template.stderr).toContain('--forensic cannot be added to a --template request');
   });
 
   it('--containers, --expiration and --video-id are sent only when given', async () => {
@@ -358,6 +358,8 @@ describe('batch', () => {
     let inFlight = 0;
     let maxInFlight = 0;
     service = await fakeService(async (_req, res, seen) => {
+      // The CLI reads the template once to check every row's mappings before sending any request.
+      if (seen.method === 'GET' && seen.path === '/2.0/templates/tpl-1') return json(res, 200, { id: 'tpl-1', name: 'greeting', settings: [{ content: 'for %name%' }] });
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       await new Promise((r) => setTimeout(r, 150));

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCredential, type IssuedCredential } from '../../src/engine/credentials.js';
-import { startServer, type RunningServer } from '../../src/server/start-server.js';
+import { startServer, type RunningServer } from '../../src/server/node-server.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';

@@ -3,14 +3,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
-import { bearer, call, expectError, keyHeaders, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
+import { bearer, call, expectError, keyHeaders, serveInProcess, type TestApp } from '../helpers/serve-helpers.js';
 
 let engine: TestEngine;
-let s: TestServer;
+let s: TestApp;
 
 beforeAll(async () => {
   engine = testEngine();
-  s = await serveEngine(engine);
+  s = await serveInProcess(engine);
 });
 
 afterAll(async () => {
@@ -30,12 +30,12 @@ describe('wmark auth keys', () => {
     created = r.json();
     expect(created).toMatchObject({ clientId: expect.stringMatching(/^wmc_[0-9a-f]{16}$/), apiKey: expect.stringMatching(/^wmk_[A-Za-z0-9_-]{43}$/), label: 'reviewer laptop' });
 
-    const t = await call(s.url, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(created) });
+    const t = await call(s.app, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(created) });
     expect(t.status).toBe(200);
     token = t.json.token;
-    expect((await call(s.url, 'GET', '/1.0', { headers: bearer(token) })).json.client).toBe(created.clientId);
-    expect((await call(s.url, 'GET', '/2.0', { headers: keyHeaders(created) })).status).toBe(200);
-    expect((await call(s.url, 'GET', '/2.0', { headers: { 'x-api-key': created.clientId, 'x-api-secret': created.apiKey } })).status).toBe(200);
+    expect((await call(s.app, 'GET', '/1.0', { headers: bearer(token) })).json.client).toBe(created.clientId);
+    expect((await call(s.app, 'GET', '/2.0', { headers: keyHeaders(created) })).status).toBe(200);
+    expect((await call(s.app, 'GET', '/2.0', { headers: { 'x-api-key': created.clientId, 'x-api-secret': created.apiKey } })).status).toBe(200);
 
     const plain = await cli('auth', 'keys', 'create');
     expect(plain.code).toBe(0);
@@ -59,16 +59,16 @@ describe('wmark auth keys', () => {
     expect(r.code).toBe(0);
     expect(r.json()).toEqual({ clientId: created.clientId, revoked: true });
 
-    const tokenCall = await call(s.url, 'GET', '/1.0', { headers: bearer(token) });
+    const tokenCall = await call(s.app, 'GET', '/1.0', { headers: bearer(token) });
     expectError(tokenCall, 401, 'TOKEN_INVALID');
     expect(tokenCall.json.message).toMatch(/revoked/);
-    expectError(await call(s.url, 'POST', '/2.0/watermark', { headers: bearer(token), body: {} }), 401, 'TOKEN_INVALID');
-    expectError(await call(s.url, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(created) }), 401, 'AUTH_INVALID');
-    expectError(await call(s.url, 'GET', '/2.0/videos', { headers: keyHeaders(created) }), 401, 'AUTH_INVALID');
-    expectError(await call(s.url, 'GET', '/2.0/videos', { headers: { 'x-api-key': created.clientId, 'x-api-secret': created.apiKey } }), 401, 'AUTH_INVALID');
+    expectError(await call(s.app, 'POST', '/2.0/watermark', { headers: bearer(token), body: {} }), 401, 'TOKEN_INVALID');
+    expectError(await call(s.app, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(created) }), 401, 'AUTH_INVALID');
+    expectError(await call(s.app, 'GET', '/2.0/videos', { headers: keyHeaders(created) }), 401, 'AUTH_INVALID');
+    expectError(await call(s.app, 'GET', '/2.0/videos', { headers: { 'x-api-key': created.clientId, 'x-api-secret': created.apiKey } }), 401, 'AUTH_INVALID');
 
-    expect((await call(s.url, 'GET', '/1.0', { headers: s.v1 })).status).toBe(200);
-    expect((await call(s.url, 'GET', '/2.0', { headers: s.v2 })).status).toBe(200);
+    expect((await call(s.app, 'GET', '/1.0', { headers: s.v1 })).status).toBe(200);
+    expect((await call(s.app, 'GET', '/2.0', { headers: s.v2 })).status).toBe(200);
 
     const listed = (await cli('--json', 'auth', 'keys', 'list')).json<any[]>().find((k) => k.clientId === created.clientId);
     expect(listed.revokedOn).toEqual(expect.any(Number));

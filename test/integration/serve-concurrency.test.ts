@@ -3,18 +3,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
-import { call, gateFfmpeg, ingestOverHttp, isSegmentRender, serveEngine, waitFor, type TestServer } from '../helpers/serve-helpers.js';
+import { call, gateFfmpeg, ingestOverHttp, isSegmentRender, serveInProcess, waitFor, type TestApp } from '../helpers/serve-helpers.js';
 
 const N = 20;
 
 let engine: TestEngine;
-let s: TestServer;
+let s: TestApp;
 let video: any;
 
 beforeAll(async () => {
   engine = testEngine();
-  s = await serveEngine(engine);
-  ({ video } = await ingestOverHttp(s.url, s.v2, await flat('336699', 10), 'busy-clip'));
+  s = await serveInProcess(engine);
+  ({ video } = await ingestOverHttp(s.app, s.v2, await flat('336699', 10), 'busy-clip'));
 });
 
 afterAll(async () => {
@@ -40,7 +40,7 @@ describe('20 simultaneous identical POSTs', () => {
     // Hold the renders until every answer is in, so all 20 see the same state.
     const gate = gateFfmpeg(engine, isSegmentRender);
     const body = { key: 'busy-clip', settings: [{ content: 'crowd 1.0', fontColor: '00FF00' }] };
-    const replies = await Promise.all(Array.from({ length: N }, () => call(s.url, 'POST', '/1.0/watermark', { headers: s.v1, body })));
+    const replies = await Promise.all(Array.from({ length: N }, () => call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body })));
     gate.open();
 
     expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
@@ -58,7 +58,7 @@ describe('20 simultaneous identical POSTs', () => {
     expect(engine.runner.encodes() - encodesBefore).toBe(video.segments);
     expect(engine.store.getJob(`watermark:${id}`)!.attempts).toBe(1);
     // Every one of the 20 hrefs now reports READY for the same watermark.
-    const polled = await Promise.all(replies.map((r) => call(s.url, 'GET', r.json.href)));
+    const polled = await Promise.all(replies.map((r) => call(s.app, 'GET', r.json.href)));
     for (const p of polled) expect(p.json).toMatchObject({ id, status: 'READY' });
   });
 
@@ -66,7 +66,7 @@ describe('20 simultaneous identical POSTs', () => {
     const rowsBefore = engine.store.listWatermarks().length;
     const encodesBefore = engine.runner.encodes();
     const body = { key: 'busy-clip', settings: [{ content: 'crowd 2.0', fontColor: 'FF00FF' }] };
-    const replies = await Promise.all(Array.from({ length: N }, () => call(s.url, 'POST', '/2.0/watermark', { headers: s.v2, body })));
+    const replies = await Promise.all(Array.from({ length: N }, () => call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, body })));
 
     expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
     expect(replies.filter((r) => r.status === 200)).toHaveLength(N - 1);
@@ -85,7 +85,7 @@ describe('20 simultaneous identical POSTs', () => {
     await settle(id);
     expect(engine.runner.encodes() - encodesBefore).toBe(video.segments);
     expect(engine.store.getJob(`watermark:${id}`)!.attempts).toBe(1);
-    const playlists = await Promise.all(replies.map((r) => call(s.url, 'GET', r.json.containers.m3u8)));
+    const playlists = await Promise.all(replies.map((r) => call(s.app, 'GET', r.json.containers.m3u8)));
     for (const p of playlists) expect(p.status).toBe(200);
   });
 });
@@ -95,7 +95,7 @@ describe('simultaneous identical ingests', () => {
     const ingestEncodes = () => engine.runner.calls.filter((c) => c.tool === 'ffmpeg' && c.args.includes('-segment_list')).length;
     const before = ingestEncodes();
     const body = { sourceUrl: await flat('336699', 4), key: 'crowd-ingest' };
-    const replies = await Promise.all(Array.from({ length: 10 }, () => call(s.url, 'POST', '/2.0/videos', { headers: s.v2, body })));
+    const replies = await Promise.all(Array.from({ length: 10 }, () => call(s.app, 'POST', '/2.0/videos', { headers: s.v2, body })));
     const ids = new Set(replies.map((r) => r.json.id));
     expect(ids.size, replies.map((r) => r.text).join('\n')).toBe(1);
     expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);

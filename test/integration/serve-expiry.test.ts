@@ -5,7 +5,7 @@ import { signUrl } from '../../src/core/sign-url.js';
 import { mediaScope } from '../../src/core/watermark-urls.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
-import { bearer, call, expectError, ingestOverHttp, keyHeaders, serveEngine, waitFor, type TestServer } from '../helpers/serve-helpers.js';
+import { bearer, call, expectError, ingestOverHttp, keyHeaders, serveInProcess, waitFor, type TestApp } from '../helpers/serve-helpers.js';
 
 let offset = 0;
 const clock = () => Date.now() + offset;
@@ -16,7 +16,7 @@ async function advance(ms: number): Promise<void> {
 }
 
 let engine: TestEngine;
-let s: TestServer;
+let s: TestApp;
 let video: any;
 
 async function allJobsDone(): Promise<void> {
@@ -24,15 +24,15 @@ async function allJobsDone(): Promise<void> {
 }
 
 async function token(): Promise<Record<string, string>> {
-  const r = await call(s.url, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(s.cred) });
+  const r = await call(s.app, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(s.cred) });
   expect(r.status).toBe(200);
   return bearer(r.json.token);
 }
 
 beforeAll(async () => {
   engine = testEngine({ now: clock });
-  s = await serveEngine(engine, { tokenTtlSeconds: 60 });
-  ({ video } = await ingestOverHttp(s.url, s.v2, await flat('336699', 10), 'expiry-clip'));
+  s = await serveInProcess(engine, { tokenTtlSeconds: 60 });
+  ({ video } = await ingestOverHttp(s.app, s.v2, await flat('336699', 10), 'expiry-clip'));
 });
 
 afterAll(async () => {
@@ -45,18 +45,18 @@ describe('access tokens', () => {
     const headers = await token();
     const claims = JSON.parse(Buffer.from(headers.authorization!.split('.')[1]!, 'base64url').toString('utf8'));
     expect(claims.exp - claims.iat).toBe(60);
-    expect((await call(s.url, 'GET', '/1.0', { headers })).status).toBe(200);
+    expect((await call(s.app, 'GET', '/1.0', { headers })).status).toBe(200);
     // JWT times are whole seconds: stay clear of the boundary on both sides.
     await advance(58_000);
-    expect((await call(s.url, 'GET', '/1.0', { headers })).status).toBe(200);
+    expect((await call(s.app, 'GET', '/1.0', { headers })).status).toBe(200);
     await advance(3_000);
-    const expired = await call(s.url, 'GET', '/1.0', { headers });
+    const expired = await call(s.app, 'GET', '/1.0', { headers });
     expectError(expired, 401, 'TOKEN_EXPIRED');
-    expectError(await call(s.url, 'GET', '/2.0/videos', { headers }), 401, 'TOKEN_EXPIRED');
-    const renewed = await call(s.url, 'GET', '/1.0', { headers: await token() });
+    expectError(await call(s.app, 'GET', '/2.0/videos', { headers }), 401, 'TOKEN_EXPIRED');
+    const renewed = await call(s.app, 'GET', '/1.0', { headers: await token() });
     expect(renewed.status, renewed.text).toBe(200);
     // API keys do not expire.
-    expect((await call(s.url, 'GET', '/2.0/videos', { headers: s.v2 })).status).toBe(200);
+    expect((await call(s.app, 'GET', '/2.0/videos', { headers: s.v2 })).status).toBe(200);
   });
 });
 
@@ -67,51 +67,51 @@ describe('watermark expiration', () => {
 
   it('is set by the first request, caps every signed link, and is not changed by a later request', async () => {
     expSeconds = Math.floor(clock() / 1000) + 300;
-    const r = await call(s.url, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'expiry-clip', settings, expiration: expSeconds } });
+    const r = await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'expiry-clip', settings, expiration: expSeconds } });
     expect(r.status).toBe(201);
     expect(r.json).toMatchObject({ status: 'READY', expiration: expSeconds * 1000 });
     for (const url of [r.json.href, r.json.containers.href, r.json.containers.m3u8]) {
       expect(Number(new URL(url).searchParams.get('expiration'))).toBeLessThanOrEqual(expSeconds * 1000);
     }
     await allJobsDone();
-    first = (await call(s.url, 'GET', r.json.href)).json;
+    first = (await call(s.app, 'GET', r.json.href)).json;
     expect(first.containers.mp4).toBeDefined();
 
-    const later = await call(s.url, 'POST', '/1.0/watermark', { headers: await token(), body: { key: 'expiry-clip', settings, expiration: expSeconds + 3600 } });
+    const later = await call(s.app, 'POST', '/1.0/watermark', { headers: await token(), body: { key: 'expiry-clip', settings, expiration: expSeconds + 3600 } });
     expect(later.status).toBe(200);
     expect(later.json).toMatchObject({ id: first.id, status: 'READY', expiration: expSeconds * 1000 });
     expect(engine.store.getWatermark(first.id)!.expiration).toBe(expSeconds * 1000);
-    for (const url of [first.containers.m3u8, first.containers.mp4, first.href]) expect((await fetch(url)).status).toBe(200);
+    for (const url of [first.containers.m3u8, first.containers.mp4, first.href]) expect((await call(s.app, 'GET', url)).status).toBe(200);
   });
 
   it('once passed, its media and resource links are 410 WATERMARK_EXPIRED, and asking again is 410', async () => {
     await advance(301_000);
     const segment = first.containers.m3u8.replace('/video.m3u8?', '/seg_00000.ts?');
     for (const url of [first.containers.m3u8, segment, first.containers.mp4, first.href]) {
-      const r = await call(s.url, 'GET', url);
+      const r = await call(s.app, 'GET', url);
       expectError(r, 410, 'WATERMARK_EXPIRED');
       expect(r.json.message).toContain(new Date(expSeconds * 1000).toISOString());
     }
     // A link signed to outlive the watermark does not revive it.
     const scope = mediaScope('2.0', video.id, first.id);
     const longLived = signUrl(engine.secret, `${s.url}${scope}video.m3u8`, { expirationMs: clock() + 3600_000, scope });
-    expectError(await call(s.url, 'GET', longLived), 410, 'WATERMARK_EXPIRED');
+    expectError(await call(s.app, 'GET', longLived), 410, 'WATERMARK_EXPIRED');
 
     for (const [version, headers] of [['2.0', s.v2], ['1.0', await token()]] as const) {
-      const again = await call(s.url, 'POST', `/${version}/watermark`, { headers, body: { key: 'expiry-clip', settings } });
+      const again = await call(s.app, 'POST', `/${version}/watermark`, { headers, body: { key: 'expiry-clip', settings } });
       expectError(again, 410, 'WATERMARK_EXPIRED');
-      const withNew = await call(s.url, 'POST', `/${version}/watermark`, { headers, body: { key: 'expiry-clip', settings, expiration: Math.floor(clock() / 1000) + 600 } });
+      const withNew = await call(s.app, 'POST', `/${version}/watermark`, { headers, body: { key: 'expiry-clip', settings, expiration: Math.floor(clock() / 1000) + 600 } });
       expectError(withNew, 410, 'WATERMARK_EXPIRED');
     }
     // The player page of an expired watermark is refused too.
-    const player = await call(s.url, 'GET', first.containers.href);
+    const player = await call(s.app, 'GET', first.containers.href);
     expect(player.status).toBe(403);
     expect(player.headers.get('content-type')).toMatch(/^text\/html/);
   });
 
   it('changing the settings in any way makes a new watermark that takes a new expiration', async () => {
     const newExp = Math.floor(clock() / 1000) + 600;
-    const r = await call(s.url, 'POST', '/1.0/watermark', { headers: await token(), body: { key: 'expiry-clip', settings: [{ content: 'expires soon ' }], expiration: newExp } });
+    const r = await call(s.app, 'POST', '/1.0/watermark', { headers: await token(), body: { key: 'expiry-clip', settings: [{ content: 'expires soon ' }], expiration: newExp } });
     expect(r.status).toBe(201);
     expect(r.json.id).not.toBe(first.id);
     expect(r.json).toMatchObject({ status: 'PENDING', expiration: newExp * 1000 });
@@ -121,30 +121,30 @@ describe('watermark expiration', () => {
 describe('the 1.0 long-poll link', () => {
   it('expires shortly after READY (403 LINK_EXPIRED) while the media links keep working; a new request renews them', async () => {
     const body = { key: 'expiry-clip', settings: [{ content: 'long poll' }], containers: ['m3u8'] };
-    const r = await call(s.url, 'POST', '/1.0/watermark', { headers: await token(), body });
+    const r = await call(s.app, 'POST', '/1.0/watermark', { headers: await token(), body });
     expect(r.status).toBe(201);
     await allJobsDone();
-    const ready = await call(s.url, 'GET', r.json.href);
+    const ready = await call(s.app, 'GET', r.json.href);
     expect(ready.json.status).toBe('READY');
 
     await advance(9 * 60_000);
-    expect((await call(s.url, 'GET', r.json.href)).status).toBe(200);
+    expect((await call(s.app, 'GET', r.json.href)).status).toBe(200);
     await advance(2 * 60_000);
-    expectError(await call(s.url, 'GET', r.json.href), 403, 'LINK_EXPIRED');
-    expect((await call(s.url, 'GET', ready.json.containers.m3u8)).status).toBe(200);
+    expectError(await call(s.app, 'GET', r.json.href), 403, 'LINK_EXPIRED');
+    expect((await call(s.app, 'GET', ready.json.containers.m3u8)).status).toBe(200);
 
     // Media links last a day; after that they are 403 SIGNATURE_EXPIRED (the watermark itself never expires) ...
     await advance(24 * 3600_000);
-    expectError(await call(s.url, 'GET', ready.json.containers.m3u8), 403, 'SIGNATURE_EXPIRED');
-    expectError(await call(s.url, 'GET', ready.json.containers.m3u8.replace('/video.m3u8?', '/seg_00000.ts?')), 403, 'SIGNATURE_EXPIRED');
+    expectError(await call(s.app, 'GET', ready.json.containers.m3u8), 403, 'SIGNATURE_EXPIRED');
+    expectError(await call(s.app, 'GET', ready.json.containers.m3u8.replace('/video.m3u8?', '/seg_00000.ts?')), 403, 'SIGNATURE_EXPIRED');
     // ... and the same request again hands out fresh ones without any new encode.
     const encodes = engine.runner.encodes();
-    const again = await call(s.url, 'POST', '/1.0/watermark', { headers: await token(), body });
+    const again = await call(s.app, 'POST', '/1.0/watermark', { headers: await token(), body });
     expect(again.status).toBe(200);
     expect(again.json).toMatchObject({ id: r.json.id, status: 'READY' });
-    expect((await call(s.url, 'GET', again.json.containers.m3u8)).status).toBe(200);
+    expect((await call(s.app, 'GET', again.json.containers.m3u8)).status).toBe(200);
     // The long-poll link is tied to the READY time (SPEC 2.4), not to when it was handed out: long past READY it stays expired.
-    expectError(await call(s.url, 'GET', again.json.href), 403, 'LINK_EXPIRED');
+    expectError(await call(s.app, 'GET', again.json.href), 403, 'LINK_EXPIRED');
     expect(engine.runner.encodes()).toBe(encodes);
   });
 });

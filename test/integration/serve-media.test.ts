@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUrl } from '../../src/core/sign-url.js';
 import { mediaScope, signPlayerUrl } from '../../src/core/watermark-urls.js';
 import { watermarkDir } from '../../src/engine/watermark.js';
-import { startServer } from '../../src/server/start-server.js';
+import { startServer } from '../../src/server/node-server.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isWmarkError, WmarkError } from '../../src/core/errors.js';
 import type { VideoRecord } from '../../src/engine/store.js';
 import { MP4_NAME, requestWatermark, runWatermarkJob, watermarkDir } from '../../src/engine/watermark.js';
-import { urlExpirations, watermarkView } from '../../src/engine/watermark-view.js';
+import { linkExpirations, watermarkBody } from '../../src/engine/api-bodies.js';
 import { runCli } from '../helpers/cli.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { fixture, flat, REPO, tempDir } from '../helpers/fixtures.js';
@@ -115,10 +115,10 @@ describe('expiration (SPEC 2.5)', () => {
     const r = request(setting, firstExpiration);
     expect(r.created).toBe(true);
     expect(r.watermark.expiration).toBe(firstExpiration * 1000);
-    const done = await runWatermarkJob(engine, r.watermark.id);
+    const done = (await runWatermarkJob(engine, r.watermark.id))!;
     expect(engine.store.getWatermark(done.id)!.expiration).toBe(firstExpiration * 1000);
-    expect(urlExpirations(done, clock).media).toBeLessThanOrEqual(firstExpiration * 1000);
-    expect(watermarkView(engine, done, video, { baseUrl: 'http://127.0.0.1:8080', apiVersion: '2.0', created: false }).expiration).toBe(firstExpiration * 1000);
+    expect(linkExpirations(done, '2.0', clock).media).toBeLessThanOrEqual(firstExpiration * 1000);
+    expect(watermarkBody(engine, done, { baseUrl: 'http://127.0.0.1:8080', api: '2.0' }).expiration).toBe(firstExpiration * 1000);
   });
 
   it('(2) the same settings with another expiration keep the original one (expirationIgnored)', () => {
@@ -148,7 +148,7 @@ describe('expiration (SPEC 2.5)', () => {
     clock = firstExpiration * 1000 + 1;
     const error = thrown(() => request(setting));
     expect(error.code).toBe('WATERMARK_EXPIRED');
-    expect(error.category).toBe('gone');
+    expect(error.kind).toBe('gone');
     expect(error.httpStatus).toBe(410);
     // A new expiration cannot revive it either.
     expect(thrown(() => request(setting, firstExpiration + 30 * 86_400)).code).toBe('WATERMARK_EXPIRED');
@@ -284,7 +284,7 @@ describe('ffmpeg failure', () => {
         (e: unknown) => e,
       );
       expect(isWmarkError(error)).toBe(true);
-      expect((error as WmarkError).category).toBe('engine');
+      expect((error as WmarkError).kind).toBe('engine');
       expect((error as WmarkError).exitCode).toBe(6);
       const failed = engine.store.getWatermark(request.watermark.id)!;
       expect(failed.status).toBe('FAILED');
@@ -375,8 +375,10 @@ describe('CLI jobs', () => {
     const args = ['--json', '--data-dir', dataDir(), 'watermark', '--key', CLI_KEY, '--text', 'fails once in the CLI', '--containers', 'm3u8'];
     const failed = await runCli(args, { env: { ...env, WMARK_FFMPEG: ffmpeg }, cwd: dir });
     expect(failed.code).toBe(6);
-    const body = failed.json<{ error: { code: string; message: string } }>();
-    expect(body.error.message).toContain('simulated encoder failure on seg_00001.ts');
+    // FAILED is a result like READY: the resource with the job's reason, on stdout.
+    const body = failed.json<{ status: string; error: string }>();
+    expect(body.status).toBe('FAILED');
+    expect(body.error).toContain('simulated encoder failure on seg_00001.ts');
     const id = withStore((e) => e.store.listWatermarks().find((w) => (w.settings[0] as { content: string }).content === 'fails once in the CLI')!.id);
     expect(withStore((e) => e.store.getWatermark(id)!)).toMatchObject({ status: 'FAILED', error: expect.stringContaining('simulated encoder failure') });
 
@@ -448,8 +450,10 @@ describe('CLI jobs', () => {
       cwd: dir,
     });
     expect(res.code, res.stderr).toBe(0);
-    const view = res.json<{ id: string; status: string; files: { dir: string; m3u8?: string } }>();
-    expect(view.status).toBe('PLAYABLE');
+    const view = res.json<{ id: string; status: string; files: { dir: string; m3u8?: string; complete: boolean } }>();
+    // READY as the API says it (playable), while the local files say the rest is still being rendered.
+    expect(view.status).toBe('READY');
+    expect(view.files.complete).toBe(false);
     expect(view.files.m3u8).toBeDefined();
     const early = parsePlaylist(view.files.m3u8!);
     expect(early.segments.length).toBeGreaterThanOrEqual(1);

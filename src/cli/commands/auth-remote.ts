@@ -7,8 +7,8 @@ import { credentialsPath, looseMode, normalizeBaseUrl, readCredentials, removeSe
 import { jwtExpiry, TOKEN_EXPIRY_SKEW_MS } from '../../remote/session.js';
 import type { CliContext } from '../context.js';
 import type { CliIO } from '../io.js';
-import { action } from '../program.js';
-import { addRemoteOptions, openRemote, type RemoteFlags } from './remote-common.js';
+import { action } from '../action.js';
+import { addRemoteOptions, openRemote, type RemoteFlags } from '../remote-flags.js';
 
 export interface Prompter {
   input(message: string): Promise<string>;
@@ -34,7 +34,7 @@ export async function collectLoginCredentials(
   }
   if (!clientId || !apiKey) {
     const missing = [!clientId && 'the client id (--client-id or WMARK_CLIENT_ID)', !apiKey && 'the API key (--api-key or WMARK_API_KEY)'].filter(Boolean).join(' and ');
-    throw new WmarkError('auth', 'CREDENTIALS_REQUIRED', `missing ${missing}`, {
+    throw new WmarkError('CREDENTIALS_REQUIRED', `missing ${missing}`, {
       hint: prompter
         ? 'Both are needed to get a token.'
         : 'Give --client-id and --api-key, or set WMARK_CLIENT_ID and WMARK_API_KEY (wmark prompts for them only at an interactive terminal, never with CI set).',
@@ -125,7 +125,7 @@ export function registerRemoteAuth(auth: Command, prompterFor: (ctx: CliContext)
       try {
         normalizeBaseUrl(url);
       } catch {
-        throw new WmarkError('usage', 'BAD_REMOTE', `--remote: expected an http(s) URL, got "${url}"`);
+        throw new WmarkError('BAD_REMOTE', `--remote: expected an http(s) URL, got "${url}"`);
       }
     }
     ctx.setConfigFlags({ remote: url });
@@ -143,7 +143,7 @@ export function registerRemoteAuth(auth: Command, prompterFor: (ctx: CliContext)
     const entry = baseUrl ? store.services[baseUrl] : undefined;
     const envToken = env.WMARK_TOKEN?.trim() || undefined;
     if (!entry && !envToken) {
-      throw new WmarkError('auth', 'NOT_LOGGED_IN', baseUrl ? `not logged in to ${baseUrl}` : 'not logged in to any service', {
+      throw new WmarkError('NOT_LOGGED_IN', baseUrl ? `not logged in to ${baseUrl}` : 'not logged in to any service', {
         hint: `Run \`wmark auth login --remote ${baseUrl ?? 'URL'}\`, or set WMARK_TOKEN, or WMARK_CLIENT_ID and WMARK_API_KEY.`,
       });
     }

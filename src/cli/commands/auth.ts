@@ -1,8 +1,6 @@
 // `wmark auth keys create|list|revoke`: the credentials `wmark serve` accepts (managed offline, in the data dir).
 import type { Command } from 'commander';
-import { notFoundError } from '../../core/errors.js';
-import { createCredential } from '../../engine/credentials.js';
-import { action } from '../program.js';
+import { action } from '../action.js';
 
 export function registerAuth(program: Command): Command {
   const auth = program.command('auth').description('credentials: a token for a remote service (auth login|status|logout), API keys for `wmark serve` (auth keys ...)');
@@ -13,8 +11,7 @@ export function registerAuth(program: Command): Command {
     .option('--label <text>', 'what the key is for')
     .action(
       action(async (ctx, opts: { label?: string }) => {
-        const engine = await ctx.openEngine();
-        const cred = createCredential(engine, opts.label);
+        const cred = (await ctx.localService()).createKey(opts.label);
         ctx.output.result(cred, (c) => `${c.bold('client id')} ${cred.clientId}\n${c.bold('API key')}   ${cred.apiKey}\n${c.dim('Store the key now: only its hash is kept.')}`);
       }),
     );
@@ -23,8 +20,7 @@ export function registerAuth(program: Command): Command {
     .description('list client ids (never the keys)')
     .action(
       action(async (ctx) => {
-        const engine = await ctx.openEngine();
-        const list = engine.store.listCredentials().map(({ keyHash: _hash, ...rest }) => rest);
+        const list = (await ctx.localService()).listKeys();
         ctx.output.result(list, (c) =>
           list.length
             ? list.map((k) => `${k.clientId}  ${k.revokedOn ? c.red('revoked') : c.green('active ')}  ${new Date(k.createdOn).toISOString()}  ${k.label ?? ''}`).join('\n')
@@ -38,8 +34,7 @@ export function registerAuth(program: Command): Command {
     .argument('<client-id>')
     .action(
       action(async (ctx, clientId: string) => {
-        const engine = await ctx.openEngine();
-        if (!engine.store.revokeCredential(clientId, engine.now())) throw notFoundError('CLIENT_NOT_FOUND', `no active client id "${clientId}"`);
+        (await ctx.localService()).revokeKey(clientId);
         ctx.output.result({ clientId, revoked: true }, () => `revoked ${clientId}`);
       }),
     );

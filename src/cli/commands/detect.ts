@@ -2,9 +2,9 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
-import { usageError, WmarkError } from '../../core/errors.js';
-import { detectLeak, type DetectResult } from '../../engine/detect.js';
-import { action } from '../program.js';
+import { WmarkError } from '../../core/errors.js';
+import type { DetectResult } from '../../engine/detect.js';
+import { action } from '../action.js';
 
 /** Exit code when the file carries no mark strong enough to accuse anyone: distinct from failures, for scripts. */
 export const NO_MARK_EXIT_CODE = 8;
@@ -18,11 +18,11 @@ export function registerDetect(program: Command): void {
     .option('--video-id <id>', 'the original video, by id')
     .action(
       action(async (ctx, file: string, opts: { key?: string; videoId?: string }) => {
-        if (!opts.key && !opts.videoId) throw usageError('VIDEO_REQUIRED', 'which original? give --key KEY or --video-id ID');
-        const engine = await ctx.openEngine();
-        const result = await detectLeak(engine, { key: opts.key, videoId: opts.videoId }, path.resolve(ctx.io.cwd, file), (s) => ctx.output.stage(s));
+        if (!opts.key && !opts.videoId) throw new WmarkError('VIDEO_REQUIRED', 'which original? give --key KEY or --video-id ID');
+        const local = await ctx.localService();
+        const result = await local.detect({ key: opts.key, videoId: opts.videoId }, path.resolve(ctx.io.cwd, file), (s) => ctx.output.stage(s));
         ctx.output.result(result, (c) => renderDetect(result, c));
-        if (!result.found) return new WmarkError('unprocessable', 'NO_MARK', 'no forensic mark found', { exitCode: NO_MARK_EXIT_CODE }).exitCode;
+        if (!result.found) return new WmarkError('NO_MARK', 'no forensic mark found').exitCode;
         return 0;
       }),
     );

@@ -1,8 +1,7 @@
 // `wmark serve`: the Video Watermarking Service API (1.0 and 2.0) on top of the local engine.
 import type { Command } from 'commander';
-import { createCredential } from '../../engine/credentials.js';
-import { startServer } from '../../server/start-server.js';
-import { action } from '../program.js';
+import { startServer } from '../../server/node-server.js';
+import { action } from '../action.js';
 
 export function registerServe(program: Command): void {
   program
@@ -16,9 +15,9 @@ export function registerServe(program: Command): void {
       action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string }) => {
         ctx.setConfigFlags({ port: opts.port, host: opts.host, publicUrl: opts.publicUrl, workers: opts.workers });
         const config = await ctx.loadConfig();
-        const engine = await ctx.openEngine();
-        if (engine.store.countActiveCredentials() === 0) {
-          const cred = createCredential(engine, 'created by first `wmark serve`');
+        const local = await ctx.localService();
+        if (local.listKeys().every((k) => k.revokedOn !== null)) {
+          const cred = local.createKey('created by first `wmark serve`');
           ctx.output.info(
             [
               'No API credentials existed, so one pair was created. It is shown only this once:',
@@ -29,24 +28,29 @@ export function registerServe(program: Command): void {
           );
         }
         const server = await startServer({
-          engine,
+          engine: local.engine,
           host: config.server.host,
           port: config.server.port,
           publicUrl: config.publicUrl,
           tokenTtlSeconds: config.server.tokenTtlSeconds,
-          log: (line) => ctx.output.info(line),
+          log: (line: string) => ctx.output.info(line),
         });
         if (server.resumed) ctx.output.info(`resuming ${server.resumed} unfinished job(s)`);
-        if (ctx.output.mode === 'json') ctx.output.line({ url: server.url, dataDir: engine.paths.root }, () => '');
+        if (ctx.output.mode === 'json') ctx.output.line({ url: server.url, dataDir: local.engine.paths.root }, () => '');
         else if (ctx.output.mode === 'plain') ctx.io.stdout.write(`${server.url}\n`);
         else ctx.output.result(server.url, (c) => `${c.bold('wmark serve')} listening on ${c.cyan(server.url)}  ${c.dim('(Ctrl-C to stop)')}`);
-        await new Promise<void>((resolve) => {
-          if (ctx.signal?.aborted) return resolve();
-          ctx.signal?.addEventListener('abort', () => resolve(), { once: true });
-        });
+        await untilAborted(ctx.signal);
         ctx.output.info('shutting down: finishing requests; unfinished jobs resume on the next start');
         await server.close();
         return 0;
       }),
     );
+}
+
+/** Resolves when the run is interrupted (Ctrl-C, SIGTERM). */
+export function untilAborted(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (!signal || signal.aborted) return resolve();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 }

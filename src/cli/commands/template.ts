@@ -1,12 +1,12 @@
-// `wmark template create|list|show|delete`: settings templates with %name% / [%name%] placeholders.
+// `wmark template create|list|show|delete`: settings templates with %name% / [%name%] placeholders, on the local
+// engine or a remote service (which has no delete).
 import type { Command } from 'commander';
-import type { ChalkInstance } from 'chalk';
-import { toTemplateResource, type TemplateResource } from '../../engine/resources.js';
-import { createTemplate, deleteTemplate, getTemplate, listTemplates } from '../../engine/templates.js';
-import { action } from '../program.js';
+import { WmarkError } from '../../core/errors.js';
+import type { LocalService } from '../../engine/local-service.js';
+import { action } from '../action.js';
 import { readJsonInput } from '../read-input.js';
-import { addRemoteOptions, positionalBeforeRemote, type RemoteFlags } from './remote-common.js';
-import { remoteTemplateCreate, remoteTemplateList, remoteTemplateShow } from './remote-template.js';
+import { addRemoteOptions, positionalBeforeRemote, type RemoteFlags } from '../remote-flags.js';
+import { renderTemplate, renderTemplateList } from '../render.js';
 
 export function registerTemplate(program: Command): void {
   const template = program.command('template').description('settings templates with placeholders (%name% or [%name%])');
@@ -17,11 +17,11 @@ export function registerTemplate(program: Command): void {
     .action(
       action(async (ctx, given: string | undefined, opts: RemoteFlags) => {
         const file = positionalBeforeRemote(given, opts, 'file');
-        if (opts.remote !== undefined) return remoteTemplateCreate(ctx, file, opts);
         const body = await readJsonInput(ctx.io, file);
-        const engine = await ctx.openEngine();
-        const resource = toTemplateResource(createTemplate(engine, body));
-        ctx.output.result(resource, (c) => renderTemplate(resource, c));
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new WmarkError('TEMPLATE_INVALID', `${file}: expected a JSON object {"name", "description"?, "settings": [...]}`);
+        const service = await ctx.service(opts);
+        const created = await service.createTemplate(body);
+        ctx.output.result(created, (c) => renderTemplate(created, c));
       }),
     );
   template
@@ -29,14 +29,9 @@ export function registerTemplate(program: Command): void {
     .description('list templates and the placeholders each needs')
     .action(
       action(async (ctx, opts: RemoteFlags) => {
-        if (opts.remote !== undefined) return remoteTemplateList(ctx, opts);
-        const engine = await ctx.openEngine();
-        const all = listTemplates(engine).map((t) => ({ ...toTemplateResource(t), builtin: t.builtin }));
-        ctx.output.result(all, (c) =>
-          all
-            .map((t) => `${c.bold(t.id)}${t.builtin ? c.dim(' (built-in)') : ''}  ${t.name}\n  placeholders: ${t.placeholders.length ? t.placeholders.join(', ') : c.dim('none')}`)
-            .join('\n'),
-        );
+        const service = await ctx.service(opts);
+        const all = await service.listTemplates();
+        ctx.output.result(all, (c) => renderTemplateList(all, service.description, c));
       }),
     );
   template
@@ -46,10 +41,8 @@ export function registerTemplate(program: Command): void {
     .action(
       action(async (ctx, given: string | undefined, opts: RemoteFlags) => {
         const id = positionalBeforeRemote(given, opts, 'id');
-        if (opts.remote !== undefined) return remoteTemplateShow(ctx, id, opts);
-        const engine = await ctx.openEngine();
-        const resource = toTemplateResource(getTemplate(engine, id));
-        ctx.output.result(resource, (c) => renderTemplate(resource, c));
+        const found = await (await ctx.service(opts)).getTemplate(id);
+        ctx.output.result(found, (c) => renderTemplate(found, c));
       }),
     );
   template
@@ -58,21 +51,11 @@ export function registerTemplate(program: Command): void {
     .argument('<id>')
     .action(
       action(async (ctx, id: string) => {
-        const engine = await ctx.openEngine();
-        deleteTemplate(engine, id);
+        const service: LocalService = await ctx.localService();
+        await service.deleteTemplate(id);
         ctx.output.result({ id, deleted: true }, () => `deleted template ${id}`);
       }),
     );
   // Templates on a remote service: create, list and show (the service API has no delete).
   for (const sub of template.commands) if (['create', 'list', 'show'].includes(sub.name())) addRemoteOptions(sub);
-}
-
-function renderTemplate(t: TemplateResource, c: ChalkInstance): string {
-  return [
-    `${c.bold('template')}  ${t.id}`,
-    `  name          ${t.name}`,
-    ...(t.description ? [`  description   ${t.description}`] : []),
-    `  placeholders  ${t.placeholders.length ? t.placeholders.join(', ') : c.dim('none')}`,
-    `  settings      ${JSON.stringify(t.settings)}`,
-  ].join('\n');
 }

@@ -1,38 +1,45 @@
-// `wmark video list|show`: the videos known to the local engine.
+// `wmark video list|show`: the videos a service knows (the local engine, or a remote one with --remote).
 import type { Command } from 'commander';
-import { notFoundError } from '../../core/errors.js';
-import { toVideoResource } from '../../engine/resources.js';
-import { action } from '../program.js';
-import { renderVideo } from './ingest.js';
+import { WmarkError } from '../../core/errors.js';
+import { videoBody } from '../../engine/api-bodies.js';
+import type { LocalService } from '../../engine/local-service.js';
+import { action } from '../action.js';
+import { addRemoteOptions, type RemoteFlags } from '../remote-flags.js';
+import { renderVideo } from '../render.js';
 
 export function registerVideo(program: Command): void {
   const video = program.command('video').description('list and show ingested videos');
-  video
+  const list = video
     .command('list')
     .description('list videos')
     .option('--key <key>', 'only the video with this key')
     .action(
-      action(async (ctx, opts: { key?: string }) => {
-        const engine = await ctx.openEngine();
-        const videos = engine.store.listVideos({ key: opts.key }).map(toVideoResource);
+      action(async (ctx, opts: RemoteFlags & { key?: string }) => {
+        const service = await ctx.service(opts);
+        const videos = await service.listVideos(opts.key !== undefined ? { key: opts.key } : {});
         ctx.output.result(videos, (c) =>
           videos.length === 0
             ? c.dim('no videos yet: add one with `wmark ingest <file>`')
-            : videos.map((v) => `${v.id}  ${v.status.padEnd(16)} ${(v.duration ?? 0).toFixed(1).padStart(7)} s  ${v.key}`).join('\n'),
+            : videos.map((v) => `${v.id}  ${String(v.status).padEnd(16)} ${(typeof v.duration === 'number' ? v.duration : 0).toFixed(1).padStart(7)} s  ${v.key ?? ''}`).join('\n'),
         );
       }),
     );
-  video
+  const show = video
     .command('show')
-    .description('show one video by id or key')
+    .description('show one video by id (or, locally, by key)')
     .argument('<id-or-key>')
     .action(
-      action(async (ctx, ref: string) => {
-        const engine = await ctx.openEngine();
-        const found = engine.store.getVideo(ref) ?? engine.store.getVideoByKey(ref);
-        if (!found) throw notFoundError('VIDEO_NOT_FOUND', `no video with id or key "${ref}"`, { hint: 'See `wmark video list`.' });
-        const resource = toVideoResource(found);
-        ctx.output.result(resource, (c) => renderVideo(resource, c));
+      action(async (ctx, ref: string, opts: RemoteFlags) => {
+        const service = await ctx.service(opts);
+        let found;
+        if (service.kind === 'local') {
+          const record = (service as LocalService).findVideo(ref);
+          if (!record) throw new WmarkError('VIDEO_NOT_FOUND', `no video with id or key "${ref}"`, { hint: 'See `wmark video list`.' });
+          found = videoBody(record);
+        } else found = await service.getVideo(ref);
+        ctx.output.result(found, (c) => renderVideo(found, c));
       }),
     );
+  addRemoteOptions(list);
+  addRemoteOptions(show);
 }

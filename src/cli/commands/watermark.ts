@@ -1,71 +1,38 @@
-// `wmark watermark`: create a watermark from flags, a settings file, a template + mappings, or a batch of mappings.
-import { spawn } from 'node:child_process';
-import { openSync, mkdirSync } from 'node:fs';
+// `wmark watermark`: one SPEC watermark request (or one per batch row) from flags, a settings file or a template, sent
+// to the local engine or, with --remote, to a remote service; the answer printed as the API's watermark resource.
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Option, type Command } from 'commander';
-import type { ChalkInstance } from 'chalk';
-import { usageError, validationError, WmarkError } from '../../core/errors.js';
-import { parseExpirationInput } from '../../core/expiration.js';
-import { parseBatch } from '../../core/parse-batch.js';
-import { renderTemplate } from '../../core/render-template.js';
-import { parseSettings } from '../../core/setting-schema.js';
 import type { ApiVersion } from '../../core/api-version.js';
-import type { Setting, TemplateSetting } from '../../core/setting-types.js';
-import type { Engine } from '../../engine/engine.js';
-import type { Container } from '../../engine/store.js';
-import { getTemplate } from '../../engine/templates.js';
-import { exportWatermark, requestWatermark, runWatermarkJob, type VideoRef } from '../../engine/watermark.js';
-import { watermarkView, type WatermarkView } from '../../engine/watermark-view.js';
+import { WmarkError } from '../../core/errors.js';
+import type { LocalService } from '../../engine/local-service.js';
+import { toWmarkError } from '../output.js';
+import pLimit from 'p-limit';
+import type { WatermarkResource, WatermarkResult, WatermarkService } from '../../service/watermark-service.js';
+import { action } from '../action.js';
 import type { CliContext } from '../context.js';
-import { action } from '../program.js';
-import { readJsonInput, readTextInput } from '../read-input.js';
-import { parseForensicPayload } from '../forensic-flag.js';
-import { addRemoteOptions } from './remote-common.js';
-import { remoteWatermark, type RemoteWatermarkOptions } from './remote-watermark.js';
+import { describeWatermark, follow } from '../follow.js';
+import { addRemoteOptions, countFlag, durationFlag, type RemoteFlags } from '../remote-flags.js';
+import { renderWatermark, type WatermarkExtras } from '../render.js';
+import { planRequests, settingsRequest, templateRequests, type RequestFlags } from '../watermark-request.js';
 
-interface WatermarkOptions {
-  key?: string;
-  videoId?: string;
-  text?: string;
-  x?: number;
-  y?: number;
-  fontSize?: number;
-  fontColor?: string;
-  fontOpacity?: number;
-  align?: string;
-  verticalAlign?: string;
-  shadowColor?: string;
-  shadowOpacity?: number;
-  shadowOffsetX?: number;
-  shadowOffsetY?: number;
-  moveToX?: number;
-  moveToY?: number;
-  moveStart?: number;
-  moveEnd?: number;
-  settings?: string;
-  forensic?: string;
-  template?: string;
-  map?: string[];
-  batch?: string;
-  containers: string;
-  expiration?: string;
-  wait: boolean;
+interface WatermarkOptions extends RequestFlags, RemoteFlags {
+  wait?: boolean;
   out?: string;
-  api: ApiVersion;
   publicUrl?: string;
+  interval?: string;
+  concurrency?: string;
 }
 
 const number = (flag: string) => (value: string) => {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n)) throw usageError('BAD_FLAG', `${flag}: expected a number, got "${value}"`);
+  if (value.trim() === '' || !Number.isFinite(n)) throw new WmarkError('BAD_FLAG', `${flag}: expected a number, got "${value}"`);
   return n;
 };
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function registerWatermark(program: Command): void {
-  program
+  const command = program
     .command('watermark')
     .description('watermark an ingested video (local engine, or a remote service with --remote)')
     .option('--key <key>', 'the video, by the key given at ingest')
@@ -91,235 +58,135 @@ export function registerWatermark(program: Command): void {
     .option('--template <id>', 'settings template to render')
     .option('--map <name=value>', 'placeholder value for --template (repeatable)', collect)
     .option('--batch <file>', 'with --template: CSV (header = placeholder names) or NDJSON of mappings, one watermark per row')
-    .option('--containers <list>', 'outputs: m3u8, mp4 or both', 'm3u8,mp4')
+    .option('--containers <list>', 'outputs: m3u8, mp4 or both (default: both)')
     .option('--expiration <when>', 'Unix seconds, an ISO date, or a duration such as 7d (only when the watermark is created)')
-    .option('--no-wait', 'return as soon as the playlist is playable; rendering continues in the background')
-    .option('--out <dir>', 'also copy each finished HLS folder and mp4 to <dir>/<watermark id>/')
-    .addOption(new Option('--api <version>', 'URL shapes to print (as `wmark serve` serves them); with --remote, the API version to call (default there: 2.0 when the service has it, else 1.0)').choices(['1.0', '2.0']).default('2.0'))
-    .option('--public-url <url>', 'base URL the printed links use (default: config publicUrl or http://127.0.0.1:8080)')
-    .option('--wait', 'remote: poll until READY (1.0) and print the final state')
-    .option('--interval <duration>', 'remote --wait: time between polls (default 3s)')
-    .option('--concurrency <n>', 'remote --batch: requests in flight at once (default 4)')
-    .action(action((ctx, opts: RemoteWatermarkOptions, cmd: Command) => (opts.remote !== undefined ? remoteWatermark(ctx, opts, cmd) : watermarkAction(ctx, opts))));
-  addRemoteOptions(program.commands.find((c) => c.name() === 'watermark')!, { api: false });
-
-  program
-    .command('job', { hidden: true })
-    .description('internal: run a queued watermark job to completion')
-    .command('run')
-    .argument('<watermark-id>')
-    .action(
-      action(async (ctx, id: string) => {
-        const engine = await ctx.openEngine();
-        await runWatermarkJob(engine, id, {}, ctx.signal);
-      }),
-    );
+    .option('--wait', 'wait until the watermark is done (default locally: every segment and the mp4; remote: until READY)')
+    .option('--no-wait', 'return as soon as the service answers (locally: once the playlist plays; rendering goes on in the background)')
+    .option('--out <dir>', 'local: also copy each finished HLS folder and mp4 to <dir>/<watermark id>/')
+    .addOption(new Option('--api <version>', 'API version: the URL shapes printed locally (default 2.0); with --remote, the version to call (default: 2.0 when the service has it)').choices(['1.0', '2.0']))
+    .option('--public-url <url>', 'local: base URL of the printed links (default: config publicUrl or http://127.0.0.1:8080)')
+    .option('--interval <duration>', 'remote: time between polls while waiting (default 3s)')
+    .option('--concurrency <n>', '--batch: requests in flight at once (default 4)')
+    .action(action((ctx, opts: WatermarkOptions, cmd: Command) => watermarkCommand(ctx, opts, cmd)));
+  addRemoteOptions(command, { api: false });
 }
 
-export function parseContainers(list: string): Container[] {
-  const items = list.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-  const bad = items.filter((c) => c !== 'm3u8' && c !== 'mp4');
-  if (bad.length || !items.length) throw usageError('BAD_CONTAINERS', `--containers: expected m3u8, mp4 or m3u8,mp4, got "${list}"`);
-  return [...new Set(items)] as Container[];
-}
+async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Command): Promise<number> {
+  const remote = opts.remote !== undefined;
+  if (remote && opts.out) throw new WmarkError('OUT_LOCAL_ONLY', '--out copies local files, so it cannot be combined with --remote');
+  if (remote && opts.publicUrl) throw new WmarkError('PUBLIC_URL_LOCAL_ONLY', '--public-url applies to local mode; a remote service signs its own links');
+  // Locally the default is to wait for every output; remotely, to return the service's answer.
+  const wait = opts.wait ?? !remote;
+  if (opts.out && !wait) throw new WmarkError('OUT_NEEDS_WAIT', '--out copies finished outputs, so it cannot be combined with --no-wait');
+  const concurrency = opts.concurrency !== undefined ? countFlag(opts.concurrency, '--concurrency', 64) : 4;
+  const intervalMs = opts.interval !== undefined ? durationFlag(opts.interval, '--interval') : undefined;
+  const given = (name: string) => cmd.getOptionValueSource(name) === 'cli';
+  const askedApi = opts.api as ApiVersion | undefined;
+  // The request is checked before anything is opened: a usage error costs no engine start and no network.
+  const plan = await planRequests(ctx.io, opts, Date.now());
+  const service = await ctx.service(opts, { queue: wait ? 'in-process' : 'detached', apiFlag: given('api') ? opts.api : undefined, api: askedApi });
+  const api = await service.apiVersion();
+  const local = service.kind === 'local' ? (service as LocalService) : undefined;
+  const followOptions = { intervalMs, label: 'watermark' };
 
-export function parseMaps(maps: string[] | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const m of maps ?? []) {
-    const eq = m.indexOf('=');
-    if (eq <= 0) throw usageError('BAD_MAP', `--map: expected name=value, got "${m}"`);
-    const name = m.slice(0, eq);
-    if (name in out) throw usageError('BAD_MAP', `--map: "${name}" is given twice`);
-    out[name] = m.slice(eq + 1);
+  const produce = async (request: Parameters<WatermarkService['requestWatermark']>[0], label: string): Promise<WatermarkResource & WatermarkExtras> => {
+    const result = await service.requestWatermark(request, { api, signal: ctx.signal });
+    for (const w of result.warnings) ctx.output.warn(`${label}: ${w}`);
+    const resource = await settle(ctx, service, result, wait, { ...followOptions, label });
+    return withExtras(local, resource, result, opts.out ? path.resolve(ctx.io.cwd, opts.out) : undefined);
+  };
+
+  if (plan.template) {
+    const template = await service.getTemplate(plan.template.id, { api });
+    const requests = templateRequests(plan, template);
+    if (plan.batch) return runBatch(ctx, requests, produce, { concurrency, api, where: service.description });
+    ctx.output.stage(`requesting a watermark from ${service.description} (API ${api})`);
+    const resource = await produce(requests[0]!.request, 'watermark');
+    return printResult(ctx, resource, api);
   }
-  return out;
+  ctx.output.stage(`requesting a watermark from ${service.description} (API ${api})`);
+  const resource = await produce(settingsRequest(plan, api), 'watermark');
+  return printResult(ctx, resource, api);
 }
 
-const SETTING_FLAGS: [keyof WatermarkOptions, string][] = [
-  ['text', 'content'], ['x', 'x'], ['y', 'y'], ['fontSize', 'fontSize'], ['fontColor', 'fontColor'], ['fontOpacity', 'fontOpacity'],
-  ['align', 'align'], ['verticalAlign', 'verticalAlign'], ['shadowColor', 'shadowColor'], ['shadowOpacity', 'shadowOpacity'],
-  ['shadowOffsetX', 'shadowOffsetX'], ['shadowOffsetY', 'shadowOffsetY'],
-];
-
-/** A single TEXT setting object from the flags, in SPEC 2.2 shape, so it is validated exactly like an API request. */
-export function settingFromFlags(opts: WatermarkOptions): Record<string, unknown> | undefined {
-  const setting: Record<string, unknown> = {};
-  for (const [flag, field] of SETTING_FLAGS) if (opts[flag] !== undefined) setting[field] = opts[flag];
-  const move = [opts.moveToX, opts.moveToY, opts.moveStart, opts.moveEnd];
-  if (move.some((v) => v !== undefined)) {
-    setting.animation = {
-      type: 'MOVE',
-      ...(opts.moveToX !== undefined ? { toX: opts.moveToX } : {}),
-      ...(opts.moveToY !== undefined ? { toY: opts.moveToY } : {}),
-      ...(opts.moveStart !== undefined ? { startTime: opts.moveStart } : {}),
-      ...(opts.moveEnd !== undefined ? { endTime: opts.moveEnd } : {}),
-    };
-  }
-  return Object.keys(setting).length ? setting : undefined;
-}
-
-const FLAG_NAMES: Record<string, string> = {
-  content: '--text', fontSize: '--font-size', fontColor: '--font-color', fontOpacity: '--font-opacity', verticalAlign: '--vertical-align',
-  shadowColor: '--shadow-color', shadowOpacity: '--shadow-opacity', shadowOffsetX: '--shadow-offset-x', shadowOffsetY: '--shadow-offset-y',
-  'animation.toX': '--move-to-x', 'animation.toY': '--move-to-y', 'animation.startTime': '--move-start', 'animation.endTime': '--move-end',
-};
-
-/** Validation issues about flags name the flag the user typed, not the setting field behind it. */
-export function flagIssue(issue: string): string {
-  return issue.replace(/^flags\[0\]\.([\w.]+)/, (_, field: string) => FLAG_NAMES[field] ?? `--${field}`);
-}
-
-/** Adds the --forensic payload as a FORENSIC setting (replacing one the settings file may already carry). */
-function withForensic(settings: Setting[], payload: string | undefined): Setting[] {
-  if (payload === undefined) return settings;
-  return [...settings.filter((s) => s.type !== 'FORENSIC'), { type: 'FORENSIC', payload: parseForensicPayload(payload) }];
-}
-
-type SettingsSource = { kind: 'settings'; settings: Setting[] } | { kind: 'template'; template: TemplateSetting[]; templateId: string };
-
-async function settingsSource(ctx: CliContext, engine: Engine, opts: WatermarkOptions): Promise<SettingsSource> {
-  const fromFlags = settingFromFlags(opts);
-  const sources = [fromFlags && 'setting flags (--text, --x, ...)', opts.settings && '--settings', opts.template && '--template'].filter(Boolean);
-  // A forensic mark alone is a complete watermark: nothing visible to draw.
-  if (sources.length === 0 && opts.forensic !== undefined) return { kind: 'settings', settings: [] };
-  if (sources.length === 0) throw usageError('SETTINGS_REQUIRED', 'say what to draw: --text (with setting flags), --settings FILE, or --template ID with --map', { hint: 'e.g. wmark watermark --key KEY --text "for alice@example.com"' });
-  if (sources.length > 1) throw usageError('SETTINGS_CONFLICT', `use only one of ${sources.join(', ')}`);
-  if (fromFlags && fromFlags.content === undefined) throw usageError('TEXT_REQUIRED', 'setting flags need --text');
-  if (opts.template) return { kind: 'template', template: getTemplate(engine, opts.template).settings as TemplateSetting[], templateId: opts.template };
-  const raw = opts.settings ? await readJsonInput(ctx.io, opts.settings) : [fromFlags];
-  const parsed = parseSettings(raw, { apiVersion: opts.api, path: opts.settings ? 'settings' : 'flags' });
-  if (!parsed.ok) throw validationError('SETTINGS_INVALID', opts.settings ? parsed.issues : parsed.issues.map(flagIssue));
-  return { kind: 'settings', settings: parsed.value };
-}
-
-function render(source: Extract<SettingsSource, { kind: 'template' }>, mappings: Record<string, string>, api: ApiVersion, where: string): Setting[] {
-  const rendered = renderTemplate(source.template, mappings, api, { mappingsPath: where });
-  if (!rendered.ok) throw validationError('TEMPLATE_MAPPING_INVALID', rendered.issues);
-  return rendered.value;
-}
-
-/** Finds the CLI entry to start a detached background worker with (compiled build or TypeScript sources). */
-function workerCommand(): string[] {
-  const bin = fileURLToPath(new URL('../../../bin/wmark.js', import.meta.url));
-  return [process.execPath, bin];
-}
-
-function startBackgroundJob(engine: Engine, ctx: CliContext, id: string): void {
-  const logs = path.join(engine.paths.root, 'logs');
-  mkdirSync(logs, { recursive: true });
-  const log = openSync(path.join(logs, `job-${id}.log`), 'a');
-  const [cmd, ...args] = workerCommand();
-  const child = spawn(cmd!, [...args, '--data-dir', engine.paths.root, ...(ctx.flags.config ? ['--config', ctx.flags.config] : []), 'job', 'run', id], {
-    detached: true,
-    stdio: ['ignore', log, log],
-    env: { ...ctx.io.env } as NodeJS.ProcessEnv,
-    cwd: ctx.io.cwd,
+/** Follows the watermark to the goal the flags ask for; returns the resource as it stands then. */
+async function settle(ctx: CliContext, service: WatermarkService, result: WatermarkResult, wait: boolean, options: { intervalMs?: number; label: string }): Promise<WatermarkResource> {
+  const goal = service.kind === 'local' ? (wait ? 'complete' : 'playable') : wait ? 'complete' : undefined;
+  if (!goal || result.resource.status === 'FAILED') return result.resource;
+  const last = await follow(ctx, service.watchWatermark(result.resource, goal, { signal: ctx.signal, intervalMs: options.intervalMs }), describeWatermark, {
+    label: options.label,
+    ...(service.kind === 'remote' ? { pollEveryMs: options.intervalMs ?? 3000 } : {}),
   });
-  child.unref();
+  return last.resource ?? (await service.getWatermark(result.resource, { api: result.api }));
 }
 
-async function produce(ctx: CliContext, engine: Engine, opts: WatermarkOptions, video: VideoRef, settings: Setting[], containers: Container[], expirationSeconds: number | undefined, baseUrl: string, label: string): Promise<WatermarkView> {
-  const request = requestWatermark(engine, { video, settings, containers, expirationSeconds });
-  if (request.expirationIgnored) ctx.output.warn(`${label}: this watermark already exists; its expiration is kept as it was set at creation (SPEC 2.5)`);
-  let record = request.watermark;
-  if (record.status !== 'READY') {
-    if (opts.wait) {
-      record = await runWatermarkJob(
-        engine,
-        record.id,
-        {
-          onProgress: (done, total) => ctx.output.progress(`${label}: rendering segment ${done}/${total}`),
-          onStage: (s) => ctx.output.progress(`${label}: ${s}`),
-        },
-        ctx.signal,
-      );
-    } else {
-      startBackgroundJob(engine, ctx, record.id);
-      record = await waitPlayable(engine, record.id, ctx.signal);
-    }
-  }
-  const view = watermarkView(engine, record, request.video, { baseUrl, apiVersion: opts.api, created: request.created });
-  if (opts.out) view.out = await exportWatermark(engine, record, path.resolve(ctx.io.cwd, opts.out));
-  return view;
+function withExtras(local: LocalService | undefined, resource: WatermarkResource, result: WatermarkResult, out: string | undefined): Promise<WatermarkResource & WatermarkExtras> | (WatermarkResource & WatermarkExtras) {
+  const shaped: WatermarkResource & WatermarkExtras = { ...resource, created: result.created };
+  if (!local) return shaped;
+  shaped.files = local.files(resource);
+  if (!out || resource.status === 'FAILED') return shaped;
+  return local.exportWatermark(resource, out).then((copied) => ({ ...shaped, out: copied }));
 }
 
-async function waitPlayable(engine: Engine, id: string, signal?: AbortSignal) {
-  for (;;) {
-    if (signal?.aborted) throw new WmarkError('interrupted', 'INTERRUPTED', 'interrupted (rendering goes on in the background)');
-    const w = engine.store.getWatermark(id)!;
-    if (w.status === 'FAILED') throw new WmarkError('engine', 'WATERMARK_FAILED', `watermark ${id} failed: ${w.error ?? 'unknown reason'}`);
-    if (w.status !== 'PENDING') return w;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+function printResult(ctx: CliContext, resource: WatermarkResource & WatermarkExtras, api: ApiVersion): number {
+  ctx.output.result(resource, (c) => renderWatermark(resource, c, `API ${api}`));
+  if (resource.status === 'PENDING' && resource.href && ctx.output.mode !== 'json') ctx.output.info(`not READY yet: follow it with  wmark poll '${resource.href}'  (or use --wait)`);
+  return failedExit(ctx, resource);
 }
 
-async function watermarkAction(ctx: CliContext, opts: WatermarkOptions): Promise<number> {
-  if (!opts.key && !opts.videoId) throw usageError('VIDEO_REQUIRED', 'which video? give --key KEY or --video-id ID');
-  if (opts.key && opts.videoId) throw usageError('VIDEO_CONFLICT', 'give either --key or --video-id, not both');
-  if (opts.out && !opts.wait) throw usageError('OUT_NEEDS_WAIT', '--out copies finished outputs, so it cannot be combined with --no-wait');
-  const containers = parseContainers(opts.containers);
-  const config = await ctx.loadConfig();
-  const baseUrl = opts.publicUrl ?? config.publicUrl ?? `http://${config.server.host}:${config.server.port}`;
-  let expirationSeconds: number | undefined;
-  if (opts.expiration !== undefined) {
-    const parsed = parseExpirationInput(opts.expiration, Date.now());
-    if (!parsed.ok) throw usageError('BAD_EXPIRATION', parsed.message, { hint: parsed.hint }); // the message already starts with --expiration
-    expirationSeconds = parsed.unixSeconds;
-  }
-  const engine = await ctx.openEngine();
-  const video: VideoRef = { key: opts.key, videoId: opts.videoId };
-  const source = await settingsSource(ctx, engine, opts);
-
-  if (opts.batch) {
-    if (source.kind !== 'template') throw usageError('BATCH_NEEDS_TEMPLATE', '--batch needs --template: each row fills the template placeholders');
-    if (opts.map?.length) throw usageError('BATCH_AND_MAP', '--batch and --map cannot be combined: put the values in the batch file');
-    const { text, label } = await readTextInput(ctx.io, opts.batch);
-    const rows = parseBatch(text, /\.ndjson$|\.jsonl$/i.test(opts.batch) ? 'ndjson' : /\.csv$/i.test(opts.batch) ? 'csv' : 'auto');
-    if (!rows.ok) throw validationError('BATCH_INVALID', rows.issues.map((i) => `${label}: ${i}`));
-    // Every row is checked before any encode starts, so a typo on row 40 doesn't waste 39 renders.
-    const issues: string[] = [];
-    const planned = rows.value.map((row) => {
-      const r = renderTemplate(source.template, row.mappings, opts.api, { mappingsPath: `${label} line ${row.line}` });
-      if (!r.ok) issues.push(...r.issues);
-      return { row, settings: r.ok ? r.value : [] };
-    });
-    if (issues.length) throw validationError('BATCH_INVALID', issues);
-    let failed = 0;
-    for (const { row, settings } of planned) {
-      try {
-        const view = await produce(ctx, engine, opts, video, settings, containers, expirationSeconds, baseUrl, `line ${row.line}`);
-        ctx.output.line({ line: row.line, mappings: row.mappings, ...view }, (c) => `${c.green('✓')} line ${row.line} ${view.id} ${view.status} ${view.urls.player}`);
-      } catch (error) {
-        if (ctx.signal?.aborted) throw error;
-        failed++;
-        const e = error instanceof WmarkError ? error : new WmarkError('unexpected', 'UNEXPECTED', String(error));
-        ctx.output.line({ line: row.line, mappings: row.mappings, error: e.toJSON() }, (c) => `${c.red('✗')} line ${row.line}: ${e.message}`);
-      }
-    }
-    ctx.output.stopSpinner();
-    if (failed) ctx.output.warn(`${failed} of ${planned.length} rows failed`);
-    return failed ? 6 : 0;
-  }
-
-  const settings = withForensic(source.kind === 'template' ? render(source, parseMaps(opts.map), opts.api, '--map') : source.settings, opts.forensic);
-  if (source.kind === 'settings' && opts.map?.length) throw usageError('MAP_NEEDS_TEMPLATE', '--map only applies with --template');
-  ctx.output.stage('preparing watermark');
-  const view = await produce(ctx, engine, opts, video, settings, containers, expirationSeconds, baseUrl, 'watermark');
-  ctx.output.result(view, (c) => renderView(view, c));
-  return 0;
+/** FAILED is a result, printed on stdout like READY, but the exit code says the job failed (6). */
+export function failedExit(ctx: CliContext, resource: WatermarkResource): number {
+  if (resource.status !== 'FAILED') return 0;
+  ctx.output.warn(`the watermark job FAILED${typeof resource.error === 'string' ? `: ${resource.error}` : ''}`);
+  return new WmarkError('WATERMARK_FAILED', 'watermark failed').exitCode;
 }
 
-export function renderView(v: WatermarkView, c: ChalkInstance): string {
-  const status = v.status === 'READY' ? c.green(v.status) : v.status === 'FAILED' ? c.red(v.status) : c.yellow(v.status);
-  return [
-    `${c.bold('watermark')} ${v.id}  ${status}${v.created ? '' : c.dim(' (existing, nothing encoded)')}`,
-    `  video     ${v.videoKey}`,
-    `  player    ${v.urls.player}`,
-    `  playlist  ${v.urls.m3u8}`,
-    ...(v.urls.mp4 ? [`  mp4       ${v.urls.mp4}`] : []),
-    `  href      ${v.urls.href}`,
-    `  files     ${v.files.dir}`,
-    ...(v.out ? [`  copied to ${v.out}`] : []),
-    `  expires   ${v.expiration === null ? 'never' : new Date(v.expiration).toISOString()}`,
-  ].join('\n');
+type Produce = (request: Parameters<WatermarkService['requestWatermark']>[0], label: string) => Promise<WatermarkResource & WatermarkExtras>;
+
+/** One request per row, `concurrency` at a time; each result is one NDJSON line as soon as it is known. */
+async function runBatch(
+  ctx: CliContext,
+  rows: ReturnType<typeof templateRequests>,
+  produce: Produce,
+  options: { concurrency: number; api: ApiVersion; where: string },
+): Promise<number> {
+  let done = 0;
+  let failed = 0;
+  let exitCode = 0;
+  let fatal: WmarkError | undefined;
+  const progress = () => ctx.output.progress(`${done}/${rows.length} watermarks (${options.where}, API ${options.api}, ${options.concurrency} at a time)`);
+  progress();
+  const limit = pLimit(options.concurrency);
+  await Promise.all(
+    rows.map((row) =>
+      limit(async () => {
+        if (fatal) return;
+        const label = `line ${row.line}`;
+        try {
+          const resource = await produce(row.request, label);
+          if (resource.status === 'FAILED') {
+            failed++;
+            exitCode ||= new WmarkError('WATERMARK_FAILED', '').exitCode;
+          }
+          ctx.output.line({ line: row.line, mappings: row.mappings, ...resource }, (c) => `${resource.status === 'FAILED' ? c.red('✗') : c.green('✓')} ${label} ${resource.id ?? ''} ${resource.status} ${resource.containers?.href ?? ''}`.replace(/ {2,}/g, ' '));
+        } catch (error) {
+          const e = toWmarkError(error);
+          if (ctx.signal?.aborted || e.kind === 'interrupted') throw e;
+          failed++;
+          exitCode ||= e.exitCode;
+          // Nothing else will work with bad credentials or no time left: stop sending, report the rows already sent.
+          if (e.kind === 'auth' || e.kind === 'timeout') fatal ??= e;
+          ctx.output.line({ line: row.line, mappings: row.mappings, error: e.toJSON() }, (c) => `${c.red('✗')} ${label}: ${e.message}`);
+        } finally {
+          done++;
+          progress();
+        }
+      }),
+    ),
+  );
+  ctx.output.stopSpinner();
+  const skipped = rows.length - done;
+  if (skipped) ctx.output.warn(`stopped after ${fatal!.message}: ${skipped} of ${rows.length} rows were not sent`);
+  if (failed) ctx.output.warn(`${failed} of ${rows.length} rows failed`);
+  return fatal ? fatal.exitCode : exitCode;
 }

@@ -406,7 +406,7 @@ describe('ingestArgs', () => {
     const args = ingestArgs(plan());
     expect(valueAfter(args, '-i')).toBe('/in/movie.mp4');
     expectFixedClosedGop(args, 120);
-    expect(valueAfter(args, '-vf')).toBe('fps=30000/1001,format=yuv420p');
+    expect(valueAfter(args, '-vf')).toBe('fps=30000/1001,scale=320:180,format=yuv420p');
     expect(valueAfter(args, '-preset')).toBe('veryfast');
     expect(valueAfter(args, '-crf')).toBe('18');
     // The segment muxer cuts at the GOP length (120 frames at 29.97 = 4.004 s), tolerating half a frame.
@@ -430,10 +430,11 @@ describe('ingestArgs', () => {
     expect(mute).not.toContain('-c:a');
   });
 
-  it('rounds odd picture sizes down to even ones (yuv420p needs them)', () => {
-    expect(valueAfter(ingestArgs(plan({ width: 321, height: 181 })), '-vf')).toBe('fps=30000/1001,scale=trunc(iw/2)*2:trunc(ih/2)*2,format=yuv420p');
-    expect(valueAfter(ingestArgs(plan({ width: 320, height: 181 })), '-vf')).toContain('scale=');
-    expect(valueAfter(ingestArgs(plan({ width: 320, height: 180 })), '-vf')).not.toContain('scale=');
+  it('scales to the recorded size, odd sizes rounded down to even ones (yuv420p needs them)', () => {
+    expect(valueAfter(ingestArgs(plan({ width: 321, height: 181 })), '-vf')).toBe('fps=30000/1001,scale=320:180,format=yuv420p');
+    expect(valueAfter(ingestArgs(plan({ width: 320, height: 181 })), '-vf')).toContain('scale=320:180,');
+    // Even sizes too: a source that changes resolution mid-stream still gives segments of one size.
+    expect(valueAfter(ingestArgs(plan({ width: 320, height: 180 })), '-vf')).toContain('scale=320:180,');
   });
 
   it.each([

@@ -73,8 +73,8 @@ describe('interpretProbe', () => {
   it('rejects audio with cover art as NO_VIDEO_STREAM: a picture is not a video', () => {
     const e = thrown(() => interpretProbe({ streams: [MP3, COVER], format: { format_name: 'mp3', duration: '1.044898', size: '8855' } }, 'song.mp3'));
     expect(e.code).toBe('NO_VIDEO_STREAM');
-    expect(e.category).toBe('engine');
-    expect(e.exitCode).toBe(6);
+    expect(e.kind).toBe('unprocessable');
+    expect(e.exitCode).toBe(2);
     expect(e.message).toBe('song.mp3 has no video stream');
     // The hint names what the file does hold, without calling the cover a video.
     expect(e.hint).toBe('It contains: audio, cover art.');
@@ -109,7 +109,7 @@ describe('interpretProbe', () => {
     const stream = { ...H264_320, avg_frame_rate: avg, r_frame_rate: r };
     const e = thrown(() => interpretProbe({ streams: [stream], format: MP4 }, 'odd.mp4'));
     expect(e.code).toBe('BAD_FRAME_RATE');
-    expect(e.exitCode).toBe(6);
+    expect(e.exitCode).toBe(2);
     expect(e.message).toContain('odd.mp4');
     expect(e.message).toContain(`(${avg ?? 'none'})`);
   });

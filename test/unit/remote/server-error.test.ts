@@ -1,6 +1,6 @@
 // Service error bodies become user-facing errors: the message as sent, the HTTP status, the right exit code.
 import { describe, expect, it } from 'vitest';
-import { categoryForStatus, parseErrorBody, serverError } from '../../../src/remote/server-error.js';
+import { kindForStatus, parseErrorBody, serverError } from '../../../src/remote/server-error.js';
 
 describe('parseErrorBody', () => {
   it('reads {message, code} and {message: [...]}', () => {
@@ -42,7 +42,7 @@ describe('serverError', () => {
     expect([401, 403].map(exit)).toEqual([4, 4]);
     expect([429, 500, 502, 503, 504].map(exit)).toEqual([5, 5, 5, 5, 5]);
     expect([400, 404, 409, 410, 413, 422].map(exit)).toEqual([2, 2, 2, 2, 2, 2]);
-    expect(categoryForStatus(401)).toBe('auth');
+    expect(kindForStatus(401)).toBe('auth');
   });
   it('says when the service gave no message, and never invents a code from garbage', () => {
     const e = serverError({ status: 500, code: 'not a code!', messages: [] });

@@ -1,58 +1,51 @@
-// Batch files for `wmark watermark --batch`: CSV (header row = placeholder names) or NDJSON, one mapping per row.
+// Batch files for `wmark watermark --batch`: CSV (header row = placeholder names, RFC 4180 via csv-parse) or NDJSON,
+// one mapping per row, with every problem named by the line it is on.
+import { CsvError, parse } from 'csv-parse/sync';
 import type { Result } from './issue-text.js';
 
 export interface BatchRow {
-  /** 1-based line (CSV: record start line) for error messages. */
+  /** 1-based line (CSV: the line the record starts on) for error messages. */
   line: number;
   mappings: Record<string, string>;
 }
 
-/** RFC 4180 CSV: quoted fields may hold commas, quotes ("") and newlines; CRLF or LF; a BOM is ignored. */
+const LINE_BREAKS = /\r\n|\n|\r/g;
+const countBreaks = (text: string) => (text.match(LINE_BREAKS) ?? []).length;
+
+/**
+ * CSV records with the line each starts on. csv-parse reports the line a record ends on, and counts a CRLF inside a
+ * quoted field as two lines; both are corrected from the record's own fields.
+ */
 export function parseCsv(text: string): { line: number; fields: string[] }[] {
-  const src = text.replace(/^\uFEFF/, '');
   const records: { line: number; fields: string[] }[] = [];
-  let fields: string[] = [];
-  let field = '';
-  let quoted = false;
-  let line = 1;
-  let recordLine = 1;
-  let fieldStarted = false;
-  const endRecord = () => {
-    fields.push(field);
-    if (!(fields.length === 1 && fields[0] === '' && !fieldStarted)) records.push({ line: recordLine, fields });
-    fields = [];
-    field = '';
-    fieldStarted = false;
-  };
-  for (let i = 0; i < src.length; i++) {
-    const ch = src[i]!;
-    if (quoted) {
-      if (ch === '"') {
-        if (src[i + 1] === '"') (field += '"'), i++;
-        else quoted = false;
-      } else {
-        if (ch === '\n') line++;
-        field += ch;
-      }
-    } else if (ch === '"' && field === '') {
-      quoted = true;
-      fieldStarted = true;
-    } else if (ch === ',') {
-      fields.push(field);
-      field = '';
-      fieldStarted = true;
-    } else if (ch === '\n' || ch === '\r') {
-      if (ch === '\r' && src[i + 1] === '\n') i++;
-      endRecord();
-      line++;
-      recordLine = line;
-    } else {
-      field += ch;
-      fieldStarted = true;
-    }
+  let overcount = 0;
+  let lastEnd = 0;
+  try {
+    parse(text, {
+      bom: true,
+      relax_column_count: true,
+      // A quote inside an unquoted field is text (`{"name":"a"}`), as most spreadsheets write it.
+      relax_quotes: true,
+      skip_empty_lines: true,
+      on_record: (fields: string[], context: { lines: number }) => {
+        const inside = fields.reduce((n, f) => n + countBreaks(f), 0);
+        const crlfInside = fields.reduce((n, f) => n + (f.match(/\r\n/g) ?? []).length, 0);
+        const end = context.lines - overcount - crlfInside;
+        overcount += crlfInside;
+        records.push({ line: end - inside, fields });
+        lastEnd = end;
+        return fields;
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof CsvError)) throw error;
+    // The failing record starts on the first non-blank line after the last good one.
+    const lines = text.replace(/^\uFEFF/, '').split(LINE_BREAKS);
+    let start = lastEnd + 1;
+    while (start <= lines.length && lines[start - 1]!.trim() === '') start++;
+    const what = error.code === 'CSV_QUOTE_NOT_CLOSED' ? 'unterminated quoted field' : error.message.replace(/ at line \d+.*$/, '').replace(/^[^:]+: /, '').toLowerCase();
+    throw new Error(`line ${start}: ${what}`);
   }
-  if (quoted) throw new Error(`line ${recordLine}: unterminated quoted field`);
-  if (field !== '' || fields.length || fieldStarted) endRecord();
   return records;
 }
 

@@ -1,0 +1,68 @@
+// Shows a job's progress stream: a spinner with the elapsed time at a terminal; elsewhere (CI logs) one stderr line per
+// status or stage change and every 10 % of segments; nothing with --json.
+import { formatSeconds } from '../remote/client.js';
+import { lastOf } from '../service/watch.js';
+import type { VideoProgress, WatermarkProgress } from '../service/watermark-service.js';
+import type { CliContext } from './context.js';
+
+export interface FollowOptions {
+  /** Prefix of every line ("watermark", "line 3"). */
+  label: string;
+  /** Said in plain mode when the status changes and nothing finer is known (a remote service being polled). */
+  pollEveryMs?: number;
+}
+
+/** Consumes a watch to its end while showing it; returns the last state. */
+export async function follow<T>(ctx: CliContext, states: AsyncIterable<T>, describe: (state: T) => Described, options: FollowOptions): Promise<T> {
+  const started = Date.now();
+  const out = ctx.output;
+  let current = 'waiting';
+  let lastLine: string | undefined;
+  let lastTenth = -1;
+  const show = () => out.progress(`${options.label}: ${current}  ${formatSeconds(Date.now() - started)}`);
+  const ticker = out.interactive ? setInterval(show, 1000) : undefined;
+  try {
+    return await lastOf(states, (state) => {
+      const d = describe(state);
+      current = d.detail ? `${d.status}, ${d.detail}` : d.status;
+      if (out.interactive) return show();
+      if (out.mode === 'json') return;
+      const line = `${d.status}|${d.stage ?? ''}`;
+      const tenth = d.tenths ?? -1;
+      if (line !== lastLine) {
+        lastLine = line;
+        lastTenth = tenth;
+        const polling = d.detail === undefined && options.pollEveryMs !== undefined ? `, polling every ${formatSeconds(options.pollEveryMs)}` : '';
+        out.info(`${options.label}: ${current}${polling}`);
+      } else if (tenth > lastTenth) {
+        lastTenth = tenth;
+        out.info(`${options.label}: ${current}`);
+      }
+    });
+  } finally {
+    if (ticker) clearInterval(ticker);
+    out.stopSpinner();
+  }
+}
+
+/** A state as the display needs it: status and stage decide when a plain line is due, tenths of the work too. */
+export interface Described {
+  status: string;
+  stage?: string;
+  /** The text after the status ("rendering 3/15 segments"). */
+  detail?: string;
+  tenths?: number;
+}
+
+export function describeWatermark(p: WatermarkProgress): Described {
+  if (!p.stage) return { status: p.status };
+  if (p.total === undefined || p.done === undefined || p.total === 0) return { status: p.status, stage: p.stage, detail: p.stage };
+  return { status: p.status, stage: p.stage, detail: `${p.stage} ${p.done}/${p.total}${p.stage === 'joining mp4' ? '' : ' segments'}`, tenths: Math.floor((10 * p.done) / p.total) };
+}
+
+export function describeVideo(p: VideoProgress): Described {
+  const status = p.video.status ?? 'unknown';
+  if (!p.stage) return { status };
+  if (p.fraction === undefined) return { status, stage: p.stage, detail: p.stage };
+  return { status, stage: p.stage, detail: `${p.stage} ${Math.round(p.fraction * 100)}%`, tenths: Math.floor(p.fraction * 10) };
+}

@@ -1,0 +1,65 @@
+// How resources read at a terminal: a video, a template, a watermark. The same renderer serves the local engine and
+// a remote service; fields a service does not send are left out.
+import type { ChalkInstance } from 'chalk';
+import type { TemplateResource, VideoResource, WatermarkResource } from '../service/watermark-service.js';
+
+const num = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+export function renderVideo(v: VideoResource, c: ChalkInstance): string {
+  const status = v.status === 'INGESTED' ? c.green(v.status) : v.status?.startsWith('FAILED') ? c.red(v.status) : c.yellow(v.status ?? 'unknown');
+  const lines = [`${c.bold('video')}  ${v.id}`, ...(v.key !== undefined ? [`  key        ${v.key}`] : []), `  status     ${status}`];
+  if (v.name) lines.push(`  name       ${v.name}`);
+  if (num(v.width) && num(v.height)) {
+    const rate = num(v.frameRate) ? ` @ ${v.frameRate} fps` : '';
+    const audio = typeof v.hasAudio === 'boolean' ? (v.hasAudio ? ', with audio' : ', no audio') : '';
+    lines.push(`  picture    ${v.width}x${v.height}${rate}${audio}`);
+  }
+  if (num(v.duration)) lines.push(`  duration   ${v.duration.toFixed(3)} s${num(v.segments) ? ` in ${v.segments} segments` : ''}`);
+  if (typeof v.enableForensic === 'boolean') lines.push(`  forensic   ${v.enableForensic ? 'enabled' : 'no'}`);
+  if (typeof v.error === 'string') lines.push(`  error      ${c.red(v.error)}`);
+  return lines.join('\n');
+}
+
+export function renderTemplate(t: TemplateResource, c: ChalkInstance): string {
+  return [
+    `${c.bold('template')}  ${t.id}`,
+    ...(t.name ? [`  name          ${t.name}`] : []),
+    ...(t.description ? [`  description   ${t.description}`] : []),
+    ...(t.placeholders ? [`  placeholders  ${t.placeholders.length ? t.placeholders.join(', ') : c.dim('none')}`] : []),
+    ...(t.settings ? [`  settings      ${JSON.stringify(t.settings)}`] : []),
+  ].join('\n');
+}
+
+export function renderTemplateList(all: TemplateResource[], where: string, c: ChalkInstance): string {
+  if (!all.length) return c.dim(`no templates on ${where}`);
+  return all
+    .map((t) => `${c.bold(t.id)}${t.builtin === true ? c.dim(' (built-in)') : ''}  ${t.name ?? ''}${t.placeholders ? `\n  placeholders: ${t.placeholders.length ? t.placeholders.join(', ') : c.dim('none')}` : ''}`)
+    .join('\n');
+}
+
+/** What the CLI adds to a watermark resource: local files, where --out copied them, whether this request created it. */
+export interface WatermarkExtras {
+  created?: boolean;
+  videoKey?: string;
+  files?: { dir: string; m3u8?: string; mp4?: string; complete: boolean };
+  out?: string;
+}
+
+export function renderWatermark(r: WatermarkResource & WatermarkExtras, c: ChalkInstance, note?: string): string {
+  const status = r.status === 'READY' ? c.green(r.status) : r.status === 'FAILED' ? c.red(r.status) : c.yellow(r.status);
+  const containers = r.containers ?? {};
+  const rendering = r.files?.complete === false && r.status === 'READY';
+  const notes = [...(r.created === false ? ['existing, nothing encoded'] : []), ...(rendering ? ['playable; later segments still rendering'] : []), ...(note ? [note] : [])];
+  return [
+    `${c.bold('watermark')} ${typeof r.id === 'string' ? `${r.id}  ` : ''}${status}${notes.length ? c.dim(`  (${notes.join('; ')})`) : ''}`,
+    ...(r.videoKey ? [`  video     ${r.videoKey}`] : []),
+    ...(containers.href ? [`  player    ${containers.href}`] : []),
+    ...(containers.m3u8 ? [`  playlist  ${containers.m3u8}`] : r.status === 'PENDING' ? [`  playlist  ${c.dim('(listed once READY)')}`] : []),
+    ...(containers.mp4 ? [`  mp4       ${containers.mp4}`] : []),
+    ...(r.href ? [`  href      ${r.href}`] : []),
+    ...(r.files ? [`  files     ${r.files.dir}`] : []),
+    ...(r.out ? [`  copied to ${r.out}`] : []),
+    ...(r.expiration !== undefined ? [`  expires   ${r.expiration === null ? 'never' : new Date(r.expiration).toISOString()}`] : []),
+    ...(typeof r.error === 'string' ? [`  error     ${c.red(r.error)}`] : []),
+  ].join('\n');
+}

@@ -1,0 +1,185 @@
+// Turns `wmark watermark` flags into SPEC watermark requests (SPEC 2.1): one from setting flags, --settings or
+// --template + --map, or one per row of a --batch file. The same bodies go to the local engine or a remote service;
+// what the CLI builds itself (setting flags, mappings) is checked here so its errors name the flags.
+import type { ApiVersion } from '../core/api-version.js';
+import { parseBatch, type BatchRow } from '../core/batch-file.js';
+import { CONTAINERS, type Container } from '../core/api-requests.js';
+import { parseExpirationInput } from '../core/expiration.js';
+import { WmarkError, validationError } from '../core/errors.js';
+import { encodeForensicContent } from '../core/forensic-payload.js';
+import { checkMappings, templatePlaceholders } from '../core/placeholders.js';
+import { parseSettings } from '../core/setting-schema.js';
+import type { TemplateSetting } from '../core/setting-types.js';
+import type { TemplateResource, WatermarkRequest } from '../service/watermark-service.js';
+import { parseForensicPayload } from './forensic-flag.js';
+import type { CliIO } from './io.js';
+import { readJsonInput, readTextInput } from './read-input.js';
+
+export interface SettingFlags {
+  text?: string;
+  x?: number;
+  y?: number;
+  fontSize?: number;
+  fontColor?: string;
+  fontOpacity?: number;
+  align?: string;
+  verticalAlign?: string;
+  shadowColor?: string;
+  shadowOpacity?: number;
+  shadowOffsetX?: number;
+  shadowOffsetY?: number;
+  moveToX?: number;
+  moveToY?: number;
+  moveStart?: number;
+  moveEnd?: number;
+}
+
+export interface RequestFlags extends SettingFlags {
+  key?: string;
+  videoId?: string;
+  settings?: string;
+  forensic?: string;
+  template?: string;
+  map?: string[];
+  batch?: string;
+  containers?: string;
+  expiration?: string;
+}
+
+const SETTING_FLAGS: [keyof SettingFlags, string][] = [
+  ['text', 'content'], ['x', 'x'], ['y', 'y'], ['fontSize', 'fontSize'], ['fontColor', 'fontColor'], ['fontOpacity', 'fontOpacity'],
+  ['align', 'align'], ['verticalAlign', 'verticalAlign'], ['shadowColor', 'shadowColor'], ['shadowOpacity', 'shadowOpacity'],
+  ['shadowOffsetX', 'shadowOffsetX'], ['shadowOffsetY', 'shadowOffsetY'],
+];
+
+const FLAG_NAMES: Record<string, string> = {
+  content: '--text', fontSize: '--font-size', fontColor: '--font-color', fontOpacity: '--font-opacity', verticalAlign: '--vertical-align',
+  shadowColor: '--shadow-color', shadowOpacity: '--shadow-opacity', shadowOffsetX: '--shadow-offset-x', shadowOffsetY: '--shadow-offset-y',
+  'animation.toX': '--move-to-x', 'animation.toY': '--move-to-y', 'animation.startTime': '--move-start', 'animation.endTime': '--move-end',
+};
+
+/** A single TEXT setting object from the flags, in SPEC 2.2 shape, so it is validated exactly like an API request. */
+export function settingFromFlags(opts: SettingFlags): Record<string, unknown> | undefined {
+  const setting: Record<string, unknown> = {};
+  for (const [flag, field] of SETTING_FLAGS) if (opts[flag] !== undefined) setting[field] = opts[flag];
+  const move = { toX: opts.moveToX, toY: opts.moveToY, startTime: opts.moveStart, endTime: opts.moveEnd };
+  if (Object.values(move).some((v) => v !== undefined)) {
+    setting.animation = { type: 'MOVE', ...Object.fromEntries(Object.entries(move).filter(([, v]) => v !== undefined)) };
+  }
+  return Object.keys(setting).length ? setting : undefined;
+}
+
+/** Validation issues about flags name the flag the user typed, not the setting field behind it. */
+export function flagIssue(issue: string): string {
+  return issue.replace(/^flags\[0\]\.([\w.]+)/, (_, field: string) => FLAG_NAMES[field] ?? `--${field}`);
+}
+
+export function parseContainers(list: string): Container[] {
+  const items = list.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  if (!items.length || items.some((c) => !(CONTAINERS as readonly string[]).includes(c))) {
+    throw new WmarkError('BAD_CONTAINERS', `--containers: expected m3u8, mp4 or m3u8,mp4, got "${list}"`);
+  }
+  return [...new Set(items)] as Container[];
+}
+
+export function parseMaps(maps: string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of maps ?? []) {
+    const eq = m.indexOf('=');
+    if (eq <= 0) throw new WmarkError('BAD_MAP', `--map: expected name=value, got "${m}"`);
+    const name = m.slice(0, eq);
+    if (Object.hasOwn(out, name)) throw new WmarkError('BAD_MAP', `--map: "${name}" is given twice`);
+    out[name] = m.slice(eq + 1);
+  }
+  return out;
+}
+
+/** What a watermark command asks for: the parts every request shares, and how settings are given. */
+export interface PlannedRequests {
+  base: Pick<WatermarkRequest, 'key' | 'videoId' | 'containers' | 'expiration'>;
+  /** The settings of a request from flags or --settings (see settingsRequest). */
+  settings?: unknown[];
+  /** --forensic, encoded for the API version at send time. */
+  forensicPayload?: number;
+  template?: { id: string; mappings: Record<string, string> };
+  batch?: { label: string; rows: BatchRow[] };
+}
+
+/** Checks the flags that need no service (which video, which settings source, containers, expiration, batch rows). */
+export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number): Promise<PlannedRequests> {
+  if (!opts.key && !opts.videoId) throw new WmarkError('VIDEO_REQUIRED', 'which video? give --key KEY or --video-id ID');
+  if (opts.key && opts.videoId) throw new WmarkError('VIDEO_CONFLICT', 'give either --key or --video-id, not both');
+  const fromFlags = settingFromFlags(opts);
+  const sources = [fromFlags && 'setting flags (--text, --x, ...)', opts.settings && '--settings', opts.template && '--template'].filter(Boolean);
+  // A forensic mark alone is a complete watermark: nothing visible to draw.
+  if (sources.length === 0 && opts.forensic === undefined) throw new WmarkError('SETTINGS_REQUIRED', 'say what to draw: --text (with setting flags), --settings FILE, or --template ID with --map');
+  if (sources.length > 1) throw new WmarkError('SETTINGS_CONFLICT', `use only one of ${sources.join(', ')}`);
+  if (fromFlags && fromFlags.content === undefined) throw new WmarkError('TEXT_REQUIRED', 'setting flags need --text');
+  if (!opts.template && opts.map?.length) throw new WmarkError('MAP_NEEDS_TEMPLATE', '--map only applies with --template');
+  if (!opts.template && opts.batch) throw new WmarkError('BATCH_NEEDS_TEMPLATE', '--batch needs --template: each row fills the template placeholders');
+  if (opts.batch && opts.map?.length) throw new WmarkError('BATCH_AND_MAP', '--batch and --map cannot be combined: put the values in the batch file');
+  if (opts.template && opts.forensic !== undefined) {
+    throw new WmarkError('SETTINGS_CONFLICT', '--forensic cannot be added to a --template request: the service renders the template', {
+      hint: 'Put a FORENSIC setting with a placeholder in the template (content "%payload%") and give the payload with --map (or a batch column).',
+    });
+  }
+  const base: PlannedRequests['base'] = {
+    ...(opts.key !== undefined ? { key: opts.key } : { videoId: opts.videoId }),
+    ...(opts.containers !== undefined ? { containers: parseContainers(opts.containers) } : {}),
+    ...(opts.expiration !== undefined ? { expiration: expirationFlag(opts.expiration, nowMs) } : {}),
+  };
+  if (opts.template) {
+    if (!opts.batch) return { base, template: { id: opts.template, mappings: parseMaps(opts.map) } };
+    const { text, label } = await readTextInput(io, opts.batch);
+    const rows = parseBatch(text, /\.ndjson$|\.jsonl$/i.test(opts.batch) ? 'ndjson' : /\.csv$/i.test(opts.batch) ? 'csv' : 'auto');
+    if (!rows.ok) throw validationError('BATCH_INVALID', rows.issues.map((i) => `${label}: ${i}`));
+    return { base, template: { id: opts.template, mappings: {} }, batch: { label, rows: rows.value } };
+  }
+  let settings: unknown[] = [];
+  if (fromFlags) {
+    const parsed = parseSettings([fromFlags], { apiVersion: '2.0', path: 'flags' });
+    if (!parsed.ok) throw validationError('SETTINGS_INVALID', parsed.issues.map(flagIssue));
+    settings = [fromFlags];
+  } else if (opts.settings) {
+    // A settings file is sent as written: the service judges it (and may know fields this CLI does not).
+    const raw = await readJsonInput(io, opts.settings);
+    if (!Array.isArray(raw) || raw.length === 0 || raw.some((s) => typeof s !== 'object' || s === null || Array.isArray(s))) {
+      throw new WmarkError('SETTINGS_INVALID', `${opts.settings}: expected a non-empty JSON array of setting objects (SPEC 2.2)`);
+    }
+    settings = raw;
+  }
+  return { base, settings, ...(opts.forensic !== undefined ? { forensicPayload: parseForensicPayload(opts.forensic) } : {}) };
+}
+
+/** The body of a settings request in the API version it is sent with (the FORENSIC content's encoding depends on it). */
+export function settingsRequest(plan: PlannedRequests, api: ApiVersion): WatermarkRequest {
+  let settings = plan.settings ?? [];
+  if (plan.forensicPayload !== undefined) {
+    // SPEC 2.2: the payload travels as FORENSIC content, 2 ASCII characters in 1.0, base64 of 2 bytes in 2.0.
+    const content = encodeForensicContent(plan.forensicPayload, api);
+    if (content === undefined) {
+      throw new WmarkError('BAD_FORENSIC', `--forensic: payload ${plan.forensicPayload} cannot be written as 2 ASCII characters, which API 1.0 requires`, { hint: 'Use --api 2.0, or a payload whose two bytes are both below 128.' });
+    }
+    settings = [...settings.filter((s) => (s as { type?: unknown }).type !== 'FORENSIC'), { type: 'FORENSIC', content }];
+  }
+  return { ...plan.base, settings };
+}
+
+function expirationFlag(text: string, nowMs: number): number {
+  const parsed = parseExpirationInput(text, nowMs);
+  // The message already starts with --expiration.
+  if (!parsed.ok) throw new WmarkError('BAD_EXPIRATION', parsed.message, parsed.hint ? { hint: parsed.hint } : {});
+  return parsed.unixSeconds;
+}
+
+/**
+ * The template's requests, their mappings checked against its placeholders first, so a typo on row 40 does not waste
+ * 39 renders: TEMPLATE_MAPPING_INVALID for --map, BATCH_INVALID naming every bad row of a batch.
+ */
+export function templateRequests(plan: PlannedRequests, template: TemplateResource): { label: string; line?: number; mappings: Record<string, string>; request: WatermarkRequest }[] {
+  const placeholders = template.placeholders ?? templatePlaceholders((template.settings ?? []) as TemplateSetting[]);
+  const rows = plan.batch ? plan.batch.rows.map((r) => ({ label: `${plan.batch!.label} line ${r.line}`, line: r.line, mappings: r.mappings })) : [{ label: '--map', mappings: plan.template!.mappings }];
+  const issues = rows.flatMap((r) => checkMappings(placeholders, r.mappings, r.label));
+  if (issues.length) throw validationError(plan.batch ? 'BATCH_INVALID' : 'TEMPLATE_MAPPING_INVALID', issues);
+  return rows.map((r) => ({ ...r, request: { ...plan.base, settingsTemplateMapping: { id: template.id, mappings: r.mappings } } }));
+}

@@ -1,0 +1,136 @@
+// The request bodies of the API (SPEC 2.1, DESIGN 3) as zod schemas: a watermark request, an ingest request and the
+// list query, checked the same way whether they arrive over HTTP or are built by the CLI from flags.
+import { z } from 'zod';
+import type { ApiVersion } from './api-version.js';
+import { WmarkError, validationError } from './errors.js';
+import { parseExpirationField } from './expiration.js';
+import { describeValue, isPlainObject } from './issue-text.js';
+import { renderTemplate } from './render-template.js';
+import { parseSettings } from './setting-schema.js';
+import type { Setting, TemplateSetting } from './setting-types.js';
+
+export const CONTAINERS = ['m3u8', 'mp4'] as const;
+export type Container = (typeof CONTAINERS)[number];
+/** SPEC 2.1's listed default. */
+export const DEFAULT_CONTAINERS: Container[] = ['m3u8', 'mp4'];
+
+const expected = (what: string) => (issue: { input?: unknown }) => `expected ${what}, got ${describeValue(issue.input)}`;
+const text = (what: string, max: number) => z.string({ error: expected(what) }).min(1, { error: expected(what) }).max(max, { error: `expected at most ${max} characters` });
+
+const watermarkBodySchema = z.object({
+  key: text("the video's key (a non-empty string)", 2048).optional(),
+  videoId: text('a video id (a non-empty string)', 200).optional(),
+  /** Accepted as another name for videoId (DESIGN 3). */
+  id: text('a video id (a non-empty string)', 200).optional(),
+  settings: z.unknown().optional(),
+  settingsTemplateMapping: z
+    .object(
+      {
+        id: text('a template id (a non-empty string)', 200),
+        mappings: z.unknown().optional(),
+      },
+      { error: expected('an object {id, mappings}') },
+    )
+    .optional(),
+  containers: z
+    .array(z.enum(CONTAINERS, { error: expected('m3u8 or mp4') }), { error: expected('an array of m3u8 and/or mp4') })
+    .min(1, { error: 'expected at least one of m3u8, mp4' })
+    .optional(),
+  expiration: z.unknown().optional(),
+});
+
+const videoBodySchema = z.object({
+  sourceUrl: text('a file path or an http(s) URL (a non-empty string)', 4096),
+  key: text('a non-empty string', 2048).optional(),
+  name: z.string({ error: expected('a string') }).max(500, { error: 'expected at most 500 characters' }).optional(),
+  enableForensic: z.boolean({ error: expected('true or false') }).optional(),
+});
+
+const listQuerySchema = z.object({
+  key: z.string().optional(),
+  limit: z.coerce.number({ error: expected('a whole number from 1 to 1000') }).int({ error: expected('a whole number from 1 to 1000') }).min(1, { error: expected('a whole number from 1 to 1000') }).max(1000, { error: expected('a whole number from 1 to 1000') }).default(100),
+  page: z.coerce.number({ error: expected('a whole number from 1') }).int({ error: expected('a whole number from 1') }).min(1, { error: expected('a whole number from 1') }).default(1),
+});
+
+/** zod's issues as our `path: message` lines. */
+export function issuesOf(error: z.ZodError, prefix = ''): string[] {
+  return error.issues.map((i) => {
+    const where = [prefix, ...i.path.map(String)].filter(Boolean).join('.');
+    return where ? `${where}: ${i.message}` : i.message;
+  });
+}
+
+function parseObject<T>(schema: z.ZodType<T>, body: unknown): T {
+  if (body === undefined) body = {};
+  if (!isPlainObject(body)) throw new WmarkError('INVALID_BODY', 'the request body must be a JSON object');
+  const result = schema.safeParse(body);
+  if (!result.success) throw validationError('VALIDATION_FAILED', issuesOf(result.error));
+  return result.data;
+}
+
+export interface ParsedWatermarkRequest {
+  video: { key?: string; videoId?: string };
+  settings: Setting[];
+  containers: Container[];
+  /** Unix seconds; honoured only when this request creates the watermark (SPEC 2.5). */
+  expirationSeconds?: number;
+}
+
+export interface WatermarkRequestContext {
+  api: ApiVersion;
+  nowMs: number;
+  /** A template's settings by id, or undefined when there is none (then TEMPLATE_NOT_FOUND). */
+  template: (id: string) => readonly TemplateSetting[] | undefined;
+}
+
+/** Checks a watermark request and renders its template: the settings to draw, or a 400 listing what is wrong. */
+export function parseWatermarkRequest(input: unknown, context: WatermarkRequestContext): ParsedWatermarkRequest {
+  const body = parseObject(watermarkBodySchema, input);
+  const settings = requestSettings(body, context);
+  const issues: string[] = [];
+  let expirationSeconds: number | undefined;
+  if (body.expiration !== undefined && body.expiration !== null) {
+    const e = parseExpirationField(body.expiration, context.nowMs);
+    if (!e.ok) issues.push(e.message);
+    else expirationSeconds = e.unixSeconds;
+  }
+  const videoId = body.videoId ?? body.id;
+  if (!videoId && body.key === undefined) issues.push('key or videoId: identify the video by the key given at ingest or by its id');
+  if (issues.length) throw validationError('VALIDATION_FAILED', issues);
+  return {
+    video: { ...(body.key !== undefined ? { key: body.key } : {}), ...(videoId ? { videoId } : {}) },
+    settings,
+    containers: body.containers ? [...new Set(body.containers)] : DEFAULT_CONTAINERS,
+    ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
+  };
+}
+
+function requestSettings(body: z.infer<typeof watermarkBodySchema>, context: WatermarkRequestContext): Setting[] {
+  if (body.settings !== undefined && body.settingsTemplateMapping !== undefined) {
+    throw validationError('VALIDATION_FAILED', ['send either settings or settingsTemplateMapping, not both']);
+  }
+  const mapping = body.settingsTemplateMapping;
+  if (mapping) {
+    const template = context.template(mapping.id);
+    if (!template) throw new WmarkError('TEMPLATE_NOT_FOUND', `no template with id "${mapping.id}"`);
+    const rendered = renderTemplate(template, mapping.mappings ?? {}, context.api);
+    if (!rendered.ok) throw validationError('VALIDATION_FAILED', rendered.issues);
+    return rendered.value;
+  }
+  if (body.settings === undefined) throw validationError('VALIDATION_FAILED', ['settings or settingsTemplateMapping is required']);
+  const parsed = parseSettings(body.settings, { apiVersion: context.api });
+  if (!parsed.ok) throw validationError('VALIDATION_FAILED', parsed.issues);
+  return parsed.value;
+}
+
+export type VideoBody = z.infer<typeof videoBodySchema>;
+
+export function parseVideoRequest(input: unknown): VideoBody {
+  return parseObject(videoBodySchema, input);
+}
+
+export function parseListQuery(query: Record<string, string>): { key?: string; limit: number; page: number } {
+  const q = listQuerySchema.safeParse(query);
+  if (!q.success) throw validationError('VALIDATION_FAILED', issuesOf(q.error));
+  return q.data;
+}

@@ -1,0 +1,275 @@
+// The application layer: the WatermarkService on this machine's engine. `wmark serve` and the CLI call it for
+// everything they share: ingest-or-return-existing, request -> job -> playable, key and template lookups, and the API
+// shapes of every answer. Jobs go to whatever JobQueue it was given; progress comes back through the store.
+import { signToken } from '../core/access-token.js';
+import { parseVideoRequest, parseWatermarkRequest } from '../core/api-requests.js';
+import type { ApiVersion } from '../core/api-version.js';
+import { WmarkError } from '../core/errors.js';
+import type { TemplateSetting } from '../core/setting-types.js';
+import { lastOf, watch } from '../service/watch.js';
+import type {
+  CallOptions,
+  TemplateResource,
+  VideoProgress,
+  VideoRequest,
+  VideoResource,
+  WatchGoal,
+  WatchOptions,
+  WatermarkProgress,
+  WatermarkRequest,
+  WatermarkResource,
+  WatermarkResult,
+  WatermarkService,
+} from '../service/watermark-service.js';
+import { apiStatus, templateBody, videoBody, watermarkBody } from './api-bodies.js';
+import { checkCredential, createCredential, isActiveClient, listCredentials, revokeCredential, tokenKey, type IssuedCredential } from './credentials.js';
+import { detectLeak, type DetectOptions, type DetectResult } from './detect.js';
+import type { Engine } from './engine.js';
+import { registerVideo } from './ingest.js';
+import { isLeaseLive, jobId, topicOf, type JobKind } from './job-lease.js';
+import type { JobQueue } from './job-queue.js';
+import type { JobRecord, VideoRecord, WatermarkRecord } from './store.js';
+import { createTemplate, deleteTemplate, findTemplate, listTemplates } from './templates.js';
+import { exportWatermark, requestWatermark, watermarkFiles, type VideoRef, type WatermarkFiles } from './watermark.js';
+
+/** A forensic-only watermark costs links, not encodes: it is answered READY after at most this long. */
+const FORENSIC_READY_MS = 15_000;
+/** Where nothing pushes changes (another process renders), the store is read this often. */
+const LOCAL_POLL_MS = 250;
+
+export interface LocalServiceOptions {
+  queue: JobQueue;
+  /** Links in answers start with this unless a call gives its own base (the server passes the request's). */
+  baseUrl: string;
+  /** API version of answers when a call does not say. */
+  api?: ApiVersion;
+  /** How long POST /2.0/watermark waits for a new watermark to become playable (its READY means playable now). */
+  playableTimeoutMs?: number;
+}
+
+export interface LocalCallOptions extends CallOptions {
+  baseUrl?: string;
+}
+
+export class LocalService implements WatermarkService {
+  readonly kind = 'local' as const;
+  readonly description: string;
+  private readonly api: ApiVersion;
+
+  constructor(
+    readonly engine: Engine,
+    private readonly options: LocalServiceOptions,
+  ) {
+    this.api = options.api ?? '2.0';
+    this.description = `the local engine in ${engine.paths.root}`;
+  }
+
+  get queue(): JobQueue {
+    return this.options.queue;
+  }
+
+  apiVersion(): Promise<ApiVersion> {
+    return Promise.resolve(this.api);
+  }
+
+  // ---- videos
+
+  async createVideo(request: VideoRequest): Promise<{ video: VideoResource; created: boolean }> {
+    const body = parseVideoRequest(request);
+    const { video, created } = await registerVideo(this.engine, { source: body.sourceUrl, key: body.key, name: body.name, enableForensic: body.enableForensic });
+    // A video still PENDING (new, or left by a stopped process) gets its ingest job; a running one is left alone.
+    if (video.status === 'PENDING') this.queue.enqueue({ kind: 'ingest', id: video.id });
+    return { video: videoBody(video), created };
+  }
+
+  async getVideo(id: string): Promise<VideoResource> {
+    return videoBody(this.videoRecord(id));
+  }
+
+  /** A video by id or key (the CLI accepts either). */
+  findVideo(ref: string): VideoRecord | undefined {
+    return this.engine.store.getVideo(ref) ?? this.engine.store.getVideoByKey(ref);
+  }
+
+  private videoRecord(id: string): VideoRecord {
+    const video = this.engine.store.getVideo(id);
+    if (!video) throw new WmarkError('VIDEO_NOT_FOUND', `no video with id "${id}"`);
+    return video;
+  }
+
+  async listVideos(query: { key?: string; limit?: number; page?: number } = {}): Promise<VideoResource[]> {
+    const limit = query.limit ?? -1;
+    const offset = query.limit !== undefined ? ((query.page ?? 1) - 1) * query.limit : 0;
+    return this.engine.store.listVideos({ key: query.key, limit, offset }).map(videoBody);
+  }
+
+  watchVideo(id: string, options: WatchOptions = {}): AsyncIterable<VideoProgress> {
+    this.videoRecord(id);
+    const states = watch({
+      read: () => ({ video: this.videoRecord(id), job: this.engine.store.getJob(jobId('ingest', id)) }),
+      intervalMs: options.intervalMs ?? LOCAL_POLL_MS,
+      subscribe: (wake) => this.engine.changes.subscribe(topicOf('ingest', id), wake),
+      key: (s) => `${s.video.status}|${s.job?.done}|${s.job?.stage}`,
+      until: (s) => s.video.status !== 'PENDING',
+      onIdle: (s) => this.takeOver('ingest', id, s.job),
+      signal: options.signal,
+      deadline: options.deadline,
+      timeout: () => new WmarkError('TIMEOUT', `timed out: video ${id} is still being ingested`),
+    });
+    return mapAsync(states, (s) => ({
+      video: videoBody(s.video),
+      ...(s.job && s.job.total > 0 ? { fraction: Math.min(1, s.job.done / s.job.total) } : {}),
+      ...(s.job?.stage ? { stage: s.job.stage } : {}),
+      final: s.video.status !== 'PENDING',
+    }));
+  }
+
+  // ---- templates
+
+  async createTemplate(body: unknown, options: CallOptions = {}): Promise<TemplateResource> {
+    return templateBody(createTemplate(this.engine, body ?? {}, options.api));
+  }
+
+  async listTemplates(): Promise<TemplateResource[]> {
+    return listTemplates(this.engine).map(templateBody);
+  }
+
+  async getTemplate(id: string): Promise<TemplateResource> {
+    const t = findTemplate(this.engine, id);
+    if (!t) throw new WmarkError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`);
+    return templateBody(t);
+  }
+
+  async deleteTemplate(id: string): Promise<void> {
+    deleteTemplate(this.engine, id);
+  }
+
+  // ---- watermarks
+
+  async requestWatermark(request: WatermarkRequest, options: LocalCallOptions = {}): Promise<WatermarkResult> {
+    const api = options.api ?? this.api;
+    const parsed = parseWatermarkRequest(request, {
+      api,
+      nowMs: this.engine.now(),
+      template: (id) => findTemplate(this.engine, id)?.settings as TemplateSetting[] | undefined,
+    });
+    const result = requestWatermark(this.engine, parsed);
+    let record = result.watermark;
+    // A forensic-only watermark needs no encode (its playlist picks existing A/B segments): it starts at once, ahead
+    // of any renders, and is READY at once.
+    const forensicOnly = parsed.settings.every((s) => s.type === 'FORENSIC');
+    if (record.status !== 'READY') this.queue.enqueue({ kind: 'watermark', id: record.id }, { immediate: forensicOnly });
+    if (forensicOnly && record.status === 'PENDING') record = await this.settle(record.id, 'playable', FORENSIC_READY_MS, options.signal);
+    if (api === '2.0' && record.status === 'PENDING') {
+      record = await this.settle(record.id, 'playable', this.options.playableTimeoutMs ?? 120_000, options.signal);
+      if (record.status === 'PENDING') {
+        throw new WmarkError('NOT_READY_YET', 'the watermark is still being prepared; send the same request again shortly', { headers: { 'Retry-After': '5' } });
+      }
+    }
+    const warnings = result.expirationIgnored ? ['this watermark already exists; its expiration is kept as it was set at creation (SPEC 2.5)'] : [];
+    return { resource: this.body(record, api, options.baseUrl), created: result.created, api, warnings };
+  }
+
+  async getWatermark(resource: WatermarkResource, options: LocalCallOptions = {}): Promise<WatermarkResource> {
+    return this.body(this.watermarkRecord(resource), options.api ?? this.api, options.baseUrl);
+  }
+
+  /** The API body of a watermark, with links on `baseUrl` (default: this service's). */
+  body(w: WatermarkRecord, api: ApiVersion = this.api, baseUrl = this.options.baseUrl, includeHref = true): WatermarkResource {
+    return watermarkBody(this.engine, w, { api, baseUrl, includeHref });
+  }
+
+  watermarkRecord(ref: WatermarkResource | string): WatermarkRecord {
+    const id = typeof ref === 'string' ? ref : ref.id;
+    const w = id ? this.engine.store.getWatermark(id) : undefined;
+    if (!w) throw new WmarkError('WATERMARK_NOT_FOUND', `no watermark ${id ?? '(no id)'}`);
+    return w;
+  }
+
+  watchWatermark(resource: WatermarkResource, goal: WatchGoal, options: WatchOptions & CallOptions = {}): AsyncIterable<WatermarkProgress> {
+    const id = this.watermarkRecord(resource).id;
+    const reached = (w: WatermarkRecord) => w.status === 'FAILED' || (goal === 'playable' ? w.status !== 'PENDING' : w.status === 'READY');
+    const states = watch({
+      read: () => ({ w: this.watermarkRecord(id), job: this.engine.store.getJob(jobId('watermark', id)) }),
+      intervalMs: options.intervalMs ?? LOCAL_POLL_MS,
+      subscribe: (wake) => this.engine.changes.subscribe(topicOf('watermark', id), wake),
+      key: (s) => `${s.w.status}|${s.job?.done}|${s.job?.total}|${s.job?.stage}`,
+      until: (s) => reached(s.w),
+      onIdle: (s) => this.takeOver('watermark', id, s.job),
+      signal: options.signal,
+      deadline: options.deadline,
+      timeout: () => new WmarkError('TIMEOUT', `timed out: watermark ${id} is not ${goal === 'playable' ? 'playable' : 'finished'} yet`),
+    });
+    return mapAsync(states, (s) => ({
+      status: apiStatus(s.w),
+      ...(s.job?.stage ? { stage: s.job.stage } : {}),
+      ...(s.job && s.job.total > 0 ? { done: s.job.done, total: s.job.total } : {}),
+      final: reached(s.w),
+    }));
+  }
+
+  /** Waits until the goal or the timeout, whichever comes first, and returns the record as it is then. */
+  private async settle(id: string, goal: WatchGoal, timeoutMs: number, signal?: AbortSignal): Promise<WatermarkRecord> {
+    try {
+      await lastOf(this.watchWatermark({ status: 'PENDING', id }, goal, { deadline: this.engine.now() + timeoutMs, signal }));
+    } catch (error) {
+      if (!(error instanceof WmarkError && error.code === 'TIMEOUT')) throw error;
+    }
+    return this.watermarkRecord(id);
+  }
+
+  /** A job nobody works on any more (its process died, or was never started) is queued again. */
+  private takeOver(kind: JobKind, id: string, job: JobRecord | undefined): void {
+    if (job && (job.status === 'queued' || job.status === 'running') && !isLeaseLive(job, this.engine.now())) this.queue.enqueue({ kind, id });
+  }
+
+  /** Local files of a watermark (the CLI shows them beside the links). */
+  files(ref: WatermarkResource | string): WatermarkFiles {
+    return watermarkFiles(this.engine, this.watermarkRecord(ref));
+  }
+
+  /** Copies a finished watermark's HLS folder and mp4 to `dest/<id>/` (CI pipelines collecting outputs). */
+  exportWatermark(ref: WatermarkResource | string, dest: string): Promise<string> {
+    return exportWatermark(this.engine, this.watermarkRecord(ref), dest);
+  }
+
+  // ---- forensic detection
+
+  detect(ref: VideoRef, file: string, onStage?: (stage: string) => void, options?: DetectOptions): Promise<DetectResult> {
+    return detectLeak(this.engine, ref, file, onStage, options);
+  }
+
+  // ---- API credentials of `wmark serve`
+
+  createKey(label?: string): IssuedCredential {
+    return createCredential(this.engine, label);
+  }
+
+  listKeys() {
+    return listCredentials(this.engine);
+  }
+
+  revokeKey(clientId: string): void {
+    if (!revokeCredential(this.engine, clientId)) throw new WmarkError('CLIENT_NOT_FOUND', `no active client id "${clientId}"`);
+  }
+
+  checkKey(clientId: string, apiKey: string): string | undefined {
+    return checkCredential(this.engine, clientId, apiKey)?.clientId;
+  }
+
+  /** A token for the client with this label (created once): how `wmark demo` calls its own service like any client. */
+  async tokenFor(label: string, ttlSeconds = 3600): Promise<string> {
+    const existing = this.listKeys().find((c) => c.label === label && c.revokedOn === null);
+    const clientId = existing?.clientId ?? this.createKey(label).clientId;
+    const now = Math.floor(this.engine.now() / 1000);
+    return signToken(tokenKey(this.engine), { sub: clientId, iat: now, exp: now + ttlSeconds });
+  }
+
+  isActiveClient(clientId: string): boolean {
+    return isActiveClient(this.engine, clientId);
+  }
+}
+
+async function* mapAsync<T, U>(source: AsyncIterable<T>, map: (item: T) => U): AsyncGenerator<U> {
+  for await (const item of source) yield map(item);
+}

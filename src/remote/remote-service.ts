@@ -1,0 +1,147 @@
+// The WatermarkService of a remote Video Watermarking Service (SPEC 1.0/2.0, `wmark serve` included), over HTTP: the
+// same calls as the local engine, answered by the service, with progress read by polling its signed links.
+import type { ApiVersion } from '../core/api-version.js';
+import { ERRORS, WmarkError } from '../core/errors.js';
+import { watch } from '../service/watch.js';
+import {
+  isFinalVideoStatus,
+  type CallOptions,
+  type TemplateResource,
+  type VideoProgress,
+  type VideoRequest,
+  type VideoResource,
+  type WatchOptions,
+  type WatermarkProgress,
+  type WatermarkRequest,
+  type WatermarkResource,
+  type WatermarkResult,
+  type WatermarkService,
+} from '../service/watermark-service.js';
+import { errorFromResponse, expectJson, formatSeconds, type HttpClient } from './client.js';
+import { DEFAULT_RETRY } from './retry.js';
+import { FINAL_STATUSES, watermarkResponseSchema } from './schemas.js';
+import type { RemoteSession } from './session.js';
+
+/** SPEC 8: the reference poll interval of a 1.0 long-poll href. */
+export const DEFAULT_POLL_INTERVAL_MS = 3_000;
+const VIDEO_POLL_MS = 1_000;
+
+export class RemoteService implements WatermarkService {
+  readonly kind = 'remote' as const;
+  readonly description: string;
+
+  constructor(
+    readonly session: RemoteSession,
+    /** The version asked for (flag, env, config); undefined lets the session find out. */
+    private readonly asked?: ApiVersion,
+  ) {
+    this.description = session.baseUrl;
+  }
+
+  apiVersion(): Promise<ApiVersion> {
+    return this.session.resolveApi(this.asked);
+  }
+
+  private async api(options: CallOptions): Promise<ApiVersion> {
+    return options.api ?? this.apiVersion();
+  }
+
+  async createVideo(request: VideoRequest, options: CallOptions = {}): Promise<{ video: VideoResource; created: boolean }> {
+    const { video, status } = await this.session.createVideo(await this.api(options), { ...request });
+    return { video, created: status === 201 };
+  }
+
+  async getVideo(id: string, options: CallOptions = {}): Promise<VideoResource> {
+    return this.session.getVideo(await this.api(options), id);
+  }
+
+  async listVideos(query: { key?: string; limit?: number; page?: number } = {}, options: CallOptions = {}): Promise<VideoResource[]> {
+    const q = Object.fromEntries(Object.entries(query).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])));
+    return this.session.listVideos(await this.api(options), q);
+  }
+
+  async *watchVideo(id: string, options: WatchOptions = {}): AsyncIterable<VideoProgress> {
+    const api = await this.apiVersion();
+    const started = Date.now();
+    const deadline = options.deadline ?? this.session.deadline;
+    const states = watch({
+      read: () => this.session.getVideo(api, id),
+      intervalMs: options.intervalMs ?? VIDEO_POLL_MS,
+      key: (v) => String(v.status),
+      until: (v) => isFinalVideoStatus(v.status),
+      signal: options.signal,
+      deadline,
+      timeout: (v) =>
+        new WmarkError('TIMEOUT', `timed out: video ${id} is still ${v?.status ?? 'being ingested'} after ${formatSeconds(Date.now() - started)}`, {
+          hint: `Raise ${this.session.timeoutLabel}, or use --no-wait and check later.`,
+        }),
+    });
+    for await (const video of states) yield { video, final: isFinalVideoStatus(video.status) };
+  }
+
+  async createTemplate(body: unknown, options: CallOptions = {}): Promise<TemplateResource> {
+    return this.session.createTemplate(await this.api(options), body);
+  }
+
+  async listTemplates(options: CallOptions = {}): Promise<TemplateResource[]> {
+    return this.session.listTemplates(await this.api(options));
+  }
+
+  async getTemplate(id: string, options: CallOptions = {}): Promise<TemplateResource> {
+    return this.session.getTemplate(await this.api(options), id);
+  }
+
+  async requestWatermark(request: WatermarkRequest, options: CallOptions = {}): Promise<WatermarkResult> {
+    const api = await this.api(options);
+    const { response, status } = await this.session.createWatermark(api, { ...request });
+    return { resource: response, created: status === 201, api, warnings: [] };
+  }
+
+  async getWatermark(resource: WatermarkResource): Promise<WatermarkResource> {
+    if (!resource.href) throw new WmarkError('NO_HREF', `the service answered ${resource.status} without an href to follow`);
+    return readSigned(this.session.client, resource.href, this.session.deadline);
+  }
+
+  /** A remote READY already means playable; only the 1.0 PENDING state is followed, through the signed href. */
+  watchWatermark(resource: WatermarkResource, _goal: unknown, options: WatchOptions = {}): AsyncIterable<WatermarkProgress> {
+    return watchHref(this.session.client, resource, { deadline: this.session.deadline, timeoutLabel: this.session.timeoutLabel, ...options });
+  }
+}
+
+/** GETs a signed watermark link (1.0 long-poll href, 2.0 resource link): no credentials, the URL carries its signature. */
+export async function readSigned(client: HttpClient, href: string, deadline: number, timeoutLabel?: string): Promise<WatermarkResource> {
+  // Transient failures are retried for as long as the deadline allows, not a fixed number of times.
+  const res = await client.send({ method: 'GET', url: href, deadline, timeoutLabel, retry: { ...DEFAULT_RETRY, maxAttempts: Infinity } });
+  if (res.status === 403 || res.status === 410) {
+    const e = errorFromResponse(res, { kind: 'auth', hint: ERRORS.LINK_REFUSED.hint });
+    throw Object.assign(e, { message: `the link was refused, it has expired or is not valid: ${e.message}` });
+  }
+  return expectJson(res, watermarkResponseSchema, 'watermark status');
+}
+
+/** Follows a watermark's signed href every `intervalMs` until READY or FAILED; a final resource is yielded as it is. */
+export async function* watchHref(
+  client: HttpClient,
+  resource: WatermarkResource,
+  options: WatchOptions & { deadline: number; timeoutLabel: string },
+): AsyncGenerator<WatermarkProgress & { resource: WatermarkResource }> {
+  if (FINAL_STATUSES.has(resource.status)) {
+    yield { status: resource.status, final: true, resource };
+    return;
+  }
+  const href = resource.href;
+  if (!href) throw new WmarkError('NO_HREF', `the service answered ${resource.status} without an href to poll`);
+  const started = Date.now();
+  const states = watch({
+    read: () => readSigned(client, href, options.deadline, options.timeoutLabel),
+    intervalMs: options.intervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+    until: (r) => FINAL_STATUSES.has(r.status),
+    signal: options.signal,
+    deadline: options.deadline,
+    timeout: (r) =>
+      new WmarkError('TIMEOUT', `timed out after ${formatSeconds(Date.now() - started)}: the watermark is still ${r?.status ?? resource.status}`, {
+        hint: `Raise ${options.timeoutLabel}, or poll again later with \`wmark poll <href>\`.`,
+      }),
+  });
+  for await (const r of states) yield { status: r.status, final: FINAL_STATUSES.has(r.status), resource: r };
+}

@@ -1,0 +1,50 @@
+// The route table: paths (find-my-way) to plain-data handlers, with the methods each path allows and whether its
+// answers carry CORS headers (signed links that players fetch cross-origin).
+import FindMyWay from 'find-my-way';
+import type { Params, RouteHandler } from './http-types.js';
+
+interface RouteStore {
+  handler: RouteHandler;
+  cors: boolean;
+}
+
+export type RouteMatch =
+  | { kind: 'found'; handler: RouteHandler; params: Params; cors: boolean; allowed: string[] }
+  /** The path exists but not for this method. */
+  | { kind: 'method'; cors: boolean; allowed: string[] };
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+export class Routes {
+  private readonly router = FindMyWay({ caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 2048 });
+
+  add(methods: (typeof METHODS)[number][], paths: string[], handler: RouteHandler, options: { cors?: boolean } = {}): void {
+    const store: RouteStore = { handler, cors: options.cors ?? false };
+    for (const method of methods) for (const path of paths) this.router.on(method, path, () => undefined, store);
+  }
+
+  match(method: string, path: string): RouteMatch | undefined {
+    const allowed: string[] = [];
+    let hit: { store: RouteStore; params: Params } | undefined;
+    let cors = false;
+    for (const m of METHODS) {
+      const found = this.router.find(m, path);
+      if (!found) continue;
+      allowed.push(m);
+      const store = found.store as RouteStore;
+      cors ||= store.cors;
+      if (m === method) hit = { store, params: found.params };
+    }
+    if (!allowed.length) return undefined;
+    if (!hit) return { kind: 'method', cors, allowed };
+    return { kind: 'found', handler: hit.store.handler, params: hit.params, cors: hit.store.cors || cors, allowed };
+  }
+}
+
+/** Both API versions' spelling of a route: `/1.0/x` and `/2.0/x`, with a trailing slash too when asked. */
+export function versioned(path: string, options: { trailingSlash?: boolean } = {}): { version: '1.0' | '2.0'; paths: string[] }[] {
+  return (['1.0', '2.0'] as const).map((version) => {
+    const p = `/${version}${path}`;
+    return { version, paths: options.trailingSlash ? [p, `${p}/`] : [p] };
+  });
+}

@@ -1,0 +1,34 @@
+// Authentication and service routes: the 1.0 token endpoint (SPEC 4.1), GET /{v} (who am I, limits), /healthz.
+import { signToken } from '../../core/access-token.js';
+import { MAX_SETTINGS } from '../../core/setting-types.js';
+import { tokenKey } from '../../engine/credentials.js';
+import { FORENSIC_MIN_SECONDS } from '../../engine/ingest.js';
+import { VERSION } from '../../version.js';
+import { BODY_LIMIT_BYTES, json } from '../http-types.js';
+import { versioned, type Routes } from '../route-table.js';
+import type { ServerContext } from '../server-context.js';
+
+export function authRoutes(routes: Routes, ctx: ServerContext): void {
+  const engine = ctx.service.engine;
+  routes.add(['GET'], ['/healthz'], async () => json(200, { ok: true }));
+
+  routes.add(['GET'], ['/1.0/authenticate/accessToken'], async (req) => {
+    const clientId = ctx.checkKeyHeaders(req);
+    const now = Math.floor(engine.now() / 1000);
+    const token = await signToken(tokenKey(engine), { sub: clientId, iat: now, exp: now + ctx.tokenTtlSeconds });
+    return json(200, { token, expiresIn: ctx.tokenTtlSeconds });
+  });
+
+  for (const { version, paths } of versioned('', { trailingSlash: true })) {
+    routes.add(['GET'], paths, async (req) => {
+      const client = await ctx.authenticate(req, version);
+      return json(200, {
+        service: 'wmark',
+        version: VERSION,
+        apiVersions: ['1.0', '2.0'],
+        client,
+        limits: { requestBodyBytes: BODY_LIMIT_BYTES, settingsPerRequest: MAX_SETTINGS, forensicMinimumSeconds: FORENSIC_MIN_SECONDS, forensicPayloadBits: 16, pollIntervalSeconds: 3 },
+      });
+    });
+  }
+}

@@ -1,0 +1,60 @@
+// Signed media (DESIGN 3): a watermark's playlist, with every segment URI carrying the request's own folder-scoped
+// signature, its segments and its mp4, with CORS, ranges and caching for players.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { WmarkError } from '../../core/errors.js';
+import { rewritePlaylistUris } from '../../core/playlist.js';
+import { mediaScope } from '../../core/watermark-urls.js';
+import { MP4_NAME, PLAYLIST_NAME, watermarkDir } from '../../engine/watermark.js';
+import { CONTENT_TYPES, fileResponse } from '../file-response.js';
+import { MEDIA_CORS, type ApiRequest, type ApiResponse } from '../http-types.js';
+import { versioned, type Routes } from '../route-table.js';
+import type { ServerContext } from '../server-context.js';
+import type { SignedLinks } from '../signed-links.js';
+
+const MEDIA_FILE = /^(video\.m3u8|video\.mp4|seg_\d{5}\.ts)$/;
+
+export function mediaRoutes(routes: Routes, ctx: ServerContext, links: SignedLinks): void {
+  const engine = ctx.service.engine;
+  for (const { version, paths } of versioned('/watermark/:videoId/:watermarkId/:file')) {
+    routes.add(
+      ['GET', 'HEAD'],
+      paths,
+      async (req, params) => {
+        const file = params.file!;
+        if (!MEDIA_FILE.test(file)) throw new WmarkError('NOT_FOUND', 'no such file');
+        const w = links.watermark(req, version, params, mediaScope(version, params.videoId!, params.watermarkId!));
+        const dir = watermarkDir(engine, w.videoId, w.id);
+        if (file === PLAYLIST_NAME) return playlistResponse(req, path.join(dir, PLAYLIST_NAME));
+        if (file === MP4_NAME && !w.containers.includes('mp4')) throw new WmarkError('NOT_FOUND', 'this watermark was not requested with the mp4 container');
+        const maxAge = Math.max(0, Math.floor((Number(req.url.searchParams.get('expiration')) - engine.now()) / 1000));
+        return fileResponse(req, path.join(dir, file), {
+          contentType: CONTENT_TYPES[path.extname(file)]!,
+          cacheControl: `private, max-age=${Math.min(maxAge, 31_536_000)}, immutable`,
+          headers: MEDIA_CORS,
+        });
+      },
+      { cors: true },
+    );
+  }
+}
+
+/** A playlist with each segment URI carrying the request's own (folder-scoped) signature. */
+async function playlistResponse(req: ApiRequest, file: string): Promise<ApiResponse> {
+  const text = await readFile(file, 'utf8').catch(() => {
+    throw new WmarkError('NOT_READY', 'the playlist is not available yet');
+  });
+  const query = `expiration=${req.url.searchParams.get('expiration')}&signature=${req.url.searchParams.get('signature')}`;
+  const body = rewritePlaylistUris(text, (uri) => `${uri}${uri.includes('?') ? '&' : '?'}${query}`);
+  return {
+    status: 200,
+    headers: {
+      ...MEDIA_CORS,
+      'Content-Type': CONTENT_TYPES['.m3u8']!,
+      // A playlist still growing must be re-fetched; a finished one is stable for the link's lifetime.
+      'Cache-Control': text.includes('#EXT-X-ENDLIST') ? 'private, max-age=60' : 'no-cache',
+      'X-Content-Type-Options': 'nosniff',
+    },
+    body,
+  };
+}

@@ -1,0 +1,24 @@
+// Template routes (DESIGN 3): POST /{v}/templates creates one (201), GET lists them (built-ins included) or shows one.
+import { json } from '../http-types.js';
+import { versioned, type Routes } from '../route-table.js';
+import type { ServerContext } from '../server-context.js';
+
+export function templateRoutes(routes: Routes, ctx: ServerContext): void {
+  for (const { version, paths } of versioned('/templates', { trailingSlash: true })) {
+    routes.add(['POST'], paths, async (req) => {
+      await ctx.authenticate(req, version);
+      return json(201, await ctx.service.createTemplate((await req.body()) ?? {}, { api: version }));
+    });
+    routes.add(['GET'], paths, async (req) => {
+      await ctx.authenticate(req, version);
+      return json(200, await ctx.service.listTemplates());
+    });
+  }
+  for (const { version, paths } of versioned('/templates/:id')) {
+    routes.add(['GET'], paths, async (req, params) => {
+      await ctx.authenticate(req, version);
+      const { builtin: _builtin, ...template } = await ctx.service.getTemplate(params.id!);
+      return json(200, template);
+    });
+  }
+}

@@ -1,0 +1,34 @@
+// Watermark routes: POST /{v}/watermark (SPEC 4.2, 4.4) and the signed status link: the 1.0 long-poll href (SPEC 4.3)
+// or the 2.0 resource link that answers with freshly signed URLs (SPEC 4.5).
+import { WmarkError } from '../../core/errors.js';
+import { STATUS_URL_GRACE_MS } from '../../engine/api-bodies.js';
+import type { WatermarkRequest } from '../../service/watermark-service.js';
+import { json, MEDIA_CORS } from '../http-types.js';
+import { versioned, type Routes } from '../route-table.js';
+import type { ServerContext } from '../server-context.js';
+import type { SignedLinks } from '../signed-links.js';
+
+export function watermarkRoutes(routes: Routes, ctx: ServerContext, links: SignedLinks): void {
+  const engine = ctx.service.engine;
+  for (const { version, paths } of versioned('/watermark', { trailingSlash: true })) {
+    routes.add(['POST'], paths, async (req) => {
+      await ctx.authenticate(req, version);
+      const result = await ctx.service.requestWatermark((await req.body()) as WatermarkRequest, { api: version, baseUrl: ctx.baseUrlOf(req) });
+      return json(result.created ? 201 : 200, result.resource);
+    });
+  }
+  for (const { version, paths } of versioned('/watermark/:videoId/:watermarkId')) {
+    routes.add(
+      ['GET', 'HEAD'],
+      paths,
+      async (req, params) => {
+        const w = links.watermark(req, version, params);
+        if (version === '1.0' && w.readyOn !== null && engine.now() > w.readyOn + STATUS_URL_GRACE_MS) {
+          throw new WmarkError('LINK_EXPIRED', 'this long-poll link expired after the watermark became READY; use the playlist link');
+        }
+        return json(200, ctx.service.body(w, version, ctx.baseUrlOf(req), version === '2.0'), MEDIA_CORS);
+      },
+      { cors: true },
+    );
+  }
+}

@@ -1,0 +1,66 @@
+// What every route module is given: the application layer, link bases, authentication and the log.
+import type { ApiVersion } from '../core/api-version.js';
+import { verifyToken } from '../core/access-token.js';
+import { WmarkError } from '../core/errors.js';
+import { tokenKey } from '../engine/credentials.js';
+import type { LocalService } from '../engine/local-service.js';
+import type { ApiRequest } from './http-types.js';
+
+export interface ServerContext {
+  service: LocalService;
+  tokenTtlSeconds: number;
+  /** Path of --public-url, which a reverse proxy strips: links were signed with it, requests arrive without it. */
+  signedPrefix: string;
+  /** Base of the links handed out: --public-url, else the request's Host. */
+  baseUrlOf(req: ApiRequest): string;
+  /** The client id behind the request's credentials, or an AUTH or TOKEN error (401). */
+  authenticate(req: ApiRequest, version: ApiVersion): Promise<string>;
+  /** The client id behind x-api-client-id + x-api-key (or x-api-secret), whatever the route's version. */
+  checkKeyHeaders(req: ApiRequest): string;
+  log(line: string): void;
+}
+
+export function serverContext(options: { service: LocalService; publicUrl?: string; tokenTtlSeconds: number; log?: (line: string) => void }): ServerContext {
+  const { service } = options;
+  const engine = service.engine;
+  const key = tokenKey(engine);
+
+  const checkKeyHeaders = (req: ApiRequest): string => {
+    const apiKey = req.headers['x-api-key']?.trim() || undefined;
+    const clientId = req.headers['x-api-client-id']?.trim() || undefined;
+    const secret = req.headers['x-api-secret']?.trim() || undefined;
+    const pair = clientId && apiKey ? { clientId, apiKey } : apiKey && secret ? { clientId: apiKey, apiKey: secret } : undefined;
+    if (!pair) throw new WmarkError('AUTH_REQUIRED', 'missing credentials: send x-api-client-id and x-api-key (or Authorization: Bearer <token>)');
+    const found = service.checkKey(pair.clientId, pair.apiKey);
+    if (!found) throw new WmarkError('AUTH_INVALID', 'invalid client id or API key');
+    return found;
+  };
+
+  return {
+    service,
+    tokenTtlSeconds: options.tokenTtlSeconds,
+    signedPrefix: options.publicUrl ? new URL(options.publicUrl).pathname.replace(/\/+$/, '') : '',
+    baseUrlOf(req) {
+      if (options.publicUrl) return options.publicUrl;
+      const host = req.headers.host ?? '';
+      // Only a plausible host[:port] is echoed back into signed links.
+      return /^[A-Za-z0-9.\-[\]:]+$/.test(host) ? `http://${host}` : 'http://127.0.0.1';
+    },
+    async authenticate(req, version) {
+      const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
+      if (bearer) {
+        const check = await verifyToken(key, bearer, Math.floor(engine.now() / 1000));
+        if (!check.ok) {
+          if (check.reason === 'expired') throw new WmarkError('TOKEN_EXPIRED', 'the access token has expired; get a new one from /1.0/authenticate/accessToken');
+          throw new WmarkError('TOKEN_INVALID', 'invalid access token');
+        }
+        if (!service.isActiveClient(check.claims.sub)) throw new WmarkError('TOKEN_INVALID', 'the credentials behind this token were revoked');
+        return check.claims.sub;
+      }
+      if (version === '1.0') throw new WmarkError('AUTH_REQUIRED', 'missing credentials: send Authorization: Bearer <token> (get one from GET /1.0/authenticate/accessToken)');
+      return checkKeyHeaders(req);
+    },
+    checkKeyHeaders,
+    log: options.log ?? (() => {}),
+  };
+}

@@ -1,0 +1,138 @@
+// The one interface every front end talks to: videos, templates, watermark requests and their progress, in the
+// shapes of the Video Watermarking Service API (SPEC 2, DESIGN 3). Two implementations: the local engine
+// (engine/local-service.ts) and a remote service over HTTP (remote/remote-service.ts). The CLI picks one with
+// --remote; `wmark serve` puts the local one behind HTTP routes.
+import type { ApiVersion } from '../core/api-version.js';
+
+/** POST /{v}/videos (DESIGN 3). */
+export interface VideoRequest {
+  sourceUrl: string;
+  key?: string;
+  name?: string;
+  enableForensic?: boolean;
+}
+
+/** A video as the API shows it; a remote service may add fields, which are kept. */
+export interface VideoResource {
+  id: string;
+  key?: string;
+  sourceUrl?: string;
+  status?: string;
+  name?: string | null;
+  enableForensic?: boolean;
+  width?: number | null;
+  height?: number | null;
+  duration?: number | null;
+  error?: string;
+  [field: string]: unknown;
+}
+
+/** A settings template as the API shows it. */
+export interface TemplateResource {
+  id: string;
+  name?: string;
+  description?: string | null;
+  settings?: unknown[];
+  placeholders?: string[];
+  builtin?: boolean;
+  [field: string]: unknown;
+}
+
+/** POST /{v}/watermark (SPEC 2.1): settings, or a template with its placeholder values. */
+export interface WatermarkRequest {
+  key?: string;
+  videoId?: string;
+  settings?: unknown[];
+  settingsTemplateMapping?: { id: string; mappings: Record<string, string> };
+  containers?: ('m3u8' | 'mp4')[];
+  /** Unix seconds (DESIGN 3). */
+  expiration?: number;
+}
+
+/** The watermark response / resource (SPEC 2.4). */
+export interface WatermarkResource {
+  status: string;
+  containers?: { href?: string; iframe?: string; m3u8?: string; mp4?: string; [field: string]: unknown };
+  href?: string;
+  id?: string;
+  videoId?: string;
+  expiration?: number | null;
+  error?: string;
+  [field: string]: unknown;
+}
+
+export interface WatermarkResult {
+  resource: WatermarkResource;
+  /** This request created the watermark (HTTP 201) rather than finding it. */
+  created: boolean;
+  api: ApiVersion;
+  /** Things the caller should hear about that are not errors (e.g. an expiration kept from the first request). */
+  warnings: string[];
+}
+
+/** How far a watch goes: until the playlist plays, or until every output (segments, mp4) is finished. */
+export type WatchGoal = 'playable' | 'complete';
+
+export interface WatermarkProgress {
+  /** The API status (PENDING / READY / FAILED). */
+  status: string;
+  /** Finer detail where the service knows it (the local engine does; a remote one says only the status). */
+  stage?: string;
+  done?: number;
+  total?: number;
+  /** The goal was reached (or the watermark failed): this is the last state. */
+  final: boolean;
+  /** The resource as it stands, where the service says it anyway (a remote poll answers with it). */
+  resource?: WatermarkResource;
+}
+
+export interface VideoProgress {
+  video: VideoResource;
+  /** 0..1 while ingesting, when known. */
+  fraction?: number;
+  stage?: string;
+  final: boolean;
+}
+
+export interface CallOptions {
+  /** API version for this call; a remote service otherwise uses the one it was opened with or detected. */
+  api?: ApiVersion;
+  signal?: AbortSignal;
+}
+
+export interface WatchOptions {
+  signal?: AbortSignal;
+  /** Time between reads where nothing pushes changes (remote polling, another process rendering). */
+  intervalMs?: number;
+  /** Absolute ms; past it the watch throws TIMEOUT. */
+  deadline?: number;
+}
+
+export interface WatermarkService {
+  /** Where requests go, for messages ("the local engine in <dir>", or the base URL). */
+  readonly description: string;
+  readonly kind: 'local' | 'remote';
+  /** The API version used when a call does not say. */
+  apiVersion(): Promise<ApiVersion>;
+
+  createVideo(request: VideoRequest, options?: CallOptions): Promise<{ video: VideoResource; created: boolean }>;
+  getVideo(id: string, options?: CallOptions): Promise<VideoResource>;
+  listVideos(query?: { key?: string; limit?: number; page?: number }, options?: CallOptions): Promise<VideoResource[]>;
+  /** Yields the video until its ingest is over (INGESTED or FAILED_*). */
+  watchVideo(id: string, options?: WatchOptions): AsyncIterable<VideoProgress>;
+
+  createTemplate(body: unknown, options?: CallOptions): Promise<TemplateResource>;
+  listTemplates(options?: CallOptions): Promise<TemplateResource[]>;
+  getTemplate(id: string, options?: CallOptions): Promise<TemplateResource>;
+
+  requestWatermark(request: WatermarkRequest, options?: CallOptions): Promise<WatermarkResult>;
+  /** The resource again, with freshly signed links. */
+  getWatermark(resource: WatermarkResource, options?: CallOptions): Promise<WatermarkResource>;
+  /** Yields progress until the goal is reached or the watermark fails. */
+  watchWatermark(resource: WatermarkResource, goal: WatchGoal, options?: WatchOptions & CallOptions): AsyncIterable<WatermarkProgress>;
+}
+
+/** Video statuses after which an ingest is over (DESIGN 3). */
+export function isFinalVideoStatus(status: string | undefined): boolean {
+  return status !== undefined && status !== 'PENDING' && status !== 'PROCESSING';
+}

@@ -1,0 +1,61 @@
+// The layer rules of DESIGN 5.1 as a test: scripts/check-architecture.mjs passes on src/ and catches a cycle and a
+// forbidden import in a small tree made here.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const SCRIPT = path.resolve('scripts/check-architecture.mjs');
+const check = (dir: string) => spawnSync(process.execPath, [SCRIPT, dir], { encoding: 'utf8' });
+
+describe('architecture check', () => {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'wmark-arch-'));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+  const tree = (name: string, files: Record<string, string>) => {
+    const root = path.join(tmp, name);
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      writeFileSync(path.join(root, file), text);
+    }
+    return root;
+  };
+
+  it('src/ has no import cycle and no import across the layers', () => {
+    const r = check('src');
+    expect(r.stdout).toMatch(/^no import cycles or layer crossings in \d+ files$/m);
+    expect(r.status).toBe(0);
+  });
+
+  it('names each file of a cycle, and ignores type-only imports', () => {
+    const root = tree('cycle', {
+      'engine/a.ts': "import { b } from './b.js';\nexport const a = b;\n",
+      'engine/b.ts': "import { c } from './c.js';\nexport const b = c;\n",
+      'engine/c.ts': "import { a } from './a.js';\nexport const c = 1;\n",
+      'engine/d.ts': "import type { e } from './e.js';\nexport const d = 1;\n",
+      'engine/e.ts': "import { d } from './d.js';\nexport type e = typeof d;\n",
+    });
+    const r = check(root);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('cycle: engine/a.ts -> engine/b.ts -> engine/c.ts -> engine/a.ts');
+    expect(r.stdout).not.toContain('engine/d.ts ->');
+    expect(r.stdout).toContain('1 architecture problem(s) in 5 files');
+  });
+
+  it('refuses core reaching the engine, the CLI reaching the store, and the server reaching the CLI', () => {
+    const root = tree('layers', {
+      'core/pure.ts': "import { store } from '../engine/store.js';\nexport const pure = store;\n",
+      'engine/store.ts': 'export const store = 1;\n',
+      'cli/cmd.ts': "import { store } from '../engine/store.js';\nexport const cmd = store;\n",
+      'server/app.ts': "import { cmd } from '../cli/cmd.js';\nexport const app = cmd;\n",
+      'version.ts': 'export const VERSION = "0";\n',
+      'server/ok.ts': "import { VERSION } from '../version.js';\nexport const ok = VERSION;\n",
+    });
+    const r = check(root);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('layer: core/pure.ts (core) imports engine/store.ts (engine)');
+    expect(r.stdout).toContain('layer: cli/cmd.ts imports engine/store.ts, which only engine may use');
+    expect(r.stdout).toContain('layer: server/app.ts (server) imports cli/cmd.ts (cli)');
+    expect(r.stdout).not.toContain('server/ok.ts');
+  });
+});
