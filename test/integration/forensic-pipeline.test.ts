@@ -356,7 +356,7 @@ describe('forensic viewers', () => {
   it('an unmarked copy (the source, same degradation) yields "no forensic mark found", exit 8', async () => {
     const leak = await degrade(source, path.join(work, 'unmarked-crf30-half.mp4'), { crf: 30, scale: 0.5 });
     const r = await cli(['--json', 'detect', leak, '--key', KEY]);
-    expect(r.code, r.stderr).toBe(8);
+    expect(r.code, r.stderr + r.stdout).toBe(8);
     const out = r.json();
     measured.unmarked = { bestZ: out.best?.z, segmentsRead: out.segmentsRead, alignment: out.alignment };
     expect(out).toMatchObject({ found: false, accused: [], collusion: { suspected: false } });

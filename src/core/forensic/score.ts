@@ -106,6 +106,22 @@ export interface Verdict {
   falseAccusation: { bound: number; estimate: number };
 }
 
+/**
+ * The z a pair of payloads must reach to be accused: the smallest whose chance over all pairs is no larger than the
+ * chance over all single payloads at `threshold` (the union bound; a fixed pair's z is ~N(0,1) under innocence).
+ */
+export function pairThreshold(threshold: number, payloads: number): number {
+  const target = payloads * normalTail(threshold);
+  const pairs = (payloads * (payloads - 1)) / 2;
+  let lo = threshold, hi = threshold + 10;
+  for (let i = 0; i < 60; i++) {
+    const mid = (lo + hi) / 2;
+    if (pairs * normalTail(mid) > target) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
 /** Least squares: the readings minus their projection on the accused payloads' codewords (over the bits read). */
 function residual(values: Float64Array, bits: ArrayLike<number>, codes: Int8Array[]): Float64Array {
   const k = codes.length;
@@ -223,8 +239,10 @@ export function scorePayloads(readings: SegmentReading[], book: PackedCodebook, 
     if (!accused && stage === 0 && verdict.candidates.length > 1) {
       // Two averaged copies leave each 1/2 of the mark: on a short code neither may reach the threshold alone, while
       // the pair explains the readings well. Pairs among the top candidates, each member standing out on its own.
+      // The pair is held to the same false-accusation chance as a single accusation at the threshold: there are
+      // ~2 x 10^9 pairs, so it needs z ~7.9, not 6.5 (at 6.5, about 1 null leak in 200 named two innocents).
       const pair = bestPair(verdict.candidates, bits, current, book, norm);
-      if (pair && pair.z >= threshold && pair.z > z + 1 && Math.min(pair.za, pair.zb) >= 4.5) {
+      if (pair && pair.z >= pairThreshold(threshold, payloads) && pair.z > z + 1 && Math.min(pair.za, pair.zb) >= 4.5) {
         // Multiplicity: every pair of payloads (the search looks at a subset, so this over-counts).
         const pairs = (payloads * (payloads - 1)) / 2;
         const est = Math.min(1, pairs * normalTail(pair.z)), bound = Math.min(1, pairs * Math.exp(-(pair.z * pair.z) / 2));

@@ -6,7 +6,7 @@ import { alignPieces, mapTime } from '../../../src/core/forensic/align.js';
 import { SIGNATURE_CELLS } from '../../../src/core/forensic/detect-math.js';
 import { mapPoint, registerWarp, cropWarp, warpImage, type Warp } from '../../../src/core/forensic/geometry.js';
 import { codeword, packedBit, packedCodebook } from '../../../src/core/forensic/keyed-bits.js';
-import { falseAccusation, normalTail, scoreBook, scorePayloads, Z_THRESHOLD, type SegmentReading } from '../../../src/core/forensic/score.js';
+import { falseAccusation, normalTail, pairThreshold, scoreBook, scorePayloads, Z_THRESHOLD, type SegmentReading } from '../../../src/core/forensic/score.js';
 import { rng, smoothImage, syntheticSignatures } from '../../helpers/forensic-helpers.js';
 
 const FPS = 10;
@@ -132,6 +132,21 @@ describe('scoring with a packed codebook', () => {
     const v = scorePayloads(readings, book);
     expect(v.accused).toEqual([]);
     expect(v.falseAccusation.estimate).toBeGreaterThan(0.01);
+  });
+
+  it('two innocents that noise lifts to z 5.0 and 4.7 are not named as a colluding pair (the pair test needs z ~7.9)', () => {
+    // Before the pair test counted its ~2 x 10^9 pairs, 2 of 400 noise leaks of 300 slots named two innocents.
+    const noiseBook = packedCodebook(Buffer.alloc(32, 5), 'title-x', BITS);
+    const r = rng(7);
+    const trials = Array.from({ length: 3 }, () => Array.from({ length: BITS }, (_, j) => ({ segment: j, value: r.gauss(), frames: 60 })));
+    const v = scorePayloads(trials[2]!, noiseBook);
+    expect(v.candidates[0]!.z).toBeGreaterThan(4.9);
+    expect(v.candidates[1]!.z).toBeGreaterThan(4.6);
+    expect(v.accused).toEqual([]);
+    expect(v.collusion.suspected).toBe(false);
+    const t = pairThreshold(Z_THRESHOLD, 65536);
+    expect(t).toBeCloseTo(7.92, 2);
+    expect(((65536 * 65535) / 2) * normalTail(t)).toBeLessThanOrEqual(65536 * normalTail(Z_THRESHOLD) * 1.000001);
   });
 
   it('the false-accusation figures follow Hoeffding and the normal tail', () => {
