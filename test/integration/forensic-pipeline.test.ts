@@ -16,7 +16,7 @@ import { decodeSidecar } from '../../src/core/forensic/sidecar-format.js';
 import { encodeForensicContent } from '../../src/core/forensic-payload.js';
 import { detectLeak } from '../../src/engine/detect.js';
 import { FORENSIC_DIR, readForensicLayout, SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH, variantFileFor, variantFileName, type ForensicLayout } from '../../src/engine/forensic-prepare.js';
-import { videoDir } from '../../src/engine/ingest.js';
+import { videoDir, workingSegment } from '../../src/engine/ingest.js';
 import type { VideoRecord } from '../../src/engine/store.js';
 import { watermarkDir } from '../../src/engine/watermark.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
@@ -358,14 +358,29 @@ describe('forensic viewers', () => {
     const r = await cli(['--json', 'detect', leak, '--key', KEY]);
     expect(r.code, r.stderr + r.stdout).toBe(8);
     const out = r.json();
-    measured.unmarked = { bestZ: out.best?.z, segmentsRead: out.segmentsRead, alignment: out.alignment };
+    measured.unmarked = { bestZ: out.best?.z, segmentsRead: out.segmentsRead, pieces: out.pieces?.length, alignment: out.alignment };
     expect(out).toMatchObject({ found: false, accused: [], collusion: { suspected: false } });
-    expect(out.segmentsRead).toBeGreaterThanOrEqual(140);
-    expect(out.best.z).toBeLessThan(Z_THRESHOLD);
+    // The source's film grain is not in the ingested encode the sidecar was made from, and this clip's slow pan gives
+    // alignment little else: the source aligns in pieces, or (about 1 run in 4) not at all. The clean-title null
+    // below is the one that reads the whole timeline.
+    expect(out.best?.z ?? 0).toBeLessThan(Z_THRESHOLD);
     // What a person running `wmark detect` without --json reads for this result.
     const text = renderDetect(out, new Chalk({ level: 0 }));
     expect(text).toMatch(/^no forensic mark found: the best payload scored z = \d+\.\d\d, below the 6\.5 needed to accuse anyone\.$/m);
     expect(text).not.toMatch(/payload {4}\d/);
+  });
+
+  it('the title as ingested, before any mark (its clean segments, same degradation), reads every segment and names nobody', async () => {
+    const clean = await concatSegments(
+      Array.from({ length: SEGMENTS }, (_, k) => readFileSync(workingSegment(engine, video.id, k))),
+      path.join(work, 'clean-title.ts'),
+    );
+    const leak = await degrade(clean, path.join(work, 'clean-crf30-half.mp4'), { crf: 30, scale: 0.5 });
+    const r = await detectLeak(engine, { key: KEY }, leak);
+    measured.cleanTitle = { bestZ: r.best?.z, segmentsRead: r.segmentsRead, pieces: r.pieces.length, alignment: r.alignment };
+    expect(r).toMatchObject({ found: false, accused: [], collusion: { suspected: false } });
+    expect(r.segmentsRead).toBeGreaterThanOrEqual(140);
+    expect(r.best!.z).toBeLessThan(Z_THRESHOLD);
   });
 
   it('TEXT settings in the same request are burned in (encodes) onto the variants the payload chooses', async () => {
