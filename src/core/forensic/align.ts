@@ -365,6 +365,43 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
       pieces = [{ ...longest, scale: fine.scale, offset: fine.offset, score: fine.r, i0: 0, i1: lBins, firstCentre: 0, lastCentre: lBins }];
     }
   }
+  // A piece shorter than one window between two that agree with each other is a mis-vote inside one excerpt when
+  // their mapping fits its stretch nearly as well as its own (it would otherwise cut a straight copy in three).
+  const agree = (A: TimePiece, B: TimePiece, at: number) => Math.abs(A.scale - B.scale) < 0.002 && Math.abs(A.scale * at + A.offset - (B.scale * at + B.offset)) < 0.1;
+  for (let p = 1; p + 1 < pieces.length; ) {
+    const A = pieces[p - 1]!, M = pieces[p]!, B = pieces[p + 1]!;
+    const i0 = Math.round(M.leakStart * ALIGN_RATE), i1 = Math.round(M.leakEnd * ALIGN_RATE);
+    if (M.leakEnd - M.leakStart < WINDOW_BINS / ALIGN_RATE && agree(A, B, M.leakStart)) {
+      const own = mappedPearson(l, o, oBins, i0, i1, M.scale, M.offset).r;
+      const theirs = mappedPearson(l, o, oBins, i0, i1, A.scale, A.offset).r;
+      if (theirs >= 0.8 * own) {
+        A.leakEnd = M.leakEnd;
+        pieces.splice(p, 1);
+        continue;
+      }
+    }
+    p++;
+  }
+  // Neighbours that tell the same story (same speed, same original time at their cut) are one piece: windows that
+  // voted a little apart split them, the 1x fit above brought them back together.
+  for (let p = 0; p + 1 < pieces.length; ) {
+    const A = pieces[p]!, B = pieces[p + 1]!;
+    const cut = A.leakEnd;
+    if (agree(A, B, cut)) {
+      const la = A.leakEnd - A.leakStart, lb = B.leakEnd - B.leakStart;
+      const keep = la >= lb ? A : B;
+      pieces.splice(p, 2, {
+        ...keep,
+        leakStart: A.leakStart,
+        leakEnd: B.leakEnd,
+        score: (A.score * la + B.score * lb) / Math.max(1e-9, la + lb),
+        i0: Math.min(A.i0, B.i0),
+        i1: Math.max(A.i1, B.i1),
+        firstCentre: A.firstCentre,
+        lastCentre: B.lastCentre,
+      });
+    } else p++;
+  }
   if (pieces.length) {
     pieces[0]!.leakStart = 0;
     pieces[pieces.length - 1]!.leakEnd = lBins / ALIGN_RATE + 1;
