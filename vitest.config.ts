@@ -9,6 +9,10 @@ export default defineConfig({
       { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },
       { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },
       { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'], pool: 'forks', testTimeout: 180_000, hookTimeout: 180_000, fileParallelism: false } },
+      // Long or statistical tests (10,000 null trials, camcorder runs, long titles): only with WMARK_SLOW=1.
+      ...(process.env.WMARK_SLOW === '1'
+        ? [{ extends: true as const, test: { name: 'slow', include: ['test/slow/**/*.test.ts'], pool: 'forks' as const, testTimeout: 1_800_000, hookTimeout: 1_800_000, fileParallelism: false } }]
+        : []),
     ],
   },
 });

@@ -30,19 +30,21 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { segmentFileName } from '../src/core/ffmpeg-plan.js';
-import { payloadScores, readSegments, scorePayloads, Z_THRESHOLD, type SegmentReading, type Sidecar, type Verdict } from '../src/core/forensic/detect-math.js';
-import { allCodewords, codeword, forensicKey, GRID_COLUMNS, GRID_ROWS, patternGrid, PAYLOAD_COUNT } from '../src/core/forensic/keyed-bits.js';
+import { Z_THRESHOLD, type SegmentReading, type Sidecar } from '../src/core/forensic/detect-math.js';
+import { meanSd, scoreBook, scorePayloads, type Verdict } from '../src/core/forensic/score.js';
+import { codeword, forensicKey, GRID_COLUMNS, GRID_ROWS, packedBit, packedCodebook, patternGrid, PAYLOAD_COUNT, type PackedCodebook } from '../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField, patternFrameYuv420 } from '../src/core/forensic/pattern-image.js';
 import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
 import { writeMediaPlaylist } from '../src/core/playlist.js';
 import { detectLeak, type DetectResult } from '../src/engine/detect.js';
 import { openEngine, type Engine } from '../src/engine/engine.js';
-import { FORENSIC_DIR, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH, variantArgs, variantFileName } from '../src/engine/forensic-prepare.js';
+import { FORENSIC_DIR, readForensicLayout, SIDECAR_NAME, variantArgs, variantFileFor, type ForensicLayout } from '../src/engine/forensic-prepare.js';
 import type { VideoRecord } from '../src/engine/store.js';
 import type { ProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 import { median, runMeasured, waitForQuiet, type Measured } from './lib/measure.js';
 import { fmt, formatMachine, OUT_DIR, table, WMARK_BIN, type Suite, type SuiteContext } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
+import { waveTwo } from './forensic-wave2.js';
 import { rng } from '../test/helpers/rng.js';
 
 const execFileP = promisify(execFile);
@@ -158,17 +160,22 @@ interface LeakOutcome {
   /** The bench's own scoring of the same readings agrees with detectLeak's. */
   consistent: boolean;
   readings: SegmentReading[];
+  raw?: DetectResult;
 }
 
 interface Ctx {
   engine: Engine;
   video: VideoRecord;
   sidecar: Sidecar;
-  codes: Int8Array;
+  codes: PackedCodebook;
+  layout: ForensicLayout;
   segments: number;
 }
 
-const allScores = payloadScores;
+const allScores = (readings: SegmentReading[], book: PackedCodebook) => {
+  const scores = scoreBook(readings.map((r) => r.segment), readings.map((r) => r.value), book);
+  return { scores, ...meanSd(scores) };
+};
 
 function rankOf(scores: Float64Array, u: number): number {
   let above = 0;
@@ -178,37 +185,15 @@ function rankOf(scores: Float64Array, u: number): number {
 }
 
 async function detectKeepingFrames(c: Ctx, name: string, file: string, truth: number[]): Promise<LeakOutcome> {
-  const inner = c.engine.runner;
-  let captured: { stdout: Buffer; fps: number } | undefined;
-  const runner: ProcessRunner = {
-    ffprobe: (a, o) => inner.ffprobe(a, o),
-    ffmpeg: async (args, options) => {
-      const r = await inner.ffmpeg(args, options);
-      const vf = args[args.indexOf('-vf') + 1] ?? '';
-      const m = /^fps=(\d+)\/(\d+),scale=/.exec(vf);
-      if (options?.captureStdout && m) captured = { stdout: r.stdout, fps: Number(m[1]) / Number(m[2]) };
-      return r;
-    },
-  };
-  const engine: Engine = { ...c.engine, runner };
   const stageTimes: { stage: string; t: number }[] = [];
   const t0 = performance.now();
-  const r: DetectResult = await detectLeak(engine, { videoId: c.video.id }, file, (stage) => stageTimes.push({ stage, t: performance.now() }));
+  const r: DetectResult = await detectLeak(c.engine, { videoId: c.video.id }, file, (stage) => stageTimes.push({ stage, t: performance.now() }), { keepReadings: true });
   const detectS = (performance.now() - t0) / 1000;
   const stages: Record<string, number> = {};
   stageTimes.forEach((s, i) => (stages[s.stage] = ((stageTimes[i + 1]?.t ?? t0 + detectS * 1000) - s.t) / 1000));
-  if (!captured) throw new Error('detect: the leak decode was not seen (has src/engine/detect.ts changed its ffmpeg call?)');
-
-  // The same readings detectLeak scored, from its own alignment and geometry.
-  const n = SIDECAR_WIDTH * SIDECAR_HEIGHT;
-  const buf = captured.stdout.byteOffset % 2 ? Buffer.from(captured.stdout) : captured.stdout;
-  const frames = new Uint16Array(buf.buffer, buf.byteOffset, Math.floor(buf.length / 2));
-  const count = Math.floor(frames.length / n);
-  const times = Float64Array.from({ length: count }, (_, i) => i / captured!.fps);
-  const leak = { width: SIDECAR_WIDTH, height: SIDECAR_HEIGHT, times, frames: frames.subarray(0, count * n) };
-  const readings = readSegments(c.sidecar, leak, { offset: r.alignment.offsetSeconds, score: r.alignment.score, overlapSeconds: r.alignment.overlapSeconds }, r.geometry);
-  const { scores, mean, sd } = allScores(readings, c.codes, c.segments);
-  const verdict = scorePayloads(readings, c.codes, c.segments);
+  const readings = r.readings ?? [];
+  const { scores, mean, sd } = allScores(readings, c.codes);
+  const verdict = scorePayloads(readings, c.codes);
   const consistent =
     verdict.segmentsRead === r.segmentsRead &&
     (verdict.best?.payload ?? null) === (r.best?.payload ?? null) &&
@@ -234,8 +219,8 @@ async function detectKeepingFrames(c: Ctx, name: string, file: string, truth: nu
     gap: r.best?.gap ?? NaN,
     trueZ: truth.map((u) => (scores[u]! - mean) / sd),
     trueRank: truth.map((u) => rankOf(scores, u)),
-    bitErrors: truth.map((u) => readings.filter((x) => Math.sign(x.value) !== c.codes[u * c.segments + x.segment]).length),
-    softMean: truth.map((u) => readings.reduce((a, x) => a + x.value * c.codes[u * c.segments + x.segment]!, 0) / Math.max(1, readings.length)),
+    bitErrors: truth.map((u) => readings.filter((x) => Math.sign(x.value) !== packedBit(c.codes, u, x.segment)).length),
+    softMean: truth.map((u) => readings.reduce((a, x) => a + x.value * packedBit(c.codes, u, x.segment), 0) / Math.max(1, readings.length)),
     segmentsRead: r.segmentsRead,
     alignment: { offsetSeconds: r.alignment.offsetSeconds, score: r.alignment.score },
     geometry: { x0: r.geometry.x0, y0: r.geometry.y0, w: r.geometry.w, h: r.geometry.h },
@@ -245,6 +230,7 @@ async function detectKeepingFrames(c: Ctx, name: string, file: string, truth: nu
     verdict: outcome,
     consistent,
     readings,
+    raw: r,
   };
 }
 
@@ -414,9 +400,10 @@ export const suite: Suite = {
       const segments = video.segments.length;
       const key = forensicKey(engine.secret);
       let t = performance.now();
-      const codes = allCodewords(key, video.id, segments);
+      const layout = await readForensicLayout(forensicDir, segments);
+      const codes = packedCodebook(key, video.id, layout.slots);
       const codebookS = (performance.now() - t) / 1000;
-      const c: Ctx = { engine, video, sidecar, codes, segments };
+      const c: Ctx = { engine, video, sidecar, codes, segments, layout };
       const variantBytes = dirBytes(forensicDir, (f) => f.endsWith('.ts'));
       const workingBytes = dirBytes(videoDir, (f) => f.endsWith('.ts'));
       const plainWorkingBytes = dirBytes(path.join(dataDir, 'media', 'videos', plainVideo.id), (f) => f.endsWith('.ts'));
@@ -448,11 +435,11 @@ export const suite: Suite = {
         if (m2.exitCode !== 0) fail('wmark watermark --forensic (mp4)', m2);
         const view = JSON.parse(m2.stdout) as { id: string; status: string; files: { dir: string; m3u8?: string; mp4?: string } };
         if (view.status !== 'READY' || !view.files.mp4) throw new Error(`watermark ${view.id}: status ${view.status}, no mp4`);
-        const code = codeword(key, video.id, u, segments);
+        const code = codeword(key, video.id, u, layout.slots);
         let linked = 0;
         for (let k = 0; k < segments; k++) {
           const seg = statSync(path.join(view.files.dir, segmentFileName(k)));
-          const variant = statSync(path.join(forensicDir, variantFileName(code[k]! > 0 ? 'a' : 'b', k)));
+          const variant = statSync(path.join(forensicDir, variantFileFor(layout, code, k)));
           if (seg.ino === variant.ino && seg.dev === variant.dev) linked++;
         }
         const m3u8 = path.join(view.files.dir, 'video.m3u8');
@@ -471,9 +458,9 @@ export const suite: Suite = {
       // The per-viewer playlist itself, in-process: codeword + writeMediaPlaylist over the video's segments.
       const targetDuration = Math.max(1, Math.ceil(Math.max(...video.segments)));
       const makePlaylist = (u: number, withCode: boolean) => {
-        const code = withCode ? codeword(key, video.id, u, segments) : undefined;
+        const code = withCode ? codeword(key, video.id, u, layout.slots) : undefined;
         return writeMediaPlaylist({
-          segments: video.segments.map((duration, i) => ({ uri: code ? `${code[i]! > 0 ? 'a' : 'b'}_${String(i).padStart(5, '0')}.ts` : segmentFileName(i), duration })),
+          segments: video.segments.map((duration, i) => ({ uri: code ? variantFileFor(layout, code, i) : segmentFileName(i), duration })),
           ended: true,
           targetDuration,
         });
@@ -637,8 +624,8 @@ export const suite: Suite = {
       const codebookTrials = stats();
       t = performance.now();
       for (let i = 0; i < nullCodebooks; i++) {
-        const other = allCodewords(key, `bench-other-title-${seed}-${i}`, segments);
-        for (const set of readingSets) record(codebookTrials, scorePayloads(set.readings, other, segments));
+        const other = packedCodebook(key, `bench-other-title-${seed}-${i}`, layout.slots);
+        for (const set of readingSets) record(codebookTrials, scorePayloads(set.readings, other));
       }
       codebookTrials.seconds = (performance.now() - t) / 1000;
       const noiseTrials = stats();
@@ -656,7 +643,7 @@ export const suite: Suite = {
           v = Math.max(-2, Math.min(2, v));
           readings.push({ segment: k, value: v, frames: 120 });
         }
-        record(noiseTrials, scorePayloads(readings, codes, segments));
+        record(noiseTrials, scorePayloads(readings, codes));
       }
       noiseTrials.seconds = (performance.now() - t) / 1000;
       const realNullAccusations = nullReal.filter((o) => o.accused.length > 0).length;
@@ -673,7 +660,7 @@ export const suite: Suite = {
       const gop = Math.round(4 * FPS);
       const f3Rows: { k: number; markPsnrY: number; markPsnrCalc: number; markPsnrNoDither: number; aBytes: number; bBytes: number; cleanBytes: number; aVsClean: number; aVsWorking: number; cleanVsWorking: number }[] = [];
       const edges: { k: number; viewerEdge: number; cleanEdge: number; viewerInside: number; step: { meanAbs: number; maxAbs: number }; designStep: { meanAbs: number; maxAbs: number } }[] = [];
-      const code0 = codeword(key, video.id, payloads[0]!, segments);
+      const code0 = codeword(key, video.id, payloads[0]!, layout.slots);
       const viewerSeg = (k: number) => path.join(path.dirname(viewers[0]!.mp4), segmentFileName(k));
       const cleanSeg = (k: number) => path.join(f3Dir, `clean_${k}.ts`);
       // Frames are paired by order: each file's video is re-timed to start at 0 (a variant carries audio that starts
@@ -703,8 +690,8 @@ export const suite: Suite = {
           '-map', '0:v:0', '-c:v', 'libx264', '-preset', ENGINE_ENCODE.preset, '-crf', String(ENGINE_ENCODE.crf),
           '-g', String(gop), '-keyint_min', String(gop), '-sc_threshold', '0', '-x264-params', 'open-gop=0', '-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts', cleanSeg(k),
         ]);
-        const a = path.join(forensicDir, variantFileName('a', k));
-        const b = path.join(forensicDir, variantFileName('b', k));
+        const a = path.join(forensicDir, variantFileFor(layout, [1, 1], k).replace(/^[ab]+/, layout.slotsPerSegment[k] === 2 ? 'aa' : 'a'));
+        const b = path.join(forensicDir, variantFileFor(layout, [-1, -1], k).replace(/^[ab]+/, layout.slotsPerSegment[k] === 2 ? 'bb' : 'b'));
         f3Rows.push({
           k,
           markPsnrY: parsePsnrY(markRun.stderr),
@@ -836,6 +823,13 @@ export const suite: Suite = {
       }
       f1.sort((a, b) => ATTACKS.findIndex((x) => x.id === a.attack) - ATTACKS.findIndex((x) => x.id === b.attack) || payloads.indexOf(a.truth[0]!) - payloads.indexOf(b.truth[0]!));
 
+      // ---- wave 2: F2' (2-min leaks), F9 (camcorder), F10 (speed, re-edit), F7' (three colluders), F6' (10,000 nulls)
+      const w2 = await waveTwo({
+        detect: async (name, file, truth) => detectKeepingFrames(c, name, file, truth),
+        codes, ff, threads, width, height, seconds: SECONDS, leakDir, viewers: viewers.map((v) => ({ payload: v.payload, mp4: v.mp4 })), R, log, elapsed,
+        readingSets: readingSets.map((x) => x.readings), key, seed, slots: layout.slots, nullTrials: num('null-trials', 10000),
+      });
+
       // ---- report ----------------------------------------------------------------------------------------------
       const attackLabel = (id: string) => ATTACKS.find((a) => a.id === id)?.label ?? id;
       const f1Ok = f1.every((o) => o.verdict === 'correct' && o.trueRank[0] === 1 && o.trueZ[0]! >= Z_THRESHOLD);
@@ -956,6 +950,8 @@ export const suite: Suite = {
         `ratio forensic/plain: wall ${fmt(f8Ratio)}, cpu ${fmt(f8CpuRatio)} (target about ${F8_RATIO}: met up to ${fmt(F8_RATIO * 1.25)}); sidecar ${(sidecarBytes / 1e6).toFixed(2)} MB (target <= 5 MB); variants A+B ${(variantBytes / 1e6).toFixed(0)} MB on disk${ingest.reused ? ' [ingests reused from an earlier run]' : ''}`,
         `F8 ${verdictOk(f8Ok)}`,
         '',
+        ...w2.lines,
+        '',
         '-- summary --',
         table(
           ['target', 'result', 'measured'],
@@ -968,6 +964,7 @@ export const suite: Suite = {
             ['F6 false accusations', verdictOk(f6Ok), `${f6Accusations}/${f6Trials}`],
             ['F7 collusion', verdictOk(f7Ok), `accused ${f7.accused.join(', ') || 'nobody'}, flagged ${f7.collusion}`],
             ['F8 ingest', verdictOk(f8Ok), `x${fmt(f8Ratio)} wall, sidecar ${(sidecarBytes / 1e6).toFixed(2)} MB`],
+            ...w2.summary,
           ],
         ),
         `bench self-check: the bench's scoring of detectLeak's readings disagreed with detectLeak ${inconsistent} time(s); suite time ${elapsed()}`,
@@ -992,6 +989,7 @@ export const suite: Suite = {
         f5: { met: f5Ok, ...f5, stageMedians },
         f6: { met: f6Ok, trials: f6Trials, accusations: f6Accusations, real: nullReal.map(strip), codebookTrials, noiseTrials, unmarkedRms },
         f7: { met: f7Ok, ...strip(f7) },
+        wave2: w2.json,
         f8: { met: f8Ok, ingest, ratioWall: f8Ratio, ratioCpu: f8CpuRatio, sidecarBytes, variantBytes, workingBytes, plainWorkingBytes },
         codebookSeconds: codebookS,
         inconsistent,

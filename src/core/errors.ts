@@ -155,6 +155,7 @@ export const ERRORS = {
   INGEST_VANISHED: engine(),
   WATERMARK_FAILED: engine(),
   SIDECAR_MISSING: engine(),
+  LEAK_DECODE_FAILED: engine('Check that the file plays (e.g. `ffprobe FILE`); a truncated download may decode only in part.'),
   DOCTOR_FAILED: engine(),
   DEMO_FAILED: engine(),
 

@@ -1,16 +1,19 @@
 // `wmark detect`: reads the forensic payload out of a leaked copy, against the video's sidecar, and names the watermark(s).
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { stat } from 'node:fs/promises';
-import { alignLeak, frameSignature, leakMeanImage, readSegments, registerGeometry, scorePayloads, SIGNATURE_CELLS, type Verdict } from '../core/forensic/detect-math.js';
-import { allCodewords, forensicKey } from '../core/forensic/keyed-bits.js';
+import { analyseLeak } from '../core/forensic/analyse.js';
+import type { Verdict, SegmentReading, Stage } from '../core/forensic/score.js';
+import { forensicKey, packedCodebook, type PackedCodebook } from '../core/forensic/keyed-bits.js';
 import { decodeSidecar } from '../core/forensic/sidecar-format.js';
+import type { Warp } from '../core/forensic/geometry.js';
+import type { TimePiece } from '../core/forensic/align.js';
 import { encodeForensicContent } from '../core/forensic-payload.js';
 import { WmarkError } from '../core/errors.js';
 import { probeMedia } from '../ffmpeg/probe-media.js';
 import type { Engine } from './engine.js';
 import { FORENSIC_DIR, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH } from './forensic-prepare.js';
 import { videoDir } from './ingest.js';
+import { readLeak } from './leak-reader.js';
 import type { VideoRef } from './watermark.js';
 
 export interface DetectedPayload {
@@ -25,18 +28,49 @@ export interface DetectResult {
   found: boolean;
   videoId: string;
   leak: { file: string; durationSeconds: number; frames: number };
+  /** The first aligned piece (the whole leak when it is one contiguous excerpt), as v1 reported it. */
   alignment: { offsetSeconds: number; score: number; overlapSeconds: number };
-  geometry: { x0: number; y0: number; w: number; h: number; score: number };
+  /** Every stretch of the leak found in the original: leak seconds [leakStart, leakEnd) = original scale * t + offset. */
+  pieces: TimePiece[];
+  /** The original's region the leak shows (bounding box), and the full warp (homography after a lens term). */
+  geometry: { x0: number; y0: number; w: number; h: number; score: number; warp: Warp };
+  sidecarVersion: 1 | 2;
   segmentsRead: number;
+  slotsTotal: number;
   threshold: number;
   best?: { payload: number; z: number; rank: 1; gap: number };
   accused: DetectedPayload[];
   collusion: Verdict['collusion'];
+  /** The chance that this verdict names anyone innocent: a distribution-free bound and a Gaussian estimate. */
+  falseAccusation: { bound: number; estimate: number };
+  /** Accusation stages: each accused payload, then the best that fell short. */
+  stages: Stage[];
   candidates: { payload: number; z: number }[];
   elapsedMs: number;
+  timings: Record<string, number>;
+  /** Only when asked for (the bench re-scores them). */
+  readings?: SegmentReading[];
 }
 
-const codewordCache = new Map<string, Int8Array>();
+export interface DetectOptions {
+  keepReadings?: boolean;
+  /** Memory budget for the decoded leak (bytes); see leak-reader. */
+  frameBudgetBytes?: number;
+}
+
+const codebookCache = new Map<string, PackedCodebook>();
+
+/** The packed codebook of a title (65,536 payloads x its code bits), cached per process. */
+export function titleCodebook(engine: Engine, videoId: string, bits: number): PackedCodebook {
+  const cacheKey = `${videoId}:${bits}`;
+  let book = codebookCache.get(cacheKey);
+  if (!book) {
+    if (codebookCache.size > 4) codebookCache.clear();
+    book = packedCodebook(forensicKey(engine.secret), videoId, bits);
+    codebookCache.set(cacheKey, book);
+  }
+  return book;
+}
 
 function describePayload(engine: Engine, videoId: string, payload: number, z: number): DetectedPayload {
   const watermarks = engine.store
@@ -46,7 +80,7 @@ function describePayload(engine: Engine, videoId: string, payload: number, z: nu
   return { payload, ascii: encodeForensicContent(payload, '1.0') ?? null, base64: encodeForensicContent(payload, '2.0')!, z, watermarks };
 }
 
-export async function detectLeak(engine: Engine, ref: VideoRef, file: string, onStage?: (s: string) => void): Promise<DetectResult> {
+export async function detectLeak(engine: Engine, ref: VideoRef, file: string, onStage?: (s: string) => void, options: DetectOptions = {}): Promise<DetectResult> {
   const started = Date.now();
   const video = ref.videoId ? engine.store.getVideo(ref.videoId) : ref.key !== undefined ? engine.store.getVideoByKey(ref.key) : undefined;
   if (!video) throw new WmarkError('VIDEO_NOT_FOUND', `no video with ${ref.videoId ? `id "${ref.videoId}"` : `key "${ref.key}"`}`);
@@ -60,62 +94,48 @@ export async function detectLeak(engine: Engine, ref: VideoRef, file: string, on
   } catch {
     throw new WmarkError('LEAK_NOT_FOUND', `no such file: ${file}`);
   }
+  const timings: Record<string, number> = {};
+  let mark = Date.now();
+  const lap = (name: string) => {
+    const now = Date.now();
+    timings[name] = (now - mark) / 1000;
+    mark = now;
+  };
   onStage?.('probing the leak');
   const info = await probeMedia(engine.runner, file, file);
-  const fps = info.fps.num / info.fps.den;
+  lap('probe');
   onStage?.('decoding the leak');
-  const { stdout } = await engine.runner.ffmpeg(
-    ['-v', 'error', '-i', file, '-map', '0:v:0', '-vf', `fps=${info.fps.num}/${info.fps.den},scale=${SIDECAR_WIDTH}:${SIDECAR_HEIGHT}:flags=area,format=gray16le`, '-f', 'rawvideo', 'pipe:1'],
-    { captureStdout: true },
-  );
-  const n = SIDECAR_WIDTH * SIDECAR_HEIGHT;
-  const frames = new Uint16Array(stdout.buffer.slice(stdout.byteOffset, stdout.byteOffset + stdout.length));
-  const count = Math.floor(frames.length / n);
+  const streamed = await readLeak({ ffmpeg: engine.tools.ffmpeg.path, file, fps: info.fps, durationSeconds: info.durationSeconds, width: SIDECAR_WIDTH, height: SIDECAR_HEIGHT, budgetBytes: options.frameBudgetBytes });
+  lap('decode');
+  const fps = info.fps.num / info.fps.den;
+  const count = streamed.frameCount;
   if (count < fps * 5) throw new WmarkError('LEAK_TOO_SHORT', `the leak has only ${count} frames; at least a few seconds are needed`);
-  const times = Float64Array.from({ length: count }, (_, i) => i / fps);
-  const leak = { width: SIDECAR_WIDTH, height: SIDECAR_HEIGHT, times, frames: frames.subarray(0, count * n) };
-
-  onStage?.('aligning to the original');
-  const sig = new Float32Array(count * SIGNATURE_CELLS);
-  const scratch = new Float32Array(n);
-  for (let i = 0; i < count; i++) {
-    for (let p = 0; p < n; p++) scratch[p] = leak.frames[i * n + p]! / 256;
-    frameSignature(scratch, SIDECAR_WIDTH, SIDECAR_HEIGHT, sig, i * SIGNATURE_CELLS);
-  }
-  const alignment = alignLeak(sidecar, times, sig);
-
-  // Registration: compare the leak's mean picture with the original's over the same stretch of the timeline.
-  const covered: number[] = [];
-  sidecar.segmentStarts.forEach((s, k) => {
-    const mid = s + sidecar.segmentDurations[k]! / 2 - alignment.offset;
-    if (mid >= 0 && mid <= times[count - 1]!) covered.push(k);
-  });
-  const origMean = new Float32Array(n);
-  for (const k of covered) for (let p = 0; p < n; p++) origMean[p]! += sidecar.mean[k * n + p]! / covered.length;
-  const geometry = covered.length ? registerGeometry(origMean, leakMeanImage(leak), SIDECAR_WIDTH, SIDECAR_HEIGHT) : { x0: 0, y0: 0, w: 1, h: 1, score: 0 };
-
-  onStage?.('reading the mark');
-  const readings = readSegments(sidecar, leak, alignment, geometry);
-  const segments = sidecar.segmentStarts.length;
-  const cacheKey = `${video.id}:${segments}`;
-  let codes = codewordCache.get(cacheKey);
-  if (!codes) {
-    codes = allCodewords(forensicKey(engine.secret), video.id, segments);
-    codewordCache.set(cacheKey, codes);
-  }
-  const verdict = scorePayloads(readings, codes, segments);
+  onStage?.('aligning, registering and reading the mark');
+  const book = titleCodebook(engine, video.id, sidecar.slotStarts.length);
+  lap('codebook');
+  const a = analyseLeak(sidecar, streamed.frames, streamed.times, streamed.signature, book);
+  lap('analyse');
+  const verdict = a.verdict;
+  const first = a.map.pieces[0];
   return {
     found: verdict.accused.length > 0,
     videoId: video.id,
     leak: { file, durationSeconds: count / fps, frames: count },
-    alignment: { offsetSeconds: alignment.offset, score: Number(alignment.score.toFixed(4)), overlapSeconds: alignment.overlapSeconds },
-    geometry: { ...geometry, score: Number(geometry.score.toFixed(4)) },
+    alignment: first ? { offsetSeconds: first.offset, score: Number(first.score.toFixed(4)), overlapSeconds: Number(a.alignedSeconds.toFixed(2)) } : { offsetSeconds: 0, score: 0, overlapSeconds: 0 },
+    pieces: a.map.pieces,
+    geometry: { ...a.box, score: Number(a.registration.score.toFixed(4)), warp: a.warp },
+    sidecarVersion: sidecar.version,
     segmentsRead: verdict.segmentsRead,
+    slotsTotal: sidecar.slotStarts.length,
     threshold: verdict.threshold,
     ...(verdict.best ? { best: verdict.best } : {}),
-    accused: verdict.accused.map((u) => describePayload(engine, video.id, u, verdict.candidates.find((c) => c.payload === u)?.z ?? 0)),
+    accused: verdict.accused.map((u) => describePayload(engine, video.id, u, verdict.stages.find((s) => s.payload === u)?.z ?? 0)),
     collusion: verdict.collusion,
+    falseAccusation: verdict.falseAccusation,
+    stages: verdict.stages,
     candidates: verdict.candidates.slice(0, 5),
     elapsedMs: Date.now() - started,
+    timings,
+    ...(options.keepReadings ? { readings: a.readings } : {}),
   };
 }

@@ -23,7 +23,7 @@ import type {
 } from '../service/watermark-service.js';
 import { apiStatus, templateBody, videoBody, watermarkBody } from './api-bodies.js';
 import { checkCredential, createCredential, isActiveClient, listCredentials, revokeCredential, tokenKey, type IssuedCredential } from './credentials.js';
-import { detectLeak, type DetectResult } from './detect.js';
+import { detectLeak, type DetectOptions, type DetectResult } from './detect.js';
 import type { Engine } from './engine.js';
 import { registerVideo, type Registration } from './ingest.js';
 import type { SourcePolicy } from './source-policy.js';
@@ -258,8 +258,8 @@ export class LocalService implements WatermarkService {
 
   // ---- forensic detection
 
-  detect(ref: VideoRef, file: string, onStage?: (stage: string) => void): Promise<DetectResult> {
-    return detectLeak(this.engine, ref, file, onStage);
+  detect(ref: VideoRef, file: string, onStage?: (stage: string) => void, options?: DetectOptions): Promise<DetectResult> {
+    return detectLeak(this.engine, ref, file, onStage, options);
   }
 
   // ---- API credentials of `wmark serve`

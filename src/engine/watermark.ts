@@ -11,7 +11,7 @@ import type { ForensicSetting, Setting, TextSetting } from '../core/setting-type
 import { isInterruption, isWmarkError, validationError, WmarkError } from '../core/errors.js';
 import { offFrameIssues } from '../core/frame-reach.js';
 import { codeword, forensicKey } from '../core/forensic/keyed-bits.js';
-import { FORENSIC_DIR, variantFileName } from './forensic-prepare.js';
+import { FORENSIC_DIR, readForensicLayout, variantFileFor } from './forensic-prepare.js';
 import { tail } from '../ffmpeg/run-ffmpeg.js';
 import writeFileAtomic from 'write-file-atomic';
 import type { Engine } from './engine.js';
@@ -236,9 +236,11 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
 
   const gop = framesPerSegment({ num: video.fpsNum!, den: video.fpsDen! });
   // A forensic viewer's segment k is variant A or B as the payload's codeword says; otherwise the clean working segment.
-  const code = w.forensicPayload !== null ? codeword(forensicKey(engine.secret), video.id, w.forensicPayload, count) : undefined;
-  const sourceOf = (index: number) =>
-    code ? path.join(videoDir(engine, video.id), FORENSIC_DIR, variantFileName(code[index]! > 0 ? 'a' : 'b', index)) : workingSegment(engine, video.id, index);
+  // The layout says how many code bits (slots) each segment carries: one for videos ingested before slots, else 1-2.
+  const forensicDir = path.join(videoDir(engine, video.id), FORENSIC_DIR);
+  const layout = w.forensicPayload !== null ? await readForensicLayout(forensicDir, count) : undefined;
+  const code = layout ? codeword(forensicKey(engine.secret), video.id, w.forensicPayload!, layout.slots) : undefined;
+  const sourceOf = (index: number) => (code ? path.join(forensicDir, variantFileFor(layout!, code, index)) : workingSegment(engine, video.id, index));
 
   if (code && texts.length === 0) {
     // Nothing to draw: a new forensic viewer costs links to existing variant files, never an encode.
@@ -259,7 +261,7 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
   const render = async (index: number, threads: number) => {
     if (signal?.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
     const part = path.join(work, `${segmentFileName(index)}.part`);
-    const shared = sharedDir && path.join(sharedDir, variantFileName(code![index]! > 0 ? 'a' : 'b', index));
+    const shared = sharedDir && path.join(sharedDir, variantFileFor(layout!, code!, index));
     if (!shared || !existsSync(shared)) {
       await engine.runner.ffmpeg(
         segmentRenderArgs({ input: sourceOf(index), output: part, filterScript, gop, threads, encode: engine.encode, hasAudio: video.hasAudio }),

@@ -10,7 +10,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { codeword, forensicKey } from '../../src/core/forensic/keyed-bits.js';
 import { encodeForensicContent } from '../../src/core/forensic-payload.js';
-import { FORENSIC_DIR, variantFileName } from '../../src/engine/forensic-prepare.js';
+import { FORENSIC_DIR, readForensicLayout, variantFileFor, type ForensicLayout } from '../../src/engine/forensic-prepare.js';
 import { videoDir } from '../../src/engine/ingest.js';
 import type { VideoRecord } from '../../src/engine/store.js';
 import { launchBrowser, openPage, saveScreenshot, videoFrameStats, waitForPlayback, type OpenedPage } from '../helpers/browser.js';
@@ -29,6 +29,7 @@ let engine: TestEngine;
 let server: TestServer;
 let browser: Browser;
 let video: VideoRecord;
+let layout: ForensicLayout;
 let work: string;
 let pageServer: Server;
 let pageOrigin: string;
@@ -40,10 +41,10 @@ async function newPage(): Promise<OpenedPage> {
   return opened;
 }
 
-/** The variant file viewer `payload` must receive as segment k. */
+/** The variant file viewer `payload` must receive as segment k (one code bit per slot, up to two slots a segment). */
 function variantFor(payload: number, k: number): string {
-  const code = codeword(forensicKey(engine.secret), video.id, payload, video.segments.length);
-  return path.join(videoDir(engine, video.id), FORENSIC_DIR, variantFileName(code[k]! > 0 ? 'a' : 'b', k));
+  const code = codeword(forensicKey(engine.secret), video.id, payload, layout.slots);
+  return path.join(videoDir(engine, video.id), FORENSIC_DIR, variantFileFor(layout, code, k));
 }
 
 beforeAll(async () => {
@@ -53,6 +54,7 @@ beforeAll(async () => {
   engine = testEngine();
   ({ video } = await ingestVideo(engine, { source, key: KEY, enableForensic: true }));
   expect(video).toMatchObject({ status: 'INGESTED', enableForensic: true });
+  layout = await readForensicLayout(path.join(videoDir(engine, video.id), FORENSIC_DIR), video.segments.length);
   server = await serveEngine(engine);
   browser = await launchBrowser();
 

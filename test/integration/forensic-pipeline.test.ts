@@ -15,8 +15,8 @@ import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-im
 import { decodeSidecar } from '../../src/core/forensic/sidecar-format.js';
 import { encodeForensicContent } from '../../src/core/forensic-payload.js';
 import { detectLeak } from '../../src/engine/detect.js';
-import { FORENSIC_DIR, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH, variantFileName } from '../../src/engine/forensic-prepare.js';
-import { videoDir } from '../../src/engine/ingest.js';
+import { FORENSIC_DIR, readForensicLayout, SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH, variantFileFor, variantFileName, type ForensicLayout } from '../../src/engine/forensic-prepare.js';
+import { videoDir, workingSegment } from '../../src/engine/ingest.js';
 import type { VideoRecord } from '../../src/engine/store.js';
 import { watermarkDir } from '../../src/engine/watermark.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
@@ -30,6 +30,9 @@ import { decodeFrame } from '../helpers/media.js';
 const KEY = 'forensic-natural-5min';
 const PLAIN_KEY = 'plain-natural-4s';
 const SEGMENTS = 75;
+/** Two code slots per 4-s segment (sidecar v2). */
+const SLOTS = 150;
+let layout: ForensicLayout;
 /** Viewer payloads: P1 via 2.0 (base64), P2 via 1.0 ("Zq"), P3 with a TEXT setting, P4 through the CLI. */
 const P1 = 0x4142;
 const P2 = 0x5a71;
@@ -55,11 +58,11 @@ function cli(argv: string[]): Promise<CliResult> {
 }
 
 function codeOf(payload: number): Int8Array {
-  return codeword(forensicKey(engine.secret), video.id, payload, SEGMENTS);
+  return codeword(forensicKey(engine.secret), video.id, payload, SLOTS);
 }
 
 function variantFile(payload: number, k: number): string {
-  return path.join(videoDir(engine, video.id), FORENSIC_DIR, variantFileName(codeOf(payload)[k]! > 0 ? 'a' : 'b', k));
+  return path.join(videoDir(engine, video.id), FORENSIC_DIR, variantFileFor(layout, codeOf(payload), k));
 }
 
 beforeAll(async () => {
@@ -73,6 +76,7 @@ beforeAll(async () => {
   const started = Date.now();
   ({ video } = await ingestVideo(engine, { source, key: KEY, enableForensic: true }));
   ingestSeconds = (Date.now() - started) / 1000;
+  layout = await readForensicLayout(path.join(videoDir(engine, video.id), FORENSIC_DIR), SEGMENTS);
   ({ video: plain } = await ingestVideo(engine, { source: await natural(4), key: PLAIN_KEY }));
   server = await serveEngine(engine);
 }, 600_000);
@@ -93,26 +97,29 @@ describe('ingest with enableForensic', () => {
     const dir = path.join(videoDir(engine, video.id), FORENSIC_DIR);
     const files = readdirSync(dir).sort();
     for (let k = 0; k < SEGMENTS; k++) {
-      expect(files).toContain(variantFileName('a', k));
-      expect(files).toContain(variantFileName('b', k));
+      for (const v of ['aa', 'ab', 'ba', 'bb']) expect(files).toContain(variantFileName(v, k));
     }
-    expect(files.filter((f) => f.endsWith('.yuv'))).toEqual([]);
+    expect(files.filter((f) => f.endsWith('.yuv') || f.startsWith('half_'))).toEqual([]);
+    expect(layout).toMatchObject({ version: 2, slots: SLOTS });
     const bytes = readFileSync(path.join(dir, SIDECAR_NAME));
     measured.sidecarBytes = bytes.length;
     expect(bytes.length).toBeLessThan(5 * 1024 * 1024);
     const sidecar = decodeSidecar(bytes);
-    expect({ w: sidecar.width, h: sidecar.height, segments: sidecar.segmentStarts.length, frames: sidecar.signatureTimes.length }).toEqual({
+    expect({ w: sidecar.width, h: sidecar.height, segments: sidecar.segmentStarts.length, slots: sidecar.slotStarts.length, frames: sidecar.signatureTimes.length, version: sidecar.version }).toEqual({
       w: SIDECAR_WIDTH,
       h: SIDECAR_HEIGHT,
       segments: SEGMENTS,
+      slots: SLOTS,
       frames: 9000,
+      version: 2,
     });
+    expect(sidecar.slotStarts.slice(0, 3)).toEqual([0, 2, 4]);
     expect(sidecar.segmentStarts[74]).toBeCloseTo(296, 6);
     // What ingest measured from the encoded variants is the keyed pattern with the planned sign and about its amplitude.
     const key = forensicKey(engine.secret);
-    const n = SIDECAR_WIDTH * SIDECAR_HEIGHT;
-    const slopes = Array.from({ length: SEGMENTS }, (_, k) =>
-      slope(patternField(patternGrid(key, video.id, k), SIDECAR_WIDTH, SIDECAR_HEIGHT), sidecar.diff.subarray(k * n, (k + 1) * n)),
+    const n = SIDECAR_DIFF_WIDTH * SIDECAR_DIFF_HEIGHT;
+    const slopes = Array.from({ length: SLOTS }, (_, k) =>
+      slope(patternField(patternGrid(key, video.id, k), SIDECAR_DIFF_WIDTH, SIDECAR_DIFF_HEIGHT), sidecar.diff.subarray(k * n, (k + 1) * n)),
     );
     measured.markSlope = { min: Math.min(...slopes), max: Math.max(...slopes) };
     // The sidecar is in full-range grey (ffmpeg's gray16le expands limited-range luma by 255/219), as leaks are decoded.
@@ -278,7 +285,7 @@ describe('forensic viewers', () => {
     for (let k = 0; k < SEGMENTS; k++) {
       const bytes = await fetchBytes(v1Segments[k]!);
       expect(bytes.equals(readFileSync(variantFile(P1, k))), `viewer 1 segment ${k}`).toBe(true);
-      const other = path.join(videoDir(engine, video.id), FORENSIC_DIR, variantFileName(codeOf(P1)[k]! > 0 ? 'b' : 'a', k));
+      const other = path.join(videoDir(engine, video.id), FORENSIC_DIR, variantFileFor(layout, codeOf(P1).map((v) => -v), k));
       expect(bytes.equals(readFileSync(other)), `viewer 1 segment ${k} is not the other variant`).toBe(false);
       leakSegments.push(bytes);
     }
@@ -287,7 +294,8 @@ describe('forensic viewers', () => {
     for (let k = 0; k < SEGMENTS; k++) {
       const bytes = await fetchBytes(v2Segments[k]!);
       expect(bytes.equals(readFileSync(variantFile(P2, k))), `viewer 2 segment ${k}`).toBe(true);
-      expect(bytes.equals(leakSegments[k]!), `segment ${k}: same bytes exactly when the codewords agree`).toBe(codeOf(P1)[k] === codeOf(P2)[k]);
+      const agree = codeOf(P1)[2 * k] === codeOf(P2)[2 * k] && codeOf(P1)[2 * k + 1] === codeOf(P2)[2 * k + 1];
+      expect(bytes.equals(leakSegments[k]!), `segment ${k}: same bytes exactly when the codewords agree on both its slots`).toBe(agree);
       viewer2Segments.push(bytes);
     }
   });
@@ -305,8 +313,14 @@ describe('forensic viewers', () => {
     expect(out.found).toBe(true);
     expect(out.best).toMatchObject({ payload: P1, rank: 1 });
     expect(out.best.z).toBeGreaterThanOrEqual(Z_THRESHOLD);
-    expect(out.segmentsRead).toBeGreaterThanOrEqual(70);
-    expect(Math.abs(out.alignment.offsetSeconds)).toBeLessThanOrEqual(0.2);
+    expect(out.segmentsRead).toBeGreaterThanOrEqual(140);
+    // Mapped onto the original's own time: mid-leak within 0.2 s, at speed 1 within 0.2 % (the alignment may still
+    // split a contiguous leak into a few pieces with the same mapping; measured: 1 to 5 pieces on this clip).
+    const mid = out.pieces.find((p: { leakStart: number; leakEnd: number }) => p.leakStart <= 150 && p.leakEnd > 150);
+    expect(Math.abs(mid.scale - 1)).toBeLessThan(0.002);
+    expect(Math.abs(mid.scale * 150 + mid.offset - 150)).toBeLessThanOrEqual(0.2);
+    // The verdict comes with the chance that it is wrong.
+    expect(out.falseAccusation.bound).toBeLessThan(1e-6);
     expect(out.collusion.suspected).toBe(false);
     expect(out.accused).toEqual([
       { payload: P1, ascii: 'AB', base64: 'QUI=', z: out.best.z, watermarks: [{ id: viewers[0]!.id, createdOn: expect.any(Number) }] },
@@ -320,9 +334,9 @@ describe('forensic viewers', () => {
     const leak = await degrade(viewer1Copy, path.join(work, 'leak-excerpt.mp4'), { crf: 30, scale: 0.5, start: 61.3, duration: 210 });
     const r = await detectLeak(engine, { key: KEY }, leak);
     measured.excerpt210s = { z: r.best?.z, gap: r.best?.gap, segmentsRead: r.segmentsRead, alignment: r.alignment };
-    expect(Math.abs(r.alignment.offsetSeconds - 61.3)).toBeLessThanOrEqual(0.1 + 1e-9);
-    expect(r.segmentsRead).toBeGreaterThanOrEqual(50);
-    expect(r.segmentsRead).toBeLessThanOrEqual(54);
+    expect(Math.abs(r.pieces[0]!.scale * 100 + r.pieces[0]!.offset - 161.3)).toBeLessThanOrEqual(0.15);
+    expect(r.segmentsRead).toBeGreaterThanOrEqual(100);
+    expect(r.segmentsRead).toBeLessThanOrEqual(106);
     expect(r.found).toBe(true);
     expect(r.accused.map((a) => a.payload)).toEqual([P1]);
   });
@@ -342,16 +356,31 @@ describe('forensic viewers', () => {
   it('an unmarked copy (the source, same degradation) yields "no forensic mark found", exit 8', async () => {
     const leak = await degrade(source, path.join(work, 'unmarked-crf30-half.mp4'), { crf: 30, scale: 0.5 });
     const r = await cli(['--json', 'detect', leak, '--key', KEY]);
-    expect(r.code, r.stderr).toBe(8);
+    expect(r.code, r.stderr + r.stdout).toBe(8);
     const out = r.json();
-    measured.unmarked = { bestZ: out.best?.z, segmentsRead: out.segmentsRead, alignment: out.alignment };
+    measured.unmarked = { bestZ: out.best?.z, segmentsRead: out.segmentsRead, pieces: out.pieces?.length, alignment: out.alignment };
     expect(out).toMatchObject({ found: false, accused: [], collusion: { suspected: false } });
-    expect(out.segmentsRead).toBeGreaterThanOrEqual(70);
-    expect(out.best.z).toBeLessThan(Z_THRESHOLD);
+    // The source's film grain is not in the ingested encode the sidecar was made from, and this clip's slow pan gives
+    // alignment little else: the source aligns in pieces, or (about 1 run in 4) not at all. The clean-title null
+    // below is the one that reads the whole timeline.
+    expect(out.best?.z ?? 0).toBeLessThan(Z_THRESHOLD);
     // What a person running `wmark detect` without --json reads for this result.
     const text = renderDetect(out, new Chalk({ level: 0 }));
     expect(text).toMatch(/^no forensic mark found: the best payload scored z = \d+\.\d\d, below the 6\.5 needed to accuse anyone\.$/m);
     expect(text).not.toMatch(/payload {4}\d/);
+  });
+
+  it('the title as ingested, before any mark (its clean segments, same degradation), reads every segment and names nobody', async () => {
+    const clean = await concatSegments(
+      Array.from({ length: SEGMENTS }, (_, k) => readFileSync(workingSegment(engine, video.id, k))),
+      path.join(work, 'clean-title.ts'),
+    );
+    const leak = await degrade(clean, path.join(work, 'clean-crf30-half.mp4'), { crf: 30, scale: 0.5 });
+    const r = await detectLeak(engine, { key: KEY }, leak);
+    measured.cleanTitle = { bestZ: r.best?.z, segmentsRead: r.segmentsRead, pieces: r.pieces.length, alignment: r.alignment };
+    expect(r).toMatchObject({ found: false, accused: [], collusion: { suspected: false } });
+    expect(r.segmentsRead).toBeGreaterThanOrEqual(140);
+    expect(r.best!.z).toBeLessThan(Z_THRESHOLD);
   });
 
   it('TEXT settings in the same request are burned in (encodes) onto the variants the payload chooses', async () => {

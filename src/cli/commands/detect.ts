@@ -31,11 +31,14 @@ export function registerDetect(program: Command): void {
 export function renderDetect(r: DetectResult, c: ChalkInstance): string {
   const lines = [
     `${c.bold('leak')}       ${r.leak.file} (${r.leak.durationSeconds.toFixed(1)} s, ${r.leak.frames} frames)`,
-    `${c.bold('aligned')}    at ${r.alignment.offsetSeconds.toFixed(1)} s of the original (correlation ${r.alignment.score.toFixed(3)}); ${r.segmentsRead} segments read`,
+    r.pieces.length <= 1
+      ? `${c.bold('aligned')}    at ${r.alignment.offsetSeconds.toFixed(1)} s of the original (correlation ${r.alignment.score.toFixed(3)}${r.pieces[0] && Math.abs(r.pieces[0].scale - 1) > 0.003 ? `, played at ${(1 / r.pieces[0].scale).toFixed(3)}x speed` : ''}); ${r.segmentsRead} of ${r.slotsTotal} code slots read`
+      : `${c.bold('aligned')}    ${r.pieces.length} excerpts: ${r.pieces.map((p) => `${p.leakStart.toFixed(0)}-${p.leakEnd.toFixed(0)} s -> ${(p.scale * p.leakStart + p.offset).toFixed(0)} s`).join(', ')}; ${r.segmentsRead} of ${r.slotsTotal} code slots read`,
   ];
-  if (r.geometry.w < 1 || r.geometry.h < 1) lines.push(`${c.bold('cropped')}    shows ${(r.geometry.w * 100).toFixed(0)}% x ${(r.geometry.h * 100).toFixed(0)}% of the frame`);
+  if (r.geometry.w < 0.995 || r.geometry.h < 0.995 || r.geometry.w > 1.005 || r.geometry.h > 1.005) lines.push(`${c.bold('geometry')}   shows about ${(r.geometry.w * 100).toFixed(0)}% x ${(r.geometry.h * 100).toFixed(0)}% of the frame${r.geometry.warp.k1 !== 0 || r.geometry.warp.h[6] !== 0 ? ' (warped: perspective/lens)' : ''}`);
   if (!r.found) {
     lines.push(`${c.yellow('no forensic mark found')}: the best payload scored z = ${(r.best?.z ?? 0).toFixed(2)}, below the ${r.threshold} needed to accuse anyone.`);
+    lines.push(c.dim(`  (a score that high happens by chance with probability about ${formatProbability(r.falseAccusation.estimate)})`));
     return lines.join('\n');
   }
   if (r.collusion.suspected) lines.push(c.red(`collusion suspected: the leak is best explained by two copies averaged together (pair z = ${r.collusion.z.toFixed(2)})`));
@@ -46,5 +49,14 @@ export function renderDetect(r: DetectResult, c: ChalkInstance): string {
     );
     lines.push(a.watermarks.length ? `  issued as watermark ${a.watermarks.map((w) => `${w.id} (${new Date(w.createdOn).toISOString()})`).join(', ')}` : c.dim('  no watermark record carries this payload in this data dir'));
   }
+  const missed = r.stages.find((s) => !s.accused);
+  if (r.collusion.suspected && missed) lines.push(c.dim(`  next candidate ${missed.payload} reached only z = ${missed.z.toFixed(2)} after the accused were taken out: not named`));
+  lines.push(`${c.bold('false accusation')} probability ${formatProbability(r.falseAccusation.estimate)} (estimate; at most ${formatProbability(r.falseAccusation.bound)} whatever the noise)`);
   return lines.join('\n');
+}
+
+export function formatProbability(p: number): string {
+  if (p >= 0.01) return p.toFixed(2);
+  if (p === 0) return '0';
+  return p.toExponential(1).replace('e-', ' x 10^-');
 }

@@ -1,21 +1,31 @@
-// Pure forensic detection: align a leak to the original timeline, register its geometry, read one soft A/B bit per
-// segment against the sidecar, and score every 16-bit payload (accusing only on overwhelming evidence).
-import { PAYLOAD_COUNT } from './keyed-bits.js';
+// Pure forensic detection: frame signatures, the legacy single-offset alignment and crop search, and reading one soft
+// A/B bit per code slot against the sidecar. Piecewise alignment lives in align.ts, warps in geometry.ts, scoring and
+// accusations in score.ts.
+import { mapTime, pieceAt, type TimeMap } from './align.js';
+import { isIdentity, warpImage, type Warp } from './geometry.js';
+import type { SegmentReading } from './score.js';
 
-/** Accuse only when the best payload stands this many standard deviations above all 65,536 scores. */
-export const Z_THRESHOLD = 6.5;
+export { Z_THRESHOLD, scorePayloads, type Candidate, type SegmentReading, type Verdict } from './score.js';
 export const SIGNATURE_CELLS = 16;
 const SIGNATURE_RATE = 10;
 
 export interface Sidecar {
+  /** 1: one code slot per 4-s segment (videos ingested before slots); 2: one or two slots per segment. */
+  version: 1 | 2;
   width: number;
   height: number;
   fps: number;
   /** Start (s, video timeline) and duration of each segment. */
   segmentStarts: number[];
   segmentDurations: number[];
-  /** Per segment, the mean frame of (A+B)/2 and of (A-B)/2, width*height each. */
+  /** Code slots: each carries one bit of the viewer's codeword (bit j = slot j); start, duration, segment. */
+  slotStarts: number[];
+  slotDurations: number[];
+  slotSegments: number[];
+  /** Per slot, the mean frame of (A+B)/2 (width x height) and of (A-B)/2 (diffWidth x diffHeight). */
   mean: Float32Array;
+  diffWidth: number;
+  diffHeight: number;
   diff: Float32Array;
   /** Per original frame: time (s) and 4x4 cell means. */
   signatureTimes: Float64Array;
@@ -25,9 +35,16 @@ export interface Sidecar {
 export interface LeakFrames {
   width: number;
   height: number;
+  /** Start time of each entry (leak seconds). */
   times: Float64Array;
-  /** width*height luma per frame, 16-bit (8-bit level x 256) as ffmpeg's gray16le gives it. */
+  /** width*height luma per entry, 16-bit (8-bit level x 256) as ffmpeg's gray16le gives it. */
   frames: Uint16Array;
+  /**
+   * A long leak is kept as the means of short runs of frames (chunks): how many frames each entry averages, and the
+   * seconds it spans. Absent: every entry is one frame, spanning the median frame interval.
+   */
+  counts?: Uint16Array;
+  spans?: Float64Array;
 }
 
 /** Mean picture of the leak (8-bit levels). */
@@ -190,161 +207,178 @@ export function registerGeometry(original: Float32Array, leak: Float32Array, wid
   return best;
 }
 
-export interface SegmentReading {
-  segment: number;
-  /** Soft bit: about +1 for variant A, -1 for B, near 0 when unreadable. */
-  value: number;
-  frames: number;
+/** Median interval between entries (the frame duration of a plain leak). */
+function medianStep(times: Float64Array): number {
+  if (times.length < 2) return 0.04;
+  const steps = Array.from({ length: Math.min(times.length - 1, 999) }, (_, i) => times[i + 1]! - times[i]!).sort((a, b) => a - b);
+  return steps[steps.length >> 1]!;
 }
 
-/** Per covered segment: fit the leak's mean frame to the sidecar mean (gain + offset), project the residual on (A-B)/2. */
-export function readSegments(sidecar: Sidecar, leak: LeakFrames, alignment: Alignment, geometry: Omit<Geometry, 'score'>, marginSeconds = 0.15): SegmentReading[] {
-  const { width, height } = sidecar;
-  const n = width * height;
-  const identity = geometry.x0 === 0 && geometry.y0 === 0 && geometry.w === 1 && geometry.h === 1;
+/** Index of the slot whose interval holds original time t (binary search), or -1. */
+function slotAt(starts: number[], durations: number[], t: number): number {
+  let lo = 0, hi = starts.length - 1;
+  if (hi < 0 || t < starts[0]!) return -1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= t) lo = mid;
+    else hi = mid - 1;
+  }
+  return t < starts[lo]! + durations[lo]! ? lo : -1;
+}
+
+/** Bilinear 2x area downsample of the sidecar's mean to the diff's size is not needed: images are warped to the leak's size. */
+function toLeakSize(img: Float32Array, iw: number, ih: number, warp: Warp, ow: number, oh: number, mask: Uint8Array): Float32Array {
+  if (iw === ow && ih === oh && isIdentity(warp)) {
+    mask.fill(1);
+    return img;
+  }
+  return warpImage(img, iw, ih, warp, ow, oh, new Float32Array(ow * oh), mask);
+}
+
+/**
+ * Per code slot covered by the leak: the mean of the leak entries that map (through `map`) wholly inside the slot,
+ * less `marginSeconds` at each end, then `fitSlot` against the sidecar's mean and mark warped into the leak's frame.
+ * A slot seen for less than `minSeconds` of the original is skipped: it carries too little of its mark.
+ */
+export function readSlots(sidecar: Sidecar, leak: LeakFrames, map: TimeMap, warp: Warp, marginSeconds = 0.15, minSeconds = 1): SegmentReading[] {
+  const n = leak.width * leak.height;
+  const step = medianStep(leak.times);
+  const entries = leak.times.length;
+  const slotOf = new Int32Array(entries).fill(-1);
+  const covered = new Float64Array(sidecar.slotStarts.length);
+  for (let i = 0; i < entries; i++) {
+    const t0 = leak.times[i]!;
+    const span = leak.spans ? leak.spans[i]! : step;
+    const t1 = t0 + Math.max(span, 1e-6) - 1e-6;
+    const p = pieceAt(map, t0);
+    if (p < 0 || pieceAt(map, t1) !== p) continue;
+    const o0 = mapTime(map, t0), o1 = mapTime(map, t1 + (leak.spans ? 0 : 1e-6));
+    const k = slotAt(sidecar.slotStarts, sidecar.slotDurations, o0);
+    if (k < 0) continue;
+    const start = sidecar.slotStarts[k]! + marginSeconds;
+    const end = sidecar.slotStarts[k]! + sidecar.slotDurations[k]! - marginSeconds;
+    if (o0 < start || o1 > end || o0 > end) continue;
+    slotOf[i] = k;
+    covered[k]! += leak.spans ? o1 - o0 : map.pieces[p]!.scale * step;
+  }
+  const order = Array.from({ length: entries }, (_, i) => i).filter((i) => slotOf[i]! >= 0).sort((a, b) => slotOf[a]! - slotOf[b]! || a - b);
   const readings: SegmentReading[] = [];
   const sum = new Float64Array(n);
-  for (let k = 0; k < sidecar.segmentStarts.length; k++) {
-    const start = sidecar.segmentStarts[k]! + marginSeconds;
-    const end = sidecar.segmentStarts[k]! + sidecar.segmentDurations[k]! - marginSeconds;
+  const leakMean = new Float32Array(n);
+  const mask = new Uint8Array(n);
+  const dmask = new Uint8Array(n);
+  for (let a = 0; a < order.length; ) {
+    const k = slotOf[order[a]!]!;
+    let b = a;
     sum.fill(0);
-    let count = 0;
-    for (let i = 0; i < leak.times.length; i++) {
-      const t = leak.times[i]! + alignment.offset;
-      if (t < start || t > end) continue;
+    let frames = 0;
+    for (; b < order.length && slotOf[order[b]!] === k; b++) {
+      const i = order[b]!;
+      const w = leak.counts ? leak.counts[i]! : 1;
       const base = i * n;
-      for (let p = 0; p < n; p++) sum[p]! += leak.frames[base + p]!;
-      count++;
+      for (let p = 0; p < n; p++) sum[p]! += leak.frames[base + p]! * w;
+      frames += w;
     }
-    // A segment seen for less than a second carries too little of its mark to read reliably.
-    if (count < Math.max(3, sidecar.fps * 1)) continue;
-    const leakMean = Float32Array.from(sum, (v) => v / count / 256);
-    const m = identity ? sidecar.mean.subarray(k * n, (k + 1) * n) : warp(sidecar.mean.subarray(k * n, (k + 1) * n), width, height, geometry);
-    const d = identity ? sidecar.diff.subarray(k * n, (k + 1) * n) : warp(sidecar.diff.subarray(k * n, (k + 1) * n), width, height, geometry);
-    const value = fitSegment(m, d, leakMean);
+    a = b;
+    if (covered[k]! < minSeconds - 1e-9 || frames < 3) continue;
+    for (let p = 0; p < n; p++) leakMean[p] = sum[p]! / frames / 256;
+    const { width, height, diffWidth, diffHeight } = sidecar;
+    const m = toLeakSize(sidecar.mean.subarray(k * width * height, (k + 1) * width * height), width, height, warp, leak.width, leak.height, mask);
+    const d = toLeakSize(sidecar.diff.subarray(k * diffWidth * diffHeight, (k + 1) * diffWidth * diffHeight), diffWidth, diffHeight, warp, leak.width, leak.height, dmask);
+    const value = fitSlot(m, d, leakMean, mask);
     if (value === undefined) continue;
-    readings.push({ segment: k, value, frames: count });
+    readings.push({ segment: k, value, frames });
   }
   return readings;
 }
 
-/**
- * Least squares leak = g*m + o + g*s*d, returning s (clamped to [-2, 2]). Where the original picture is nearly flat
- * the gain cannot be estimated, so it is taken as 1 and only the offset and s are fitted.
- */
-export function fitSegment(m: Float32Array, d: Float32Array, leak: Float32Array): number | undefined {
-  const n = m.length;
-  let sm = 0, sd = 0, sl = 0, smm = 0, sdd = 0, smd = 0, sml = 0, sdl = 0;
-  for (let p = 0; p < n; p++) {
-    const mv = m[p]!, dv = d[p]!, lv = leak[p]!;
-    sm += mv; sd += dv; sl += lv; smm += mv * mv; sdd += dv * dv; smd += mv * dv; sml += mv * lv; sdl += dv * lv;
-  }
-  const varM = smm / n - (sm / n) ** 2;
-  const varD = sdd / n - (sd / n) ** 2;
-  if (varD <= 0) return undefined;
-  let g = 1;
-  let gs: number;
-  if (varM > 4) {
-    const sol = solve3([[smm, smd, sm], [smd, sdd, sd], [sm, sd, n]], [sml, sdl, sl]);
-    if (sol && sol[0]! > 0.3 && sol[0]! < 3) {
-      g = sol[0]!;
-      gs = sol[1]!;
-      return Math.max(-2, Math.min(2, gs / g));
-    }
-  }
-  // Flat picture (or an implausible gain): leak - m = o + s*d, fitted for o and s.
-  const covRd = (sdl - smd) / n - ((sl - sm) / n) * (sd / n);
-  gs = covRd / varD;
-  return Math.max(-2, Math.min(2, gs / g));
+/** readSlots with one offset and a crop (the v1 detector's interface, kept for its tests and callers). */
+export function readSegments(sidecar: Sidecar, leak: LeakFrames, alignment: Alignment, geometry: Omit<Geometry, 'score'>, marginSeconds = 0.15): SegmentReading[] {
+  const map: TimeMap = { pieces: [{ leakStart: -Infinity, leakEnd: Infinity, scale: 1, offset: alignment.offset, score: alignment.score }] };
+  const aspect = leak.width / leak.height;
+  const warp: Warp = { h: [geometry.w, 0, geometry.x0 + geometry.w / 2 - 0.5, 0, geometry.h, (geometry.y0 + geometry.h / 2 - 0.5) / aspect, 0, 0, 1], k1: 0 };
+  return readSlots(sidecar, leak, map, warp, marginSeconds);
 }
 
-function solve3(A: number[][], b: number[]): number[] | undefined {
+/**
+ * Least squares leak = f(m) + s * f'(m) * d, with the tone curve f quadratic in m (a gamma or contrast curve applied
+ * by the leaker bends it), returning s clamped to [-2, 2]. Where the original picture is nearly flat the curve cannot
+ * be estimated, so only an offset is fitted (gain 1). Pixels with mask 0 (outside the original) are left out.
+ */
+export function fitSlot(m: Float32Array, d: Float32Array, leak: Float32Array, mask?: Uint8Array): number | undefined {
+  const n = m.length;
+  let cnt = 0, sm = 0, smm = 0, sd = 0, sdd = 0;
+  for (let p = 0; p < n; p++) {
+    if (mask && !mask[p]) continue;
+    cnt++; sm += m[p]!; smm += m[p]! * m[p]!; sd += d[p]!; sdd += d[p]! * d[p]!;
+  }
+  if (cnt < 16) return undefined;
+  const mu = sm / cnt;
+  const varM = smm / cnt - mu * mu;
+  const varD = sdd / cnt - (sd / cnt) ** 2;
+  if (!(varD > 0)) return undefined;
+  const clamp = (v: number) => Math.max(-2, Math.min(2, v));
+  if (varM > 4) {
+    const sdM = Math.sqrt(varM);
+    // Pass 1: columns [1, x, x^2, d] with x = standardised m; pass 2: the mark column weighted by the fitted slope f'(m).
+    let slope: (p: number) => number = () => 1;
+    for (let pass = 0; pass < 2; pass++) {
+      const A = [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]];
+      const rhs = [0, 0, 0, 0];
+      for (let p = 0; p < n; p++) {
+        if (mask && !mask[p]) continue;
+        const x = (m[p]! - mu) / sdM;
+        const row = [1, x, x * x, d[p]! * slope(p)];
+        const y = leak[p]!;
+        for (let i = 0; i < 4; i++) {
+          rhs[i]! += row[i]! * y;
+          for (let j = i; j < 4; j++) A[i]![j]! += row[i]! * row[j]!;
+        }
+      }
+      for (let i = 0; i < 4; i++) for (let j = 0; j < i; j++) A[i]![j] = A[j]![i]!;
+      const sol = solve4(A, rhs);
+      if (!sol) break;
+      const [, b1, b2, c] = sol as [number, number, number, number];
+      // f(m) = b0 + b1 x + b2 x^2, so f'(m) = (b1 + 2 b2 x) / sdM: the leak's gain at each pixel.
+      const gain = b1 / sdM;
+      if (!(gain > 0.3 && gain < 3)) break;
+      if (pass === 1) return clamp(c);
+      slope = (p) => {
+        const x = (m[p]! - mu) / sdM;
+        return Math.max(0.2, (b1 + 2 * b2 * x) / sdM);
+      };
+      if (b2 === 0) return clamp(c / gain);
+    }
+  }
+  // Flat picture (or an implausible curve): leak - m = o + s*d, fitted for o and s.
+  let sr = 0, srd = 0;
+  for (let p = 0; p < n; p++) {
+    if (mask && !mask[p]) continue;
+    const r = leak[p]! - m[p]!;
+    sr += r;
+    srd += r * d[p]!;
+  }
+  return clamp((srd / cnt - (sr / cnt) * (sd / cnt)) / varD);
+}
+
+/** The v1 name of fitSlot (no mask). */
+export function fitSegment(m: Float32Array, d: Float32Array, leak: Float32Array): number | undefined {
+  return fitSlot(m, d, leak);
+}
+
+function solve4(A: number[][], b: number[]): number[] | undefined {
   const m = A.map((row, i) => [...row, b[i]!]);
-  for (let c = 0; c < 3; c++) {
+  const n = b.length;
+  for (let c = 0; c < n; c++) {
     let pivot = c;
-    for (let r = c + 1; r < 3; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[pivot]![c]!)) pivot = r;
+    for (let r = c + 1; r < n; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[pivot]![c]!)) pivot = r;
     if (Math.abs(m[pivot]![c]!) < 1e-12) return undefined;
     [m[c], m[pivot]] = [m[pivot]!, m[c]!];
-    for (let r = 0; r < 3; r++) {
+    for (let r = 0; r < n; r++) {
       if (r === c) continue;
       const f = m[r]![c]! / m[c]![c]!;
-      for (let k = c; k < 4; k++) m[r]![k]! -= f * m[c]![k]!;
+      for (let k = c; k <= n; k++) m[r]![k]! -= f * m[c]![k]!;
     }
   }
-  return [m[0]![3]! / m[0]![0]!, m[1]![3]! / m[1]![1]!, m[2]![3]! / m[2]![2]!];
-}
-
-/** Every payload's score S_u = sum_k s_k * c_u,k, with the mean and standard deviation over all of them. */
-export function payloadScores(readings: SegmentReading[], codewords: Int8Array, segments: number): { scores: Float64Array; mean: number; sd: number } {
-  const scores = new Float64Array(PAYLOAD_COUNT);
-  for (let u = 0; u < PAYLOAD_COUNT; u++) {
-    const row = u * segments;
-    let s = 0;
-    for (const r of readings) s += r.value * codewords[row + r.segment]!;
-    scores[u] = s;
-  }
-  let mean = 0;
-  for (const s of scores) mean += s;
-  mean /= PAYLOAD_COUNT;
-  let variance = 0;
-  for (const s of scores) variance += (s - mean) ** 2;
-  return { scores, mean, sd: Math.sqrt(variance / PAYLOAD_COUNT) || 1 };
-}
-
-export interface Candidate {
-  payload: number;
-  z: number;
-}
-
-export interface Verdict {
-  segmentsRead: number;
-  /** Highest-scoring payloads, best first. */
-  candidates: Candidate[];
-  best?: Candidate & { rank: 1; gap: number };
-  /** Payloads accused: one, or two when a pair of averaged copies explains the leak (collusion). */
-  accused: number[];
-  collusion: { suspected: boolean; payloads: number[]; z: number };
-  threshold: number;
-}
-
-/**
- * Scores every payload: S_u = sum_k s_k * c_u,k, standardised over all 65,536 payloads. Also tests pairs among the
- * top candidates, because averaging two viewers' copies halves each one's score but is explained well by the pair.
- */
-export function scorePayloads(readings: SegmentReading[], codewords: Int8Array, segments: number, top = 20): Verdict {
-  const { scores, mean, sd } = payloadScores(readings, codewords, segments);
-  const order = Array.from({ length: PAYLOAD_COUNT }, (_, u) => u).sort((a, b) => scores[b]! - scores[a]!);
-  const candidates = order.slice(0, top).map((u) => ({ payload: u, z: (scores[u]! - mean) / sd }));
-  const verdict: Verdict = { segmentsRead: readings.length, candidates, accused: [], collusion: { suspected: false, payloads: [], z: 0 }, threshold: Z_THRESHOLD };
-  if (readings.length === 0) return verdict;
-  const [first, second] = candidates as [Candidate, Candidate];
-  verdict.best = { ...first, rank: 1, gap: first.z - (second?.z ?? 0) };
-
-  // Pair test: correlate the readings with the average of two codewords; null distribution ~ N(0, 1).
-  const rms = Math.sqrt(readings.reduce((a, r) => a + r.value * r.value, 0) / readings.length) || 1;
-  let bestPair = { a: -1, b: -1, z: -Infinity };
-  for (let i = 0; i < candidates.length; i++) {
-    for (let j = i + 1; j < candidates.length; j++) {
-      const ua = candidates[i]!.payload * segments;
-      const ub = candidates[j]!.payload * segments;
-      let dot = 0, norm = 0;
-      for (const r of readings) {
-        const p = (codewords[ua + r.segment]! + codewords[ub + r.segment]!) / 2;
-        dot += r.value * p;
-        norm += p * p;
-      }
-      const z = norm > 0 ? dot / (rms * Math.sqrt(norm)) : 0;
-      if (z > bestPair.z) bestPair = { a: candidates[i]!.payload, b: candidates[j]!.payload, z };
-    }
-  }
-  const singleZ = first.z;
-  const zOf = (u: number) => candidates.find((c) => c.payload === u)?.z ?? 0;
-  // The pair must clearly beat the single best explanation, and each member must stand out from the noise on its own.
-  if (bestPair.z >= Z_THRESHOLD && bestPair.z > singleZ + 1 && Math.min(zOf(bestPair.a), zOf(bestPair.b)) >= 4.5) {
-    verdict.collusion = { suspected: true, payloads: [bestPair.a, bestPair.b], z: bestPair.z };
-    verdict.accused = [bestPair.a, bestPair.b];
-  } else if (singleZ >= Z_THRESHOLD) {
-    verdict.accused = [first.payload];
-  }
-  return verdict;
+  return m.map((row, i) => row[n]! / row[i]!);
 }

@@ -38,3 +38,32 @@ export function allCodewords(key: Buffer, videoId: string, segments: number): In
   for (let u = 0; u < PAYLOAD_COUNT; u++) out.set(codeword(key, videoId, u, segments), u * segments);
   return out;
 }
+
+/**
+ * A packed codebook: every payload's first `bits` code bits, one bit per slot (1 = A, 0 = B), MSB first, in
+ * `stride` bytes per payload. The same bits `codeword` spells as ±1; 1/8 of the memory, so a 2-hour title's book
+ * (3,600 bits) is 29 MB instead of 236 MB, and scoring can add a whole byte of bits with one table lookup.
+ */
+export interface PackedCodebook {
+  bits: number;
+  stride: number;
+  bytes: Uint8Array;
+}
+
+export function packedCodebook(key: Buffer, videoId: string, bits: number, payloads = PAYLOAD_COUNT): PackedCodebook {
+  const stride = Math.ceil(bits / 8);
+  const bytes = new Uint8Array(payloads * stride);
+  for (let u = 0; u < payloads; u++) {
+    const seed = createHmac('sha256', key).update(`code|${videoId}|${u}`).digest();
+    for (let block = 0; block * 32 < stride; block++) {
+      const digest = createHash('sha256').update(seed).update(Uint8Array.of(block >>> 8, block & 255)).digest();
+      bytes.set(digest.subarray(0, Math.min(32, stride - block * 32)), u * stride + block * 32);
+    }
+  }
+  return { bits, stride, bytes };
+}
+
+/** Bit `bit` of payload u in a packed book, as ±1. */
+export function packedBit(book: PackedCodebook, payload: number, bit: number): 1 | -1 {
+  return (book.bytes[payload * book.stride + (bit >>> 3)]! >>> (7 - (bit & 7))) & 1 ? 1 : -1;
+}

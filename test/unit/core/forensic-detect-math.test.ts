@@ -15,7 +15,7 @@ import {
   type LeakFrames,
   type SegmentReading,
 } from '../../../src/core/forensic/detect-math.js';
-import { allCodewords, codeword, PAYLOAD_COUNT } from '../../../src/core/forensic/keyed-bits.js';
+import { codeword, packedCodebook, PAYLOAD_COUNT, type PackedCodebook } from '../../../src/core/forensic/keyed-bits.js';
 import {
   leakSignatures,
   noiseReadings,
@@ -32,11 +32,11 @@ const IDENTITY = { x0: 0, y0: 0, w: 1, h: 1 };
 const at = (offset: number): Alignment => ({ offset, score: 1, overlapSeconds: 0 });
 
 let title: SyntheticTitle;
-let codes: Int8Array;
+let codes: PackedCodebook;
 
 beforeAll(() => {
   title = syntheticTitle({ seed: 7, segments: SEGMENTS });
-  codes = allCodewords(title.key, title.videoId, SEGMENTS);
+  codes = packedCodebook(title.key, title.videoId, SEGMENTS);
 }, 60_000);
 
 function read(leak: LeakFrames, offset = 0): SegmentReading[] {
@@ -58,7 +58,7 @@ describe('readSegments + scorePayloads: one viewer', () => {
       expect(Math.sign(r.value), `segment ${r.segment}`).toBe(code[r.segment]);
       expect(Math.abs(r.value - code[r.segment]!)).toBeLessThan(0.3);
     }
-    const v = scorePayloads(readings, codes, SEGMENTS);
+    const v = scorePayloads(readings, codes);
     expect(v.accused).toEqual([payload]);
     expect(v.best).toMatchObject({ payload, rank: 1 });
     // All 75 soft bits agree with the codeword: z is near its ceiling sqrt(75) = 8.66, far above the rest.
@@ -72,7 +72,7 @@ describe('readSegments + scorePayloads: one viewer', () => {
   it('recovers payloads at the edges of the range (0 and 65535)', () => {
     for (const payload of [0, PAYLOAD_COUNT - 1]) {
       const { leak } = syntheticLeak(title, { signs: signsOf(payload), noise: 4, seed: payload + 3 });
-      expect(scorePayloads(read(leak), codes, SEGMENTS).accused).toEqual([payload]);
+      expect(scorePayloads(read(leak), codes).accused).toEqual([payload]);
     }
   });
 
@@ -81,7 +81,7 @@ describe('readSegments + scorePayloads: one viewer', () => {
     const { leak } = syntheticLeak(title, { signs: signsOf(payload), noise: 5, gain: 0.8, offset: 14, seed: 2 });
     const readings = read(leak);
     for (const r of readings) expect(Math.abs(r.value - signsOf(payload)[r.segment]!)).toBeLessThan(0.35);
-    expect(scorePayloads(readings, codes, SEGMENTS).accused).toEqual([payload]);
+    expect(scorePayloads(readings, codes).accused).toEqual([payload]);
   });
 
   it('a trimmed leak (3:20 starting off a segment boundary) reads only the segments it covers and still names the viewer', () => {
@@ -94,7 +94,7 @@ describe('readSegments + scorePayloads: one viewer', () => {
     expect(segs[0]).toBe(9);
     expect(segs.at(-1)).toBe(58);
     expect(segs).toEqual(Array.from({ length: 50 }, (_, i) => 9 + i));
-    const v = scorePayloads(readings, codes, SEGMENTS);
+    const v = scorePayloads(readings, codes);
     expect(v.accused).toEqual([payload]);
     expect(v.best!.z).toBeGreaterThanOrEqual(Z_THRESHOLD);
   });
@@ -102,8 +102,8 @@ describe('readSegments + scorePayloads: one viewer', () => {
   it('reading with the wrong alignment (a whole segment off) finds nothing', () => {
     const payload = 0x1234;
     const { leak, offset } = syntheticLeak(title, { signs: signsOf(payload), from: 40, to: 280, seed: 4 });
-    expect(scorePayloads(read(leak, offset), codes, SEGMENTS).accused).toEqual([payload]);
-    expect(scorePayloads(read(leak, offset + 4), codes, SEGMENTS).accused).toEqual([]);
+    expect(scorePayloads(read(leak, offset), codes).accused).toEqual([payload]);
+    expect(scorePayloads(read(leak, offset + 4), codes).accused).toEqual([]);
   });
 
   it('skips a segment seen for less than a second', () => {
@@ -115,7 +115,7 @@ describe('readSegments + scorePayloads: one viewer', () => {
   it('too short a leak (1 minute, 15 segments) accuses nobody rather than guess', () => {
     const payload = 0x2222;
     const { leak, offset } = syntheticLeak(title, { signs: signsOf(payload), from: 100, to: 160, seed: 6 });
-    const v = scorePayloads(read(leak, offset), codes, SEGMENTS);
+    const v = scorePayloads(read(leak, offset), codes);
     expect(v.segmentsRead).toBe(15);
     // 15 perfect soft bits cannot reach z = 6.5 (ceiling sqrt(15) = 3.9), and 2^15 patterns are shared by 65,536 payloads.
     expect(v.best!.z).toBeLessThan(Z_THRESHOLD);
@@ -123,7 +123,7 @@ describe('readSegments + scorePayloads: one viewer', () => {
   });
 
   it('reports nothing at all for an empty reading', () => {
-    const v = scorePayloads([], codes, SEGMENTS);
+    const v = scorePayloads([], codes);
     expect(v).toMatchObject({ segmentsRead: 0, accused: [], collusion: { suspected: false } });
     expect(v.best).toBeUndefined();
   });
@@ -138,7 +138,7 @@ describe('readSegments + scorePayloads: two viewers averaged', () => {
     const readings = read(leak);
     // Where the two codewords agree the mark survives, where they differ it cancels out.
     for (const r of readings) expect(Math.abs(r.value - (c1[r.segment]! + c2[r.segment]!) / 2)).toBeLessThan(0.3);
-    const v = scorePayloads(readings, codes, SEGMENTS);
+    const v = scorePayloads(readings, codes);
     expect(v.collusion.suspected).toBe(true);
     expect([...v.collusion.payloads].sort()).toEqual([p1, p2].sort());
     expect([...v.accused].sort()).toEqual([p1, p2].sort());
@@ -154,7 +154,7 @@ describe('readSegments + scorePayloads: two viewers averaged', () => {
       const c1 = signsOf(p1);
       const c2 = signsOf(p2);
       const { leak } = syntheticLeak(title, { signs: Array.from(c1, (v, k) => (v + c2[k]!) / 2), noise: 4, seed: 100 + trial });
-      const v = scorePayloads(read(leak), codes, SEGMENTS);
+      const v = scorePayloads(read(leak), codes);
       expect({ trial, suspected: v.collusion.suspected, accused: [...v.accused].sort() }).toEqual({ trial, suspected: true, accused: [p1, p2].sort() });
     }
   });
@@ -170,7 +170,7 @@ describe('no false accusations', () => {
     let collusions = 0;
     let maxZ = -Infinity;
     const tally = (readings: SegmentReading[]) => {
-      const v = scorePayloads(readings, codes, SEGMENTS);
+      const v = scorePayloads(readings, codes);
       accusations += v.accused.length;
       if (v.collusion.suspected) collusions++;
       maxZ = Math.max(maxZ, v.best?.z ?? -Infinity);
@@ -275,7 +275,7 @@ describe('registerGeometry + readSegments on a cropped leak', () => {
   it('finds an 8 % crop and reads the mark through it', { timeout: 60_000 }, () => {
     const W = 64, H = 36;
     const t = syntheticTitle({ seed: 31, segments: SEGMENTS, width: W, height: H, fps: 2, videoId: 'crop' });
-    const tc = allCodewords(t.key, t.videoId, SEGMENTS);
+    const tc = packedCodebook(t.key, t.videoId, SEGMENTS);
     const payload = 0x0bad;
     const { leak } = syntheticLeak(t, { signs: codeword(t.key, t.videoId, payload, SEGMENTS), noise: 2, seed: 9 });
     // The pirate keeps the region x 4..63 %, y 6..98 % (8 % cut from the width) and scales it back to full frame.
@@ -296,10 +296,10 @@ describe('registerGeometry + readSegments on a cropped leak', () => {
     expect(Math.abs(g.x0 - crop.x0)).toBeLessThan(0.03);
     expect(Math.abs(g.y0 - crop.y0)).toBeLessThan(0.04);
     expect(g.score).toBeGreaterThan(0.99);
-    const v = scorePayloads(readSegments(t.sidecar, cLeak, at(0), g), tc, SEGMENTS);
+    const v = scorePayloads(readSegments(t.sidecar, cLeak, at(0), g), tc);
     expect(v.accused).toEqual([payload]);
     // Read as if uncropped, the pattern no longer lines up: far weaker evidence.
-    const naive = scorePayloads(readSegments(t.sidecar, cLeak, at(0), IDENTITY), tc, SEGMENTS);
+    const naive = scorePayloads(readSegments(t.sidecar, cLeak, at(0), IDENTITY), tc);
     expect(naive.candidates.find((c) => c.payload === payload)?.z ?? 0).toBeLessThan(v.best!.z);
   });
 });

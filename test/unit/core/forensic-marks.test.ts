@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { SIGNATURE_CELLS, type Sidecar } from '../../../src/core/forensic/detect-math.js';
 import { allCodewords, codeword, forensicKey, GRID_COLUMNS, GRID_ROWS, patternGrid, PAYLOAD_COUNT } from '../../../src/core/forensic/keyed-bits.js';
 import { gridValue, MARK_AMPLITUDE, patternField, patternFrameYuv420 } from '../../../src/core/forensic/pattern-image.js';
-import { decodeSidecar, encodeSidecar } from '../../../src/core/forensic/sidecar-format.js';
+import { decodeSidecar, encodeSidecar, encodeSidecarV1 } from '../../../src/core/forensic/sidecar-format.js';
 import { rng, slope, smoothImage } from '../../helpers/forensic-helpers.js';
 
 const KEY = forensicKey(Buffer.from('a service secret of thirty-two b'));
@@ -196,12 +196,20 @@ describe('sidecar format', () => {
       for (let p = 0; p < n; p++) diff[k * n + p] = 1.5 * field[p]! + 0.05 * r.gauss();
     }
     const signature = Float32Array.from({ length: frames * SIGNATURE_CELLS }, () => 16 + r.next() * 220);
+    const segmentStarts = Array.from({ length: segments }, (_, k) => Number((k * 4.004).toFixed(6)));
+    const segmentDurations = Array.from({ length: segments }, (_, k) => (k === segments - 1 ? 2.4024 : 4.004));
     return {
+      version: 1,
       width,
       height,
+      diffWidth: width,
+      diffHeight: height,
       fps: 30000 / 1001,
-      segmentStarts: Array.from({ length: segments }, (_, k) => Number((k * 4.004).toFixed(6))),
-      segmentDurations: Array.from({ length: segments }, (_, k) => (k === segments - 1 ? 2.4024 : 4.004)),
+      segmentStarts,
+      segmentDurations,
+      slotStarts: segmentStarts,
+      slotDurations: segmentDurations,
+      slotSegments: segmentStarts.map((_, k) => k),
       mean,
       diff,
       signatureTimes: Float64Array.from({ length: frames }, (_, i) => (i * 1001) / 30000),
@@ -230,6 +238,21 @@ describe('sidecar format', () => {
     expect(maxErr(d.signature, s.signature)).toBeLessThanOrEqual(0.5 / 64 + 1e-4);
     // Encoding what was decoded changes nothing: the format is stable.
     expect(encodeSidecar(d).equals(bytes)).toBe(true);
+    expect(d.version).toBe(2);
+  });
+
+  it('still reads v1 sidecars (videos ingested before code slots): one slot per segment, diff at the mean\'s size', () => {
+    const s = sampleSidecar(6, 300);
+    const d = decodeSidecar(encodeSidecarV1(s));
+    expect(d.version).toBe(1);
+    expect({ starts: d.slotStarts, durations: d.slotDurations, segments: d.slotSegments, dw: d.diffWidth, dh: d.diffHeight }).toEqual({
+      starts: s.segmentStarts,
+      durations: s.segmentDurations,
+      segments: [0, 1, 2, 3, 4, 5],
+      dw: 128,
+      dh: 72,
+    });
+    expect(d.diff[100]).toBeCloseTo(s.diff[100]!, 2);
   });
 
   it('a 5-minute title\'s sidecar (75 segments, 9000 frames) stays well under 5 MB', { timeout: 60_000 }, () => {

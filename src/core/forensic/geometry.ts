@@ -1,0 +1,242 @@
+// The leak's geometry against the original: a projective warp (homography) after a radial lens term, estimated from
+// mean pictures by Gauss-Newton, starting from the best crop. Covers crops and rescales (a special homography) and the
+// camcorder case: a screen filmed from slightly off-axis through a lens with some barrel distortion.
+//
+// Coordinates: a point (u, v) of a frame, both in [0, 1], is centred and put in width units, X = u - 0.5,
+// Y = (v - 0.5) / aspect, so the model does not depend on the pixel size the pictures are compared at.
+
+/** Maps leak coordinates to original coordinates: undistort (1 + k1 r^2), then the homography h (row-major 3x3). */
+export interface Warp {
+  h: number[];
+  k1: number;
+}
+
+export const IDENTITY_WARP: Warp = { h: [1, 0, 0, 0, 1, 0, 0, 0, 1], k1: 0 };
+
+/** The crop [x0, x0+w] x [y0, y0+h] of the original shown full-frame, as a warp. */
+export function cropWarp(g: { x0: number; y0: number; w: number; h: number }, aspect: number): Warp {
+  return { h: [g.w, 0, g.x0 + g.w / 2 - 0.5, 0, g.h, (g.y0 + g.h / 2 - 0.5) / aspect, 0, 0, 1], k1: 0 };
+}
+
+export function isIdentity(w: Warp): boolean {
+  return w.k1 === 0 && w.h.every((v, i) => v === IDENTITY_WARP.h[i]);
+}
+
+/** Original coordinates (u, v in [0, 1]) of the leak point (u, v). */
+export function mapPoint(w: Warp, u: number, v: number, aspect: number): [number, number] {
+  const X = u - 0.5;
+  const Y = (v - 0.5) / aspect;
+  const f = 1 + w.k1 * (X * X + Y * Y);
+  const xu = X * f, yu = Y * f;
+  const h = w.h;
+  const d = h[6]! * xu + h[7]! * yu + h[8]!;
+  return [(h[0]! * xu + h[1]! * yu + h[2]!) / d + 0.5, ((h[3]! * xu + h[4]! * yu + h[5]!) / d) * aspect + 0.5];
+}
+
+/** The original's region the leak frame shows, as a bounding box (for reports). */
+export function warpBox(w: Warp, aspect: number): { x0: number; y0: number; w: number; h: number } {
+  const pts = [[0, 0], [1, 0], [0, 1], [1, 1], [0.5, 0], [0.5, 1], [0, 0.5], [1, 0.5]].map(([u, v]) => mapPoint(w, u!, v!, aspect));
+  const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
+  const x0 = Math.min(...xs), y0 = Math.min(...ys);
+  return { x0, y0, w: Math.max(...xs) - x0, h: Math.max(...ys) - y0 };
+}
+
+function sample(img: Float32Array, width: number, height: number, x: number, y: number): number {
+  const cx = Math.min(Math.max(x, 0), width - 1);
+  const cy = Math.min(Math.max(y, 0), height - 1);
+  const x0 = Math.floor(cx), y0 = Math.floor(cy);
+  const x1 = Math.min(x0 + 1, width - 1), y1 = Math.min(y0 + 1, height - 1);
+  const fx = cx - x0, fy = cy - y0;
+  return (img[y0 * width + x0]! * (1 - fx) + img[y0 * width + x1]! * fx) * (1 - fy) + (img[y1 * width + x0]! * (1 - fx) + img[y1 * width + x1]! * fx) * fy;
+}
+
+/**
+ * The original picture `img` (iw x ih) as the leak (ow x oh) shows it: for each leak pixel, the original sampled
+ * where the warp maps it. `mask` (optional) gets 1 where that point lies inside the original frame, else 0.
+ */
+export function warpImage(img: Float32Array, iw: number, ih: number, w: Warp, ow: number, oh: number, out = new Float32Array(ow * oh), mask?: Uint8Array): Float32Array {
+  const aspect = ow / oh;
+  for (let y = 0; y < oh; y++) {
+    const v = (y + 0.5) / oh;
+    for (let x = 0; x < ow; x++) {
+      const [uo, vo] = mapPoint(w, (x + 0.5) / ow, v, aspect);
+      out[y * ow + x] = sample(img, iw, ih, uo * iw - 0.5, vo * ih - 0.5);
+      if (mask) mask[y * ow + x] = uo >= -0.002 && uo <= 1.002 && vo >= -0.002 && vo <= 1.002 ? 1 : 0;
+    }
+  }
+  return out;
+}
+
+/** Pearson correlation over the pixels where mask is set (all when no mask). */
+export function maskedPearson(a: Float32Array, b: Float32Array, mask?: Uint8Array): number {
+  let n = 0, sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+  for (let i = 0; i < a.length; i++) {
+    if (mask && !mask[i]) continue;
+    const x = a[i]!, y = b[i]!;
+    n++; sa += x; sb += y; saa += x * x; sbb += y * y; sab += x * y;
+  }
+  if (n < 16) return 0;
+  const den = Math.sqrt((saa - (sa * sa) / n) * (sbb - (sb * sb) / n));
+  return den > 0 ? (sab - (sa * sb) / n) / den : 0;
+}
+
+/** 3x3 box blur, twice (a cheap Gaussian): widens the basin of the optimiser. */
+export function smooth(img: Float32Array, width: number, height: number): Float32Array {
+  let src = img;
+  for (let pass = 0; pass < 2; pass++) {
+    const out = new Float32Array(width * height);
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        let s = 0, c = 0;
+        for (let dy = -1; dy <= 1; dy++) {
+          const yy = y + dy;
+          if (yy < 0 || yy >= height) continue;
+          for (let dx = -1; dx <= 1; dx++) {
+            const xx = x + dx;
+            if (xx < 0 || xx >= width) continue;
+            s += src[yy * width + xx]!;
+            c++;
+          }
+        }
+        out[y * width + x] = s / c;
+      }
+    }
+    src = out;
+  }
+  return src;
+}
+
+const toParams = (w: Warp): number[] => [w.h[0]! - 1, w.h[1]!, w.h[2]!, w.h[3]!, w.h[4]! - 1, w.h[5]!, w.h[6]!, w.h[7]!, w.k1];
+const fromParams = (p: number[]): Warp => ({ h: [1 + p[0]!, p[1]!, p[2]!, p[3]!, 1 + p[4]!, p[5]!, p[6]!, p[7]!, 1], k1: p[8]! });
+
+/** Solves A x = b (n x n, Gaussian elimination with partial pivoting); undefined when singular. */
+export function solveLinear(A: number[][], b: number[]): number[] | undefined {
+  const n = b.length;
+  const m = A.map((row, i) => [...row, b[i]!]);
+  for (let c = 0; c < n; c++) {
+    let pivot = c;
+    for (let r = c + 1; r < n; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[pivot]![c]!)) pivot = r;
+    if (Math.abs(m[pivot]![c]!) < 1e-14) return undefined;
+    [m[c], m[pivot]] = [m[pivot]!, m[c]!];
+    for (let r = 0; r < n; r++) {
+      if (r === c) continue;
+      const f = m[r]![c]! / m[c]![c]!;
+      if (f === 0) continue;
+      for (let k = c; k <= n; k++) m[r]![k]! -= f * m[c]![k]!;
+    }
+  }
+  return m.map((row, i) => row[n]! / row[i]!);
+}
+
+export interface ImagePair {
+  original: Float32Array;
+  leak: Float32Array;
+}
+
+/** Mean Pearson correlation of the leak pictures with the warped originals (the registration's figure of merit). */
+export function warpScore(pairs: ImagePair[], width: number, height: number, w: Warp): number {
+  const scratch = new Float32Array(width * height);
+  const mask = new Uint8Array(width * height);
+  let s = 0;
+  for (const p of pairs) {
+    warpImage(p.original, width, height, w, width, height, scratch, mask);
+    s += maskedPearson(scratch, p.leak, mask);
+  }
+  return s / pairs.length;
+}
+
+/**
+ * Gauss-Newton (Levenberg-Marquardt damped) on the 9 warp parameters: leak ~ a_i * warp(original_i) + b_i per pair,
+ * with a numeric Jacobian. Pixels that map outside the original are left out.
+ */
+export function refineWarp(pairs: ImagePair[], width: number, height: number, start: Warp, iterations = 25, fixed: number[] = []): Warp {
+  const n = width * height;
+  let p = toParams(start);
+  const eps = 1e-3;
+  const residuals = (params: number[]): { r: Float64Array; cost: number } => {
+    const w = fromParams(params);
+    const r = new Float64Array(pairs.length * n);
+    const img = new Float32Array(n);
+    const mask = new Uint8Array(n);
+    let cost = 0;
+    pairs.forEach((pair, i) => {
+      warpImage(pair.original, width, height, w, width, height, img, mask);
+      let c = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+      for (let q = 0; q < n; q++) {
+        if (!mask[q]) continue;
+        const x = img[q]!, y = pair.leak[q]!;
+        c++; sx += x; sy += y; sxx += x * x; sxy += x * y;
+      }
+      const varx = sxx - (sx * sx) / Math.max(1, c);
+      const a = varx > 1e-9 ? (sxy - (sx * sy) / c) / varx : 0;
+      const b = (sy - a * sx) / Math.max(1, c);
+      for (let q = 0; q < n; q++) {
+        // Outside the original: a fixed penalty-free zero residual, so moving the border does not pay by itself.
+        const v = mask[q] ? pair.leak[q]! - (a * img[q]! + b) : 0;
+        r[i * n + q] = v;
+        cost += v * v;
+      }
+    });
+    return { r, cost };
+  };
+  let lambda = 1e-3;
+  let cur = residuals(p);
+  const free = Array.from({ length: 9 }, (_, i) => i).filter((i) => !fixed.includes(i));
+  for (let it = 0; it < iterations; it++) {
+    const J = free.map((i) => {
+      const q = [...p];
+      q[i]! += eps;
+      const { r } = residuals(q);
+      return r.map((v, k) => (v - cur.r[k]!) / eps);
+    });
+    const m = free.length;
+    const JtJ = Array.from({ length: m }, () => new Array<number>(m).fill(0));
+    const Jtr = new Array<number>(m).fill(0);
+    for (let a = 0; a < m; a++) {
+      for (let b = a; b < m; b++) {
+        let s = 0;
+        const ja = J[a]!, jb = J[b]!;
+        for (let k = 0; k < ja.length; k++) s += ja[k]! * jb[k]!;
+        JtJ[a]![b] = s;
+        JtJ[b]![a] = s;
+      }
+      let s = 0;
+      const ja = J[a]!;
+      for (let k = 0; k < ja.length; k++) s += ja[k]! * cur.r[k]!;
+      Jtr[a] = s;
+    }
+    let improved = false;
+    for (let tries = 0; tries < 6 && !improved; tries++) {
+      const A = JtJ.map((row, i) => row.map((v, j) => (i === j ? v * (1 + lambda) + 1e-9 : v)));
+      const step = solveLinear(A, Jtr.map((v) => -v));
+      if (!step) break;
+      const q = [...p];
+      free.forEach((i, j) => (q[i]! += step[j]!));
+      const next = residuals(q);
+      if (next.cost < cur.cost) {
+        p = q;
+        cur = next;
+        lambda = Math.max(1e-7, lambda / 3);
+        improved = true;
+        if (Math.max(...step.map(Math.abs)) < 1e-5) it = iterations;
+      } else lambda *= 8;
+    }
+    if (!improved) break;
+  }
+  return fromParams(p);
+}
+
+/**
+ * Registers the leak against the original from one or more pairs of mean pictures (same stretch of the timeline).
+ * `start` is a coarse estimate (the best crop); the result is the refined warp when it explains the leak better.
+ */
+export function registerWarp(pairs: ImagePair[], width: number, height: number, start: Warp): { warp: Warp; score: number; startScore: number } {
+  const startScore = warpScore(pairs, width, height, start);
+  // Coarse to fine: blurred pictures first (a wider basin), then the pictures themselves; the lens term last.
+  const blurred = pairs.map((p) => ({ original: smooth(p.original, width, height), leak: smooth(p.leak, width, height) }));
+  let w = refineWarp(blurred, width, height, start, 15, [8]);
+  w = refineWarp(blurred, width, height, w, 15);
+  w = refineWarp(pairs, width, height, w, 15);
+  const score = warpScore(pairs, width, height, w);
+  return score > startScore + 1e-4 ? { warp: w, score, startScore } : { warp: start, score: startScore, startScore };
+}

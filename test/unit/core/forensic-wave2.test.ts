@@ -1,0 +1,175 @@
+// The wave-2 detector maths on synthetic data (no ffmpeg): piecewise alignment (speed changes, shuffled excerpts),
+// warp registration (perspective + lens), byte-table scoring, peeling of averaged colluders and the false-accusation
+// bound.
+import { describe, expect, it } from 'vitest';
+import { alignPieces, mapTime } from '../../../src/core/forensic/align.js';
+import { SIGNATURE_CELLS } from '../../../src/core/forensic/detect-math.js';
+import { mapPoint, registerWarp, cropWarp, warpImage, type Warp } from '../../../src/core/forensic/geometry.js';
+import { codeword, packedBit, packedCodebook } from '../../../src/core/forensic/keyed-bits.js';
+import { falseAccusation, normalTail, pairThreshold, scoreBook, scorePayloads, Z_THRESHOLD, type SegmentReading } from '../../../src/core/forensic/score.js';
+import { rng, smoothImage, syntheticSignatures } from '../../helpers/forensic-helpers.js';
+
+const FPS = 10;
+
+/** Signature of the original at time t (linear interpolation between frames) plus noise and a gain change. */
+function leakFrom(orig: Float32Array, frames: number, mapping: (t: number) => number, seconds: number, seed: number, noise = 0.8): { times: Float64Array; sig: Float32Array } {
+  const r = rng(seed);
+  const count = Math.floor(seconds * 25);
+  const times = Float64Array.from({ length: count }, (_, i) => i / 25);
+  const sig = new Float32Array(count * SIGNATURE_CELLS);
+  for (let i = 0; i < count; i++) {
+    const f = Math.min(frames - 1.001, Math.max(0, mapping(times[i]!) * FPS));
+    const f0 = Math.floor(f), a = f - f0;
+    for (let c = 0; c < SIGNATURE_CELLS; c++) {
+      const v = orig[f0 * SIGNATURE_CELLS + c]! * (1 - a) + orig[(f0 + 1) * SIGNATURE_CELLS + c]! * a;
+      sig[i * SIGNATURE_CELLS + c] = 0.9 * v + 10 + noise * r.gauss();
+    }
+  }
+  return { times, sig };
+}
+
+describe('alignPieces', () => {
+  const frames = 900 * FPS;
+  const orig = syntheticSignatures(rng(5), frames);
+  const origTimes = Float64Array.from({ length: frames }, (_, i) => i / FPS);
+
+  it('finds a 2-minute excerpt played at 1.04x and at 0.96x: its start and its time scale', () => {
+    for (const speed of [1.04, 0.96]) {
+      const start = 312.3;
+      const leak = leakFrom(orig, frames, (t) => start + speed * t, 120, 1);
+      const map = alignPieces({ originalTimes: origTimes, originalSig: orig, leakTimes: leak.times, leakSig: leak.sig });
+      // One piece carries (almost) all of it; a stray window at the very end may form a short second one.
+      const p = [...map.pieces].sort((a, b) => b.leakEnd - b.leakStart - (a.leakEnd - a.leakStart))[0]!;
+      expect(p.leakEnd - p.leakStart).toBeGreaterThan(110);
+      expect(Math.abs(p.scale - speed), `speed ${speed}`).toBeLessThan(0.003);
+      for (const t of [5, 60, 105]) expect(Math.abs(mapTime(map, t) - (start + speed * t))).toBeLessThan(0.1);
+    }
+  });
+
+  it('maps a straight excerpt of grainy, slow content at exactly 1x, not a few per cent off (a drift of seconds)', () => {
+    // Grain 4 (the features are mostly noise, as in a slow pan): the windows' least squares alone said 0.994x and
+    // 0.992x here, which left only 33 and 26 of 149 s within 0.1 s of the truth.
+    const grainy = syntheticSignatures(rng(5), frames, 4);
+    for (const seed of [2, 3]) {
+      const start = 200.4;
+      const leak = leakFrom(grainy, frames, (t) => start + t, 150, seed, 4);
+      const map = alignPieces({ originalTimes: origTimes, originalSig: grainy, leakTimes: leak.times, leakSig: leak.sig });
+      expect(map.pieces.map((p) => p.scale), `seed ${seed}`).toEqual([1]);
+      let good = 0;
+      for (let t = 1; t < 150; t++) if (Math.abs(mapTime(map, t) - (start + t)) < 0.1) good++;
+      expect(good, `seed ${seed}`).toBe(149);
+    }
+  });
+
+  it('finds six 40-second excerpts in shuffled order, each with its own place in the original', () => {
+    const starts = [610, 40, 400, 200, 760, 505];
+    const mapping = (t: number) => starts[Math.min(5, Math.floor(t / 40))]! + (t % 40);
+    const leak = leakFrom(orig, frames, mapping, 240, 2);
+    const map = alignPieces({ originalTimes: origTimes, originalSig: orig, leakTimes: leak.times, leakSig: leak.sig });
+    expect(map.pieces.length).toBeGreaterThanOrEqual(5);
+    let good = 0, total = 0;
+    for (let t = 0; t < 240; t += 0.5) {
+      total++;
+      if (Math.abs(mapTime(map, t) - mapping(t)) < 0.15) good++;
+    }
+    // Measured: 5 of the 6 excerpts found, 83 % of the leak mapped to within 0.15 s (one 40-s excerpt is missed).
+    expect(good / total).toBeGreaterThan(0.8);
+  });
+
+  it('maps nothing for a title that is not this one', () => {
+    const other = syntheticSignatures(rng(77), 120 * FPS);
+    const map = alignPieces({ originalTimes: origTimes, originalSig: orig, leakTimes: Float64Array.from({ length: 120 * FPS }, (_, i) => i / FPS), leakSig: other });
+    const covered = map.pieces.reduce((a, p) => a + (p.leakEnd - p.leakStart), 0);
+    expect(covered).toBeLessThan(20);
+  });
+});
+
+describe('registerWarp', () => {
+  it('recovers a few degrees of perspective and a barrel lens from mean pictures, to a fraction of a pixel', { timeout: 60_000 }, () => {
+    const W = 128, H = 72;
+    const r = rng(11);
+    const truth: Warp = { h: [0.93, 0.03, 0.01, -0.02, 0.94, -0.005, 0.09, -0.05, 1], k1: 0.25 };
+    const pairs = Array.from({ length: 3 }, () => {
+      const original = smoothImage(r, W, H);
+      // Finer detail so the fit has edges to hold on to.
+      for (let p = 0; p < W * H; p++) original[p]! += 12 * Math.sin(p * 0.37) * Math.cos((p % W) * 0.21);
+      const leak = warpImage(original, W, H, truth, W, H);
+      for (let p = 0; p < W * H; p++) leak[p] = 0.8 * leak[p]! + 12 + 0.5 * r.gauss();
+      return { original, leak };
+    });
+    const { warp, score } = registerWarp(pairs, W, H, cropWarp({ x0: 0.03, y0: 0.03, w: 0.94, h: 0.94 }, W / H));
+    expect(score).toBeGreaterThan(0.98);
+    let worst = 0;
+    for (const [u, v] of [[0.1, 0.1], [0.9, 0.1], [0.5, 0.5], [0.1, 0.9], [0.9, 0.9]] as const) {
+      const a = mapPoint(warp, u, v, W / H), b = mapPoint(truth, u, v, W / H);
+      worst = Math.max(worst, Math.abs(a[0] - b[0]) * W, Math.abs(a[1] - b[1]) * H);
+    }
+    expect(worst).toBeLessThan(0.5);
+  });
+});
+
+describe('scoring with a packed codebook', () => {
+  const key = Buffer.alloc(32, 9);
+  const BITS = 300;
+  const book = packedCodebook(key, 'v', BITS);
+
+  it('holds the bits codeword() spells, and scoreBook equals the plain sum', () => {
+    const c = codeword(key, 'v', 1234, BITS);
+    for (let j = 0; j < BITS; j++) expect(packedBit(book, 1234, j)).toBe(c[j]);
+    const r = rng(3);
+    const bits = [0, 5, 7, 8, 100, 299];
+    const values = bits.map(() => r.gauss());
+    const scores = scoreBook(bits, values, book);
+    for (const u of [0, 1234, 65535]) {
+      const cu = codeword(key, 'v', u, BITS);
+      expect(scores[u]).toBeCloseTo(bits.reduce((a, b, i) => a + values[i]! * cu[b]!, 0), 9);
+    }
+  });
+
+  it('three colluders averaged are all named by peeling, and nobody else', () => {
+    const r = rng(21);
+    for (const trio of [[11, 22222, 60000], [7, 8, 9]]) {
+      const codes = trio.map((u) => codeword(key, 'v', u, BITS));
+      const readings: SegmentReading[] = Array.from({ length: BITS }, (_, j) => ({ segment: j, value: (codes[0]![j]! + codes[1]![j]! + codes[2]![j]!) / 3 + 0.15 * r.gauss(), frames: 60 }));
+      const v = scorePayloads(readings, book);
+      expect([...v.accused].sort((a, b) => a - b)).toEqual([...trio].sort((a, b) => a - b));
+      expect(v.collusion.suspected).toBe(true);
+      // The search stops at a stage that accuses nobody (the fourth).
+      expect(v.stages.at(-1)!.accused).toBe(false);
+      expect(v.stages.at(-1)!.z).toBeLessThan(Z_THRESHOLD);
+      expect(v.falseAccusation.bound).toBeLessThan(1e-3);
+    }
+  });
+
+  it('noise readings accuse nobody, and the verdict says how likely such a best score is by chance', () => {
+    const r = rng(4);
+    const readings: SegmentReading[] = Array.from({ length: BITS }, (_, j) => ({ segment: j, value: r.gauss(), frames: 60 }));
+    const v = scorePayloads(readings, book);
+    expect(v.accused).toEqual([]);
+    expect(v.falseAccusation.estimate).toBeGreaterThan(0.01);
+  });
+
+  it('two innocents that noise lifts to z 5.0 and 4.7 are not named as a colluding pair (the pair test needs z ~7.9)', () => {
+    // Before the pair test counted its ~2 x 10^9 pairs, 2 of 400 noise leaks of 300 slots named two innocents.
+    const noiseBook = packedCodebook(Buffer.alloc(32, 5), 'title-x', BITS);
+    const r = rng(7);
+    const trials = Array.from({ length: 3 }, () => Array.from({ length: BITS }, (_, j) => ({ segment: j, value: r.gauss(), frames: 60 })));
+    const v = scorePayloads(trials[2]!, noiseBook);
+    expect(v.candidates[0]!.z).toBeGreaterThan(4.9);
+    expect(v.candidates[1]!.z).toBeGreaterThan(4.6);
+    expect(v.accused).toEqual([]);
+    expect(v.collusion.suspected).toBe(false);
+    const t = pairThreshold(Z_THRESHOLD, 65536);
+    expect(t).toBeCloseTo(7.92, 2);
+    expect(((65536 * 65535) / 2) * normalTail(t)).toBeLessThanOrEqual(65536 * normalTail(Z_THRESHOLD) * 1.000001);
+  });
+
+  it('the false-accusation figures follow Hoeffding and the normal tail', () => {
+    expect(normalTail(0)).toBeCloseTo(0.5, 7);
+    expect(normalTail(6.5) / 4.016e-11).toBeCloseTo(1, 2);
+    const fa = falseAccusation(6.5, 6.5, 65535);
+    expect(fa.bound).toBeCloseTo(65535 * Math.exp(-21.125), 12);
+    expect(fa.estimate).toBeCloseTo(65535 * 4.016e-11, 9);
+    expect(fa.estimate).toBeLessThan(fa.bound);
+  });
+});
