@@ -41,7 +41,15 @@ export async function* watch<T>(options: WatchOptions<T>): AsyncGenerator<T, voi
       // Past the deadline the watch says what it last saw, rather than letting the next read fail on its own timeout.
       if (reads++ > 0 && options.deadline !== undefined && now() >= options.deadline) throw timedOut();
       woken = false;
-      const state = await options.read();
+      let state: T;
+      try {
+        state = await options.read();
+      } catch (error) {
+        // A read that ran out of time because the watch's own deadline came (a timer may wake a hair early, then the
+        // read has no time left) says what the watch last saw, not "no answer": the service did answer before.
+        if (last !== undefined && options.deadline !== undefined && now() >= options.deadline && error instanceof WmarkError && error.code === 'TIMEOUT') throw timedOut();
+        throw error;
+      }
       last = state;
       const key = options.key?.(state);
       if (key === undefined || key !== lastKey) {

@@ -82,6 +82,33 @@ describe('watch', () => {
     expect(readsAtTimeout).toBeLessThanOrEqual(6);
   });
 
+  it('a read that runs out of time at the deadline reports the last state, not the timeout of the read', async () => {
+    // The clock is injected: the timer wakes a hair before the deadline, the read then finds no time left.
+    let clock = 0;
+    let reads = 0;
+    const states = watch({
+      read: () => {
+        reads++;
+        if (reads === 1) return 'PENDING';
+        clock = 1_000;
+        throw new WmarkError('TIMEOUT', 'no answer from GET /w');
+      },
+      intervalMs: 1,
+      until: () => false,
+      now: () => clock,
+      deadline: 1_000,
+      timeout: (last) => new WmarkError('TIMEOUT', `still ${last}`),
+    });
+    const error = await collect(states).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'TIMEOUT', message: 'still PENDING' });
+    // Before the deadline, or when nothing was read yet, the read's own error stands.
+    const first = watch({ read: () => Promise.reject(new WmarkError('TIMEOUT', 'no answer')), intervalMs: 1, until: () => false, now: () => 5, deadline: 1 });
+    expect(await collect(first).catch((e: unknown) => e)).toMatchObject({ message: 'no answer' });
+    let n = 0;
+    const early = watch({ read: () => (n++ ? Promise.reject(new WmarkError('TIMEOUT', 'no answer')) : 'PENDING'), intervalMs: 1, until: () => false, now: () => 0, deadline: 1_000 });
+    expect(await collect(early).catch((e: unknown) => e)).toMatchObject({ message: 'no answer' });
+  });
+
   it('an abort ends the wait at once with INTERRUPTED', async () => {
     const controller = new AbortController();
     const states = watch({ read: () => 'PENDING', intervalMs: 60_000, until: () => false, signal: controller.signal });
