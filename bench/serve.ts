@@ -321,10 +321,12 @@ export const suite: Suite = {
     // 'src' runs the CLI from the TypeScript sources (what is in the tree now; tsx only affects module loading);
     // 'bin' runs bin/wmark.js, which prefers a compiled dist/ when one exists (may be stale).
     const mainUrl = pathToFileURL(path.join(REPO_ROOT, 'src', 'cli', 'main.ts')).href;
+    // `--cpu-prof DIR` writes a V8 CPU profile of the wmark server (on its exit) for finding per-request costs.
+    const profile = typeof opt['cpu-prof'] === 'string' ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opt['cpu-prof'])}`] : [];
     const wmarkCmd =
       serverMode === 'src'
-        ? ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', `const { main } = await import(${JSON.stringify(mainUrl)}); const code = await main(process.argv.slice(1)); process.exitCode = code;`, '--', ...cliArgs]
-        : [WMARK_BIN, ...cliArgs];
+        ? [...profile, '--import', import.meta.resolve('tsx'), '--input-type=module', '-e', `const { main } = await import(${JSON.stringify(mainUrl)}); const code = await main(process.argv.slice(1)); process.exitCode = code;`, '--', ...cliArgs]
+        : [...profile, WMARK_BIN, ...cliArgs];
     const children: Child[] = [];
     try {
       log(`starting wmark serve (${serverMode}) and the bare node:http server ...`);

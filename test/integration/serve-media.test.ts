@@ -1,6 +1,7 @@
 // Signed media over real HTTP: playlists whose segment URIs carry signatures, segments and mp4 with byte ranges and
 // HEAD, CORS and preflight, every way a signature can be wrong, path traversal in raw request targets, and the player page.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUrl } from '../../src/core/sign-url.js';
@@ -164,6 +165,43 @@ describe('segments and mp4', () => {
       expect(res.headers.get('access-control-allow-methods')).toMatch(/\bGET\b/);
       expect(res.headers.get('access-control-allow-headers')).toMatch(/\bRange\b/i);
       expect(await res.text()).toBe('');
+    }
+  });
+
+  it('a client that hangs up mid-download leaves no file open in the server, and the next GET is whole', async () => {
+    // A 16 MB file in the watermark's folder (same folder signature): far more than one socket write, so each
+    // download is cut while the server is still streaming.
+    const big = path.join(dirOf(a), 'seg_00099.ts');
+    const bytes = Buffer.alloc(16 * 1024 * 1024, 7);
+    writeFileSync(big, bytes);
+    const url = segmentUrls[0]!.replace('seg_00000.ts', 'seg_00099.ts');
+    const openOnBig = () => readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === big;
+      } catch {
+        return false;
+      }
+    }).length;
+    try {
+      for (let i = 0; i < 10; i++) {
+        await new Promise<void>((resolve, reject) => {
+          const req = http.get(url, (res) => {
+            expect(res.statusCode).toBe(200);
+            res.once('data', () => {
+              req.destroy();
+              resolve();
+            });
+          });
+          req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNRESET' ? resolve() : reject(e)));
+        });
+      }
+      await waitFor(() => (openOnBig() === 0 ? true : undefined), 'the server to close the cut downloads', 5_000);
+      expect(openOnBig()).toBe(0);
+      const whole = await fetch(url);
+      expect(whole.status).toBe(200);
+      expect(Buffer.from(await whole.arrayBuffer()).equals(bytes)).toBe(true);
+    } finally {
+      rmSync(big, { force: true });
     }
   });
 
