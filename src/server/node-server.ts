@@ -1,6 +1,5 @@
 // The HTTP edge: node:http requests turned into plain ApiRequests for the app and its ApiResponses written back (a
-// file range streamed with a large read buffer); listening, resuming unfinished jobs, and a graceful shutdown.
-import { createReadStream } from 'node:fs';
+// file range streamed through reused read buffers); listening, resuming unfinished jobs, and a graceful shutdown.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WmarkError } from '../core/errors.js';
@@ -10,6 +9,7 @@ import { LocalService } from '../engine/local-service.js';
 import { serverSourcePolicy, type SourcePolicy } from '../engine/source-policy.js';
 import { createApp, type App } from './app.js';
 import type { AuthLimitOptions } from './auth-limit.js';
+import { sendFile } from './send-file.js';
 import { bodyTooLarge, BODY_LIMIT_BYTES, isFileBody, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
 
 export interface ServerOptions {
@@ -158,18 +158,7 @@ async function write(req: IncomingMessage, res: ServerResponse, response: ApiRes
   if (isFileBody(body)) {
     res.writeHead(response.status, response.headers);
     if (head) return void res.end();
-    // A larger read buffer measurably raises throughput for 100-500 KB segments (DESIGN.md section 7). pipe() rather
-    // than stream.pipeline: pipeline builds an AbortController and an AbortError per response, which showed as a
-    // tenth of a segment GET's CPU in a profile. Errors on either side end both.
-    const file = createReadStream(body.file, { start: body.start, end: body.end, highWaterMark: 256 * 1024 });
-    await new Promise<void>((resolve) => {
-      file.on('error', () => res.destroy());
-      res.once('close', () => {
-        file.destroy();
-        resolve();
-      });
-      file.pipe(res);
-    });
+    await sendFile(res, body.file, body.start, body.end);
     return;
   }
   const headers = body === undefined || 'Content-Length' in response.headers ? response.headers : { ...response.headers, 'Content-Length': String(Buffer.byteLength(body)) };
