@@ -470,7 +470,7 @@ export const suite: Suite = {
         `(latency = autocannon, 2xx responses only; server cores / us per request = CPU of the server process from /proc; client = this process (autocannon);`,
         ` other load = cores used by the rest of the machine${maxOther > 0.2 ? ` -- up to ${fmt(maxOther)} here: the machine was shared, figures are noisy` : ''}${maxClient > 0.85 ? `; the load generator used up to ${fmt(maxClient)} cores, so on this ${ctx.machine.availableParallelism}-core machine it may cap the faster server` : ''})`,
         '',
-        `ratio wmark/bare, segment GET req/s:        ${fmt(ratio)}`,
+        `ratio wmark/bare, segment GET req/s:        ${fmt(ratio)}  (per round ${rounds.map((r) => fmt(r.ratio)).join(' ')}; spread ${fmt(Math.min(...rounds.map((r) => r.ratio)))}-${fmt(Math.max(...rounds.map((r) => r.ratio)))})`,
         `ratio wmark/bare, segment GET p99 latency:  ${fmt(p99Ratio)}`,
         `ratio wmark/bare, server CPU per request:   ${fmt(cpuRatio)}`,
         `wmark POST /2.0/watermark (existing):       ${fmt(med.wmarkPost.reqPerS, 0)} req/s, p50 ${fmt(med.wmarkPost.latencyP50Ms)} ms, p99 ${fmt(med.wmarkPost.latencyP99Ms)} ms, ${fmt(med.wmarkPost.serverCpuUsPerReq, 0)} us server CPU/request`,
