@@ -165,7 +165,7 @@ function assertIdle(engine: Engine, video: VideoRecord) {
  * Runs (or resumes, from the start) a video's ingest job. Resolves with the INGESTED record, or undefined when another
  * process holds the job; a failure marks the video FAILED_ENCODING and rejects. Ctrl-C leaves it PENDING and queued.
  */
-export async function runIngestJob(engine: Engine, videoId: string, signal?: AbortSignal): Promise<VideoRecord | undefined> {
+export async function runIngestJob(engine: Engine, videoId: string, signal?: AbortSignal, policy?: SourcePolicy): Promise<VideoRecord | undefined> {
   const initial = engine.store.getVideo(videoId);
   if (!initial) throw new WmarkError('VIDEO_NOT_FOUND', `no video with id "${videoId}"`);
   return holdLease(engine, 'ingest', videoId, async (report) => {
@@ -174,7 +174,7 @@ export async function runIngestJob(engine: Engine, videoId: string, signal?: Abo
     if (!current || current.status !== 'PENDING') return current;
     const staging = path.join(engine.paths.tmp, `ingest-${videoId}`);
     try {
-      const video = await normalise(engine, initial, staging, report, signal);
+      const video = await normalise(engine, initial, staging, report, signal, policy);
       engine.store.updateVideo(videoId, video);
       await rm(downloadedSource(engine, videoId), { force: true });
       return engine.store.getVideo(videoId)!;
@@ -191,14 +191,14 @@ export async function runIngestJob(engine: Engine, videoId: string, signal?: Abo
   });
 }
 
-async function normalise(engine: Engine, video: VideoRecord, staging: string, report: JobReporter, signal?: AbortSignal): Promise<Partial<VideoRecord>> {
+async function normalise(engine: Engine, video: VideoRecord, staging: string, report: JobReporter, signal?: AbortSignal, policy?: SourcePolicy): Promise<Partial<VideoRecord>> {
   const remote = isHttpUrl(video.sourceUrl);
   let input = remote ? downloadedSource(engine, video.id) : video.sourceUrl;
   // A job resumed after a restart downloads its source again; a local file is checked again (it may have gone).
   if (remote && !existsSync(input)) {
-    const fresh = await downloadSource(engine.paths.tmp, video.sourceUrl);
+    const fresh = await downloadSource(engine.paths.tmp, video.sourceUrl, policy);
     await rename(fresh, input);
-  } else if (!remote) input = await checkLocalSource(input);
+  } else if (!remote) input = await checkLocalSource(input, policy);
   const fps = { num: video.fpsNum!, den: video.fpsDen! };
   const totalMs = Math.round((video.durationSeconds ?? 0) * 1000);
   await rm(staging, { recursive: true, force: true });

@@ -4,6 +4,7 @@
 import { isInterruption } from '../core/errors.js';
 import type { Engine } from './engine.js';
 import { runIngestJob } from './ingest.js';
+import type { SourcePolicy } from './source-policy.js';
 import { isLeaseLive, jobId, LEASE_STALE_MS, type JobKind } from './job-lease.js';
 import { runWatermarkJob } from './watermark.js';
 
@@ -21,9 +22,13 @@ export interface JobQueue {
   close(): Promise<void>;
 }
 
-/** Runs one job in this process: the result, or undefined when another process holds it. */
-export function runJob(engine: Engine, job: JobRef, signal?: AbortSignal): Promise<unknown> {
-  return job.kind === 'ingest' ? runIngestJob(engine, job.id, signal) : runWatermarkJob(engine, job.id, signal);
+/**
+ * Runs one job in this process: the result, or undefined when another process holds it. `sourcePolicy` is what the
+ * process that runs it lets sources reach: a server's, so an API client's URL is checked again when a resumed ingest
+ * downloads it (its address may have changed since it was accepted).
+ */
+export function runJob(engine: Engine, job: JobRef, signal?: AbortSignal, sourcePolicy?: SourcePolicy): Promise<unknown> {
+  return job.kind === 'ingest' ? runIngestJob(engine, job.id, signal, sourcePolicy) : runWatermarkJob(engine, job.id, signal);
 }
 
 /** How often a queue looks for jobs whose lease went stale (a process killed mid-job). */
@@ -35,6 +40,8 @@ export interface InProcessQueueOptions {
   /** Take over any unfinished job in the data dir (a server), rather than only the ones asked for here (a CLI run). */
   adoptAll?: boolean;
   log?: (line: string) => void;
+  /** Sources a resumed ingest may read again (a server's policy); default: any (the CLI user's own jobs). */
+  sourcePolicy?: SourcePolicy;
 }
 
 export class InProcessJobQueue implements JobQueue {
@@ -95,7 +102,7 @@ export class InProcessJobQueue implements JobQueue {
 
   private start(job: JobRef): void {
     const id = jobId(job.kind, job.id);
-    const run = runJob(this.engine, job, this.controller.signal)
+    const run = runJob(this.engine, job, this.controller.signal, this.options.sourcePolicy)
       .then((result) => {
         if (result === undefined) this.wanted.set(id, job);
         else this.wanted.delete(id);

@@ -60,7 +60,8 @@ export interface RunningServer {
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
-  const queue = new InProcessJobQueue(options.engine, { concurrency: options.jobConcurrency ?? 2, adoptAll: true, log });
+  const sourcePolicy = options.sourcePolicy ?? serverSourcePolicy(options.host);
+  const queue = new InProcessJobQueue(options.engine, { concurrency: options.jobConcurrency ?? 2, adoptAll: true, log, sourcePolicy });
   let app: App | undefined;
   const t = { ...SERVER_TIMEOUTS, ...options.timeouts };
   const server = createServer(
@@ -85,7 +86,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${options.host === 'localhost' ? 'localhost' : host}:${address.port}`;
-  const service = new LocalService(options.engine, { queue, baseUrl: options.publicUrl ?? url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy: options.sourcePolicy ?? serverSourcePolicy(options.host) });
+  const service = new LocalService(options.engine, { queue, baseUrl: options.publicUrl ?? url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy });
   app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds, log, corsOrigins: options.corsOrigins, authLimit: options.authLimit });
   const resumed = queue.resume();
   let closing: Promise<void> | undefined;

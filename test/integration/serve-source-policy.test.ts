@@ -1,6 +1,6 @@
 // The source policy for API clients (issue 13) over real HTTP: local files only under --source-root, no http(s)
 // sources on loopback/private addresses unless allowed, size and time caps on downloads; the CLI keeps full access.
-import { copyFileSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -9,7 +9,7 @@ import { serverSourcePolicy, SOURCE_DOWNLOAD_LIMITS } from '../../src/engine/sou
 import { runCli } from '../helpers/cli.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
-import { call, expectError, freePort, ingestOverHttp, keyHeaders, serveEngine, spawnServe, type TestServer } from '../helpers/serve-helpers.js';
+import { call, expectError, freePort, ingestOverHttp, keyHeaders, serveEngine, spawnServe, waitFor, type TestServer } from '../helpers/serve-helpers.js';
 
 let clipPath: string;
 let clip: Buffer;
@@ -155,6 +155,38 @@ describe('defaults and the CLI', () => {
     expect(byUrl.code, byUrl.stderr).toBe(0);
     const byPath = await runCli(['--data-dir', dataDir, '--json', 'ingest', clipPath, '--key', 'cli-path']);
     expect(byPath.code, byPath.stderr).toBe(0);
+  });
+});
+
+describe('a resumed ingest', () => {
+  it('downloads its source again under the policy of the server that resumes it, not the one that accepted it', async () => {
+    // Accepted by a server that allowed private sources; that server stops before the ingest ran and its download is lost.
+    const engine = testEngine();
+    try {
+      const lenient = await serveEngine(engine, { jobConcurrency: 0, sourcePolicy: serverSourcePolicy('127.0.0.1', { allowPrivateSources: true }) });
+      const posted = await call(lenient.url, 'POST', '/2.0/videos', { headers: lenient.v2, body: { sourceUrl: `${originUrl}/clip.mp4`, key: 'resumed' } });
+      expect(posted.status, posted.text).toBeLessThan(300);
+      await lenient.close();
+      const video = engine.store.getVideoByKey('resumed')!;
+      expect(video.status).toBe('PENDING');
+      for (const f of readdirSync(engine.paths.tmp)) if (f.startsWith('source-')) rmSync(path.join(engine.paths.tmp, f));
+      hits = [];
+      // The next server keeps the default loopback policy (no private sources): the resumed job must not fetch it.
+      const strict = await serveEngine(engine);
+      try {
+        const failed = await waitFor(() => {
+          const v = engine.store.getVideo(video.id)!;
+          return v.status === 'PENDING' ? undefined : v;
+        }, 'the resumed ingest to end', 30_000);
+        expect(failed.status).toBe('FAILED_ENCODING');
+        expect(failed.error).toMatch(/private|loopback|address/i);
+        expect(hits).toEqual([]);
+      } finally {
+        await strict.close();
+      }
+    } finally {
+      engine.dispose();
+    }
   });
 });
 
