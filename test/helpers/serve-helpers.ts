@@ -7,7 +7,7 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { createCredential, type IssuedCredential } from '../../src/engine/credentials.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { InProcessJobQueue } from '../../src/engine/job-queue.js';
@@ -16,6 +16,7 @@ import { serverSourcePolicy, type SourcePolicy } from '../../src/engine/source-p
 import { createApp, type App } from '../../src/server/app.js';
 import type { AuthLimitOptions } from '../../src/server/auth-limit.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/node-server.js';
+import { testEngine, type TestEngine } from './engine.js';
 import { REPO } from './fixtures.js';
 import { FFMPEG } from './tools.js';
 
@@ -375,4 +376,19 @@ export function spawnServe(dataDir: string, args: string[], env: Record<string, 
       }
     },
   };
+}
+
+/** A fresh engine and in-process app for the whole test file: started before its tests, closed after; `use` gets both. */
+export function inProcessAppPerFile(use: (engine: TestEngine, app: TestApp) => void): void {
+  let engine: TestEngine | undefined;
+  let app: TestApp | undefined;
+  beforeAll(async () => {
+    engine = testEngine();
+    app = await serveInProcess(engine);
+    use(engine, app);
+  });
+  afterAll(async () => {
+    await app?.close();
+    engine?.dispose();
+  });
 }

@@ -2,23 +2,18 @@
 // appears in the document, and every route the document's tables name exists.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { describe, expect, it } from 'vitest';
+import type { TestEngine } from '../helpers/engine.js';
 import { REPO } from '../helpers/fixtures.js';
-import { serveInProcess, type TestApp } from '../helpers/serve-helpers.js';
+import { inProcessAppPerFile, type TestApp } from '../helpers/serve-helpers.js';
 
 const DOC = readFileSync(path.join(REPO, 'docs', 'api.md'), 'utf8');
 let engine: TestEngine;
 let s: TestApp;
 
-beforeAll(async () => {
-  engine = testEngine();
-  s = await serveInProcess(engine);
-});
-
-afterAll(async () => {
-  await s?.close();
-  engine?.dispose();
+inProcessAppPerFile((e, app) => {
+  engine = e;
+  s = app;
 });
 
 /** A route as the docs write it: the version as {v}, parameters as {name}, no trailing slash. */

@@ -1,21 +1,16 @@
 // `wmark auth keys create|list|revoke` (in-process CLI on the server's data dir) against a running `wmark serve`:
 // a created key works at once, keys are never listed, and a revoked client's keys and tokens stop working (401).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
-import { bearer, call, expectError, keyHeaders, serveInProcess, type TestApp } from '../helpers/serve-helpers.js';
+import type { TestEngine } from '../helpers/engine.js';
+import { bearer, call, expectError, keyHeaders, inProcessAppPerFile, type TestApp } from '../helpers/serve-helpers.js';
 
 let engine: TestEngine;
 let s: TestApp;
 
-beforeAll(async () => {
-  engine = testEngine();
-  s = await serveInProcess(engine);
-});
-
-afterAll(async () => {
-  await s?.close();
-  engine?.dispose();
+inProcessAppPerFile((e, app) => {
+  engine = e;
+  s = app;
 });
 
 const cli = (...args: string[]) => runCli(['--data-dir', engine.dataDir, ...args]);

@@ -2,26 +2,21 @@
 // its doc links work, the icon exists, and the player page's CSP lets hls.js start its blob: worker.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signPlayerUrl } from '../../src/core/watermark-urls.js';
 import { prefersHtml } from '../../src/server/routes/home.js';
 import { VERSION } from '../../src/version.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import type { TestEngine } from '../helpers/engine.js';
 import { flat, REPO } from '../helpers/fixtures.js';
-import { call, expectError, ingestOverHttp, IN_PROCESS_HOST, serveInProcess, type TestApp } from '../helpers/serve-helpers.js';
+import { call, expectError, ingestOverHttp, IN_PROCESS_HOST, inProcessAppPerFile, type TestApp } from '../helpers/serve-helpers.js';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
 let engine: TestEngine;
 let s: TestApp;
 
-beforeAll(async () => {
-  engine = testEngine();
-  s = await serveInProcess(engine);
-});
-
-afterAll(async () => {
-  await s?.close();
-  engine?.dispose();
+inProcessAppPerFile((e, app) => {
+  engine = e;
+  s = app;
 });
 
 describe('GET /', () => {

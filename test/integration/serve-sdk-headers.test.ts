@@ -1,22 +1,17 @@
 // The reference SDKs against `wmark serve`, in-process: they send the credentials as x-api-key + x-api-secret, and
 // users map client id and key onto them in either order. Both orders work on every key-authenticated route; a wrong
 // key is refused in both.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { describe, expect, it } from 'vitest';
+import type { TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
-import { call, expectError, ingestOverHttp, serveInProcess, type TestApp } from '../helpers/serve-helpers.js';
+import { call, expectError, ingestOverHttp, inProcessAppPerFile, type TestApp } from '../helpers/serve-helpers.js';
 
 let engine: TestEngine;
 let s: TestApp;
 
-beforeAll(async () => {
-  engine = testEngine();
-  s = await serveInProcess(engine);
-});
-
-afterAll(async () => {
-  await s?.close();
-  engine?.dispose();
+inProcessAppPerFile((e, app) => {
+  engine = e;
+  s = app;
 });
 
 const orders = () => ({
