@@ -16,8 +16,8 @@ const LOOKUP_TTL_MS = 1_000;
 const LOOKUP_CACHE_SIZE = 2_000;
 
 export interface SignedLinks {
-  /** Verifies the request's signature (over `scope`, or its own path) and returns the watermark it names. */
-  watermark(req: ApiRequest, version: ApiVersion, params: Params, scope?: string): WatermarkRecord;
+  /** Verifies the request's signature (over `scope`, or its own path); returns the watermark it names and the link's expiration. */
+  watermark(req: ApiRequest, version: ApiVersion, params: Params, scope?: string): { watermark: WatermarkRecord; expirationMs: number };
 }
 
 export function signedLinks(ctx: ServerContext): SignedLinks {
@@ -53,7 +53,7 @@ export function signedLinks(ctx: ServerContext): SignedLinks {
       const w = lookup(watermarkId);
       if (!w || w.videoId !== videoId) throw new WmarkError('WATERMARK_NOT_FOUND', 'no such watermark');
       if (isExpired(w, engine.now())) throw expired(w);
-      return w;
+      return { watermark: w, expirationMs: check.expirationMs };
     },
   };
 }

@@ -23,12 +23,11 @@ export function mediaRoutes(routes: Routes, ctx: ServerContext, links: SignedLin
       async (req, params) => {
         const file = params.file!;
         if (!MEDIA_FILE.test(file)) throw new WmarkError('NOT_FOUND', 'no such file');
-        const w = links.watermark(req, version, params, mediaScope(version, params.videoId!, params.watermarkId!));
+        const { watermark: w, expirationMs } = links.watermark(req, version, params, mediaScope(version, params.videoId!, params.watermarkId!));
         const dir = watermarkDir(engine, w.videoId, w.id);
         if (file === PLAYLIST_NAME) return playlistResponse(req, path.join(dir, PLAYLIST_NAME));
         if (file === MP4_NAME && !w.containers.includes('mp4')) throw new WmarkError('NOT_FOUND', 'this watermark was not requested with the mp4 container');
-        // The link was verified above, so its expiration is there; read from the raw URL (no URL parse per segment).
-        const maxAge = Math.max(0, Math.floor((Number(/[?&]expiration=(\d+)/.exec(req.rawUrl)?.[1] ?? 0) - engine.now()) / 1000));
+        const maxAge = Math.max(0, Math.floor((expirationMs - engine.now()) / 1000));
         return fileResponse(req, path.join(dir, file), {
           contentType: CONTENT_TYPES[path.extname(file)]!,
           cacheControl: `private, max-age=${Math.min(maxAge, 31_536_000)}, immutable`,

@@ -22,7 +22,7 @@ export function watermarkRoutes(routes: Routes, ctx: ServerContext, links: Signe
       ['GET', 'HEAD'],
       paths,
       async (req, params) => {
-        const w = links.watermark(req, version, params);
+        const { watermark: w } = links.watermark(req, version, params);
         if (version === '1.0' && w.readyOn !== null && engine.now() > w.readyOn + STATUS_URL_GRACE_MS) {
           throw new WmarkError('LINK_EXPIRED', 'this long-poll link expired after the watermark became READY; use the playlist link');
         }
