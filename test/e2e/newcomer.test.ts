@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { BIN, runWmark, sandbox, startWmark, until, type Sandbox } from '../helpers/cli-helpers.js';
+import { BIN, runWmark, sandbox, startProcess, startWmark, until, type Sandbox } from '../helpers/cli-helpers.js';
 import { flat } from '../helpers/fixtures.js';
 
 let box: Sandbox;
@@ -85,16 +85,7 @@ describe('links point at the running service', () => {
 });
 
 describe('wmark completion', () => {
-  const bash = (script: string) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn('bash', ['--norc', '--noprofile', '-c', script], { env: { PATH: process.env.PATH, HOME: box.root, WMARK_BIN: BIN } });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+  const bash = (script: string) => startProcess('bash', ['--norc', '--noprofile', '-c', script], { env: { PATH: process.env.PATH!, HOME: box.root, WMARK_BIN: BIN } }).done;
   // What bash does on TAB: set COMP_WORDS/COMP_CWORD, call the function, read COMPREPLY.
   const complete = (words: string[]) =>
     `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _wmark; echo "\${COMPREPLY[*]}"`;

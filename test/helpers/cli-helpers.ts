@@ -58,16 +58,9 @@ export interface Spawned {
   done: Promise<SpawnResult>;
 }
 
-/**
- * Starts `node bin/wmark.js` with stdio piped and a minimal environment: PATH and HOME from the test process,
- * CI=1 NO_COLOR=1, and what the caller adds (undefined removes a variable).
- */
-export function startWmark(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string } = {}): Spawned {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, CI: '1', NO_COLOR: '1', ...options.env })) {
-    if (v !== undefined) env[k] = v;
-  }
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? REPO, env, stdio: ['pipe', 'pipe', 'pipe'] });
+/** Starts `command` with exactly `env`, stdio piped and collected, stdin fed `stdin` (or closed). */
+export function startProcess(command: string, args: string[], options: { env: Record<string, string>; cwd?: string; stdin?: string }): Spawned {
+  const child = spawn(command, args, { cwd: options.cwd ?? REPO, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s));
@@ -78,6 +71,18 @@ export function startWmark(args: string[], options: { env?: Record<string, strin
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
   return { child, stdout: () => stdout, stderr: () => stderr, done };
+}
+
+/**
+ * Starts `node bin/wmark.js` with stdio piped and a minimal environment: PATH and HOME from the test process,
+ * CI=1 NO_COLOR=1, and what the caller adds (undefined removes a variable).
+ */
+export function startWmark(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string } = {}): Spawned {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, CI: '1', NO_COLOR: '1', ...options.env })) {
+    if (v !== undefined) env[k] = v;
+  }
+  return startProcess(process.execPath, [BIN, ...args], { env, cwd: options.cwd, stdin: options.stdin });
 }
 
 export function runWmark(args: string[], options: Parameters<typeof startWmark>[1] = {}): Promise<SpawnResult> {

@@ -1,13 +1,13 @@
 // Several real processes on one data dir at once: the same ingest from two CLIs, template writes from two CLIs and two
 // tight write loops, and migrations when processes open a brand-new database together. Afterwards the database must
 // pass PRAGMA integrity_check and hold exactly the expected rows.
-import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/engine/store.js';
+import { startProcess, type SpawnResult } from '../helpers/cli-helpers.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
 import { dataLayout, dbRows, entries, privateInstall } from '../helpers/ingest-helpers.js';
 import { FFMPEG } from '../helpers/tools.js';
@@ -25,22 +25,8 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(BUILD, { recursive: true, force: true }));
 
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function spawnNode(args: string[], env: Record<string, string> = {}, cwd = BUILD): Promise<Exit> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, env: { ...process.env, CI: '1', NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function spawnNode(args: string[], env: Record<string, string> = {}, cwd = BUILD): Promise<SpawnResult> {
+  return startProcess(process.execPath, args, { cwd, env: { ...(process.env as Record<string, string>), CI: '1', NO_COLOR: '1', ...env } }).done;
 }
 
 /** The database's own health check and the schema version, through a fresh connection. */
