@@ -19,6 +19,39 @@ function x264Gop(gop: number): string[] {
   return ['-g', String(gop), '-keyint_min', String(gop), '-sc_threshold', '0', '-x264-params', 'open-gop=0'];
 }
 
+/**
+ * The opening of a video is cut into shorter segments (1 s, 1 s, 2 s, then one GOP each), so a watermark is playable
+ * once its first second is rendered rather than its first four, and the next segments follow in time.
+ */
+export const LEAD_SEGMENT_SECONDS = [1, 1, 2] as const;
+
+/**
+ * Frames of the lead segments at this rate: they add up to exactly one GOP, so every later boundary falls on a
+ * multiple of the GOP. Empty when the rate is too low to cut a GOP into three.
+ */
+export function leadSegmentFrames(fps: { num: number; den: number }): number[] {
+  const gop = framesPerSegment(fps);
+  const first = Math.max(1, Math.round(fps.num / fps.den));
+  const third = gop - 2 * first;
+  return third >= 1 ? [first, first, third] : [];
+}
+
+/**
+ * Frame counts of a video's segments: with `lead`, the lead segments, then one GOP each; the last holds what is left.
+ * `totalFrames` is the number of frames the encode produced.
+ */
+export function segmentFrameCounts(fps: { num: number; den: number }, totalFrames: number, lead: boolean): number[] {
+  const gop = framesPerSegment(fps);
+  const counts: number[] = [];
+  let left = totalFrames;
+  for (const n of [...(lead ? leadSegmentFrames(fps) : []), ...new Array<number>(Math.ceil(totalFrames / gop)).fill(gop)]) {
+    if (left <= 0) break;
+    counts.push(Math.min(n, left));
+    left -= n;
+  }
+  return counts;
+}
+
 export interface IngestPlan {
   source: string;
   outDir: string;
@@ -27,6 +60,19 @@ export interface IngestPlan {
   height: number;
   hasAudio: boolean;
   encode: EncodeOptions;
+  /** Cut the opening into the shorter lead segments (forensic videos keep one GOP per segment: see ingest). */
+  lead: boolean;
+  /** With lead: an upper bound on the frames the source can yield (the muxer's list of cuts ends there). */
+  maxFrames?: number;
+}
+
+/** Frame numbers where a new segment starts: after each lead segment, then every GOP, up to `maxFrames`. */
+export function segmentBoundaries(lead: number[], gop: number, maxFrames = 0): number[] {
+  const cuts: number[] = [];
+  let at = 0;
+  for (const n of lead) cuts.push((at += n));
+  while ((at += gop) < maxFrames) cuts.push(at);
+  return cuts;
 }
 
 /** The working form: CFR H.264 (high quality, it is encoded again per watermark) + AAC, cut into closed-GOP MPEG-TS segments. */
@@ -34,9 +80,17 @@ export function ingestArgs(plan: IngestPlan): string[] {
   const gop = framesPerSegment(plan.fps);
   const segmentSeconds = (gop * plan.fps.den) / plan.fps.num;
   const halfFrame = plan.fps.den / plan.fps.num / 2;
+  const lead = plan.lead && plan.maxFrames ? leadSegmentFrames(plan.fps) : [];
   // Always scaled to the recorded size, rounded down to even (4:2:0 needs it): every segment then has the size the
   // record says, even when a source changes resolution mid-stream. ffmpeg passes frames through when nothing changes.
   const filters = [`fps=${plan.fps.num}/${plan.fps.den}`, `scale=${plan.width - (plan.width % 2)}:${plan.height - (plan.height % 2)}`, 'format=yuv420p'];
+  // Lead boundaries are forced keyframes; x264 counts its GOP from the last keyframe, so forcing every multiple of the
+  // GOP as well keeps later boundaries where the fixed GOP puts them. The muxer then cuts at exact frame numbers. Its
+  // list has to be finite, so it runs well past the probed length (frames beyond it would join the last segment).
+  const cuts = lead.length
+    ? ['-force_key_frames', `expr:eq(n,${lead[0]})+eq(n,${lead[0]! + lead[1]!})+not(mod(n,${gop}))`,
+       '-segment_frames', segmentBoundaries(lead, gop, plan.maxFrames).join(',')]
+    : ['-segment_time', segmentSeconds.toFixed(6), '-segment_time_delta', halfFrame.toFixed(6)];
   return [
     '-y', '-i', plan.source,
     '-map', '0:v:0', ...(plan.hasAudio ? ['-map', '0:a:0'] : []),
@@ -45,8 +99,7 @@ export function ingestArgs(plan: IngestPlan): string[] {
     '-c:v', 'libx264', '-preset', plan.encode.preset, '-tune', 'fastdecode', '-crf', String(plan.encode.crf), ...x264Gop(gop),
     ...(plan.hasAudio ? ['-c:a', 'aac', '-b:a', '128k', '-ac', '2', '-ar', '48000'] : []),
     '-sn', '-dn', '-map_metadata', '-1',
-    '-f', 'segment', '-segment_format', 'mpegts',
-    '-segment_time', segmentSeconds.toFixed(6), '-segment_time_delta', halfFrame.toFixed(6),
+    '-f', 'segment', '-segment_format', 'mpegts', ...cuts,
     '-segment_list', `${plan.outDir}/segments.csv`, '-segment_list_type', 'csv',
     `${plan.outDir}/seg_%05d.ts`,
   ];

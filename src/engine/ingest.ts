@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { WmarkError, isInterruption, isWmarkError } from '../core/errors.js';
-import { framesPerSegment, ingestArgs, parseSegmentList, segmentFileName } from '../core/ffmpeg-plan.js';
+import { framesPerSegment, ingestArgs, leadSegmentFrames, parseSegmentList, segmentFileName, segmentFrameCounts } from '../core/ffmpeg-plan.js';
 import { isHttpUrl } from '../core/http-url.js';
 import { probeMedia } from '../ffmpeg/probe-media.js';
 import { publishDir } from './publish-dir.js';
@@ -204,8 +204,12 @@ async function normalise(engine: Engine, video: VideoRecord, staging: string, re
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
   report(0, totalMs, 'normalising');
+  // Forensic videos keep one GOP per segment: their code slots need halves of 1.5 s or more, and a forensic viewer's
+  // segments are links to prepared files, so there is no first render for short lead segments to speed up.
+  const maxFrames = leadFramesBound(video.durationSeconds, fps);
+  const lead = !video.enableForensic && maxFrames !== undefined;
   const { frames } = await engine.runner.ffmpeg(
-    ingestArgs({ source: input, outDir: staging, fps, width: video.width!, height: video.height!, hasAudio: video.hasAudio, encode: WORKING_ENCODE }),
+    ingestArgs({ source: input, outDir: staging, fps, width: video.width!, height: video.height!, hasAudio: video.hasAudio, encode: WORKING_ENCODE, lead, maxFrames }),
     { durationSeconds: video.durationSeconds ?? undefined, onProgress: (f) => report(Math.round(f * totalMs), totalMs, 'normalising'), countFrames: true, signal },
   );
   const list = parseSegmentList(await readFile(path.join(staging, 'segments.csv'), 'utf8'));
@@ -216,7 +220,7 @@ async function normalise(engine: Engine, video: VideoRecord, staging: string, re
     }
   });
   const timeOrigin = await firstVideoTime(engine, path.join(staging, segmentFileName(0)));
-  const durations = segmentDurations(list.length, frames, fps);
+  const durations = segmentDurations(list.length, frames, fps, lead);
   if (video.enableForensic) {
     report(0, durations.length, 'preparing forensic variants A and B');
     await prepareForensic(
@@ -243,16 +247,27 @@ async function normalise(engine: Engine, video: VideoRecord, staging: string, re
 }
 
 /**
- * Exact segment durations from frame counts: every segment holds one full GOP except the last. The segment muxer's
- * own list measures from the muxer's clock origin, not the first frame, so it is only used for the file names.
+ * Exact segment durations from frame counts: every segment holds its planned frames (lead segments, then one GOP)
+ * except the last. The segment muxer's own list measures from the muxer's clock origin, not the first frame, so it is
+ * only used for the file names.
  */
-export function segmentDurations(count: number, totalFrames: number | undefined, fps: { num: number; den: number }): number[] {
-  const gop = framesPerSegment(fps);
-  if (!totalFrames || totalFrames <= gop * (count - 1) || totalFrames > gop * count) {
-    throw new WmarkError('FRAME_COUNT_MISMATCH', `ffmpeg reported ${totalFrames ?? 'no'} frames for ${count} segments of ${gop} frames`);
+export function segmentDurations(count: number, totalFrames: number | undefined, fps: { num: number; den: number }, lead = false): number[] {
+  const counts = totalFrames ? segmentFrameCounts(fps, totalFrames, lead) : [];
+  if (!totalFrames || counts.length !== count) {
+    const plan = lead ? `${leadSegmentFrames(fps).join(', ')}, then ${framesPerSegment(fps)}` : String(framesPerSegment(fps));
+    throw new WmarkError('FRAME_COUNT_MISMATCH', `ffmpeg reported ${totalFrames ?? 'no'} frames for ${count} segments of ${plan} frames`);
   }
   const frameSeconds = fps.den / fps.num;
-  return Array.from({ length: count }, (_, i) => Number(((i < count - 1 ? gop : totalFrames - gop * (count - 1)) * frameSeconds).toFixed(6)));
+  return counts.map((n) => Number((n * frameSeconds).toFixed(6)));
+}
+
+/**
+ * A bound on the frames a source of this probed length can yield at the working rate, with a wide margin (containers
+ * misreport durations); undefined when the length is unknown, and such a source is cut without lead segments.
+ */
+function leadFramesBound(durationSeconds: number | null, fps: { num: number; den: number }): number | undefined {
+  if (durationSeconds === null || !Number.isFinite(durationSeconds) || durationSeconds <= 0) return undefined;
+  return Math.ceil(((durationSeconds * fps.num) / fps.den) * 1.5) + 10 * framesPerSegment(fps);
 }
 
 /** Presentation time of the first video frame, read with showinfo (the bundled ffprobe cannot read MPEG-TS). */

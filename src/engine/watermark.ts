@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, cp, link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { framesPerSegment, joinMp4Args, segmentFileName, segmentRenderArgs, textDrawing, type TextFile } from '../core/ffmpeg-plan.js';
+import { framesPerSegment, joinMp4Args, SEGMENT_SECONDS, segmentFileName, segmentRenderArgs, textDrawing, type TextFile } from '../core/ffmpeg-plan.js';
 import { FALLBACK_FONT_METRICS, parseFontMetrics, type FontMetrics } from '../core/font-metrics.js';
 import { writeMediaPlaylist } from '../core/playlist.js';
 import { canonicalSettings, watermarkIdentity } from '../core/watermark-identity.js';
@@ -276,9 +276,10 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
   };
 
   const todo = done.flatMap((d, i) => (d ? [] : [i]));
-  // The first two segments get every core, one after the other: the playlist becomes playable as early as possible
-  // and the second segment is ready before the first has played out. Then one thread per worker.
-  for (const first of [0, 1]) if (todo[0] === first) await render(todo.shift()!, engine.workers);
+  // The opening segments get every core, one after the other: the playlist becomes playable as early as possible and
+  // each next segment is ready before the one before has played out. Then one thread per worker.
+  const opening = openingSegments(video.segments, 2 * SEGMENT_SECONDS);
+  while (todo.length && todo[0]! < opening) await render(todo.shift()!, engine.workers);
   await forEachBounded(todo, engine.workers, (i) => render(i, 1));
 
   const current = engine.store.getWatermark(w.id)!;
@@ -291,6 +292,14 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
   await rm(work, { recursive: true, force: true });
   engine.store.updateWatermark(w.id, { status: 'READY', readyOn: engine.now(), error: null });
   return engine.store.getWatermark(w.id)!;
+}
+
+/** How many segments from the start it takes to cover `seconds` of video (at least one). */
+export function openingSegments(durations: number[], seconds: number): number {
+  let covered = 0;
+  let n = 0;
+  while (n < durations.length && covered < seconds - 1e-6) covered += durations[n++]!;
+  return Math.max(1, n);
 }
 
 async function linkOrCopy(from: string, to: string): Promise<void> {

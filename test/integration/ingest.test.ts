@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WmarkError } from '../../src/core/errors.js';
-import { framesPerSegment, segmentFileName } from '../../src/core/ffmpeg-plan.js';
+import { framesPerSegment, segmentFileName, segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
 import { workingSegment } from '../../src/engine/ingest.js';
 import type { VideoRecord } from '../../src/engine/store.js';
 import { probeMedia } from '../../src/ffmpeg/probe-media.js';
@@ -33,7 +33,7 @@ interface SegmentReport {
 async function checkWorkingSegments(engine: TestEngine, video: VideoRecord, size: { width: number; height: number }): Promise<SegmentReport[]> {
   const fps = { num: video.fpsNum!, den: video.fpsDen! };
   const frame = fps.den / fps.num;
-  const gop = framesPerSegment(fps);
+  const planned = segmentFrameCounts(fps, Math.round(video.segments.reduce((a, b) => a + b, 0) / frame), !video.enableForensic);
   expect(entries(path.join(engine.paths.videos, video.id)).filter((f) => f.endsWith('.ts'))).toEqual(video.segments.map((_, i) => segmentFileName(i)));
   const reports: SegmentReport[] = [];
   for (const [i, duration] of video.segments.entries()) {
@@ -42,7 +42,7 @@ async function checkWorkingSegments(engine: TestEngine, video: VideoRecord, size
     const frames = Math.round(duration / frame);
     expect(Math.abs(frames * frame - duration), `segment ${i} lasts a whole number of frames`).toBeLessThan(1e-5);
     expect(packets, `segment ${i} packet count`).toHaveLength(frames);
-    if (i < video.segments.length - 1) expect(frames, `segment ${i} is one full GOP`).toBe(gop);
+    if (i < video.segments.length - 1) expect(frames, `segment ${i} holds its planned frames (lead segments, then one GOP)`).toBe(planned[i]);
     expect(packets[0]!.keyframe, `segment ${i} starts with a keyframe`).toBe(true);
     expect(packets.filter((p) => p.keyframe), `segment ${i} holds exactly one keyframe`).toHaveLength(1);
     for (let k = 1; k < packets.length; k++) {
@@ -88,19 +88,19 @@ describe('ingest of a 10 s 320x180 30 fps video', () => {
     const info = await probe(source);
     expect(video).toMatchObject({ key: 'flat-10s', name: 'Flat ten', status: 'INGESTED', width: 320, height: 180, fpsNum: 30, fpsDen: 1, hasAudio: true, error: null });
     expect(video.sourceUrl).toBe(source);
-    expect(video.segments).toEqual([4, 4, 2]);
+    expect(video.segments).toEqual([1, 1, 2, 4, 2]);
     const total = video.segments.reduce((a, b) => a + b, 0);
     expect(Math.abs(total - info.durationSeconds)).toBeLessThanOrEqual(1 / 30);
     expect(video.durationSeconds).toBeCloseTo(total, 6);
     // The row as stored, read through a second connection.
     expect(dbRows(engine.paths.db, 'SELECT key, status, segments, duration, fps_num, fps_den, width, height, has_audio, error FROM videos')).toEqual([
-      { key: 'flat-10s', status: 'INGESTED', segments: '[4,4,2]', duration: 10, fps_num: 30, fps_den: 1, width: 320, height: 180, has_audio: 1, error: null },
+      { key: 'flat-10s', status: 'INGESTED', segments: '[1,1,2,4,2]', duration: 10, fps_num: 30, fps_den: 1, width: 320, height: 180, has_audio: 1, error: null },
     ]);
   });
 
   it('writes closed-GOP segments that start on a keyframe, hold their frame counts and join without a gap', async () => {
     const reports = await checkWorkingSegments(engine, video, { width: 320, height: 180 });
-    expect(reports.map((r) => r.packets.length)).toEqual([120, 120, 60]);
+    expect(reports.map((r) => r.packets.length)).toEqual([30, 30, 60, 120, 60]);
     expect(reports.reduce((n, r) => n + r.packets.length, 0)).toBe(300);
   });
 
@@ -131,27 +131,27 @@ describe('ingest of other frame rates and sizes', () => {
   });
   afterAll(() => engine.dispose());
 
-  it('ingests 29.97 fps at an odd size (321x181) into even-sized 4.004 s segments', async () => {
+  it('ingests 29.97 fps at an odd size (321x181) into even-sized segments of 1.001 s, 1.001 s, 2.002 s, then 4.004 s', async () => {
     const source = await ntscOddSize();
     const info = await probe(source);
     expect([info.width, info.height, info.fps]).toEqual([321, 181, { num: 30000, den: 1001 }]);
     const { video, created } = await ingestVideo(engine, { source, key: 'ntsc-odd' });
     expect(created).toBe(true);
     expect(video).toMatchObject({ status: 'INGESTED', fpsNum: 30000, fpsDen: 1001, hasAudio: true });
-    // 7 s at 29.97 fps = 210 frames: one GOP of 120 (4.004 s) and 90 frames (3.003 s).
-    expect(video.segments).toEqual([4.004, 3.003]);
+    // 7 s at 29.97 fps = 210 frames: lead segments of 30, 30 and 60 frames, then 90 frames (3.003 s).
+    expect(video.segments).toEqual([1.001, 1.001, 2.002, 3.003]);
     expect(Math.abs(video.segments.reduce((a, b) => a + b, 0) - info.durationSeconds)).toBeLessThanOrEqual(1001 / 30000);
     const reports = await checkWorkingSegments(engine, video, { width: 320, height: 180 });
-    expect(reports.map((r) => r.packets.length)).toEqual([120, 90]);
+    expect(reports.map((r) => r.packets.length)).toEqual([30, 30, 60, 90]);
   });
 
-  it('ingests a mute 25 fps video into 100-frame segments', async () => {
+  it('ingests a mute 25 fps video into 25, 25 and 50-frame lead segments, then 100-frame ones', async () => {
     const source = await fixture({ kind: 'flat', color: '884422', width: 320, height: 180, seconds: 6, fps: 25, audio: false });
     const { video } = await ingestVideo(engine, { source, key: 'pal-mute' });
     expect(video).toMatchObject({ status: 'INGESTED', fpsNum: 25, fpsDen: 1, hasAudio: false, width: 320, height: 180 });
-    expect(video.segments).toEqual([4, 2]);
+    expect(video.segments).toEqual([1, 1, 2, 2]);
     const reports = await checkWorkingSegments(engine, video, { width: 320, height: 180 });
-    expect(reports.map((r) => r.packets.length)).toEqual([100, 50]);
+    expect(reports.map((r) => r.packets.length)).toEqual([25, 25, 50, 50]);
     expect(entries(engine.paths.tmp)).toEqual([]);
   });
 });
@@ -276,7 +276,7 @@ describe('remote sources', () => {
     const source = `http://localhost:${port}/moved?viewer=1`;
     const { video, created } = await ingestVideo(engine, { source });
     expect(created).toBe(true);
-    expect(video).toMatchObject({ key: source, sourceUrl: source, status: 'INGESTED', width: 320, height: 180, hasAudio: true, segments: [3] });
+    expect(video).toMatchObject({ key: source, sourceUrl: source, status: 'INGESTED', width: 320, height: 180, hasAudio: true, segments: [1, 1, 1] });
     await checkWorkingSegments(engine, video, { width: 320, height: 180 });
     expect(entries(engine.paths.tmp)).toEqual([]);
   });
@@ -344,7 +344,7 @@ describe('wmark video list / show', () => {
       duration: 10,
       frameRate: 30,
       hasAudio: true,
-      segments: 3,
+      segments: 5,
       createdOn: expect.any(Number),
     });
     id = v.id;
@@ -360,7 +360,7 @@ describe('wmark video list / show', () => {
   it('lists videos as JSON and as plain lines', async () => {
     const json = await cli('--json', 'video', 'list');
     expect(json.code).toBe(0);
-    expect(json.json()).toEqual([expect.objectContaining({ id, key: 'clip', status: 'INGESTED', duration: 10, segments: 3 })]);
+    expect(json.json()).toEqual([expect.objectContaining({ id, key: 'clip', status: 'INGESTED', duration: 10, segments: 5 })]);
     const plain = await cli('video', 'list');
     expect(plain.code).toBe(0);
     // Columns are aligned; piped output has no header row (a terminal gets one).
@@ -375,7 +375,7 @@ describe('wmark video list / show', () => {
     expect(byId.code).toBe(0);
     expect(byKey.code).toBe(0);
     expect(byKey.json()).toEqual(byId.json());
-    expect(byId.json()).toMatchObject({ id, key: 'clip', name: 'My clip', frameRate: 30, segments: 3 });
+    expect(byId.json()).toMatchObject({ id, key: 'clip', name: 'My clip', frameRate: 30, segments: 5 });
     const plain = await cli('video', 'show', 'clip');
     expect(plain.code).toBe(0);
     expect(plain.stdout).toBe(
@@ -385,7 +385,7 @@ describe('wmark video list / show', () => {
         '  status     INGESTED',
         '  name       My clip',
         '  picture    320x180 @ 30 fps, with audio',
-        '  duration   10.000 s in 3 segments',
+        '  duration   10.000 s in 5 segments',
         '  forensic   no',
         '',
       ].join('\n'),

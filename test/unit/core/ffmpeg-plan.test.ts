@@ -13,6 +13,9 @@ import {
   fontPixels,
   framesPerSegment,
   ingestArgs,
+  leadSegmentFrames,
+  segmentBoundaries,
+  segmentFrameCounts,
   joinMp4Args,
   segmentRenderArgs,
   textDrawing,
@@ -399,6 +402,7 @@ describe('ingestArgs', () => {
     height: 180,
     hasAudio: true,
     encode: { preset: 'veryfast', crf: 18 },
+    lead: false,
     ...over,
   });
 
@@ -445,6 +449,58 @@ describe('ingestArgs', () => {
     const args = ingestArgs(plan({ fps }));
     expectFixedClosedGop(args, gop);
     expect(Number(valueAfter(args, '-segment_time'))).toBeCloseTo(seconds, 6);
+  });
+});
+
+describe('lead segments', () => {
+  it.each([
+    [{ num: 30, den: 1 }, [30, 30, 60], 120],
+    [{ num: 25, den: 1 }, [25, 25, 50], 100],
+    [{ num: 30000, den: 1001 }, [30, 30, 60], 120],
+    [{ num: 24000, den: 1001 }, [24, 24, 48], 96],
+    [{ num: 15, den: 2 }, [8, 8, 14], 30],
+  ])('at %o fps the lead segments are %o frames, one GOP of %d together', (fps, lead, gop) => {
+    expect(leadSegmentFrames(fps)).toEqual(lead);
+    expect(framesPerSegment(fps)).toBe(gop);
+    expect(lead.reduce((a, b) => a + b, 0)).toBe(gop);
+  });
+
+  it('has no lead segments when a GOP is too short to cut in three', () => {
+    expect(leadSegmentFrames({ num: 1, den: 2 })).toEqual([]);
+  });
+
+  it('counts frames per segment: lead, then one GOP each, the last holding the rest', () => {
+    const fps = { num: 30, den: 1 };
+    expect(segmentFrameCounts(fps, 315, true)).toEqual([30, 30, 60, 120, 75]);
+    expect(segmentFrameCounts(fps, 45, true)).toEqual([30, 15]);
+    expect(segmentFrameCounts(fps, 240, true)).toEqual([30, 30, 60, 120]);
+    expect(segmentFrameCounts(fps, 315, false)).toEqual([120, 120, 75]);
+    expect(segmentFrameCounts(fps, 1, true)).toEqual([1]);
+  });
+
+  it('cuts after each lead segment, then every GOP, up to the bound', () => {
+    expect(segmentBoundaries([30, 30, 60], 120, 500)).toEqual([30, 60, 120, 240, 360, 480]);
+    expect(segmentBoundaries([30, 30, 60], 120, 0)).toEqual([30, 60, 120]);
+  });
+
+  it('forces keyframes at every cut and has the muxer cut at those frames', () => {
+    const args = ingestArgs({
+      source: 'in.mp4', outDir: '/s', fps: { num: 30, den: 1 }, width: 320, height: 180, hasAudio: false,
+      encode: { preset: 'veryfast', crf: 15 }, lead: true, maxFrames: 400,
+    });
+    expectFixedClosedGop(args, 120);
+    expect(valueAfter(args, '-force_key_frames')).toBe('expr:eq(n,30)+eq(n,60)+not(mod(n,120))');
+    expect(valueAfter(args, '-segment_frames')).toBe('30,60,120,240,360');
+    expect(args).not.toContain('-segment_time');
+  });
+
+  it('falls back to plain GOP segments when the length is unknown', () => {
+    const args = ingestArgs({
+      source: 'in.mp4', outDir: '/s', fps: { num: 30, den: 1 }, width: 320, height: 180, hasAudio: false,
+      encode: { preset: 'veryfast', crf: 15 }, lead: true,
+    });
+    expect(args).not.toContain('-segment_frames');
+    expect(Number(valueAfter(args, '-segment_time'))).toBeCloseTo(4, 6);
   });
 });
 

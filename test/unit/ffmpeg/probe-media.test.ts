@@ -178,6 +178,14 @@ describe('segmentDurations', () => {
     expect(segmentDurations(1, 1, { num: 25, den: 1 })).toEqual([0.04]);
   });
 
+  it('with lead segments: 1 s, 1 s and 2 s, then full GOPs, the last shorter', () => {
+    expect(segmentDurations(5, 315, { num: 30, den: 1 }, true)).toEqual([1, 1, 2, 4, 2.5]);
+    expect(segmentDurations(2, 45, { num: 30, den: 1 }, true)).toEqual([1, 0.5]);
+    expect(segmentDurations(3, 90, { num: 30000, den: 1001 }, true)).toEqual([1.001, 1.001, 1.001]);
+    const e = thrown(() => segmentDurations(3, 315, { num: 30, den: 1 }, true));
+    expect(e.message).toBe('ffmpeg reported 315 frames for 3 segments of 30, 30, 60, then 120 frames');
+  });
+
   it('uses the exact NTSC frame duration', () => {
     // 210 frames of 1001/30000 s = 7.007 s: one GOP of 120 frames (4.004 s) and 90 frames (3.003 s).
     expect(segmentDurations(2, 210, { num: 30000, den: 1001 })).toEqual([4.004, 3.003]);
