@@ -7,6 +7,7 @@ import { locateTools, type MediaTools } from '../ffmpeg/locate-tools.js';
 import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import { ChangeFeed } from './change-feed.js';
 import { privateDir, tighten, tightenTree, usePrivateUmask } from './file-modes.js';
+import { RenderScheduler } from './render-scheduler.js';
 import { loadOrCreateSecret } from './secret.js';
 import { Store } from './store.js';
 
@@ -24,6 +25,8 @@ export interface Engine {
   owner: string;
   /** Wakes watchers in this process when a job moves on. */
   changes: ChangeFeed;
+  /** Every segment render of this process shares its `workers` threads through here, most urgent first. */
+  renders: RenderScheduler;
   close(): void;
 }
 
@@ -48,6 +51,7 @@ export function openEngine(options: EngineOptions): Engine {
   for (const file of [paths.db, `${paths.db}-wal`, `${paths.db}-shm`, paths.secret]) tighten(file);
   const tools = locateTools({ ffmpeg: options.ffmpeg, ffprobe: options.ffprobe, font: options.font });
   const store = new Store(paths.db);
+  const workers = Math.max(1, options.workers);
   return {
     store,
     paths,
@@ -55,11 +59,12 @@ export function openEngine(options: EngineOptions): Engine {
     runner: options.runner ?? createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path),
     secret: loadOrCreateSecret(paths.secret),
     encode: options.encode,
-    workers: Math.max(1, options.workers),
+    workers,
     now: options.now ?? Date.now,
     newId: randomUUID,
     owner: `${process.pid}:${randomUUID()}`,
     changes: new ChangeFeed(),
+    renders: new RenderScheduler(workers),
     close: () => store.close(),
   };
 }

@@ -29,9 +29,9 @@ import { registerVideo, type Registration } from './ingest.js';
 import type { SourcePolicy } from './source-policy.js';
 import { isLeaseLive, jobId, topicOf, type JobKind } from './job-lease.js';
 import type { JobQueue } from './job-queue.js';
-import type { JobRecord, VideoRecord, WatermarkRecord } from './store.js';
+import type { JobRecord, RenderMode, VideoRecord, WatermarkRecord } from './store.js';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates } from './templates.js';
-import { deleteWatermark, exportWatermark, requestWatermark, watermarkFiles, type VideoRef, type WatermarkFiles } from './watermark.js';
+import { deleteWatermark, exportWatermark, needsJob, requestWatermark, watermarkFiles, type VideoRef, type WatermarkFiles } from './watermark.js';
 
 /** A forensic-only watermark costs links, not encodes: it is answered READY after at most this long. */
 const FORENSIC_READY_MS = 15_000;
@@ -48,6 +48,8 @@ export interface LocalServiceOptions {
   playableTimeoutMs?: number;
   /** What createVideo may read (an API client's ingest, issue 13); undefined: anything (the CLI). */
   sourcePolicy?: SourcePolicy;
+  /** How new watermarks are rendered (default full: a CLI run wants every output; serve renders on demand). */
+  render?: RenderMode;
 }
 
 export interface LocalCallOptions extends CallOptions {
@@ -166,12 +168,12 @@ export class LocalService implements WatermarkService {
       nowMs: this.engine.now(),
       template: (id) => findTemplate(this.engine, id)?.settings as TemplateSetting[] | undefined,
     });
-    const result = requestWatermark(this.engine, parsed);
+    const result = requestWatermark(this.engine, { ...parsed, render: this.options.render ?? 'full' });
     let record = result.watermark;
     // A forensic-only watermark needs no encode (its playlist picks existing A/B segments): it starts at once, ahead
     // of any renders, and is READY at once.
     const forensicOnly = parsed.settings.every((s) => s.type === 'FORENSIC');
-    if (record.status !== 'READY') this.queue.enqueue({ kind: 'watermark', id: record.id }, { immediate: forensicOnly });
+    if (needsJob(record)) this.queue.enqueue({ kind: 'watermark', id: record.id }, { immediate: forensicOnly });
     if (forensicOnly && record.status === 'PENDING') record = await this.settle(record.id, 'playable', FORENSIC_READY_MS, options.signal);
     if (api === '2.0' && record.status === 'PENDING') {
       record = await this.settle(record.id, 'playable', this.options.playableTimeoutMs ?? 120_000, options.signal);

@@ -51,7 +51,14 @@ export interface WatermarkRecord {
   createdOn: number;
   readyOn: number | null;
   forensicPayload: number | null;
+  /**
+   * 'full' renders every segment (CLI, mp4, batches); 'on-demand' renders the opening, then what players ask for
+   * (serve). A full request for an on-demand watermark turns it full.
+   */
+  render: RenderMode;
 }
+
+export type RenderMode = 'full' | 'on-demand';
 
 export interface JobRecord {
   id: string;
@@ -137,6 +144,8 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE jobs ADD COLUMN done INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE jobs ADD COLUMN total INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE jobs ADD COLUMN stage TEXT;`,
+  // Watermarks made before on-demand rendering were rendered in full.
+  `ALTER TABLE watermarks ADD COLUMN render TEXT NOT NULL DEFAULT 'full';`,
 ];
 
 type Row = Record<string, unknown>;
@@ -179,6 +188,7 @@ const toWatermark = (r: Row): WatermarkRecord => ({
   createdOn: r.created_on as number,
   readyOn: (r.ready_on as number | null) ?? null,
   forensicPayload: (r.forensic_payload as number | null) ?? null,
+  render: r.render as RenderMode,
 });
 
 const toJob = (r: Row): JobRecord => ({
@@ -335,10 +345,10 @@ export class Store {
   insertWatermarkIfAbsent(w: WatermarkRecord): { record: WatermarkRecord; created: boolean } {
     const info = this.db
       .prepare(
-        `INSERT INTO watermarks (id, video_id, settings, containers, expiration, status, error, created_on, ready_on, forensic_payload)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
+        `INSERT INTO watermarks (id, video_id, settings, containers, expiration, status, error, created_on, ready_on, forensic_payload, render)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
       )
-      .run(w.id, w.videoId, JSON.stringify(w.settings), JSON.stringify(w.containers), w.expiration, w.status, w.error, w.createdOn, w.readyOn, w.forensicPayload);
+      .run(w.id, w.videoId, JSON.stringify(w.settings), JSON.stringify(w.containers), w.expiration, w.status, w.error, w.createdOn, w.readyOn, w.forensicPayload, w.render);
     return { record: this.getWatermark(w.id)!, created: info.changes === 1 };
   }
 
@@ -372,13 +382,14 @@ export class Store {
     })();
   }
 
-  updateWatermark(id: string, patch: { status?: WatermarkStatus; error?: string | null; readyOn?: number | null; containers?: Container[] }): void {
+  updateWatermark(id: string, patch: { status?: WatermarkStatus; error?: string | null; readyOn?: number | null; containers?: Container[]; render?: RenderMode }): void {
     const sets: string[] = [];
     const values: Record<string, unknown> = { id };
     if (patch.status !== undefined) (sets.push('status = @status'), (values.status = patch.status));
     if (patch.error !== undefined) (sets.push('error = @error'), (values.error = patch.error));
     if (patch.readyOn !== undefined) (sets.push('ready_on = @readyOn'), (values.readyOn = patch.readyOn));
     if (patch.containers !== undefined) (sets.push('containers = @containers'), (values.containers = JSON.stringify(patch.containers)));
+    if (patch.render !== undefined) (sets.push('render = @render'), (values.render = patch.render));
     if (sets.length) this.sql(`UPDATE watermarks SET ${sets.join(', ')} WHERE id = @id`).run(values);
   }
 

@@ -1,7 +1,7 @@
 // Watermark requests and jobs: identity, expiration rules, per-segment rendering on a worker pool, playlist and mp4 publishing.
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, cp, link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, cp, link, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { framesPerSegment, joinMp4Args, SEGMENT_SECONDS, segmentFileName, segmentRenderArgs, textDrawing, type TextFile } from '../core/ffmpeg-plan.js';
 import { FALLBACK_FONT_METRICS, parseFontMetrics, type FontMetrics } from '../core/font-metrics.js';
@@ -16,14 +16,17 @@ import { tail } from '../ffmpeg/run-ffmpeg.js';
 import writeFileAtomic from 'write-file-atomic';
 import type { Engine } from './engine.js';
 import { applyUserModes } from './file-modes.js';
-import { forEachBounded } from './for-each-bounded.js';
 import { videoDir, workingSegment } from './ingest.js';
-import { holdLease, isLeaseLive, jobId, type JobReporter } from './job-lease.js';
-import type { Container, VideoRecord, WatermarkRecord } from './store.js';
+import { holdLease, isLeaseLive, jobId, LEASE_STALE_MS, type JobReporter } from './job-lease.js';
+import type { RenderUrgency } from './render-scheduler.js';
+import type { Container, RenderMode, VideoRecord, WatermarkRecord } from './store.js';
 
 export const PLAYLIST_NAME = 'video.m3u8';
 export const MP4_NAME = 'video.mp4';
 const WORK_DIR = '.work';
+/** The drawing (filter script and text files) stays while the watermark lives: on-demand renders need it later. */
+const DRAW_DIR = '.draw';
+const FILTER_NAME = 'filter.txt';
 /** Per-video folder of TEXT-over-variant segments shared between forensic viewers with the same visible text. */
 const SHARED_TEXT_DIR = '_shared';
 
@@ -38,6 +41,8 @@ export interface WatermarkRequest {
   containers: Container[];
   /** Unix seconds; honoured only when this request creates the watermark (SPEC 2.5). */
   expirationSeconds?: number;
+  /** How the process asking renders it (default full); an mp4 container always needs the full render. */
+  render?: RenderMode;
 }
 
 export interface WatermarkRequestResult {
@@ -104,6 +109,8 @@ export function requestWatermark(engine: Engine, request: WatermarkRequest): Wat
     createdOn: now,
     readyOn: null,
     forensicPayload: forensic ? forensic.payload : null,
+    // Links to prepared variants (a forensic-only viewer) cost nothing, so they are all made at once.
+    render: request.containers.includes('mp4') || !request.settings.some((s) => s.type === 'TEXT') ? 'full' : (request.render ?? 'full'),
   });
   if (!created && isExpired(record, now)) {
     throw new WmarkError('WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {
@@ -118,14 +125,24 @@ export function requestWatermark(engine: Engine, request: WatermarkRequest): Wat
     if (record.status === 'READY') engine.store.updateWatermark(id, { status: 'PLAYABLE' });
     watermark = engine.store.getWatermark(id)!;
   }
+  if (!created && watermark.render === 'on-demand' && (request.render !== 'on-demand' || watermark.containers.includes('mp4'))) {
+    // Somebody wants every segment (a CLI run, an mp4): the rest is rendered in the background from now on.
+    engine.store.updateWatermark(id, { render: 'full' });
+    watermark = engine.store.getWatermark(id)!;
+  }
   if (watermark.status === 'FAILED') {
     // A failed render is retried by the next identical request (the cause may have been transient, e.g. a full disk).
     engine.store.updateWatermark(id, { status: 'PENDING', error: null });
     engine.store.resetJob(`watermark:${id}`, now);
     watermark = engine.store.getWatermark(id)!;
   }
-  if (watermark.status !== 'READY') engine.store.ensureJob('watermark', id, now);
+  if (needsJob(watermark)) engine.store.ensureJob('watermark', id, now);
   return { watermark, video, created, expirationIgnored: !created && request.expirationSeconds !== undefined && Math.round(request.expirationSeconds * 1000) !== record.expiration };
+}
+
+/** True while a job still has work on the watermark: all of it (full), or its opening (on demand). */
+export function needsJob(w: WatermarkRecord): boolean {
+  return w.status === 'PENDING' || (w.status === 'PLAYABLE' && w.render === 'full');
 }
 
 function textSettings(w: WatermarkRecord): TextSetting[] {
@@ -200,21 +217,89 @@ export async function runWatermarkJob(engine: Engine, watermarkId: string, signa
   });
 }
 
-async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobReporter, signal?: AbortSignal): Promise<WatermarkRecord> {
+/** What it takes to render any segment of one watermark: its drawing files, its sources and its folder. */
+interface WatermarkRenderer {
+  video: VideoRecord;
+  dir: string;
+  /** A forensic viewer with no text: every segment is a link to a prepared variant file, never an encode. */
+  linksOnly: boolean;
+  /** Puts segment `index` in place (rendered, or linked) unless it is there already. */
+  segment(index: number, threads: number, signal?: AbortSignal): Promise<void>;
+}
+
+async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<WatermarkRenderer> {
   const video = engine.store.getVideo(w.videoId)!;
   const dir = watermarkDir(engine, video.id, w.id);
   const work = path.join(dir, WORK_DIR);
-  // Anything half-written by a killed run is discarded; finished segments were renamed into place and are kept.
-  await rm(work, { recursive: true, force: true });
+  const draw = path.join(dir, DRAW_DIR);
   await mkdir(work, { recursive: true });
+  await mkdir(draw, { recursive: true });
   const texts = textSettings(w);
   const drawing = watermarkFilterGraph(w, video, engine.tools.font.path, await fontMetrics(engine.tools.font.path));
-  await Promise.all(drawing.files.map((f) => writeFile(path.join(work, f.name), f.content, 'utf8')));
-  const filterScript = path.join(work, 'filter.txt');
-  await writeFile(filterScript, drawing.graph, 'utf8');
+  // The same content every time: written atomically, so a render starting meanwhile never reads half a file.
+  await Promise.all([...drawing.files, { name: FILTER_NAME, content: drawing.graph }].map((f) => writeFileAtomic(path.join(draw, f.name), f.content, 'utf8')));
 
   const count = video.segments.length;
+  const gop = framesPerSegment({ num: video.fpsNum!, den: video.fpsDen! });
+  // A forensic viewer's segment k is variant A or B as the payload's codeword says; otherwise the clean working segment.
+  // The layout says how many code bits (slots) each segment carries: one for videos ingested before slots, else 1-2.
+  const forensicDir = path.join(videoDir(engine, video.id), FORENSIC_DIR);
+  const layout = w.forensicPayload !== null ? await readForensicLayout(forensicDir, count) : undefined;
+  const code = layout ? codeword(forensicKey(engine.secret), video.id, w.forensicPayload!, layout.slots) : undefined;
+  const sourceOf = (index: number) => (code ? path.join(forensicDir, variantFileFor(layout!, code, index)) : workingSegment(engine, video.id, index));
+  // TEXT over a forensic variant: rendered segments are shared by every viewer with the same TEXT settings, so each
+  // (text set, variant, segment) is encoded at most once; a viewer with unique text costs one encode per segment.
+  const sharedDir = code && texts.length ? path.join(engine.paths.watermarks, video.id, SHARED_TEXT_DIR, createHash('sha256').update(canonicalSettings(texts)).digest('hex').slice(0, 32)) : undefined;
+  if (sharedDir) await mkdir(sharedDir, { recursive: true });
+  const linksOnly = Boolean(code) && texts.length === 0;
+
+  return {
+    video,
+    dir,
+    linksOnly,
+    async segment(index, threads, signal) {
+      const target = path.join(dir, segmentFileName(index));
+      if (existsSync(target)) return;
+      if (signal?.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
+      // A name of its own: an on-demand render and a job may work on the same segment at once.
+      const part = path.join(work, `${randomUUID().slice(0, 8)}.${segmentFileName(index)}.part`);
+      try {
+        const shared = sharedDir && path.join(sharedDir, variantFileFor(layout!, code!, index));
+        if (!linksOnly && !(shared && existsSync(shared))) {
+          await mkdir(work, { recursive: true });
+          await engine.runner.ffmpeg(
+            segmentRenderArgs({ input: sourceOf(index), output: part, filterScript: path.join(draw, FILTER_NAME), gop, threads, encode: engine.encode, hasAudio: video.hasAudio }),
+            { signal, cwd: draw },
+          );
+          if (shared) await rename(part, shared);
+        }
+        const prepared = linksOnly ? sourceOf(index) : shared;
+        if (prepared) await linkOrCopy(prepared, part);
+        await rename(part, target);
+      } finally {
+        await rm(part, { force: true });
+      }
+    },
+  };
+}
+
+/** The scheduler's name for a segment render: a job and a player's request for the same segment share one render. */
+const renderKey = (w: WatermarkRecord, index: number) => `${w.id}/${index}`;
+
+function scheduled(engine: Engine, w: WatermarkRecord, r: WatermarkRenderer, index: number, urgency: RenderUrgency, signal?: AbortSignal): Promise<void> {
+  return engine.renders.render(renderKey(w, index), urgency, w.id, (threads, s) => r.segment(index, threads, s), signal);
+}
+
+async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobReporter, signal?: AbortSignal): Promise<WatermarkRecord> {
+  const r = await watermarkRenderer(engine, w);
+  const { video, dir } = r;
+  await removeStaleParts(path.join(dir, WORK_DIR), engine.now() - LEASE_STALE_MS);
+  const count = video.segments.length;
   const done = await doneSegments(dir, count);
+  // An on-demand watermark lists every segment from the start (players ask for the ones they need), and so does one
+  // turned full later: its playlist must not shrink.
+  const listsAll = w.render === 'on-demand' || (await playlistListsAll(dir, count));
+  let listedAll = false;
   let playable = false;
   const progress = (stage: string) => report(done.filter(Boolean).length, count, stage);
   // Workers finish concurrently. Publishing is serialised and reads `done` when its turn comes, so an older, shorter
@@ -224,7 +309,8 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
     (publishing = publishing.then(async () => {
       const prefix = contiguousPrefix(done);
       if (prefix > 0) {
-        await writeFileAtomic(path.join(dir, PLAYLIST_NAME), playlistFor(video, prefix));
+        if (!listedAll) await writeFileAtomic(path.join(dir, PLAYLIST_NAME), playlistFor(video, listsAll ? count : prefix));
+        listedAll = listsAll;
         if (!playable) {
           playable = true;
           if (w.status === 'PENDING') engine.store.updateWatermark(w.id, { status: 'PLAYABLE' });
@@ -234,53 +320,29 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
     }));
   await publishProgress();
 
-  const gop = framesPerSegment({ num: video.fpsNum!, den: video.fpsDen! });
-  // A forensic viewer's segment k is variant A or B as the payload's codeword says; otherwise the clean working segment.
-  // The layout says how many code bits (slots) each segment carries: one for videos ingested before slots, else 1-2.
-  const forensicDir = path.join(videoDir(engine, video.id), FORENSIC_DIR);
-  const layout = w.forensicPayload !== null ? await readForensicLayout(forensicDir, count) : undefined;
-  const code = layout ? codeword(forensicKey(engine.secret), video.id, w.forensicPayload!, layout.slots) : undefined;
-  const sourceOf = (index: number) => (code ? path.join(forensicDir, variantFileFor(layout!, code, index)) : workingSegment(engine, video.id, index));
-
-  if (code && texts.length === 0) {
-    // Nothing to draw: a new forensic viewer costs links to existing variant files, never an encode.
-    for (const index of done.flatMap((d, i) => (d ? [] : [i]))) {
-      const part = path.join(work, `${segmentFileName(index)}.part`);
-      await linkOrCopy(sourceOf(index), part);
-      await rename(part, path.join(dir, segmentFileName(index)));
-      done[index] = true;
-    }
-    await publishProgress();
-  }
-
-  // TEXT over a forensic variant: rendered segments are shared by every viewer with the same TEXT settings, so each
-  // (text set, variant, segment) is encoded at most once; a viewer with unique text costs one encode per segment.
-  const sharedDir = code ? path.join(engine.paths.watermarks, video.id, SHARED_TEXT_DIR, createHash('sha256').update(canonicalSettings(texts)).digest('hex').slice(0, 32)) : undefined;
-  if (sharedDir) await mkdir(sharedDir, { recursive: true });
-
-  const render = async (index: number, threads: number) => {
-    if (signal?.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
-    const part = path.join(work, `${segmentFileName(index)}.part`);
-    const shared = sharedDir && path.join(sharedDir, variantFileFor(layout!, code!, index));
-    if (!shared || !existsSync(shared)) {
-      await engine.runner.ffmpeg(
-        segmentRenderArgs({ input: sourceOf(index), output: part, filterScript, gop, threads, encode: engine.encode, hasAudio: video.hasAudio }),
-        { signal, cwd: work },
-      );
-      if (shared) await rename(part, shared);
-    }
-    if (shared) await linkOrCopy(shared, part);
-    await rename(part, path.join(dir, segmentFileName(index)));
+  const put = async (index: number, urgency: RenderUrgency, s?: AbortSignal) => {
+    await (r.linksOnly ? r.segment(index, 1, s) : scheduled(engine, w, r, index, urgency, s));
     done[index] = true;
     await publishProgress();
   };
-
   const todo = done.flatMap((d, i) => (d ? [] : [i]));
-  // The opening segments get every core, one after the other: the playlist becomes playable as early as possible and
-  // each next segment is ready before the one before has played out. Then one thread per worker.
-  const opening = openingSegments(video.segments, 2 * SEGMENT_SECONDS);
-  while (todo.length && todo[0]! < opening) await render(todo.shift()!, engine.workers);
-  await forEachBounded(todo, engine.workers, (i) => render(i, 1));
+  // The opening segments are rendered one after the other with every core: the playlist becomes playable as early as
+  // possible and each next segment is ready before the one before has played out. On demand, the opening is the lead
+  // (one GOP of video) and players ask for the rest; in full, two GOPs, then the rest in the background.
+  const opening = openingSegments(video.segments, (w.render === 'on-demand' ? 1 : 2) * SEGMENT_SECONDS);
+  while (todo.length && todo[0]! < opening) await put(todo.shift()!, 'now', signal);
+  if (w.render === 'full') {
+    // One failed segment stops the rest of this job's queue.
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.all(todo.map((i) => put(i, 'background', stop.signal).catch((error: unknown) => (stop.abort(), Promise.reject(error)))));
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+  await publishing;
 
   const current = engine.store.getWatermark(w.id)!;
   if (current.containers.includes('mp4') && !existsSync(path.join(dir, MP4_NAME))) {
@@ -289,9 +351,73 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
     await engine.runner.ffmpeg(joinMp4Args(video.segments.map((_, i) => segmentFileName(i)), part, video.hasAudio), { signal, cwd: dir });
     await rename(path.join(dir, part), path.join(dir, MP4_NAME));
   }
-  await rm(work, { recursive: true, force: true });
-  engine.store.updateWatermark(w.id, { status: 'READY', readyOn: engine.now(), error: null });
-  return engine.store.getWatermark(w.id)!;
+  return markCompleteIfDone(engine, w.id, dir, count);
+}
+
+/** READY (every output written) once every segment is there; an on-demand watermark gets there as players ask. */
+async function markCompleteIfDone(engine: Engine, id: string, dir: string, count: number): Promise<WatermarkRecord> {
+  const w = engine.store.getWatermark(id)!;
+  const complete = (await doneSegments(dir, count)).every(Boolean) && (!w.containers.includes('mp4') || existsSync(path.join(dir, MP4_NAME)));
+  if (complete && w.status !== 'READY') engine.store.updateWatermark(id, { status: 'READY', readyOn: engine.now(), error: null });
+  return engine.store.getWatermark(id)!;
+}
+
+/** How many segments past the one a player asks for are rendered ahead, at low urgency. */
+export const RENDER_AHEAD_SEGMENTS = 2;
+const renderers = new WeakMap<Engine, Map<string, Promise<WatermarkRenderer>>>();
+const RENDERERS_KEPT = 64;
+
+/** One renderer per watermark for a while: a player asks for segment after segment. */
+function cachedRenderer(engine: Engine, w: WatermarkRecord): Promise<WatermarkRenderer> {
+  let cache = renderers.get(engine);
+  if (!cache) renderers.set(engine, (cache = new Map()));
+  let r = cache.get(w.id);
+  if (!r) {
+    r = watermarkRenderer(engine, w);
+    r.catch(() => cache.delete(w.id));
+    cache.set(w.id, r);
+    if (cache.size > RENDERERS_KEPT) cache.delete(cache.keys().next().value!);
+  }
+  return r;
+}
+
+/**
+ * A player asks for segment `index` of a watermark that is not complete: renders it now unless it is there (sharing a
+ * render already under way), and queues the next few of an on-demand watermark as render-ahead. Resolves when the
+ * segment's file is in place; false when the watermark has no such segment.
+ */
+export async function ensureSegment(engine: Engine, w: WatermarkRecord, index: number): Promise<boolean> {
+  if (w.status === 'FAILED') return false;
+  const r = await cachedRenderer(engine, w);
+  const count = r.video.segments.length;
+  if (index >= count) return false;
+  if (w.render === 'on-demand') {
+    for (let k = index + 1; k < Math.min(count, index + 1 + RENDER_AHEAD_SEGMENTS); k++) {
+      // A failed render-ahead costs nothing but time: the player's own request renders it again and reports the error.
+      if (!existsSync(path.join(r.dir, segmentFileName(k)))) scheduled(engine, w, r, k, 'ahead').then(() => markCompleteIfDone(engine, w.id, r.dir, count), () => undefined);
+    }
+  }
+  if (existsSync(path.join(r.dir, segmentFileName(index)))) return true;
+  await scheduled(engine, w, r, index, 'now');
+  if (w.render === 'on-demand') await markCompleteIfDone(engine, w.id, r.dir, count);
+  return true;
+}
+
+async function playlistListsAll(dir: string, count: number): Promise<boolean> {
+  const text = await readFile(path.join(dir, PLAYLIST_NAME), 'utf8').catch(() => '');
+  return text.includes('#EXT-X-ENDLIST') && text.includes(segmentFileName(count - 1));
+}
+
+/** Removes part files left by a process that was killed mid-render (a live render keeps writing to its own). */
+async function removeStaleParts(work: string, olderThanMs: number): Promise<void> {
+  const names = existsSync(work) ? await readdir(work) : [];
+  await Promise.all(
+    names.map(async (name) => {
+      const file = path.join(work, name);
+      const info = await stat(file).catch(() => undefined);
+      if (info && info.mtimeMs < olderThanMs) await rm(file, { force: true });
+    }),
+  );
 }
 
 /** How many segments from the start it takes to cover `seconds` of video (at least one). */
@@ -338,7 +464,7 @@ export async function exportWatermark(engine: Engine, w: WatermarkRecord, dest: 
   await rm(staging, { recursive: true, force: true });
   // Only the watermark's own work folder is left out: matching "/.work" anywhere in the absolute path also dropped
   // everything when the data dir lived under e.g. ~/.workspace, and the export then failed with ENOENT.
-  await cp(src, staging, { recursive: true, filter: (s) => path.relative(src, s).split(path.sep)[0] !== WORK_DIR });
+  await cp(src, staging, { recursive: true, filter: (s) => ![WORK_DIR, DRAW_DIR].includes(path.relative(src, s).split(path.sep)[0]!) });
   // The data folder is private; a copy handed to the user gets the modes their own umask gives.
   await applyUserModes(staging);
   await rm(target, { recursive: true, force: true });

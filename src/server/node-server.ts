@@ -7,6 +7,7 @@ import type { Engine } from '../engine/engine.js';
 import { InProcessJobQueue } from '../engine/job-queue.js';
 import { LocalService } from '../engine/local-service.js';
 import { serverSourcePolicy, type SourcePolicy } from '../engine/source-policy.js';
+import type { RenderMode } from '../engine/store.js';
 import { createApp, type App } from './app.js';
 import type { AuthLimitOptions } from './auth-limit.js';
 import { sendFile } from './send-file.js';
@@ -20,6 +21,8 @@ export interface ServerOptions {
   tokenTtlSeconds: number;
   /** Jobs rendered at once (each spreads its segments over all workers). */
   jobConcurrency?: number;
+  /** How new watermarks are rendered: the opening, then what players ask for (default), or every segment at once. */
+  render?: RenderMode;
   playableTimeoutMs?: number;
   log?: (line: string) => void;
   /** What API clients may make the server read when they ingest; default: serverSourcePolicy(host). */
@@ -86,7 +89,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${options.host === 'localhost' ? 'localhost' : host}:${address.port}`;
-  const service = new LocalService(options.engine, { queue, baseUrl: options.publicUrl ?? url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy });
+  const service = new LocalService(options.engine, { queue, baseUrl: options.publicUrl ?? url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy, render: options.render ?? 'on-demand' });
   app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds, log, corsOrigins: options.corsOrigins, authLimit: options.authLimit });
   const resumed = queue.resume();
   let closing: Promise<void> | undefined;

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import { serverSourcePolicy } from '../../engine/source-policy.js';
+import type { RenderMode } from '../../engine/store.js';
 import type { CliContext } from '../context.js';
 import { removeServeRecord, writeServeRecord } from '../serve-record.js';
 import { startServer, type RunningServer } from '../../server/node-server.js';
@@ -15,11 +16,13 @@ export function registerServe(program: Command): void {
     .option('--host <host>', 'interface to bind (default 127.0.0.1)')
     .option('--public-url <url>', 'base URL for the links handed out (default: from the request Host header)')
     .option('--workers <n>', 'ffmpeg worker processes per job (default: number of cores)')
+    .option('--render <mode>', 'on-demand: render the opening, then the segments players ask for (default); full: every segment of every watermark')
     .option('--source-root <dir>', 'a folder API clients may ingest local files from (repeatable; default: any file on loopback, none beyond)', collect)
     .option('--cors-origin <origin>', 'an origin whose pages may call the API (repeatable; default *, never with credentials)', collect)
     .option('--allow-private-sources', 'let API clients ingest http(s) sources on loopback, private or link-local addresses')
     .action(
-      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string; sourceRoot?: string[]; allowPrivateSources?: boolean; corsOrigin?: string[] }) => {
+      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string; render?: string; sourceRoot?: string[]; allowPrivateSources?: boolean; corsOrigin?: string[] }) => {
+        const render = renderMode(opts.render);
         ctx.setConfigFlags({ port: opts.port, host: opts.host, publicUrl: opts.publicUrl, workers: opts.workers });
         const config = await ctx.loadConfig();
         const local = await ctx.localService();
@@ -41,6 +44,7 @@ export function registerServe(program: Command): void {
           publicUrl: config.publicUrl,
           tokenTtlSeconds: config.server.tokenTtlSeconds,
           corsOrigins: opts.corsOrigin,
+          render,
           sourcePolicy: serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources }),
           log: (line: string) => ctx.output.info(line),
         }).catch((error: unknown) => {
@@ -69,6 +73,11 @@ async function serveUntilStopped(ctx: CliContext, server: RunningServer, dataDir
   ctx.output.info('shutting down: finishing requests; unfinished jobs resume on the next start');
   await server.close();
   return 0;
+}
+
+function renderMode(value: string | undefined): RenderMode {
+  if (value === undefined || value === 'on-demand' || value === 'full') return value ?? 'on-demand';
+  throw new WmarkError('BAD_FLAG', `--render: expected on-demand or full, got "${value}"`);
 }
 
 /** A port that cannot be had is the user's to change (exit 2), not a bug. */

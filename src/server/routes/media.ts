@@ -5,7 +5,7 @@ import path from 'node:path';
 import { WmarkError } from '../../core/errors.js';
 import { rewritePlaylistUris } from '../../core/playlist.js';
 import { mediaScope } from '../../core/watermark-urls.js';
-import { MP4_NAME, PLAYLIST_NAME, watermarkDir } from '../../engine/watermark.js';
+import { ensureSegment, MP4_NAME, PLAYLIST_NAME, watermarkDir } from '../../engine/watermark.js';
 import { CONTENT_TYPES, fileResponse } from '../file-response.js';
 import { MEDIA_CORS, type ApiRequest, type ApiResponse } from '../http-types.js';
 import { versioned, type Routes } from '../route-table.js';
@@ -13,6 +13,7 @@ import type { ServerContext } from '../server-context.js';
 import type { SignedLinks } from '../signed-links.js';
 
 const MEDIA_FILE = /^(video\.m3u8|video\.mp4|seg_\d{5}\.ts)$/;
+const SEGMENT_FILE = /^seg_(\d{5})\.ts$/;
 
 export function mediaRoutes(routes: Routes, ctx: ServerContext, links: SignedLinks): void {
   const engine = ctx.service.engine;
@@ -27,6 +28,10 @@ export function mediaRoutes(routes: Routes, ctx: ServerContext, links: SignedLin
         const dir = watermarkDir(engine, w.videoId, w.id);
         if (file === PLAYLIST_NAME) return playlistResponse(req, path.join(dir, PLAYLIST_NAME));
         if (file === MP4_NAME && !w.containers.includes('mp4')) throw new WmarkError('NOT_FOUND', 'this watermark was not requested with the mp4 container');
+        // Until every segment is there, a segment a player asks for is rendered now (the request waits for it), and
+        // an on-demand watermark's next few are queued behind it. A complete watermark is served straight from disk.
+        const segment = SEGMENT_FILE.exec(file);
+        if (segment && w.status !== 'READY' && !(await ensureSegment(engine, w, Number(segment[1])))) throw new WmarkError('NOT_FOUND', 'no such segment');
         const maxAge = Math.max(0, Math.floor((expirationMs - engine.now()) / 1000));
         return fileResponse(req, path.join(dir, file), {
           contentType: CONTENT_TYPES[path.extname(file)]!,

@@ -1,0 +1,159 @@
+// One budget of encoder threads for every segment render of a process, spent by urgency: a segment somebody is
+// waiting for (a player's request, a new watermark's opening) first, then render-ahead for viewers, round robin over
+// watermarks so that one viewer's window cannot starve another's, then full renders in the background. A waiting
+// urgent render takes the threads of running ahead or background renders: those are stopped and queued again.
+import { WmarkError } from '../core/errors.js';
+
+/** `now`: somebody waits for it; `ahead`: a viewer will probably ask for it soon; `background`: a full render. */
+export type RenderUrgency = 'now' | 'ahead' | 'background';
+
+const RANK: Record<RenderUrgency, number> = { now: 0, ahead: 1, background: 2 };
+
+/** Renders one segment with this many threads; must stop (reject) when the signal aborts. */
+export type RenderWork = (threads: number, signal: AbortSignal) => Promise<void>;
+
+export interface QueuedRender {
+  urgency: RenderUrgency;
+  /** Arrival order; a render stopped to make room keeps its place. */
+  seq: number;
+  /** The watermark it belongs to (ahead renders take turns by group). */
+  group: string;
+}
+
+/**
+ * Which queued render starts next: the most urgent; among `now` and `background` the oldest; among `ahead` the oldest
+ * of the group that follows `lastAheadGroup` in first-arrival order, so that every viewer's window advances in turn.
+ */
+export function pickNext(queue: readonly QueuedRender[], lastAheadGroup?: string): number {
+  if (queue.length === 0) return -1;
+  const best = Math.min(...queue.map((q) => RANK[q.urgency]));
+  const candidates = queue.map((q, i) => ({ q, i })).filter(({ q }) => RANK[q.urgency] === best);
+  const oldest = (list: typeof candidates) => list.reduce((a, b) => (b.q.seq < a.q.seq ? b : a));
+  if (candidates[0]!.q.urgency !== 'ahead') return oldest(candidates).i;
+  const groups = [...new Set(candidates.sort((a, b) => a.q.seq - b.q.seq).map(({ q }) => q.group))];
+  const next = groups[(groups.indexOf(lastAheadGroup ?? '') + 1) % groups.length]!;
+  return oldest(candidates.filter(({ q }) => q.group === next)).i;
+}
+
+interface Task extends QueuedRender {
+  key: string;
+  work: RenderWork;
+  promise: Promise<void>;
+  settle: { resolve: () => void; reject: (e: unknown) => void };
+  /** While running: its threads and how to stop it; `preempted` when stopped to make room (it is queued again). */
+  run?: { threads: number; controller: AbortController; preempted: boolean };
+  signal?: AbortSignal;
+}
+
+export interface RenderStats {
+  /** Renders started (a preempted one counts again when it restarts). */
+  started: number;
+  preempted: number;
+}
+
+export class RenderScheduler {
+  private readonly queue: Task[] = [];
+  private readonly running = new Set<Task>();
+  private readonly byKey = new Map<string, Task>();
+  private seq = 0;
+  private lastAheadGroup?: string;
+  readonly stats: RenderStats = { started: 0, preempted: 0 };
+
+  /** `threads`: the encoder threads the process may use at once (its cores). */
+  constructor(private readonly threads: number) {
+    if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
+  }
+
+  /**
+   * Runs `work` for `key` once: a render already queued or running under that key is shared (and made more urgent if
+   * this caller is more urgent). `now` renders get every free thread, the others one. `signal` cancels it for the caller
+   * that created it.
+   */
+  render(key: string, urgency: RenderUrgency, group: string, work: RenderWork, signal?: AbortSignal): Promise<void> {
+    const existing = this.byKey.get(key);
+    if (existing) {
+      if (RANK[urgency] < RANK[existing.urgency]) {
+        existing.urgency = urgency;
+        this.pump();
+      }
+      return existing.promise;
+    }
+    if (signal?.aborted) return Promise.reject(new WmarkError('CANCELLED', 'render cancelled'));
+    let settle!: Task['settle'];
+    const promise = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+    const task: Task = { key, urgency, group, seq: this.seq++, work, promise, settle, ...(signal ? { signal } : {}) };
+    signal?.addEventListener('abort', () => this.cancel(task), { once: true });
+    this.byKey.set(key, task);
+    this.queue.push(task);
+    this.pump();
+    return promise;
+  }
+
+  /** Renders queued or running, by urgency (for status pages and tests). */
+  depth(): Record<RenderUrgency | 'running', number> {
+    const count = (u: RenderUrgency) => this.queue.filter((t) => t.urgency === u).length;
+    return { now: count('now'), ahead: count('ahead'), background: count('background'), running: this.running.size };
+  }
+
+  private free(): number {
+    let used = 0;
+    for (const t of this.running) used += t.run!.threads;
+    return this.threads - used;
+  }
+
+  private pump(): void {
+    while (this.free() > 0 && this.queue.length) {
+      const i = pickNext(this.queue, this.lastAheadGroup);
+      const task = this.queue.splice(i, 1)[0]!;
+      if (task.urgency === 'ahead') this.lastAheadGroup = task.group;
+      this.start(task, task.urgency === 'now' ? this.free() : 1);
+    }
+    // An urgent render still waiting takes the threads of every less urgent one.
+    if (this.queue.some((t) => t.urgency === 'now')) {
+      for (const t of this.running) {
+        if (t.urgency !== 'now' && !t.run!.preempted) {
+          t.run!.preempted = true;
+          this.stats.preempted++;
+          t.run!.controller.abort();
+        }
+      }
+    }
+  }
+
+  private start(task: Task, threads: number): void {
+    const controller = new AbortController();
+    task.run = { threads, controller, preempted: false };
+    this.running.add(task);
+    this.stats.started++;
+    task.work(threads, controller.signal).then(
+      () => this.finish(task, () => task.settle.resolve()),
+      (error: unknown) => {
+        if (task.run!.preempted && !task.signal?.aborted) {
+          // Stopped to make room: back in the queue at its old place, its waiters still waiting.
+          this.running.delete(task);
+          delete task.run;
+          this.queue.push(task);
+          this.pump();
+          return;
+        }
+        this.finish(task, () => task.settle.reject(error));
+      },
+    );
+  }
+
+  private finish(task: Task, settle: () => void): void {
+    this.running.delete(task);
+    this.byKey.delete(task.key);
+    settle();
+    this.pump();
+  }
+
+  private cancel(task: Task): void {
+    const queued = this.queue.indexOf(task);
+    if (queued >= 0) {
+      this.queue.splice(queued, 1);
+      this.byKey.delete(task.key);
+      task.settle.reject(new WmarkError('CANCELLED', 'render cancelled'));
+    } else task.run?.controller.abort();
+  }
+}
