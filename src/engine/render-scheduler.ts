@@ -102,20 +102,30 @@ export class RenderScheduler {
   }
 
   private pump(): void {
+    this.makeRoom();
+    // Stopped renders are still winding down: an urgent render waits for all of their threads, not just the first.
+    if (this.urgentWaiting() && [...this.running].some((t) => t.run!.preempted)) return;
     while (this.free() > 0 && this.queue.length) {
       const i = pickNext(this.queue, this.lastAheadGroup);
       const task = this.queue.splice(i, 1)[0]!;
       if (task.urgency === 'ahead') this.lastAheadGroup = task.group;
       this.start(task, task.urgency === 'now' ? this.free() : 1);
     }
-    // An urgent render still waiting takes the threads of every less urgent one.
-    if (this.queue.some((t) => t.urgency === 'now')) {
-      for (const t of this.running) {
-        if (t.urgency !== 'now' && !t.run!.preempted) {
-          t.run!.preempted = true;
-          this.stats.preempted++;
-          t.run!.controller.abort();
-        }
+    this.makeRoom();
+  }
+
+  private urgentWaiting(): boolean {
+    return this.queue.some((t) => t.urgency === 'now');
+  }
+
+  /** An urgent render still waiting takes the threads of every less urgent one. */
+  private makeRoom(): void {
+    if (!this.urgentWaiting()) return;
+    for (const t of this.running) {
+      if (t.urgency !== 'now' && !t.run!.preempted) {
+        t.run!.preempted = true;
+        this.stats.preempted++;
+        t.run!.controller.abort();
       }
     }
   }

@@ -391,14 +391,17 @@ export async function ensureSegment(engine: Engine, w: WatermarkRecord, index: n
   const r = await cachedRenderer(engine, w);
   const count = r.video.segments.length;
   if (index >= count) return false;
+  const file = path.join(r.dir, segmentFileName(index));
+  // Asked for first, so that the render-ahead queued next never takes the threads it needs.
+  const asked = existsSync(file) ? undefined : scheduled(engine, w, r, index, 'now');
   if (w.render === 'on-demand') {
     for (let k = index + 1; k < Math.min(count, index + 1 + RENDER_AHEAD_SEGMENTS); k++) {
       // A failed render-ahead costs nothing but time: the player's own request renders it again and reports the error.
       if (!existsSync(path.join(r.dir, segmentFileName(k)))) scheduled(engine, w, r, k, 'ahead').then(() => markCompleteIfDone(engine, w.id, r.dir, count), () => undefined);
     }
   }
-  if (existsSync(path.join(r.dir, segmentFileName(index)))) return true;
-  await scheduled(engine, w, r, index, 'now');
+  if (!asked) return true;
+  await asked;
   if (w.render === 'on-demand') await markCompleteIfDone(engine, w.id, r.dir, count);
   return true;
 }

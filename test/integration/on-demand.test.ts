@@ -1,0 +1,175 @@
+// On-demand rendering, as `wmark serve` does it by default: a new watermark renders its opening only, its playlist
+// lists every segment, a segment a player asks for is rendered while the request waits (and the next ones are queued
+// behind it), nothing is rendered twice, and a request for every output (mp4, CLI, `--render full`) renders the rest.
+// Players need only the playlist, so these requests ask for the m3u8 container alone (the API's default adds the mp4).
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
+import { createCredential } from '../../src/engine/credentials.js';
+import { InProcessJobQueue } from '../../src/engine/job-queue.js';
+import { LocalService } from '../../src/engine/local-service.js';
+import type { RenderMode } from '../../src/engine/store.js';
+import { openingSegments, watermarkDir } from '../../src/engine/watermark.js';
+import { createApp, type App } from '../../src/server/app.js';
+import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
+import { natural, tempDir } from '../helpers/fixtures.js';
+import { decodeFrame, decodesCleanly } from '../helpers/media.js';
+import { call, keyHeaders, parseM3u8, waitFor } from '../helpers/serve-helpers.js';
+
+const SIZE = { width: 320, height: 180 };
+const KEY = 'on-demand-clip';
+
+interface Served {
+  engine: TestEngine;
+  app: App;
+  queue: InProcessJobQueue;
+  headers: Record<string, string>;
+  videoId: string;
+  /** Encodes of the ingest, before any watermark. */
+  ingestEncodes: number;
+}
+
+async function serve(render: RenderMode, source: string): Promise<Served> {
+  const engine = testEngine();
+  const { video } = await ingestVideo(engine, { source, key: KEY });
+  const queue = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
+  const service = new LocalService(engine, { queue, baseUrl: 'http://wmark.test', render });
+  const app = createApp({ service, tokenTtlSeconds: 3600 });
+  return { engine, app, queue, headers: keyHeaders(createCredential(engine, 'on-demand test')), videoId: video.id, ingestEncodes: engine.runner.encodes() };
+}
+
+const segmentsOnDisk = (s: Served, id: string) =>
+  readdirSync(watermarkDir(s.engine, s.videoId, id))
+    .filter((f) => /^seg_\d{5}\.ts$/.test(f))
+    .sort();
+
+/** The job of a watermark is over (its opening is rendered, or everything in full mode). */
+const jobDone = (s: Served, id: string) => waitFor(() => (s.engine.store.getJob(`watermark:${id}`)?.status === 'done' ? true : undefined), `job of ${id}`);
+
+const get = (s: Served, url: string, headers: Record<string, string> = {}) => call(s.app, 'GET', url, { headers: { host: 'wmark.test', ...headers } });
+
+function meanAbsDiff(a: Buffer, b: Buffer): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs(a[i]! - b[i]!);
+  return sum / a.length;
+}
+
+let source: string;
+let s: Served;
+let full: Served;
+let watermark: any;
+let segmentUrls: string[];
+const settings = [{ content: 'viewer 42 on demand', fontSize: 0.1, fontOpacity: 1, y: 0.8 }];
+
+beforeAll(async () => {
+  source = await natural(20);
+  s = await serve('on-demand', source);
+  full = await serve('full', source);
+  const created = await call(s.app, 'POST', '/2.0/watermark', { headers: { ...s.headers, host: 'wmark.test' }, body: { key: KEY, settings, containers: ['m3u8'] } });
+  if (created.status !== 201) throw new Error(`setup: ${created.status} ${created.text}`);
+  watermark = created.json;
+  await jobDone(s, watermark.id);
+  const playlist = await get(s, watermark.containers.m3u8);
+  segmentUrls = parseM3u8(playlist.text).segments.map((seg) => new URL(seg.uri, watermark.containers.m3u8).href);
+});
+
+afterAll(async () => {
+  await s?.queue.close();
+  await full?.queue.close();
+  s?.engine.dispose();
+  full?.engine.dispose();
+});
+
+describe('a new watermark served on demand', () => {
+  it('is READY once its opening is rendered, and renders nothing more until a player asks', async () => {
+    const video = s.engine.store.getVideo(s.videoId)!;
+    expect(video.segments).toEqual([1, 1, 2, 4, 4, 4, 4]);
+    expect(watermark.status).toBe('READY');
+    const record = s.engine.store.getWatermark(watermark.id)!;
+    expect(record.render).toBe('on-demand');
+    // Internally not complete: segments are missing, so exports and `--wait` would not see it finished.
+    expect(record.status).toBe('PLAYABLE');
+    const opening = openingSegments(video.segments, 4);
+    expect(opening).toBe(3);
+    expect(segmentsOnDisk(s, watermark.id)).toEqual([0, 1, 2].map(segmentFileName));
+    expect(s.engine.runner.encodes() - s.ingestEncodes).toBe(3);
+  });
+
+  it('lists every segment of the video in an ended playlist from the start', async () => {
+    const playlist = parseM3u8((await get(s, watermark.containers.m3u8)).text);
+    expect(playlist.endList).toBe(true);
+    expect(playlist.segments.map((seg) => seg.duration)).toEqual([1, 1, 2, 4, 4, 4, 4]);
+    expect(segmentUrls).toHaveLength(7);
+  });
+
+  it('renders a segment a player asks for while the request waits, and queues the next one behind it', async () => {
+    const before = s.engine.runner.encodes();
+    const reply = await get(s, segmentUrls[4]!);
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toBe('video/mp2t');
+    const file = path.join(tempDir('on-demand'), 'seg4.ts');
+    writeFileSync(file, reply.body);
+    await decodesCleanly(file);
+    // Render-ahead: the following segments (up to the end) come without being asked; earlier ones stay unrendered.
+    await waitFor(() => (existsSync(path.join(watermarkDir(s.engine, s.videoId, watermark.id), segmentFileName(6))) ? true : undefined), 'render-ahead of segments 5 and 6');
+    await waitFor(() => (s.engine.renders.depth().running === 0 ? true : undefined), 'renders to settle');
+    expect(segmentsOnDisk(s, watermark.id)).toEqual([0, 1, 2, 4, 5, 6].map(segmentFileName));
+    expect(s.engine.runner.encodes() - before).toBe(3);
+  });
+
+  it('serves what a full render serves: the same picture with the text drawn', async () => {
+    const created = await call(full.app, 'POST', '/2.0/watermark', { headers: { ...full.headers, host: 'wmark.test' }, body: { key: KEY, settings, containers: ['m3u8'] } });
+    expect(created.status).toBe(201);
+    await jobDone(full, created.json.id);
+    expect(full.engine.store.getWatermark(created.json.id)!.status).toBe('READY');
+    expect(segmentsOnDisk(full, created.json.id)).toHaveLength(7);
+    const onDemand = await decodeFrame(path.join(watermarkDir(s.engine, s.videoId, watermark.id), segmentFileName(4)), 2, SIZE);
+    const reference = await decodeFrame(path.join(watermarkDir(full.engine, full.videoId, created.json.id), segmentFileName(4)), 2, SIZE);
+    // Encoded with a different thread count, so not bit-identical; the same picture to well within a grey level.
+    expect(meanAbsDiff(onDemand.data, reference.data)).toBeLessThan(1);
+  });
+
+  it('renders a segment once when several players ask for it at the same moment', async () => {
+    const before = s.engine.runner.encodes();
+    const replies = await Promise.all([get(s, segmentUrls[3]!), get(s, segmentUrls[3]!), get(s, segmentUrls[3]!, { range: 'bytes=0-187' })]);
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 206]);
+    expect(replies[1]!.body.equals(replies[0]!.body)).toBe(true);
+    expect(replies[2]!.body.equals(replies[0]!.body.subarray(0, 188))).toBe(true);
+    expect(s.engine.runner.encodes() - before).toBe(1);
+  });
+
+  it('is complete (READY inside too) once players have asked for every segment', async () => {
+    expect(segmentsOnDisk(s, watermark.id)).toHaveLength(7);
+    await waitFor(() => (s.engine.store.getWatermark(watermark.id)!.status === 'READY' ? true : undefined), 'the watermark to be complete');
+  });
+
+  it('answers 404 for a segment past the end, and renders nothing for it', async () => {
+    const before = s.engine.runner.encodes();
+    const past = segmentUrls[6]!.replace(segmentFileName(6), segmentFileName(7));
+    expect((await get(s, past)).status).toBe(404);
+    expect(s.engine.runner.encodes()).toBe(before);
+  });
+});
+
+describe('requests for every output', () => {
+  it('an mp4 container renders the rest in the background and joins the mp4', async () => {
+    const other = [{ content: 'viewer 43 wants a download', y: 0.2 }];
+    const first = await call(s.app, 'POST', '/2.0/watermark', { headers: { ...s.headers, host: 'wmark.test' }, body: { key: KEY, settings: other, containers: ['m3u8'] } });
+    expect(first.status).toBe(201);
+    await jobDone(s, first.json.id);
+    expect(segmentsOnDisk(s, first.json.id)).toHaveLength(3);
+    const withMp4 = await call(s.app, 'POST', '/2.0/watermark', { headers: { ...s.headers, host: 'wmark.test' }, body: { key: KEY, settings: other, containers: ['m3u8', 'mp4'] } });
+    expect(withMp4.json.id).toBe(first.json.id);
+    await waitFor(() => (s.engine.store.getWatermark(first.json.id)!.status === 'READY' ? true : undefined), 'the full render');
+    const record = s.engine.store.getWatermark(first.json.id)!;
+    expect(record.render).toBe('full');
+    expect(segmentsOnDisk(s, first.json.id)).toHaveLength(7);
+    // The playlist never shrank back to the rendered prefix: it still lists every segment, ended.
+    const playlist = parseM3u8((await get(s, withMp4.json.containers.m3u8)).text);
+    expect(playlist.segments).toHaveLength(7);
+    expect(playlist.endList).toBe(true);
+    const finished = await call(s.app, 'POST', '/2.0/watermark', { headers: { ...s.headers, host: 'wmark.test' }, body: { key: KEY, settings: other, containers: ['m3u8', 'mp4'] } });
+    expect((await get(s, finished.json.containers.mp4)).status).toBe(200);
+  });
+});
