@@ -215,6 +215,8 @@ export interface TextDrawingInput extends Omit<DrawtextInput, 'textFile'> {
   /** The setting's position in the watermark: names its text files (text_<i>.txt, or text_<i>_<line>.txt). */
   index: number;
   metrics: FontMetrics;
+  /** Folder the filters read the text files from (absolute, for a graph run elsewhere); default: ffmpeg's working folder. */
+  textDir?: string;
 }
 
 /**
@@ -229,7 +231,7 @@ export function textDrawing(input: TextDrawingInput): TextDrawing {
   const lines = s.content.split('\n');
   if (lines.length === 1) {
     const name = `text_${index}.txt`;
-    return { files: [{ name, content: s.content }], filters: [drawtextFilter({ ...input, textFile: name })] };
+    return { files: [{ name, content: s.content }], filters: [drawtextFilter({ ...input, textFile: inDir(input.textDir, name) })] };
   }
   const size = fontPixels(s, input.frameHeight);
   const pitch = (metrics.ascent + metrics.descent + metrics.lineGap) * size;
@@ -245,11 +247,13 @@ export function textDrawing(input: TextDrawingInput): TextDrawing {
   const shadow = shadowOf(s, size);
   const base = { fontFile: input.fontFile, size };
   const shadows = shadow
-    ? placed.map((p) => drawtext({ ...base, textFile: p.name, color: shadow.color, x: `${p.x}+${shadow.dx}`, y: `${p.y}+${shadow.dy}` }))
+    ? placed.map((p) => drawtext({ ...base, textFile: inDir(input.textDir, p.name), color: shadow.color, x: `${p.x}+${shadow.dx}`, y: `${p.y}+${shadow.dy}` }))
     : [];
-  const texts = placed.map((p) => drawtext({ ...base, textFile: p.name, color: colour(s.fontColor, s.fontOpacity), x: p.x, y: p.y }));
+  const texts = placed.map((p) => drawtext({ ...base, textFile: inDir(input.textDir, p.name), color: colour(s.fontColor, s.fontOpacity), x: p.x, y: p.y }));
   return { files: placed.map(({ name, content }) => ({ name, content })), filters: [...shadows, ...texts] };
 }
+
+const inDir = (dir: string | undefined, name: string) => (dir ? `${dir.replace(/\/+$/, '')}/${name}` : name);
 
 export interface SegmentRenderPlan {
   input: string;
@@ -272,6 +276,38 @@ export function segmentRenderArgs(plan: SegmentRenderPlan): string[] {
     '-map', '0:v:0', ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : []),
     '-c:v', 'libx264', '-preset', plan.encode.preset, '-crf', String(plan.encode.crf), ...x264Gop(plan.gop),
     '-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts', plan.output,
+  ];
+}
+
+export interface SharedSegmentRenderPlan extends Omit<SegmentRenderPlan, 'output' | 'filterScript'> {
+  /** One output per viewer, each with its own filter chain over the one decoded input ('null' draws nothing). */
+  outputs: { output: string; chain: string }[];
+  /** Where the caller writes `sharedFilterGraph(chains)` (read with -filter_complex_script). */
+  filterScript: string;
+}
+
+/** The filtergraph of a shared render: the decoded frames split once per viewer, each through its own chain. */
+export function sharedFilterGraph(chains: string[]): string {
+  const labels = chains.map((_, j) => `[d${j}]`).join('');
+  return [`[0:v:0]split=${chains.length}${labels}`, ...chains.map((chain, j) => `[d${j}]${chain}[v${j}]`)].join(';\n');
+}
+
+/**
+ * One working segment decoded once for several viewers of the same video: the frames are split, each copy gets its
+ * viewer's drawing and its own encode, with the same encoder settings as segmentRenderArgs (so each output matches
+ * what a render of its own would give). `-threads` is per output, so every encoder gets it.
+ */
+export function sharedSegmentRenderArgs(plan: SharedSegmentRenderPlan): string[] {
+  const threads = String(plan.threads);
+  return [
+    '-y', '-copyts', '-threads', threads, '-i', plan.input,
+    '-filter_complex_script', plan.filterScript,
+    ...plan.outputs.flatMap((o, j) => [
+      '-map', `[v${j}]`, ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : []),
+      '-threads', threads,
+      '-c:v', 'libx264', '-preset', plan.encode.preset, '-crf', String(plan.encode.crf), ...x264Gop(plan.gop),
+      '-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts', o.output,
+    ]),
   ];
 }
 

@@ -6,6 +6,7 @@ import type { Engine } from './engine.js';
 import { runIngestJob } from './ingest.js';
 import type { SourcePolicy } from './source-policy.js';
 import { isLeaseLive, jobId, LEASE_STALE_MS, type JobKind } from './job-lease.js';
+import { MAX_SHARED_RENDERS } from './render-scheduler.js';
 import { runWatermarkJob } from './watermark.js';
 
 export interface JobRef {
@@ -35,8 +36,13 @@ export function runJob(engine: Engine, job: JobRef, signal?: AbortSignal, source
 const SWEEP_MS = 2_500;
 
 export interface InProcessQueueOptions {
-  /** Jobs run at once; each already spreads its segments over all workers. */
+  /** Ingest jobs run at once (each is one ffmpeg using every core). */
   concurrency?: number;
+  /**
+   * Watermark jobs run at once. They only coordinate: their encodes share the process's threads through
+   * engine.renders, and running several at once lets renders of the same source segment share one decode.
+   */
+  watermarkConcurrency?: number;
   /** Take over any unfinished job in the data dir (a server), rather than only the ones asked for here (a CLI run). */
   adoptAll?: boolean;
   log?: (line: string) => void;
@@ -47,6 +53,7 @@ export interface InProcessQueueOptions {
 export class InProcessJobQueue implements JobQueue {
   private readonly waiting: JobRef[] = [];
   private readonly active = new Map<string, Promise<void>>();
+  private readonly activeKinds = new Map<string, JobRef['kind']>();
   /** Jobs asked for here that another process held: taken over if that process dies. */
   private readonly wanted = new Map<string, JobRef>();
   private readonly controller = new AbortController();
@@ -97,7 +104,13 @@ export class InProcessJobQueue implements JobQueue {
   }
 
   private pump(): void {
-    while (!this.closed && this.active.size < this.concurrency && this.waiting.length) this.start(this.waiting.shift()!);
+    for (;;) {
+      const running = (kind: JobRef['kind']) => [...this.activeKinds.values()].filter((k) => k === kind).length;
+      const limit = (kind: JobRef['kind']) => (kind === 'ingest' ? this.concurrency : (this.options.watermarkConcurrency ?? MAX_SHARED_RENDERS));
+      const next = this.waiting.findIndex((j) => running(j.kind) < limit(j.kind));
+      if (this.closed || next < 0) return;
+      this.start(this.waiting.splice(next, 1)[0]!);
+    }
   }
 
   private start(job: JobRef): void {
@@ -113,9 +126,11 @@ export class InProcessJobQueue implements JobQueue {
       })
       .finally(() => {
         this.active.delete(id);
+        this.activeKinds.delete(id);
         this.pump();
       });
     this.active.set(id, run);
+    this.activeKinds.set(id, job.kind);
   }
 
   async close(): Promise<void> {

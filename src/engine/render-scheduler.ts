@@ -12,6 +12,18 @@ const RANK: Record<RenderUrgency, number> = { now: 0, ahead: 1, background: 2 };
 /** Renders one segment with this many threads; must stop (reject) when the signal aborts. */
 export type RenderWork = (threads: number, signal: AbortSignal) => Promise<void>;
 
+/**
+ * A render that can run together with others of the same `key` (the same source segment, for several viewers): when
+ * one starts, the others queued at that moment join it, and `runMany` does them all in one go (one decode).
+ */
+export interface SharedRender {
+  key: string;
+  runMany(members: SharedRender[], threads: number, signal: AbortSignal): Promise<void>;
+}
+
+/** Viewers per shared render: each adds an encoder to one process, so its memory and its run time grow with them. */
+export const MAX_SHARED_RENDERS = 8;
+
 export interface QueuedRender {
   urgency: RenderUrgency;
   /** Arrival order; a render stopped to make room keeps its place. */
@@ -41,8 +53,9 @@ interface Task extends QueuedRender {
   promise: Promise<void>;
   settle: { resolve: () => void; reject: (e: unknown) => void };
   /** While running: its threads and how to stop it; `preempted` when stopped to make room (it is queued again). */
-  run?: { threads: number; controller: AbortController; preempted: boolean };
+  run?: { threads: number; controller: AbortController; preempted: boolean; members: Task[] };
   signal?: AbortSignal;
+  share?: SharedRender;
 }
 
 export interface RenderStats {
@@ -69,7 +82,7 @@ export class RenderScheduler {
    * this caller is more urgent). `now` renders get every free thread, the others one. `signal` cancels it for the caller
    * that created it.
    */
-  render(key: string, urgency: RenderUrgency, group: string, work: RenderWork, signal?: AbortSignal): Promise<void> {
+  render(key: string, urgency: RenderUrgency, group: string, work: RenderWork, signal?: AbortSignal, share?: SharedRender): Promise<void> {
     const existing = this.byKey.get(key);
     if (existing) {
       if (RANK[urgency] < RANK[existing.urgency]) {
@@ -81,13 +94,16 @@ export class RenderScheduler {
     if (signal?.aborted) return Promise.reject(new WmarkError('CANCELLED', 'render cancelled'));
     let settle!: Task['settle'];
     const promise = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    const task: Task = { key, urgency, group, seq: this.seq++, work, promise, settle, ...(signal ? { signal } : {}) };
+    const task: Task = { key, urgency, group, seq: this.seq++, work, promise, settle, ...(signal ? { signal } : {}), ...(share ? { share } : {}) };
     signal?.addEventListener('abort', () => this.cancel(task), { once: true });
     this.byKey.set(key, task);
     this.queue.push(task);
     this.pump();
     return promise;
   }
+
+  /** Renders started, and how many of them ran as part of a shared render (joined another). */
+  readonly shared = { joined: 0 };
 
   /** Renders queued or running, by urgency (for status pages and tests). */
   depth(): Record<RenderUrgency | 'running', number> {
@@ -132,29 +148,36 @@ export class RenderScheduler {
 
   private start(task: Task, threads: number): void {
     const controller = new AbortController();
-    task.run = { threads, controller, preempted: false };
+    // Renders of the same source queued right now join this one (its urgency and threads; one decode for all).
+    const members = task.share ? this.queue.filter((t) => t.share?.key === task.share!.key).slice(0, MAX_SHARED_RENDERS - 1) : [];
+    for (const m of members) this.queue.splice(this.queue.indexOf(m), 1);
+    this.shared.joined += members.length;
+    task.run = { threads, controller, preempted: false, members };
     this.running.add(task);
     this.stats.started++;
-    task.work(threads, controller.signal).then(
-      () => this.finish(task, () => task.settle.resolve()),
+    const run = members.length ? task.share!.runMany([task.share!, ...members.map((m) => m.share!)], threads, controller.signal) : task.work(threads, controller.signal);
+    run.then(
+      () => this.finish(task, (t) => t.settle.resolve()),
       (error: unknown) => {
         if (task.run!.preempted && !task.signal?.aborted) {
-          // Stopped to make room: back in the queue at its old place, its waiters still waiting.
+          // Stopped to make room: back in the queue at their old places, their waiters still waiting.
           this.running.delete(task);
           delete task.run;
-          this.queue.push(task);
+          this.queue.push(task, ...members);
           this.pump();
           return;
         }
-        this.finish(task, () => task.settle.reject(error));
+        this.finish(task, (t) => t.settle.reject(error));
       },
     );
   }
 
-  private finish(task: Task, settle: () => void): void {
+  private finish(task: Task, settle: (t: Task) => void): void {
     this.running.delete(task);
-    this.byKey.delete(task.key);
-    settle();
+    for (const t of [task, ...task.run!.members]) {
+      this.byKey.delete(t.key);
+      settle(t);
+    }
     this.pump();
   }
 

@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, cp, link, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { framesPerSegment, joinMp4Args, SEGMENT_SECONDS, segmentFileName, segmentRenderArgs, textDrawing, type TextFile } from '../core/ffmpeg-plan.js';
+import { framesPerSegment, joinMp4Args, SEGMENT_SECONDS, segmentFileName, segmentRenderArgs, sharedFilterGraph, sharedSegmentRenderArgs, textDrawing, type TextFile } from '../core/ffmpeg-plan.js';
 import { FALLBACK_FONT_METRICS, parseFontMetrics, type FontMetrics } from '../core/font-metrics.js';
 import { writeMediaPlaylist } from '../core/playlist.js';
 import { canonicalSettings, watermarkIdentity } from '../core/watermark-identity.js';
@@ -18,7 +18,7 @@ import type { Engine } from './engine.js';
 import { applyUserModes } from './file-modes.js';
 import { videoDir, workingSegment } from './ingest.js';
 import { holdLease, isLeaseLive, jobId, LEASE_STALE_MS, type JobReporter } from './job-lease.js';
-import type { RenderUrgency } from './render-scheduler.js';
+import type { RenderUrgency, SharedRender } from './render-scheduler.js';
 import type { Container, RenderMode, VideoRecord, WatermarkRecord } from './store.js';
 
 export const PLAYLIST_NAME = 'video.m3u8';
@@ -150,9 +150,9 @@ function textSettings(w: WatermarkRecord): TextSetting[] {
 }
 
 /** The filtergraph for a watermark (drawtext filters for every TEXT setting) and the text files it reads from the work folder. */
-export function watermarkFilterGraph(w: WatermarkRecord, video: VideoRecord, fontFile: string, metrics: FontMetrics): { graph: string; files: TextFile[] } {
+export function watermarkFilterGraph(w: WatermarkRecord, video: VideoRecord, fontFile: string, metrics: FontMetrics, textDir?: string): { graph: string; files: TextFile[] } {
   const drawings = textSettings(w).map((setting, index) =>
-    textDrawing({ setting, index, fontFile, metrics, frameHeight: video.height!, timeOrigin: video.timeOrigin }),
+    textDrawing({ setting, index, fontFile, metrics, frameHeight: video.height!, timeOrigin: video.timeOrigin, ...(textDir ? { textDir } : {}) }),
   );
   const filters = drawings.flatMap((d) => d.filters);
   return { graph: filters.length ? filters.join(',') : 'null', files: drawings.flatMap((d) => d.files) };
@@ -221,6 +221,11 @@ export async function runWatermarkJob(engine: Engine, watermarkId: string, signa
 interface WatermarkRenderer {
   video: VideoRecord;
   dir: string;
+  work: string;
+  /** Its filter chain with absolute text file paths, for a render shared with other viewers. */
+  chain: string;
+  /** The working segment it reads, when other viewers of the video may share the decode (no forensic variant). */
+  sharedSource?: (index: number) => string;
   /** A forensic viewer with no text: every segment is a link to a prepared variant file, never an encode. */
   linksOnly: boolean;
   /** Puts segment `index` in place (rendered, or linked) unless it is there already. */
@@ -235,7 +240,8 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
   await mkdir(work, { recursive: true });
   await mkdir(draw, { recursive: true });
   const texts = textSettings(w);
-  const drawing = watermarkFilterGraph(w, video, engine.tools.font.path, await fontMetrics(engine.tools.font.path));
+  const metrics = await fontMetrics(engine.tools.font.path);
+  const drawing = watermarkFilterGraph(w, video, engine.tools.font.path, metrics);
   // The same content every time: written atomically, so a render starting meanwhile never reads half a file.
   await Promise.all([...drawing.files, { name: FILTER_NAME, content: drawing.graph }].map((f) => writeFileAtomic(path.join(draw, f.name), f.content, 'utf8')));
 
@@ -256,6 +262,9 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
   return {
     video,
     dir,
+    work,
+    chain: watermarkFilterGraph(w, video, engine.tools.font.path, metrics, draw).graph,
+    ...(code ? {} : { sharedSource: (index: number) => workingSegment(engine, video.id, index) }),
     linksOnly,
     async segment(index, threads, signal) {
       const target = path.join(dir, segmentFileName(index));
@@ -287,7 +296,41 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
 const renderKey = (w: WatermarkRecord, index: number) => `${w.id}/${index}`;
 
 function scheduled(engine: Engine, w: WatermarkRecord, r: WatermarkRenderer, index: number, urgency: RenderUrgency, signal?: AbortSignal): Promise<void> {
-  return engine.renders.render(renderKey(w, index), urgency, w.id, (threads, s) => r.segment(index, threads, s), signal);
+  const share: SegmentShare | undefined = r.sharedSource && { key: r.sharedSource(index), renderer: r, index, runMany: (members, threads, s) => renderShared(engine, members as SegmentShare[], threads, s) };
+  return engine.renders.render(renderKey(w, index), urgency, w.id, (threads, s) => r.segment(index, threads, s), signal, share);
+}
+
+interface SegmentShare extends SharedRender {
+  renderer: WatermarkRenderer;
+  index: number;
+}
+
+/** Several viewers' renders of one working segment in one ffmpeg: one decode, split, a drawing and an encode each. */
+async function renderShared(engine: Engine, members: SegmentShare[], threads: number, signal: AbortSignal): Promise<void> {
+  const { renderer: first, index } = members[0]!;
+  const { video } = first;
+  const id = randomUUID().slice(0, 8);
+  const script = path.join(first.work, `${id}.shared-filter.txt`);
+  const parts = members.map((m) => path.join(m.renderer.work, `${id}.${segmentFileName(m.index)}.part`));
+  try {
+    await Promise.all(members.map((m) => mkdir(m.renderer.work, { recursive: true })));
+    await writeFileAtomic(script, sharedFilterGraph(members.map((m) => m.renderer.chain)), 'utf8');
+    await engine.runner.ffmpeg(
+      sharedSegmentRenderArgs({
+        input: first.sharedSource!(index),
+        outputs: parts.map((output, j) => ({ output, chain: members[j]!.renderer.chain })),
+        filterScript: script,
+        gop: framesPerSegment({ num: video.fpsNum!, den: video.fpsDen! }),
+        threads,
+        encode: engine.encode,
+        hasAudio: video.hasAudio,
+      }),
+      { signal, cwd: first.work },
+    );
+    await Promise.all(members.map((m, j) => rename(parts[j]!, path.join(m.renderer.dir, segmentFileName(m.index)))));
+  } finally {
+    await Promise.all([script, ...parts].map((f) => rm(f, { force: true })));
+  }
 }
 
 async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobReporter, signal?: AbortSignal): Promise<WatermarkRecord> {
