@@ -5,6 +5,7 @@ import { Option, type Command } from 'commander';
 import type { ApiVersion } from '../../core/api-version.js';
 import { WmarkError } from '../../core/errors.js';
 import type { LocalService } from '../../engine/local-service.js';
+import { MAX_SHARED_RENDERS } from '../../engine/render-scheduler.js';
 import { toWmarkError } from '../output.js';
 import pLimit from 'p-limit';
 import type { WatermarkResource, WatermarkResult, WatermarkService } from '../../service/watermark-service.js';
@@ -73,7 +74,7 @@ function withCreateOptions(cmd: Command): Command {
     .option('--template <id>', 'settings template to render')
     .option('--map <name=value>', 'placeholder value for --template (repeatable)', collect)
     .option('--batch <file>', 'with --template: CSV (header = placeholder names) or NDJSON of mappings, one watermark per row')
-    .option('--concurrency <n>', '--batch: requests in flight at once (default 4)')
+    .option('--concurrency <n>', '--batch: requests in flight at once (default 4 remotely; locally 8, and viewers rendered together share each decode)')
     .option('--containers <list>', 'outputs: m3u8, mp4 or both (default: both)')
     .option('--expiration <when>', 'Unix seconds, an ISO date, or a duration such as 7d (only when the watermark is created)')
     .addOption(new Option('--api <version>', 'API version: the URL shapes printed locally (default 2.0); with --remote, the version to call (default: 2.0 when the service has it)').choices(['1.0', '2.0']))
@@ -100,7 +101,8 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   // Locally the default is to wait for every output; remotely, to return the service's answer.
   const wait = opts.wait ?? !remote;
   if (opts.out && !wait) throw new WmarkError('OUT_NEEDS_WAIT', '--out copies finished outputs, so it cannot be combined with --no-wait');
-  const concurrency = opts.concurrency !== undefined ? countFlag(opts.concurrency, '--concurrency', 64) : 4;
+  // Locally, rows in flight together are rendered together: each working segment is decoded once for all of them.
+  const concurrency = opts.concurrency !== undefined ? countFlag(opts.concurrency, '--concurrency', 64) : remote ? 4 : MAX_SHARED_RENDERS;
   const intervalMs = opts.interval !== undefined ? durationFlag(opts.interval, '--interval') : undefined;
   const given = (name: string) => cmd.getOptionValueSource(name) === 'cli' || cmd.parent?.getOptionValueSource(name) === 'cli';
   const askedApi = opts.api as ApiVersion | undefined;
