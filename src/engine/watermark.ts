@@ -78,6 +78,8 @@ export async function deleteWatermark(engine: Engine, watermark: WatermarkRecord
     throw new WmarkError('WATERMARK_BUSY', `watermark ${watermark.id} is being rendered right now, so it cannot be removed`, { hint: 'Wait until it is READY or FAILED, then remove it.' });
   }
   engine.store.deleteWatermark(watermark.id);
+  // The same settings later make the same id again, and its renderer must write its drawing files anew.
+  renderers.get(engine)?.delete(watermark.id);
   await rm(watermarkDir(engine, watermark.videoId, watermark.id), { recursive: true, force: true });
 }
 
