@@ -18,7 +18,7 @@ export interface SegmentJobResult extends SegmentRunResult {
 export interface SegmentQueueOptions {
   /** Tries per task (a worker's crash is not a try: BullMQ's stalled-job check hands the task to another worker). */
   attempts?: number;
-  /** How often waiting callers also look at their jobs' state, in case an event was missed (e.g. Redis restarted). */
+  /** How often waiting callers also look at their jobs' state, in case an event was missed. */
   pollMs?: number;
   /** Connecting at start gives up after this long (QUEUE_UNREACHABLE). */
   connectTimeoutMs?: number;
@@ -69,6 +69,16 @@ export class SegmentQueue {
     // Reconnects are ioredis' business; an error event without a listener would end the process.
     events.on('error', () => undefined);
     queue.on('error', () => undefined);
+    // Connected before construction, so every later 'ready' is a reconnect: Redis may have restarted empty, so every
+    // task still awaited is added again (a job that survived is found by its id, not duplicated).
+    clients[0]!.on('ready', () => void this.resubmitAll());
+  }
+
+  private async resubmitAll(): Promise<void> {
+    for (const jobId of [...this.waiters.keys()]) {
+      if (this.closed) return;
+      await this.submit(jobId, { retryFailed: false }).catch(() => undefined);
+    }
   }
 
   /** Connects to Redis at `url` (QUEUE_UNREACHABLE when it does not answer). */
@@ -83,7 +93,7 @@ export class SegmentQueue {
     const events = new QueueEvents(SEGMENT_QUEUE, { connection: eventsClient });
     // Listening before anything is added, so no completion can slip by unseen.
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
-    return new SegmentQueue(queue, events, [queueClient, eventsClient], { attempts: options.attempts ?? 3, pollMs: options.pollMs ?? 2_000 });
+    return new SegmentQueue(queue, events, [queueClient, eventsClient], { attempts: options.attempts ?? 3, pollMs: options.pollMs ?? 10_000 });
   }
 
   /**

@@ -88,7 +88,7 @@ export async function runSegmentTask(task: SegmentTask, store: MediaStore, runne
     await Promise.all([
       ...task.textFiles.map((f) => writeFile(path.join(work, f.name), f.content, 'utf8')),
       writeFile(path.join(work, 'filter.txt'), task.filterScript, 'utf8'),
-      symlink(options.fontFile, path.join(work, TASK_FONT_FILE)).catch(() => copyFile(options.fontFile, path.join(work, TASK_FONT_FILE))),
+      symlink(path.resolve(options.fontFile), path.join(work, TASK_FONT_FILE)).catch(() => copyFile(options.fontFile, path.join(work, TASK_FONT_FILE))),
     ]);
     const threads = Math.max(1, options.threads ?? 1);
     await runner.ffmpeg(

@@ -1,7 +1,7 @@
 // A media store in an S3-compatible bucket (AWS S3, MinIO, Ceph RGW, R2), through @aws-sdk/client-s3 only. An S3 PUT
 // is visible whole or not at all; files above one part go up as a multipart upload, which appears only when completed.
-import { createReadStream, createWriteStream } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -75,17 +75,19 @@ export class S3MediaStore implements MediaStore {
     const info = await stat(file).catch(() => {
       throw new WmarkError('INPUT_NOT_READABLE', `cannot store ${key}: ${file} does not exist`);
     });
+    // Bodies are read into memory (a part at most): a stream cannot be sent again when the SDK retries a request.
     if (info.size <= this.partSize) {
-      await this.call('put', key, (c) => c.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body: createReadStream(file), ContentLength: info.size })));
+      const Body = await readRange(file, 0, info.size);
+      await this.call('put', key, (c) => c.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body, ContentLength: info.size })));
       return;
     }
     const { UploadId } = await this.call('put', key, (c) => c.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key })));
     try {
       const parts: { ETag: string; PartNumber: number }[] = [];
       for (let start = 0, PartNumber = 1; start < info.size; start += this.partSize, PartNumber++) {
-        const end = Math.min(info.size, start + this.partSize) - 1;
+        const Body = await readRange(file, start, Math.min(info.size - start, this.partSize));
         const { ETag } = await this.call('put', key, (c) =>
-          c.send(new UploadPartCommand({ Bucket: this.bucket, Key, UploadId, PartNumber, Body: createReadStream(file, { start, end }), ContentLength: end - start + 1 })),
+          c.send(new UploadPartCommand({ Bucket: this.bucket, Key, UploadId, PartNumber, Body, ContentLength: Body.length })),
         );
         parts.push({ ETag: ETag!, PartNumber });
       }
@@ -176,6 +178,23 @@ export class S3MediaStore implements MediaStore {
 }
 
 const isWmark = (error: unknown): error is WmarkError => error instanceof WmarkError;
+
+/** `length` bytes of `file` from `start`. */
+async function readRange(file: string, start: number, length: number): Promise<Buffer> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(length);
+    let done = 0;
+    while (done < length) {
+      const { bytesRead } = await handle.read(buffer, done, length - done, start + done);
+      if (bytesRead === 0) throw new WmarkError('INPUT_NOT_READABLE', `${file} ended at ${start + done} bytes while being stored (was it still being written?)`);
+      done += bytesRead;
+    }
+    return buffer;
+  } finally {
+    await handle.close();
+  }
+}
 
 function storeError(store: S3MediaStore, operation: string, key: string, error: unknown): WmarkError {
   if (isWmark(error)) return error;

@@ -41,8 +41,8 @@ afterEach(async () => {
   for (const thing of open.splice(0).reverse()) await thing.close();
 });
 
-async function queue(): Promise<SegmentQueue> {
-  const q = await SegmentQueue.open(redis.url, { pollMs: 500 });
+async function queue(pollMs = 500): Promise<SegmentQueue> {
+  const q = await SegmentQueue.open(redis.url, { pollMs });
   open.push(q);
   return q;
 }
@@ -173,8 +173,9 @@ describe('the queue with workers', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
-  it('survives Redis restarting empty while a task waits: the caller adds it again and a worker renders it', async () => {
-    const q = await queue();
+  it('survives Redis restarting empty while a task waits: the caller adds it again on reconnect and a worker renders it', async () => {
+    // No polling to fall back on: the reconnect alone must bring the task back.
+    const q = await queue(600_000);
     const task = textTask('videos/v1/seg_00001.ts', output(), 'grace');
     const pending = q.enqueue(task);
     // Nobody takes it yet; then Redis loses everything.
@@ -182,5 +183,13 @@ describe('the queue with workers', () => {
     await redis.restart();
     const w = await worker();
     expect(await pending).toMatchObject({ output: task.output, rendered: true, worker: w.id });
+  });
+
+  it('a running worker keeps taking tasks after Redis restarted', async () => {
+    const w = await worker();
+    const q = await queue();
+    expect(await q.enqueue(textTask('videos/v1/seg_00002.ts', output(), 'heidi'))).toMatchObject({ worker: w.id });
+    await redis.restart();
+    expect(await q.enqueue(textTask('videos/v1/seg_00002.ts', output(), 'ivan'))).toMatchObject({ rendered: true, worker: w.id });
   });
 });
