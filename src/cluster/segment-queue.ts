@@ -184,6 +184,13 @@ export class SegmentQueue {
     >;
   }
 
+  /** The ids of the workers connected to the queue now (from Redis' client list; one per worker, however many tasks it runs). */
+  async workers(): Promise<string[]> {
+    const clients = (await this.queue.getWorkers()) as { rawname?: string }[];
+    const ids = clients.map((c) => /:w:(.+)$/.exec(c.rawname ?? '')?.[1]).filter((id): id is string => Boolean(id));
+    return [...new Set(ids)].sort();
+  }
+
   /** Stops waiting (callers still waiting get CANCELLED); queued jobs stay in Redis for the workers. */
   async close(): Promise<void> {
     if (this.closed) return;

@@ -59,7 +59,7 @@ export async function startSegmentWorker(options: SegmentWorkerOptions): Promise
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const threads = Math.max(1, options.threads ?? Math.floor(os.availableParallelism() / concurrency));
   const lockMs = options.lockMs ?? 30_000;
-  const connection: Redis = await connectRedis(options.queueUrl, { timeoutMs: options.connectTimeoutMs, name: `wmark-worker ${id}` });
+  const connection: Redis = await connectRedis(options.queueUrl, { timeoutMs: options.connectTimeoutMs });
 
   const render = async (job: Job): Promise<SegmentJobResult> => {
     let task;
@@ -90,6 +90,8 @@ export async function startSegmentWorker(options: SegmentWorkerOptions): Promise
 
   const worker = new Worker(SEGMENT_QUEUE, render, {
     connection,
+    // Named, so serve can list the workers connected to the queue (SegmentQueue.workers()).
+    name: id,
     concurrency,
     lockDuration: lockMs,
     stalledInterval: options.stalledCheckMs ?? Math.max(500, Math.floor(lockMs / 2)),

@@ -63,6 +63,9 @@ export class S3MediaStore implements MediaStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     };
+    // wmark pins an SDK release that runs on Node 20 (package.json); the SDK's warning that later releases need Node 22
+    // would print on every start and ask the user for an upgrade that is wmark's to make. Set it to false to see it.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.client = new S3Client(config);
   }
 
