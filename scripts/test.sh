@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs everything the test suite needs on a fresh machine (npm packages; Chromium for the browser tests), runs the
-# whole suite, and ends with one plain "N passed, N failed" line from the runner's own counts.
+# Installs everything the test suite needs on a fresh machine (npm packages; Chromium for the browser tests; Redis for
+# the render-farm tests), runs the whole suite, and ends with one plain "N passed, N failed" line from the runner's own
+# counts.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,13 +12,17 @@ need_chromium=0
 if [ -d test/browser ] && ls test/browser/*.test.ts >/dev/null 2>&1 && [ -z "${WMARK_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   need_chromium=1
 fi
+# The render-farm tests start their own redis-server (test/helpers/redis.ts): Debian's package, as issue 11 asks.
+need_redis=0
+if [ -z "${WMARK_REDIS_SERVER:-}" ] && ! command -v redis-server >/dev/null 2>&1; then need_redis=1; fi
 can_apt=0
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then can_apt=1; fi
 
-if [ $need_npm = 1 ] || { [ $need_chromium = 1 ] && [ $can_apt = 1 ]; }; then
+if [ $need_npm = 1 ] || { [ $can_apt = 1 ] && { [ $need_chromium = 1 ] || [ $need_redis = 1 ]; }; }; then
   echo "scripts/test.sh will install what the test suite needs:"
   [ $need_npm = 1 ] && echo "  - npm packages (npm ci, from package-lock.json into ./node_modules): wmark's dependencies and the test tools; better-sqlite3 may build from source (about 1.5 min)"
   [ $need_chromium = 1 ] && [ $can_apt = 1 ] && echo "  - the system package chromium (apt-get install chromium): a real browser for the player tests in test/browser"
+  [ $need_redis = 1 ] && [ $can_apt = 1 ] && echo "  - the system package redis-server (apt-get install redis-server): a real Redis for the render-farm queue tests (each test starts its own on a loopback port)"
 fi
 
 if [ $need_npm = 1 ]; then
@@ -29,8 +34,18 @@ if [ $need_chromium = 1 ]; then
   if [ $can_apt = 1 ]; then
     echo "installing Chromium for the browser tests (apt-get update; apt-get install -y chromium)"
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || { echo "could not install chromium"; exit 1; }
+    apt_updated=1
   else
     echo "the browser tests need Chromium: install it (e.g. 'sudo apt-get install -y chromium') or set WMARK_CHROMIUM" >&2
+  fi
+fi
+
+if [ $need_redis = 1 ]; then
+  if [ $can_apt = 1 ]; then
+    echo "installing redis-server for the render-farm tests (apt-get install -y redis-server)"
+    { [ "${apt_updated:-0}" = 1 ] || apt-get update -qq; } && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null || { echo "could not install redis-server"; exit 1; }
+  else
+    echo "the render-farm tests need Redis: install it (e.g. 'sudo apt-get install -y redis-server') or set WMARK_REDIS_SERVER" >&2
   fi
 fi
 

@@ -37,6 +37,11 @@ const EXAMPLES: Record<string, string[]> = {
   'watermark view': ['wmark watermark view 3f2a...', 'wmark watermark view 3f2a... --open'],
   'watermark rm': ['wmark watermark rm 3f2a...', 'wmark watermark list --json | jq -r ".[].id" | xargs wmark watermark rm'],
   serve: ['wmark serve', 'wmark serve --port 0   # any free port; local commands link to it', 'wmark serve --host 0.0.0.0 --public-url https://videos.example.com'],
+  worker: [
+    'wmark worker --queue redis://10.0.0.5:6379 --media s3://wmark-media/prod --concurrency 2',
+    'AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... wmark worker --queue redis://farm:6379 --media s3://media/farm --s3-endpoint http://minio:9000',
+    'wmark worker --queue redis://farm:6379 --media /mnt/wmark   # a folder every machine mounts (NFS)',
+  ],
   detect: ['wmark detect leaked.mp4 --key film', 'wmark detect leaked.mp4 --key film --json'],
   auth: ['wmark auth keys create --label "my app"', 'wmark auth login --remote https://watermark.example.com'],
   'auth keys': ['wmark auth keys create --label "my app"', 'wmark auth keys list', 'wmark auth keys revoke wmc_...'],

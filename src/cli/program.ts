@@ -20,6 +20,7 @@ import { registerTemplate } from './commands/template.js';
 import { registerVideo } from './commands/video.js';
 import { registerWatermark } from './commands/watermark.js';
 import { registerWatermarkManagement } from './commands/watermark-manage.js';
+import { registerWorker } from './commands/worker.js';
 
 export function buildProgram(io: CliIO): Command {
   const program = new Command('wmark');
@@ -50,6 +51,7 @@ export function buildProgram(io: CliIO): Command {
   registerTemplate(program);
   registerWatermarkManagement(registerWatermark(program));
   registerServe(program);
+  registerWorker(program);
   registerDetect(program);
   registerRemoteAuth(registerAuth(program));
   registerPoll(program);

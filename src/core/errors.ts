@@ -74,6 +74,8 @@ export const ERRORS = {
   LEAK_NOT_FOUND: usage(),
   PORT_IN_USE: usage(400, 'Stop what holds it, choose another with --port, or give --port 0 to take any free port.'),
   PORT_NOT_ALLOWED: usage(400, 'Ports below 1024 need privileges: choose another with --port, or --port 0 for any free port.'),
+  BAD_MEDIA_URL: usage(400, 'Give s3://BUCKET/PREFIX (bucket names: 3-63 of a-z, 0-9, dot, dash) or an absolute folder path, e.g. --media /mnt/wmark.'),
+  BAD_QUEUE_URL: usage(400, 'Give redis://HOST:PORT (optionally redis://:PASSWORD@HOST:PORT/DB).'),
   // HTTP requests
   VALIDATION_FAILED: usage(),
   INVALID_BODY: usage(),
@@ -102,6 +104,7 @@ export const ERRORS = {
   WATERMARK_NOT_FOUND: notFound(),
   CLIENT_NOT_FOUND: notFound('See `wmark auth keys list`.'),
   NOT_READY: notFound(),
+  MEDIA_NOT_FOUND: notFound(),
   KEY_EXISTS: { kind: 'conflict', http: 409, exit: 2 },
   WATERMARK_BUSY: { kind: 'conflict', http: 409, exit: 2 },
   VIDEO_NOT_READY: { kind: 'conflict', http: 409, exit: 2, hint: 'Try again when its status is INGESTED.' },
@@ -131,6 +134,7 @@ export const ERRORS = {
   // ---- limits
   RATE_LIMITED: { kind: 'limit', http: 429, exit: 5 },
   NOT_READY_YET: { kind: 'limit', http: 503, exit: 5, hint: 'Send the same request again shortly.' },
+  RANGE_NOT_SATISFIABLE: usage(416),
 
   // ---- config (exit 3)
   CONFIG_INVALID: { kind: 'config', http: 500, exit: 3 },
@@ -141,6 +145,9 @@ export const ERRORS = {
   REMOTE_UNREACHABLE: remote('Check the URL (--remote, WMARK_API_URL or remote.url in the config) and that the service is running.'),
   BAD_RESPONSE: remote('Check that the URL points at a watermarking service that speaks API 1.0 or 2.0 (docs/api.md).'),
   NO_HREF: remote(),
+  // The render farm's shared parts (issue 11): the Redis queue and the media store, reached over the network.
+  QUEUE_UNREACHABLE: { kind: 'remote', http: 503, exit: 5, hint: 'Check --queue redis://HOST:PORT (or WMARK_QUEUE_URL) and that Redis runs and is reachable from here.' },
+  MEDIA_STORE_FAILED: { kind: 'remote', http: 502, exit: 5, hint: 'Check --media and --s3-endpoint, the bucket, and the credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or a profile).' },
 
   // ---- engine: ffmpeg and the media pipeline (exit 6)
   FFMPEG_FAILED: engine(),
@@ -158,6 +165,11 @@ export const ERRORS = {
   LEAK_DECODE_FAILED: engine('Check that the file plays (e.g. `ffprobe FILE`); a truncated download may decode only in part.'),
   DOCTOR_FAILED: engine(),
   DEMO_FAILED: engine(),
+  // A render-farm worker that must not render: its output would differ from what serve planned.
+  WORKER_VERSION_MISMATCH: engine('Run the same wmark version on serve and on every worker (`wmark --version`).'),
+  WORKER_FONT_MISMATCH: engine('Give every worker the font serve uses (the bundled one, or the same --font / WMARK_FONT file).'),
+  WORKER_UNUSABLE: engine('Run `wmark doctor` on the worker machine, or set WMARK_FFMPEG / WMARK_FONT.'),
+  TASK_INVALID: engine('Check that serve and the workers run the same wmark version.'),
 
   // ---- time and interruption
   TIMEOUT: { kind: 'timeout', http: 504, exit: 124 },
@@ -169,6 +181,7 @@ export const ERRORS = {
   // ---- bugs
   UNEXPECTED: { kind: 'unexpected', http: 500, exit: 1, hint: 'Run again with --verbose for details; please report it if it persists.' },
   INTERNAL: { kind: 'unexpected', http: 500, exit: 1 },
+  MEDIA_KEY_INVALID: { kind: 'unexpected', http: 500, exit: 1 },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

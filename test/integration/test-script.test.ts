@@ -10,7 +10,7 @@ const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 /** A checkout without node_modules (and, unless `chromium`, without a browser on PATH); returns the script's stdout. */
-function runScript(options: { root: boolean; chromium?: boolean; nodeModules?: boolean }): string[] {
+function runScript(options: { root: boolean; chromium?: boolean; redis?: boolean; nodeModules?: boolean }): string[] {
   const root = tempDir('test-script');
   dirs.push(root);
   const bin = path.join(root, 'stub-bin');
@@ -32,6 +32,7 @@ function runScript(options: { root: boolean; chromium?: boolean; nodeModules?: b
   stub('apt-get', 'echo "RAN apt-get $*" >> "$STUB_LOG"');
   stub('id', options.root ? 'echo 0' : 'echo 1000');
   if (options.chromium) stub('chromium', 'exit 0');
+  if (options.redis) stub('redis-server', 'exit 0');
   // Only the stand-ins and the few real tools the script uses, so a chromium elsewhere on this machine is not found.
   for (const tool of ['dirname', 'mkdir', 'ls']) symlinkSync(execFileSync('/bin/sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), path.join(bin, tool));
   const log = path.join(root, 'out.log');
@@ -45,13 +46,14 @@ function runScript(options: { root: boolean; chromium?: boolean; nodeModules?: b
 }
 
 describe('scripts/test.sh', () => {
-  it('lists npm ci and chromium, with the reasons, before running either', () => {
+  it('lists npm ci, chromium and redis-server, with the reasons, before running any', () => {
     const lines = runScript({ root: true });
     const first = (re: RegExp) => lines.findIndex((l) => re.test(l));
     const plan = first(/^scripts\/test\.sh will install/);
     expect(plan, lines.join('\n')).toBe(0);
     expect(lines[1]).toMatch(/^  - npm packages \(npm ci.*\): wmark's dependencies and the test tools/);
     expect(lines[2]).toMatch(/^  - the system package chromium \(apt-get install chromium\): a real browser for the player tests/);
+    expect(lines[3]).toMatch(/^  - the system package redis-server \(apt-get install redis-server\): a real Redis for the render-farm queue tests/);
     const npmRun = first(/^RAN npm ci/);
     const aptRun = first(/^RAN apt-get install -y -qq chromium/);
     expect(npmRun).toBeGreaterThan(2);
@@ -59,20 +61,27 @@ describe('scripts/test.sh', () => {
     expect(aptRun).toBeGreaterThan(npmRun);
     expect(first(/^RAN apt-get update/)).toBe(aptRun - 1);
     expect(lines[aptRun - 2]).toMatch(/^installing Chromium for the browser tests/);
-    expect(first(/^RAN npx vitest run/)).toBeGreaterThan(aptRun);
+    // One apt-get update serves both packages.
+    const redisRun = first(/^RAN apt-get install -y -qq redis-server/);
+    expect(redisRun).toBeGreaterThan(aptRun);
+    expect(lines[redisRun - 1]).toMatch(/^installing redis-server for the render-farm tests/);
+    expect(lines.filter((l) => /^RAN apt-get update/.test(l))).toHaveLength(1);
+    expect(first(/^RAN npx vitest run/)).toBeGreaterThan(redisRun);
   });
 
   it('installs and announces nothing when everything is there', () => {
-    const lines = runScript({ root: true, chromium: true, nodeModules: true });
+    const lines = runScript({ root: true, chromium: true, redis: true, nodeModules: true });
     expect(lines.filter((l) => /install|RAN npm|RAN apt-get/.test(l))).toEqual([]);
     expect(lines[0]).toMatch(/^RAN npx vitest run/);
   });
 
-  it('without root it only announces npm ci, and names what to do about Chromium instead of installing it', () => {
+  it('without root it only announces npm ci, and names what to do about Chromium and Redis instead of installing them', () => {
     const lines = runScript({ root: false });
     expect(lines.slice(0, 2).join('\n')).toMatch(/will install[\s\S]*npm packages/);
     expect(lines.some((l) => /chromium \(apt-get/.test(l))).toBe(false);
     expect(lines.some((l) => /^RAN apt-get/.test(l))).toBe(false);
+    expect(lines.some((l) => /redis-server \(apt-get/.test(l))).toBe(false);
+    expect(lines.some((l) => /the render-farm tests need Redis: install it/.test(l))).toBe(true);
     expect(readFileSync(path.join(REPO, 'scripts', 'test.sh'), 'utf8')).toContain("or set WMARK_CHROMIUM");
   });
 });

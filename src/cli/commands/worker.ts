@@ -1,0 +1,71 @@
+// `wmark worker`: a render-farm worker (issue 11). Takes segment tasks from Redis, renders them with this machine's
+// ffmpeg and font, and reads and writes media in the shared store, until Ctrl-C or SIGTERM.
+import { Option, type Command } from 'commander';
+import { z } from 'zod';
+import { startSegmentWorker } from '../../cluster/segment-worker.js';
+import { validationError } from '../../core/errors.js';
+import { locateTools } from '../../ffmpeg/locate-tools.js';
+import { createProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
+import { openMediaStore } from '../../media/open-media-store.js';
+import { action } from '../action.js';
+import { untilAborted } from './serve.js';
+
+const positiveInt = (flag: string) =>
+  z
+    .string()
+    .regex(/^\d+$/, `${flag} takes a whole number`)
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 64, `${flag} takes 1 to 64`);
+
+const optionsSchema = z.object({
+  queue: z.string({ error: 'which queue? give --queue redis://HOST:PORT or set WMARK_QUEUE_URL' }).min(1),
+  media: z.string({ error: 'which media store? give --media s3://BUCKET/PREFIX or a shared folder, or set WMARK_MEDIA_URL' }).min(1),
+  concurrency: positiveInt('--concurrency').default(1),
+  threads: positiveInt('--threads').optional(),
+  s3Endpoint: z.url({ error: '--s3-endpoint takes a URL, e.g. http://minio.internal:9000' }).optional(),
+  s3Region: z.string().min(1).optional(),
+  lockTimeout: positiveInt('--lock-timeout').optional(),
+});
+
+export function registerWorker(program: Command): void {
+  program
+    .command('worker')
+    .description('render segments for a `wmark serve --queue` render farm: tasks from Redis, media in a shared store')
+    .option('--queue <url>', 'the Redis that serve queues work on: redis://HOST:PORT (env WMARK_QUEUE_URL)')
+    .option('--media <url>', 'the shared media store: s3://BUCKET/PREFIX or a folder every machine mounts (env WMARK_MEDIA_URL)')
+    .option('--concurrency <n>', 'segments rendered at once (default 1; about one per 2 cores)')
+    .option('--threads <n>', 'ffmpeg threads per segment (default: the cores shared among --concurrency)')
+    .option('--s3-endpoint <url>', 'an S3-compatible server (MinIO, Ceph, R2); default AWS or AWS_ENDPOINT_URL_S3. Credentials: the AWS SDK\'s usual env vars or profile')
+    .option('--s3-region <region>', 'the bucket\'s region (default AWS_REGION, the profile, or us-east-1 with --s3-endpoint)')
+    .addOption(new Option('--lock-timeout <seconds>', 'seconds before a dead worker\'s task goes to another worker (default 30)').hideHelp())
+    .action(
+      action(async (ctx, raw: Record<string, string | undefined>) => {
+        const parsed = optionsSchema.safeParse({ ...raw, queue: raw.queue ?? ctx.io.env.WMARK_QUEUE_URL, media: raw.media ?? ctx.io.env.WMARK_MEDIA_URL });
+        if (!parsed.success) throw validationError('BAD_FLAG', parsed.error.issues.map((i) => i.message), 'See `wmark worker --help`.');
+        const opts = parsed.data;
+        const config = await ctx.loadConfig();
+        const tools = locateTools({ ffmpeg: config.ffmpeg, ffprobe: config.ffprobe, font: config.font });
+        const store = openMediaStore(opts.media, { endpoint: opts.s3Endpoint, region: opts.s3Region });
+        try {
+          const worker = await startSegmentWorker({
+            queueUrl: opts.queue,
+            store,
+            runner: createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path),
+            tools: { ffmpeg: tools.ffmpeg.path, font: tools.font.path },
+            concurrency: opts.concurrency,
+            threads: opts.threads,
+            lockMs: opts.lockTimeout === undefined ? undefined : opts.lockTimeout * 1000,
+            log: (line) => ctx.output.info(line),
+          });
+          // stdout is data: the worker's id, once it takes work (scripts and tests wait for this line).
+          ctx.output.line({ worker: worker.id, queue: opts.queue.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@'), media: store.location }, () => worker.id);
+          await untilAborted(ctx.signal);
+          ctx.output.info('stopping: finishing the segments in hand (Ctrl-C again does not hurry it; their tasks go to another worker if killed)');
+          await worker.close();
+          return 0;
+        } finally {
+          store.close();
+        }
+      }),
+    );
+}

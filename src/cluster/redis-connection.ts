@@ -1,0 +1,83 @@
+// Connections to the render farm's Redis: `redis://HOST:PORT` parsed once, and clients that fail fast when Redis is
+// not there at start but reconnect on their own when it restarts later (BullMQ needs maxRetriesPerRequest: null).
+import { Redis } from 'ioredis';
+import { WmarkError } from '../core/errors.js';
+
+export interface QueueAddress {
+  host: string;
+  port: number;
+  db: number;
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/** `redis://[[user]:password@]host[:port][/db]` (or rediss:// for TLS) to connection options. */
+export function parseQueueUrl(url: string): QueueAddress {
+  const bad = (why: string) => new WmarkError('BAD_QUEUE_URL', `--queue ${JSON.stringify(url)}: ${why}`);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw bad('not a URL');
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw bad('only redis:// and rediss:// URLs are supported');
+  if (!parsed.hostname) throw bad('no host');
+  const port = parsed.port ? Number(parsed.port) : 6379;
+  const dbText = parsed.pathname.replace(/^\//, '');
+  if (dbText !== '' && !/^\d{1,2}$/.test(dbText)) throw bad(`"${dbText}" is not a database number`);
+  return {
+    host: parsed.hostname.replace(/^\[|\]$/g, ''),
+    port,
+    db: dbText === '' ? 0 : Number(dbText),
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    tls: parsed.protocol === 'rediss:',
+  };
+}
+
+/** The URL without its password, for messages and logs. */
+export function redactQueueUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+}
+
+/**
+ * A connected client. Rejects with QUEUE_UNREACHABLE when Redis does not answer within `timeoutMs`; once connected,
+ * it reconnects by itself for as long as it lives (a Redis restart mid-job is survived, not reported).
+ */
+export async function connectRedis(url: string, options: { timeoutMs?: number; name?: string } = {}): Promise<Redis> {
+  const address = parseQueueUrl(url);
+  const client = new Redis({
+    host: address.host,
+    port: address.port,
+    db: address.db,
+    ...(address.username ? { username: address.username } : {}),
+    ...(address.password ? { password: address.password } : {}),
+    ...(address.tls ? { tls: {} } : {}),
+    ...(options.name ? { connectionName: options.name } : {}),
+    maxRetriesPerRequest: null,
+    lazyConnect: true,
+    // Back off up to 2 s between reconnects: a restarted Redis is picked up within seconds.
+    retryStrategy: (times) => Math.min(2_000, 50 * 2 ** Math.min(times, 6)),
+  });
+  // Reported through the promise below at start; later ones are reconnects ioredis handles.
+  let lastError: Error | undefined;
+  client.on('error', (error: Error) => (lastError = error));
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      client.connect(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(lastError?.message ?? `no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    await client.ping();
+    return client;
+  } catch (error) {
+    client.disconnect();
+    throw new WmarkError('QUEUE_UNREACHABLE', `cannot reach Redis at ${redactQueueUrl(url)}: ${(lastError ?? (error as Error)).message}`, { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,214 @@
+// The render farm's queue of segment tasks, on BullMQ in Redis: serve enqueues a task and awaits its result; workers
+// on any machine take tasks (segment-worker.ts). A task's job id is derived from its output key, so asking twice for
+// the same segment while it is queued or running makes one job, and a failed one is retried when asked for again.
+import { createHash } from 'node:crypto';
+import { Job, Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { ERRORS, isWmarkError, WmarkError, type ErrorCode } from '../core/errors.js';
+import { connectRedis } from './redis-connection.js';
+import type { SegmentRunResult, SegmentTask } from './segment-task.js';
+
+export const SEGMENT_QUEUE = 'wmark-segments';
+
+/** What a finished task reports: the render's result and which worker did it. */
+export interface SegmentJobResult extends SegmentRunResult {
+  worker: string;
+}
+
+export interface SegmentQueueOptions {
+  /** Tries per task (a worker's crash is not a try: BullMQ's stalled-job check hands the task to another worker). */
+  attempts?: number;
+  /** How often waiting callers also look at their jobs' state, in case an event was missed. */
+  pollMs?: number;
+  /** Connecting at start gives up after this long (QUEUE_UNREACHABLE). */
+  connectTimeoutMs?: number;
+}
+
+export interface EnqueueOptions {
+  /** 1 is first; without one, tasks run in the order they came (after every prioritised one). */
+  priority?: number;
+}
+
+/** The job id of the task that writes `output` (BullMQ ids may not contain ':'). */
+export function segmentJobId(output: string): string {
+  return `seg-${createHash('sha256').update(output).digest('hex').slice(0, 40)}`;
+}
+
+/** A job's failure as text that keeps its catalogue code: `CODE: message`. */
+export function failureReason(error: unknown): string {
+  if (isWmarkError(error)) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Back from a failure's text to the error it was, when it carries a catalogue code. */
+export function errorFromReason(reason: string, output: string): WmarkError {
+  const m = /^([A-Z][A-Z0-9_]+): ([\s\S]*)$/.exec(reason);
+  if (m && m[1]! in ERRORS) return new WmarkError(m[1] as ErrorCode, m[2]!);
+  return new WmarkError('WATERMARK_FAILED', `rendering ${output} failed: ${reason}`);
+}
+
+interface Waiter {
+  task: SegmentTask;
+  options: EnqueueOptions;
+  promises: { resolve: (result: SegmentJobResult) => void; reject: (error: unknown) => void }[];
+}
+
+export class SegmentQueue {
+  private readonly waiters = new Map<string, Waiter>();
+  private poller?: NodeJS.Timeout;
+  private closed = false;
+
+  private constructor(
+    private readonly queue: Queue,
+    private readonly events: QueueEvents,
+    private readonly clients: Redis[],
+    private readonly options: Required<Pick<SegmentQueueOptions, 'attempts' | 'pollMs'>>,
+  ) {
+    events.on('completed', ({ jobId, returnvalue }) => this.settle(jobId, { result: parseResult(returnvalue) }));
+    events.on('failed', ({ jobId, failedReason }) => void this.onFailed(jobId, failedReason));
+    // Reconnects are ioredis' business; an error event without a listener would end the process.
+    events.on('error', () => undefined);
+    queue.on('error', () => undefined);
+    // Connected before construction, so every later 'ready' is a reconnect: Redis may have restarted empty, so every
+    // task still awaited is added again (a job that survived is found by its id, not duplicated).
+    clients[0]!.on('ready', () => void this.resubmitAll());
+  }
+
+  private async resubmitAll(): Promise<void> {
+    for (const jobId of [...this.waiters.keys()]) {
+      if (this.closed) return;
+      await this.submit(jobId, { retryFailed: false }).catch(() => undefined);
+    }
+  }
+
+  /** Connects to Redis at `url` (QUEUE_UNREACHABLE when it does not answer). */
+  static async open(url: string, options: SegmentQueueOptions = {}): Promise<SegmentQueue> {
+    const timeoutMs = options.connectTimeoutMs ?? 5_000;
+    const queueClient = await connectRedis(url, { timeoutMs, name: 'wmark-queue' });
+    const eventsClient = await connectRedis(url, { timeoutMs, name: 'wmark-queue-events' }).catch((error: unknown) => {
+      queueClient.disconnect();
+      throw error;
+    });
+    const queue = new Queue(SEGMENT_QUEUE, { connection: queueClient });
+    const events = new QueueEvents(SEGMENT_QUEUE, { connection: eventsClient });
+    // Listening before anything is added, so no completion can slip by unseen.
+    await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+    return new SegmentQueue(queue, events, [queueClient, eventsClient], { attempts: options.attempts ?? 3, pollMs: options.pollMs ?? 10_000 });
+  }
+
+  /**
+   * Queues the task (or joins the job already rendering the same output) and resolves when its output is in the
+   * store. Rejects with the worker's reason when the task failed for good (WORKER_VERSION_MISMATCH, FFMPEG_FAILED, ...).
+   */
+  enqueue(task: SegmentTask, options: EnqueueOptions = {}): Promise<SegmentJobResult> {
+    if (this.closed) return Promise.reject(new WmarkError('CANCELLED', 'the segment queue is closed'));
+    const jobId = segmentJobId(task.output);
+    return new Promise<SegmentJobResult>((resolve, reject) => {
+      const waiter = this.waiters.get(jobId);
+      if (waiter) waiter.promises.push({ resolve, reject });
+      else this.waiters.set(jobId, { task, options, promises: [{ resolve, reject }] });
+      this.poller ??= setInterval(() => void this.poll(), this.options.pollMs);
+      this.poller.unref();
+      void this.submit(jobId, { retryFailed: true }).catch((error: unknown) => this.settle(jobId, { error }));
+    });
+  }
+
+  /** Adds the job, or finds it: a finished one settles at once, a failed one is retried when `retryFailed`. */
+  private async submit(jobId: string, how: { retryFailed: boolean }): Promise<void> {
+    const waiter = this.waiters.get(jobId);
+    if (!waiter) return;
+    const job = await this.queue.add('segment', waiter.task, {
+      jobId,
+      attempts: this.options.attempts,
+      backoff: { type: 'exponential', delay: 1_000 },
+      ...(waiter.options.priority ? { priority: waiter.options.priority } : {}),
+      // Finished jobs stay a while so late askers find the result; failed ones so their reason can be read.
+      removeOnComplete: { age: 3_600, count: 100_000 },
+      removeOnFail: { age: 24 * 3_600, count: 100_000 },
+    });
+    await this.look(job, how);
+  }
+
+  private async look(job: Job, how: { retryFailed: boolean }): Promise<void> {
+    const state = await job.getState();
+    if (state === 'completed') {
+      const done = (await Job.fromId(this.queue, job.id!)) ?? job;
+      this.settle(job.id!, { result: parseResult(done.returnvalue) });
+    } else if (state === 'failed') {
+      if (how.retryFailed) await job.retry('failed').catch(() => undefined);
+      else this.settle(job.id!, { error: errorFromReason(job.failedReason ?? 'failed', String(job.data?.output)) });
+    }
+  }
+
+  /** Catches what events missed: a job whose state moved on, or one that vanished (Redis restarted empty): re-added. */
+  private async poll(): Promise<void> {
+    for (const jobId of [...this.waiters.keys()]) {
+      if (this.closed) return;
+      try {
+        const job = await Job.fromId(this.queue, jobId);
+        if (!job) await this.submit(jobId, { retryFailed: false });
+        else await this.look(job, { retryFailed: false });
+      } catch {
+        // Redis unreachable for now: the next round tries again.
+      }
+    }
+  }
+
+  private async onFailed(jobId: string, reason: string): Promise<void> {
+    const waiter = this.waiters.get(jobId);
+    if (!waiter) return;
+    // Only a final failure ends the wait; a failed try with tries left goes back to the queue.
+    const job = await Job.fromId(this.queue, jobId).catch(() => undefined);
+    if (job && (await job.getState().catch(() => 'unknown')) !== 'failed') return;
+    this.settle(jobId, { error: errorFromReason(reason, waiter.task.output) });
+  }
+
+  private settle(jobId: string, outcome: { result: SegmentJobResult } | { error: unknown }): void {
+    const waiter = this.waiters.get(jobId);
+    if (!waiter) return;
+    this.waiters.delete(jobId);
+    for (const p of waiter.promises) {
+      if ('result' in outcome) p.resolve(outcome.result);
+      else p.reject(outcome.error);
+    }
+    if (this.waiters.size === 0 && this.poller) {
+      clearInterval(this.poller);
+      this.poller = undefined;
+    }
+  }
+
+  /** Jobs by state, for status pages and tests. */
+  counts(): Promise<Record<'waiting' | 'active' | 'delayed' | 'completed' | 'failed' | 'prioritized', number>> {
+    return this.queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized') as Promise<
+      Record<'waiting' | 'active' | 'delayed' | 'completed' | 'failed' | 'prioritized', number>
+    >;
+  }
+
+  /** The ids of the workers connected to the queue now (from Redis' client list; one per worker, however many tasks it runs). */
+  async workers(): Promise<string[]> {
+    const clients = (await this.queue.getWorkers()) as { rawname?: string }[];
+    const ids = clients.map((c) => /:w:(.+)$/.exec(c.rawname ?? '')?.[1]).filter((id): id is string => Boolean(id));
+    return [...new Set(ids)].sort();
+  }
+
+  /** Stops waiting (callers still waiting get CANCELLED); queued jobs stay in Redis for the workers. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.poller);
+    for (const jobId of [...this.waiters.keys()]) this.settle(jobId, { error: new WmarkError('CANCELLED', 'the segment queue was closed') });
+    await Promise.allSettled([this.events.close(), this.queue.close()]);
+    for (const client of this.clients) client.disconnect();
+  }
+}
+
+function parseResult(value: unknown): SegmentJobResult {
+  if (typeof value === 'string') {
+    try {
+      return JSON.parse(value) as SegmentJobResult;
+    } catch {
+      // fall through
+    }
+  }
+  return value as SegmentJobResult;
+}

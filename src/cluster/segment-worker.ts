@@ -1,0 +1,114 @@
+// A render-farm worker: takes segment tasks from the BullMQ queue, N at a time, renders them from and into the shared
+// media store, and refuses (failing the job with the reason) what it must not render: a task from another wmark
+// version, or one laid out with another font. A worker whose ffmpeg or font cannot render refuses to start at all.
+import os from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { isWmarkError, WmarkError } from '../core/errors.js';
+import { renderToolProblems } from '../ffmpeg/render-capabilities.js';
+import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
+import type { MediaStore } from '../media/media-store.js';
+import { VERSION } from '../version.js';
+import { connectRedis } from './redis-connection.js';
+import { failureReason, SEGMENT_QUEUE, type SegmentJobResult } from './segment-queue.js';
+import { fontSha256, parseSegmentTask, runSegmentTask } from './segment-task.js';
+
+export interface SegmentWorkerOptions {
+  queueUrl: string;
+  store: MediaStore;
+  runner: ProcessRunner;
+  /** The ffmpeg the runner runs and the drawtext font, checked before any work is taken. */
+  tools: { ffmpeg: string; font: string };
+  /** Tasks rendered at once. */
+  concurrency?: number;
+  /** ffmpeg threads per render (default: this machine's cores shared among the concurrent renders). */
+  threads?: number;
+  /** This worker's version (default: the running wmark's); tasks planned by another version are refused. */
+  version?: string;
+  /** A task's lock lasts this long unless renewed; a worker that died is noticed about this long after. */
+  lockMs?: number;
+  /** How often this worker looks for tasks whose worker died (default: half of lockMs). */
+  stalledCheckMs?: number;
+  tmpDir?: string;
+  log?: (line: string) => void;
+  connectTimeoutMs?: number;
+}
+
+export interface RunningSegmentWorker {
+  /** host:pid:random, reported with every result. */
+  id: string;
+  /** Stops taking tasks; waits for the ones running unless `force` (then they are left to another worker). */
+  close(options?: { force?: boolean }): Promise<void>;
+}
+
+/** The ordinary failure of a task this worker must not render: no retries, the reason for whoever waits. */
+function refuse(error: WmarkError): UnrecoverableError {
+  return new UnrecoverableError(failureReason(error));
+}
+
+export async function startSegmentWorker(options: SegmentWorkerOptions): Promise<RunningSegmentWorker> {
+  const id = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const version = options.version ?? VERSION;
+  const log = options.log ?? (() => undefined);
+  const problems = await renderToolProblems(options.runner, options.tools);
+  if (problems.length) {
+    throw new WmarkError('WORKER_UNUSABLE', `this worker cannot render segments: ${problems.join('; ')}`, { details: problems });
+  }
+  const ownFont = await fontSha256(options.tools.font);
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  const threads = Math.max(1, options.threads ?? Math.floor(os.availableParallelism() / concurrency));
+  const lockMs = options.lockMs ?? 30_000;
+  const connection: Redis = await connectRedis(options.queueUrl, { timeoutMs: options.connectTimeoutMs });
+
+  const render = async (job: Job): Promise<SegmentJobResult> => {
+    let task;
+    try {
+      task = parseSegmentTask(job.data);
+    } catch (error) {
+      throw refuse(error as WmarkError);
+    }
+    if (task.version !== version) {
+      log(`refused ${task.output}: planned by wmark ${task.version}, this worker is ${version}`);
+      throw refuse(new WmarkError('WORKER_VERSION_MISMATCH', `worker ${id} runs wmark ${version} and refuses a task planned by wmark ${task.version} (its output could differ)`));
+    }
+    if (task.fontSha256 && task.fontSha256 !== ownFont) {
+      log(`refused ${task.output}: another font`);
+      throw refuse(new WmarkError('WORKER_FONT_MISMATCH', `worker ${id} draws with ${options.tools.font}, not the font the task was laid out with (sha256 ${task.fontSha256.slice(0, 12)}…)`));
+    }
+    try {
+      const result = await runSegmentTask(task, options.store, options.runner, { fontFile: options.tools.font, threads, tmpDir: options.tmpDir });
+      log(`${result.rendered ? 'rendered' : 'already there:'} ${task.output}${result.rendered ? ` in ${result.ms} ms` : ''}`);
+      return { ...result, worker: id };
+    } catch (error) {
+      log(`failed ${task.output}: ${isWmarkError(error) ? error.message.split('\n')[0] : String(error)}`);
+      // ffmpeg gone from under us: every task would fail here, none is this task's fault.
+      if (isWmarkError(error) && error.code === 'FFMPEG_NOT_FOUND') throw refuse(new WmarkError('WORKER_UNUSABLE', `worker ${id}: ${error.message}`));
+      throw new Error(failureReason(error));
+    }
+  };
+
+  const worker = new Worker(SEGMENT_QUEUE, render, {
+    connection,
+    // Named, so serve can list the workers connected to the queue (SegmentQueue.workers()).
+    name: id,
+    concurrency,
+    lockDuration: lockMs,
+    stalledInterval: options.stalledCheckMs ?? Math.max(500, Math.floor(lockMs / 2)),
+    // A task whose worker died twice is more likely the task's fault (it kills ffmpeg, or the machine) than bad luck.
+    maxStalledCount: 2,
+    autorun: false,
+  });
+  worker.on('error', (error) => log(`queue: ${error.message}`));
+  void worker.run().catch((error: unknown) => log(`worker stopped: ${(error as Error).message}`));
+  await worker.waitUntilReady();
+  log(`worker ${id} (wmark ${version}) takes up to ${concurrency} task(s) at once, ${threads} ffmpeg thread(s) each, from ${SEGMENT_QUEUE}; media in ${options.store.location}`);
+
+  return {
+    id,
+    close: async ({ force = false } = {}) => {
+      await worker.close(force);
+      connection.disconnect();
+    },
+  };
+}

@@ -1,0 +1,215 @@
+// A media store in an S3-compatible bucket (AWS S3, MinIO, Ceph RGW, R2), through @aws-sdk/client-s3 only. An S3 PUT
+// is visible whole or not at all; files above one part go up as a multipart upload, which appears only when completed.
+import { createWriteStream } from 'node:fs';
+import { open, rename, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { WmarkError } from '../core/errors.js';
+import { checkKey, checkPrefix, checkRange, type ByteRange, type MediaStat, type MediaStore } from './media-store.js';
+
+export interface S3StoreOptions {
+  bucket: string;
+  /** Folder inside the bucket that every key goes under ('' for the bucket's root). */
+  prefix?: string;
+  /** An S3-compatible server's URL (MinIO, Ceph, R2, a test server); else the SDK's own (AWS_ENDPOINT_URL_S3, AWS). */
+  endpoint?: string;
+  /** Else the SDK's chain (AWS_REGION, the profile); us-east-1 when that finds none and an endpoint is given. */
+  region?: string;
+  /** Else the SDK's chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, the profile (AWS_PROFILE), SSO, instance roles. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** bucket.host/key (virtual hosted) or host/bucket/key. Most self-hosted servers need path style: the default with an endpoint. */
+  forcePathStyle?: boolean;
+  /** Files larger than this go up in parts of this size (S3's minimum part is 5 MiB). */
+  partSize?: number;
+}
+
+const DEFAULT_PART_SIZE = 64 * 1024 * 1024;
+const MIN_PART_SIZE = 5 * 1024 * 1024;
+
+export class S3MediaStore implements MediaStore {
+  readonly location: string;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly prefix: string;
+  private readonly partSize: number;
+
+  constructor(options: S3StoreOptions) {
+    this.bucket = options.bucket;
+    this.prefix = options.prefix ? `${options.prefix.replace(/\/+$/, '')}/` : '';
+    this.location = `s3://${this.bucket}/${this.prefix}`;
+    this.partSize = Math.max(MIN_PART_SIZE, options.partSize ?? DEFAULT_PART_SIZE);
+    const region = options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? (options.endpoint ? 'us-east-1' : undefined);
+    const config: S3ClientConfig = {
+      ...(region ? { region } : {}),
+      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+      forcePathStyle: options.forcePathStyle ?? Boolean(options.endpoint),
+      // Checksums only where S3 requires them: many S3-compatible servers reject the trailing checksums that recent
+      // SDKs add to every upload by default. Integrity is TLS's and the server's MD5/ETag.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    };
+    // wmark pins an SDK release that runs on Node 20 (package.json); the SDK's warning that later releases need Node 22
+    // would print on every start and ask the user for an upgrade that is wmark's to make. Set it to false to see it.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+    this.client = new S3Client(config);
+  }
+
+  private objectKey(key: string): string {
+    return `${this.prefix}${checkKey(key)}`;
+  }
+
+  async putFile(key: string, file: string): Promise<void> {
+    const Key = this.objectKey(key);
+    const info = await stat(file).catch(() => {
+      throw new WmarkError('INPUT_NOT_READABLE', `cannot store ${key}: ${file} does not exist`);
+    });
+    // Bodies are read into memory (a part at most): a stream cannot be sent again when the SDK retries a request.
+    if (info.size <= this.partSize) {
+      const Body = await readRange(file, 0, info.size);
+      await this.call('put', key, (c) => c.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body, ContentLength: info.size })));
+      return;
+    }
+    const { UploadId } = await this.call('put', key, (c) => c.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key })));
+    try {
+      const parts: { ETag: string; PartNumber: number }[] = [];
+      for (let start = 0, PartNumber = 1; start < info.size; start += this.partSize, PartNumber++) {
+        const Body = await readRange(file, start, Math.min(info.size - start, this.partSize));
+        const { ETag } = await this.call('put', key, (c) =>
+          c.send(new UploadPartCommand({ Bucket: this.bucket, Key, UploadId, PartNumber, Body, ContentLength: Body.length })),
+        );
+        parts.push({ ETag: ETag!, PartNumber });
+      }
+      await this.call('put', key, (c) => c.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId, MultipartUpload: { Parts: parts } })));
+    } catch (error) {
+      // Parts of an abandoned upload cost storage until aborted; nothing of it was ever visible.
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId })).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async getFile(key: string, file: string): Promise<void> {
+    const body = await this.openRange(key);
+    const temp = `${file}.${randomBytes(6).toString('hex')}.part`;
+    try {
+      await pipeline(body, createWriteStream(temp));
+      await rename(temp, file);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw isWmark(error) || (error as NodeJS.ErrnoException).code === 'ENOENT' ? error : storeError(this, 'get', key, error);
+    }
+  }
+
+  async openRange(key: string, range?: ByteRange): Promise<Readable> {
+    checkRange(key, range);
+    const Key = this.objectKey(key);
+    const answer = await this.call('get', key, (c) =>
+      c.send(new GetObjectCommand({ Bucket: this.bucket, Key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) })),
+    );
+    const body = answer.Body;
+    if (!(body instanceof Readable)) throw new WmarkError('MEDIA_STORE_FAILED', `get ${key} from ${this.location}: the answer had no body stream`);
+    return body;
+  }
+
+  async stat(key: string): Promise<MediaStat | undefined> {
+    try {
+      const head = await this.call('stat', key, (c) => c.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) })));
+      return { size: head.ContentLength ?? 0, modified: head.LastModified?.getTime() ?? 0 };
+    } catch (error) {
+      if (isWmark(error) && error.code === 'MEDIA_NOT_FOUND') return undefined;
+      throw error;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.stat(key)) !== undefined;
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    checkPrefix(prefix, { allowEmpty: true });
+    const keys: string[] = [];
+    let ContinuationToken: string | undefined;
+    do {
+      const page = await this.call('list', prefix, (c) => c.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.prefix}${prefix}`, ContinuationToken })));
+      for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key.slice(this.prefix.length));
+      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (ContinuationToken);
+    return keys.sort();
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    checkPrefix(prefix, { allowEmpty: false });
+    const keys = await this.list(prefix);
+    // DeleteObjects takes at most 1,000 keys a request.
+    for (let i = 0; i < keys.length; i += 1000) {
+      const batch = keys.slice(i, i + 1000);
+      const answer = await this.call('delete', prefix, (c) =>
+        c.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((k) => ({ Key: `${this.prefix}${k}` })), Quiet: true } })),
+      );
+      const failed = answer.Errors ?? [];
+      if (failed.length) throw new WmarkError('MEDIA_STORE_FAILED', `delete ${prefix} in ${this.location}: ${failed.length} object(s) not deleted (${failed[0]?.Code}: ${failed[0]?.Message})`);
+    }
+    return keys.length;
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+
+  /** Sends one request; S3's answers become MEDIA_NOT_FOUND or MEDIA_STORE_FAILED naming the operation and key. */
+  private async call<T>(operation: string, key: string, request: (client: S3Client) => Promise<T>): Promise<T> {
+    try {
+      return await request(this.client);
+    } catch (error) {
+      throw storeError(this, operation, key, error);
+    }
+  }
+}
+
+const isWmark = (error: unknown): error is WmarkError => error instanceof WmarkError;
+
+/** `length` bytes of `file` from `start`. */
+async function readRange(file: string, start: number, length: number): Promise<Buffer> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(length);
+    let done = 0;
+    while (done < length) {
+      const { bytesRead } = await handle.read(buffer, done, length - done, start + done);
+      if (bytesRead === 0) throw new WmarkError('INPUT_NOT_READABLE', `${file} ended at ${start + done} bytes while being stored (was it still being written?)`);
+      done += bytesRead;
+    }
+    return buffer;
+  } finally {
+    await handle.close();
+  }
+}
+
+function storeError(store: S3MediaStore, operation: string, key: string, error: unknown): WmarkError {
+  if (isWmark(error)) return error;
+  const e = error as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const status = e.$metadata?.httpStatusCode;
+  if (e.name === 'NoSuchKey' || e.name === 'NotFound' || (status === 404 && e.name !== 'NoSuchBucket')) {
+    return new WmarkError('MEDIA_NOT_FOUND', `no ${key} in the media store ${store.location}`, { cause: error });
+  }
+  if (e.name === 'InvalidRange' || status === 416) return new WmarkError('RANGE_NOT_SATISFIABLE', `${operation} ${key}: byte range outside the object`, { cause: error });
+  const why = e.name === 'NoSuchBucket' ? 'the bucket does not exist' : (e.code ?? e.name ?? 'error') + (e.message ? `: ${e.message}` : '');
+  return new WmarkError('MEDIA_STORE_FAILED', `${operation} ${key} in ${store.location} failed (${why})`, {
+    cause: error,
+    ...(e.name === 'NoSuchBucket' ? { hint: 'Create the bucket first (e.g. `aws s3 mb s3://BUCKET` or `mc mb`), or fix --media.' } : {}),
+  });
+}

@@ -1,0 +1,86 @@
+// Render-farm test parts: real working segments (made by the ingest's own ffmpeg plan), segment tasks that draw a
+// line of text on them, spawned `wmark worker` processes, and per-frame checksums to compare renders.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { TASK_FONT_FILE, type SegmentTask } from '../../src/cluster/segment-task.js';
+import { drawtextFilter, framesPerSegment, ingestArgs } from '../../src/core/ffmpeg-plan.js';
+import { parseSettings } from '../../src/core/setting-schema.js';
+import type { TextSetting } from '../../src/core/setting-types.js';
+import { VERSION } from '../../src/version.js';
+import { startWmark, until, type Spawned } from './cli-helpers.js';
+import { flat, TEST_ROOT } from './fixtures.js';
+import { FFMPEG } from './tools.js';
+
+const run = promisify(execFile);
+
+export const FPS = { num: 30, den: 1 };
+export const GOP = framesPerSegment(FPS);
+export const SIZE = { width: 320, height: 180 };
+
+/** The 10 s flat fixture ingested into closed-GOP segments (cached per machine): 3 files, 4 + 4 + 2 s. */
+export async function workingSegments(): Promise<string[]> {
+  const dir = path.join(TEST_ROOT, 'fixtures', 'cluster-segments-v1');
+  const names = () => (existsSync(dir) ? readdirSync(dir).filter((f) => /^seg_\d{5}\.ts$/.test(f)).sort() : []);
+  if (names().length === 3) return names().map((n) => path.join(dir, n));
+  // Made in a private folder and renamed into place, so parallel test files never see half of it.
+  const staging = `${dir}.${process.pid}.${Date.now()}`;
+  mkdirSync(staging, { recursive: true });
+  const source = await flat('336699', 10);
+  await run(FFMPEG, ['-hide_banner', '-nostdin', '-v', 'error', ...ingestArgs({ source, outDir: staging, fps: FPS, ...SIZE, hasAudio: true, encode: { preset: 'veryfast', crf: 18 } })]);
+  const { rename, rm } = await import('node:fs/promises');
+  await rename(staging, dir).catch(() => rm(staging, { recursive: true, force: true }));
+  return names().map((n) => path.join(dir, n));
+}
+
+/** A task that draws `text` on the stored `input`, as serve would plan it (the font by its in-task name). */
+export function textTask(input: string, output: string, text: string, extra: Partial<SegmentTask> = {}): SegmentTask {
+  const parsed = parseSettings([{ type: 'TEXT', content: text, x: 0.5, y: 0.5, align: 'CENTER', verticalAlign: 'MIDDLE', fontSize: 0.12, fontColor: 'FFFFFF', fontOpacity: 1 }], { apiVersion: '2.0' });
+  if (!parsed.ok) throw new Error(parsed.issues.join('; '));
+  const setting = parsed.value[0] as TextSetting;
+  const filter = drawtextFilter({ setting, textFile: 'text_0.txt', fontFile: TASK_FONT_FILE, frameHeight: SIZE.height, timeOrigin: 0 });
+  return {
+    version: VERSION,
+    input,
+    output,
+    filterScript: filter,
+    textFiles: [{ name: 'text_0.txt', content: text }],
+    encode: { preset: 'veryfast', crf: 23 },
+    gop: GOP,
+    hasAudio: true,
+    ...extra,
+  };
+}
+
+/** One checksum per decoded video frame: two renders match frame for frame when these lists are equal. */
+export async function frameHashes(file: string): Promise<string[]> {
+  const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', file, '-map', '0:v:0', '-f', 'framemd5', '-'], { maxBuffer: 16 * 1024 * 1024 });
+  return stdout
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => l.split(',').pop()!.trim());
+}
+
+export interface SpawnedWorker extends Spawned {
+  /** The id it printed once it took work. */
+  id: string;
+}
+
+/** Starts `wmark worker` and resolves once it printed its id (it takes tasks from then on). */
+export async function spawnWorker(args: string[], env: Record<string, string | undefined>): Promise<SpawnedWorker> {
+  const proc = startWmark(['--json', 'worker', ...args], { env });
+  let exited = false;
+  void proc.done.then(() => (exited = true));
+  const line = await until(() => (exited ? 'exited' : proc.stdout().split('\n').find((l) => l.startsWith('{'))), 'the worker to start', 30_000).catch((error: unknown) => {
+    proc.child.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}\nstderr:\n${proc.stderr()}`);
+  });
+  if (line === 'exited') throw new Error(`the worker exited before it started:\n${proc.stderr()}`);
+  return { ...proc, id: (JSON.parse(line) as { worker: string }).worker };
+}
+
+/** Lines of an ffmpeg wrapper log that rendered (libx264) the scratch output of a task. */
+export function renderLines(log: string): string[] {
+  return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('libx264') && l.includes('output.ts')) : [];
+}

@@ -1,0 +1,102 @@
+// A throwaway redis-server (Debian's package, installed by scripts/test.sh) on a free loopback port, with no
+// persistence, in its own temp folder: each test file starts its own and stops it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from './serve-helpers.js';
+
+export const REDIS_SERVER = process.env.WMARK_REDIS_SERVER ?? 'redis-server';
+
+export interface TestRedis {
+  host: string;
+  port: number;
+  /** redis://127.0.0.1:PORT */
+  url: string;
+  /** Stops the server; with `restart`, starts an empty one again on the same port (a Redis restart mid-job). */
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+  /** Everything the server logged (stdout), for a failing test's message. */
+  log(): string;
+}
+
+export async function startRedis(): Promise<TestRedis> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-redis-'));
+  let port = await freePort();
+  let child: ChildProcess | undefined;
+  let output = '';
+
+  const launch = async (): Promise<void> => {
+    const proc = spawn(
+      REDIS_SERVER,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'notice'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child = proc;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${output}`)), 10_000);
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        if (output.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      proc.stdout!.on('data', onData);
+      proc.stderr!.on('data', onData);
+      proc.once('error', (error) => {
+        clearTimeout(timer);
+        reject(new Error(`cannot run ${REDIS_SERVER} (scripts/test.sh installs Debian's redis-server): ${error.message}`));
+      });
+      proc.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server exited with code ${code}:\n${output}`));
+      });
+    });
+  };
+
+  const stopChild = async (): Promise<void> => {
+    const proc = child;
+    child = undefined;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  // A port taken between freePort() and the server's bind: try another.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await launch();
+      break;
+    } catch (error) {
+      await stopChild();
+      if (attempt >= 2 || !/Address already in use/.test(output)) {
+        rmSync(dir, { recursive: true, force: true });
+        throw error;
+      }
+      port = await freePort();
+    }
+  }
+
+  return {
+    host: '127.0.0.1',
+    get port() {
+      return port;
+    },
+    get url() {
+      return `redis://127.0.0.1:${port}`;
+    },
+    log: () => output,
+    restart: async () => {
+      await stopChild();
+      await launch();
+    },
+    stop: async () => {
+      await stopChild();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
