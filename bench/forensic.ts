@@ -24,8 +24,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
@@ -41,8 +40,8 @@ import { openEngine, type Engine } from '../src/engine/engine.js';
 import { FORENSIC_DIR, readForensicLayout, SIDECAR_NAME, variantArgs, variantFileFor, type ForensicLayout } from '../src/engine/forensic-prepare.js';
 import type { VideoRecord } from '../src/engine/store.js';
 import type { ProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
-import { median, runMeasured, waitForQuiet, type Measured } from './lib/measure.js';
-import { fmt, formatMachine, OUT_DIR, table, WMARK_BIN, type Suite, type SuiteContext } from './lib/suite.js';
+import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
+import { fmt, formatMachine, OUT_DIR, table, WMARK_BIN, wmarkEnvironment, type Suite, type SuiteContext } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
 import { waveTwo } from './forensic-wave2.js';
 import { rng } from '../test/helpers/rng.js';
@@ -237,18 +236,6 @@ async function detectKeepingFrames(c: Ctx, name: string, file: string, truth: nu
 // ---------------------------------------------------------------------------------------------------------------
 // Small helpers.
 
-function fail(what: string, m: Measured): never {
-  throw new Error(`${what} exited with code ${m.exitCode}\n--- stderr (tail) ---\n${m.stderr.slice(-3000)}\n--- stdout (tail) ---\n${m.stdout.slice(-1000)}`);
-}
-
-function settle(): void {
-  try {
-    execFileSync('sync');
-  } catch {
-    /* not fatal */
-  }
-}
-
 async function warmRead(file: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const s = createReadStream(file, { highWaterMark: 8 << 20 });
@@ -357,9 +344,7 @@ export const suite: Suite = {
     const dataDir = path.join(runDir, 'data');
     const leakDir = path.join(runDir, 'leaks');
     await mkdir(leakDir, { recursive: true });
-    const cwd = await mkdtemp(path.join(os.tmpdir(), 'bench-forensic-cwd-'));
-    const env: NodeJS.ProcessEnv = { ...ctx.env, NO_COLOR: '1' };
-    delete env.WMARK_HOME;
+    const { cwd, env } = await wmarkEnvironment(ctx, 'bench-forensic-cwd-');
     const wmark = (...a: string[]) => [WMARK_BIN, '--data-dir', dataDir, '--json', ...a];
     execFileSync(process.execPath, [WMARK_BIN, '--version'], { env, cwd, stdio: 'ignore' });
 
