@@ -1,5 +1,5 @@
 // Servers that suites start as child processes (wmark serve, a bare node:http handler): start one and wait for the URL
-// it prints, stop it, and tell when it has gone idle (no encoder running under it).
+// it prints, stop it, and tell when it has gone idle (no ffmpeg running under it).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -49,7 +49,7 @@ export async function stopChild(child: Child): Promise<void> {
 }
 
 /** Process ids of every living descendant of `pid` (Linux /proc; empty elsewhere). */
-export function descendants(pid: number): number[] {
+function descendants(pid: number): number[] {
   const parentOf = new Map<number, number>();
   let entries: string[] = [];
   try {
@@ -77,17 +77,38 @@ export function descendants(pid: number): number[] {
   return found;
 }
 
+/** The command line of a process, shortened (empty when it has exited). */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 160);
+  } catch {
+    return '';
+  }
+}
+
+/** Descendants of `pid` that run ffmpeg or ffprobe (not, say, the watchdog shell that lives as long as its parent). */
+function mediaTools(pid: number): number[] {
+  return descendants(pid).filter((p) => {
+    try {
+      return /^ff(mpeg|probe)/.test(readFileSync(`/proc/${p}/comm`, 'utf8'));
+    } catch {
+      return false;
+    }
+  });
+}
+
 /**
- * Waits until a server has had no child processes (ffmpeg) for `quietMs`, up to `maxMs`: its background rendering has
- * stopped. Returns how long it waited and whether it went idle.
+ * Waits until a server has had no ffmpeg under it for `quietMs`, up to `maxMs`: its background rendering has stopped.
+ * Returns how long it waited, whether it went idle, and what still ran if it did not.
  */
-export async function waitForIdle(pid: number, options: { quietMs: number; maxMs: number; intervalMs?: number }): Promise<{ waitedMs: number; idle: boolean }> {
+export async function waitForIdle(pid: number, options: { quietMs: number; maxMs: number; intervalMs?: number }): Promise<{ waitedMs: number; idle: boolean; running: string[] }> {
   const t0 = Date.now();
   let quietSince = Date.now();
   for (;;) {
-    if (descendants(pid).length) quietSince = Date.now();
-    else if (Date.now() - quietSince >= options.quietMs) return { waitedMs: Date.now() - t0, idle: true };
-    if (Date.now() - t0 > options.maxMs) return { waitedMs: Date.now() - t0, idle: false };
+    const running = mediaTools(pid);
+    if (running.length) quietSince = Date.now();
+    else if (Date.now() - quietSince >= options.quietMs) return { waitedMs: Date.now() - t0, idle: true, running: [] };
+    if (Date.now() - t0 > options.maxMs) return { waitedMs: Date.now() - t0, idle: false, running: running.map(commandOf) };
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
   }
 }
