@@ -10,6 +10,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   text: async () => (await import('./text.js')).suite,
   serve: async () => (await import('./serve.js')).suite,
   forensic: async () => (await import('./forensic.js')).suite,
+  pay: async () => (await import('./pay.js')).suite,
 };
 
 const USAGE = `usage: npm run bench -- [suite ...] [--rounds N] [--keep] [--<option> value ...]
@@ -19,7 +20,15 @@ suites: ${Object.keys(SUITES).join(', ')} (default: all)
 text suite options:
   --seconds S         length of the generated clip (default 60; other lengths are cached separately)
   --containers LIST   pass --containers to wmark watermark (default: wmark's default, m3u8,mp4)
-  --quiet-wait S      before each timed job, wait up to S seconds for other processes to go quiet (default 120; 0: off)`;
+  --quiet-wait S      before each timed job, wait up to S seconds for other processes to go quiet (default 120; 0: off)
+pay suite options (issue 12; also the text and serve suites' options, for parts 5 and 6):
+  --only LIST         parts to run: lead,ondemand,seek,batch,full,serving,forensic (default: all)
+  --trials N          lead latency trials per way (default 2 x rounds + 1)
+  --rate R            playback rate of the on-demand viewer (default 4)     --watch S      seconds it watches (default 60)
+  --long-minutes M    length of the on-demand/seek title (default 10)       --seek-to S    seek target (default 480)
+  --seek-timeout S    give up on the seek after S seconds (default 30)      --idle-max S   wait for serve to go idle (default 300)
+  --viewers N         batch size (default 8)   --batch-rounds N (default 1)   --batch-concurrency N (default: the CLI's)
+  --quiet-wait S      as above, default 10 for this suite`;
 
 export function parseArgs(argv: string[]): BenchArgs {
   const out: BenchArgs = { suites: [], rounds: 3, keep: false, options: {} };

@@ -3,16 +3,16 @@
 // wall and CPU time, the wmark/ffmpeg ratio for the complete job, wmark's time until its playlist is playable, and
 // PSNR against the source outside the text area.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { drawtextFilter, fontPixels, framesPerSegment } from '../src/core/ffmpeg-plan.js';
 import { parseSettings } from '../src/core/setting-schema.js';
 import type { TextSetting } from '../src/core/setting-types.js';
-import { median, runMeasured, waitForQuiet, type Measured } from './lib/measure.js';
-import { fmt, formatMachine, OUT_DIR, REPO_ROOT, table, WMARK_BIN, type Suite, type SuiteContext } from './lib/suite.js';
+import { fail, median, runMeasured, settle, waitForQuiet, type Measured } from './lib/measure.js';
+import { newPlayableWatermark, playlistPlayable, playlistStats } from './lib/playlist.js';
+import { fmt, formatMachine, OUT_DIR, table, verdict, warnIfDistStale, WMARK_BIN, wmarkEnvironment, type MachineInfo, type Suite, type SuiteContext } from './lib/suite.js';
 import { diffOptions, psnr, sourceClip, x264Options, type Region } from './lib/video.js';
 
 /** wmark's defaults (src/config/load-config.ts): the baseline must encode with the same preset and CRF. */
@@ -25,7 +25,7 @@ const TARGET_RATIO = 1.0;
 const TARGET_PLAYABLE_S = 3;
 
 /** The one TEXT setting both jobs draw: bottom-right corner, so the rest of the frame can be compared with the source. */
-const PLACEMENT = { x: 0.97, y: 0.95, align: 'RIGHT', verticalAlign: 'BOTTOM', fontSize: 0.04, fontOpacity: 0.5 } as const;
+export const PLACEMENT = { x: 0.97, y: 0.95, align: 'RIGHT', verticalAlign: 'BOTTOM', fontSize: 0.04, fontOpacity: 0.5 } as const;
 
 interface JobResult {
   wallS: number;
@@ -48,21 +48,6 @@ interface RoundResult {
 
 function summarize(m: Measured, outputDir: string): JobResult {
   return { wallS: m.wallMs / 1000, cpuS: m.cpuS, userS: m.userS, sysS: m.sysS, playableS: m.readyMs === undefined ? null : m.readyMs / 1000, otherCores: m.foreignCpuS / (m.wallMs / 1000), outputDir };
-}
-
-function fail(what: string, m: Measured): never {
-  throw new Error(`${what} exited with code ${m.exitCode}\n--- stderr (tail) ---\n${m.stderr.slice(-3000)}\n--- stdout (tail) ---\n${m.stdout.slice(-1000)}`);
-}
-
-/** A playlist file that lists at least one segment. */
-function playlistPlayable(file: string): boolean {
-  return existsSync(file) && readFileSync(file, 'utf8').includes('#EXTINF');
-}
-
-function playlistStats(file: string): { segments: number; seconds: number; ended: boolean } {
-  const text = readFileSync(file, 'utf8');
-  const durations = [...text.matchAll(/#EXTINF:([\d.]+)/g)].map((m) => Number(m[1]));
-  return { segments: durations.length, seconds: durations.reduce((a, b) => a + b, 0), ended: text.includes('#EXT-X-ENDLIST') };
 }
 
 function textSetting(content: string): TextSetting {
@@ -91,223 +76,247 @@ function baselineArgs(source: string, filter: string, fps: number, outDir: strin
   ];
 }
 
-function wmarkArgs(dataDir: string, text: string, containers: string | undefined): string[] {
+/** `node` arguments of `wmark watermark` drawing `text` at PLACEMENT on the video with `key`. */
+export function wmarkArgs(dataDir: string, text: string, containers: string | undefined, key = KEY): string[] {
   return [
-    WMARK_BIN, '--data-dir', dataDir, '--json', 'watermark', '--key', KEY, '--text', text,
+    WMARK_BIN, '--data-dir', dataDir, '--json', 'watermark', '--key', key, '--text', text,
     '--x', String(PLACEMENT.x), '--y', String(PLACEMENT.y), '--align', PLACEMENT.align, '--vertical-align', PLACEMENT.verticalAlign,
     '--font-size', String(PLACEMENT.fontSize), '--font-opacity', String(PLACEMENT.fontOpacity),
     ...(containers ? ['--containers', containers] : []),
   ];
 }
 
-/** Flush dirty pages between runs, so one job's writeback is not billed to the next. */
-function settle(): void {
-  try {
-    execFileSync('sync');
-  } catch {
-    /* not fatal */
-  }
-}
-
 function quote(args: string[]): string {
   return args.map((a) => (/^[\w./=:@,+-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
+
+export interface TextJobOptions {
+  rounds: number;
+  /** Length of the generated 720p30 clip. */
+  seconds: number;
+  /** Passed to `wmark watermark --containers` (undefined: wmark's default). */
+  containers?: string;
+  /** Before each timed job, wait up to this long for other processes to go quiet (0: off). */
+  quietWaitMs: number;
+  /** Working folder under bench/out/ (a suite that embeds this measurement uses its own). */
+  runName: string;
+  keep: boolean;
+}
+
+export type TextJobResult = Awaited<ReturnType<typeof measureTextJob>>;
+
+/** Reads the text suite's options; another suite embedding the measurement passes its own defaults. */
+export function textJobOptions(ctx: SuiteContext, defaults: { runName: string; quietWaitS: number }): TextJobOptions {
+  const opt = ctx.args.options;
+  return {
+    rounds: ctx.args.rounds,
+    seconds: opt.seconds !== undefined ? Number(opt.seconds) : 60,
+    containers: typeof opt.containers === 'string' ? opt.containers : undefined,
+    quietWaitMs: (opt['quiet-wait'] !== undefined ? Number(opt['quiet-wait']) : defaults.quietWaitS) * 1000,
+    runName: defaults.runName,
+    keep: ctx.args.keep,
+  };
+}
+
+/**
+ * The complete TEXT job, wmark against the plain ffmpeg one-shot, alternated for `rounds` rounds; then wmark's fixed
+ * costs and PSNR outside the text area. Returns everything the report shows (JSON-able).
+ */
+export async function measureTextJob(ctx: SuiteContext, options: TextJobOptions) {
+  const { tools, log } = ctx;
+  const { containers, quietWaitMs } = options;
+  const quiet = () => (quietWaitMs > 0 ? waitForQuiet(0.3, quietWaitMs, log) : Promise.resolve(0));
+  const clip = await sourceClip(tools, { width: 1280, height: 720, seconds: options.seconds, fps: 30, audio: true }, log);
+  const clipBytes = statSync(clip.path).size;
+
+  const runDir = path.join(OUT_DIR, options.runName);
+  await rm(runDir, { recursive: true, force: true });
+  await mkdir(runDir, { recursive: true });
+  const dataDir = path.join(runDir, 'data');
+  const { cwd, env } = await wmarkEnvironment(ctx, 'bench-text-cwd-');
+  warnIfDistStale(log);
+
+  // Warm the page cache and the node/ffmpeg binaries, so round 1 is not penalised.
+  execFileSync(process.execPath, [WMARK_BIN, '--version'], { env, cwd, stdio: 'ignore' });
+  execFileSync(tools.ffmpeg.path, ['-hide_banner', '-version'], { stdio: 'ignore' });
+
+  // wmark ingest: a one-time cost per video, reported on its own and not part of the ratio.
+  log('ingesting the source into wmark (one-time per video) ...');
+  settle();
+  await quiet();
+  const ingest = await runMeasured(process.execPath, [WMARK_BIN, '--data-dir', dataDir, '--json', 'ingest', clip.path, '--key', KEY], { env, cwd });
+  if (ingest.exitCode !== 0) fail('wmark ingest', ingest);
+  const video = JSON.parse(ingest.stdout) as { id: string; segments: number; duration: number };
+  log(`  ingested ${video.id}: ${video.segments} segments, ${(ingest.wallMs / 1000).toFixed(1)} s`);
+  const wmRoot = path.join(dataDir, 'media', 'watermarks', video.id);
+
+  const fontPx = fontPixels(textSetting('x'), clip.height);
+  const rounds: RoundResult[] = [];
+  let baselineCommand: string[] = [];
+  let wmarkCommand: string[] = [];
+  for (let r = 1; r <= options.rounds; r++) {
+    // A new text each round (same length), so wmark never finds an existing watermark.
+    const text = `bench r${r} viewer-${randomBytes(4).toString('hex')}@example.com`;
+    const setting = textSetting(text);
+
+    // 1. plain ffmpeg one-shot
+    const bDir = path.join(runDir, `baseline-${r}`);
+    await mkdir(bDir, { recursive: true });
+    await writeFile(path.join(bDir, 'text_0.txt'), text, 'utf8');
+    const filter = drawtextFilter({ setting, textFile: 'text_0.txt', fontFile: tools.font.path, frameHeight: clip.height, timeOrigin: 0 });
+    baselineCommand = [tools.ffmpeg.path, ...baselineArgs(clip.path, filter, clip.fps, bDir)];
+    log(`round ${r}/${options.rounds}: ffmpeg one-shot ...`);
+    settle();
+    await quiet();
+    const b = await runMeasured(tools.ffmpeg.path, baselineCommand.slice(1), {
+      cwd: bDir,
+      env,
+      poll: { intervalMs: POLL_MS, check: () => playlistPlayable(path.join(bDir, PLAYLIST)) },
+    });
+    if (b.exitCode !== 0) fail('baseline ffmpeg', b);
+    log(`  ${(b.wallMs / 1000).toFixed(2)} s wall, ${b.cpuS.toFixed(2)} s cpu`);
+
+    // 2. wmark watermark, as a user runs it
+    wmarkCommand = [process.execPath, ...wmarkArgs(dataDir, text, containers)];
+    log(`round ${r}/${options.rounds}: wmark watermark ...`);
+    const playable = newPlayableWatermark(wmRoot);
+    settle();
+    await quiet();
+    const w = await runMeasured(process.execPath, wmarkCommand.slice(1), { cwd, env, poll: { intervalMs: POLL_MS, check: playable } });
+    if (w.exitCode !== 0) fail('wmark watermark', w);
+    const view = JSON.parse(w.stdout) as { id: string; status: string; created: boolean; files: { dir: string; m3u8?: string; mp4?: string } };
+    if (view.status !== 'READY' || !view.created) throw new Error(`wmark returned status ${view.status} created=${view.created}; expected a new READY watermark`);
+    log(`  ${(w.wallMs / 1000).toFixed(2)} s wall, ${w.cpuS.toFixed(2)} s cpu, playable after ${((w.readyMs ?? NaN) / 1000).toFixed(2)} s`);
+    rounds.push({ round: r, text, baseline: summarize(b, bDir), wmark: { ...summarize(w, view.files.dir), watermarkId: view.id } });
+  }
+
+  // Fixed costs of a wmark run: process start, and a repeated request (the watermark exists, nothing is encoded).
+  const startup = [] as number[];
+  const repeat = [] as number[];
+  const last = rounds[rounds.length - 1]!;
+  for (let i = 0; i < 3; i++) {
+    startup.push((await runMeasured(process.execPath, [WMARK_BIN, '--version'], { env, cwd })).wallMs / 1000);
+    const again = await runMeasured(process.execPath, wmarkArgs(dataDir, last.text, containers), { env, cwd });
+    if (again.exitCode !== 0) fail('wmark watermark (repeat)', again);
+    repeat.push(again.wallMs / 1000);
+  }
+
+  // Quality: PSNR against the source, excluding the text area (bottom-right; keep the full-width band above it).
+  log('measuring PSNR outside the text area ...');
+  const textTop = Math.floor(PLACEMENT.y * clip.height - 2 * fontPx);
+  const region: Region = { x: 0, y: 0, w: clip.width, h: Math.floor(textTop / 16) * 16 };
+  const wDir = last.wmark.outputDir;
+  const wOut = existsSync(path.join(wDir, 'video.mp4')) ? path.join(wDir, 'video.mp4') : path.join(wDir, PLAYLIST);
+  const bOut = path.join(last.baseline.outputDir, PLAYLIST);
+  const psnrW = await psnr(tools.ffmpeg.path, wOut, clip.path, region);
+  const psnrB = await psnr(tools.ffmpeg.path, bOut, clip.path, region);
+  const wList = playlistStats(path.join(wDir, PLAYLIST));
+  const bList = playlistStats(bOut);
+  const x264Diff = diffOptions(
+    await x264Options(tools.ffmpeg.path, path.join(wDir, 'seg_00000.ts')),
+    await x264Options(tools.ffmpeg.path, path.join(last.baseline.outputDir, 'seg_00000.ts')),
+  );
+
+  const med = (pick: (r: RoundResult) => number | null) => median(rounds.map((r) => pick(r) ?? NaN));
+  const medJob = (job: 'baseline' | 'wmark') => ({
+    wallS: med((r) => r[job].wallS),
+    cpuS: med((r) => r[job].cpuS),
+    userS: med((r) => r[job].userS),
+    sysS: med((r) => r[job].sysS),
+    playableS: med((r) => r[job].playableS),
+    otherCores: med((r) => r[job].otherCores),
+  });
+  const m = { baseline: medJob('baseline'), wmark: medJob('wmark') };
+  // The ratio per round (each wmark run against the baseline run just before it), and its median.
+  const wallRatio = median(rounds.map((r) => r.wmark.wallS / r.baseline.wallS));
+  const cpuRatio = median(rounds.map((r) => r.wmark.cpuS / r.baseline.cpuS));
+
+  await rm(cwd, { recursive: true, force: true });
+  if (!options.keep) await rm(runDir, { recursive: true, force: true });
+  else log(`kept working files in ${runDir}`);
+  return {
+    suite: 'text',
+    date: new Date().toISOString(),
+    machine: ctx.machine,
+    source: { ...clip, bytes: clipBytes },
+    placement: PLACEMENT,
+    fontPx,
+    encode: { preset: PRESET, crf: CRF },
+    containers: containers ?? 'default',
+    commands: { baseline: quote(baselineCommand), wmark: quote(wmarkCommand) },
+    ingest: { wallS: ingest.wallMs / 1000, cpuS: ingest.cpuS, userS: ingest.userS, sysS: ingest.sysS, segments: video.segments, cpuSource: ingest.cpuSource },
+    rounds: rounds.map((r) => ({ ...r, baseline: { ...r.baseline, outputDir: undefined }, wmark: { ...r.wmark, outputDir: undefined } })),
+    median: m,
+    ratio: { wall: wallRatio, cpu: cpuRatio, perRoundWall: rounds.map((r) => r.wmark.wallS / r.baseline.wallS), target: TARGET_RATIO, met: wallRatio <= TARGET_RATIO },
+    playable: { wmarkS: m.wmark.playableS, baselineS: m.baseline.playableS, target: TARGET_PLAYABLE_S, met: m.wmark.playableS <= TARGET_PLAYABLE_S },
+    fixedCosts: { startupS: median(startup), repeatRequestS: median(repeat) },
+    psnr: { region, wmark: psnrW, wmarkFrom: path.basename(wOut), baseline: psnrB },
+    outputs: { wmark: wList, baseline: bList },
+    x264Diff,
+  };
+}
+
+/** The per-round table of the two jobs (wall, CPU, playable, other load), with its medians and legend. */
+export function textJobTable(r: TextJobResult, cores: number): string[] {
+  const row = (label: string, j: Omit<JobResult, 'outputDir'>): (string | number)[] => [label, j.wallS, j.cpuS, j.userS, j.sysS, j.cpuS / j.wallS, j.playableS ?? NaN, j.otherCores];
+  const rows: (string | number)[][] = [];
+  for (const round of r.rounds) {
+    rows.push(row(`${round.round}  ffmpeg one-shot`, round.baseline));
+    rows.push(row(`${round.round}  wmark watermark`, round.wmark));
+  }
+  rows.push(row('median  ffmpeg one-shot', r.median.baseline));
+  rows.push(row('median  wmark watermark', r.median.wmark));
+  const maxOther = Math.max(...r.rounds.flatMap((x) => [x.baseline.otherCores, x.wmark.otherCores]));
+  return [
+    table(['round  job', 'wall s', 'cpu s', 'user s', 'sys s', 'cpu/wall', 'playable s', 'other load'], rows),
+    '',
+    `(cpu = user+sys of the whole process tree via ${r.ingest.cpuSource}; cpu/wall max ${cores}; playable = spawn until ${PLAYLIST} lists a segment, polled every ${POLL_MS} ms;`,
+    ` other load = cores used by other processes during the job${maxOther > 0.2 ? ` -- up to ${fmt(maxOther)} here: the machine was shared, times are noisy` : ''})`,
+  ];
+}
+
+/** PSNR outside the text area, both jobs, as two report lines. */
+export function textJobPsnr(r: TextJobResult): string[] {
+  const { region, wmark, baseline, wmarkFrom } = r.psnr;
+  return [
+    `PSNR vs source outside the text area (rows 0-${region.h - 1} of ${r.source.height}, full width), last round:`,
+    `  wmark watermark  Y ${fmt(wmark.y)} dB  avg ${fmt(wmark.average)} dB  (min ${fmt(wmark.min)}, ${wmark.frames} frames, from ${wmarkFrom})`,
+    `  ffmpeg one-shot  Y ${fmt(baseline.y)} dB  avg ${fmt(baseline.average)} dB  (min ${fmt(baseline.min)}, ${baseline.frames} frames, from ${PLAYLIST})`,
+  ];
+}
+
+function textReport(r: TextJobResult, machine: MachineInfo): string[] {
+  const { source: clip, ingest, median: m, ratio, fixedCosts, outputs } = r;
+  const lastText = r.rounds[r.rounds.length - 1]!.text;
+  return [
+    '',
+    `== bench text: wmark watermark vs plain ffmpeg one-shot, ${clip.seconds} s ${clip.width}x${clip.height} ${clip.fps} fps natural clip with audio ==`,
+    formatMachine(machine),
+    `source:  ${path.relative(process.cwd(), clip.path)} (${(clip.bytes / 1e6).toFixed(1)} MB, ${((clip.bytes * 8) / clip.seconds / 1e6).toFixed(1)} Mbit/s)${clip.generatedSeconds ? `, generated in ${clip.generatedSeconds.toFixed(1)} s (one-time)` : ', cached'}`,
+    `encode:  libx264 -preset ${PRESET} -crf ${CRF}; text "${lastText.replace(/r\d+ viewer-\w+/, 'rN viewer-XXXXXXXX')}" at x ${PLACEMENT.x} y ${PLACEMENT.y} ${PLACEMENT.align}/${PLACEMENT.verticalAlign}, ${r.fontPx} px, opacity ${PLACEMENT.fontOpacity}; wmark containers: ${r.containers === 'default' ? 'default (m3u8,mp4)' : r.containers}`,
+    `ingest:  wall ${fmt(ingest.wallS)} s, cpu ${fmt(ingest.cpuS)} s (${ingest.segments} segments; one-time per video, not part of the ratio)`,
+    '',
+    ...textJobTable(r, machine.availableParallelism),
+    '',
+    `ratio wmark/ffmpeg, complete job, wall:  ${fmt(ratio.wall)}  (target <= ${fmt(TARGET_RATIO)})  ${verdict(ratio.met)}`,
+    `ratio wmark/ffmpeg, cpu time:            ${fmt(ratio.cpu)}`,
+    `  per round (wall): ${r.rounds.map((x) => `r${x.round} ${fmt(x.wmark.wallS / x.baseline.wallS)} (other load ${fmt(x.baseline.otherCores)}/${fmt(x.wmark.otherCores)})`).join(', ')}`,
+    `wmark time until playlist playable:      ${fmt(m.wmark.playableS)} s  (target <= ${TARGET_PLAYABLE_S} s)  ${verdict(r.playable.met)}   [ffmpeg one-shot first playlist: ${fmt(m.baseline.playableS)} s${Math.abs(m.baseline.playableS - m.baseline.wallS) < 0.5 ? ', i.e. only at the end (-hls_playlist_type vod)' : ''}]`,
+    `wmark fixed costs: process start (--version) ${fmt(fixedCosts.startupS)} s, repeated request (nothing encoded) ${fmt(fixedCosts.repeatRequestS)} s`,
+    '',
+    ...textJobPsnr(r),
+    `outputs: wmark ${outputs.wmark.segments} segments / ${fmt(outputs.wmark.seconds)} s${outputs.wmark.ended ? ' ENDLIST' : ''}; ffmpeg ${outputs.baseline.segments} segments / ${fmt(outputs.baseline.seconds)} s${outputs.baseline.ended ? ' ENDLIST' : ''}`,
+    `x264 settings that differ (wmark vs ffmpeg, first segment): ${r.x264Diff.length ? r.x264Diff.join('; ') : 'none'}`,
+    '',
+  ];
 }
 
 export const suite: Suite = {
   name: 'text',
   description: 'wmark watermark (one TEXT setting) vs a plain one-shot ffmpeg drawtext -> libx264 -> HLS, 60 s 720p30',
   async run(ctx: SuiteContext) {
-    const { args, tools, log } = ctx;
-    const opt = args.options;
-    const seconds = opt.seconds !== undefined ? Number(opt.seconds) : 60;
-    const containers = typeof opt.containers === 'string' ? opt.containers : undefined;
-    const quietWaitMs = (opt['quiet-wait'] !== undefined ? Number(opt['quiet-wait']) : 120) * 1000;
-    const quiet = () => (quietWaitMs > 0 ? waitForQuiet(0.3, quietWaitMs, log) : Promise.resolve(0));
-    const spec = { width: 1280, height: 720, seconds, fps: 30, audio: true };
-
-    const clip = await sourceClip(tools, spec, log);
-    const clipBytes = statSync(clip.path).size;
-
-    const runDir = path.join(OUT_DIR, 'text-run');
-    await rm(runDir, { recursive: true, force: true });
-    await mkdir(runDir, { recursive: true });
-    const dataDir = path.join(runDir, 'data');
-    // A neutral working folder: no wmark config file is found by searching upward from it.
-    const cwd = await mkdtemp(path.join(os.tmpdir(), 'bench-text-cwd-'));
-    const env: NodeJS.ProcessEnv = { ...ctx.env, NO_COLOR: '1' };
-    delete env.WMARK_HOME;
-    const setWmarkVars = Object.keys(env).filter((k) => k.startsWith('WMARK_'));
-    if (setWmarkVars.length) log(`note: wmark runs with ${setWmarkVars.join(', ')} set in the environment`);
-
-    // bin/wmark.js runs dist/ when it exists: warn when the build is older than the engine sources it measures.
-    const stale = ['engine/watermark', 'engine/ingest', 'core/ffmpeg-plan', 'ffmpeg/run-ffmpeg', 'cli/commands/watermark'].filter((f) => {
-      const js = path.join(REPO_ROOT, 'dist', `${f}.js`);
-      return existsSync(js) && statSync(path.join(REPO_ROOT, 'src', `${f}.ts`)).mtimeMs > statSync(js).mtimeMs;
-    });
-    if (stale.length) log(`warning: dist/ is older than src/ for ${stale.join(', ')}; run \`npx tsc -p tsconfig.build.json\` to measure the current code`);
-
-    // Warm the page cache and the node/ffmpeg binaries, so round 1 is not penalised.
-    execFileSync(process.execPath, [WMARK_BIN, '--version'], { env, cwd, stdio: 'ignore' });
-    execFileSync(tools.ffmpeg.path, ['-hide_banner', '-version'], { stdio: 'ignore' });
-
-    // wmark ingest: a one-time cost per video, reported on its own and not part of the ratio.
-    log('ingesting the source into wmark (one-time per video) ...');
-    settle();
-    await quiet();
-    const ingest = await runMeasured(process.execPath, [WMARK_BIN, '--data-dir', dataDir, '--json', 'ingest', clip.path, '--key', KEY], { env, cwd });
-    if (ingest.exitCode !== 0) fail('wmark ingest', ingest);
-    const video = JSON.parse(ingest.stdout) as { id: string; segments: number; duration: number };
-    log(`  ingested ${video.id}: ${video.segments} segments, ${(ingest.wallMs / 1000).toFixed(1)} s`);
-    const wmRoot = path.join(dataDir, 'media', 'watermarks', video.id);
-
-    const fontPx = fontPixels(textSetting('x'), clip.height);
-    const rounds: RoundResult[] = [];
-    let baselineCommand: string[] = [];
-    let wmarkCommand: string[] = [];
-    for (let r = 1; r <= args.rounds; r++) {
-      // A new text each round (same length), so wmark never finds an existing watermark.
-      const text = `bench r${r} viewer-${randomBytes(4).toString('hex')}@example.com`;
-      const setting = textSetting(text);
-
-      // 1. plain ffmpeg one-shot
-      const bDir = path.join(runDir, `baseline-${r}`);
-      await mkdir(bDir, { recursive: true });
-      await writeFile(path.join(bDir, 'text_0.txt'), text, 'utf8');
-      const filter = drawtextFilter({ setting, textFile: 'text_0.txt', fontFile: tools.font.path, frameHeight: clip.height, timeOrigin: 0 });
-      baselineCommand = [tools.ffmpeg.path, ...baselineArgs(clip.path, filter, clip.fps, bDir)];
-      log(`round ${r}/${args.rounds}: ffmpeg one-shot ...`);
-      settle();
-      await quiet();
-      const b = await runMeasured(tools.ffmpeg.path, baselineCommand.slice(1), {
-        cwd: bDir,
-        env,
-        poll: { intervalMs: POLL_MS, check: () => playlistPlayable(path.join(bDir, PLAYLIST)) },
-      });
-      if (b.exitCode !== 0) fail('baseline ffmpeg', b);
-      log(`  ${(b.wallMs / 1000).toFixed(2)} s wall, ${b.cpuS.toFixed(2)} s cpu`);
-
-      // 2. wmark watermark, as a user runs it
-      wmarkCommand = [process.execPath, ...wmarkArgs(dataDir, text, containers)];
-      log(`round ${r}/${args.rounds}: wmark watermark ...`);
-      const before = new Set(existsSync(wmRoot) ? readdirSync(wmRoot) : []);
-      settle();
-      await quiet();
-      const w = await runMeasured(process.execPath, wmarkCommand.slice(1), {
-        cwd,
-        env,
-        poll: {
-          intervalMs: POLL_MS,
-          check: () => existsSync(wmRoot) && readdirSync(wmRoot).some((d) => !before.has(d) && playlistPlayable(path.join(wmRoot, d, PLAYLIST))),
-        },
-      });
-      if (w.exitCode !== 0) fail('wmark watermark', w);
-      const view = JSON.parse(w.stdout) as { id: string; status: string; created: boolean; files: { dir: string; m3u8?: string; mp4?: string } };
-      if (view.status !== 'READY' || !view.created) throw new Error(`wmark returned status ${view.status} created=${view.created}; expected a new READY watermark`);
-      log(`  ${(w.wallMs / 1000).toFixed(2)} s wall, ${w.cpuS.toFixed(2)} s cpu, playable after ${((w.readyMs ?? NaN) / 1000).toFixed(2)} s`);
-      rounds.push({ round: r, text, baseline: summarize(b, bDir), wmark: { ...summarize(w, view.files.dir), watermarkId: view.id } });
-    }
-
-    // Fixed costs of a wmark run: process start, and a repeated request (the watermark exists, nothing is encoded).
-    const startup = [] as number[];
-    const repeat = [] as number[];
-    const last = rounds[rounds.length - 1]!;
-    for (let i = 0; i < 3; i++) {
-      startup.push((await runMeasured(process.execPath, [WMARK_BIN, '--version'], { env, cwd })).wallMs / 1000);
-      const again = await runMeasured(process.execPath, wmarkArgs(dataDir, last.text, containers), { env, cwd });
-      if (again.exitCode !== 0) fail('wmark watermark (repeat)', again);
-      repeat.push(again.wallMs / 1000);
-    }
-
-    // Quality: PSNR against the source, excluding the text area (bottom-right; keep the full-width band above it).
-    log('measuring PSNR outside the text area ...');
-    const textTop = Math.floor(PLACEMENT.y * clip.height - 2 * fontPx);
-    const region: Region = { x: 0, y: 0, w: clip.width, h: Math.floor(textTop / 16) * 16 };
-    const wDir = last.wmark.outputDir;
-    const wOut = existsSync(path.join(wDir, 'video.mp4')) ? path.join(wDir, 'video.mp4') : path.join(wDir, PLAYLIST);
-    const bOut = path.join(last.baseline.outputDir, PLAYLIST);
-    const psnrW = await psnr(tools.ffmpeg.path, wOut, clip.path, region);
-    const psnrB = await psnr(tools.ffmpeg.path, bOut, clip.path, region);
-    const wList = playlistStats(path.join(wDir, PLAYLIST));
-    const bList = playlistStats(bOut);
-    const x264Diff = diffOptions(
-      await x264Options(tools.ffmpeg.path, path.join(wDir, 'seg_00000.ts')),
-      await x264Options(tools.ffmpeg.path, path.join(last.baseline.outputDir, 'seg_00000.ts')),
-    );
-
-    const med = (pick: (r: RoundResult) => number | null) => median(rounds.map((r) => pick(r) ?? NaN));
-    const m = {
-      baseline: { wallS: med((r) => r.baseline.wallS), cpuS: med((r) => r.baseline.cpuS), userS: med((r) => r.baseline.userS), sysS: med((r) => r.baseline.sysS), playableS: med((r) => r.baseline.playableS), otherCores: med((r) => r.baseline.otherCores) },
-      wmark: { wallS: med((r) => r.wmark.wallS), cpuS: med((r) => r.wmark.cpuS), userS: med((r) => r.wmark.userS), sysS: med((r) => r.wmark.sysS), playableS: med((r) => r.wmark.playableS), otherCores: med((r) => r.wmark.otherCores) },
-    };
-    // The ratio per round (each wmark run against the baseline run just before it), and its median.
-    const wallRatio = median(rounds.map((r) => r.wmark.wallS / r.baseline.wallS));
-    const cpuRatio = median(rounds.map((r) => r.wmark.cpuS / r.baseline.cpuS));
-    const cores = ctx.machine.availableParallelism;
-
-    // ---- report ----
-    const row = (label: string, j: Omit<JobResult, 'outputDir'>): (string | number)[] => [
-      label, j.wallS, j.cpuS, j.userS, j.sysS, j.cpuS / j.wallS, j.playableS ?? NaN, j.otherCores,
-    ];
-    const rows: (string | number)[][] = [];
-    for (const r of rounds) {
-      rows.push(row(`${r.round}  ffmpeg one-shot`, r.baseline));
-      rows.push(row(`${r.round}  wmark watermark`, r.wmark));
-    }
-    rows.push(row('median  ffmpeg one-shot', m.baseline));
-    rows.push(row('median  wmark watermark', m.wmark));
-    const maxOther = Math.max(...rounds.flatMap((r) => [r.baseline.otherCores, r.wmark.otherCores]));
-    const verdict = (ok: boolean) => (ok ? 'OK' : 'MISSED');
-    const lines = [
-      '',
-      `== bench text: wmark watermark vs plain ffmpeg one-shot, ${clip.seconds} s ${clip.width}x${clip.height} ${clip.fps} fps natural clip with audio ==`,
-      formatMachine(ctx.machine),
-      `source:  ${path.relative(process.cwd(), clip.path)} (${(clipBytes / 1e6).toFixed(1)} MB, ${((clipBytes * 8) / clip.seconds / 1e6).toFixed(1)} Mbit/s)${clip.generatedSeconds ? `, generated in ${clip.generatedSeconds.toFixed(1)} s (one-time)` : ', cached'}`,
-      `encode:  libx264 -preset ${PRESET} -crf ${CRF}; text "${last.text.replace(/r\d+ viewer-\w+/, 'rN viewer-XXXXXXXX')}" at x ${PLACEMENT.x} y ${PLACEMENT.y} ${PLACEMENT.align}/${PLACEMENT.verticalAlign}, ${fontPx} px, opacity ${PLACEMENT.fontOpacity}; wmark containers: ${containers ?? 'default (m3u8,mp4)'}`,
-      `ingest:  wall ${fmt(ingest.wallMs / 1000)} s, cpu ${fmt(ingest.cpuS)} s (${video.segments} segments; one-time per video, not part of the ratio)`,
-      '',
-      table(['round  job', 'wall s', 'cpu s', 'user s', 'sys s', 'cpu/wall', 'playable s', 'other load'], rows),
-      '',
-      `(cpu = user+sys of the whole process tree via ${ingest.cpuSource}; cpu/wall max ${cores}; playable = spawn until ${PLAYLIST} lists a segment, polled every ${POLL_MS} ms;`,
-      ` other load = cores used by other processes during the job${maxOther > 0.2 ? ` -- up to ${fmt(maxOther)} here: the machine was shared, times are noisy` : ''})`,
-      '',
-      `ratio wmark/ffmpeg, complete job, wall:  ${fmt(wallRatio)}  (target <= ${fmt(TARGET_RATIO)})  ${verdict(wallRatio <= TARGET_RATIO)}`,
-      `ratio wmark/ffmpeg, cpu time:            ${fmt(cpuRatio)}`,
-      `  per round (wall): ${rounds.map((r) => `r${r.round} ${fmt(r.wmark.wallS / r.baseline.wallS)} (other load ${fmt(r.baseline.otherCores)}/${fmt(r.wmark.otherCores)})`).join(', ')}`,
-      `wmark time until playlist playable:      ${fmt(m.wmark.playableS)} s  (target <= ${TARGET_PLAYABLE_S} s)  ${verdict(m.wmark.playableS <= TARGET_PLAYABLE_S)}   [ffmpeg one-shot first playlist: ${fmt(m.baseline.playableS)} s${Math.abs(m.baseline.playableS - m.baseline.wallS) < 0.5 ? ', i.e. only at the end (-hls_playlist_type vod)' : ''}]`,
-      `wmark fixed costs: process start (--version) ${fmt(median(startup))} s, repeated request (nothing encoded) ${fmt(median(repeat))} s`,
-      '',
-      `PSNR vs source outside the text area (rows 0-${region.h - 1} of ${clip.height}, full width), last round:`,
-      `  wmark watermark  Y ${fmt(psnrW.y)} dB  avg ${fmt(psnrW.average)} dB  (min ${fmt(psnrW.min)}, ${psnrW.frames} frames, from ${path.basename(wOut)})`,
-      `  ffmpeg one-shot  Y ${fmt(psnrB.y)} dB  avg ${fmt(psnrB.average)} dB  (min ${fmt(psnrB.min)}, ${psnrB.frames} frames, from ${PLAYLIST})`,
-      `outputs: wmark ${wList.segments} segments / ${fmt(wList.seconds)} s${wList.ended ? ' ENDLIST' : ''}; ffmpeg ${bList.segments} segments / ${fmt(bList.seconds)} s${bList.ended ? ' ENDLIST' : ''}`,
-      `x264 settings that differ (wmark vs ffmpeg, first segment): ${x264Diff.length ? x264Diff.join('; ') : 'none'}`,
-      '',
-    ];
-    process.stdout.write(lines.join('\n') + '\n');
-
-    const result = {
-      suite: 'text',
-      date: new Date().toISOString(),
-      machine: ctx.machine,
-      source: { ...clip, bytes: clipBytes },
-      placement: PLACEMENT,
-      encode: { preset: PRESET, crf: CRF },
-      containers: containers ?? 'default',
-      commands: { baseline: quote(baselineCommand), wmark: quote(wmarkCommand) },
-      ingest: { wallS: ingest.wallMs / 1000, cpuS: ingest.cpuS, userS: ingest.userS, sysS: ingest.sysS, segments: video.segments },
-      rounds: rounds.map((r) => ({ ...r, baseline: { ...r.baseline, outputDir: undefined }, wmark: { ...r.wmark, outputDir: undefined } })),
-      median: m,
-      ratio: { wall: wallRatio, cpu: cpuRatio, perRoundWall: rounds.map((r) => r.wmark.wallS / r.baseline.wallS), target: TARGET_RATIO, met: wallRatio <= TARGET_RATIO },
-      playable: { wmarkS: m.wmark.playableS, baselineS: m.baseline.playableS, target: TARGET_PLAYABLE_S, met: m.wmark.playableS <= TARGET_PLAYABLE_S },
-      fixedCosts: { startupS: median(startup), repeatRequestS: median(repeat) },
-      psnr: { region, wmark: psnrW, baseline: psnrB },
-      outputs: { wmark: wList, baseline: bList },
-      x264Diff,
-    };
-
-    await rm(cwd, { recursive: true, force: true });
-    if (!args.keep) await rm(runDir, { recursive: true, force: true });
-    else log(`kept working files in ${runDir}`);
+    const result = await measureTextJob(ctx, textJobOptions(ctx, { runName: 'text-run', quietWaitS: 120 }));
+    process.stdout.write(textReport(result, ctx.machine).join('\n') + '\n');
     return result;
   },
 };

@@ -1,6 +1,6 @@
 // Runs a command as a child process and measures it: wall time, CPU time of the whole process tree (user + sys of all
 // waited-for descendants), exit code, output, and optionally when a condition first became true (polled while it runs).
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -175,4 +175,18 @@ export function median(values: number[]): number {
   if (!v.length) return NaN;
   const mid = Math.floor(v.length / 2);
   return v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+}
+
+/** Throws with the tails of a failed command's output, so the report says why. */
+export function fail(what: string, m: Measured): never {
+  throw new Error(`${what} exited with code ${m.exitCode}\n--- stderr (tail) ---\n${m.stderr.slice(-3000)}\n--- stdout (tail) ---\n${m.stdout.slice(-1000)}`);
+}
+
+/** Flush dirty pages between runs, so one job's writeback is not billed to the next. */
+export function settle(): void {
+  try {
+    execFileSync('sync');
+  } catch {
+    /* not fatal */
+  }
 }

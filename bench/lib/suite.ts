@@ -1,5 +1,7 @@
 // What a benchmark suite is (bench/text.ts, later bench/serve.ts, bench/forensic.ts), and what every suite is given.
 import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -93,4 +95,42 @@ export function table(header: string[], rows: (string | number)[][]): string {
 
 export function fmt(n: number, digits = 2): string {
   return Number.isFinite(n) ? n.toFixed(digits) : '-';
+}
+
+/** How every suite states a target: met or not. */
+export function verdict(ok: boolean): 'OK' | 'MISSED' {
+  return ok ? 'OK' : 'MISSED';
+}
+
+/**
+ * Where and how suites run wmark: a neutral working folder (no wmark config file is found by searching upward from
+ * it), no colours, no WMARK_HOME; other WMARK_ variables are kept and named in the log.
+ */
+export async function wmarkEnvironment(ctx: SuiteContext, cwdPrefix: string): Promise<{ cwd: string; env: NodeJS.ProcessEnv }> {
+  const cwd = await mkdtemp(path.join(os.tmpdir(), cwdPrefix));
+  const env: NodeJS.ProcessEnv = { ...ctx.env, NO_COLOR: '1' };
+  delete env.WMARK_HOME;
+  const setWmarkVars = Object.keys(env).filter((k) => k.startsWith('WMARK_'));
+  if (setWmarkVars.length) ctx.log(`note: wmark runs with ${setWmarkVars.join(', ')} set in the environment`);
+  return { cwd, env };
+}
+
+/** bin/wmark.js runs dist/ when it exists: warns when a compiled file is older than its source, i.e. not what is measured. */
+export function warnIfDistStale(log: (message: string) => void): void {
+  const src = path.join(REPO_ROOT, 'src');
+  const stale = (readdirSync(src, { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.ts'))
+    .filter((f) => {
+      const js = path.join(REPO_ROOT, 'dist', f.replace(/\.ts$/, '.js'));
+      return existsSync(js) && statSync(path.join(src, f)).mtimeMs > statSync(js).mtimeMs;
+    });
+  if (stale.length) log(`warning: dist/ is older than src/ for ${stale.slice(0, 5).join(', ')}${stale.length > 5 ? ` and ${stale.length - 5} more` : ''}; run \`npm run build\` to measure the current code`);
+}
+
+/** A non-negative number option (`--name value`), or the fallback when it is not given. */
+export function numberOption(value: string | true | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name}: expected a number, got ${String(value)}`);
+  return n;
 }

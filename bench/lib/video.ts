@@ -16,6 +16,7 @@ const execFileP = promisify(execFile);
 
 export interface SourceClip {
   path: string;
+  kind: SamplePlan['kind'];
   width: number;
   height: number;
   seconds: number;
@@ -24,16 +25,20 @@ export interface SourceClip {
   generatedSeconds: number;
 }
 
-/** The engine's own sample generator ('natural': zooming fractal, film grain, a tone), cached under bench/out/. */
-export async function sourceClip(tools: MediaTools, spec: Omit<SamplePlan, 'output' | 'kind'>, log: (m: string) => void): Promise<SourceClip> {
-  const output = path.join(OUT_DIR, `source-natural-${spec.width}x${spec.height}-${spec.seconds}s-${spec.fps}fps.mp4`);
+/**
+ * The engine's own sample generator, cached under bench/out/: 'natural' (zooming fractal, film grain, a tone: costly to
+ * encode, like real footage) unless the spec asks for 'scene' (the demo's landscape: cheap to encode, for long titles).
+ */
+export async function sourceClip(tools: MediaTools, spec: Omit<SamplePlan, 'output' | 'kind'> & { kind?: SamplePlan['kind'] }, log: (m: string) => void): Promise<SourceClip> {
+  const kind = spec.kind ?? 'natural';
+  const output = path.join(OUT_DIR, `source-${kind}-${spec.width}x${spec.height}-${spec.seconds}s-${spec.fps}fps.mp4`);
   let generatedSeconds = 0;
   if (!existsSync(output)) {
-    log(`generating the ${spec.seconds} s ${spec.width}x${spec.height} source clip (one-time cost, cached as ${path.relative(process.cwd(), output)}) ...`);
+    log(`generating the ${spec.seconds} s ${spec.width}x${spec.height} ${kind} source clip (one-time cost, cached as ${path.relative(process.cwd(), output)}) ...`);
     const runner = createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path);
     const t0 = performance.now();
     let last = -1;
-    await generateVideo(runner, { ...spec, output, kind: 'natural' }, (f) => {
+    await generateVideo(runner, { ...spec, output, kind }, (f) => {
       const pct = Math.floor(f * 10) * 10;
       if (pct !== last) log(`  generating: ${pct}%`);
       last = pct;
@@ -41,7 +46,13 @@ export async function sourceClip(tools: MediaTools, spec: Omit<SamplePlan, 'outp
     generatedSeconds = (performance.now() - t0) / 1000;
     log(`  generated in ${generatedSeconds.toFixed(1)} s`);
   }
-  return { path: output, width: spec.width, height: spec.height, seconds: spec.seconds, fps: spec.fps, generatedSeconds };
+  return { path: output, kind, width: spec.width, height: spec.height, seconds: spec.seconds, fps: spec.fps, generatedSeconds };
+}
+
+/** A media file's duration in seconds (ffprobe's container duration). */
+export async function mediaDuration(ffprobe: string, file: string): Promise<number> {
+  const { stdout } = await execFileP(ffprobe, ['-v', 'error', '-show_entries', 'format=duration', '-of', 'default=noprint_wrappers=1:nokey=1', file]);
+  return Number(stdout.trim());
 }
 
 export interface Region {

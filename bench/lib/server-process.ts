@@ -1,0 +1,114 @@
+// Servers that suites start as child processes (wmark serve, a bare node:http handler): start one and wait for the URL
+// it prints, stop it, and tell when it has gone idle (no ffmpeg running under it).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+export interface Child {
+  name: string;
+  proc: ChildProcess;
+  url: string;
+  stderr: () => string;
+}
+
+/** Spawns a server and waits for the first stdout line that carries its URL (plain text or wmark's --json line). */
+export async function startChild(name: string, cmd: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Child> {
+  const proc = spawn(cmd, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  proc.stderr!.on('data', (d: Buffer) => {
+    err = (err + d.toString('utf8')).slice(-20_000);
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name}: no URL on stdout within 30 s\n${err.slice(-3000)}`)), 30_000);
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+      const m = /(http:\/\/[^\s"]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    proc.on('error', reject);
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with code ${code} before printing its URL\n${err.slice(-3000)}`));
+    });
+  });
+  proc.stdout!.resume();
+  return { name, proc, url: url.replace(/\/+$/, ''), stderr: () => err };
+}
+
+export async function stopChild(child: Child): Promise<void> {
+  const p = child.proc;
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => p.once('exit', () => resolve()));
+  p.kill('SIGTERM');
+  const timer = setTimeout(() => p.kill('SIGKILL'), 8_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Process ids of every living descendant of `pid` (Linux /proc; empty elsewhere). */
+function descendants(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return [];
+  }
+  for (const e of entries) {
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces and parentheses): state, then the parent's pid.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parentOf.set(Number(e), ppid);
+    } catch {
+      /* exited while we looked */
+    }
+  }
+  const found: number[] = [];
+  let frontier = [pid];
+  while (frontier.length) {
+    const next = [...parentOf].filter(([, ppid]) => frontier.includes(ppid)).map(([child]) => child);
+    found.push(...next);
+    frontier = next;
+  }
+  return found;
+}
+
+/** The command line of a process, shortened (empty when it has exited). */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 160);
+  } catch {
+    return '';
+  }
+}
+
+/** Descendants of `pid` that run ffmpeg or ffprobe (not, say, the watchdog shell that lives as long as its parent). */
+function mediaTools(pid: number): number[] {
+  return descendants(pid).filter((p) => {
+    try {
+      return /^ff(mpeg|probe)/.test(readFileSync(`/proc/${p}/comm`, 'utf8'));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Waits until a server has had no ffmpeg under it for `quietMs`, up to `maxMs`: its background rendering has stopped.
+ * Returns how long it waited, whether it went idle, and what still ran if it did not.
+ */
+export async function waitForIdle(pid: number, options: { quietMs: number; maxMs: number; intervalMs?: number }): Promise<{ waitedMs: number; idle: boolean; running: string[] }> {
+  const t0 = Date.now();
+  let quietSince = Date.now();
+  for (;;) {
+    const running = mediaTools(pid);
+    if (running.length) quietSince = Date.now();
+    else if (Date.now() - quietSince >= options.quietMs) return { waitedMs: Date.now() - t0, idle: true, running: [] };
+    if (Date.now() - t0 > options.maxMs) return { waitedMs: Date.now() - t0, idle: false, running: running.map(commandOf) };
+    await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
+  }
+}
