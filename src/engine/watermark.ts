@@ -403,7 +403,11 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
 async function markCompleteIfDone(engine: Engine, id: string, dir: string, count: number): Promise<WatermarkRecord> {
   const w = engine.store.getWatermark(id)!;
   const complete = (await doneSegments(dir, count)).every(Boolean) && (!w.containers.includes('mp4') || existsSync(path.join(dir, MP4_NAME)));
-  if (complete && w.status !== 'READY') engine.store.updateWatermark(id, { status: 'READY', readyOn: engine.now(), error: null });
+  if (complete && w.status !== 'READY') {
+    engine.store.updateWatermark(id, { status: 'READY', readyOn: engine.now(), error: null });
+    // Every segment is there, so no render of this watermark is under way: parts left by a killed process go.
+    await rm(path.join(dir, WORK_DIR), { recursive: true, force: true });
+  }
   return engine.store.getWatermark(id)!;
 }
 

@@ -19,7 +19,7 @@ export const FPS = { num: 30, den: 1 };
 export const GOP = framesPerSegment(FPS);
 export const SIZE = { width: 320, height: 180 };
 
-/** The 10 s flat fixture ingested into closed-GOP segments (cached per machine): 3 files, 4 + 4 + 2 s. */
+/** The 10 s flat fixture ingested into uniform closed-GOP segments, no lead (cached per machine): 3 files, 4 + 4 + 2 s. */
 export async function workingSegments(): Promise<string[]> {
   const dir = path.join(TEST_ROOT, 'fixtures', 'cluster-segments-v1');
   const names = () => (existsSync(dir) ? readdirSync(dir).filter((f) => /^seg_\d{5}\.ts$/.test(f)).sort() : []);
@@ -28,7 +28,7 @@ export async function workingSegments(): Promise<string[]> {
   const staging = `${dir}.${process.pid}.${Date.now()}`;
   mkdirSync(staging, { recursive: true });
   const source = await flat('336699', 10);
-  await run(FFMPEG, ['-hide_banner', '-nostdin', '-v', 'error', ...ingestArgs({ source, outDir: staging, fps: FPS, ...SIZE, hasAudio: true, encode: { preset: 'veryfast', crf: 18 } })]);
+  await run(FFMPEG, ['-hide_banner', '-nostdin', '-v', 'error', ...ingestArgs({ source, outDir: staging, fps: FPS, ...SIZE, hasAudio: true, encode: { preset: 'veryfast', crf: 18 }, lead: false })]);
   const { rename, rm } = await import('node:fs/promises');
   await rename(staging, dir).catch(() => rm(staging, { recursive: true, force: true }));
   return names().map((n) => path.join(dir, n));

@@ -168,10 +168,13 @@ async function withCredentials(engine: Engine, app: App, logs: string[]): Promis
   return { cred, token: t.json.token as string, v1: bearer(t.json.token as string), v2: keyHeaders(cred), logs };
 }
 
-/** A real `wmark serve` on a free loopback port, for what only a socket shows (players, slow clients, shutdown). */
+/**
+ * A real `wmark serve` on a free loopback port, for what only a socket shows (players, slow clients, shutdown). Like
+ * `wmark serve` it renders new TEXT watermarks on demand unless `render: 'full'` is given (every segment on disk).
+ */
 export async function serveEngine(
   engine: Engine,
-  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } & Pick<ServerOptions, 'timeouts' | 'sourcePolicy' | 'corsOrigins' | 'authLimit'> = {},
+  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } & Pick<ServerOptions, 'timeouts' | 'sourcePolicy' | 'corsOrigins' | 'authLimit' | 'render'> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const server = await startServer({
@@ -185,6 +188,7 @@ export async function serveEngine(
     sourcePolicy: options.sourcePolicy,
     corsOrigins: options.corsOrigins,
     authLimit: options.authLimit,
+    render: options.render,
     log: (line) => logs.push(line),
   });
   return Object.assign(server, await withCredentials(engine, server.app, logs));

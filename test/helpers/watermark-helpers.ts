@@ -62,6 +62,26 @@ export async function renderWith(
   return { request, record, dir, playlist: path.join(dir, PLAYLIST_NAME) };
 }
 
+/**
+ * Where the frame shown at `seconds` (the first frame at or after it) is among the segments of `video`, from the
+ * durations ingest planned (lead segments of 1, 1 and 2 s, then 4-s GOPs, so the segment at 5 s is no longer 5 / 4):
+ * the segment's index, and `offset`, the same moment as ffmpeg's `t` counts it when the segment file is read alone
+ * (from the file's own start).
+ */
+export function segmentAt(video: VideoRecord, seconds: number): { index: number; offset: number } {
+  const frame = video.fpsDen! / video.fpsNum!;
+  const wanted = Math.ceil(seconds / frame - 1e-6);
+  let start = 0;
+  for (const [index, d] of video.segments.entries()) {
+    const frames = Math.round(d / frame);
+    if (wanted < start + frames) return { index, offset: Math.max(0, seconds - start * frame) };
+    start += frames;
+  }
+  throw new Error(`${seconds} s is past the end of a ${video.segments.reduce((a, b) => a + b, 0)} s video`);
+}
+
+export const segmentIndexAt = (video: VideoRecord, seconds: number): number => segmentAt(video, seconds).index;
+
 export const clampBox = (b: Box, size: { width: number; height: number }): Box => ({
   x0: Math.max(0, b.x0),
   y0: Math.max(0, b.y0),

@@ -78,7 +78,9 @@ beforeAll(async () => {
   ingestSeconds = (Date.now() - started) / 1000;
   layout = await readForensicLayout(path.join(videoDir(engine, video.id), FORENSIC_DIR), SEGMENTS);
   ({ video: plain } = await ingestVideo(engine, { source: await natural(4), key: PLAIN_KEY }));
-  server = await serveEngine(engine);
+  // Rendered in full: the TEXT + FORENSIC viewer below is read segment by segment from disk (on-demand rendering,
+  // the server's default for TEXT, is not what this file tests).
+  server = await serveEngine(engine, { render: 'full' });
 }, 600_000);
 
 afterAll(async () => {

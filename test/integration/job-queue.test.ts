@@ -12,7 +12,7 @@ let engine: TestEngine | undefined;
 afterEach(() => engine?.dispose());
 
 describe('InProcessJobQueue', () => {
-  it('runs at most `concurrency` jobs, but an immediate job starts at once beside them', async () => {
+  it('runs at most `watermarkConcurrency` watermark jobs, but an immediate job starts at once beside them', async () => {
     engine = testEngine();
     const video = await ingestFixture(engine, await flat('336699', 8), 'queue');
     // Hold every render until released, so the queue is observably full.
@@ -29,16 +29,23 @@ describe('InProcessJobQueue', () => {
     };
     const make = (text: string) => requestWatermark(engine!, { video: { videoId: video.id }, settings: settingsOf([{ content: text }]), containers: ['m3u8'] }).watermark.id;
     const [a, b, c] = [make('first'), make('second'), make('third')];
-    const queue = new InProcessJobQueue(engine, { concurrency: 1 });
+    const jobStatus = (id: string) => engine!.store.getJob(`watermark:${id}`)?.status;
+    const queue = new InProcessJobQueue(engine, { concurrency: 1, watermarkConcurrency: 1 });
     queue.enqueue({ kind: 'watermark', id: a });
     queue.enqueue({ kind: 'watermark', id: b });
     await new Promise((r) => setTimeout(r, 300));
+    expect([jobStatus(a), jobStatus(b)]).toEqual(['running', 'queued']);
     expect(started.filter((d) => d.includes(a))).toHaveLength(1);
     expect(started.some((d) => d.includes(b))).toBe(false);
     queue.enqueue({ kind: 'watermark', id: c }, { immediate: true });
     await new Promise((r) => setTimeout(r, 300));
-    expect(started.some((d) => d.includes(c))).toBe(true);
+    // The immediate job runs beside the full queue, while b still waits for its turn.
+    expect([jobStatus(a), jobStatus(b), jobStatus(c)]).toEqual(['running', 'queued', 'running']);
     expect(started.some((d) => d.includes(b))).toBe(false);
+    // Its segment render, though, waits for encoder threads: every render of the process shares one budget, and a's
+    // opening segment holds all of it (an immediate job that really costs no encode, a forensic-only one, needs none).
+    expect(engine.renders.depth()).toMatchObject({ now: 1, running: 1 });
+    expect(started.some((d) => d.includes(c))).toBe(false);
     release();
     // Watched the way every caller watches a job: its progress stream, until playable.
     const service = new LocalService(engine, { queue, baseUrl: 'http://127.0.0.1:8080' });

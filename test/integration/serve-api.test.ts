@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WmarkError } from '../../src/core/errors.js';
 import { signToken } from '../../src/core/access-token.js';
+import { segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
 import { tokenKey } from '../../src/engine/credentials.js';
 import { MP4_NAME, watermarkDir } from '../../src/engine/watermark.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
@@ -171,7 +172,9 @@ describe('videos', () => {
     expect(ingestReply.status).toBe(201);
     expect(ingestReply.json).toMatchObject({ key: 'api-clip', sourceUrl: clip, status: 'PENDING', enableForensic: false, name: null });
     expect(ingestReply.json.id).toMatch(UUID);
-    expect(video).toMatchObject({ id: ingestReply.json.id, key: 'api-clip', sourceUrl: clip, status: 'INGESTED', enableForensic: false, width: 320, height: 180, hasAudio: true, segments: 3 });
+    expect(video).toMatchObject({ id: ingestReply.json.id, key: 'api-clip', sourceUrl: clip, status: 'INGESTED', enableForensic: false, width: 320, height: 180, hasAudio: true, segments: 5 });
+    // 10 s: the lead segments of 1, 1 and 2 s, one 4-s GOP, then the last 2 s.
+    expect(video.segments).toBe(segmentFrameCounts({ num: 30, den: 1 }, 10 * 30, true).length);
     expect(video.duration).toBeCloseTo(10, 1);
     expect(video.createdOn).toBe(ingestReply.json.createdOn);
     expect(Math.abs(video.createdOn - Date.now())).toBeLessThan(120_000);

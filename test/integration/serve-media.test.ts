@@ -4,6 +4,7 @@ import { readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from '
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { segmentFileName, segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
 import { signUrl } from '../../src/core/sign-url.js';
 import { mediaScope, signPlayerUrl } from '../../src/core/watermark-urls.js';
 import { watermarkDir } from '../../src/engine/watermark.js';
@@ -38,7 +39,8 @@ const sigOf = (url: string) => new URL(url).search;
 
 beforeAll(async () => {
   engine = testEngine();
-  s = await serveEngine(engine);
+  // Every segment on disk (this file compares served bytes with files): on-demand rendering is not what it tests.
+  s = await serveEngine(engine, { render: 'full' });
   ({ video } = await ingestOverHttp(s.url, s.v2, await flat('336699', 10), 'media-clip'));
   const ra = await call(s.url, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'media-clip', settings: [{ content: 'media A' }] } });
   const rb = await call(s.url, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'media-clip', settings: [{ content: 'media B' }], containers: ['m3u8'] } });
@@ -69,7 +71,11 @@ describe('playlists', () => {
     const manifest = parseM3u8(res.text);
     expect(manifest.endList).toBe(true);
     expect(manifest.targetDuration).toBe(4);
-    expect(manifest.segments.map((x) => x.uri.split('?')[0])).toEqual(['seg_00000.ts', 'seg_00001.ts', 'seg_00002.ts']);
+    // 10 s at 30 fps: the lead segments (1, 1, 2 s), one 4-s GOP, and the last 2 s.
+    const planned = segmentFrameCounts({ num: 30, den: 1 }, 10 * 30, true);
+    expect(planned).toHaveLength(video.segments);
+    expect(manifest.segments.map((x) => x.uri.split('?')[0])).toEqual(planned.map((_, i) => segmentFileName(i)));
+    expect(manifest.segments.map((x) => Math.round(x.duration * 30))).toEqual(planned);
     expect(manifest.segments.reduce((t, x) => t + x.duration, 0)).toBeCloseTo(10, 1);
     const own = new URL(a.containers.m3u8).searchParams;
     for (const seg of manifest.segments) {
@@ -96,7 +102,7 @@ describe('segments and mp4', () => {
       expect(res.headers.get('cache-control')).toMatch(/immutable/);
       expectMediaCors(res.headers);
       const body = Buffer.from(await res.arrayBuffer());
-      expect(body.equals(readFileSync(path.join(dirOf(a), `seg_0000${i}.ts`)))).toBe(true);
+      expect(body.equals(readFileSync(path.join(dirOf(a), segmentFileName(i))))).toBe(true);
     }
   });
 
@@ -264,7 +270,7 @@ describe('signatures', () => {
 
   it('well-signed paths to files that do not exist, or are not media, are 404', async () => {
     const q = sigOf(a.containers.m3u8);
-    for (const file of ['seg_00099.ts', 'secret.key', 'segments.csv', 'video.m3u8.bak', '.work']) {
+    for (const file of ['seg_00099.ts', 'secret.key', 'segments.csv', 'video.m3u8.bak', '.work', '.draw']) {
       const r = await call(s.url, 'GET', `${segPath(a, '2.0', file)}${q}`);
       expect(r.status, file).toBe(404);
       expectError(r, 404, 'NOT_FOUND');

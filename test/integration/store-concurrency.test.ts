@@ -29,6 +29,9 @@ function spawnNode(args: string[], env: Record<string, string> = {}, cwd = BUILD
   return startProcess(process.execPath, args, { cwd, env: { ...(process.env as Record<string, string>), CI: '1', NO_COLOR: '1', ...env } }).done;
 }
 
+/** The schema version after every migration: the tables, job progress, and the watermarks' render mode (on demand or full). */
+const SCHEMA_VERSION = 3;
+
 /** The database's own health check and the schema version, through a fresh connection. */
 function inspect(dbFile: string): { integrity: string; version: number; journal: string; tables: string[] } {
   const db = new Database(dbFile, { readonly: true, fileMustExist: true });
@@ -83,7 +86,8 @@ describe('two wmark processes on one data dir', () => {
     const vb = JSON.parse(b.stdout) as { id: string; status: string; segments: number };
     expect(va.id).toBe(vb.id);
     expect([va.status, vb.status]).toEqual(['INGESTED', 'INGESTED']);
-    expect(va.segments).toBe(3);
+    // 10 s: the lead segments (1, 1, 2 s), one 4-s GOP and the last 2 s.
+    expect(va.segments).toBe(5);
     // Exactly one of them did the work; the other waited for it, or found it done.
     const waited = [a, b].filter((r) => r.stderr.includes(`already ingested as ${va.id}; nothing to do`) || r.stderr.includes(`already being ingested as ${va.id}; waiting for it`));
     expect(waited).toHaveLength(1);
@@ -93,7 +97,7 @@ describe('two wmark processes on one data dir', () => {
     expect(dbRows(layout.db, 'SELECT id, key, status FROM videos')).toEqual([{ id: va.id, key: 'shared', status: 'INGESTED' }]);
     expect(entries(layout.videos)).toEqual([va.id]);
     expect(entries(layout.tmp)).toEqual([]);
-    expect(inspect(layout.db)).toMatchObject({ integrity: 'ok', version: 2, journal: 'wal' });
+    expect(inspect(layout.db)).toMatchObject({ integrity: 'ok', version: SCHEMA_VERSION, journal: 'wal' });
   });
 
   it('keeps every template when two processes create them in a loop at the same time', async () => {
@@ -123,7 +127,7 @@ describe('two wmark processes on one data dir', () => {
     expect(user.every((t) => t.placeholders.join() === 'viewer')).toBe(true);
 
     const db = dataLayout(dataDir).db;
-    expect(inspect(db)).toMatchObject({ integrity: 'ok', version: 2, tables: TABLES });
+    expect(inspect(db)).toMatchObject({ integrity: 'ok', version: SCHEMA_VERSION, tables: TABLES });
     expect(dbRows(db, 'SELECT COUNT(*) AS n FROM templates')).toEqual([{ n: 2 * perLoop }]);
     expect(dbRows(db, 'SELECT COUNT(*) AS n FROM videos')).toEqual([{ n: 1 }]);
   });
@@ -153,7 +157,7 @@ describe('Store under concurrent writers', () => {
     const results = await Promise.all(['a', 'b'].map((who) => spawnNode(['--input-type=module', '-e', writer], { DB: db, WHO: who, START_AT: startAt })));
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     expect(results.map((r) => r.stdout.trim()).sort()).toEqual(['done a', 'done b']);
-    expect(inspect(db)).toMatchObject({ integrity: 'ok', version: 2 });
+    expect(inspect(db)).toMatchObject({ integrity: 'ok', version: SCHEMA_VERSION });
     expect(dbRows(db, "SELECT substr(id, 1, 1) AS who, COUNT(*) AS n, COUNT(DISTINCT name) AS names, SUM(description IS NOT NULL) AS described FROM templates GROUP BY who ORDER BY who")).toEqual([
       { who: 'a', n: 300, names: 300, described: 300 },
       { who: 'b', n: 300, names: 300, described: 300 },
@@ -181,9 +185,9 @@ describe('Store migrations', () => {
     const results = await Promise.all(openers.map((who) => spawnNode(['--input-type=module', '-e', opener], { DB: db, WHO: who, START_AT: startAt })));
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     expect(results.map((r) => JSON.parse(r.stdout) as { who: string; version: number }).sort((x, y) => x.who.localeCompare(y.who))).toEqual(
-      openers.map((who) => ({ who, version: 2 })),
+      openers.map((who) => ({ who, version: SCHEMA_VERSION })),
     );
-    expect(inspect(db)).toEqual({ integrity: 'ok', version: 2, journal: 'wal', tables: TABLES });
+    expect(inspect(db)).toEqual({ integrity: 'ok', version: SCHEMA_VERSION, journal: 'wal', tables: TABLES });
     expect(dbRows<{ id: string }>(db, 'SELECT id FROM templates ORDER BY id').map((r) => r.id)).toEqual(openers);
   });
 
@@ -194,7 +198,7 @@ describe('Store migrations', () => {
     const first = new Store(db);
     const second = new Store(db);
     try {
-      expect([first.schemaVersion, second.schemaVersion]).toEqual([2, 2]);
+      expect([first.schemaVersion, second.schemaVersion]).toEqual([SCHEMA_VERSION, SCHEMA_VERSION]);
       first.insertTemplate({ id: 't1', name: 'one', description: null, settings: [], createdOn: 1 });
       // Both connections see one database: a write through one is read through the other.
       expect(second.getTemplate('t1')).toMatchObject({ id: 't1', name: 'one' });
@@ -204,11 +208,11 @@ describe('Store migrations', () => {
     }
     const third = new Store(db);
     try {
-      expect(third.schemaVersion).toBe(2);
+      expect(third.schemaVersion).toBe(SCHEMA_VERSION);
       expect(third.listTemplates().map((t) => t.id)).toEqual(['t1']);
     } finally {
       third.close();
     }
-    expect(inspect(db)).toEqual({ integrity: 'ok', version: 2, journal: 'wal', tables: TABLES });
+    expect(inspect(db)).toEqual({ integrity: 'ok', version: SCHEMA_VERSION, journal: 'wal', tables: TABLES });
   });
 });

@@ -10,7 +10,22 @@ import { createTemplate } from '../../src/engine/templates.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { decodeFrame, diffBox, type RgbFrame } from '../helpers/media.js';
-import { compareRegion, cropDifference, filteredFrame, grow, ingestFixture, lineBoxes, meanRgb, referenceFrame, renderWith, SMALL, unionBox, type FrameDiff } from '../helpers/watermark-helpers.js';
+import {
+  compareRegion,
+  cropDifference,
+  filteredFrame,
+  grow,
+  ingestFixture,
+  lineBoxes,
+  meanRgb,
+  referenceFrame,
+  renderWith,
+  segmentAt,
+  segmentIndexAt,
+  SMALL,
+  unionBox,
+  type FrameDiff,
+} from '../helpers/watermark-helpers.js';
 
 const KEY = 'hostile';
 const FONT_SIZE = 0.12;
@@ -20,7 +35,7 @@ const SAME = { mean: 6, maxBlock: 30 };
 
 let engine: TestEngine;
 let video: VideoRecord;
-/** Every filter script and text file the engine handed to ffmpeg, read while the render ran (the work folder is removed afterwards). */
+/** Every filter script and text file the engine handed to ffmpeg, read as each render ran (a later request's drawing may replace them). */
 const seen: { script: string; texts: Map<string, string> }[] = [];
 
 beforeAll(async () => {
@@ -48,9 +63,16 @@ async function engineFrame(content: string, seconds: number): Promise<RgbFrame> 
   return decodeFrame(r.playlist, seconds, SMALL);
 }
 
-/** Plain ffmpeg drawing `text` from a file with expansion off, centred, on the same working segment. */
+/** The working segment (the clean picture) holding the frame at `seconds`, and that moment's time within it. */
+function sourceAt(seconds: number): { file: string; offset: number } {
+  const at = segmentAt(video, seconds);
+  return { file: workingSegment(engine, video.id, at.index), offset: at.offset };
+}
+
+/** Plain ffmpeg drawing `text` from a file with expansion off, centred, on the working segment holding that moment. */
 function literalRender(text: string, seconds = 1): Promise<RgbFrame> {
-  return referenceFrame(workingSegment(engine, video.id, 0), seconds, { text, fontPx: FONT_PX, color: 'white@1', x: '(w-tw)/2', y: '(h-th)/2' }, SMALL);
+  const { file, offset } = sourceAt(seconds);
+  return referenceFrame(file, offset, { text, fontPx: FONT_PX, color: 'white@1', x: '(w-tw)/2', y: '(h-th)/2' }, SMALL);
 }
 
 function difference(a: RgbFrame, b: RgbFrame): FrameDiff {
@@ -105,7 +127,7 @@ describe('newlines', () => {
     expect(lineBoxes(got, bg, 200)).toHaveLength(2);
     // Literal: the engine's own filter script and text files, run by plain ffmpeg without an encode, draw each line
     // pixel for pixel as a literal render of that line alone (same glyphs; only the position differs).
-    const pristine = await filteredFrame(workingSegment(engine, video.id, 0), 1, run!.script, run!.texts, SMALL);
+    const pristine = await filteredFrame(sourceAt(1).file, sourceAt(1).offset, run!.script, run!.texts, SMALL);
     const lines = lineBoxes(pristine, bg);
     expect(lines).toHaveLength(2);
     for (const [i, line] of content.split('\n').entries()) {
@@ -120,6 +142,7 @@ describe('newlines', () => {
 describe('text that ffmpeg would expand', () => {
   it('%{pts} does not change over time: the frame at 1 s equals the frame at 5 s (another segment)', async () => {
     const text = 't=%{pts} n=%{n} %{localtime}';
+    expect(segmentIndexAt(video, 5), '5 s is in another segment than 1 s').not.toBe(segmentIndexAt(video, 1));
     const r = await renderWith(engine, KEY, [centred(text)]);
     const a = await decodeFrame(r.playlist, 1, SMALL);
     const b = await decodeFrame(r.playlist, 5, SMALL);
@@ -129,7 +152,7 @@ describe('text that ffmpeg would expand', () => {
     expect(difference(a, b).maxBlock).toBeLessThan(SAME.maxBlock);
     // An expanded %{pts} would: the same string rendered by ffmpeg with expansion on differs between 1 s and 5 s.
     const expanded = (s: number) =>
-      referenceFrame(workingSegment(engine, video.id, 0), s, { text: 't=%{pts} n=%{n}', fontPx: FONT_PX, color: 'white@1', x: '(w-tw)/2', y: '(h-th)/2', expansion: 'normal' }, SMALL);
+      referenceFrame(sourceAt(s).file, sourceAt(s).offset, { text: 't=%{pts} n=%{n}', fontPx: FONT_PX, color: 'white@1', x: '(w-tw)/2', y: '(h-th)/2', expansion: 'normal' }, SMALL);
     expect(difference(await expanded(1), await expanded(3)).maxBlock).toBeGreaterThan(2 * SAME.maxBlock);
   });
 });

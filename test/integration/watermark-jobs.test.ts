@@ -4,6 +4,7 @@ import { existsSync, readdirSync, statSync, writeFileSync, rmSync } from 'node:f
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isWmarkError, WmarkError } from '../../src/core/errors.js';
+import { segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
 import type { VideoRecord } from '../../src/engine/store.js';
 import { MP4_NAME, requestWatermark, runWatermarkJob, watermarkDir } from '../../src/engine/watermark.js';
 import { linkExpirations, watermarkBody } from '../../src/engine/api-bodies.js';
@@ -200,7 +201,9 @@ describe('published HLS', () => {
     expect(playlist.endList).toBe(true);
     expect(playlist.targetDuration).toBe(4);
     expect(playlist.segments.map((s) => s.uri)).toEqual(video.segments.map((_, i) => `seg_${String(i).padStart(5, '0')}.ts`));
-    expect(playlist.segments).toHaveLength(3);
+    // 12 s at 30 fps: the lead segments (30, 30, 60 frames), then 4-s GOPs of 120 frames.
+    expect(playlist.segments.map((s) => Math.round(s.duration * 30))).toEqual(segmentFrameCounts({ num: 30, den: 1 }, 12 * 30, true));
+    expect(playlist.segments).toHaveLength(5);
     playlist.segments.forEach((s, i) => expect(s.duration).toBeCloseTo(video.segments[i]!, 3));
     expect(playlist.segments.reduce((a, s) => a + s.duration, 0)).toBeCloseTo(12, 1);
 
@@ -221,14 +224,17 @@ describe('published HLS', () => {
 
 describe('segments finishing out of order', () => {
   it('at the same moment, last one first, still leave a complete, ended playlist once READY', async () => {
-    // Its own engine on a tiny mute clip (3 segments): segment 0 renders alone, then 1 and 2 race on two workers.
+    // Its own engine on a tiny mute 16 s clip (6 segments: 1, 1, 2, 4, 4, 4 s): the opening covering 8 s (segments
+    // 0-3) renders one segment at a time, then the last two race on two workers.
     const e = testEngine({ workers: 2 });
     try {
-      const tiny = await fixture({ kind: 'flat', color: '336699', width: 64, height: 36, seconds: 12, fps: 30, audio: false });
+      const tiny = await fixture({ kind: 'flat', color: '336699', width: 64, height: 36, seconds: 16, fps: 30, audio: false });
       const v = await ingestFixture(e, tiny, 'tiny');
-      expect(v.segments).toHaveLength(3);
+      expect(v.segments).toEqual([1, 1, 2, 4, 4, 4]);
       const inner = e.runner.ffmpeg;
       let held: (() => void)[] = [];
+      /** Runs whose two pool renders really finished together (the race this test is about). */
+      let races = 0;
       const release = () => {
         const batch = held.reverse();
         held = [];
@@ -241,8 +247,10 @@ describe('segments finishing out of order', () => {
         if (poolRender) {
           await new Promise<void>((resolve) => {
             held.push(resolve);
-            if (held.length === 2) release();
-            else setTimeout(release, 2000);
+            if (held.length === 2) {
+              races++;
+              release();
+            } else setTimeout(release, 2000);
           });
         }
         return result;
@@ -252,9 +260,10 @@ describe('segments finishing out of order', () => {
         const r = await renderWith(e, 'tiny', [{ content: `out of order ${i}` }]);
         expect(r.record.status).toBe('READY');
         const playlist = parsePlaylist(r.playlist);
-        expect(playlist.segments, `run ${i}`).toHaveLength(3);
+        expect(playlist.segments, `run ${i}`).toHaveLength(v.segments.length);
         expect(playlist.endList, `run ${i}`).toBe(true);
       }
+      expect(races, 'runs whose last two segments were handed back together').toBeGreaterThan(0);
     } finally {
       e.dispose();
     }
@@ -318,6 +327,8 @@ describe('CLI jobs', () => {
   const CLI_KEY = 'cli-16s';
   let dir: string;
   let env: Record<string, string>;
+  /** Segments of the 16 s clip: the lead (1, 1, 2 s), then three 4-s GOPs. */
+  let count: number;
   const children: ChildProcess[] = [];
 
   beforeAll(async () => {
@@ -325,6 +336,9 @@ describe('CLI jobs', () => {
     env = { WMARK_CONFIG_DIR: path.join(dir, 'config'), WMARK_WORKERS: '1' };
     const ingest = await runCli(['--json', '--data-dir', path.join(dir, 'data'), 'ingest', await flat('336699', 16), '--key', CLI_KEY], { env, cwd: dir });
     expect(ingest.code, ingest.stderr).toBe(0);
+    const segments = videoOf().segments;
+    expect(segments).toEqual(segmentFrameCounts({ num: 30, den: 1 }, 16 * 30, true).map((n) => n / 30));
+    count = segments.length;
   });
   afterAll(() => {
     for (const c of children) {
@@ -386,7 +400,7 @@ describe('CLI jobs', () => {
     const retried = await runCli(args, { env: { ...env, WMARK_FFMPEG: ffmpeg }, cwd: dir });
     expect(retried.code, retried.stderr).toBe(0);
     expect(retried.json()).toMatchObject({ id, status: 'READY' });
-    expect(parsePlaylist(path.join(watermarkFolder(id), 'video.m3u8')).segments).toHaveLength(4);
+    expect(parsePlaylist(path.join(watermarkFolder(id), 'video.m3u8')).segments).toHaveLength(count);
   });
 
   it('a SIGKILLed job resumes: finished segments are kept untouched and the rest is rendered', async () => {
@@ -417,7 +431,7 @@ describe('CLI jobs', () => {
     const kept = fingerprint(folder);
     const keptCount = Object.keys(kept).length;
     expect(keptCount).toBeGreaterThanOrEqual(1);
-    expect(keptCount).toBeLessThan(4);
+    expect(keptCount).toBeLessThan(count);
     expect(existsSync(path.join(folder, MP4_NAME))).toBe(false);
     const rendersBefore = loggedEncodes(log).length;
 
@@ -430,14 +444,14 @@ describe('CLI jobs', () => {
 
     const after = fingerprint(folder);
     for (const [name, stat] of Object.entries(kept)) expect(after[name], `${name} untouched`).toEqual(stat);
-    expect(Object.keys(after)).toHaveLength(4);
+    expect(Object.keys(after)).toHaveLength(count);
     // Only the missing segments were rendered by the second run.
     const renders = loggedEncodes(log).slice(rendersBefore).filter((l) => l.includes('.ts.part'));
-    expect(renders).toHaveLength(4 - keptCount);
+    expect(renders).toHaveLength(count - keptCount);
     expect(allFiles(folder).filter((f) => f.includes('.part'))).toEqual([]);
     const playlist = parsePlaylist(path.join(folder, 'video.m3u8'));
     expect(playlist.endList).toBe(true);
-    expect(playlist.segments).toHaveLength(4);
+    expect(playlist.segments).toHaveLength(count);
     for (const s of playlist.segments) await decodesCleanly(path.join(folder, s.uri));
     await decodesCleanly(path.join(folder, MP4_NAME));
   });
@@ -457,7 +471,7 @@ describe('CLI jobs', () => {
     expect(view.files.m3u8).toBeDefined();
     const early = parsePlaylist(view.files.m3u8!);
     expect(early.segments.length).toBeGreaterThanOrEqual(1);
-    expect(early.segments.length).toBeLessThan(4);
+    expect(early.segments.length).toBeLessThan(count);
     expect(early.endList).toBeFalsy();
 
     const deadline = Date.now() + 60_000;
@@ -470,7 +484,7 @@ describe('CLI jobs', () => {
     expect(status).toBe('READY');
     const final = parsePlaylist(view.files.m3u8!);
     expect(final.endList).toBe(true);
-    expect(final.segments).toHaveLength(4);
+    expect(final.segments).toHaveLength(count);
     await decodesCleanly(path.join(view.files.dir, MP4_NAME));
   });
 });

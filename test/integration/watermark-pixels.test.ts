@@ -14,6 +14,7 @@ import {
   meanRgb,
   parsePlaylist,
   renderWith,
+  segmentIndexAt,
   SMALL,
   type Box,
   type Rgb,
@@ -213,11 +214,13 @@ describe('MOVE animation over the video timeline', () => {
     expect(await leftTop(11.5)).toEqual(bEnd);
   });
 
-  it('is at the linear point in between, also in a later segment (5.5 s is in segment 1)', async () => {
+  it('is at the linear point in between, also in a later segment (5.5 s is in segment 3, the first 4-s GOP after the lead)', async () => {
     const segments = parsePlaylist(playlist).segments;
-    const segmentStart1 = segments[0]!.duration;
-    expect(5.5).toBeGreaterThan(segmentStart1);
-    expect(5.5).toBeLessThan(segmentStart1 + segments[1]!.duration);
+    const later = segmentIndexAt(video, 5.5);
+    expect(later).toBe(3);
+    const laterStart = segments.slice(0, later).reduce((a, s) => a + s.duration, 0);
+    expect(5.5).toBeGreaterThan(laterStart);
+    expect(5.5).toBeLessThan(laterStart + segments[later]!.duration);
     const b0 = await leftTop(0);
     for (const t of [2.5, 5.5, 7]) {
       const b = await leftTop(t);
@@ -228,10 +231,14 @@ describe('MOVE animation over the video timeline', () => {
     }
   });
 
+  // Every boundary of the 12 s clip: after the lead segments (1 s, 1 s, 2 s), then between 4-s GOPs.
   it.each([
+    [0.9, 1.1],
+    [1.9, 2.1],
     [3.9, 4.1],
     [7.9, 8.1],
   ])('moves smoothly across the segment boundary between %s s and %s s', async (before, after) => {
+    expect(segmentIndexAt(video, after), 'the two moments are in consecutive segments').toBe(segmentIndexAt(video, before) + 1);
     const a = await leftTop(before);
     const b = await leftTop(after);
     const expectedX = (to.x - from.x) * W * (progress(after) - progress(before));
@@ -333,6 +340,6 @@ describe('multi-line text', () => {
   });
 });
 
-it('renders the whole 12 s clip as 3 segments of about 4 s', () => {
-  expect(video.segments).toHaveLength(3);
+it('cuts the whole 12 s clip into the lead segments (1 s, 1 s, 2 s), then 4-s GOPs: the boundaries the tests above cross', () => {
+  expect(video.segments).toEqual([1, 1, 2, 4, 4]);
 });
