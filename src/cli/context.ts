@@ -7,7 +7,7 @@ import { InProcessJobQueue, type JobQueue } from '../engine/job-queue.js';
 import { LocalService } from '../engine/local-service.js';
 import { RemoteService } from '../remote/remote-service.js';
 import type { WatermarkService } from '../service/watermark-service.js';
-import { DetachedJobQueue } from './detached-job-queue.js';
+import { HandOffJobQueue } from './detached-job-queue.js';
 import type { CliIO } from './io.js';
 import { Output } from './output.js';
 import { openRemote, type RemoteFlags } from './remote-flags.js';
@@ -80,7 +80,7 @@ export class CliContext {
     const engine = await this.openEngine();
     this.queue ??=
       options.queue === 'detached'
-        ? new DetachedJobQueue({ dataDir: engine.paths.root, configFile: this.flags.config, io: this.io })
+        ? new HandOffJobQueue(engine, { dataDir: engine.paths.root, configFile: this.flags.config, io: this.io, log: (line) => this.output.warn(line) })
         : // One job at a time: each spreads its segments over every worker already.
           new InProcessJobQueue(engine, { concurrency: 1, log: (line) => this.output.warn(line) });
     return new LocalService(engine, { queue: this.queue, baseUrl: this.linkBase(options.publicUrl, config, engine.paths.root), api: options.api });

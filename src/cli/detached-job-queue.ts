@@ -4,8 +4,9 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Engine } from '../engine/engine.js';
 import { jobId, LEASE_STALE_MS } from '../engine/job-lease.js';
-import type { JobQueue, JobRef } from '../engine/job-queue.js';
+import { InProcessJobQueue, type JobQueue, type JobRef } from '../engine/job-queue.js';
 import type { CliIO } from './io.js';
 
 export class DetachedJobQueue implements JobQueue {
@@ -34,4 +35,42 @@ export class DetachedJobQueue implements JobQueue {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * --no-wait for watermarks: the job starts in this process, so its first segments cost no second process start, and
+ * is handed to a detached `wmark job run` when the command ends; that process resumes it where this one stopped
+ * (finished segments are kept). Ingest jobs go to the detached process at once: they have no part worth starting here.
+ */
+export class HandOffJobQueue implements JobQueue {
+  private readonly here: InProcessJobQueue;
+  private readonly later: DetachedJobQueue;
+  private readonly started = new Map<string, JobRef>();
+
+  constructor(
+    private readonly engine: Engine,
+    options: ConstructorParameters<typeof DetachedJobQueue>[0] & { log?: (line: string) => void },
+  ) {
+    this.here = new InProcessJobQueue(engine, { concurrency: 1, ...(options.log ? { log: options.log } : {}) });
+    this.later = new DetachedJobQueue(options);
+  }
+
+  enqueue(job: JobRef, options?: { immediate?: boolean }): void {
+    if (job.kind === 'ingest') return this.later.enqueue(job);
+    this.started.set(jobId(job.kind, job.id), job);
+    this.here.enqueue(job, options);
+  }
+
+  resume(): number {
+    return 0;
+  }
+
+  /** Stops the jobs running here (they stay queued) and hands every unfinished one to a detached process. */
+  async close(): Promise<void> {
+    await this.here.close();
+    for (const job of this.started.values()) {
+      const record = this.engine.store.getJob(jobId(job.kind, job.id));
+      if (record?.status === 'queued' || record?.status === 'running') this.later.enqueue(job);
+    }
+  }
 }

@@ -2,11 +2,9 @@
 // ffmpeg and font, and reads and writes media in the shared store, until Ctrl-C or SIGTERM.
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
-import { startSegmentWorker } from '../../cluster/segment-worker.js';
 import { validationError } from '../../core/errors.js';
 import { locateTools } from '../../ffmpeg/locate-tools.js';
 import { createProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
-import { openMediaStore } from '../../media/open-media-store.js';
 import { action } from '../action.js';
 import { untilAborted } from './serve.js';
 
@@ -45,6 +43,8 @@ export function registerWorker(program: Command): void {
         const opts = parsed.data;
         const config = await ctx.loadConfig();
         const tools = locateTools({ ffmpeg: config.ffmpeg, ffprobe: config.ffprobe, font: config.font });
+        // Loaded here, not at start: BullMQ and the AWS SDK take ~0.4 s to load, which every other command would pay.
+        const [{ startSegmentWorker }, { openMediaStore }] = await Promise.all([import('../../cluster/segment-worker.js'), import('../../media/open-media-store.js')]);
         const store = openMediaStore(opts.media, { endpoint: opts.s3Endpoint, region: opts.s3Region });
         try {
           const worker = await startSegmentWorker({
