@@ -68,6 +68,8 @@ export class RenderScheduler {
   private readonly queue: Task[] = [];
   private readonly running = new Set<Task>();
   private readonly byKey = new Map<string, Task>();
+  /** One abort listener per signal (a job passes its own to every segment it asks for), not one per render. */
+  private readonly bySignal = new WeakMap<AbortSignal, Set<Task>>();
   private seq = 0;
   private lastAheadGroup?: string;
   readonly stats: RenderStats = { started: 0, preempted: 0 };
@@ -95,7 +97,7 @@ export class RenderScheduler {
     let settle!: Task['settle'];
     const promise = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
     const task: Task = { key, urgency, group, seq: this.seq++, work, promise, settle, ...(signal ? { signal } : {}), ...(share ? { share } : {}) };
-    signal?.addEventListener('abort', () => this.cancel(task), { once: true });
+    if (signal) this.watch(signal, task);
     this.byKey.set(key, task);
     this.queue.push(task);
     this.pump();
@@ -176,9 +178,20 @@ export class RenderScheduler {
     this.running.delete(task);
     for (const t of [task, ...task.run!.members]) {
       this.byKey.delete(t.key);
+      if (t.signal) this.bySignal.get(t.signal)?.delete(t);
       settle(t);
     }
     this.pump();
+  }
+
+  private watch(signal: AbortSignal, task: Task): void {
+    let tasks = this.bySignal.get(signal);
+    if (!tasks) {
+      const set = (tasks = new Set());
+      this.bySignal.set(signal, set);
+      signal.addEventListener('abort', () => [...set].forEach((t) => this.cancel(t)), { once: true });
+    }
+    tasks.add(task);
   }
 
   private cancel(task: Task): void {
