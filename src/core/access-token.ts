@@ -1,5 +1,6 @@
 // The 1.0 access token (SPEC 4.1, DESIGN 3): an HS256 JWT naming the client, signed and checked with jose.
-import { errors, jwtVerify, SignJWT } from 'jose';
+// jose is loaded when a token is first signed or checked: most CLI runs never do, and it costs ~50 ms to load.
+const jose = () => import('jose');
 
 export interface TokenClaims {
   sub: string;
@@ -9,12 +10,14 @@ export interface TokenClaims {
 
 export type TokenCheck = { ok: true; claims: TokenClaims } | { ok: false; reason: 'malformed' | 'invalid' | 'expired' };
 
-export function signToken(key: Uint8Array, claims: TokenClaims): Promise<string> {
+export async function signToken(key: Uint8Array, claims: TokenClaims): Promise<string> {
+  const { SignJWT } = await jose();
   return new SignJWT({}).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject(claims.sub).setIssuedAt(claims.iat).setExpirationTime(claims.exp).sign(key);
 }
 
 /** Checks signature, algorithm (HS256 only: "none" and the others are refused) and expiry at `nowSeconds`. */
 export async function verifyToken(key: Uint8Array, token: string, nowSeconds: number): Promise<TokenCheck> {
+  const { errors, jwtVerify } = await jose();
   try {
     const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], currentDate: new Date(nowSeconds * 1000), requiredClaims: ['sub', 'exp'] });
     return { ok: true, claims: { sub: payload.sub!, iat: payload.iat ?? 0, exp: payload.exp! } };

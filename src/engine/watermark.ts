@@ -17,7 +17,7 @@ import writeFileAtomic from 'write-file-atomic';
 import type { Engine } from './engine.js';
 import { applyUserModes } from './file-modes.js';
 import { videoDir, workingSegment } from './ingest.js';
-import { holdLease, isLeaseLive, jobId, LEASE_STALE_MS, type JobReporter } from './job-lease.js';
+import { holdLease, isLeaseLive, jobId, LEASE_STALE_MS, topicOf, type JobReporter } from './job-lease.js';
 import type { RenderUrgency, SharedRender } from './render-scheduler.js';
 import type { Container, RenderMode, VideoRecord, WatermarkRecord } from './store.js';
 
@@ -245,7 +245,8 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
   const metrics = await fontMetrics(engine.tools.font.path);
   const drawing = watermarkFilterGraph(w, video, engine.tools.font.path, metrics);
   // The same content every time: written atomically, so a render starting meanwhile never reads half a file.
-  await Promise.all([...drawing.files, { name: FILTER_NAME, content: drawing.graph }].map((f) => writeFileAtomic(path.join(draw, f.name), f.content, 'utf8')));
+  // No fsync: they are written again whenever they are missing.
+  await Promise.all([...drawing.files, { name: FILTER_NAME, content: drawing.graph }].map((f) => writeFileAtomic(path.join(draw, f.name), f.content, { encoding: 'utf8', fsync: false })));
 
   const count = video.segments.length;
   const gop = framesPerSegment({ num: video.fpsNum!, den: video.fpsDen! });
@@ -359,6 +360,8 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
         if (!playable) {
           playable = true;
           if (w.status === 'PENDING') engine.store.updateWatermark(w.id, { status: 'PLAYABLE' });
+          // Whoever waits for it to play is woken now, not by a progress report (those are thinned out).
+          engine.changes.notify(topicOf('watermark', w.id));
         }
       }
       progress('rendering');

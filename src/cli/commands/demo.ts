@@ -7,7 +7,7 @@ import { generateVideo, SAMPLE, samplePath } from '../../engine/sample-video.js'
 import { HttpClient } from '../../remote/client.js';
 import { RemoteService } from '../../remote/remote-service.js';
 import { RemoteSession } from '../../remote/session.js';
-import { startServer, type RunningServer } from '../../server/node-server.js';
+import type { RunningServer } from '../../server/node-server.js';
 import { lastOf } from '../../service/watch.js';
 import type { WatermarkResource } from '../../service/watermark-service.js';
 import { VERSION } from '../../version.js';
@@ -113,9 +113,9 @@ export function demoSettings(viewer: string, email: string): Record<string, unkn
 async function listen(ctx: CliContext, host: string, port: number, publicUrl: string | undefined, ttl: number): Promise<RunningServer> {
   const engine = (await ctx.localService()).engine;
   try {
-    return await startServer({ engine, host, port, publicUrl, tokenTtlSeconds: ttl });
+    return await (await import('../../server/node-server.js')).startServer({ engine, host, port, publicUrl, tokenTtlSeconds: ttl });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    return startServer({ engine, host, port: 0, publicUrl, tokenTtlSeconds: ttl });
+    return (await import('../../server/node-server.js')).startServer({ engine, host, port: 0, publicUrl, tokenTtlSeconds: ttl });
   }
 }

@@ -5,7 +5,7 @@ import { serverSourcePolicy } from '../../engine/source-policy.js';
 import type { RenderMode } from '../../engine/store.js';
 import type { CliContext } from '../context.js';
 import { removeServeRecord, writeServeRecord } from '../serve-record.js';
-import { startServer, type RunningServer } from '../../server/node-server.js';
+import type { RunningServer } from '../../server/node-server.js';
 import { action } from '../action.js';
 
 export function registerServe(program: Command): void {
@@ -37,7 +37,7 @@ export function registerServe(program: Command): void {
             ].join('\n'),
           );
         }
-        const server = await startServer({
+        const server = await (await import('../../server/node-server.js')).startServer({
           engine: local.engine,
           host: config.server.host,
           port: config.server.port,
