@@ -21,6 +21,9 @@ export interface SharedRender {
   runMany(members: SharedRender[], threads: number, signal: AbortSignal): Promise<void>;
 }
 
+/** A background render younger than this is stopped for an urgent one; an older one is left to finish. */
+export const PREEMPT_BACKGROUND_MS = 300;
+
 /** Viewers per shared render: each adds an encoder to one process, so its memory and its run time grow with them. */
 export const MAX_SHARED_RENDERS = 8;
 
@@ -53,7 +56,7 @@ interface Task extends QueuedRender {
   promise: Promise<void>;
   settle: { resolve: () => void; reject: (e: unknown) => void };
   /** While running: its threads and how to stop it; `preempted` when stopped to make room (it is queued again). */
-  run?: { threads: number; controller: AbortController; preempted: boolean; members: Task[] };
+  run?: { threads: number; controller: AbortController; preempted: boolean; members: Task[]; startedAt: number };
   signal?: AbortSignal;
   share?: SharedRender;
 }
@@ -136,11 +139,17 @@ export class RenderScheduler {
     return this.queue.some((t) => t.urgency === 'now');
   }
 
-  /** An urgent render still waiting takes the threads of every less urgent one. */
+  /**
+   * An urgent render still waiting takes the threads of the less urgent ones: render-ahead always (it is a guess),
+   * a background render only in its first moments (stopping one that is well under way throws its work away, and
+   * when many viewers start at once, as in a batch, that adds up to more than the wait it saves).
+   */
   private makeRoom(): void {
     if (!this.urgentWaiting()) return;
+    const now = Date.now();
     for (const t of this.running) {
-      if (t.urgency !== 'now' && !t.run!.preempted) {
+      const stoppable = t.urgency === 'ahead' || (t.urgency === 'background' && now - t.run!.startedAt < PREEMPT_BACKGROUND_MS);
+      if (stoppable && !t.run!.preempted) {
         t.run!.preempted = true;
         this.stats.preempted++;
         t.run!.controller.abort();
@@ -154,7 +163,7 @@ export class RenderScheduler {
     const members = task.share ? this.queue.filter((t) => t.share?.key === task.share!.key).slice(0, MAX_SHARED_RENDERS - 1) : [];
     for (const m of members) this.queue.splice(this.queue.indexOf(m), 1);
     this.shared.joined += members.length;
-    task.run = { threads, controller, preempted: false, members };
+    task.run = { threads, controller, preempted: false, members, startedAt: Date.now() };
     this.running.add(task);
     this.stats.started++;
     const run = members.length ? task.share!.runMany([task.share!, ...members.map((m) => m.share!)], threads, controller.signal) : task.work(threads, controller.signal);

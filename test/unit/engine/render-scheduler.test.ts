@@ -2,7 +2,7 @@
 // render between callers, preemption of background and ahead renders by a waiting request, round robin of ahead
 // windows between viewers, failures and cancellation.
 import { describe, expect, it } from 'vitest';
-import { pickNext, RenderScheduler, type QueuedRender } from '../../../src/engine/render-scheduler.js';
+import { pickNext, PREEMPT_BACKGROUND_MS, RenderScheduler, type QueuedRender } from '../../../src/engine/render-scheduler.js';
 
 interface FakeRender {
   key: string;
@@ -96,6 +96,20 @@ describe('RenderScheduler', () => {
     expect(h.running()).toEqual(['a/7', 'b/3']);
     await h.finish('a/7');
     await expect(ahead).resolves.toBeUndefined();
+  });
+
+  it('leaves a background render that is well under way to finish, and starts the request on the next free thread', async () => {
+    const h = harness(1);
+    void h.scheduler.render('a/3', 'background', 'a', h.work('a/3'));
+    await new Promise((resolve) => setTimeout(resolve, PREEMPT_BACKGROUND_MS + 50));
+    const asked = h.scheduler.render('b/0', 'now', 'b', h.work('b/0'));
+    await tick();
+    expect(h.running()).toEqual(['a/3']);
+    expect(h.scheduler.stats.preempted).toBe(0);
+    await h.finish('a/3');
+    expect(h.running()).toEqual(['b/0']);
+    await h.finish('b/0');
+    await expect(asked).resolves.toBeUndefined();
   });
 
   it('never stops a render another request waits for', async () => {
