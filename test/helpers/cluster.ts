@@ -28,7 +28,7 @@ export async function workingSegments(): Promise<string[]> {
   const staging = `${dir}.${process.pid}.${Date.now()}`;
   mkdirSync(staging, { recursive: true });
   const source = await flat('336699', 10);
-  await run(FFMPEG, ['-hide_banner', '-nostdin', '-v', 'error', ...ingestArgs({ source, outDir: staging, fps: FPS, ...SIZE, hasAudio: true, encode: { preset: 'veryfast', crf: 18 } })]);
+  await run(FFMPEG, ['-hide_banner', '-nostdin', '-v', 'error', ...ingestArgs({ source, outDir: staging, fps: FPS, ...SIZE, hasAudio: true, encode: { preset: 'veryfast', crf: 18 }, lead: false })]);
   const { rename, rm } = await import('node:fs/promises');
   await rename(staging, dir).catch(() => rm(staging, { recursive: true, force: true }));
   return names().map((n) => path.join(dir, n));
