@@ -72,8 +72,15 @@ export class RenderScheduler {
   private lastAheadGroup?: string;
   readonly stats: RenderStats = { started: 0, preempted: 0 };
 
-  /** `threads`: the encoder threads the process may use at once (its cores). */
-  constructor(private readonly threads: number) {
+  /**
+   * `threads`: the encoder threads the process may use at once (its cores). With `remote`, renders run elsewhere (a
+   * render farm's workers): `threads` counts renders waiting at once, each takes one, and none is stopped for a more
+   * urgent one, since stopping a wait frees no machine (the farm's queue orders the work).
+   */
+  constructor(
+    private readonly threads: number,
+    private readonly options: { remote?: boolean } = {},
+  ) {
     if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
   }
 
@@ -125,7 +132,7 @@ export class RenderScheduler {
       const i = pickNext(this.queue, this.lastAheadGroup);
       const task = this.queue.splice(i, 1)[0]!;
       if (task.urgency === 'ahead') this.lastAheadGroup = task.group;
-      this.start(task, task.urgency === 'now' ? this.free() : 1);
+      this.start(task, task.urgency === 'now' && !this.options.remote ? this.free() : 1);
     }
     this.makeRoom();
   }
@@ -136,7 +143,7 @@ export class RenderScheduler {
 
   /** An urgent render still waiting takes the threads of every less urgent one. */
   private makeRoom(): void {
-    if (!this.urgentWaiting()) return;
+    if (this.options.remote || !this.urgentWaiting()) return;
     for (const t of this.running) {
       if (t.urgency !== 'now' && !t.run!.preempted) {
         t.run!.preempted = true;

@@ -144,3 +144,36 @@ describe('RenderScheduler', () => {
     expect(h.scheduler.depth()).toEqual({ now: 0, ahead: 0, background: 0, running: 0 });
   });
 });
+
+describe('RenderScheduler for a render farm (remote)', () => {
+  /** Renders run on other machines: every render takes one slot and nothing is stopped for an urgent one. */
+  function remoteHarness(slots: number) {
+    const h = harness(1);
+    return { ...h, scheduler: new RenderScheduler(slots, { remote: true }) };
+  }
+
+  it('gives an urgent render one slot and lets it wait beside the others', async () => {
+    const h = remoteHarness(3);
+    void h.scheduler.render('a/1', 'background', 'a', h.work('a/1'));
+    void h.scheduler.render('a/2', 'background', 'a', h.work('a/2'));
+    void h.scheduler.render('b/0', 'now', 'b', h.work('b/0'));
+    expect(h.started.map((r) => [r.key, r.threads])).toEqual([
+      ['a/1', 1],
+      ['a/2', 1],
+      ['b/0', 1],
+    ]);
+    expect(h.running()).toEqual(['a/1', 'a/2', 'b/0']);
+    expect(h.scheduler.stats.preempted).toBe(0);
+  });
+
+  it('bounds the renders waiting at once, the most urgent next when a slot frees', async () => {
+    const h = remoteHarness(1);
+    const first = h.scheduler.render('a/1', 'background', 'a', h.work('a/1'));
+    void h.scheduler.render('a/2', 'background', 'a', h.work('a/2'));
+    void h.scheduler.render('b/0', 'now', 'b', h.work('b/0'));
+    expect(h.running()).toEqual(['a/1']);
+    await h.finish('a/1');
+    await first;
+    expect(h.running()).toEqual(['b/0']);
+  });
+});
