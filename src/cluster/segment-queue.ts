@@ -177,6 +177,15 @@ export class SegmentQueue {
     }
   }
 
+  /**
+   * Drops the finished job that wrote `output`, when that result no longer holds (the object was deleted since, e.g.
+   * with its watermark): asking for the output again then renders it instead of settling on the old result.
+   */
+  async forget(output: string): Promise<void> {
+    const job = await Job.fromId(this.queue, segmentJobId(output));
+    if (job && ['completed', 'failed'].includes(await job.getState())) await job.remove();
+  }
+
   /** Jobs by state, for status pages and tests. */
   counts(): Promise<Record<'waiting' | 'active' | 'delayed' | 'completed' | 'failed' | 'prioritized', number>> {
     return this.queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized') as Promise<

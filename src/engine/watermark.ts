@@ -260,6 +260,8 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
   const sharedDir = code && texts.length ? path.join(engine.paths.watermarks, video.id, SHARED_TEXT_DIR, createHash('sha256').update(canonicalSettings(texts)).digest('hex').slice(0, 32)) : undefined;
   if (sharedDir) await mkdir(sharedDir, { recursive: true });
   const linksOnly = Boolean(code) && texts.length === 0;
+  // On a render farm, the drawing travels in the task and names the font as the worker links it.
+  const farmDrawing = engine.farm && watermarkFilterGraph(w, video, engine.farm.fontName, metrics);
 
   return {
     video,
@@ -276,7 +278,10 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
       const part = path.join(work, `${randomUUID().slice(0, 8)}.${segmentFileName(index)}.part`);
       try {
         const shared = sharedDir && path.join(sharedDir, variantFileFor(layout!, code!, index));
-        if (!linksOnly && !(shared && existsSync(shared))) {
+        if (!linksOnly && !(shared && existsSync(shared)) && farmDrawing) {
+          await engine.farm!.render({ input: sourceOf(index), output: shared ?? target, drawing: farmDrawing, gop, hasAudio: video.hasAudio }, signal);
+          if (!shared) return;
+        } else if (!linksOnly && !(shared && existsSync(shared))) {
           await mkdir(work, { recursive: true });
           await engine.runner.ffmpeg(
             segmentRenderArgs({ input: sourceOf(index), output: part, filterScript: path.join(draw, FILTER_NAME), gop, threads, encode: engine.encode, hasAudio: video.hasAudio }),
@@ -298,7 +303,8 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
 const renderKey = (w: WatermarkRecord, index: number) => `${w.id}/${index}`;
 
 function scheduled(engine: Engine, w: WatermarkRecord, r: WatermarkRenderer, index: number, urgency: RenderUrgency, signal?: AbortSignal): Promise<void> {
-  const share: SegmentShare | undefined = r.sharedSource && { key: r.sharedSource(index), renderer: r, index, runMany: (members, threads, s) => renderShared(engine, members as SegmentShare[], threads, s) };
+  // A farm's workers render one segment per task: no shared decode.
+  const share: SegmentShare | undefined = engine.farm ? undefined : r.sharedSource && { key: r.sharedSource(index), renderer: r, index, runMany: (members, threads, s) => renderShared(engine, members as SegmentShare[], threads, s) };
   return engine.renders.render(renderKey(w, index), urgency, w.id, (threads, s) => r.segment(index, threads, s), signal, share);
 }
 

@@ -1,0 +1,108 @@
+// The engine's side of the render farm (issue 11): with `wmark serve --queue`, a watermark's segment renders become
+// SegmentTasks on the Redis queue instead of local ffmpeg runs. Workers read and write the data folder's media folder
+// through a shared mount (`wmark worker --media <data>/media`), so a task names its files by their path in there.
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { SegmentQueue } from '../cluster/segment-queue.js';
+import { redactQueueUrl } from '../cluster/redis-connection.js';
+import { fontSha256, TASK_FONT_FILE, type SegmentTask } from '../cluster/segment-task.js';
+import type { TextFile } from '../core/ffmpeg-plan.js';
+import { WmarkError } from '../core/errors.js';
+import { VERSION } from '../version.js';
+import type { Engine } from './engine.js';
+import { RenderScheduler } from './render-scheduler.js';
+
+/** Segment renders one serve keeps waiting on the farm at once (each is a queued task, not a local process). */
+export const FARM_WAITING_RENDERS = 256;
+
+/** One segment render for the farm: local paths under the media folder, and the drawing with the font by its task name. */
+export interface FarmRender {
+  input: string;
+  output: string;
+  drawing: { graph: string; files: TextFile[] };
+  gop: number;
+  hasAudio: boolean;
+}
+
+export interface FarmStatus {
+  /** The queue's URL without its password. */
+  url: string;
+  /** Tasks waiting for a worker (prioritised or not, and delayed retries), and tasks being rendered. */
+  depth: { waiting: number; active: number };
+  /** Ids (host:pid:random) of the workers connected now. */
+  workers: string[];
+  /** The folder workers must mount as their --media. */
+  media: string;
+}
+
+export interface SegmentFarm {
+  /** The drawtext font's name in a task's filtergraph (each worker links its own font there). */
+  readonly fontName: string;
+  /** Renders one segment on a worker; resolves once the output file is in place. */
+  render(job: FarmRender, signal?: AbortSignal): Promise<void>;
+  status(): Promise<FarmStatus>;
+  close(): Promise<void>;
+}
+
+/**
+ * Gives the engine a farm: segment renders go to `queue`, and the render scheduler only bounds how many this process
+ * waits on at once (the farm's workers, not this machine's cores, do the work). Call before any render starts.
+ */
+export async function attachSegmentFarm(engine: Engine, queue: SegmentQueue, url: string): Promise<SegmentFarm> {
+  const media = engine.paths.media;
+  const font = await fontSha256(engine.tools.font.path);
+  const keyOf = (file: string): string => {
+    const key = path.relative(media, file).split(path.sep).join('/');
+    if (key.startsWith('..') || path.isAbsolute(key)) throw new WmarkError('MEDIA_KEY_INVALID', `${file} is outside the media folder ${media}`);
+    return key;
+  };
+  const farm: SegmentFarm = {
+    fontName: TASK_FONT_FILE,
+    async render(job, signal) {
+      const task: SegmentTask = {
+        version: VERSION,
+        input: keyOf(job.input),
+        output: keyOf(job.output),
+        filterScript: job.drawing.graph,
+        textFiles: job.drawing.files,
+        fontSha256: font,
+        encode: { preset: engine.encode.preset, crf: engine.encode.crf },
+        gop: job.gop,
+        hasAudio: job.hasAudio,
+      };
+      await untilAborted(queue.enqueue(task), signal);
+      // A result remembered from before the output was deleted (the same watermark made again): render it anew.
+      if (!(await exists(job.output))) {
+        await queue.forget(task.output);
+        await untilAborted(queue.enqueue(task), signal);
+        if (!(await exists(job.output))) throw new WmarkError('WATERMARK_FAILED', `a worker reported ${task.output} done, but it is not in ${media} (do the workers mount this folder as --media?)`);
+      }
+    },
+    async status() {
+      const [counts, workers] = await Promise.all([queue.counts(), queue.workers()]);
+      return { url: redactQueueUrl(url), depth: { waiting: counts.waiting + counts.prioritized + counts.delayed, active: counts.active }, workers, media };
+    },
+    close: () => queue.close(),
+  };
+  engine.farm = farm;
+  engine.renders = new RenderScheduler(FARM_WAITING_RENDERS, { remote: true });
+  return farm;
+}
+
+function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+}
+
+/** Stops waiting when `signal` aborts (CANCELLED); the task itself stays queued, and asking again joins it. */
+function untilAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(new WmarkError('CANCELLED', 'render cancelled'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new WmarkError('CANCELLED', 'render cancelled'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
