@@ -105,7 +105,11 @@ export class SegmentQueue {
     const jobId = segmentJobId(task.output);
     return new Promise<SegmentJobResult>((resolve, reject) => {
       const waiter = this.waiters.get(jobId);
-      if (waiter) waiter.promises.push({ resolve, reject });
+      if (waiter) {
+        waiter.promises.push({ resolve, reject });
+        // The more urgent asker wins: submit() below raises the queued job's priority.
+        if (options.priority && !(waiter.options.priority && waiter.options.priority <= options.priority)) waiter.options = { ...waiter.options, priority: options.priority };
+      }
       else this.waiters.set(jobId, { task, options, promises: [{ resolve, reject }] });
       this.poller ??= setInterval(() => void this.poll(), this.options.pollMs);
       this.poller.unref();
@@ -126,7 +130,18 @@ export class SegmentQueue {
       removeOnComplete: { age: 3_600, count: 100_000 },
       removeOnFail: { age: 24 * 3_600, count: 100_000 },
     });
+    await this.raisePriority(job, waiter.options.priority);
     await this.look(job, how);
+  }
+
+  /** A job still waiting for a worker that was queued less urgently (or by another serve) moves up. */
+  private async raisePriority(job: Job, priority: number | undefined): Promise<void> {
+    if (!priority) return;
+    // add() answers with the options given, not the stored job's, when the job already existed.
+    const stored = await Job.fromId(this.queue, job.id!);
+    if (!stored || (stored.priority > 0 && stored.priority <= priority)) return;
+    const state = await stored.getState();
+    if (state === 'waiting' || state === 'prioritized') await stored.changePriority({ priority }).catch(() => undefined);
   }
 
   private async look(job: Job, how: { retryFailed: boolean }): Promise<void> {

@@ -9,8 +9,8 @@ export type RenderUrgency = 'now' | 'ahead' | 'background';
 
 const RANK: Record<RenderUrgency, number> = { now: 0, ahead: 1, background: 2 };
 
-/** Renders one segment with this many threads; must stop (reject) when the signal aborts. */
-export type RenderWork = (threads: number, signal: AbortSignal) => Promise<void>;
+/** Renders one segment with this many threads, as urgent as `urgency`; must stop (reject) when the signal aborts. */
+export type RenderWork = (threads: number, signal: AbortSignal, urgency: RenderUrgency) => Promise<void>;
 
 /**
  * A render that can run together with others of the same `key` (the same source segment, for several viewers): when
@@ -94,6 +94,11 @@ export class RenderScheduler {
     if (existing) {
       if (RANK[urgency] < RANK[existing.urgency]) {
         existing.urgency = urgency;
+        // A remote render waits at its old urgency: it is restarted, which asks the farm again, more urgently.
+        if (this.options.remote && existing.run && !existing.run.preempted) {
+          existing.run.preempted = true;
+          existing.run.controller.abort();
+        }
         this.pump();
       }
       return existing.promise;
@@ -162,7 +167,7 @@ export class RenderScheduler {
     task.run = { threads, controller, preempted: false, members };
     this.running.add(task);
     this.stats.started++;
-    const run = members.length ? task.share!.runMany([task.share!, ...members.map((m) => m.share!)], threads, controller.signal) : task.work(threads, controller.signal);
+    const run = members.length ? task.share!.runMany([task.share!, ...members.map((m) => m.share!)], threads, controller.signal) : task.work(threads, controller.signal, task.urgency);
     run.then(
       () => this.finish(task, (t) => t.settle.resolve()),
       (error: unknown) => {

@@ -10,10 +10,13 @@ import type { TextFile } from '../core/ffmpeg-plan.js';
 import { WmarkError } from '../core/errors.js';
 import { VERSION } from '../version.js';
 import type { Engine } from './engine.js';
-import { RenderScheduler } from './render-scheduler.js';
+import { RenderScheduler, type RenderUrgency } from './render-scheduler.js';
 
 /** Segment renders one serve keeps waiting on the farm at once (each is a queued task, not a local process). */
 export const FARM_WAITING_RENDERS = 256;
+
+/** BullMQ priorities (1 first): a segment a player waits for, then render-ahead, then full renders. */
+export const FARM_PRIORITY: Record<RenderUrgency, number> = { now: 1, ahead: 2, background: 3 };
 
 /** One segment render for the farm: local paths under the media folder, and the drawing with the font by its task name. */
 export interface FarmRender {
@@ -39,7 +42,7 @@ export interface SegmentFarm {
   /** The drawtext font's name in a task's filtergraph (each worker links its own font there). */
   readonly fontName: string;
   /** Renders one segment on a worker; resolves once the output file is in place. */
-  render(job: FarmRender, signal?: AbortSignal): Promise<void>;
+  render(job: FarmRender, signal?: AbortSignal, urgency?: RenderUrgency): Promise<void>;
   status(): Promise<FarmStatus>;
   close(): Promise<void>;
 }
@@ -58,7 +61,8 @@ export async function attachSegmentFarm(engine: Engine, queue: SegmentQueue, url
   };
   const farm: SegmentFarm = {
     fontName: TASK_FONT_FILE,
-    async render(job, signal) {
+    async render(job, signal, urgency = 'background') {
+      const options = { priority: FARM_PRIORITY[urgency] };
       const task: SegmentTask = {
         version: VERSION,
         input: keyOf(job.input),
@@ -70,11 +74,11 @@ export async function attachSegmentFarm(engine: Engine, queue: SegmentQueue, url
         gop: job.gop,
         hasAudio: job.hasAudio,
       };
-      await untilAborted(queue.enqueue(task), signal);
+      await untilAborted(queue.enqueue(task, options), signal);
       // A result remembered from before the output was deleted (the same watermark made again): render it anew.
       if (!(await exists(job.output))) {
         await queue.forget(task.output);
-        await untilAborted(queue.enqueue(task), signal);
+        await untilAborted(queue.enqueue(task, options), signal);
         if (!(await exists(job.output))) throw new WmarkError('WATERMARK_FAILED', `a worker reported ${task.output} done, but it is not in ${media} (do the workers mount this folder as --media?)`);
       }
     },

@@ -231,7 +231,7 @@ interface WatermarkRenderer {
   /** A forensic viewer with no text: every segment is a link to a prepared variant file, never an encode. */
   linksOnly: boolean;
   /** Puts segment `index` in place (rendered, or linked) unless it is there already. */
-  segment(index: number, threads: number, signal?: AbortSignal): Promise<void>;
+  segment(index: number, threads: number, signal?: AbortSignal, urgency?: RenderUrgency): Promise<void>;
 }
 
 async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<WatermarkRenderer> {
@@ -270,7 +270,7 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
     chain: watermarkFilterGraph(w, video, engine.tools.font.path, metrics, draw).graph,
     ...(code ? {} : { sharedSource: (index: number) => workingSegment(engine, video.id, index) }),
     linksOnly,
-    async segment(index, threads, signal) {
+    async segment(index, threads, signal, urgency) {
       const target = path.join(dir, segmentFileName(index));
       if (existsSync(target)) return;
       if (signal?.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
@@ -279,7 +279,7 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
       try {
         const shared = sharedDir && path.join(sharedDir, variantFileFor(layout!, code!, index));
         if (!linksOnly && !(shared && existsSync(shared)) && farmDrawing) {
-          await engine.farm!.render({ input: sourceOf(index), output: shared ?? target, drawing: farmDrawing, gop, hasAudio: video.hasAudio }, signal);
+          await engine.farm!.render({ input: sourceOf(index), output: shared ?? target, drawing: farmDrawing, gop, hasAudio: video.hasAudio }, signal, urgency);
           if (!shared) return;
         } else if (!linksOnly && !(shared && existsSync(shared))) {
           await mkdir(work, { recursive: true });
@@ -305,7 +305,7 @@ const renderKey = (w: WatermarkRecord, index: number) => `${w.id}/${index}`;
 function scheduled(engine: Engine, w: WatermarkRecord, r: WatermarkRenderer, index: number, urgency: RenderUrgency, signal?: AbortSignal): Promise<void> {
   // A farm's workers render one segment per task: no shared decode.
   const share: SegmentShare | undefined = engine.farm ? undefined : r.sharedSource && { key: r.sharedSource(index), renderer: r, index, runMany: (members, threads, s) => renderShared(engine, members as SegmentShare[], threads, s) };
-  return engine.renders.render(renderKey(w, index), urgency, w.id, (threads, s) => r.segment(index, threads, s), signal, share);
+  return engine.renders.render(renderKey(w, index), urgency, w.id, (threads, s, u) => r.segment(index, threads, s, u), signal, share);
 }
 
 interface SegmentShare extends SharedRender {

@@ -192,4 +192,20 @@ describe('the queue with workers', () => {
     await redis.restart();
     expect(await q.enqueue(textTask('videos/v1/seg_00002.ts', output(), 'ivan'))).toMatchObject({ rendered: true, worker: w.id });
   });
+
+  it('asked again more urgently, by this serve or another, a queued task moves ahead of the others', async () => {
+    const q = await queue();
+    const other = await queue();
+    const tasks = ['judy', 'kim', 'leo'].map((name) => textTask('videos/v1/seg_00002.ts', output(), name));
+    // Queued as full renders while no worker runs; then a player waits for the last one.
+    const background = tasks.map((t) => q.enqueue(t, { priority: 3 }));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const urgent = other.enqueue(tasks[2]!, { priority: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const order: string[] = [];
+    await worker({ concurrency: 1, log: (line) => void (line.startsWith('rendered ') && order.push(line.split(' ')[1]!)) });
+    await Promise.all([...background, urgent]);
+    expect(order[0]).toBe(tasks[2]!.output);
+    expect(order).toHaveLength(3);
+  });
 });

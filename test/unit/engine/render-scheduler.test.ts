@@ -7,6 +7,7 @@ import { pickNext, RenderScheduler, type QueuedRender } from '../../../src/engin
 interface FakeRender {
   key: string;
   threads: number;
+  urgency: string;
   signal: AbortSignal;
   settled: boolean;
   finish: () => void;
@@ -17,10 +18,10 @@ interface FakeRender {
 function harness(threads: number) {
   const scheduler = new RenderScheduler(threads);
   const started: FakeRender[] = [];
-  const work = (key: string) => (t: number, signal: AbortSignal) =>
+  const work = (key: string) => (t: number, signal: AbortSignal, urgency: string) =>
     new Promise<void>((resolve, reject) => {
       signal.addEventListener('abort', () => reject(new Error(`${key} stopped`)), { once: true });
-      const r: FakeRender = { key, threads: t, signal, settled: false, finish: () => ((r.settled = true), resolve()), fail: (e) => ((r.settled = true), reject(e)) };
+      const r: FakeRender = { key, threads: t, urgency, signal, settled: false, finish: () => ((r.settled = true), resolve()), fail: (e) => ((r.settled = true), reject(e)) };
       started.push(r);
     });
   const running = () => started.filter((r) => !r.signal.aborted && !r.settled).map((r) => r.key);
@@ -175,5 +176,18 @@ describe('RenderScheduler for a render farm (remote)', () => {
     await h.finish('a/1');
     await first;
     expect(h.running()).toEqual(['b/0']);
+  });
+
+  it('restarts a waiting render asked for more urgently, so that the farm hears the new urgency', async () => {
+    const h = remoteHarness(4);
+    const background = h.scheduler.render('a/3', 'background', 'a', h.work('a/3'));
+    const now = h.scheduler.render('a/3', 'now', 'a', h.work('a/3'));
+    await tick();
+    expect(h.started.map((r) => [r.key, r.urgency, r.signal.aborted])).toEqual([
+      ['a/3', 'background', true],
+      ['a/3', 'now', false],
+    ]);
+    await h.finish('a/3');
+    await Promise.all([background, now]);
   });
 });
