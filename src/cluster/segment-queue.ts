@@ -9,6 +9,8 @@ import { connectRedis } from './redis-connection.js';
 import type { SegmentRunResult, SegmentTask } from './segment-task.js';
 
 export const SEGMENT_QUEUE = 'wmark-segments';
+/** How long close() waits for Redis before it just disconnects. */
+const CLOSE_WAIT_MS = 2_000;
 
 /** What a finished task reports: the render's result and which worker did it. */
 export interface SegmentJobResult extends SegmentRunResult {
@@ -221,7 +223,10 @@ export class SegmentQueue {
     this.closed = true;
     clearInterval(this.poller);
     for (const jobId of [...this.waiters.keys()]) this.settle(jobId, { error: new WmarkError('CANCELLED', 'the segment queue was closed') });
-    await Promise.allSettled([this.events.close(), this.queue.close()]);
+    // With Redis down, BullMQ's close waits for a reconnect that may never come: serve's shutdown must not.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([this.events.close(), this.queue.close()]), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
     for (const client of this.clients) client.disconnect();
   }
 }

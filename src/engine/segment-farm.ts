@@ -30,13 +30,18 @@ export interface FarmRender {
 export interface FarmStatus {
   /** The queue's URL without its password. */
   url: string;
+  /** False when Redis did not answer within STATUS_TIMEOUT_MS (depth and workers are then unknown: null). */
+  reachable: boolean;
   /** Tasks waiting for a worker (prioritised or not, and delayed retries), and tasks being rendered. */
-  depth: { waiting: number; active: number };
+  depth: { waiting: number; active: number } | null;
   /** Ids (host:pid:random) of the workers connected now. */
-  workers: string[];
+  workers: string[] | null;
   /** The folder workers must mount as their --media. */
   media: string;
 }
+
+/** A status page must answer while Redis is down (its client waits for the reconnect instead of failing). */
+export const STATUS_TIMEOUT_MS = 2_000;
 
 export interface SegmentFarm {
   /** The drawtext font's name in a task's filtergraph (each worker links its own font there). */
@@ -83,8 +88,16 @@ export async function attachSegmentFarm(engine: Engine, queue: SegmentQueue, url
       }
     },
     async status() {
-      const [counts, workers] = await Promise.all([queue.counts(), queue.workers()]);
-      return { url: redactQueueUrl(url), depth: { waiting: counts.waiting + counts.prioritized + counts.delayed, active: counts.active }, workers, media };
+      const base = { url: redactQueueUrl(url), media };
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), STATUS_TIMEOUT_MS);
+      });
+      const asked = Promise.all([queue.counts(), queue.workers()]).catch(() => undefined);
+      const answer = await Promise.race([asked, timeout]).finally(() => clearTimeout(timer));
+      if (!answer) return { ...base, reachable: false, depth: null, workers: null };
+      const [counts, workers] = answer;
+      return { ...base, reachable: true, depth: { waiting: counts.waiting + counts.prioritized + counts.delayed, active: counts.active }, workers };
     },
     close: () => queue.close(),
   };

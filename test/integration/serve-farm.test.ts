@@ -1,0 +1,78 @@
+// An engine with a render farm attached, in this process: a private redis-server and an in-process segment worker on
+// the engine's media folder. The engine encodes no segment itself, and GET /healthz says where the work goes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SegmentQueue } from '../../src/cluster/segment-queue.js';
+import { startSegmentWorker, type RunningSegmentWorker } from '../../src/cluster/segment-worker.js';
+import { attachSegmentFarm, STATUS_TIMEOUT_MS } from '../../src/engine/segment-farm.js';
+import { FolderMediaStore } from '../../src/media/folder-store.js';
+import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
+import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { natural } from '../helpers/fixtures.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { call, ingestOverHttp, serveInProcess, waitFor, type TestApp } from '../helpers/serve-helpers.js';
+import { FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
+
+let redis: TestRedis;
+let engine: TestEngine;
+let s: TestApp;
+let worker: RunningSegmentWorker;
+let store: FolderMediaStore;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  engine = testEngine();
+  await attachSegmentFarm(engine, await SegmentQueue.open(redis.url, { pollMs: 500 }), redis.url);
+  store = new FolderMediaStore(engine.paths.media);
+  worker = await startSegmentWorker({ queueUrl: redis.url, store, runner: createProcessRunner(FFMPEG, FFPROBE), tools: { ffmpeg: FFMPEG, font: FONT }, threads: 1, concurrency: 2 });
+  s = await serveInProcess(engine);
+});
+afterAll(async () => {
+  await s?.close();
+  await engine?.farm?.close();
+  store?.close();
+  engine?.dispose();
+  await redis?.stop();
+});
+
+describe('serve with a render farm, in process', () => {
+  it('renders a watermark on the worker: the engine itself encodes no segment', async () => {
+    const { video } = await ingestOverHttp(s.app, s.v1, await natural(10), 'farm-in-process', '1.0');
+    const encodesAfterIngest = engine.runner.encodes();
+    const posted = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'farm-in-process', settings: [{ content: 'on the farm' }] } });
+    expect(posted.status, posted.text).toBe(201);
+    await waitFor(
+      async () => {
+        const r = await call(s.app, 'GET', posted.json.href);
+        expect(r.json.status).not.toBe('FAILED');
+        return r.json.status === 'READY' && r.json.containers.mp4 ? true : undefined;
+      },
+      'the watermark to be READY',
+      60_000,
+      200,
+    );
+    expect(await store.list(`watermarks/${video.id}/${posted.json.id}/seg_`)).toHaveLength(video.segments);
+    // The mp4 join copies streams (no libx264); segment renders would each be one.
+    expect(engine.runner.encodes()).toBe(encodesAfterIngest);
+  });
+
+  it('GET /healthz reports the queue, its depth and the connected workers', async () => {
+    const r = await call(s.app, 'GET', '/healthz');
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({
+      ok: true,
+      queue: { url: redis.url, media: engine.paths.media, reachable: true, depth: { waiting: 0, active: 0 }, workers: [worker.id] },
+    });
+  });
+
+  it('GET /healthz still answers, quickly, while Redis is down, and serve still shuts down', async () => {
+    await worker.close();
+    await redis.stop();
+    const started = Date.now();
+    const r = await call(s.app, 'GET', '/healthz');
+    expect(Date.now() - started).toBeLessThan(STATUS_TIMEOUT_MS + 1_000);
+    expect(r.json).toMatchObject({ ok: true, queue: { url: redis.url, reachable: false, depth: null, workers: null } });
+    const closing = Date.now();
+    await engine.farm!.close();
+    expect(Date.now() - closing).toBeLessThan(5_000);
+  });
+});
