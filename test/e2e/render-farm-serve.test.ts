@@ -178,4 +178,18 @@ describe('wmark serve --queue', () => {
     expect(finished(job.dir)).toHaveLength(job.segments);
     expect(segmentRenders(logged.log)).toBe(job.segments);
   });
+
+  it('Redis restarted empty mid-job: serve queues the segments it still waits for again, and the job ends READY', async () => {
+    const farmDir = newDir('farm-redis-restart');
+    const s = await serve(farmDir, ['--queue', redis.url]);
+    const logged = wrapper(farmDir, 'patient', 0.7);
+    await worker(farmDir, logged.ffmpeg);
+    const job = await watermark(s, farmDir, 'survives a Redis restart');
+    await waitFor(() => (finished(job.dir).length > 0 ? true : undefined), 'the first farm-rendered segment', 60_000, 25);
+    await redis.restart();
+    expect(finished(job.dir).length).toBeLessThan(job.segments);
+    await ready(s, job.href);
+    expect(finished(job.dir)).toHaveLength(job.segments);
+    for (const name of finished(job.dir)) await decodesCleanly(path.join(job.dir, name));
+  });
 });
