@@ -4,6 +4,7 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
 import { until } from '../helpers/cli-helpers.js';
 import { frameHashes, renderLines, spawnWorker, type SpawnedWorker } from '../helpers/cluster.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
@@ -141,6 +142,24 @@ describe('wmark serve --queue', () => {
       await decodesCleanly(path.join(job.dir, name));
       expect(await frameHashes(path.join(job.dir, name)), name).toEqual(await frameHashes(path.join(reference.dir, name)));
     }
+
+    // `wmark status` on each data folder: where the renders go.
+    const farmStatus = await runCli(['--data-dir', farmDir, '--json', 'status']);
+    expect(farmStatus.code, farmStatus.stderr).toBe(0);
+    expect(farmStatus.json()).toEqual({
+      url: s.base,
+      pid: s.proc.child.pid,
+      ok: true,
+      queue: { url: redis.url, media: path.join(farmDir, 'media'), reachable: true, depth: { waiting: 0, active: 0 }, workers: started.map((w) => w.id).sort() },
+    });
+    const text = await runCli(['--data-dir', farmDir, 'status']);
+    expect(text.stdout).toContain(`workers: 2 (${started.map((w) => w.id).sort().join(', ')})`);
+    const embeddedStatus = await runCli(['--data-dir', embeddedDir, 'status']);
+    expect(embeddedStatus.code).toBe(0);
+    expect(embeddedStatus.stdout).toContain('renders: in its own process (no --queue)');
+    const none = await runCli(['--data-dir', newDir('farm-nobody'), '--json', 'status']);
+    expect(none.code).toBe(5);
+    expect(none.stderr + none.stdout).toContain('no wmark serve runs on');
   });
 
   it('a worker SIGKILLed mid-job: another finishes its segment and the job ends READY', async () => {
