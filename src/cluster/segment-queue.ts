@@ -31,6 +31,17 @@ export interface EnqueueOptions {
   priority?: number;
 }
 
+/** A worker connected to the queue: its id (host:pid:random) and the wmark version it runs (tasks of another are refused). */
+export interface ConnectedWorker {
+  id: string;
+  version?: string;
+}
+
+/** The BullMQ worker name a worker connects with: its id and version, which Redis' client list then shows. */
+export function workerName(id: string, version: string): string {
+  return `${id}@${version.replace(/[^\w.+-]/g, '_')}`;
+}
+
 /** The job id of the task that writes `output` (BullMQ ids may not contain ':'). */
 export function segmentJobId(output: string): string {
   return `seg-${createHash('sha256').update(output).digest('hex').slice(0, 40)}`;
@@ -210,11 +221,15 @@ export class SegmentQueue {
     >;
   }
 
-  /** The ids of the workers connected to the queue now (from Redis' client list; one per worker, however many tasks it runs). */
-  async workers(): Promise<string[]> {
+  /** The workers connected to the queue now, by id (from Redis' client list; one per worker, however many tasks it runs). */
+  async workers(): Promise<ConnectedWorker[]> {
     const clients = (await this.queue.getWorkers()) as { rawname?: string }[];
-    const ids = clients.map((c) => /:w:(.+)$/.exec(c.rawname ?? '')?.[1]).filter((id): id is string => Boolean(id));
-    return [...new Set(ids)].sort();
+    const found = new Map<string, ConnectedWorker>();
+    for (const c of clients) {
+      const m = /:w:([^@]+)(?:@(\S+))?$/.exec(c.rawname ?? '');
+      if (m) found.set(m[1]!, { id: m[1]!, ...(m[2] ? { version: m[2] } : {}) });
+    }
+    return [...found.values()].sort((a, b) => a.id.localeCompare(b.id));
   }
 
   /** Stops waiting (callers still waiting get CANCELLED); queued jobs stay in Redis for the workers. */

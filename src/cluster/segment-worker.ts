@@ -11,7 +11,7 @@ import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../media/media-store.js';
 import { VERSION } from '../version.js';
 import { connectRedis } from './redis-connection.js';
-import { failureReason, SEGMENT_QUEUE, type SegmentJobResult } from './segment-queue.js';
+import { failureReason, SEGMENT_QUEUE, workerName, type SegmentJobResult } from './segment-queue.js';
 import { fontSha256, parseSegmentTask, runSegmentTask } from './segment-task.js';
 
 export interface SegmentWorkerOptions {
@@ -90,8 +90,8 @@ export async function startSegmentWorker(options: SegmentWorkerOptions): Promise
 
   const worker = new Worker(SEGMENT_QUEUE, render, {
     connection,
-    // Named, so serve can list the workers connected to the queue (SegmentQueue.workers()).
-    name: id,
+    // Named, so serve can list the workers connected to the queue and their versions (SegmentQueue.workers()).
+    name: workerName(id, version),
     concurrency,
     lockDuration: lockMs,
     stalledInterval: options.stalledCheckMs ?? Math.max(500, Math.floor(lockMs / 2)),

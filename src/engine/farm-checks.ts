@@ -7,6 +7,7 @@ import path from 'node:path';
 import { connectRedis, redactQueueUrl } from '../cluster/redis-connection.js';
 import { SegmentQueue } from '../cluster/segment-queue.js';
 import { openMediaStore, type S3Access } from '../media/open-media-store.js';
+import { VERSION } from '../version.js';
 import type { Check } from './installation-checks.js';
 
 /** BullMQ 6 needs Redis 6.2 or later (it uses its newer commands). */
@@ -51,11 +52,17 @@ async function queueChecks(url: string, timeoutMs: number): Promise<Check[]> {
     try {
       const [workers, counts] = await Promise.all([queue.workers(), queue.counts()]);
       const waiting = counts.waiting + counts.prioritized + counts.delayed;
+      const others = workers.filter((w) => w.version !== VERSION);
+      const listed = workers.map((w) => `${w.id} (wmark ${w.version ?? 'unknown'})`).join(', ');
       checks.push({
         name: 'workers',
-        ok: workers.length > 0,
+        ok: workers.length > 0 && others.length === 0,
         // Not required: serve can queue work before any worker runs; it waits until one does.
-        detail: `${workers.length ? `${workers.length} connected: ${workers.join(', ')}` : 'none connected (segments wait until a `wmark worker` starts)'}; ${waiting} task(s) waiting, ${counts.active} rendering, ${counts.failed} failed`,
+        detail: [
+          workers.length ? `${workers.length} connected: ${listed}` : 'none connected (segments wait until a `wmark worker` starts)',
+          ...(others.length ? [`${others.length} run(s) another version than this wmark ${VERSION} and refuse its tasks`] : []),
+          `${waiting} task(s) waiting, ${counts.active} rendering, ${counts.failed} failed`,
+        ].join('; '),
         required: false,
       });
     } finally {

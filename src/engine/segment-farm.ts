@@ -3,7 +3,7 @@
 // through a shared mount (`wmark worker --media <data>/media`), so a task names its files by their path in there.
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { SegmentQueue } from '../cluster/segment-queue.js';
+import type { ConnectedWorker, SegmentQueue } from '../cluster/segment-queue.js';
 import { redactQueueUrl } from '../cluster/redis-connection.js';
 import { fontSha256, TASK_FONT_FILE, type SegmentTask } from '../cluster/segment-task.js';
 import type { TextFile } from '../core/ffmpeg-plan.js';
@@ -34,8 +34,8 @@ export interface FarmStatus {
   reachable: boolean;
   /** Tasks waiting for a worker (prioritised or not, and delayed retries), and tasks being rendered. */
   depth: { waiting: number; active: number } | null;
-  /** Ids (host:pid:random) of the workers connected now. */
-  workers: string[] | null;
+  /** The workers connected now: id (host:pid:random) and wmark version. */
+  workers: ConnectedWorker[] | null;
   /** The folder workers must mount as their --media. */
   media: string;
 }

@@ -12,6 +12,7 @@ import { decodesCleanly } from '../helpers/media.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { bearer, call, freePort, ingestOverHttp, keyHeaders, spawnServe, waitFor, type SpawnedServe } from '../helpers/serve-helpers.js';
 import { FFMPEG } from '../helpers/tools.js';
+import { VERSION } from '../../src/version.js';
 
 let redis: TestRedis;
 let source: string;
@@ -150,10 +151,10 @@ describe('wmark serve --queue', () => {
       url: s.base,
       pid: s.proc.child.pid,
       ok: true,
-      queue: { url: redis.url, media: path.join(farmDir, 'media'), reachable: true, depth: { waiting: 0, active: 0 }, workers: started.map((w) => w.id).sort() },
+      queue: { url: redis.url, media: path.join(farmDir, 'media'), reachable: true, depth: { waiting: 0, active: 0 }, workers: started.map((w) => ({ id: w.id, version: VERSION })).sort((a, b) => a.id.localeCompare(b.id)) },
     });
     const text = await runCli(['--data-dir', farmDir, 'status']);
-    expect(text.stdout).toContain(`workers: 2 (${started.map((w) => w.id).sort().join(', ')})`);
+    expect(text.stdout).toContain(`workers: 2 (${started.map((w) => `${w.id} wmark ${VERSION}`).sort().join(', ')})`);
     const embeddedStatus = await runCli(['--data-dir', embeddedDir, 'status']);
     expect(embeddedStatus.code).toBe(0);
     expect(embeddedStatus.stdout).toContain('renders: in its own process (no --queue)');

@@ -16,6 +16,7 @@ import { decodesCleanly } from '../helpers/media.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { countingRunner, FFMPEG, FONT } from '../helpers/tools.js';
+import { VERSION } from '../../src/version.js';
 
 const BUCKET = 'wmark-farm';
 const MEDIA = `s3://${BUCKET}/e2e`;
@@ -99,7 +100,7 @@ describe('wmark worker', () => {
     const logged = wrapper('compete', 0.4);
     const started = await Promise.all([startWorker(logged.ffmpeg), startWorker(logged.ffmpeg), startWorker(logged.ffmpeg)]);
     // What serve will show as the connected workers.
-    expect(await queue.workers()).toEqual(started.map((w) => w.id).sort());
+    expect(await queue.workers()).toEqual(started.map((w) => ({ id: w.id, version: VERSION })).sort((a, b) => a.id.localeCompare(b.id)));
     const tasks = Array.from({ length: 8 }, (_, i) => textTask(`videos/v1/seg_0000${i % 3}.ts`, `watermarks/c${i}/seg_0000${i % 3}.ts`, `viewer ${i}`));
     const results = await Promise.all(tasks.map((t) => queue.enqueue(t)));
 

@@ -11,6 +11,7 @@ import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { freePort } from '../helpers/serve-helpers.js';
 import { FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
+import { VERSION } from '../../src/version.js';
 
 interface Check {
   name: string;
@@ -71,8 +72,16 @@ describe('wmark doctor --queue --media', () => {
     worker = await startSegmentWorker({ queueUrl: redis.url, store: new FolderMediaStore(tempDir('doctor-worker')), runner: createProcessRunner(FFMPEG, FFPROBE), tools: { ffmpeg: FFMPEG, font: FONT } });
     const r = await doctor([], { WMARK_QUEUE_URL: redis.url });
     expect(r.code).toBe(0);
-    expect(r.check('workers')).toMatchObject({ ok: true, detail: expect.stringContaining(`1 connected: ${worker.id}`) });
+    expect(r.check('workers')).toMatchObject({ ok: true, detail: expect.stringContaining(`1 connected: ${worker.id} (wmark ${VERSION})`) });
     expect(r.check('media store')).toBeUndefined();
+  });
+
+  it('flags a worker of another version (it refuses this version\'s tasks), as a warning', async () => {
+    worker = await startSegmentWorker({ queueUrl: redis.url, store: new FolderMediaStore(tempDir('doctor-worker')), runner: createProcessRunner(FFMPEG, FFPROBE), tools: { ffmpeg: FFMPEG, font: FONT }, version: '0.0.1-old' });
+    const r = await doctor(['--queue', redis.url]);
+    expect(r.code).toBe(0);
+    expect(r.check('workers')).toMatchObject({ ok: false, required: false, detail: expect.stringContaining(`${worker.id} (wmark 0.0.1-old)`) });
+    expect(r.check('workers')!.detail).toContain(`1 run(s) another version than this wmark ${VERSION} and refuse its tasks`);
   });
 
   it('an unreachable Redis fails the run (exit 6), without showing its password', async () => {

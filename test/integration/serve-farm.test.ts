@@ -11,6 +11,7 @@ import { natural } from '../helpers/fixtures.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { call, ingestOverHttp, serveInProcess, waitFor, type TestApp } from '../helpers/serve-helpers.js';
 import { FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
+import { VERSION } from '../../src/version.js';
 
 let redis: TestRedis;
 let engine: TestEngine;
@@ -60,7 +61,7 @@ describe('serve with a render farm, in process', () => {
     expect(r.status).toBe(200);
     expect(r.json).toEqual({
       ok: true,
-      queue: { url: redis.url, media: engine.paths.media, reachable: true, depth: { waiting: 0, active: 0 }, workers: [worker.id] },
+      queue: { url: redis.url, media: engine.paths.media, reachable: true, depth: { waiting: 0, active: 0 }, workers: [{ id: worker.id, version: VERSION }] },
     });
   });
 

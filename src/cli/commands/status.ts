@@ -16,7 +16,7 @@ const healthSchema = z.object({
       media: z.string(),
       reachable: z.boolean(),
       depth: z.object({ waiting: z.number(), active: z.number() }).nullable(),
-      workers: z.array(z.string()).nullable(),
+      workers: z.array(z.object({ id: z.string(), version: z.string().optional() })).nullable(),
     })
     .optional(),
 });
@@ -37,7 +37,10 @@ function printStatus(s: ServeStatus, c: ChalkInstance): string {
   const q = s.queue;
   lines.push(`render farm: ${q.url} ${q.reachable ? c.green('reachable') : c.red('not answering')}`);
   if (q.depth) lines.push(`  tasks: ${q.depth.waiting} waiting, ${q.depth.active} rendering`);
-  if (q.workers) lines.push(`  workers: ${q.workers.length ? `${q.workers.length} (${q.workers.join(', ')})` : c.yellow('none connected (start `wmark worker`)')}`);
+  if (q.workers) {
+    const listed = q.workers.map((w) => `${w.id}${w.version ? ` wmark ${w.version}` : ''}`).join(', ');
+    lines.push(`  workers: ${q.workers.length ? `${q.workers.length} (${listed})` : c.yellow('none connected (start `wmark worker`)')}`);
+  }
   lines.push(`  media: ${q.media}`);
   return lines.join('\n');
 }
