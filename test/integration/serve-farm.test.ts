@@ -6,11 +6,13 @@ import { startSegmentWorker, type RunningSegmentWorker } from '../../src/cluster
 import { attachSegmentFarm, STATUS_TIMEOUT_MS } from '../../src/engine/segment-farm.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import path from 'node:path';
+import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
+import { decodesCleanly } from '../helpers/media.js';
 import { natural } from '../helpers/fixtures.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { call, ingestOverHttp, serveInProcess, waitFor, type TestApp } from '../helpers/serve-helpers.js';
-import { FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
+import { countingRunner, FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
 import { VERSION } from '../../src/version.js';
 
 let redis: TestRedis;
@@ -18,13 +20,15 @@ let engine: TestEngine;
 let s: TestApp;
 let worker: RunningSegmentWorker;
 let store: FolderMediaStore;
+/** The worker's ffmpeg calls: its encodes are the farm's segment renders. */
+const workerRunner = countingRunner(createProcessRunner(FFMPEG, FFPROBE));
 
 beforeAll(async () => {
   redis = await startRedis();
   engine = testEngine();
   await attachSegmentFarm(engine, await SegmentQueue.open(redis.url, { pollMs: 500 }), redis.url);
   store = new FolderMediaStore(engine.paths.media);
-  worker = await startSegmentWorker({ queueUrl: redis.url, store, runner: createProcessRunner(FFMPEG, FFPROBE), tools: { ffmpeg: FFMPEG, font: FONT }, threads: 1, concurrency: 2 });
+  worker = await startSegmentWorker({ queueUrl: redis.url, store, runner: workerRunner, tools: { ffmpeg: FFMPEG, font: FONT }, threads: 1, concurrency: 4 });
   s = await serveInProcess(engine);
 });
 afterAll(async () => {
@@ -54,6 +58,39 @@ describe('serve with a render farm, in process', () => {
     expect(await store.list(`watermarks/${video.id}/${posted.json.id}/seg_`)).toHaveLength(video.segments);
     // The mp4 join copies streams (no libx264); segment renders would each be one.
     expect(engine.runner.encodes()).toBe(encodesAfterIngest);
+  });
+
+  it('identical requests at the same moment make one watermark, each of its segments rendered once on the farm', async () => {
+    const { video } = await ingestOverHttp(s.app, s.v1, await natural(10), 'farm-twins', '1.0');
+    const before = workerRunner.encodes();
+    const body = { key: 'farm-twins', settings: [{ content: 'asked twice' }] };
+    const [a, b] = await Promise.all([call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body }), call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body })]);
+    expect(a.json.id).toBe(b.json.id);
+    await waitFor(async () => ((await call(s.app, 'GET', a.json.href)).json.status === 'READY' ? true : undefined), 'READY', 60_000, 200);
+    expect(workerRunner.encodes() - before).toBe(video.segments);
+  });
+
+  it('a forensic viewer with text: each text-over-variant segment is rendered on the worker, into the shared folder', async () => {
+    const { video } = await ingestVideo(engine, { source: await natural(300), key: 'farm-forensic', enableForensic: true });
+    const encodesAfterIngest = engine.runner.encodes();
+    const posted = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'farm-forensic', settings: [{ content: 'visible' }, { type: 'FORENSIC', content: 'AB' }] } });
+    expect(posted.status, posted.text).toBe(201);
+    await waitFor(
+      async () => {
+        const r = await call(s.app, 'GET', posted.json.href);
+        expect(r.json.status).not.toBe('FAILED');
+        return r.json.status === 'READY' && r.json.containers.mp4 ? true : undefined;
+      },
+      'the forensic watermark to be READY',
+      180_000,
+      500,
+    );
+    const segments = await store.list(`watermarks/${video.id}/${posted.json.id}/seg_`);
+    expect(segments).toHaveLength(video.segments.length);
+    // Rendered once per (text, variant, segment) under _shared/, then linked into the viewer's folder.
+    expect((await store.list(`watermarks/${video.id}/_shared/`)).length).toBe(video.segments.length);
+    expect(engine.runner.encodes()).toBe(encodesAfterIngest);
+    await decodesCleanly(path.join(engine.paths.media, segments[1]!));
   });
 
   it('GET /healthz reports the queue, its depth and the connected workers', async () => {
