@@ -6,12 +6,18 @@ import { startSegmentWorker, type RunningSegmentWorker } from '../../src/cluster
 import { attachSegmentFarm, STATUS_TIMEOUT_MS } from '../../src/engine/segment-farm.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
+import { createCredential } from '../../src/engine/credentials.js';
+import { InProcessJobQueue } from '../../src/engine/job-queue.js';
+import { LocalService } from '../../src/engine/local-service.js';
+import { createApp } from '../../src/server/app.js';
 import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
 import { decodesCleanly } from '../helpers/media.js';
 import { natural } from '../helpers/fixtures.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { call, ingestOverHttp, serveInProcess, waitFor, type TestApp } from '../helpers/serve-helpers.js';
+import { call, ingestOverHttp, keyHeaders, parseM3u8, serveInProcess, waitFor, type TestApp } from '../helpers/serve-helpers.js';
 import { countingRunner, FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
 import { VERSION } from '../../src/version.js';
 
@@ -68,6 +74,36 @@ describe('serve with a render farm, in process', () => {
     expect(a.json.id).toBe(b.json.id);
     await waitFor(async () => ((await call(s.app, 'GET', a.json.href)).json.status === 'READY' ? true : undefined), 'READY', 60_000, 200);
     expect(workerRunner.encodes() - before).toBe(video.segments);
+  });
+
+  it('on demand (serve\'s default): a player\'s request waits for the worker to render its segment, and the next ones follow', async () => {
+    const queue = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
+    const service = new LocalService(engine, { queue, baseUrl: 'http://wmark.test', render: 'on-demand' });
+    const app = createApp({ service, tokenTtlSeconds: 3600 });
+    const headers = { ...keyHeaders(createCredential(engine, 'farm on demand')), host: 'wmark.test' };
+    try {
+      const { video } = await ingestVideo(engine, { source: await natural(20), key: 'farm-on-demand' });
+      const before = { engine: engine.runner.encodes(), worker: workerRunner.encodes() };
+      const created = await call(app, 'POST', '/2.0/watermark', { headers, body: { key: 'farm-on-demand', settings: [{ content: 'asked for by a player' }], containers: ['m3u8'] } });
+      expect(created.status, created.text).toBe(201);
+      expect(created.json.status).toBe('READY');
+      const dir = path.join(engine.paths.media, 'watermarks', video.id, created.json.id);
+      const playlist = await call(app, 'GET', created.json.containers.m3u8, { headers: { host: 'wmark.test' } });
+      const urls = parseM3u8(playlist.text).segments.map((seg) => new URL(seg.uri, created.json.containers.m3u8).href);
+      const last = urls.length - 1;
+      expect(existsSync(path.join(dir, segmentFileName(last - 2)))).toBe(false);
+      const reply = await call(app, 'GET', urls[last - 2]!, { headers: { host: 'wmark.test' } });
+      expect(reply.status).toBe(200);
+      expect(reply.body.length).toBeGreaterThan(1000);
+      // Render-ahead: the two after it come without being asked.
+      await waitFor(() => (existsSync(path.join(dir, segmentFileName(last))) && existsSync(path.join(dir, segmentFileName(last - 1))) ? true : undefined), 'render-ahead on the farm');
+      await decodesCleanly(path.join(dir, segmentFileName(last - 2)));
+      expect(engine.runner.encodes()).toBe(before.engine);
+      const opening = readdirSync(dir).filter((f) => /^seg_\d{5}\.ts$/.test(f)).length - 3;
+      expect(workerRunner.encodes() - before.worker).toBe(opening + 3);
+    } finally {
+      await queue.close();
+    }
   });
 
   it('a forensic viewer with text: each text-over-variant segment is rendered on the worker, into the shared folder', async () => {
