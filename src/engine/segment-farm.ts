@@ -15,6 +15,12 @@ import { RenderScheduler, type RenderUrgency } from './render-scheduler.js';
 /** Segment renders one serve keeps waiting on the farm at once (each is a queued task, not a local process). */
 export const FARM_WAITING_RENDERS = 256;
 
+/**
+ * Watermark jobs one serve runs at once on a farm. A job there only waits on its tasks, and renders its opening one
+ * segment after the other, so with short videos only many jobs at once keep many workers busy.
+ */
+export const FARM_WATERMARK_JOBS = 64;
+
 /** BullMQ priorities (1 first): a segment a player waits for, then render-ahead, then full renders. */
 export const FARM_PRIORITY: Record<RenderUrgency, number> = { now: 1, ahead: 2, background: 3 };
 

@@ -212,4 +212,27 @@ describe('wmark serve --queue', () => {
     expect(finished(job.dir)).toHaveLength(job.segments);
     for (const name of finished(job.dir)) await decodesCleanly(path.join(job.dir, name));
   });
+
+  it('runs many watermark jobs at once, so that short videos keep many workers busy', async () => {
+    const farmDir = newDir('farm-many');
+    const s = await serve(farmDir, ['--queue', redis.url]);
+    const slow = wrapper(farmDir, 'slow', 3);
+    await worker(farmDir, slow.ffmpeg);
+    await ingestOverHttp(s.base, s.headers, source, 'farm-clip', '1.0');
+    const posted = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => call(s.base, 'POST', '/1.0/watermark', { headers: s.headers, body: { key: 'farm-clip', settings: [{ content: `reviewer ${i}` }] } })),
+    );
+    expect(posted.every((p) => p.status === 201)).toBe(true);
+    // Each job queues its opening one segment at a time: more tasks at once than the 8 jobs an embedded serve runs.
+    const depth = await waitFor(
+      async () => {
+        const q = (await call(s.base, 'GET', '/healthz')).json.queue as { depth: { waiting: number; active: number } };
+        return q.depth.waiting + q.depth.active >= 12 ? q.depth : undefined;
+      },
+      'a task from each of the 12 jobs on the queue',
+      20_000,
+      100,
+    );
+    expect(depth.active).toBe(1);
+  });
 });

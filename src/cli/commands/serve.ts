@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { SegmentQueue } from '../../cluster/segment-queue.js';
 import { redactQueueUrl } from '../../cluster/redis-connection.js';
 import { WmarkError } from '../../core/errors.js';
-import { attachSegmentFarm, type SegmentFarm } from '../../engine/segment-farm.js';
+import { attachSegmentFarm, FARM_WATERMARK_JOBS, type SegmentFarm } from '../../engine/segment-farm.js';
 import { serverSourcePolicy } from '../../engine/source-policy.js';
 import type { RenderMode } from '../../engine/store.js';
 import type { Engine } from '../../engine/engine.js';
@@ -52,6 +52,7 @@ export function registerServe(program: Command): void {
           tokenTtlSeconds: config.server.tokenTtlSeconds,
           corsOrigins: opts.corsOrigin,
           render,
+          ...(farm ? { watermarkJobConcurrency: FARM_WATERMARK_JOBS } : {}),
           sourcePolicy: serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources }),
           log: (line: string) => ctx.output.info(line),
         }).catch(async (error: unknown) => {
