@@ -42,6 +42,17 @@ export function workerName(id: string, version: string): string {
   return `${id}@${version.replace(/[^\w.+-]/g, '_')}`;
 }
 
+/** The workers connected to `queue` (BullMQ's view of it), from their names in Redis' client list. */
+export async function connectedWorkers(queue: Queue): Promise<ConnectedWorker[]> {
+  const clients = (await queue.getWorkers()) as { rawname?: string }[];
+  const found = new Map<string, ConnectedWorker>();
+  for (const c of clients) {
+    const m = /:w:([^@]+)(?:@(\S+))?$/.exec(c.rawname ?? '');
+    if (m) found.set(m[1]!, { id: m[1]!, ...(m[2] ? { version: m[2] } : {}) });
+  }
+  return [...found.values()].sort((a, b) => a.id.localeCompare(b.id));
+}
+
 /** The job id of the task that writes `output` (BullMQ ids may not contain ':'). */
 export function segmentJobId(output: string): string {
   return `seg-${createHash('sha256').update(output).digest('hex').slice(0, 40)}`;
@@ -222,14 +233,8 @@ export class SegmentQueue {
   }
 
   /** The workers connected to the queue now, by id (from Redis' client list; one per worker, however many tasks it runs). */
-  async workers(): Promise<ConnectedWorker[]> {
-    const clients = (await this.queue.getWorkers()) as { rawname?: string }[];
-    const found = new Map<string, ConnectedWorker>();
-    for (const c of clients) {
-      const m = /:w:([^@]+)(?:@(\S+))?$/.exec(c.rawname ?? '');
-      if (m) found.set(m[1]!, { id: m[1]!, ...(m[2] ? { version: m[2] } : {}) });
-    }
-    return [...found.values()].sort((a, b) => a.id.localeCompare(b.id));
+  workers(): Promise<ConnectedWorker[]> {
+    return connectedWorkers(this.queue);
   }
 
   /** Stops waiting (callers still waiting get CANCELLED); queued jobs stay in Redis for the workers. */
