@@ -36,7 +36,13 @@ const EXAMPLES: Record<string, string[]> = {
   'watermark list': ['wmark watermark list', 'wmark watermark list --key movie --json'],
   'watermark view': ['wmark watermark view 3f2a...', 'wmark watermark view 3f2a... --open'],
   'watermark rm': ['wmark watermark rm 3f2a...', 'wmark watermark list --json | jq -r ".[].id" | xargs wmark watermark rm'],
-  serve: ['wmark serve', 'wmark serve --port 0   # any free port; local commands link to it', 'wmark serve --host 0.0.0.0 --public-url https://videos.example.com'],
+  serve: [
+    'wmark serve',
+    'wmark serve --port 0   # any free port; local commands link to it',
+    'wmark serve --host 0.0.0.0 --public-url https://videos.example.com',
+    'wmark serve --queue redis://10.0.0.5:6379   # a render farm: `wmark worker`s on the media folder do the encodes',
+  ],
+  status: ['wmark status', 'wmark status --url http://videos.internal:8080 --json'],
   worker: [
     'wmark worker --queue redis://10.0.0.5:6379 --media s3://wmark-media/prod --concurrency 2',
     'AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... wmark worker --queue redis://farm:6379 --media s3://media/farm --s3-endpoint http://minio:9000',
@@ -52,7 +58,7 @@ const EXAMPLES: Record<string, string[]> = {
   'auth status': ['wmark auth status', 'wmark auth status --json'],
   'auth logout': ['wmark auth logout', 'wmark auth logout --all'],
   poll: ["wmark poll 'http://127.0.0.1:8080/1.0/watermark/...'"],
-  doctor: ['wmark doctor', 'wmark doctor --json'],
+  doctor: ['wmark doctor', 'wmark doctor --json', 'wmark doctor --queue redis://10.0.0.5:6379 --media /mnt/wmark'],
   demo: ['wmark demo', 'wmark demo --viewer "Grace Hopper" --email grace@example.com', 'wmark demo --port 0 --no-keep-serving'],
   completion: ['wmark completion bash >> ~/.bashrc', 'wmark completion zsh > "${fpath[1]}/_wmark"', 'wmark completion fish > ~/.config/fish/completions/wmark.fish'],
 };

@@ -16,6 +16,7 @@ import { registerIngest } from './commands/ingest.js';
 import { registerJob } from './commands/job.js';
 import { registerPoll } from './commands/poll.js';
 import { registerServe } from './commands/serve.js';
+import { registerStatus } from './commands/status.js';
 import { registerTemplate } from './commands/template.js';
 import { registerVideo } from './commands/video.js';
 import { registerWatermark } from './commands/watermark.js';
@@ -51,6 +52,7 @@ export function buildProgram(io: CliIO): Command {
   registerTemplate(program);
   registerWatermarkManagement(registerWatermark(program));
   registerServe(program);
+  registerStatus(program);
   registerWorker(program);
   registerDetect(program);
   registerRemoteAuth(registerAuth(program));

@@ -9,6 +9,8 @@ import { connectRedis } from './redis-connection.js';
 import type { SegmentRunResult, SegmentTask } from './segment-task.js';
 
 export const SEGMENT_QUEUE = 'wmark-segments';
+/** How long close() waits for Redis before it just disconnects. */
+const CLOSE_WAIT_MS = 2_000;
 
 /** What a finished task reports: the render's result and which worker did it. */
 export interface SegmentJobResult extends SegmentRunResult {
@@ -27,6 +29,28 @@ export interface SegmentQueueOptions {
 export interface EnqueueOptions {
   /** 1 is first; without one, tasks run in the order they came (after every prioritised one). */
   priority?: number;
+}
+
+/** A worker connected to the queue: its id (host:pid:random) and the wmark version it runs (tasks of another are refused). */
+export interface ConnectedWorker {
+  id: string;
+  version?: string;
+}
+
+/** The BullMQ worker name a worker connects with: its id and version, which Redis' client list then shows. */
+export function workerName(id: string, version: string): string {
+  return `${id}@${version.replace(/[^\w.+-]/g, '_')}`;
+}
+
+/** The workers connected to `queue` (BullMQ's view of it), from their names in Redis' client list. */
+export async function connectedWorkers(queue: Queue): Promise<ConnectedWorker[]> {
+  const clients = (await queue.getWorkers()) as { rawname?: string }[];
+  const found = new Map<string, ConnectedWorker>();
+  for (const c of clients) {
+    const m = /:w:([^@]+)(?:@(\S+))?$/.exec(c.rawname ?? '');
+    if (m) found.set(m[1]!, { id: m[1]!, ...(m[2] ? { version: m[2] } : {}) });
+  }
+  return [...found.values()].sort((a, b) => a.id.localeCompare(b.id));
 }
 
 /** The job id of the task that writes `output` (BullMQ ids may not contain ':'). */
@@ -105,7 +129,11 @@ export class SegmentQueue {
     const jobId = segmentJobId(task.output);
     return new Promise<SegmentJobResult>((resolve, reject) => {
       const waiter = this.waiters.get(jobId);
-      if (waiter) waiter.promises.push({ resolve, reject });
+      if (waiter) {
+        waiter.promises.push({ resolve, reject });
+        // The more urgent asker wins: submit() below raises the queued job's priority.
+        if (options.priority && !(waiter.options.priority && waiter.options.priority <= options.priority)) waiter.options = { ...waiter.options, priority: options.priority };
+      }
       else this.waiters.set(jobId, { task, options, promises: [{ resolve, reject }] });
       this.poller ??= setInterval(() => void this.poll(), this.options.pollMs);
       this.poller.unref();
@@ -126,7 +154,18 @@ export class SegmentQueue {
       removeOnComplete: { age: 3_600, count: 100_000 },
       removeOnFail: { age: 24 * 3_600, count: 100_000 },
     });
+    await this.raisePriority(job, waiter.options.priority);
     await this.look(job, how);
+  }
+
+  /** A job still waiting for a worker that was queued less urgently (or by another serve) moves up. */
+  private async raisePriority(job: Job, priority: number | undefined): Promise<void> {
+    if (!priority) return;
+    // add() answers with the options given, not the stored job's, when the job already existed.
+    const stored = await Job.fromId(this.queue, job.id!);
+    if (!stored || (stored.priority > 0 && stored.priority <= priority)) return;
+    const state = await stored.getState();
+    if (state === 'waiting' || state === 'prioritized') await stored.changePriority({ priority }).catch(() => undefined);
   }
 
   private async look(job: Job, how: { retryFailed: boolean }): Promise<void> {
@@ -177,6 +216,15 @@ export class SegmentQueue {
     }
   }
 
+  /**
+   * Drops the finished job that wrote `output`, when that result no longer holds (the object was deleted since, e.g.
+   * with its watermark): asking for the output again then renders it instead of settling on the old result.
+   */
+  async forget(output: string): Promise<void> {
+    const job = await Job.fromId(this.queue, segmentJobId(output));
+    if (job && ['completed', 'failed'].includes(await job.getState())) await job.remove();
+  }
+
   /** Jobs by state, for status pages and tests. */
   counts(): Promise<Record<'waiting' | 'active' | 'delayed' | 'completed' | 'failed' | 'prioritized', number>> {
     return this.queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized') as Promise<
@@ -184,11 +232,9 @@ export class SegmentQueue {
     >;
   }
 
-  /** The ids of the workers connected to the queue now (from Redis' client list; one per worker, however many tasks it runs). */
-  async workers(): Promise<string[]> {
-    const clients = (await this.queue.getWorkers()) as { rawname?: string }[];
-    const ids = clients.map((c) => /:w:(.+)$/.exec(c.rawname ?? '')?.[1]).filter((id): id is string => Boolean(id));
-    return [...new Set(ids)].sort();
+  /** The workers connected to the queue now, by id (from Redis' client list; one per worker, however many tasks it runs). */
+  workers(): Promise<ConnectedWorker[]> {
+    return connectedWorkers(this.queue);
   }
 
   /** Stops waiting (callers still waiting get CANCELLED); queued jobs stay in Redis for the workers. */
@@ -197,7 +243,10 @@ export class SegmentQueue {
     this.closed = true;
     clearInterval(this.poller);
     for (const jobId of [...this.waiters.keys()]) this.settle(jobId, { error: new WmarkError('CANCELLED', 'the segment queue was closed') });
-    await Promise.allSettled([this.events.close(), this.queue.close()]);
+    // With Redis down, BullMQ's close waits for a reconnect that may never come: serve's shutdown must not.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([this.events.close(), this.queue.close()]), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
     for (const client of this.clients) client.disconnect();
   }
 }

@@ -3,7 +3,7 @@
 // version, or one laid out with another font. A worker whose ffmpeg or font cannot render refuses to start at all.
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { isWmarkError, WmarkError } from '../core/errors.js';
 import { renderToolProblems } from '../ffmpeg/render-capabilities.js';
@@ -11,7 +11,7 @@ import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../media/media-store.js';
 import { VERSION } from '../version.js';
 import { connectRedis } from './redis-connection.js';
-import { failureReason, SEGMENT_QUEUE, type SegmentJobResult } from './segment-queue.js';
+import { connectedWorkers, failureReason, SEGMENT_QUEUE, workerName, type SegmentJobResult } from './segment-queue.js';
 import { fontSha256, parseSegmentTask, runSegmentTask } from './segment-task.js';
 
 export interface SegmentWorkerOptions {
@@ -42,6 +42,9 @@ export interface RunningSegmentWorker {
   close(options?: { force?: boolean }): Promise<void>;
 }
 
+/** A task passed on waits this long before a worker takes it again (the one that passed it on may be the next). */
+const PASS_ON_DELAY_MS = 1_000;
+
 /** The ordinary failure of a task this worker must not render: no retries, the reason for whoever waits. */
 function refuse(error: WmarkError): UnrecoverableError {
   return new UnrecoverableError(failureReason(error));
@@ -61,7 +64,25 @@ export async function startSegmentWorker(options: SegmentWorkerOptions): Promise
   const lockMs = options.lockMs ?? 30_000;
   const connection: Redis = await connectRedis(options.queueUrl, { timeoutMs: options.connectTimeoutMs });
 
-  const render = async (job: Job): Promise<SegmentJobResult> => {
+  // Lists the other workers, to pass on a task this one must not render (see passOn).
+  const peers = new Queue(SEGMENT_QUEUE, { connection });
+  peers.on('error', () => undefined);
+
+  /**
+   * A task this worker must not render goes back to the queue for another worker (a farm mid-upgrade has workers of
+   * both versions); only once every connected worker has refused it does it fail, with this worker's reason.
+   */
+  const passOn = async (job: Job, token: string | undefined, why: WmarkError): Promise<never> => {
+    const refusedBy = new Set<string>([...(Array.isArray(job.data?.refusedBy) ? (job.data.refusedBy as string[]) : []), id]);
+    const others = (await connectedWorkers(peers).catch(() => [])).filter((w) => !refusedBy.has(w.id));
+    if (others.length === 0 || !token) throw refuse(why);
+    await job.updateData({ ...job.data, refusedBy: [...refusedBy] });
+    await job.moveToDelayed(Date.now() + PASS_ON_DELAY_MS, token);
+    log(`passed ${String(job.data?.output)} on to another worker`);
+    throw new DelayedError();
+  };
+
+  const render = async (job: Job, token?: string): Promise<SegmentJobResult> => {
     let task;
     try {
       task = parseSegmentTask(job.data);
@@ -70,11 +91,11 @@ export async function startSegmentWorker(options: SegmentWorkerOptions): Promise
     }
     if (task.version !== version) {
       log(`refused ${task.output}: planned by wmark ${task.version}, this worker is ${version}`);
-      throw refuse(new WmarkError('WORKER_VERSION_MISMATCH', `worker ${id} runs wmark ${version} and refuses a task planned by wmark ${task.version} (its output could differ)`));
+      return passOn(job, token, new WmarkError('WORKER_VERSION_MISMATCH', `worker ${id} runs wmark ${version} and refuses a task planned by wmark ${task.version} (its output could differ)`));
     }
     if (task.fontSha256 && task.fontSha256 !== ownFont) {
       log(`refused ${task.output}: another font`);
-      throw refuse(new WmarkError('WORKER_FONT_MISMATCH', `worker ${id} draws with ${options.tools.font}, not the font the task was laid out with (sha256 ${task.fontSha256.slice(0, 12)}…)`));
+      return passOn(job, token, new WmarkError('WORKER_FONT_MISMATCH', `worker ${id} draws with ${options.tools.font}, not the font the task was laid out with (sha256 ${task.fontSha256.slice(0, 12)}…)`));
     }
     try {
       const result = await runSegmentTask(task, options.store, options.runner, { fontFile: options.tools.font, threads, tmpDir: options.tmpDir });
@@ -90,8 +111,8 @@ export async function startSegmentWorker(options: SegmentWorkerOptions): Promise
 
   const worker = new Worker(SEGMENT_QUEUE, render, {
     connection,
-    // Named, so serve can list the workers connected to the queue (SegmentQueue.workers()).
-    name: id,
+    // Named, so serve can list the workers connected to the queue and their versions (SegmentQueue.workers()).
+    name: workerName(id, version),
     concurrency,
     lockDuration: lockMs,
     stalledInterval: options.stalledCheckMs ?? Math.max(500, Math.floor(lockMs / 2)),
@@ -108,6 +129,7 @@ export async function startSegmentWorker(options: SegmentWorkerOptions): Promise
     id,
     close: async ({ force = false } = {}) => {
       await worker.close(force);
+      await peers.close().catch(() => undefined);
       connection.disconnect();
     },
   };

@@ -26,6 +26,8 @@ export interface ConfigFlags {
   remote?: string | undefined;
   /** `--api 1.0|2.0`. */
   api?: string | undefined;
+  /** `wmark serve --queue redis://HOST:PORT`: the render farm's Redis. */
+  queue?: string | undefined;
 }
 
 export interface LoadConfigOptions {
@@ -52,6 +54,8 @@ export interface ResolvedConfig {
   publicUrl?: string;
   server: { host: string; port: number; tokenTtlSeconds: number };
   remote: { url?: string; api?: ApiVersion };
+  /** The render farm's Redis; without it, renders run in this process (embedded). */
+  queue?: { url: string };
   /** Undefined = decide from NO_COLOR / FORCE_COLOR / TTY. */
   color?: boolean;
   /** Dotted field path -> where its non-default value came from: a file path, `env WMARK_X` or `flag --x`. */
@@ -120,6 +124,7 @@ const FIELDS: readonly FieldSpec[] = [
   { path: 'server.tokenTtlSeconds', flag: 'tokenTtlSeconds', kind: 'int' },
   { path: 'remote.url', env: 'WMARK_API_URL', flag: 'remote', kind: 'string' },
   { path: 'remote.api', env: 'WMARK_API_VERSION', flag: 'api', kind: 'api' },
+  { path: 'queue.url', env: 'WMARK_QUEUE_URL', flag: 'queue', kind: 'string' },
   { path: 'color', flag: 'color', kind: 'boolean' },
 ];
 
@@ -166,6 +171,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
   if (merged.font !== undefined) resolved.font = merged.font;
   if (merged.publicUrl !== undefined) resolved.publicUrl = merged.publicUrl;
   if (merged.color !== undefined) resolved.color = merged.color;
+  if (merged.queue?.url !== undefined) resolved.queue = { url: merged.queue.url };
   if (found) resolved.configFile = found.filepath;
   return resolved;
 }
@@ -405,13 +411,14 @@ function resolveCommand(base: string, value: string): string {
 function mergeConfigs(layers: readonly WmarkConfig[]): WmarkConfig {
   let merged: WmarkConfig = {};
   for (const layer of layers) {
-    const { encode, server, remote, ...top } = layer;
+    const { encode, server, remote, queue, ...top } = layer;
     merged = {
       ...merged,
       ...withoutUndefined(top),
       encode: { ...merged.encode, ...withoutUndefined(encode ?? {}) },
       server: { ...merged.server, ...withoutUndefined(server ?? {}) },
       remote: { ...merged.remote, ...withoutUndefined(remote ?? {}) },
+      queue: { ...merged.queue, ...withoutUndefined(queue ?? {}) },
     };
   }
   return merged;

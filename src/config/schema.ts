@@ -61,6 +61,16 @@ export const remoteSchema = section({
   api: z.enum(API_VERSIONS, { error: expected(`one of ${API_VERSIONS.join(', ')}`) }).optional(),
 });
 
+function queueUrl() {
+  const error = expected('a redis:// or rediss:// URL');
+  return z.string({ error }).refine((s) => /^rediss?:\/\/[^\s/]+/.test(s), { error });
+}
+
+/** The render farm's Redis (issue 11): with a URL, `wmark serve` hands segment renders to `wmark worker`s. */
+export const queueSchema = section({
+  url: queueUrl().optional(),
+});
+
 export const wmarkConfigSchema = section({
   dataDir: nonEmptyString('a folder path').optional(),
   ffmpeg: nonEmptyString('a path to ffmpeg').optional(),
@@ -71,6 +81,7 @@ export const wmarkConfigSchema = section({
   publicUrl: httpUrl().optional(),
   server: serverSchema.optional(),
   remote: remoteSchema.optional(),
+  queue: queueSchema.optional(),
   color: z.boolean({ error: expected('true or false') }).optional(),
 });
 
@@ -84,6 +95,7 @@ export function knownKeysAt(path: readonly PropertyKey[]): string[] {
     encode: encodeSchema,
     server: serverSchema,
     remote: remoteSchema,
+    queue: queueSchema,
   };
   const schema = sections[path.map(String).join('.')];
   return schema ? Object.keys(schema.shape) : [];

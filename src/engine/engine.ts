@@ -8,6 +8,7 @@ import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js
 import { ChangeFeed } from './change-feed.js';
 import { privateDir, tighten, tightenTree, usePrivateUmask } from './file-modes.js';
 import { RenderScheduler } from './render-scheduler.js';
+import type { SegmentFarm } from './segment-farm.js';
 import { loadOrCreateSecret } from './secret.js';
 import { Store } from './store.js';
 
@@ -27,6 +28,8 @@ export interface Engine {
   changes: ChangeFeed;
   /** Every segment render of this process shares its `workers` threads through here, most urgent first. */
   renders: RenderScheduler;
+  /** With `wmark serve --queue`: segment renders run on the render farm's workers (segment-farm.ts). */
+  farm?: SegmentFarm;
   close(): void;
 }
 

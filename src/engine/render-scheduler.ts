@@ -9,8 +9,8 @@ export type RenderUrgency = 'now' | 'ahead' | 'background';
 
 const RANK: Record<RenderUrgency, number> = { now: 0, ahead: 1, background: 2 };
 
-/** Renders one segment with this many threads; must stop (reject) when the signal aborts. */
-export type RenderWork = (threads: number, signal: AbortSignal) => Promise<void>;
+/** Renders one segment with this many threads, as urgent as `urgency`; must stop (reject) when the signal aborts. */
+export type RenderWork = (threads: number, signal: AbortSignal, urgency: RenderUrgency) => Promise<void>;
 
 /**
  * A render that can run together with others of the same `key` (the same source segment, for several viewers): when
@@ -77,8 +77,15 @@ export class RenderScheduler {
   private lastAheadGroup?: string;
   readonly stats: RenderStats = { started: 0, preempted: 0 };
 
-  /** `threads`: the encoder threads the process may use at once (its cores). */
-  constructor(private readonly threads: number) {
+  /**
+   * `threads`: the encoder threads the process may use at once (its cores). With `remote`, renders run elsewhere (a
+   * render farm's workers): `threads` counts renders waiting at once, each takes one, and none is stopped for a more
+   * urgent one, since stopping a wait frees no machine (the farm's queue orders the work).
+   */
+  constructor(
+    private readonly threads: number,
+    private readonly options: { remote?: boolean } = {},
+  ) {
     if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
   }
 
@@ -92,6 +99,11 @@ export class RenderScheduler {
     if (existing) {
       if (RANK[urgency] < RANK[existing.urgency]) {
         existing.urgency = urgency;
+        // A remote render waits at its old urgency: it is restarted, which asks the farm again, more urgently.
+        if (this.options.remote && existing.run && !existing.run.preempted) {
+          existing.run.preempted = true;
+          existing.run.controller.abort();
+        }
         this.pump();
       }
       return existing.promise;
@@ -130,7 +142,7 @@ export class RenderScheduler {
       const i = pickNext(this.queue, this.lastAheadGroup);
       const task = this.queue.splice(i, 1)[0]!;
       if (task.urgency === 'ahead') this.lastAheadGroup = task.group;
-      this.start(task, task.urgency === 'now' ? this.free() : 1);
+      this.start(task, task.urgency === 'now' && !this.options.remote ? this.free() : 1);
     }
     this.makeRoom();
   }
@@ -145,7 +157,7 @@ export class RenderScheduler {
    * when many viewers start at once, as in a batch, that adds up to more than the wait it saves).
    */
   private makeRoom(): void {
-    if (!this.urgentWaiting()) return;
+    if (this.options.remote || !this.urgentWaiting()) return;
     const now = Date.now();
     for (const t of this.running) {
       const stoppable = t.urgency === 'ahead' || (t.urgency === 'background' && now - t.run!.startedAt < PREEMPT_BACKGROUND_MS);
@@ -166,7 +178,7 @@ export class RenderScheduler {
     task.run = { threads, controller, preempted: false, members, startedAt: Date.now() };
     this.running.add(task);
     this.stats.started++;
-    const run = members.length ? task.share!.runMany([task.share!, ...members.map((m) => m.share!)], threads, controller.signal) : task.work(threads, controller.signal);
+    const run = members.length ? task.share!.runMany([task.share!, ...members.map((m) => m.share!)], threads, controller.signal) : task.work(threads, controller.signal, task.urgency);
     run.then(
       () => this.finish(task, (t) => t.settle.resolve()),
       (error: unknown) => {

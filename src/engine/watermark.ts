@@ -231,7 +231,7 @@ interface WatermarkRenderer {
   /** A forensic viewer with no text: every segment is a link to a prepared variant file, never an encode. */
   linksOnly: boolean;
   /** Puts segment `index` in place (rendered, or linked) unless it is there already. */
-  segment(index: number, threads: number, signal?: AbortSignal): Promise<void>;
+  segment(index: number, threads: number, signal?: AbortSignal, urgency?: RenderUrgency): Promise<void>;
 }
 
 async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<WatermarkRenderer> {
@@ -261,6 +261,8 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
   const sharedDir = code && texts.length ? path.join(engine.paths.watermarks, video.id, SHARED_TEXT_DIR, createHash('sha256').update(canonicalSettings(texts)).digest('hex').slice(0, 32)) : undefined;
   if (sharedDir) await mkdir(sharedDir, { recursive: true });
   const linksOnly = Boolean(code) && texts.length === 0;
+  // On a render farm, the drawing travels in the task and names the font as the worker links it.
+  const farmDrawing = engine.farm && watermarkFilterGraph(w, video, engine.farm.fontName, metrics);
 
   return {
     video,
@@ -269,7 +271,7 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
     chain: watermarkFilterGraph(w, video, engine.tools.font.path, metrics, draw).graph,
     ...(code ? {} : { sharedSource: (index: number) => workingSegment(engine, video.id, index) }),
     linksOnly,
-    async segment(index, threads, signal) {
+    async segment(index, threads, signal, urgency) {
       const target = path.join(dir, segmentFileName(index));
       if (existsSync(target)) return;
       if (signal?.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
@@ -277,7 +279,10 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
       const part = path.join(work, `${randomUUID().slice(0, 8)}.${segmentFileName(index)}.part`);
       try {
         const shared = sharedDir && path.join(sharedDir, variantFileFor(layout!, code!, index));
-        if (!linksOnly && !(shared && existsSync(shared))) {
+        if (!linksOnly && !(shared && existsSync(shared)) && farmDrawing) {
+          await engine.farm!.render({ input: sourceOf(index), output: shared ?? target, drawing: farmDrawing, gop, hasAudio: video.hasAudio }, signal, urgency);
+          if (!shared) return;
+        } else if (!linksOnly && !(shared && existsSync(shared))) {
           await mkdir(work, { recursive: true });
           await engine.runner.ffmpeg(
             segmentRenderArgs({ input: sourceOf(index), output: part, filterScript: path.join(draw, FILTER_NAME), gop, threads, encode: engine.encode, hasAudio: video.hasAudio }),
@@ -299,8 +304,9 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
 const renderKey = (w: WatermarkRecord, index: number) => `${w.id}/${index}`;
 
 function scheduled(engine: Engine, w: WatermarkRecord, r: WatermarkRenderer, index: number, urgency: RenderUrgency, signal?: AbortSignal): Promise<void> {
-  const share: SegmentShare | undefined = r.sharedSource && { key: r.sharedSource(index), renderer: r, index, runMany: (members, threads, s) => renderShared(engine, members as SegmentShare[], threads, s) };
-  return engine.renders.render(renderKey(w, index), urgency, w.id, (threads, s) => r.segment(index, threads, s), signal, share);
+  // A farm's workers render one segment per task: no shared decode.
+  const share: SegmentShare | undefined = engine.farm ? undefined : r.sharedSource && { key: r.sharedSource(index), renderer: r, index, runMany: (members, threads, s) => renderShared(engine, members as SegmentShare[], threads, s) };
+  return engine.renders.render(renderKey(w, index), urgency, w.id, (threads, s, u) => r.segment(index, threads, s, u), signal, share);
 }
 
 interface SegmentShare extends SharedRender {

@@ -21,6 +21,8 @@ export interface ServerOptions {
   tokenTtlSeconds: number;
   /** Jobs rendered at once (each spreads its segments over all workers). */
   jobConcurrency?: number;
+  /** Watermark jobs run at once (default: the job queue's); a render farm wants many more, see engine/segment-farm.ts. */
+  watermarkJobConcurrency?: number;
   /** How new watermarks are rendered: the opening, then what players ask for (default), or every segment at once. */
   render?: RenderMode;
   playableTimeoutMs?: number;
@@ -64,7 +66,7 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
   const sourcePolicy = options.sourcePolicy ?? serverSourcePolicy(options.host);
-  const queue = new InProcessJobQueue(options.engine, { concurrency: options.jobConcurrency ?? 2, adoptAll: true, log, sourcePolicy });
+  const queue = new InProcessJobQueue(options.engine, { concurrency: options.jobConcurrency ?? 2, watermarkConcurrency: options.watermarkJobConcurrency, adoptAll: true, log, sourcePolicy });
   let app: App | undefined;
   const t = { ...SERVER_TIMEOUTS, ...options.timeouts };
   const server = createServer(

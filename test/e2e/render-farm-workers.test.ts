@@ -1,7 +1,7 @@
 // `wmark worker` as real processes against a private redis-server and an S3-protocol server (s3rver) on loopback:
 // competing workers render every segment exactly once between them; a worker SIGKILLed mid-segment has its task
 // finished by another, and the result decodes and matches a single-machine render frame for frame.
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SegmentQueue } from '../../src/cluster/segment-queue.js';
@@ -16,6 +16,7 @@ import { decodesCleanly } from '../helpers/media.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { countingRunner, FFMPEG, FONT } from '../helpers/tools.js';
+import { VERSION } from '../../src/version.js';
 
 const BUCKET = 'wmark-farm';
 const MEDIA = `s3://${BUCKET}/e2e`;
@@ -99,7 +100,7 @@ describe('wmark worker', () => {
     const logged = wrapper('compete', 0.4);
     const started = await Promise.all([startWorker(logged.ffmpeg), startWorker(logged.ffmpeg), startWorker(logged.ffmpeg)]);
     // What serve will show as the connected workers.
-    expect(await queue.workers()).toEqual(started.map((w) => w.id).sort());
+    expect(await queue.workers()).toEqual(started.map((w) => ({ id: w.id, version: VERSION })).sort((a, b) => a.id.localeCompare(b.id)));
     const tasks = Array.from({ length: 8 }, (_, i) => textTask(`videos/v1/seg_0000${i % 3}.ts`, `watermarks/c${i}/seg_0000${i % 3}.ts`, `viewer ${i}`));
     const results = await Promise.all(tasks.map((t) => queue.enqueue(t)));
 
@@ -161,6 +162,15 @@ describe('wmark worker refuses to start', () => {
     expect((await cli(['--queue', redis.url, '--media', MEDIA, '--concurrency', '0'])).json().error.message).toContain('--concurrency takes 1 to 64');
     expect((await cli(['--queue', 'localhost:6379', '--media', MEDIA])).json().error.code).toBe('BAD_QUEUE_URL');
     expect((await cli(['--queue', redis.url, '--media', 'relative/dir'])).json().error.code).toBe('BAD_MEDIA_URL');
+  });
+
+  it('takes the queue from queue.url in the config, as serve does', async () => {
+    const cwd = path.join(box.root, 'with-config');
+    mkdirSync(cwd, { recursive: true });
+    writeFileSync(path.join(cwd, '.wmarkrc.json'), JSON.stringify({ queue: { url: 'redis://127.0.0.1:9' } }));
+    const r = await runCli(['--json', 'worker', '--media', MEDIA, '--s3-endpoint', s3.endpoint], { cwd, env: { WMARK_HOME: box.dataDir, WMARK_CONFIG_DIR: box.configDir, ...s3.env } });
+    expect(r.code).toBe(5);
+    expect(r.json().error).toMatchObject({ code: 'QUEUE_UNREACHABLE', message: expect.stringContaining('redis://127.0.0.1:9') });
   });
 
   it('when Redis cannot be reached (exit 5)', async () => {

@@ -146,6 +146,21 @@ describe('the queue with workers', () => {
     expect(await q.enqueue(task)).toMatchObject({ rendered: true, worker: good.id });
   });
 
+  it('a farm mid-upgrade: a task a worker of another version refuses goes to a worker of the right version', async () => {
+    const inner = createProcessRunner(FFMPEG, FFPROBE);
+    // The right worker is slow, so the stale one, idle, takes tasks first.
+    const slow = { ...inner, ffmpeg: async (...args: Parameters<typeof inner.ffmpeg>) => (await new Promise((r) => setTimeout(r, 400)), inner.ffmpeg(...args)) };
+    const good = await worker({ runner: slow, concurrency: 1 });
+    const staleLog: string[] = [];
+    const stale = await worker({ version: '0.0.1-old', log: (line) => staleLog.push(line) });
+    const q = await queue();
+    const tasks = ['grace', 'hank', 'ivy', 'jack'].map((name) => textTask('videos/v1/seg_00002.ts', output(), name));
+    const results = await Promise.all(tasks.map((t) => q.enqueue(t)));
+    expect(results.map((r) => r.worker)).toEqual(tasks.map(() => good.id));
+    expect(staleLog.some((l) => l.startsWith('passed ')), staleLog.join('\n')).toBe(true);
+    expect(stale.id).not.toBe(good.id);
+  });
+
   it('refuses a task laid out with another font', async () => {
     await worker();
     const q = await queue();
@@ -191,5 +206,21 @@ describe('the queue with workers', () => {
     expect(await q.enqueue(textTask('videos/v1/seg_00002.ts', output(), 'heidi'))).toMatchObject({ worker: w.id });
     await redis.restart();
     expect(await q.enqueue(textTask('videos/v1/seg_00002.ts', output(), 'ivan'))).toMatchObject({ rendered: true, worker: w.id });
+  });
+
+  it('asked again more urgently, by this serve or another, a queued task moves ahead of the others', async () => {
+    const q = await queue();
+    const other = await queue();
+    const tasks = ['judy', 'kim', 'leo'].map((name) => textTask('videos/v1/seg_00002.ts', output(), name));
+    // Queued as full renders while no worker runs; then a player waits for the last one.
+    const background = tasks.map((t) => q.enqueue(t, { priority: 3 }));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const urgent = other.enqueue(tasks[2]!, { priority: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const order: string[] = [];
+    await worker({ concurrency: 1, log: (line) => void (line.startsWith('rendered ') && order.push(line.split(' ')[1]!)) });
+    await Promise.all([...background, urgent]);
+    expect(order[0]).toBe(tasks[2]!.output);
+    expect(order).toHaveLength(3);
   });
 });

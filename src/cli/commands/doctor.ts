@@ -2,6 +2,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
+import { collectFarmChecks } from '../../engine/farm-checks.js';
 import { collectChecks, type Check } from '../../engine/installation-checks.js';
 import { action } from '../action.js';
 
@@ -12,11 +13,20 @@ function printChecks(checks: Check[], c: ChalkInstance): string {
 export function registerDoctor(program: Command): void {
   program
     .command('doctor')
-    .description('check ffmpeg, ffprobe, filters, font, data dir and database')
+    .description('check ffmpeg, ffprobe, filters, font, data dir and database (and a render farm\'s queue and media store)')
+    .option('--queue <url>', 'also check the render farm\'s Redis and list its workers: redis://HOST:PORT (env WMARK_QUEUE_URL)')
+    .option('--media <url>', 'also check that the shared media store takes writes: s3://BUCKET/PREFIX or a folder (env WMARK_MEDIA_URL)')
+    .option('--s3-endpoint <url>', 'an S3-compatible server for --media s3:// (MinIO, Ceph, R2); credentials the AWS SDK\'s usual way')
+    .option('--s3-region <region>', 'the bucket\'s region')
     .action(
-      action(async (ctx) => {
+      action(async (ctx, opts: { queue?: string; media?: string; s3Endpoint?: string; s3Region?: string }) => {
+        ctx.setConfigFlags({ queue: opts.queue });
         const config = await ctx.loadConfig();
-        const checks = await collectChecks(config);
+        const media = opts.media ?? (ctx.io.env.WMARK_MEDIA_URL || undefined);
+        const checks = [
+          ...(await collectChecks(config)),
+          ...(await collectFarmChecks({ queue: config.queue?.url, media, s3: { endpoint: opts.s3Endpoint, region: opts.s3Region } })),
+        ];
         const ok = checks.every((k) => k.ok || !k.required);
         ctx.output.result({ ok, checks }, (c) => printChecks(checks, c));
         if (!ok) {

@@ -1,8 +1,12 @@
 // `wmark serve`: the Video Watermarking Service API (1.0 and 2.0) on top of the local engine.
 import type { Command } from 'commander';
+import { SegmentQueue } from '../../cluster/segment-queue.js';
+import { redactQueueUrl } from '../../cluster/redis-connection.js';
 import { WmarkError } from '../../core/errors.js';
+import { attachSegmentFarm, FARM_WATERMARK_JOBS, type SegmentFarm } from '../../engine/segment-farm.js';
 import { serverSourcePolicy } from '../../engine/source-policy.js';
 import type { RenderMode } from '../../engine/store.js';
+import type { Engine } from '../../engine/engine.js';
 import type { CliContext } from '../context.js';
 import { removeServeRecord, writeServeRecord } from '../serve-record.js';
 import type { RunningServer } from '../../server/node-server.js';
@@ -19,13 +23,16 @@ export function registerServe(program: Command): void {
     .option('--render <mode>', 'on-demand: render the opening, then the segments players ask for (default); full: every segment of every watermark')
     .option('--source-root <dir>', 'a folder API clients may ingest local files from (repeatable; default: any file on loopback, none beyond)', collect)
     .option('--cors-origin <origin>', 'an origin whose pages may call the API (repeatable; default *, never with credentials)', collect)
+    .option('--queue <url>', 'a render farm: segment renders go to `wmark worker`s through this Redis, redis://HOST:PORT (env WMARK_QUEUE_URL)')
     .option('--allow-private-sources', 'let API clients ingest http(s) sources on loopback, private or link-local addresses')
     .action(
-      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string; render?: string; sourceRoot?: string[]; allowPrivateSources?: boolean; corsOrigin?: string[] }) => {
+      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string; render?: string; sourceRoot?: string[]; allowPrivateSources?: boolean; corsOrigin?: string[]; queue?: string }) => {
         const render = renderMode(opts.render);
-        ctx.setConfigFlags({ port: opts.port, host: opts.host, publicUrl: opts.publicUrl, workers: opts.workers });
+        ctx.setConfigFlags({ port: opts.port, host: opts.host, publicUrl: opts.publicUrl, workers: opts.workers, queue: opts.queue });
         const config = await ctx.loadConfig();
         const local = await ctx.localService();
+        // Attached before the server starts: the jobs it resumes already render on the farm.
+        const farm = config.queue ? await openFarm(ctx, local.engine, config.queue.url) : undefined;
         if (local.listKeys().every((k) => k.revokedOn !== null)) {
           const cred = local.createKey('created by first `wmark serve`');
           ctx.output.info(
@@ -45,9 +52,11 @@ export function registerServe(program: Command): void {
           tokenTtlSeconds: config.server.tokenTtlSeconds,
           corsOrigins: opts.corsOrigin,
           render,
+          ...(farm ? { watermarkJobConcurrency: FARM_WATERMARK_JOBS } : {}),
           sourcePolicy: serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources }),
           log: (line: string) => ctx.output.info(line),
-        }).catch((error: unknown) => {
+        }).catch(async (error: unknown) => {
+          await farm?.close();
           throw listenError(error, config.server.host, config.server.port);
         });
         const dataDir = local.engine.paths.root;
@@ -58,6 +67,8 @@ export function registerServe(program: Command): void {
         try {
           return await serveUntilStopped(ctx, server, dataDir);
         } finally {
+          // After the server: its jobs stop waiting first; tasks already queued stay in Redis for the next start.
+          await farm?.close();
           removeServeRecord(dataDir);
         }
       }),
@@ -73,6 +84,20 @@ async function serveUntilStopped(ctx: CliContext, server: RunningServer, dataDir
   ctx.output.info('shutting down: finishing requests; unfinished jobs resume on the next start');
   await server.close();
   return 0;
+}
+
+/** Connects to the farm's Redis (QUEUE_UNREACHABLE, exit 5, when it does not answer) and says how to start workers. */
+async function openFarm(ctx: CliContext, engine: Engine, url: string): Promise<SegmentFarm> {
+  const queue = await SegmentQueue.open(url);
+  const farm = await attachSegmentFarm(engine, queue, url);
+  ctx.output.info(
+    [
+      `render farm: segment renders go to ${redactQueueUrl(url)}; this process renders none itself.`,
+      `  start workers on machines that mount ${engine.paths.media}:`,
+      `  wmark worker --queue ${redactQueueUrl(url)} --media ${engine.paths.media}`,
+    ].join('\n'),
+  );
+  return farm;
 }
 
 function renderMode(value: string | undefined): RenderMode {

@@ -29,7 +29,7 @@ export function registerWorker(program: Command): void {
   program
     .command('worker')
     .description('render segments for a `wmark serve --queue` render farm: tasks from Redis, media in a shared store')
-    .option('--queue <url>', 'the Redis that serve queues work on: redis://HOST:PORT (env WMARK_QUEUE_URL)')
+    .option('--queue <url>', 'the Redis that serve queues work on: redis://HOST:PORT (env WMARK_QUEUE_URL, config queue.url)')
     .option('--media <url>', 'the shared media store: s3://BUCKET/PREFIX or a folder every machine mounts (env WMARK_MEDIA_URL)')
     .option('--concurrency <n>', 'segments rendered at once (default 1; about one per 2 cores)')
     .option('--threads <n>', 'ffmpeg threads per segment (default: the cores shared among --concurrency)')
@@ -38,10 +38,11 @@ export function registerWorker(program: Command): void {
     .addOption(new Option('--lock-timeout <seconds>', 'seconds before a dead worker\'s task goes to another worker (default 30)').hideHelp())
     .action(
       action(async (ctx, raw: Record<string, string | undefined>) => {
-        const parsed = optionsSchema.safeParse({ ...raw, queue: raw.queue ?? ctx.io.env.WMARK_QUEUE_URL, media: raw.media ?? ctx.io.env.WMARK_MEDIA_URL });
+        // The queue as serve finds it: --queue (checked below, as BAD_QUEUE_URL), WMARK_QUEUE_URL or queue.url in the config.
+        const config = await ctx.loadConfig();
+        const parsed = optionsSchema.safeParse({ ...raw, queue: raw.queue ?? config.queue?.url, media: raw.media ?? ctx.io.env.WMARK_MEDIA_URL });
         if (!parsed.success) throw validationError('BAD_FLAG', parsed.error.issues.map((i) => i.message), 'See `wmark worker --help`.');
         const opts = parsed.data;
-        const config = await ctx.loadConfig();
         const tools = locateTools({ ffmpeg: config.ffmpeg, ffprobe: config.ffprobe, font: config.font });
         // Loaded here, not at start: BullMQ and the AWS SDK take ~0.4 s to load, which every other command would pay.
         const [{ startSegmentWorker }, { openMediaStore }] = await Promise.all([import('../../cluster/segment-worker.js'), import('../../media/open-media-store.js')]);

@@ -1,4 +1,5 @@
-// Authentication and service routes: the 1.0 token endpoint (SPEC 4.1), GET /{v} (who am I, limits), /healthz.
+// Authentication and service routes: the 1.0 token endpoint (SPEC 4.1), GET /{v} (who am I, limits), /healthz (and
+// the render farm's queue, when serve has one).
 import { signToken } from '../../core/access-token.js';
 import { MAX_SETTINGS } from '../../core/setting-types.js';
 import { tokenKey } from '../../engine/credentials.js';
@@ -10,7 +11,8 @@ import type { ServerContext } from '../server-context.js';
 
 export function authRoutes(routes: Routes, ctx: ServerContext): void {
   const engine = ctx.service.engine;
-  routes.add(['GET'], ['/healthz'], async () => json(200, { ok: true }));
+  // On a render farm, also where the work goes: the queue (no password), its depth and the workers connected now.
+  routes.add(['GET'], ['/healthz'], async () => json(200, { ok: true, ...(engine.farm ? { queue: await engine.farm.status() } : {}) }));
 
   routes.add(['GET'], ['/1.0/authenticate/accessToken'], async (req) => {
     const clientId = ctx.checkKeyHeaders(req);

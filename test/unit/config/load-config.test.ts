@@ -345,3 +345,31 @@ describe('paths', () => {
     expect(configDir({}, platform)).toBe(platform.config);
   });
 });
+
+describe('queue.url (the render farm, issue 11)', () => {
+  it('is unset by default: serve renders embedded', async () => {
+    expect((await load()).queue).toBeUndefined();
+  });
+
+  it('comes from the file, then WMARK_QUEUE_URL, then --queue', async () => {
+    write('.wmarkrc.json', { queue: { url: 'redis://file:6379' } });
+    expect((await load()).queue).toEqual({ url: 'redis://file:6379' });
+    const fromEnv = await load({ env: { WMARK_QUEUE_URL: 'redis://env:6379' } });
+    expect(fromEnv.queue).toEqual({ url: 'redis://env:6379' });
+    expect(fromEnv.sources['queue.url']).toBe('env WMARK_QUEUE_URL');
+    const fromFlag = await load({ env: { WMARK_QUEUE_URL: 'redis://env:6379' }, flags: { queue: 'rediss://:pw@flag:6380/2' } });
+    expect(fromFlag.queue).toEqual({ url: 'rediss://:pw@flag:6380/2' });
+    expect(fromFlag.sources['queue.url']).toBe('flag --queue');
+  });
+
+  it('names a URL that is not redis://', async () => {
+    const error = await loadError({ env: { WMARK_QUEUE_URL: 'http://redis:6379' } });
+    expect(error.message).toContain('env WMARK_QUEUE_URL: expected a redis:// or rediss:// URL');
+    const fileError = await (async () => {
+      write('.wmarkrc.json', { queue: { address: 'redis://x' } });
+      return loadError();
+    })();
+    expect(fileError.message).toContain('queue.address: unknown key');
+    expect(fileError.hint).toContain('Known keys in "queue": url.');
+  });
+});

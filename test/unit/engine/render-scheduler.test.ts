@@ -7,6 +7,7 @@ import { pickNext, PREEMPT_BACKGROUND_MS, RenderScheduler, type QueuedRender } f
 interface FakeRender {
   key: string;
   threads: number;
+  urgency: string;
   signal: AbortSignal;
   settled: boolean;
   finish: () => void;
@@ -17,10 +18,10 @@ interface FakeRender {
 function harness(threads: number) {
   const scheduler = new RenderScheduler(threads);
   const started: FakeRender[] = [];
-  const work = (key: string) => (t: number, signal: AbortSignal) =>
+  const work = (key: string) => (t: number, signal: AbortSignal, urgency: string) =>
     new Promise<void>((resolve, reject) => {
       signal.addEventListener('abort', () => reject(new Error(`${key} stopped`)), { once: true });
-      const r: FakeRender = { key, threads: t, signal, settled: false, finish: () => ((r.settled = true), resolve()), fail: (e) => ((r.settled = true), reject(e)) };
+      const r: FakeRender = { key, threads: t, urgency, signal, settled: false, finish: () => ((r.settled = true), resolve()), fail: (e) => ((r.settled = true), reject(e)) };
       started.push(r);
     });
   const running = () => started.filter((r) => !r.signal.aborted && !r.settled).map((r) => r.key);
@@ -156,5 +157,51 @@ describe('RenderScheduler', () => {
     await expect(running).rejects.toThrow('a/0 stopped');
     expect(h.started.map((r) => r.key)).toEqual(['a/0']);
     expect(h.scheduler.depth()).toEqual({ now: 0, ahead: 0, background: 0, running: 0 });
+  });
+});
+
+describe('RenderScheduler for a render farm (remote)', () => {
+  /** Renders run on other machines: every render takes one slot and nothing is stopped for an urgent one. */
+  function remoteHarness(slots: number) {
+    const h = harness(1);
+    return { ...h, scheduler: new RenderScheduler(slots, { remote: true }) };
+  }
+
+  it('gives an urgent render one slot and lets it wait beside the others', async () => {
+    const h = remoteHarness(3);
+    void h.scheduler.render('a/1', 'background', 'a', h.work('a/1'));
+    void h.scheduler.render('a/2', 'background', 'a', h.work('a/2'));
+    void h.scheduler.render('b/0', 'now', 'b', h.work('b/0'));
+    expect(h.started.map((r) => [r.key, r.threads])).toEqual([
+      ['a/1', 1],
+      ['a/2', 1],
+      ['b/0', 1],
+    ]);
+    expect(h.running()).toEqual(['a/1', 'a/2', 'b/0']);
+    expect(h.scheduler.stats.preempted).toBe(0);
+  });
+
+  it('bounds the renders waiting at once, the most urgent next when a slot frees', async () => {
+    const h = remoteHarness(1);
+    const first = h.scheduler.render('a/1', 'background', 'a', h.work('a/1'));
+    void h.scheduler.render('a/2', 'background', 'a', h.work('a/2'));
+    void h.scheduler.render('b/0', 'now', 'b', h.work('b/0'));
+    expect(h.running()).toEqual(['a/1']);
+    await h.finish('a/1');
+    await first;
+    expect(h.running()).toEqual(['b/0']);
+  });
+
+  it('restarts a waiting render asked for more urgently, so that the farm hears the new urgency', async () => {
+    const h = remoteHarness(4);
+    const background = h.scheduler.render('a/3', 'background', 'a', h.work('a/3'));
+    const now = h.scheduler.render('a/3', 'now', 'a', h.work('a/3'));
+    await tick();
+    expect(h.started.map((r) => [r.key, r.urgency, r.signal.aborted])).toEqual([
+      ['a/3', 'background', true],
+      ['a/3', 'now', false],
+    ]);
+    await h.finish('a/3');
+    await Promise.all([background, now]);
   });
 });

@@ -1,0 +1,152 @@
+// An engine with a render farm attached, in this process: a private redis-server and an in-process segment worker on
+// the engine's media folder. The engine encodes no segment itself, and GET /healthz says where the work goes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SegmentQueue } from '../../src/cluster/segment-queue.js';
+import { startSegmentWorker, type RunningSegmentWorker } from '../../src/cluster/segment-worker.js';
+import { attachSegmentFarm, STATUS_TIMEOUT_MS } from '../../src/engine/segment-farm.js';
+import { FolderMediaStore } from '../../src/media/folder-store.js';
+import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
+import { createCredential } from '../../src/engine/credentials.js';
+import { InProcessJobQueue } from '../../src/engine/job-queue.js';
+import { LocalService } from '../../src/engine/local-service.js';
+import { createApp } from '../../src/server/app.js';
+import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
+import { decodesCleanly } from '../helpers/media.js';
+import { natural } from '../helpers/fixtures.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { call, ingestOverHttp, keyHeaders, parseM3u8, serveInProcess, waitFor, type TestApp } from '../helpers/serve-helpers.js';
+import { countingRunner, FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
+import { VERSION } from '../../src/version.js';
+
+let redis: TestRedis;
+let engine: TestEngine;
+let s: TestApp;
+let worker: RunningSegmentWorker;
+let store: FolderMediaStore;
+/** The worker's ffmpeg calls: its encodes are the farm's segment renders. */
+const workerRunner = countingRunner(createProcessRunner(FFMPEG, FFPROBE));
+
+beforeAll(async () => {
+  redis = await startRedis();
+  engine = testEngine();
+  await attachSegmentFarm(engine, await SegmentQueue.open(redis.url, { pollMs: 500 }), redis.url);
+  store = new FolderMediaStore(engine.paths.media);
+  worker = await startSegmentWorker({ queueUrl: redis.url, store, runner: workerRunner, tools: { ffmpeg: FFMPEG, font: FONT }, threads: 1, concurrency: 4 });
+  s = await serveInProcess(engine);
+});
+afterAll(async () => {
+  await s?.close();
+  await engine?.farm?.close();
+  store?.close();
+  engine?.dispose();
+  await redis?.stop();
+});
+
+describe('serve with a render farm, in process', () => {
+  it('renders a watermark on the worker: the engine itself encodes no segment', async () => {
+    const { video } = await ingestOverHttp(s.app, s.v1, await natural(10), 'farm-in-process', '1.0');
+    const encodesAfterIngest = engine.runner.encodes();
+    const posted = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'farm-in-process', settings: [{ content: 'on the farm' }] } });
+    expect(posted.status, posted.text).toBe(201);
+    await waitFor(
+      async () => {
+        const r = await call(s.app, 'GET', posted.json.href);
+        expect(r.json.status).not.toBe('FAILED');
+        return r.json.status === 'READY' && r.json.containers.mp4 ? true : undefined;
+      },
+      'the watermark to be READY',
+      60_000,
+      200,
+    );
+    expect(await store.list(`watermarks/${video.id}/${posted.json.id}/seg_`)).toHaveLength(video.segments);
+    // The mp4 join copies streams (no libx264); segment renders would each be one.
+    expect(engine.runner.encodes()).toBe(encodesAfterIngest);
+  });
+
+  it('identical requests at the same moment make one watermark, each of its segments rendered once on the farm', async () => {
+    const { video } = await ingestOverHttp(s.app, s.v1, await natural(10), 'farm-twins', '1.0');
+    const before = workerRunner.encodes();
+    const body = { key: 'farm-twins', settings: [{ content: 'asked twice' }] };
+    const [a, b] = await Promise.all([call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body }), call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body })]);
+    expect(a.json.id).toBe(b.json.id);
+    await waitFor(async () => ((await call(s.app, 'GET', a.json.href)).json.status === 'READY' ? true : undefined), 'READY', 60_000, 200);
+    expect(workerRunner.encodes() - before).toBe(video.segments);
+  });
+
+  it('on demand (serve\'s default): a player\'s request waits for the worker to render its segment, and the next ones follow', async () => {
+    const queue = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
+    const service = new LocalService(engine, { queue, baseUrl: 'http://wmark.test', render: 'on-demand' });
+    const app = createApp({ service, tokenTtlSeconds: 3600 });
+    const headers = { ...keyHeaders(createCredential(engine, 'farm on demand')), host: 'wmark.test' };
+    try {
+      const { video } = await ingestVideo(engine, { source: await natural(20), key: 'farm-on-demand' });
+      const before = { engine: engine.runner.encodes(), worker: workerRunner.encodes() };
+      const created = await call(app, 'POST', '/2.0/watermark', { headers, body: { key: 'farm-on-demand', settings: [{ content: 'asked for by a player' }], containers: ['m3u8'] } });
+      expect(created.status, created.text).toBe(201);
+      expect(created.json.status).toBe('READY');
+      const dir = path.join(engine.paths.media, 'watermarks', video.id, created.json.id);
+      const playlist = await call(app, 'GET', created.json.containers.m3u8, { headers: { host: 'wmark.test' } });
+      const urls = parseM3u8(playlist.text).segments.map((seg) => new URL(seg.uri, created.json.containers.m3u8).href);
+      const last = urls.length - 1;
+      expect(existsSync(path.join(dir, segmentFileName(last - 2)))).toBe(false);
+      const reply = await call(app, 'GET', urls[last - 2]!, { headers: { host: 'wmark.test' } });
+      expect(reply.status).toBe(200);
+      expect(reply.body.length).toBeGreaterThan(1000);
+      // Render-ahead: the two after it come without being asked.
+      await waitFor(() => (existsSync(path.join(dir, segmentFileName(last))) && existsSync(path.join(dir, segmentFileName(last - 1))) ? true : undefined), 'render-ahead on the farm');
+      await decodesCleanly(path.join(dir, segmentFileName(last - 2)));
+      expect(engine.runner.encodes()).toBe(before.engine);
+      const opening = readdirSync(dir).filter((f) => /^seg_\d{5}\.ts$/.test(f)).length - 3;
+      expect(workerRunner.encodes() - before.worker).toBe(opening + 3);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('a forensic viewer with text: each text-over-variant segment is rendered on the worker, into the shared folder', async () => {
+    const { video } = await ingestVideo(engine, { source: await natural(300), key: 'farm-forensic', enableForensic: true });
+    const encodesAfterIngest = engine.runner.encodes();
+    const posted = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'farm-forensic', settings: [{ content: 'visible' }, { type: 'FORENSIC', content: 'AB' }] } });
+    expect(posted.status, posted.text).toBe(201);
+    await waitFor(
+      async () => {
+        const r = await call(s.app, 'GET', posted.json.href);
+        expect(r.json.status).not.toBe('FAILED');
+        return r.json.status === 'READY' && r.json.containers.mp4 ? true : undefined;
+      },
+      'the forensic watermark to be READY',
+      180_000,
+      500,
+    );
+    const segments = await store.list(`watermarks/${video.id}/${posted.json.id}/seg_`);
+    expect(segments).toHaveLength(video.segments.length);
+    // Rendered once per (text, variant, segment) under _shared/, then linked into the viewer's folder.
+    expect((await store.list(`watermarks/${video.id}/_shared/`)).length).toBe(video.segments.length);
+    expect(engine.runner.encodes()).toBe(encodesAfterIngest);
+    await decodesCleanly(path.join(engine.paths.media, segments[1]!));
+  });
+
+  it('GET /healthz reports the queue, its depth and the connected workers', async () => {
+    const r = await call(s.app, 'GET', '/healthz');
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({
+      ok: true,
+      queue: { url: redis.url, media: engine.paths.media, reachable: true, depth: { waiting: 0, active: 0 }, workers: [{ id: worker.id, version: VERSION }] },
+    });
+  });
+
+  it('GET /healthz still answers, quickly, while Redis is down, and serve still shuts down', async () => {
+    await worker.close();
+    await redis.stop();
+    const started = Date.now();
+    const r = await call(s.app, 'GET', '/healthz');
+    expect(Date.now() - started).toBeLessThan(STATUS_TIMEOUT_MS + 1_000);
+    expect(r.json).toMatchObject({ ok: true, queue: { url: redis.url, reachable: false, depth: null, workers: null } });
+    const closing = Date.now();
+    await engine.farm!.close();
+    expect(Date.now() - closing).toBeLessThan(5_000);
+  });
+});
