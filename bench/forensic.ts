@@ -37,7 +37,7 @@ import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
 import { detectLeak, type DetectResult } from '../src/engine/detect.js';
 import { openEngine, type Engine } from '../src/engine/engine.js';
 import { FORENSIC_DIR, readForensicLayout, SIDECAR_NAME, variantArgs, variantFileFor, type ForensicLayout } from '../src/engine/forensic-prepare.js';
-import type { VideoRecord } from '../src/engine/store.js';
+import type { VideoRecord } from '../src/engine/state-store.js';
 import type { ProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 import { measureForensicViewer } from './lib/forensic-viewer.js';
 import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';

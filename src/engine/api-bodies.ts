@@ -8,7 +8,7 @@ import type { TemplateSetting } from '../core/setting-types.js';
 import { watermarkUrls } from '../core/watermark-urls.js';
 import type { TemplateResource, VideoResource, WatermarkResource } from '../service/watermark-service.js';
 import type { Engine } from './engine.js';
-import type { TemplateRecord, VideoRecord, WatermarkRecord } from './store.js';
+import type { TemplateRecord, VideoRecord, WatermarkRecord } from './state-store.js';
 import { MP4_NAME, watermarkDir } from './watermark.js';
 
 /** Signed media links are valid this long (renewed by asking again), never beyond the watermark's own expiration. */

@@ -1,7 +1,7 @@
 // API credentials for `wmark serve`: client ids with API keys stored only as SHA-256 hashes.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Engine } from './engine.js';
-import type { CredentialRecord } from './store.js';
+import type { CredentialRecord } from './state-store.js';
 
 export interface IssuedCredential {
   clientId: string;

@@ -10,10 +10,11 @@ import { privateDir, tighten, tightenTree, usePrivateUmask } from './file-modes.
 import { RenderScheduler } from './render-scheduler.js';
 import type { SegmentFarm } from './segment-farm.js';
 import { loadOrCreateSecret } from './secret.js';
+import type { StateStore } from './state-store.js';
 import { Store } from './store.js';
 
 export interface Engine {
-  store: Store;
+  store: StateStore;
   paths: DataPaths;
   tools: MediaTools;
   runner: ProcessRunner;
@@ -42,6 +43,8 @@ export interface EngineOptions {
   encode: EncodeOptions;
   runner?: ProcessRunner;
   now?: () => number;
+  /** The state store (default: the SQLite file in the data folder). */
+  store?: StateStore;
 }
 
 export function openEngine(options: EngineOptions): Engine {
@@ -53,7 +56,7 @@ export function openEngine(options: EngineOptions): Engine {
   for (const dir of [paths.media, paths.videos, paths.watermarks, paths.tmp]) privateDir(dir);
   for (const file of [paths.db, `${paths.db}-wal`, `${paths.db}-shm`, paths.secret]) tighten(file);
   const tools = locateTools({ ffmpeg: options.ffmpeg, ffprobe: options.ffprobe, font: options.font });
-  const store = new Store(paths.db);
+  const store = options.store ?? new Store(paths.db);
   const workers = Math.max(1, options.workers);
   return {
     store,

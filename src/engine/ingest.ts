@@ -14,7 +14,7 @@ import { checkLocalSource, downloadSource } from './fetch-source.js';
 import { prepareForensic } from './forensic-prepare.js';
 import { holdLease, isLeaseLive, jobId, type JobReporter } from './job-lease.js';
 import { checkNotAPlaylist, type SourcePolicy } from './source-policy.js';
-import type { VideoRecord } from './store.js';
+import type { VideoRecord } from './state-store.js';
 
 /** High quality working form: it is decoded and encoded again for every watermark. */
 // CRF 15 keeps the second generation within ~0.5 dB of a one-shot encode (CRF 18 cost 2.4 dB on grainy 720p).

@@ -3,7 +3,7 @@
 // any watcher (in this process or another) can read it.
 import { isInterruption } from '../core/errors.js';
 import type { Engine } from './engine.js';
-import type { JobRecord } from './store.js';
+import type { JobRecord } from './state-store.js';
 
 /** A lease whose heartbeat is older than this belongs to a dead process and may be taken over. */
 export const LEASE_STALE_MS = 20_000;

@@ -29,7 +29,7 @@ import { registerVideo, type Registration } from './ingest.js';
 import type { SourcePolicy } from './source-policy.js';
 import { isLeaseLive, jobId, topicOf, type JobKind } from './job-lease.js';
 import type { JobQueue } from './job-queue.js';
-import type { JobRecord, RenderMode, VideoRecord, WatermarkRecord } from './store.js';
+import type { JobRecord, RenderMode, VideoRecord, WatermarkRecord } from './state-store.js';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates } from './templates.js';
 import { deleteWatermark, exportWatermark, needsJob, requestWatermark, watermarkFiles, type VideoRef, type WatermarkFiles } from './watermark.js';
 

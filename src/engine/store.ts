@@ -1,89 +1,10 @@
-// The state database: videos, templates, watermarks, jobs and credentials in SQLite (WAL), with forward-only migrations.
+// The state database (the SQLite StateStore): videos, templates, watermarks, jobs and credentials in SQLite (WAL), with forward-only migrations.
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PRIVATE_DIR_MODE, privateFile } from './file-modes.js';
 
-export type VideoStatus = 'PENDING' | 'INGESTED' | 'FAILED_ENCODING' | 'FAILED_DIGITAL_PROFILING';
-export type WatermarkStatus = 'PENDING' | 'PLAYABLE' | 'READY' | 'FAILED';
-export type { Container } from '../core/api-requests.js';
-import type { Container } from '../core/api-requests.js';
-
-export interface VideoRecord {
-  id: string;
-  key: string;
-  sourceUrl: string;
-  name: string | null;
-  status: VideoStatus;
-  enableForensic: boolean;
-  width: number | null;
-  height: number | null;
-  durationSeconds: number | null;
-  fpsNum: number | null;
-  fpsDen: number | null;
-  hasAudio: boolean;
-  /** Duration in seconds of each working segment, in order. */
-  segments: number[];
-  /** Presentation time (s) of the first video frame in the working segments: the origin of the video timeline. */
-  timeOrigin: number;
-  error: string | null;
-  createdOn: number;
-}
-
-export interface TemplateRecord {
-  id: string;
-  name: string;
-  description: string | null;
-  settings: unknown[];
-  createdOn: number;
-}
-
-export interface WatermarkRecord {
-  id: string;
-  videoId: string;
-  /** Normalised settings (canonical JSON parsed back). */
-  settings: unknown[];
-  containers: Container[];
-  /** Unix ms after which every URL of this watermark stops working; null = never. */
-  expiration: number | null;
-  status: WatermarkStatus;
-  error: string | null;
-  createdOn: number;
-  readyOn: number | null;
-  forensicPayload: number | null;
-  /**
-   * 'full' renders every segment (CLI, mp4, batches); 'on-demand' renders the opening, then what players ask for
-   * (serve). A full request for an on-demand watermark turns it full.
-   */
-  render: RenderMode;
-}
-
-export type RenderMode = 'full' | 'on-demand';
-
-export interface JobRecord {
-  id: string;
-  kind: 'watermark' | 'ingest';
-  targetId: string;
-  status: 'queued' | 'running' | 'done' | 'failed';
-  owner: string | null;
-  heartbeat: number | null;
-  attempts: number;
-  error: string | null;
-  /** Progress in the job's own unit (segments for a watermark, milliseconds of video for an ingest). */
-  done: number;
-  total: number;
-  stage: string | null;
-  createdOn: number;
-  updatedOn: number;
-}
-
-export interface CredentialRecord {
-  clientId: string;
-  keyHash: string;
-  label: string | null;
-  createdOn: number;
-  revokedOn: number | null;
-}
+import type { Container, CredentialRecord, JobRecord, RenderMode, StateStore, TemplateRecord, VideoRecord, VideoStatus, WatermarkPatch, WatermarkRecord, WatermarkStatus } from './state-store.js';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE videos (
@@ -228,7 +149,8 @@ function enableWal(db: Database.Database): void {
   }
 }
 
-export class Store {
+/** The state store on a SQLite file (WAL), shared safely by the processes of one machine. */
+export class Store implements StateStore {
   readonly db: Database.Database;
   /** Prepared statements by SQL text: preparing parses and plans the SQL, which showed as a fifth of a POST's CPU. */
   private readonly statements = new Map<string, Database.Statement>();
@@ -382,7 +304,7 @@ export class Store {
     })();
   }
 
-  updateWatermark(id: string, patch: { status?: WatermarkStatus; error?: string | null; readyOn?: number | null; containers?: Container[]; render?: RenderMode }): void {
+  updateWatermark(id: string, patch: WatermarkPatch): void {
     const sets: string[] = [];
     const values: Record<string, unknown> = { id };
     if (patch.status !== undefined) (sets.push('status = @status'), (values.status = patch.status));

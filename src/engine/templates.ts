@@ -6,7 +6,7 @@ import { WmarkError } from '../core/errors.js';
 import { parseTemplateBody } from '../core/template-schema.js';
 import type { ApiVersion } from '../core/api-version.js';
 import type { Engine } from './engine.js';
-import type { TemplateRecord } from './store.js';
+import type { TemplateRecord } from './state-store.js';
 
 export const BUILTIN_TEMPLATE_DIR = fileURLToPath(new URL('../../templates/', import.meta.url));
 

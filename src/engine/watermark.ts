@@ -19,7 +19,7 @@ import { applyUserModes } from './file-modes.js';
 import { videoDir, workingSegment } from './ingest.js';
 import { holdLease, isLeaseLive, jobId, LEASE_STALE_MS, topicOf, type JobReporter } from './job-lease.js';
 import type { RenderUrgency, SharedRender } from './render-scheduler.js';
-import type { Container, RenderMode, VideoRecord, WatermarkRecord } from './store.js';
+import type { Container, RenderMode, VideoRecord, WatermarkRecord } from './state-store.js';
 
 export const PLAYLIST_NAME = 'video.m3u8';
 export const MP4_NAME = 'video.mp4';

@@ -7,7 +7,7 @@ import type { Engine } from '../engine/engine.js';
 import { InProcessJobQueue } from '../engine/job-queue.js';
 import { LocalService } from '../engine/local-service.js';
 import { serverSourcePolicy, type SourcePolicy } from '../engine/source-policy.js';
-import type { RenderMode } from '../engine/store.js';
+import type { RenderMode } from '../engine/state-store.js';
 import { createApp, type App } from './app.js';
 import type { AuthLimitOptions } from './auth-limit.js';
 import { sendFile } from './send-file.js';

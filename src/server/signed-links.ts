@@ -4,7 +4,7 @@
 import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
 import { verifySignedUrl } from '../core/sign-url.js';
-import type { WatermarkRecord } from '../engine/store.js';
+import type { WatermarkRecord } from '../engine/state-store.js';
 import { isExpired } from '../engine/watermark.js';
 import type { ApiRequest, Params } from './http-types.js';
 import type { ServerContext } from './server-context.js';

@@ -12,7 +12,7 @@ import { codeword, forensicKey } from '../../src/core/forensic/keyed-bits.js';
 import { encodeForensicContent } from '../../src/core/forensic-payload.js';
 import { FORENSIC_DIR, readForensicLayout, variantFileFor, type ForensicLayout } from '../../src/engine/forensic-prepare.js';
 import { videoDir } from '../../src/engine/ingest.js';
-import type { VideoRecord } from '../../src/engine/store.js';
+import type { VideoRecord } from '../../src/engine/state-store.js';
 import { launchBrowser, openPage, saveScreenshot, videoFrameStats, waitForPlayback, type OpenedPage } from '../helpers/browser.js';
 import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
 import { natural, tempDir } from '../helpers/fixtures.js';

@@ -5,7 +5,7 @@ import { openEngine, type Engine } from '../../src/engine/engine.js';
 import { registerVideo, runIngestJob, type IngestRequest } from '../../src/engine/ingest.js';
 import { InProcessJobQueue } from '../../src/engine/job-queue.js';
 import { LocalService } from '../../src/engine/local-service.js';
-import type { VideoRecord } from '../../src/engine/store.js';
+import type { VideoRecord } from '../../src/engine/state-store.js';
 import { tempDir } from './fixtures.js';
 import { countingRunner, type CountingRunner } from './tools.js';
 

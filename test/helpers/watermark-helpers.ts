@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { parseSettings } from '../../src/core/setting-schema.js';
 import type { Setting } from '../../src/core/setting-types.js';
 import type { Engine } from '../../src/engine/engine.js';
-import type { Container, VideoRecord, WatermarkRecord } from '../../src/engine/store.js';
+import type { Container, VideoRecord, WatermarkRecord } from '../../src/engine/state-store.js';
 import { PLAYLIST_NAME, requestWatermark, runWatermarkJob, watermarkDir, type WatermarkRequestResult } from '../../src/engine/watermark.js';
 import { ingestVideo } from './engine.js';
 import { diffBox, type RgbFrame } from './media.js';

@@ -17,7 +17,7 @@ import { encodeForensicContent } from '../../src/core/forensic-payload.js';
 import { detectLeak } from '../../src/engine/detect.js';
 import { FORENSIC_DIR, readForensicLayout, SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH, variantFileFor, variantFileName, type ForensicLayout } from '../../src/engine/forensic-prepare.js';
 import { videoDir, workingSegment } from '../../src/engine/ingest.js';
-import type { VideoRecord } from '../../src/engine/store.js';
+import type { VideoRecord } from '../../src/engine/state-store.js';
 import { watermarkDir } from '../../src/engine/watermark.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { sandbox, type Sandbox } from '../helpers/cli-helpers.js';

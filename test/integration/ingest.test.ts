@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WmarkError } from '../../src/core/errors.js';
 import { framesPerSegment, segmentFileName, segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
 import { workingSegment } from '../../src/engine/ingest.js';
-import type { VideoRecord } from '../../src/engine/store.js';
+import type { VideoRecord } from '../../src/engine/state-store.js';
 import { probeMedia } from '../../src/ffmpeg/probe-media.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { runCli, type CliResult } from '../helpers/cli.js';

@@ -9,7 +9,7 @@ import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
 import { createCredential } from '../../src/engine/credentials.js';
 import { InProcessJobQueue } from '../../src/engine/job-queue.js';
 import { LocalService } from '../../src/engine/local-service.js';
-import type { RenderMode } from '../../src/engine/store.js';
+import type { RenderMode } from '../../src/engine/state-store.js';
 import { openingSegments, watermarkDir } from '../../src/engine/watermark.js';
 import { createApp, type App } from '../../src/server/app.js';
 import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';

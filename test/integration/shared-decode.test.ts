@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
-import type { VideoRecord } from '../../src/engine/store.js';
+import type { VideoRecord } from '../../src/engine/state-store.js';
 import { requestWatermark, runWatermarkJob, watermarkDir } from '../../src/engine/watermark.js';
 import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
 import { natural } from '../helpers/fixtures.js';

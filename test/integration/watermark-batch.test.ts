@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { segmentFileName, segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
 import { workingSegment } from '../../src/engine/ingest.js';
-import type { VideoRecord } from '../../src/engine/store.js';
+import type { VideoRecord } from '../../src/engine/state-store.js';
 import { runCli } from '../helpers/cli.js';
 import { testEngine } from '../helpers/engine.js';
 import { fixture, tempDir } from '../helpers/fixtures.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderTemplate } from '../../src/core/render-template.js';
 import type { TextSetting } from '../../src/core/setting-types.js';
 import { workingSegment } from '../../src/engine/ingest.js';
-import type { VideoRecord } from '../../src/engine/store.js';
+import type { VideoRecord } from '../../src/engine/state-store.js';
 import { createTemplate } from '../../src/engine/templates.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';

@@ -1,6 +1,6 @@
 // Where and how the engine draws text, measured on decoded frames of its HLS output over a flat 336699 clip (DESIGN 4 units).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { VideoRecord } from '../../src/engine/store.js';
+import type { VideoRecord } from '../../src/engine/state-store.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { decodeFrame, diffBox, type RgbFrame } from '../helpers/media.js';

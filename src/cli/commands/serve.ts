@@ -5,7 +5,7 @@ import { redactQueueUrl } from '../../cluster/redis-connection.js';
 import { WmarkError } from '../../core/errors.js';
 import { attachSegmentFarm, FARM_WATERMARK_JOBS, type SegmentFarm } from '../../engine/segment-farm.js';
 import { serverSourcePolicy } from '../../engine/source-policy.js';
-import type { RenderMode } from '../../engine/store.js';
+import type { RenderMode } from '../../engine/state-store.js';
 import type { Engine } from '../../engine/engine.js';
 import type { CliContext } from '../context.js';
 import { removeServeRecord, writeServeRecord } from '../serve-record.js';

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import type { TextSetting } from '../../core/setting-types.js';
-import type { WatermarkRecord } from '../../engine/store.js';
+import type { WatermarkRecord } from '../../engine/state-store.js';
 import { action, mergedOptions } from '../action.js';
 import { renderTable, renderWatermark } from '../render.js';
 import { apiStatus } from '../../engine/api-bodies.js';

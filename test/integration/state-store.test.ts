@@ -1,0 +1,50 @@
+// The engine keeps its state through the StateStore interface: a store handed to openEngine is the only one it uses.
+import { existsSync, rmSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openEngine, type Engine } from '../../src/engine/engine.js';
+import type { StateStore } from '../../src/engine/state-store.js';
+import { Store } from '../../src/engine/store.js';
+import { createTemplate, getTemplate } from '../../src/engine/templates.js';
+import { tempDir } from '../helpers/fixtures.js';
+
+let engine: Engine | undefined;
+let dataDir: string | undefined;
+afterEach(() => {
+  engine?.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  engine = dataDir = undefined;
+});
+
+/** A store that records the name of every call made on it, and forwards it to `inner`. */
+function recording(inner: StateStore): { store: StateStore; calls: string[] } {
+  const calls: string[] = [];
+  const store = new Proxy(inner, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.push(String(name));
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store, calls };
+}
+
+describe('openEngine with a state store of its own', () => {
+  it('keeps templates in the given store, opens no SQLite file of its own, and closes the store with the engine', () => {
+    dataDir = tempDir('state-store');
+    const { store, calls } = recording(new Store(':memory:'));
+    engine = openEngine({ dataDir, workers: 1, encode: { preset: 'veryfast', crf: 23 }, store });
+
+    const created = createTemplate(engine, { name: 'corner', settings: [{ content: 'viewer %name%' }] });
+    expect(getTemplate(engine, created.id)).toMatchObject({ id: created.id, name: 'corner' });
+    expect(store.getTemplate(created.id)?.name).toBe('corner');
+    expect(calls).toEqual(expect.arrayContaining(['insertTemplate', 'getTemplate']));
+    expect(existsSync(engine.paths.db)).toBe(false);
+
+    engine.close();
+    engine = undefined;
+    expect(calls.at(-1)).toBe('close');
+  });
+});
