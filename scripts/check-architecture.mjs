@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Fails (exit 1) on an import cycle in src/ or an import across the layers DESIGN 5.1 draws: core imports nothing
-// else, the CLI never reaches the state store, engines and servers never reach the CLI, and so on. Type-only imports
-// are not edges (they vanish at run time). madge would do the cycle half, but it needs TypeScript 5's compiler API.
+// Fails (exit 1) on an import cycle in src/, an import across the layers DESIGN 5.1 draws (core imports nothing
+// else, the CLI never reaches the state store, engines and servers never reach the CLI, and so on), or a heavy package
+// loaded at the CLI's start. Type-only imports are not edges (they vanish at run time). madge would do the cycle
+// half, but it needs TypeScript 5's compiler API.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -24,6 +25,13 @@ const ALLOWED = {
 };
 /** Files no other layer may import, whatever the folder rules say. */
 const PRIVATE = { 'engine/store.ts': ['engine'] };
+/**
+ * Packages that cost a cold CLI tens of milliseconds each to load, for commands that rarely need them: nothing the CLI
+ * loads at start (cli/main.ts and its static imports) may import them; only a dynamic import() inside the command
+ * that uses them. `wmark watermark --no-wait` has a 1 s budget from spawn to a playable playlist (issue 12).
+ */
+const HEAVY = ['bullmq', 'ioredis', '@aws-sdk/client-s3', 'jose', 'playwright-core', 'ora', '@inquirer/prompts'];
+const ENTRY = 'cli/main.ts';
 
 const files = [];
 (function walk(dir) {
@@ -35,7 +43,9 @@ const files = [];
 })(root);
 
 const IMPORT = /^\s*(import|export)\s+(type\s+)?([^'";]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm;
+const PACKAGE_IMPORT = /^\s*(import|export)\s+(type\s+)?([^'";]*?\sfrom\s+)?['"]((?:@[\w.-]+\/)?[\w.-]+)(?:\/[^'"]*)?['"]/gm;
 const edges = new Map();
+const heavyImports = new Map();
 const problems = [];
 const layerOf = (file) => path.relative(root, file).split(path.sep)[0].replace(/\.ts$/, '');
 
@@ -54,6 +64,27 @@ for (const file of files) {
     if (!typeOnly) targets.add(target);
   }
   edges.set(file, targets);
+  const heavy = [...text.matchAll(PACKAGE_IMPORT)].filter((m) => !m[2] && HEAVY.includes(m[4])).map((m) => m[4]);
+  if (heavy.length) heavyImports.set(file, heavy);
+}
+
+// Every file the CLI loads at start, and the first chain that reaches each: a heavy package loaded there is named with it.
+const entry = path.join(root, ENTRY);
+if (edges.has(entry)) {
+  const via = new Map([[entry, [entry]]]);
+  const queue = [entry];
+  while (queue.length) {
+    const file = queue.shift();
+    for (const pkg of heavyImports.get(file) ?? []) {
+      problems.push(`startup: ${via.get(file).map((f) => path.relative(root, f)).join(' -> ')} imports ${pkg} (load it with import() where it is used)`);
+    }
+    for (const next of edges.get(file) ?? []) {
+      if (edges.has(next) && !via.has(next)) {
+        via.set(next, [...via.get(file), next]);
+        queue.push(next);
+      }
+    }
+  }
 }
 
 // Depth-first search; a back edge to a file still on the stack closes a cycle.

@@ -1,6 +1,6 @@
 // How a CLI run talks to the user: data on stdout (human, plain or JSON), progress and messages on stderr.
 import { Chalk, type ChalkInstance } from 'chalk';
-import ora, { type Ora } from 'ora';
+import type { Ora } from 'ora';
 import { WmarkError, isWmarkError } from '../core/errors.js';
 import type { CliIO } from './io.js';
 
@@ -28,6 +28,10 @@ export class Output {
   readonly color: ChalkInstance;
   readonly interactive: boolean;
   private spinner?: Ora;
+  /** ora, once loaded: it costs a cold start tens of milliseconds, so only a terminal that shows spinners loads it. */
+  private ora?: typeof import('ora').default;
+  /** The text of a spinner asked for before ora was loaded. */
+  private pendingText?: string;
 
   constructor(
     private readonly io: CliIO,
@@ -39,6 +43,15 @@ export class Output {
     // Animated progress only for a person at a terminal: never under CI, never when stderr is piped.
     // A terminal that reports 0 columns (a pty nobody sized) would make ora's clear loop forever: no spinner there.
     this.interactive = Boolean(io.stderr.isTTY) && io.stderr.columns !== 0 && !io.env.CI && !options.quiet && !options.json;
+    if (this.interactive) {
+      import('ora').then(
+        (m) => {
+          this.ora = m.default;
+          if (this.pendingText !== undefined) this.progress(this.pendingText);
+        },
+        () => undefined, // no spinner, then: progress stays silent at a terminal, as with --quiet
+      );
+    }
   }
 
   /** Prints a result: JSON as one value, otherwise the human/plain renderer's lines. */
@@ -73,8 +86,10 @@ export class Output {
   /** A spinner on a TTY; elsewhere one plain line per stage (no animation), suppressed by --quiet. */
   progress(text: string): void {
     if (this.interactive) {
-      if (!this.spinner) {
-        this.spinner = ora({ text, stream: this.io.stderr as NodeJS.WritableStream, isEnabled: true, color: this.color.level > 0 ? 'cyan' : false, discardStdin: false }).start();
+      if (!this.ora) this.pendingText = text;
+      else if (!this.spinner) {
+        this.pendingText = undefined;
+        this.spinner = this.ora({ text, stream: this.io.stderr as NodeJS.WritableStream, isEnabled: true, color: this.color.level > 0 ? 'cyan' : false, discardStdin: false }).start();
       } else this.spinner.text = text;
     }
   }
@@ -86,6 +101,7 @@ export class Output {
   }
 
   stopSpinner(): void {
+    this.pendingText = undefined;
     this.spinner?.stop();
     this.spinner = undefined;
   }

@@ -4,7 +4,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ConnectedWorker, SegmentQueue } from '../cluster/segment-queue.js';
-import { redactQueueUrl } from '../cluster/redis-connection.js';
+import { redactQueueUrl } from '../cluster/queue-url.js';
 import { fontSha256, TASK_FONT_FILE, type SegmentTask } from '../cluster/segment-task.js';
 import type { TextFile } from '../core/ffmpeg-plan.js';
 import { WmarkError } from '../core/errors.js';

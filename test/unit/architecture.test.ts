@@ -58,4 +58,19 @@ describe('architecture check', () => {
     expect(r.stdout).toContain('layer: server/app.ts (server) imports cli/cmd.ts (cli)');
     expect(r.stdout).not.toContain('server/ok.ts');
   });
+
+  it('refuses a heavy package that the CLI loads at start, naming the chain, and allows it through import()', () => {
+    const root = tree('startup', {
+      'cli/main.ts': "import { run } from './program.js';\nexport const main = run;\n",
+      'cli/program.ts': "import { farm } from '../engine/farm.js';\nexport const run = () => import('../engine/lazy.js');\nexport const f = farm;\n",
+      'engine/farm.ts': "import { Queue } from 'bullmq';\nimport type { Redis } from 'ioredis';\nexport const farm = Queue;\nexport type R = Redis;\n",
+      'engine/lazy.ts': "import { S3Client } from '@aws-sdk/client-s3';\nexport const s3 = S3Client;\n",
+    });
+    const r = check(root);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('startup: cli/main.ts -> cli/program.ts -> engine/farm.ts imports bullmq');
+    expect(r.stdout).not.toContain('ioredis');
+    expect(r.stdout).not.toContain('client-s3');
+    expect(r.stdout).toContain('1 architecture problem(s) in 4 files');
+  });
 });

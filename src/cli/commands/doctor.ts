@@ -2,7 +2,6 @@
 import type { ChalkInstance } from 'chalk';
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import { collectFarmChecks } from '../../engine/farm-checks.js';
 import { collectChecks, type Check } from '../../engine/installation-checks.js';
 import { action } from '../action.js';
 
@@ -23,10 +22,12 @@ export function registerDoctor(program: Command): void {
         ctx.setConfigFlags({ queue: opts.queue });
         const config = await ctx.loadConfig();
         const media = opts.media ?? (ctx.io.env.WMARK_MEDIA_URL || undefined);
-        const checks = [
-          ...(await collectChecks(config)),
-          ...(await collectFarmChecks({ queue: config.queue?.url, media, s3: { endpoint: opts.s3Endpoint, region: opts.s3Region } })),
-        ];
+        const checks = await collectChecks(config);
+        if (config.queue?.url || media) {
+          // The Redis client and the AWS SDK load only when there is a farm to check.
+          const { collectFarmChecks } = await import('../../engine/farm-checks.js');
+          checks.push(...(await collectFarmChecks({ queue: config.queue?.url, media, s3: { endpoint: opts.s3Endpoint, region: opts.s3Region } })));
+        }
         const ok = checks.every((k) => k.ok || !k.required);
         ctx.output.result({ ok, checks }, (c) => printChecks(checks, c));
         if (!ok) {

@@ -1,7 +1,6 @@
 // `wmark serve`: the Video Watermarking Service API (1.0 and 2.0) on top of the local engine.
 import type { Command } from 'commander';
-import { SegmentQueue } from '../../cluster/segment-queue.js';
-import { redactQueueUrl } from '../../cluster/redis-connection.js';
+import { redactQueueUrl } from '../../cluster/queue-url.js';
 import { WmarkError } from '../../core/errors.js';
 import { attachSegmentFarm, FARM_WATERMARK_JOBS, type SegmentFarm } from '../../engine/segment-farm.js';
 import { serverSourcePolicy } from '../../engine/source-policy.js';
@@ -88,6 +87,8 @@ async function serveUntilStopped(ctx: CliContext, server: RunningServer, dataDir
 
 /** Connects to the farm's Redis (QUEUE_UNREACHABLE, exit 5, when it does not answer) and says how to start workers. */
 async function openFarm(ctx: CliContext, engine: Engine, url: string): Promise<SegmentFarm> {
+  // BullMQ and the Redis client load only when serve has a farm.
+  const { SegmentQueue } = await import('../../cluster/segment-queue.js');
   const queue = await SegmentQueue.open(url);
   const farm = await attachSegmentFarm(engine, queue, url);
   ctx.output.info(
