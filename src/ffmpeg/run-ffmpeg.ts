@@ -1,5 +1,5 @@
 // Runs ffmpeg as a child process: progress from `-progress pipe:1`, cancellation, and the stderr tail as the failure reason.
-import { execa } from 'execa';
+import { spawn as spawnChild } from 'node:child_process';
 import { WmarkError } from '../core/errors.js';
 import { watchChild } from './child-watchdog.js';
 
@@ -48,52 +48,86 @@ export function parseProgress(chunk: string): { time?: number; frames?: number }
   return out;
 }
 
+/** After a cancel's SIGTERM, a process still running this long is killed outright (ffmpeg may hang on a dead input). */
+export const FORCE_KILL_AFTER_MS = 5_000;
+
+interface Finished {
+  stdout: Buffer;
+  stderr: string;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** The spawn error (ENOENT: no such binary), when the process never ran. */
+  error?: NodeJS.ErrnoException;
+}
+
+/**
+ * Runs `bin` to its end with node's own child_process (execa cost a cold CLI 80 ms of module loading): stdin closed,
+ * stdout and stderr collected (stdout handed to `onStdout` instead when given), SIGTERM on `signal` and SIGKILL
+ * FORCE_KILL_AFTER_MS later. Never rejects: the caller reads the outcome.
+ */
+function runToEnd(bin: string, args: readonly string[], options: { cwd?: string; signal?: AbortSignal; onStdout?: (data: Buffer) => void }): Promise<Finished> {
+  return new Promise((resolve) => {
+    const child = spawnChild(bin, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Killed with us, whatever kills us (child-watchdog.ts).
+    const release = watchChild(child.pid);
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let spawnError: NodeJS.ErrnoException | undefined;
+    let forceKill: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      child.kill('SIGTERM');
+      forceKill = setTimeout(() => child.kill('SIGKILL'), FORCE_KILL_AFTER_MS);
+      forceKill.unref();
+    };
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
+    child.stdout.on('data', (data: Buffer) => (options.onStdout ? options.onStdout(data) : out.push(data)));
+    child.stderr.on('data', (data: Buffer) => err.push(data));
+    child.on('error', (error: NodeJS.ErrnoException) => (spawnError = error));
+    // 'close' (not 'exit'): every byte of both pipes has been read by then.
+    child.on('close', (code, signal) => {
+      clearTimeout(forceKill);
+      options.signal?.removeEventListener('abort', onAbort);
+      release();
+      resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), code, signal, ...(spawnError ? { error: spawnError } : {}) });
+    });
+  });
+}
+
 export function createProcessRunner(ffmpegPath: string, ffprobePath: string): ProcessRunner {
   async function spawn(bin: string, args: readonly string[], options: FfmpegRunOptions = {}): Promise<FfmpegRunResult> {
     const wantsProgress = Boolean(options.onProgress || options.countFrames) && !options.captureStdout;
     const fullArgs = wantsProgress ? ['-progress', 'pipe:1', '-nostats', ...args] : [...args];
-    const child = execa(bin, fullArgs, {
-      cancelSignal: options.signal,
-      encoding: 'buffer',
-      reject: false,
-      stdin: 'ignore',
-      cwd: options.cwd,
-      maxBuffer: 1024 * 1024 * 1024,
-    });
-    // Killed with us, whatever kills us (child-watchdog.ts).
-    const release = watchChild(child.pid);
     let frames: number | undefined;
-    if (wantsProgress && child.stdout) {
-      let pending = '';
-      child.stdout.on('data', (data: Buffer) => {
-        // Reports can split across chunks: only parse whole lines.
-        pending += data.toString('utf8');
-        const cut = pending.lastIndexOf('\n');
-        if (cut < 0) return;
-        const { time, frames: f } = parseProgress(pending.slice(0, cut));
-        pending = pending.slice(cut + 1);
-        if (f !== undefined) frames = f;
-        if (time !== undefined && options.durationSeconds && options.durationSeconds > 0) {
-          options.onProgress?.(Math.max(0, Math.min(1, time / options.durationSeconds)));
-        }
-      });
-    }
-    const result = await child.finally(release);
-    const stderr = Buffer.from(result.stderr as Uint8Array).toString('utf8');
-    if (result.isCanceled || options.signal?.aborted) {
-      throw new WmarkError('CANCELLED', `${bin.endsWith('ffprobe') ? 'ffprobe' : 'ffmpeg'} was cancelled`);
-    }
-    if (result.failed) {
-      const name = bin.includes('ffprobe') ? 'ffprobe' : 'ffmpeg';
-      const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-      if ((result as { code?: string }).code === 'ENOENT' || /ENOENT/.test(String(result.message))) {
+    let pending = '';
+    const onProgressData = (data: Buffer) => {
+      // Reports can split across chunks: only parse whole lines.
+      pending += data.toString('utf8');
+      const cut = pending.lastIndexOf('\n');
+      if (cut < 0) return;
+      const { time, frames: f } = parseProgress(pending.slice(0, cut));
+      pending = pending.slice(cut + 1);
+      if (f !== undefined) frames = f;
+      if (time !== undefined && options.durationSeconds && options.durationSeconds > 0) {
+        options.onProgress?.(Math.max(0, Math.min(1, time / options.durationSeconds)));
+      }
+    };
+    const result = await runToEnd(bin, fullArgs, { cwd: options.cwd, signal: options.signal, ...(wantsProgress ? { onStdout: onProgressData } : {}) });
+    const name = bin.includes('ffprobe') ? 'ffprobe' : 'ffmpeg';
+    if (options.signal?.aborted) throw new WmarkError('CANCELLED', `${name} was cancelled`);
+    if (result.error) {
+      if (result.error.code === 'ENOENT') {
         throw new WmarkError('FFMPEG_NOT_FOUND', `${name} not found at ${bin}`, { hint: 'Run `wmark doctor`, or set WMARK_FFMPEG / WMARK_FFPROBE.' });
       }
-      throw new WmarkError(result.signal ? 'FFMPEG_CRASHED' : 'FFMPEG_FAILED', `${name} ${how}: ${tail(stderr, 600) || '(no output)'}`, {
-        details: [tail(stderr)],
+      throw new WmarkError('FFMPEG_FAILED', `${name} could not be started: ${result.error.message}`);
+    }
+    if (result.code !== 0) {
+      const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
+      throw new WmarkError(result.signal ? 'FFMPEG_CRASHED' : 'FFMPEG_FAILED', `${name} ${how}: ${tail(result.stderr, 600) || '(no output)'}`, {
+        details: [tail(result.stderr)],
       });
     }
-    return { stdout: wantsProgress ? Buffer.alloc(0) : Buffer.from(result.stdout as Uint8Array), stderr, frames };
+    return { stdout: result.stdout, stderr: result.stderr, frames };
   }
   return {
     ffmpeg: (args, options) => spawn(ffmpegPath, ['-hide_banner', '-nostdin', ...args], options),
