@@ -81,6 +81,8 @@ const ingestRuns = (log: string) => logLines(log).filter((l) => l.includes('segm
 /** One per segment of a forensic title: the encode of its variants (both blend modes in one run). */
 const variantRuns = (log: string) => logLines(log).filter((l) => l.includes('grainmerge'));
 
+const keys = new Map<string, { clientId: string; apiKey: string }>();
+
 interface Served {
   proc: SpawnedServe;
   base: string;
@@ -90,14 +92,15 @@ interface Served {
 }
 
 /** `wmark serve --queue` on a fresh data folder, its ffmpeg a logging wrapper (serve must start none on media). */
-async function farmServe(label: string): Promise<Served> {
-  const dataDir = newDir(label);
-  const own = wrapper(dataDir, 'serve-ffmpeg');
+async function farmServe(label: string, dataDir = newDir(label)): Promise<Served> {
+  const own = wrapper(dataDir, `serve-ffmpeg-${serves.length}`);
   const proc = spawnServe(dataDir, ['--port', String(await freePort()), '--queue', redis.url], { WMARK_FFMPEG: own.ffmpeg });
   serves.push(proc);
   const base = await proc.url;
-  const clientId = /client id:\s+(wmc_\S+)/.exec(proc.stderr())![1]!;
-  const apiKey = /API key:\s+(wmk_\S+)/.exec(proc.stderr())![1]!;
+  // A data folder's first serve prints its key pair once; a restarted serve reuses it.
+  const clientId = /client id:\s+(wmc_\S+)/.exec(proc.stderr())?.[1] ?? keys.get(dataDir)!.clientId;
+  const apiKey = /API key:\s+(wmk_\S+)/.exec(proc.stderr())?.[1] ?? keys.get(dataDir)!.apiKey;
+  keys.set(dataDir, { clientId, apiKey });
   // API 2.0 takes the key pair on every request.
   return { proc, base, headers: keyHeaders({ clientId, apiKey }), dataDir, ffmpegLog: own.log };
 }
@@ -197,6 +200,23 @@ describe('ingest on the render farm', () => {
     const video = await ingested(s, id);
     expect(mediaRuns(s.ffmpegLog)).toEqual([]);
     await expectEmbeddedSegments(s, id, video);
+  });
+
+  it('serve SIGKILLed mid-ingest and started again: it joins the ingest the worker is running, which is done once', async () => {
+    const s = await farmServe('farm-ingest-serve-restart');
+    const steady = wrapper(s.dataDir, 'steady', 4);
+    await worker(s, steady.ffmpeg);
+    const id = await postVideo(s, { sourceUrl: textSource, key: 'farm-serve-restart' });
+    await until(() => ingestRuns(steady.log).length === 1, 'the worker to start the ingest', 60_000, 50);
+    s.proc.kill('SIGKILL');
+    await s.proc.exited;
+
+    const again = await farmServe('farm-ingest-serve-restart', s.dataDir);
+    // The dead serve's lease on the job goes stale first (20 s).
+    const video = await ingested(again, id, 90_000);
+    expect(ingestRuns(steady.log)).toHaveLength(1);
+    expect(mediaRuns(again.ffmpegLog)).toEqual([]);
+    await expectEmbeddedSegments(again, id, video);
   });
 
   it('forensic preparation: two workers share the segments, each prepared once, and the sidecar equals an embedded preparation', async () => {
