@@ -2,6 +2,7 @@
 // engine's media folder. The engine itself runs no ffmpeg on the ingest; a transcode that fails on the worker fails
 // the video with the worker's reason (its error code kept) and leaves nothing in the store.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { IngestTask } from '../../src/cluster/ingest-task.js';
 import { SegmentQueue } from '../../src/cluster/segment-queue.js';
 import { startSegmentWorker, type RunningSegmentWorker } from '../../src/cluster/segment-worker.js';
 import { WmarkError } from '../../src/core/errors.js';
@@ -9,6 +10,7 @@ import { attachIngestFarm } from '../../src/engine/ingest-farm.js';
 import { registerVideo, runIngestJob } from '../../src/engine/ingest.js';
 import { createProcessRunner, type ProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
+import { VERSION } from '../../src/version.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { natural } from '../helpers/fixtures.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
@@ -59,6 +61,26 @@ describe('ingest on the render farm, in process', () => {
       ...[0, 1, 2, 3].map((i) => `videos/${video.id}/seg_0000${i}.ts`),
       `videos/${video.id}/segments.csv`,
     ]);
+  });
+
+  it('a worker of another version refuses an ingest task with both versions named; a malformed one is TASK_INVALID', async () => {
+    await startWorker(createProcessRunner(FFMPEG, FFPROBE));
+    const task: IngestTask = {
+      kind: 'ingest',
+      version: '0.0.1-elsewhere',
+      source: 'videos/nowhere/source.mp4',
+      outputPrefix: 'videos/nowhere',
+      fps: { num: 30, den: 1 },
+      width: 320,
+      height: 180,
+      hasAudio: true,
+      encode: { preset: 'veryfast', crf: 15 },
+      lead: false,
+    };
+    const refused = await queue.enqueue(task).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'WORKER_VERSION_MISMATCH', message: expect.stringContaining(`runs wmark ${VERSION} and refuses a task planned by wmark 0.0.1-elsewhere`) });
+    const malformed = await queue.enqueue({ ...task, version: VERSION, outputPrefix: 'videos/../../etc' }).catch((error: unknown) => error);
+    expect(malformed).toMatchObject({ code: 'TASK_INVALID', message: expect.stringContaining('ingest task outputPrefix: not a media key') });
   });
 
   it('a transcode failing on the worker fails the video with its reason and code, and leaves nothing in the store', async () => {
