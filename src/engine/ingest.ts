@@ -19,7 +19,7 @@ import type { VideoRecord } from './store.js';
 
 /** High quality working form: it is decoded and encoded again for every watermark. */
 // CRF 15 keeps the second generation within ~0.5 dB of a one-shot encode (CRF 18 cost 2.4 dB on grainy 720p).
-export const WORKING_ENCODE = { preset: 'veryfast', crf: 15 } as const;
+const WORKING_ENCODE = { preset: 'veryfast', crf: 15 } as const;
 export const FORENSIC_MIN_SECONDS = 300;
 
 export interface IngestRequest {
@@ -48,7 +48,7 @@ export function workingSegment(engine: Engine, videoId: string, index: number): 
 }
 
 /** A downloaded source waits here, under the video's id, until its ingest job has read it. */
-export function downloadedSource(engine: Engine, videoId: string): string {
+function downloadedSource(engine: Engine, videoId: string): string {
   return path.join(engine.paths.tmp, `source-${videoId}`);
 }
 
