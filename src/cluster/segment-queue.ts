@@ -1,12 +1,15 @@
-// The render farm's queue of segment tasks, on BullMQ in Redis: serve enqueues a task and awaits its result; workers
-// on any machine take tasks (segment-worker.ts). A task's job id is derived from its output key, so asking twice for
-// the same segment while it is queued or running makes one job, and a failed one is retried when asked for again.
-import { createHash } from 'node:crypto';
+// The render farm's queue of tasks (segment renders, ingest transcodes, forensic preparation), on BullMQ in Redis:
+// serve enqueues a task and awaits its result; workers on any machine take tasks (segment-worker.ts). A task's job id
+// is derived from its output key, so asking twice for the same output while it is queued or running makes one job,
+// and a failed one is retried when asked for again.
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ERRORS, isWmarkError, WmarkError, type ErrorCode } from '../core/errors.js';
 import { connectRedis } from './redis-connection.js';
-import type { SegmentRunResult, SegmentTask } from './segment-task.js';
+import { farmJobId, segmentJobId, taskKind, taskOutput, type FarmResult, type FarmTask } from './farm-task.js';
+import type { SegmentRunResult } from './segment-task.js';
+
+export { segmentJobId } from './farm-task.js';
 
 export const SEGMENT_QUEUE = 'wmark-segments';
 /** How long close() waits for Redis before it just disconnects. */
@@ -53,11 +56,6 @@ export async function connectedWorkers(queue: Queue): Promise<ConnectedWorker[]>
   return [...found.values()].sort((a, b) => a.id.localeCompare(b.id));
 }
 
-/** The job id of the task that writes `output` (BullMQ ids may not contain ':'). */
-export function segmentJobId(output: string): string {
-  return `seg-${createHash('sha256').update(output).digest('hex').slice(0, 40)}`;
-}
-
 /** A job's failure as text that keeps its catalogue code: `CODE: message`. */
 export function failureReason(error: unknown): string {
   if (isWmarkError(error)) return `${error.code}: ${error.message}`;
@@ -65,16 +63,16 @@ export function failureReason(error: unknown): string {
 }
 
 /** Back from a failure's text to the error it was, when it carries a catalogue code. */
-export function errorFromReason(reason: string, output: string): WmarkError {
+export function errorFromReason(reason: string, output: string, fallback: ErrorCode = 'WATERMARK_FAILED'): WmarkError {
   const m = /^([A-Z][A-Z0-9_]+): ([\s\S]*)$/.exec(reason);
   if (m && m[1]! in ERRORS) return new WmarkError(m[1] as ErrorCode, m[2]!);
-  return new WmarkError('WATERMARK_FAILED', `rendering ${output} failed: ${reason}`);
+  return new WmarkError(fallback, `${fallback === 'WATERMARK_FAILED' ? 'rendering' : 'preparing'} ${output} failed: ${reason}`);
 }
 
 interface Waiter {
-  task: SegmentTask;
+  task: FarmTask;
   options: EnqueueOptions;
-  promises: { resolve: (result: SegmentJobResult) => void; reject: (error: unknown) => void }[];
+  promises: { resolve: (result: unknown) => void; reject: (error: unknown) => void }[];
 }
 
 export class SegmentQueue {
@@ -124,17 +122,17 @@ export class SegmentQueue {
    * Queues the task (or joins the job already rendering the same output) and resolves when its output is in the
    * store. Rejects with the worker's reason when the task failed for good (WORKER_VERSION_MISMATCH, FFMPEG_FAILED, ...).
    */
-  enqueue(task: SegmentTask, options: EnqueueOptions = {}): Promise<SegmentJobResult> {
+  enqueue<T extends FarmTask>(task: T, options: EnqueueOptions = {}): Promise<FarmResult<T>> {
     if (this.closed) return Promise.reject(new WmarkError('CANCELLED', 'the segment queue is closed'));
-    const jobId = segmentJobId(task.output);
-    return new Promise<SegmentJobResult>((resolve, reject) => {
+    const jobId = farmJobId(task);
+    return new Promise<FarmResult<T>>((resolve, reject) => {
       const waiter = this.waiters.get(jobId);
       if (waiter) {
-        waiter.promises.push({ resolve, reject });
+        waiter.promises.push({ resolve: resolve as (result: unknown) => void, reject });
         // The more urgent asker wins: submit() below raises the queued job's priority.
         if (options.priority && !(waiter.options.priority && waiter.options.priority <= options.priority)) waiter.options = { ...waiter.options, priority: options.priority };
       }
-      else this.waiters.set(jobId, { task, options, promises: [{ resolve, reject }] });
+      else this.waiters.set(jobId, { task, options, promises: [{ resolve: resolve as (result: unknown) => void, reject }] });
       this.poller ??= setInterval(() => void this.poll(), this.options.pollMs);
       this.poller.unref();
       void this.submit(jobId, { retryFailed: true }).catch((error: unknown) => this.settle(jobId, { error }));
@@ -145,7 +143,7 @@ export class SegmentQueue {
   private async submit(jobId: string, how: { retryFailed: boolean }): Promise<void> {
     const waiter = this.waiters.get(jobId);
     if (!waiter) return;
-    const job = await this.queue.add('segment', waiter.task, {
+    const job = await this.queue.add(taskKind(waiter.task), waiter.task, {
       jobId,
       attempts: this.options.attempts,
       backoff: { type: 'exponential', delay: 1_000 },
@@ -175,7 +173,7 @@ export class SegmentQueue {
       this.settle(job.id!, { result: parseResult(done.returnvalue) });
     } else if (state === 'failed') {
       if (how.retryFailed) await job.retry('failed').catch(() => undefined);
-      else this.settle(job.id!, { error: errorFromReason(job.failedReason ?? 'failed', String(job.data?.output)) });
+      else this.settle(job.id!, { error: taskFailure(job.failedReason ?? 'failed', this.waiters.get(job.id!)?.task ?? (job.data as FarmTask)) });
     }
   }
 
@@ -199,10 +197,10 @@ export class SegmentQueue {
     // Only a final failure ends the wait; a failed try with tries left goes back to the queue.
     const job = await Job.fromId(this.queue, jobId).catch(() => undefined);
     if (job && (await job.getState().catch(() => 'unknown')) !== 'failed') return;
-    this.settle(jobId, { error: errorFromReason(reason, waiter.task.output) });
+    this.settle(jobId, { error: taskFailure(reason, waiter.task) });
   }
 
-  private settle(jobId: string, outcome: { result: SegmentJobResult } | { error: unknown }): void {
+  private settle(jobId: string, outcome: { result: FarmResult<FarmTask> } | { error: unknown }): void {
     const waiter = this.waiters.get(jobId);
     if (!waiter) return;
     this.waiters.delete(jobId);
@@ -222,6 +220,12 @@ export class SegmentQueue {
    */
   async forget(output: string): Promise<void> {
     const job = await Job.fromId(this.queue, segmentJobId(output));
+    if (job && ['completed', 'failed'].includes(await job.getState())) await job.remove();
+  }
+
+  /** As forget(), for a task of any kind: its finished job is dropped, so asking again runs it again. */
+  async forgetTask(task: FarmTask): Promise<void> {
+    const job = await Job.fromId(this.queue, farmJobId(task));
     if (job && ['completed', 'failed'].includes(await job.getState())) await job.remove();
   }
 
@@ -251,13 +255,18 @@ export class SegmentQueue {
   }
 }
 
-function parseResult(value: unknown): SegmentJobResult {
+/** A task's failure as the error its waiter gets: a segment's is the watermark's, the others' are the ingest's. */
+function taskFailure(reason: string, task: FarmTask): WmarkError {
+  return errorFromReason(reason, taskOutput(task), taskKind(task) === 'segment' ? 'WATERMARK_FAILED' : 'INGEST_FAILED');
+}
+
+function parseResult(value: unknown): FarmResult<FarmTask> {
   if (typeof value === 'string') {
     try {
-      return JSON.parse(value) as SegmentJobResult;
+      return JSON.parse(value) as FarmResult<FarmTask>;
     } catch {
       // fall through
     }
   }
-  return value as SegmentJobResult;
+  return value as FarmResult<FarmTask>;
 }

@@ -9,25 +9,17 @@ import { z } from 'zod';
 import { validationError, WmarkError } from '../core/errors.js';
 import { segmentRenderArgs } from '../core/ffmpeg-plan.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
-import { checkKey, type MediaStore } from '../media/media-store.js';
+import type { MediaStore } from '../media/media-store.js';
+import { encodeSchema, keySchema, versionSchema } from './task-fields.js';
 
 /** The font's name inside the scratch folder: a task's filtergraph says `fontfile=font.ttf`, each worker links its own. */
 export const TASK_FONT_FILE = 'font.ttf';
 /** Names in the scratch folder that a task's text files may not take. */
 const RESERVED = new Set([TASK_FONT_FILE, 'filter.txt', 'input.ts', 'output.ts']);
 
-const keySchema = z.string().refine((key) => {
-  try {
-    checkKey(key);
-    return true;
-  } catch {
-    return false;
-  }
-}, 'not a media key');
-
 export const segmentTaskSchema = z.object({
   /** The wmark version that planned the task: a worker of another version refuses it (its output could differ). */
-  version: z.string().min(1),
+  version: versionSchema,
   /** The working segment (or forensic variant) to draw on, and where the rendered segment goes. */
   input: keySchema,
   output: keySchema,
@@ -38,7 +30,7 @@ export const segmentTaskSchema = z.object({
     .max(1000),
   /** SHA-256 of the font the layout was measured with (hex); a worker whose font differs refuses the task. */
   fontSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-  encode: z.object({ preset: z.string().regex(/^[a-z]+$/), crf: z.number().min(0).max(51) }),
+  encode: encodeSchema,
   gop: z.number().int().positive(),
   hasAudio: z.boolean(),
 });

@@ -1,6 +1,7 @@
-// A render-farm worker: takes segment tasks from the BullMQ queue, N at a time, renders them from and into the shared
-// media store, and refuses (failing the job with the reason) what it must not render: a task from another wmark
-// version, or one laid out with another font. A worker whose ffmpeg or font cannot render refuses to start at all.
+// A render-farm worker: takes tasks from the BullMQ queue, N at a time (segment renders, ingest transcodes, forensic
+// preparation of a segment), runs them from and into the shared media store, and refuses (failing the job with the
+// reason) what it must not run: a task from another wmark version, or a render laid out with another font. A worker
+// whose ffmpeg or font cannot render refuses to start at all.
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
@@ -11,8 +12,11 @@ import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../media/media-store.js';
 import { VERSION } from '../version.js';
 import { connectRedis } from './redis-connection.js';
-import { connectedWorkers, failureReason, SEGMENT_QUEUE, workerName, type SegmentJobResult } from './segment-queue.js';
-import { fontSha256, parseSegmentTask, runSegmentTask } from './segment-task.js';
+import { parseFarmTask, taskKind, taskOutput, type FarmResult, type FarmTask } from './farm-task.js';
+import { runForensicTask, type ForensicTask } from './forensic-task.js';
+import { runIngestTask, type IngestTask } from './ingest-task.js';
+import { connectedWorkers, failureReason, SEGMENT_QUEUE, workerName } from './segment-queue.js';
+import { fontSha256, runSegmentTask, type SegmentTask } from './segment-task.js';
 
 export interface SegmentWorkerOptions {
   queueUrl: string;
@@ -78,31 +82,48 @@ export async function startSegmentWorker(options: SegmentWorkerOptions): Promise
     if (others.length === 0 || !token) throw refuse(why);
     await job.updateData({ ...job.data, refusedBy: [...refusedBy] });
     await job.moveToDelayed(Date.now() + PASS_ON_DELAY_MS, token);
-    log(`passed ${String(job.data?.output)} on to another worker`);
+    log(`passed ${String(job.data?.output ?? job.data?.outputPrefix)} on to another worker`);
     throw new DelayedError();
   };
 
-  const render = async (job: Job, token?: string): Promise<SegmentJobResult> => {
-    let task;
+  /** Runs a task of any kind; what it made, and whether this run made it (false: it was already in the store). */
+  const run = async (task: FarmTask): Promise<Omit<FarmResult<FarmTask>, 'worker'> & { rendered?: boolean; ms: number }> => {
+    switch (taskKind(task)) {
+      case 'ingest':
+        return runIngestTask(task as IngestTask, options.store, options.runner, { tmpDir: options.tmpDir });
+      case 'forensic-variant':
+        return runForensicTask(task as ForensicTask, options.store, options.runner, { tmpDir: options.tmpDir });
+      default:
+        return runSegmentTask(task as SegmentTask, options.store, options.runner, { fontFile: options.tools.font, threads, tmpDir: options.tmpDir });
+    }
+  };
+
+  const render = async (job: Job, token?: string): Promise<FarmResult<FarmTask>> => {
+    // The version first: a newer serve's task may be of a kind this worker cannot even read, and is passed on.
+    const planned: unknown = job.data?.version;
+    const label = String(job.data?.output ?? job.data?.outputPrefix ?? job.id);
+    if (typeof planned === 'string' && planned !== version) {
+      log(`refused ${label}: planned by wmark ${planned}, this worker is ${version}`);
+      return passOn(job, token, new WmarkError('WORKER_VERSION_MISMATCH', `worker ${id} runs wmark ${version} and refuses a task planned by wmark ${planned} (its output could differ)`));
+    }
+    let task: FarmTask;
     try {
-      task = parseSegmentTask(job.data);
+      task = parseFarmTask(job.data);
     } catch (error) {
       throw refuse(error as WmarkError);
     }
-    if (task.version !== version) {
-      log(`refused ${task.output}: planned by wmark ${task.version}, this worker is ${version}`);
-      return passOn(job, token, new WmarkError('WORKER_VERSION_MISMATCH', `worker ${id} runs wmark ${version} and refuses a task planned by wmark ${task.version} (its output could differ)`));
+    const fontSha = 'fontSha256' in task ? task.fontSha256 : undefined;
+    if (fontSha && fontSha !== ownFont) {
+      log(`refused ${label}: another font`);
+      return passOn(job, token, new WmarkError('WORKER_FONT_MISMATCH', `worker ${id} draws with ${options.tools.font}, not the font the task was laid out with (sha256 ${fontSha.slice(0, 12)}…)`));
     }
-    if (task.fontSha256 && task.fontSha256 !== ownFont) {
-      log(`refused ${task.output}: another font`);
-      return passOn(job, token, new WmarkError('WORKER_FONT_MISMATCH', `worker ${id} draws with ${options.tools.font}, not the font the task was laid out with (sha256 ${task.fontSha256.slice(0, 12)}…)`));
-    }
+    const what = `${taskKind(task) === 'segment' ? '' : `${taskKind(task)} `}${taskOutput(task)}`;
     try {
-      const result = await runSegmentTask(task, options.store, options.runner, { fontFile: options.tools.font, threads, tmpDir: options.tmpDir });
-      log(`${result.rendered ? 'rendered' : 'already there:'} ${task.output}${result.rendered ? ` in ${result.ms} ms` : ''}`);
-      return { ...result, worker: id };
+      const result = await run(task);
+      log(`${result.rendered === false ? 'already there:' : 'rendered'} ${what}${result.rendered === false ? '' : ` in ${result.ms} ms`}`);
+      return { ...result, worker: id } as FarmResult<FarmTask>;
     } catch (error) {
-      log(`failed ${task.output}: ${isWmarkError(error) ? error.message.split('\n')[0] : String(error)}`);
+      log(`failed ${what}: ${isWmarkError(error) ? error.message.split('\n')[0] : String(error)}`);
       // ffmpeg gone from under us: every task would fail here, none is this task's fault.
       if (isWmarkError(error) && error.code === 'FFMPEG_NOT_FOUND') throw refuse(new WmarkError('WORKER_UNUSABLE', `worker ${id}: ${error.message}`));
       throw new Error(failureReason(error));

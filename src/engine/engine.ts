@@ -8,6 +8,7 @@ import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js
 import { ChangeFeed } from './change-feed.js';
 import { privateDir, tighten, tightenTree, usePrivateUmask } from './file-modes.js';
 import { RenderScheduler } from './render-scheduler.js';
+import type { IngestFarm } from './ingest-farm.js';
 import type { SegmentFarm } from './segment-farm.js';
 import { loadOrCreateSecret } from './secret.js';
 import type { StateStore } from './state-store.js';
@@ -31,6 +32,8 @@ export interface Engine {
   renders: RenderScheduler;
   /** With `wmark serve --queue`: segment renders run on the render farm's workers (segment-farm.ts). */
   farm?: SegmentFarm;
+  /** With `wmark serve --queue`: ingest transcodes and forensic preparation run on the farm's workers (ingest-farm.ts). */
+  ingestFarm?: IngestFarm;
   close(): void;
 }
 

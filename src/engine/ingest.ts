@@ -2,10 +2,11 @@
 // job then normalises it into closed-GOP working segments (and forensic variants), publishes them by rename and marks
 // the video INGESTED. The job runs on the job queue, so it resumes after a crash like a watermark job.
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { WmarkError, isInterruption, isWmarkError } from '../core/errors.js';
-import { framesPerSegment, ingestArgs, leadSegmentFrames, parseSegmentList, segmentFileName, segmentFrameCounts } from '../core/ffmpeg-plan.js';
+import { transcodeToSegments } from '../cluster/ingest-task.js';
+import { framesPerSegment, leadSegmentFrames, segmentFileName, segmentFrameCounts } from '../core/ffmpeg-plan.js';
 import { isHttpUrl } from '../core/http-url.js';
 import { probeMedia } from '../ffmpeg/probe-media.js';
 import { publishDir } from './publish-dir.js';
@@ -199,28 +200,20 @@ async function normalise(engine: Engine, video: VideoRecord, staging: string, re
     const fresh = await downloadSource(engine.paths.tmp, video.sourceUrl, policy);
     await rename(fresh, input);
   } else if (!remote) input = await checkLocalSource(input, policy);
+  // On a render farm (serve --queue), workers transcode and prepare; this process only plans and records.
+  if (engine.ingestFarm) return engine.ingestFarm.normalise(video, input, report, signal);
   const fps = { num: video.fpsNum!, den: video.fpsDen! };
   const totalMs = Math.round((video.durationSeconds ?? 0) * 1000);
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
   report(0, totalMs, 'normalising');
-  // Forensic videos keep one GOP per segment: their code slots need halves of 1.5 s or more, and a forensic viewer's
-  // segments are links to prepared files, so there is no first render for short lead segments to speed up.
-  const maxFrames = leadFramesBound(video.durationSeconds, fps);
-  const lead = !video.enableForensic && maxFrames !== undefined;
-  const { frames } = await engine.runner.ffmpeg(
-    ingestArgs({ source: input, outDir: staging, fps, width: video.width!, height: video.height!, hasAudio: video.hasAudio, encode: WORKING_ENCODE, lead, maxFrames }),
-    { durationSeconds: video.durationSeconds ?? undefined, onProgress: (f) => report(Math.round(f * totalMs), totalMs, 'normalising'), countFrames: true, signal },
+  const plan = workingFormPlan(video);
+  const { frames, segments, timeOrigin } = await transcodeToSegments(
+    engine.runner,
+    { ...plan, source: input, outDir: staging, label: video.sourceUrl },
+    { durationSeconds: video.durationSeconds ?? undefined, onProgress: (f) => report(Math.round(f * totalMs), totalMs, 'normalising'), signal },
   );
-  const list = parseSegmentList(await readFile(path.join(staging, 'segments.csv'), 'utf8'));
-  if (list.length === 0) throw new WmarkError('NO_FRAMES', `${video.sourceUrl} has no decodable video frames`);
-  list.forEach((entry, i) => {
-    if (entry.file !== segmentFileName(i) || !existsSync(path.join(staging, entry.file))) {
-      throw new WmarkError('SEGMENT_LIST_MISMATCH', `segment list does not match the files written (${entry.file})`);
-    }
-  });
-  const timeOrigin = await firstVideoTime(engine, path.join(staging, segmentFileName(0)));
-  const durations = segmentDurations(list.length, frames, fps, lead);
+  const durations = segmentDurations(segments, frames, fps, plan.lead);
   if (video.enableForensic) {
     report(0, durations.length, 'preparing forensic variants A and B');
     await prepareForensic(
@@ -261,6 +254,16 @@ export function segmentDurations(count: number, totalFrames: number | undefined,
   return counts.map((n) => Number((n * frameSeconds).toFixed(6)));
 }
 
+/** The working form a video is transcoded to: the same plan whether this process or a render-farm worker runs it. */
+export function workingFormPlan(video: VideoRecord) {
+  const fps = { num: video.fpsNum!, den: video.fpsDen! };
+  // Forensic videos keep one GOP per segment: their code slots need halves of 1.5 s or more, and a forensic viewer's
+  // segments are links to prepared files, so there is no first render for short lead segments to speed up.
+  const maxFrames = leadFramesBound(video.durationSeconds, fps);
+  const lead = !video.enableForensic && maxFrames !== undefined;
+  return { fps, width: video.width!, height: video.height!, hasAudio: video.hasAudio, encode: WORKING_ENCODE, lead, ...(maxFrames !== undefined ? { maxFrames } : {}) };
+}
+
 /**
  * A bound on the frames a source of this probed length can yield at the working rate, with a wide margin (containers
  * misreport durations); undefined when the length is unknown, and such a source is cut without lead segments.
@@ -268,14 +271,6 @@ export function segmentDurations(count: number, totalFrames: number | undefined,
 function leadFramesBound(durationSeconds: number | null, fps: { num: number; den: number }): number | undefined {
   if (durationSeconds === null || !Number.isFinite(durationSeconds) || durationSeconds <= 0) return undefined;
   return Math.ceil(((durationSeconds * fps.num) / fps.den) * 1.5) + 10 * framesPerSegment(fps);
-}
-
-/** Presentation time of the first video frame, read with showinfo (the bundled ffprobe cannot read MPEG-TS). */
-async function firstVideoTime(engine: Engine, segment: string): Promise<number> {
-  const { stderr } = await engine.runner.ffmpeg(['-copyts', '-i', segment, '-map', '0:v:0', '-frames:v', '1', '-vf', 'showinfo', '-f', 'null', '-']);
-  const m = /pts_time:\s*(-?[\d.]+)/.exec(stderr);
-  if (!m) throw new WmarkError('PROBE_FAILED', 'could not read the first frame time of the working segments');
-  return Number(m[1]);
 }
 
 export function formatDuration(seconds: number): string {

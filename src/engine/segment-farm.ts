@@ -120,7 +120,7 @@ function exists(file: string): Promise<boolean> {
 }
 
 /** Stops waiting when `signal` aborts (CANCELLED); the task itself stays queued, and asking again joins it. */
-function untilAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
+export function untilAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
   if (!signal) return work;
   if (signal.aborted) return Promise.reject(new WmarkError('CANCELLED', 'render cancelled'));
   return new Promise<T>((resolve, reject) => {

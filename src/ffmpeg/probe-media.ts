@@ -106,3 +106,11 @@ async function probeViaRemux(runner: ProcessRunner, input: string, signal?: Abor
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** Presentation time of a file's first video frame, read with showinfo (the bundled ffprobe cannot read MPEG-TS). */
+export async function firstVideoTime(runner: ProcessRunner, file: string, signal?: AbortSignal): Promise<number> {
+  const { stderr } = await runner.ffmpeg(['-copyts', '-i', file, '-map', '0:v:0', '-frames:v', '1', '-vf', 'showinfo', '-f', 'null', '-'], { signal });
+  const m = /pts_time:\s*(-?[\d.]+)/.exec(stderr);
+  if (!m) throw new WmarkError('PROBE_FAILED', 'could not read the first frame time of the working segments');
+  return Number(m[1]);
+}

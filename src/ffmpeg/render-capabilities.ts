@@ -3,11 +3,14 @@
 import { access, constants, readFile } from 'node:fs/promises';
 import type { ProcessRunner } from './run-ffmpeg.js';
 
-/** What a segment render needs of ffmpeg: drawtext, libx264 and the MPEG-TS muxer. */
+/** What a worker's tasks need of ffmpeg: drawtext, libx264 and MPEG-TS (segments); blend (forensic); aac and segment (ingest). */
 const NEEDS = [
   { list: '-filters', name: 'drawtext', what: 'the drawtext filter' },
+  { list: '-filters', name: 'blend', what: 'the blend filter' },
   { list: '-encoders', name: 'libx264', what: 'the libx264 encoder' },
+  { list: '-encoders', name: 'aac', what: 'the aac encoder' },
   { list: '-muxers', name: 'mpegts', what: 'the mpegts muxer' },
+  { list: '-muxers', name: 'segment', what: 'the segment muxer' },
 ] as const;
 
 /** sfnt (TrueType/OpenType) and collection signatures: enough to tell a font from a missing or wrong file. */

@@ -120,7 +120,7 @@ describe('wmark serve --queue', () => {
     const farmDir = newDir('farm-serve');
     const own = wrapper(farmDir, 'serve-ffmpeg', 0);
     const s = await serve(farmDir, ['--queue', redis.url], { WMARK_FFMPEG: own.ffmpeg });
-    expect(s.proc.stderr()).toMatch(/render farm: segment renders go to redis:\/\/127\.0\.0\.1/);
+    expect(s.proc.stderr()).toMatch(/render farm: segment renders, ingests and forensic preparation go to redis:\/\/127\.0\.0\.1/);
     const logs = [wrapper(farmDir, 'w1', 0.5), wrapper(farmDir, 'w2', 0.5)];
     const started = await Promise.all(logs.map((l) => worker(farmDir, l.ffmpeg)));
     expect(started[0]!.id).not.toBe(started[1]!.id);

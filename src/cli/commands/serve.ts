@@ -2,7 +2,9 @@
 import type { Command } from 'commander';
 import { redactQueueUrl } from '../../cluster/queue-url.js';
 import { WmarkError } from '../../core/errors.js';
+import { attachIngestFarm, FARM_INGEST_JOBS } from '../../engine/ingest-farm.js';
 import { attachSegmentFarm, FARM_WATERMARK_JOBS, type SegmentFarm } from '../../engine/segment-farm.js';
+import { FolderMediaStore } from '../../media/folder-store.js';
 import { serverSourcePolicy } from '../../engine/source-policy.js';
 import type { RenderMode } from '../../engine/state-store.js';
 import type { Engine } from '../../engine/engine.js';
@@ -22,7 +24,7 @@ export function registerServe(program: Command): void {
     .option('--render <mode>', 'on-demand: render the opening, then the segments players ask for (default); full: every segment of every watermark')
     .option('--source-root <dir>', 'a folder API clients may ingest local files from (repeatable; default: any file on loopback, none beyond)', collect)
     .option('--cors-origin <origin>', 'an origin whose pages may call the API (repeatable; default *, never with credentials)', collect)
-    .option('--queue <url>', 'a render farm: segment renders go to `wmark worker`s through this Redis, redis://HOST:PORT (env WMARK_QUEUE_URL)')
+    .option('--queue <url>', 'a render farm: ingests, forensic preparation and segment renders go to `wmark worker`s through this Redis, redis://HOST:PORT (env WMARK_QUEUE_URL)')
     .option('--allow-private-sources', 'let API clients ingest http(s) sources on loopback, private or link-local addresses')
     .action(
       action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string; render?: string; sourceRoot?: string[]; allowPrivateSources?: boolean; corsOrigin?: string[]; queue?: string }) => {
@@ -51,7 +53,7 @@ export function registerServe(program: Command): void {
           tokenTtlSeconds: config.server.tokenTtlSeconds,
           corsOrigins: opts.corsOrigin,
           render,
-          ...(farm ? { watermarkJobConcurrency: FARM_WATERMARK_JOBS } : {}),
+          ...(farm ? { watermarkJobConcurrency: FARM_WATERMARK_JOBS, jobConcurrency: FARM_INGEST_JOBS } : {}),
           sourcePolicy: serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources }),
           log: (line: string) => ctx.output.info(line),
         }).catch(async (error: unknown) => {
@@ -91,9 +93,11 @@ async function openFarm(ctx: CliContext, engine: Engine, url: string): Promise<S
   const { SegmentQueue } = await import('../../cluster/segment-queue.js');
   const queue = await SegmentQueue.open(url);
   const farm = await attachSegmentFarm(engine, queue, url);
+  // Workers mount the media folder: sources go there for them, and working segments and variants come back there.
+  attachIngestFarm(engine, queue, new FolderMediaStore(engine.paths.media));
   ctx.output.info(
     [
-      `render farm: segment renders go to ${redactQueueUrl(url)}; this process renders none itself.`,
+      `render farm: segment renders, ingests and forensic preparation go to ${redactQueueUrl(url)}; this process encodes none itself.`,
       `  start workers on machines that mount ${engine.paths.media}:`,
       `  wmark worker --queue ${redactQueueUrl(url)} --media ${engine.paths.media}`,
     ].join('\n'),

@@ -1,4 +1,4 @@
-// `wmark worker`: a render-farm worker (issue 11). Takes segment tasks from Redis, renders them with this machine's
+// `wmark worker`: a render-farm worker (issue 11). Takes tasks (segment renders, ingests, forensic variants) from Redis, runs them with this machine's
 // ffmpeg and font, and reads and writes media in the shared store, until Ctrl-C or SIGTERM.
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
@@ -28,7 +28,7 @@ const optionsSchema = z.object({
 export function registerWorker(program: Command): void {
   program
     .command('worker')
-    .description('render segments for a `wmark serve --queue` render farm: tasks from Redis, media in a shared store')
+    .description('render segments, ingests and forensic variants for a `wmark serve --queue` render farm: tasks from Redis, media in a shared store')
     .option('--queue <url>', 'the Redis that serve queues work on: redis://HOST:PORT (env WMARK_QUEUE_URL, config queue.url)')
     .option('--media <url>', 'the shared media store: s3://BUCKET/PREFIX or a folder every machine mounts (env WMARK_MEDIA_URL)')
     .option('--concurrency <n>', 'segments rendered at once (default 1; about one per 2 cores)')
