@@ -20,7 +20,7 @@ import { FORENSIC_DIR, forensicFiles, LAYOUT_NAME, segmentPatterns, SIDECAR_NAME
 import { segmentDurations, videoDir, workingFormPlan } from './ingest.js';
 import type { JobReporter } from './job-lease.js';
 import { FARM_PRIORITY, untilAborted } from './segment-farm.js';
-import type { VideoRecord } from './store.js';
+import type { VideoRecord } from './state-store.js';
 
 /**
  * Ingest jobs one serve runs at once on a farm: each only waits on its tasks (the farm's queue orders the work), so

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dataPaths } from '../../src/config/paths.js';
 import { FORENSIC_DIR, LAYOUT_NAME, prepareForensic, SIDECAR_NAME } from '../../src/engine/forensic-prepare.js';
 import { loadOrCreateSecret } from '../../src/engine/secret.js';
-import type { VideoRecord } from '../../src/engine/store.js';
+import type { VideoRecord } from '../../src/engine/state-store.js';
 import { until } from '../helpers/cli-helpers.js';
 import { frameHashes, spawnWorker, type SpawnedWorker } from '../helpers/cluster.js';
 import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
