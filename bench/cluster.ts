@@ -154,10 +154,12 @@ async function startServe(b: Bench, label: string, dataDir: string, extra: strin
     proc.stdout!.on('data', (d: Buffer) => {
       out += d.toString('utf8');
       const line = out.split('\n').slice(0, -1).find((l) => l.startsWith('{'));
-      if (line) {
-        clearTimeout(timer);
-        resolve((JSON.parse(line) as { url: string }).url);
-      }
+      if (!line) return;
+      clearTimeout(timer);
+      const parsed = JSON.parse(line) as { url?: string; error?: { code: string; message: string } };
+      // With --json a usage error (an unknown flag) is a JSON line on stdout; the exit follows.
+      if (parsed.url) resolve(parsed.url);
+      else if (parsed.error) err = `${parsed.error.code}: ${parsed.error.message}\n${err}`;
     });
     proc.once('error', reject);
     proc.once('exit', (code) => {
@@ -525,21 +527,21 @@ function report(b: Bench, farm: Farm, embeddedLine: string, runs: { a: Run; b: F
   for (const r of runs) {
     const d = queueDelays(r.b.tasks);
     const order = r.a.round % 2 === 1 ? 'a,b' : 'b,a';
-    rows.push([`${r.a.round}`, order, r.a.wallS, r.b.wallS, r.b.wallS / r.a.wallS, r.b.tasks.length, percentile(d.dispatchMs, 50), percentile(d.dispatchMs, 95), percentile(d.waitMs, 50), r.b.redisCommands, r.b.redisCommands / r.b.wallS, mb(r.b.storeRead), mb(r.b.storeWritten), Math.max(r.a.otherCores, r.b.otherCores)]);
+    rows.push([`${r.a.round}`, order, r.a.wallS, r.b.wallS, r.b.wallS / r.a.wallS, r.b.tasks.length, percentile(d.dispatchMs, 50), percentile(d.dispatchMs, 95), percentile(d.waitMs, 50), r.b.redisCommands, r.b.redisCommands / r.b.wallS, r.b.storeRead / 1e6, r.b.storeWritten / 1e6, Math.max(r.a.otherCores, r.b.otherCores)]);
   }
-  rows.push(['median', '', median(runs.map((r) => r.a.wallS)), median(runs.map((r) => r.b.wallS)), ratio, '', percentile(dispatch, 50), percentile(dispatch, 95), percentile(wait, 50), costs.redisCommandsPerJob, busyOpsPerS, mb(median(runs.map((r) => r.b.storeRead))), mb(median(runs.map((r) => r.b.storeWritten))), '']);
+  rows.push(['median', '-', median(runs.map((r) => r.a.wallS)), median(runs.map((r) => r.b.wallS)), ratio, '-', percentile(dispatch, 50), percentile(dispatch, 95), percentile(wait, 50), costs.redisCommandsPerJob, busyOpsPerS, median(runs.map((r) => r.b.storeRead)) / 1e6, median(runs.map((r) => r.b.storeWritten)) / 1e6, '-']);
 
   const a = o.assumptions;
   const projectionRows = projection.rows.map((p) => [
     p.machines,
     p.machines * a.workersPerMachine,
-    Math.round(p.jobsPerHour),
-    Math.round(p.redisOpsPerS),
-    `${fmt(p.redisLoad * 100, 1)} %`,
-    mbit(p.egressBytesPerS),
-    `${fmt(p.egressLoad * 100, 1)} %`,
-    mbit(p.storeBytesPerS),
-    `${fmt(p.storeLoad * 100, 1)} %`,
+    p.jobsPerHour,
+    p.redisOpsPerS,
+    p.redisLoad * 100,
+    (p.egressBytesPerS * 8) / 1e6,
+    p.egressLoad * 100,
+    (p.storeBytesPerS * 8) / 1e6,
+    p.storeLoad * 100,
   ]);
   const limit = (m: number) => (Number.isFinite(m) ? `~${m >= 10 ? Math.round(m) : m.toFixed(1)} machines` : 'never');
   const cpuA = median(runs.map((r) => r.a.cpu.serveS));
@@ -560,11 +562,13 @@ function report(b: Bench, farm: Farm, embeddedLine: string, runs: { a: Run; b: F
     table(
       ['round', 'order', '(a) wall s', '(b) wall s', '(b)/(a)', 'tasks', 'dispatch p50 ms', 'dispatch p95 ms', 'wait p50 ms', 'redis cmds', 'redis ops/s', 'store read MB', 'store written MB', 'other load'],
       rows,
+      [undefined, undefined, 2, 2, 2, 0, 1, 1, 0, 0, 1, 1, 1, 2],
     ),
     '',
     `(dispatch = a task's start minus the moment it could have started: the later of its enqueue and its worker's previous finish;`,
     ` wait = start minus enqueue, including waiting for a busy worker. From BullMQ's job.timestamp/processedOn/finishedOn, read after`,
-    ` each job from the completed jobs, which segment-queue.ts keeps for an hour. other load = cores used by the rest of the machine.)`,
+    ` each job from the completed jobs, which segment-queue.ts keeps for an hour; the median row's percentiles pool all rounds' tasks.`,
+    ` store MB = 10^6 bytes. other load = cores used by the rest of the machine during the job: noise.)`,
     '',
     `wall (b)/(a), median of rounds:     ${verdictLine.text}   spread ${spread(ratios)} (per round ${ratios.map((r) => fmt(r)).join(' ')})`,
     `wall time, median:                  (a) ${fmt(median(runs.map((r) => r.a.wallS)))} s, (b) ${fmt(median(runs.map((r) => r.b.wallS)))} s; to the first READY answer (a) ${fmt(median(runs.map((r) => r.a.answerS)))} s, (b) ${fmt(median(runs.map((r) => r.b.answerS)))} s`,
@@ -585,7 +589,7 @@ function report(b: Bench, farm: Farm, embeddedLine: string, runs: { a: Run; b: F
     `  store: ${mb(costs.storeBytesPerJob)} MB GET+PUT per job against ${mbit(a.storeBytesPerS)} Mbit/s (--store-mbit; one NIC of an NFS/MinIO box; AWS S3 itself scales further);`,
     `  serve's own CPU (planning, playlists, answering) and ingest are not projected: ingest still runs on serve's machine.`,
     '',
-    table(['machines', 'workers', 'jobs/h', 'redis ops/s', 'redis load', 'egress Mbit/s', 'egress load', 'store Mbit/s', 'store load'], projectionRows),
+    table(['machines', 'workers', 'jobs/h', 'redis ops/s', 'redis load %', 'egress Mbit/s', 'egress load %', 'store Mbit/s', 'store load %'], projectionRows, [0, 0, 0, 0, 1, 1, 1, 1, 1]),
     '',
     `saturates first: ${projection.first.resource}, at ${limit(projection.first.machines)} (${(Object.entries(projection.limits) as [string, number][]).map(([k, v]) => `${k}: ${limit(v)}`).join('; ')})`,
     '',
