@@ -610,6 +610,12 @@ export const suite: Suite = {
     const { cwd, env } = await wmarkEnvironment(ctx, 'bench-cluster-cwd-');
     warnIfDistStale(ctx.log);
     const cleanup = new Cleanup();
+    // The first step added is the last one run: the folders go once nothing runs in them, on an interrupt too.
+    cleanup.add('working folders', async () => {
+      await rm(cwd, { recursive: true, force: true });
+      if (!ctx.args.keep) await rm(runDir, { recursive: true, force: true });
+      else ctx.log(`kept working files in ${runDir}`);
+    });
     const exitKill = () => cleanup.killAll();
     process.on('exit', exitKill);
     let stopping = false;
@@ -662,13 +668,13 @@ export const suite: Suite = {
         runs,
       };
     } finally {
+      // Interrupted: the signal handler stops everything and exits (130/143); whatever failed here meanwhile (a request
+      // to a serve it stopped) is not worth reporting.
+      if (stopping) await new Promise(() => undefined);
       await cleanup.run(ctx.log);
       process.off('exit', exitKill);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      await rm(cwd, { recursive: true, force: true });
-      if (!ctx.args.keep) await rm(runDir, { recursive: true, force: true });
-      else ctx.log(`kept working files in ${runDir}`);
     }
   },
 };
