@@ -407,6 +407,11 @@ interface Run {
 
 interface FarmRun extends Run {
   tasks: TaskTimes[];
+  /**
+   * The opening: segments serve asks for one after the other at BullMQ priority 1 (segment-farm.ts FARM_PRIORITY.now),
+   * each on one worker with one thread while the other waits; seconds from the first task's enqueue to its last's end.
+   */
+  opening: { tasks: number; seconds: number };
   failedTasks: number;
   notRendered: number;
   /** Bytes read from (GET) and written to (PUT) the store while the job ran, and how they were counted. */
@@ -479,6 +484,9 @@ async function timedJob(b: Bench, kind: 'a' | 'b', round: number, serve: ServePr
     finishedAt: j.finishedOn!,
     worker: String(resultOf(j.returnvalue).worker ?? 'unknown'),
   }));
+  const first = Math.min(...completed.map((j) => j.timestamp));
+  const urgent = completed.filter((j) => j.opts.priority === 1);
+  const opening = { tasks: urgent.length, seconds: urgent.length ? (Math.max(...urgent.map((j) => j.finishedOn!)) - first) / 1000 : 0 };
   const notRendered = completed.filter((j) => resultOf(j.returnvalue).rendered === false).length;
   let storeRead: number;
   let storeWritten: number;
@@ -493,7 +501,7 @@ async function timedJob(b: Bench, kind: 'a' | 'b', round: number, serve: ServePr
     storeWritten = completed.reduce((a, j) => a + size(String(j.data.output)), 0);
   }
   if (tasks.length !== segments) b.ctx.log(`  note: found ${tasks.length} completed segment tasks for ${segments} segments`);
-  return { ...run, tasks, failedTasks: jobs.length - completed.length, notRendered, storeRead, storeWritten };
+  return { ...run, tasks, opening, failedTasks: jobs.length - completed.length, notRendered, storeRead, storeWritten };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -572,6 +580,7 @@ function report(b: Bench, farm: Farm, embeddedLine: string, runs: { a: Run; b: F
     '',
     `wall (b)/(a), median of rounds:     ${verdictLine.text}   spread ${spread(ratios)} (per round ${ratios.map((r) => fmt(r)).join(' ')})`,
     `wall time, median:                  (a) ${fmt(median(runs.map((r) => r.a.wallS)))} s, (b) ${fmt(median(runs.map((r) => r.b.wallS)))} s; to the first READY answer (a) ${fmt(median(runs.map((r) => r.a.answerS)))} s, (b) ${fmt(median(runs.map((r) => r.b.answerS)))} s`,
+    `(b)'s opening:                      ${median(runs.map((r) => r.b.opening.tasks))} segments at priority 1, one after another on one 1-thread worker: ${fmt(median(runs.map((r) => r.b.opening.seconds)))} s of (b)'s wall (in (a) each opening segment gets both threads)`,
     `queue overhead per segment:         enqueue -> a worker starts it, ${dispatch.length} tasks: median ${fmt(percentile(dispatch, 50), 1)} ms, p95 ${fmt(percentile(dispatch, 95), 1)} ms, max ${fmt(Math.max(...dispatch), 1)} ms`,
     `                                    (whole wait incl. a busy worker: median ${fmt(percentile(wait, 50), 0)} ms, p95 ${fmt(percentile(wait, 95), 0)} ms)`,
     `bytes through the store per job:    ${mb(storeBytes)} MB (read ${mb(median(runs.map((r) => r.b.storeRead)))} MB, written ${mb(median(runs.map((r) => r.b.storeWritten)))} MB; ${storeHow})`,
