@@ -11,6 +11,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   serve: async () => (await import('./serve.js')).suite,
   forensic: async () => (await import('./forensic.js')).suite,
   pay: async () => (await import('./pay.js')).suite,
+  cluster: async () => (await import('./cluster.js')).suite,
 };
 
 const USAGE = `usage: npm run bench -- [suite ...] [--rounds N] [--keep] [--<option> value ...]
@@ -28,7 +29,15 @@ pay suite options (issue 12; also the text and serve suites' options, for parts 
   --long-minutes M    length of the on-demand/seek title (default 10)       --seek-to S    seek target (default 480)
   --seek-timeout S    give up on the seek after S seconds (default 30)      --idle-max S   wait for serve to go idle (default 300)
   --viewers N         batch size (default 8)   --batch-rounds N (default 1)   --batch-concurrency N (default: the CLI's)
-  --quiet-wait S      as above, default 10 for this suite`;
+  --quiet-wait S      as above, default 10 for this suite
+cluster suite options (issue 11 item 6: embedded vs serve --queue + wmark workers, Redis and the store on loopback):
+  --store s3|folder   the farm's media store: s3rver behind a byte-counting proxy (default s3; falls back to folder, saying
+                      so, when this build's serve cannot use --media s3://) or serve's media folder shared with the workers
+  --workers N         (a)'s encoder threads and (b)'s workers, one task and one thread each: one machine (default 2)
+  --seconds S         length of the 720p clip (default 60)      --quiet-wait S   as above, default 10
+  --job-timeout S     give up on a job after S seconds (default 900)
+  --redis-ops N       projection: one Redis' capacity in ops/s (default 100000)
+  --egress-mbit M     projection: serve's NIC in Mbit/s (default 1000)   --store-mbit M   the store's, Mbit/s (default 1000)`;
 
 export function parseArgs(argv: string[]): BenchArgs {
   const out: BenchArgs = { suites: [], rounds: 3, keep: false, options: {} };

@@ -49,7 +49,7 @@ export async function stopChild(child: Child): Promise<void> {
 }
 
 /** Process ids of every living descendant of `pid` (Linux /proc; empty elsewhere). */
-function descendants(pid: number): number[] {
+export function descendants(pid: number): number[] {
   const parentOf = new Map<number, number>();
   let entries: string[] = [];
   try {

@@ -84,9 +84,9 @@ export function formatMachine(m: MachineInfo): string {
   ].join('\n');
 }
 
-/** A fixed-width plain-text table; numbers are right-aligned. */
-export function table(header: string[], rows: (string | number)[][]): string {
-  const cells = [header, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)))];
+/** A fixed-width plain-text table; numbers are right-aligned, with 2 decimals unless `digits` gives a column others. */
+export function table(header: string[], rows: (string | number)[][], digits: (number | undefined)[] = []): string {
+  const cells = [header, ...rows.map((r) => r.map((c, i) => (typeof c === 'number' ? fmt(c, digits[i]) : c)))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   const numeric = header.map((_, i) => rows.every((r) => typeof r[i] === 'number' || r[i] === '-'));
   const line = (r: string[]) => r.map((c, i) => (numeric[i] && i > 0 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
