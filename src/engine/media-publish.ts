@@ -2,13 +2,15 @@
 // itself (working segments, forensic variants and sidecar, playlists, mp4s) is published to the store under the keys
 // workers use, and what workers render is looked for there. Without a store (engine.media unset) none of this runs:
 // the data folder's media folder is the only copy, as it always was.
-import { readdir, rm, mkdtemp } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rm, mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { joinMp4Args, segmentFileName } from '../core/ffmpeg-plan.js';
 import { WmarkError } from '../core/errors.js';
 import type { MediaStore } from '../media/media-store.js';
 import type { Engine } from './engine.js';
 import { forEachBounded } from './for-each-bounded.js';
+import writeFileAtomic from 'write-file-atomic';
 
 /** Uploads (and downloads, for an mp4 join) one store request each; a few at once hide the round trips. */
 const TRANSFERS_AT_ONCE = 4;
@@ -81,9 +83,44 @@ export async function unpublishVideoMedia(engine: Engine, videoId: string): Prom
   await unpublishFolder(engine, path.join(engine.paths.watermarks, videoId));
 }
 
-/** Deletes every object under a folder of the media folder (a watermark's, a video's) from the store, if there is one. */
+/**
+ * Deletes every object under a folder of the media folder (a watermark's, a video's) from the shared store: serve's,
+ * or, in another process on the same data folder (`wmark watermark rm`, `ingest --replace`), the one it remembers.
+ */
 export async function unpublishFolder(engine: Engine, folder: string): Promise<void> {
-  await engine.media?.deletePrefix(`${mediaKey(engine.paths.media, folder)}/`);
+  const prefix = `${mediaKey(engine.paths.media, folder)}/`;
+  if (engine.media) return void (await engine.media.deletePrefix(prefix));
+  const remembered = await rememberedStore(engine);
+  if (!remembered) return;
+  try {
+    await remembered.deletePrefix(prefix);
+  } finally {
+    remembered.close();
+  }
+}
+
+/** Where a data folder's shared store is: the URL and endpoint serve was given (credentials stay the SDK's). */
+export interface SharedMediaRecord {
+  url: string;
+  s3Endpoint?: string;
+  s3Region?: string;
+}
+
+/** Beside the database: the store that holds this data folder's rendered media, which only it knows of. */
+const sharedMediaFile = (engine: Engine) => path.join(engine.paths.root, 'shared-media.json');
+
+/** serve --media writes down its store, so that deleting from any process on this data folder deletes there too. */
+export async function rememberSharedMedia(engine: Engine, record: SharedMediaRecord): Promise<void> {
+  await writeFileAtomic(sharedMediaFile(engine), `${JSON.stringify(record)}\n`, { encoding: 'utf8' });
+}
+
+async function rememberedStore(engine: Engine): Promise<MediaStore | undefined> {
+  const file = sharedMediaFile(engine);
+  // Most data folders never had a shared store: one stat, and the AWS SDK is never loaded.
+  if (!existsSync(file)) return undefined;
+  const record = JSON.parse(await readFile(file, 'utf8')) as SharedMediaRecord;
+  const { openMediaStore } = await import('../media/open-media-store.js');
+  return openMediaStore(record.url, { endpoint: record.s3Endpoint, region: record.s3Region });
 }
 
 /** Puts a file serve wrote in the media folder (a playlist) in the store too. */

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { SegmentQueue } from '../../cluster/segment-queue.js';
 import { redactQueueUrl } from '../../cluster/redis-connection.js';
 import { WmarkError } from '../../core/errors.js';
+import { rememberSharedMedia } from '../../engine/media-publish.js';
 import { attachSegmentFarm, FARM_WATERMARK_JOBS, type SegmentFarm } from '../../engine/segment-farm.js';
 import { serverSourcePolicy } from '../../engine/source-policy.js';
 import type { RenderMode } from '../../engine/store.js';
@@ -137,6 +138,7 @@ async function openSharedMedia(engine: Engine, media: MediaFlags): Promise<Media
     throw error;
   }
   engine.media = store;
+  await rememberSharedMedia(engine, { url: media.media!, ...(media.s3Endpoint ? { s3Endpoint: media.s3Endpoint } : {}), ...(media.s3Region ? { s3Region: media.s3Region } : {}) });
   return store;
 }
 
