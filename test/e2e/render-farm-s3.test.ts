@@ -279,4 +279,37 @@ describe('wmark serve --queue --media s3://… with workers that share only the 
   }, 600_000);
 });
 
+describe('wmark serve --media: what it refuses, at start', () => {
+  /** `wmark --json serve` on a fresh data folder; it must exit before it listens. */
+  async function refused(args: string[]): Promise<{ code: number | null; error: { code: string; message: string; hint?: string } }> {
+    const dataDir = path.join(work, `refused-${Math.random().toString(36).slice(2, 8)}`);
+    const proc = startWmark(['--data-dir', dataDir, '--json', 'serve', '--port', '0', ...args], { env: { ...s3.env, WMARK_CONFIG_DIR: path.join(dataDir, 'config') } });
+    const done = await proc.done;
+    const line = proc.stdout().split('\n').find((l) => l.startsWith('{"error"'));
+    expect(line, `${proc.stdout()}\n${proc.stderr()}`).toBeDefined();
+    expect(proc.stderr()).not.toMatch(/\n\s+at /);
+    return { code: done.code, error: JSON.parse(line!).error };
+  }
+
+  it('--media without --queue: nothing would render into the store, so it is a usage error naming both flags', async () => {
+    const r = await refused(['--media', MEDIA, '--s3-endpoint', s3.endpoint]);
+    expect(r.code).toBe(2);
+    expect(r.error.code).toBe('BAD_FLAG');
+    expect(r.error.message).toContain('--media needs --queue');
+    expect(r.error.hint).toContain('--queue redis://HOST:PORT');
+  });
+
+  it('a --media that is no store URL is BAD_MEDIA_URL; a bucket that does not exist is MEDIA_STORE_FAILED (exit 5) with its reason', async () => {
+    const bad = await refused(['--queue', redis.url, '--media', 'relative/dir']);
+    expect(bad.code).toBe(2);
+    expect(bad.error.code).toBe('BAD_MEDIA_URL');
+    const missing = await refused(['--queue', redis.url, '--media', 's3://no-such-bucket/farm', '--s3-endpoint', s3.endpoint]);
+    expect(missing.code).toBe(5);
+    expect(missing.error).toMatchObject({ code: 'MEDIA_STORE_FAILED', message: expect.stringContaining('the bucket does not exist') });
+    const endpoint = await refused(['--queue', redis.url, '--media', MEDIA, '--s3-endpoint', 'minio:9000']);
+    expect(endpoint.code).toBe(2);
+    expect(endpoint.error.code).toBe('BAD_FLAG');
+  });
+});
+
 const segmentName = (i: number) => `seg_${String(i).padStart(5, '0')}.ts`;
