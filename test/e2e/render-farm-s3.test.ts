@@ -276,6 +276,22 @@ describe('wmark serve --queue --media s3://… with workers that share only the 
       expect(match, segmentName(i)).toBeDefined();
     }
     await decodesCleanly(one!.files[0]!);
+
+    // Visible text over the variants: the workers render each (text, variant, segment) once into the bucket, and the
+    // viewer's segments are copies of those under its own names.
+    const texted = await watermarkReady(farm, { key: 'farm-s3-forensic', settings: [{ content: 'seen by viewer AB' }, { type: 'FORENSIC', content: 'AB' }], containers: ['m3u8'] });
+    const seen = await fetchPlaylist(texted.m3u8, path.join(work, 'forensic-texted'));
+    expect(seen.text).not.toMatch(/forensic|_shared/);
+    const shared = await store.list(`watermarks/${forensicId}/_shared/`);
+    expect(shared).toHaveLength(seen.files.length);
+    for (const [i, file] of seen.files.entries()) {
+      const ending = `_${String(i).padStart(5, '0')}.ts`;
+      const source = shared.find((k) => k.endsWith(ending))!;
+      expect(readFileSync(file).equals(await objectBytes(source)), segmentName(i)).toBe(true);
+      // The same variant choice as the forensic-only viewer with the same payload.
+      expect(path.basename(source)).toBe(path.basename([...variantBytes].find(([, b]) => b.equals(readFileSync(one!.files[i]!)))![0]));
+    }
+    await decodesCleanly(seen.files[seen.files.length - 1]!);
   }, 600_000);
 });
 
