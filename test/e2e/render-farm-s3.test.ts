@@ -98,11 +98,22 @@ async function watermarkReady(s: Served, body: Record<string, unknown>): Promise
   );
 }
 
-/** The playlist through its signed URL, and each segment it lists fetched through serve, saved under `dir`. */
+/**
+ * The whole playlist through its signed URL (1.0's READY means playable, so it is polled until it ends), and each
+ * segment it lists fetched through serve, saved under `dir`.
+ */
 async function fetchPlaylist(m3u8: string, dir: string): Promise<{ text: string; files: string[]; urls: string[] }> {
-  const playlist = await fetch(m3u8);
-  expect(playlist.status).toBe(200);
-  const text = await playlist.text();
+  const text = await waitFor(
+    async () => {
+      const playlist = await fetch(m3u8);
+      expect(playlist.status).toBe(200);
+      const body = await playlist.text();
+      return body.includes('#EXT-X-ENDLIST') ? body : undefined;
+    },
+    'the whole playlist',
+    400_000,
+    500,
+  );
   mkdirSync(dir, { recursive: true });
   const urls = parseM3u8(text).segments.map((s) => new URL(s.uri, m3u8).toString());
   const files: string[] = [];
@@ -281,6 +292,7 @@ describe('wmark serve --queue --media s3://… with workers that share only the 
     // viewer's segments are copies of those under its own names.
     const texted = await watermarkReady(farm, { key: 'farm-s3-forensic', settings: [{ content: 'seen by viewer AB' }, { type: 'FORENSIC', content: 'AB' }], containers: ['m3u8'] });
     const seen = await fetchPlaylist(texted.m3u8, path.join(work, 'forensic-texted'));
+    expect(seen.files).toHaveLength(one!.files.length);
     expect(seen.text).not.toMatch(/forensic|_shared/);
     const shared = await store.list(`watermarks/${forensicId}/_shared/`);
     expect(shared).toHaveLength(seen.files.length);
@@ -292,7 +304,7 @@ describe('wmark serve --queue --media s3://… with workers that share only the 
       expect(path.basename(source)).toBe(path.basename([...variantBytes].find(([, b]) => b.equals(readFileSync(one!.files[i]!)))![0]));
     }
     await decodesCleanly(seen.files[seen.files.length - 1]!);
-  }, 600_000);
+  }, 900_000);
 });
 
 describe('wmark serve --media: what it refuses, at start', () => {
