@@ -40,7 +40,8 @@ const EXAMPLES: Record<string, string[]> = {
     'wmark serve',
     'wmark serve --port 0   # any free port; local commands link to it',
     'wmark serve --host 0.0.0.0 --public-url https://videos.example.com',
-    'wmark serve --queue redis://10.0.0.5:6379   # a render farm: `wmark worker`s on the media folder do the encodes',
+    'wmark serve --queue redis://10.0.0.5:6379 --media s3://wmark-media/prod   # a render farm: `wmark worker`s on the same bucket do the encodes',
+    'wmark serve --queue redis://10.0.0.5:6379   # workers that mount this data folder\'s media folder',
   ],
   status: ['wmark status', 'wmark status --url http://videos.internal:8080 --json'],
   worker: [

@@ -229,6 +229,20 @@ export class SegmentQueue {
     if (job && ['completed', 'failed'].includes(await job.getState())) await job.remove();
   }
 
+  /**
+   * Removes the jobs for these outputs that wait for a worker (a task being rendered cannot be taken back; its
+   * output is removed by whoever awaited it). Whoever awaits a removed job here hears CANCELLED.
+   */
+  async discard(outputs: string[]): Promise<void> {
+    for (const output of outputs) {
+      const jobId = segmentJobId(output);
+      const job = await Job.fromId(this.queue, jobId);
+      if (!job || !['waiting', 'prioritized', 'delayed'].includes(await job.getState())) continue;
+      await job.remove();
+      this.settle(jobId, { error: new WmarkError('CANCELLED', `the task for ${output} was dropped: its watermark was deleted`) });
+    }
+  }
+
   /** Jobs by state, for status pages and tests. */
   counts(): Promise<Record<'waiting' | 'active' | 'delayed' | 'completed' | 'failed' | 'prioritized', number>> {
     return this.queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized') as Promise<

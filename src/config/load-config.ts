@@ -28,6 +28,10 @@ export interface ConfigFlags {
   api?: string | undefined;
   /** `wmark serve --queue redis://HOST:PORT`: the render farm's Redis. */
   queue?: string | undefined;
+  /** `--media s3://BUCKET/PREFIX` or a shared folder, with `--s3-endpoint` and `--s3-region`: the farm's media store. */
+  media?: string | undefined;
+  s3Endpoint?: string | undefined;
+  s3Region?: string | undefined;
 }
 
 export interface LoadConfigOptions {
@@ -56,6 +60,8 @@ export interface ResolvedConfig {
   remote: { url?: string; api?: ApiVersion };
   /** The render farm's Redis; without it, renders run in this process (embedded). */
   queue?: { url: string };
+  /** The render farm's shared media store; without it, media lives in the data folder only. */
+  media?: { url: string; s3Endpoint?: string; s3Region?: string };
   /** Undefined = decide from NO_COLOR / FORCE_COLOR / TTY. */
   color?: boolean;
   /** Dotted field path -> where its non-default value came from: a file path, `env WMARK_X` or `flag --x`. */
@@ -125,6 +131,9 @@ const FIELDS: readonly FieldSpec[] = [
   { path: 'remote.url', env: 'WMARK_API_URL', flag: 'remote', kind: 'string' },
   { path: 'remote.api', env: 'WMARK_API_VERSION', flag: 'api', kind: 'api' },
   { path: 'queue.url', env: 'WMARK_QUEUE_URL', flag: 'queue', kind: 'string' },
+  { path: 'media.url', env: 'WMARK_MEDIA_URL', flag: 'media', kind: 'string' },
+  { path: 'media.s3Endpoint', env: 'WMARK_S3_ENDPOINT', flag: 's3Endpoint', kind: 'string' },
+  { path: 'media.s3Region', env: 'WMARK_S3_REGION', flag: 's3Region', kind: 'string' },
   { path: 'color', flag: 'color', kind: 'boolean' },
 ];
 
@@ -172,6 +181,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
   if (merged.publicUrl !== undefined) resolved.publicUrl = merged.publicUrl;
   if (merged.color !== undefined) resolved.color = merged.color;
   if (merged.queue?.url !== undefined) resolved.queue = { url: merged.queue.url };
+  if (merged.media?.url !== undefined) resolved.media = { url: merged.media.url, ...withoutUndefined({ s3Endpoint: merged.media.s3Endpoint, s3Region: merged.media.s3Region }) };
   if (found) resolved.configFile = found.filepath;
   return resolved;
 }
@@ -411,7 +421,7 @@ function resolveCommand(base: string, value: string): string {
 function mergeConfigs(layers: readonly WmarkConfig[]): WmarkConfig {
   let merged: WmarkConfig = {};
   for (const layer of layers) {
-    const { encode, server, remote, queue, ...top } = layer;
+    const { encode, server, remote, queue, media, ...top } = layer;
     merged = {
       ...merged,
       ...withoutUndefined(top),
@@ -419,6 +429,7 @@ function mergeConfigs(layers: readonly WmarkConfig[]): WmarkConfig {
       server: { ...merged.server, ...withoutUndefined(server ?? {}) },
       remote: { ...merged.remote, ...withoutUndefined(remote ?? {}) },
       queue: { ...merged.queue, ...withoutUndefined(queue ?? {}) },
+      media: { ...merged.media, ...withoutUndefined(media ?? {}) },
     };
   }
   return merged;

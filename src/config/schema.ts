@@ -71,6 +71,18 @@ export const queueSchema = section({
   url: queueUrl().optional(),
 });
 
+/**
+ * The render farm's shared media store (issue 11): with a URL, `wmark serve --queue` keeps rendered media there and
+ * `wmark worker` reads and writes it. The endpoint and region are for S3-compatible servers; credentials are the AWS
+ * SDK's own (env, profile), never in wmark's config.
+ */
+export const mediaSchema = section({
+  // Checked where it is opened (BAD_MEDIA_URL), the same for a flag, an env var and this file.
+  url: nonEmptyString('an s3://BUCKET/PREFIX URL or an absolute folder path').optional(),
+  s3Endpoint: httpUrl().optional(),
+  s3Region: nonEmptyString('an S3 region name').optional(),
+});
+
 export const wmarkConfigSchema = section({
   dataDir: nonEmptyString('a folder path').optional(),
   ffmpeg: nonEmptyString('a path to ffmpeg').optional(),
@@ -82,6 +94,7 @@ export const wmarkConfigSchema = section({
   server: serverSchema.optional(),
   remote: remoteSchema.optional(),
   queue: queueSchema.optional(),
+  media: mediaSchema.optional(),
   color: z.boolean({ error: expected('true or false') }).optional(),
 });
 
@@ -96,6 +109,7 @@ export function knownKeysAt(path: readonly PropertyKey[]): string[] {
     server: serverSchema,
     remote: remoteSchema,
     queue: queueSchema,
+    media: mediaSchema,
   };
   const schema = sections[path.map(String).join('.')];
   return schema ? Object.keys(schema.shape) : [];

@@ -47,8 +47,9 @@ export function watermarkBody(engine: Engine, w: WatermarkRecord, options: { api
     includeMp4: true,
   });
   const status = apiStatus(w);
-  // The mp4 is listed only once complete (it is joined after the last segment).
-  const mp4Ready = w.containers.includes('mp4') && existsSync(path.join(watermarkDir(engine, w.videoId, w.id), MP4_NAME));
+  // The mp4 is listed only once complete (it is joined after the last segment). In a shared store it is asked of no
+  // object: a READY watermark with the mp4 container has its mp4 there (READY waits for it).
+  const mp4Ready = w.containers.includes('mp4') && (engine.media ? w.status === 'READY' : existsSync(path.join(watermarkDir(engine, w.videoId, w.id), MP4_NAME)));
   const wantsM3u8 = w.containers.includes('m3u8') || !w.containers.includes('mp4');
   return {
     status,

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { dataPaths, type DataPaths } from '../config/paths.js';
 import type { EncodeOptions } from '../core/ffmpeg-plan.js';
 import { locateTools, type MediaTools } from '../ffmpeg/locate-tools.js';
+import type { MediaStore } from '../media/media-store.js';
 import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import { ChangeFeed } from './change-feed.js';
 import { privateDir, tighten, tightenTree, usePrivateUmask } from './file-modes.js';
@@ -34,6 +35,12 @@ export interface Engine {
   farm?: SegmentFarm;
   /** With `wmark serve --queue`: ingest transcodes and forensic preparation run on the farm's workers (ingest-farm.ts). */
   ingestFarm?: IngestFarm;
+  /**
+   * With `wmark serve --queue … --media URL`: the store shared with the farm's workers (media-publish.ts). Media serve
+   * makes is published there, rendered segments and mp4s live only there, and the media route streams from it.
+   * Unset, paths.media is the only copy (embedded, or workers that mount it).
+   */
+  media?: MediaStore;
   close(): void;
 }
 

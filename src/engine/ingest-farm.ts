@@ -3,7 +3,7 @@
 // the workers prepare the forensic variants segment by segment, many at once. This process only plans, waits, and
 // joins the workers' measurements into the sidecar, so the video ends exactly as an embedded ingest would make it.
 import { randomUUID } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { measureKey, type ForensicTask } from '../cluster/forensic-task.js';
@@ -56,15 +56,21 @@ async function readObject(store: MediaStore, key: string): Promise<Buffer> {
 export function attachIngestFarm(engine: Engine, queue: SegmentQueue, store: MediaStore): IngestFarm {
   const keyOf = (dir: string) => path.relative(engine.paths.media, dir).split(path.sep).join('/');
 
-  /** Stores a file made here (the sidecar, the layout) under `key`. */
+  /**
+   * Keeps a file made here (the sidecar, the layout) in the media folder, where detect and viewer playlists read it,
+   * and in the shared store when that is not the media folder itself (serve --media s3://…).
+   */
   const putBytes = async (key: string, bytes: Buffer | string) => {
-    const file = path.join(engine.paths.tmp, `farm-${randomUUID()}`);
+    const file = path.join(engine.paths.media, ...key.split('/'));
+    const temp = path.join(engine.paths.tmp, `farm-${randomUUID()}`);
     try {
-      await writeFile(file, bytes);
-      await store.putFile(key, file);
+      await writeFile(temp, bytes);
+      await mkdir(path.dirname(file), { recursive: true });
+      await rename(temp, file);
     } finally {
-      await rm(file, { force: true });
+      await rm(temp, { force: true });
     }
+    if (engine.media) await engine.media.putFile(key, file);
   };
 
   /** Runs the task on the farm; a result remembered from before its outputs were deleted is run again. */

@@ -14,6 +14,7 @@ import type { Engine } from './engine.js';
 import { checkLocalSource, downloadSource } from './fetch-source.js';
 import { prepareForensic } from './forensic-prepare.js';
 import { holdLease, isLeaseLive, jobId, type JobReporter } from './job-lease.js';
+import { publishVideoMedia, unpublishVideoMedia } from './media-publish.js';
 import { checkNotAPlaylist, type SourcePolicy } from './source-policy.js';
 import type { VideoRecord } from './state-store.js';
 
@@ -135,6 +136,7 @@ async function forgetVideo(engine: Engine, videoId: string): Promise<void> {
   await rm(videoDir(engine, videoId), { recursive: true, force: true });
   await rm(path.join(engine.paths.tmp, `ingest-${videoId}`), { recursive: true, force: true });
   await rm(downloadedSource(engine, videoId), { force: true });
+  await unpublishVideoMedia(engine, videoId);
 }
 
 /**
@@ -176,6 +178,8 @@ export async function runIngestJob(engine: Engine, videoId: string, signal?: Abo
     const staging = path.join(engine.paths.tmp, `ingest-${videoId}`);
     try {
       const video = await normalise(engine, initial, staging, report, signal, policy);
+      // Before INGESTED: a farm's workers may be handed its segments from then on.
+      await publishVideoMedia(engine, videoId);
       engine.store.updateVideo(videoId, video);
       await rm(downloadedSource(engine, videoId), { force: true });
       return engine.store.getVideo(videoId)!;

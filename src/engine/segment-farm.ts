@@ -1,8 +1,8 @@
 // The engine's side of the render farm (issue 11): with `wmark serve --queue`, a watermark's segment renders become
-// SegmentTasks on the Redis queue instead of local ffmpeg runs. Workers read and write the data folder's media folder
-// through a shared mount (`wmark worker --media <data>/media`), so a task names its files by their path in there.
+// SegmentTasks on the Redis queue instead of local ffmpeg runs. Workers read and write the shared media store: serve's
+// --media (engine.media), or else the data folder's media folder through a shared mount (`wmark worker --media
+// <data>/media`). Either way a task names its files by their path relative to the media folder.
 import { stat } from 'node:fs/promises';
-import path from 'node:path';
 import type { ConnectedWorker, SegmentQueue } from '../cluster/segment-queue.js';
 import { redactQueueUrl } from '../cluster/queue-url.js';
 import { fontSha256, TASK_FONT_FILE, type SegmentTask } from '../cluster/segment-task.js';
@@ -10,6 +10,7 @@ import type { TextFile } from '../core/ffmpeg-plan.js';
 import { WmarkError } from '../core/errors.js';
 import { VERSION } from '../version.js';
 import type { Engine } from './engine.js';
+import { mediaKey } from './media-publish.js';
 import { RenderScheduler, type RenderUrgency } from './render-scheduler.js';
 
 /** Segment renders one serve keeps waiting on the farm at once (each is a queued task, not a local process). */
@@ -42,7 +43,7 @@ export interface FarmStatus {
   depth: { waiting: number; active: number } | null;
   /** The workers connected now: id (host:pid:random) and wmark version. */
   workers: ConnectedWorker[] | null;
-  /** The folder workers must mount as their --media. */
+  /** What workers must use as their --media: serve's store, or the folder they must mount. */
   media: string;
 }
 
@@ -54,6 +55,8 @@ export interface SegmentFarm {
   readonly fontName: string;
   /** Renders one segment on a worker; resolves once the output file is in place. */
   render(job: FarmRender, signal?: AbortSignal, urgency?: RenderUrgency): Promise<void>;
+  /** Drops the tasks for these outputs that no worker has taken yet (their watermark was deleted). */
+  discard(outputs: string[]): Promise<void>;
   status(): Promise<FarmStatus>;
   close(): Promise<void>;
 }
@@ -63,13 +66,10 @@ export interface SegmentFarm {
  * waits on at once (the farm's workers, not this machine's cores, do the work). Call before any render starts.
  */
 export async function attachSegmentFarm(engine: Engine, queue: SegmentQueue, url: string): Promise<SegmentFarm> {
-  const media = engine.paths.media;
+  const media = engine.media?.location ?? engine.paths.media;
   const font = await fontSha256(engine.tools.font.path);
-  const keyOf = (file: string): string => {
-    const key = path.relative(media, file).split(path.sep).join('/');
-    if (key.startsWith('..') || path.isAbsolute(key)) throw new WmarkError('MEDIA_KEY_INVALID', `${file} is outside the media folder ${media}`);
-    return key;
-  };
+  const keyOf = (file: string): string => mediaKey(engine.paths.media, file);
+  const exists = (file: string): Promise<boolean> => (engine.media ? engine.media.exists(keyOf(file)) : isFile(file));
   const farm: SegmentFarm = {
     fontName: TASK_FONT_FILE,
     async render(job, signal, urgency = 'background') {
@@ -90,9 +90,13 @@ export async function attachSegmentFarm(engine: Engine, queue: SegmentQueue, url
       if (!(await exists(job.output))) {
         await queue.forget(task.output);
         await untilAborted(queue.enqueue(task, options), signal);
-        if (!(await exists(job.output))) throw new WmarkError('WATERMARK_FAILED', `a worker reported ${task.output} done, but it is not in ${media} (do the workers mount this folder as --media?)`);
+        if (!(await exists(job.output))) {
+          const ask = engine.media ? 'do the workers use the same --media (and --s3-endpoint)?' : 'do the workers mount this folder as --media?';
+          throw new WmarkError('WATERMARK_FAILED', `a worker reported ${task.output} done, but it is not in ${media} (${ask})`);
+        }
       }
     },
+    discard: (outputs) => queue.discard(outputs),
     async status() {
       const base = { url: redactQueueUrl(url), media };
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -112,7 +116,7 @@ export async function attachSegmentFarm(engine: Engine, queue: SegmentQueue, url
   return farm;
 }
 
-function exists(file: string): Promise<boolean> {
+function isFile(file: string): Promise<boolean> {
   return stat(file).then(
     (s) => s.isFile(),
     () => false,

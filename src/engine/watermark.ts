@@ -16,10 +16,12 @@ import { tail } from '../ffmpeg/run-ffmpeg.js';
 import writeFileAtomic from 'write-file-atomic';
 import type { Engine } from './engine.js';
 import { applyUserModes } from './file-modes.js';
+import { isStored, joinMp4InStore, mediaKey, publishFile, publishVideoMedia, storedSegments, unpublishFolder } from './media-publish.js';
 import { videoDir, workingSegment } from './ingest.js';
 import { holdLease, isLeaseLive, jobId, LEASE_STALE_MS, topicOf, type JobReporter } from './job-lease.js';
 import type { RenderUrgency, SharedRender } from './render-scheduler.js';
 import type { Container, RenderMode, VideoRecord, WatermarkRecord } from './state-store.js';
+import type { MediaStore } from '../media/media-store.js';
 
 export const PLAYLIST_NAME = 'video.m3u8';
 export const MP4_NAME = 'video.mp4';
@@ -80,7 +82,15 @@ export async function deleteWatermark(engine: Engine, watermark: WatermarkRecord
   engine.store.deleteWatermark(watermark.id);
   // The same settings later make the same id again, and its renderer must write its drawing files anew.
   renderers.get(engine)?.delete(watermark.id);
-  await rm(watermarkDir(engine, watermark.videoId, watermark.id), { recursive: true, force: true });
+  const dir = watermarkDir(engine, watermark.videoId, watermark.id);
+  await engine.farm?.discard(video(engine, watermark).segments.map((_, i) => mediaKey(engine.paths.media, path.join(dir, segmentFileName(i))))).catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
+  await unpublishFolder(engine, dir);
+}
+
+/** The watermark's video record, or one without segments when the video is gone. */
+function video(engine: Engine, w: WatermarkRecord): Pick<VideoRecord, 'segments'> {
+  return engine.store.getVideo(w.videoId) ?? { segments: [] };
 }
 
 export function isExpired(watermark: WatermarkRecord, nowMs: number): boolean {
@@ -185,7 +195,8 @@ function playlistFor(video: VideoRecord, doneCount: number): string {
   });
 }
 
-async function doneSegments(dir: string, count: number): Promise<boolean[]> {
+async function doneSegments(engine: Engine, dir: string, count: number): Promise<boolean[]> {
+  if (engine.media) return storedSegments(engine, engine.media, dir, count);
   const names = new Set(existsSync(dir) ? await readdir(dir) : []);
   return Array.from({ length: count }, (_, i) => names.has(segmentFileName(i)));
 }
@@ -236,6 +247,8 @@ interface WatermarkRenderer {
 
 async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<WatermarkRenderer> {
   const video = engine.store.getVideo(w.videoId)!;
+  // With a shared store, workers read the video's working segments (or variants) there.
+  await publishVideoMedia(engine, video.id);
   const dir = watermarkDir(engine, video.id, w.id);
   const work = path.join(dir, WORK_DIR);
   const draw = path.join(dir, DRAW_DIR);
@@ -273,6 +286,7 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
     linksOnly,
     async segment(index, threads, signal, urgency) {
       const target = path.join(dir, segmentFileName(index));
+      if (engine.media) return storedSegment(engine, engine.media, { target, source: sourceOf(index), shared: sharedDir && path.join(sharedDir, variantFileFor(layout!, code!, index)), linksOnly, drawing: farmDrawing, gop, hasAudio: video.hasAudio, watermarkId: w.id }, signal, urgency);
       if (existsSync(target)) return;
       if (signal?.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
       // A name of its own: an on-demand render and a job may work on the same segment at once.
@@ -281,7 +295,7 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
         const shared = sharedDir && path.join(sharedDir, variantFileFor(layout!, code!, index));
         if (!linksOnly && !(shared && existsSync(shared)) && farmDrawing) {
           await engine.farm!.render({ input: sourceOf(index), output: shared ?? target, drawing: farmDrawing, gop, hasAudio: video.hasAudio }, signal, urgency);
-          if (!shared) return;
+          if (!shared) return dropIfDeleted(engine, w.id, dir);
         } else if (!linksOnly && !(shared && existsSync(shared))) {
           await mkdir(work, { recursive: true });
           await engine.runner.ffmpeg(
@@ -298,6 +312,53 @@ async function watermarkRenderer(engine: Engine, w: WatermarkRecord): Promise<Wa
       }
     },
   };
+}
+
+interface StoredSegmentPlan {
+  /** The segment's file under the media folder (its key names it in the store). */
+  target: string;
+  /** The working segment or forensic variant it is drawn on (or, links only, is). */
+  source: string;
+  /** TEXT over a forensic variant: the render shared by every viewer with the same text. */
+  shared?: string;
+  linksOnly: boolean;
+  drawing: { graph: string; files: TextFile[] } | undefined;
+  gop: number;
+  hasAudio: boolean;
+  watermarkId: string;
+}
+
+/**
+ * A segment when media lives in a shared store: rendered by a worker straight into the store, or, for a forensic
+ * viewer, copied inside the store from the prepared variant (or the shared text render) to the watermark's own key,
+ * so its URL says nothing of which variant it is. Nothing passes through this process.
+ */
+async function storedSegment(engine: Engine, store: MediaStore, plan: StoredSegmentPlan, signal?: AbortSignal, urgency?: RenderUrgency): Promise<void> {
+  if (await isStored(engine, store, plan.target)) return;
+  if (signal?.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
+  if (!plan.linksOnly && !(plan.shared && (await isStored(engine, store, plan.shared)))) {
+    if (!engine.farm || !plan.drawing) throw new WmarkError('WATERMARK_FAILED', 'media in a shared store is rendered by a render farm (serve --queue), and none is attached');
+    await engine.farm.render({ input: plan.source, output: plan.shared ?? plan.target, drawing: plan.drawing, gop: plan.gop, hasAudio: plan.hasAudio }, signal, urgency);
+  }
+  const from = plan.linksOnly ? plan.source : plan.shared;
+  if (from) await store.copy(mediaKey(engine.paths.media, from), mediaKey(engine.paths.media, plan.target));
+  await dropIfDeleted(engine, plan.watermarkId, path.dirname(plan.target));
+}
+
+/**
+ * A watermark deleted while a worker rendered for it: what the worker wrote after the delete is removed again, and
+ * whoever waited hears CANCELLED (deleting drops the tasks still queued, but not one a worker already holds).
+ */
+async function dropIfDeleted(engine: Engine, watermarkId: string, dir: string): Promise<void> {
+  if (engine.store.getWatermark(watermarkId)) return;
+  await rm(dir, { recursive: true, force: true });
+  await unpublishFolder(engine, dir);
+  throw new WmarkError('CANCELLED', `watermark ${watermarkId} was deleted while it rendered`);
+}
+
+/** Whether a watermark's output (segment, mp4) is there: in the shared store when there is one, else on disk. */
+function isThere(engine: Engine, file: string): Promise<boolean> | boolean {
+  return engine.media ? isStored(engine, engine.media, file) : existsSync(file);
 }
 
 /** The scheduler's name for a segment render: a job and a player's request for the same segment share one render. */
@@ -347,7 +408,7 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
   const { video, dir } = r;
   await removeStaleParts(path.join(dir, WORK_DIR), engine.now() - LEASE_STALE_MS);
   const count = video.segments.length;
-  const done = await doneSegments(dir, count);
+  const done = await doneSegments(engine, dir, count);
   // An on-demand watermark lists every segment from the start (players ask for the ones they need), and so does one
   // turned full later: its playlist must not shrink.
   const listsAll = w.render === 'on-demand' || (await playlistListsAll(dir, count));
@@ -361,7 +422,11 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
     (publishing = publishing.then(async () => {
       const prefix = contiguousPrefix(done);
       if (prefix > 0) {
-        if (!listedAll) await writeFileAtomic(path.join(dir, PLAYLIST_NAME), playlistFor(video, listsAll ? count : prefix));
+        if (!listedAll) {
+          await writeFileAtomic(path.join(dir, PLAYLIST_NAME), playlistFor(video, listsAll ? count : prefix));
+          // serve answers from its own copy; the store's is for whatever else reads the shared media.
+          await publishFile(engine, path.join(dir, PLAYLIST_NAME));
+        }
         listedAll = listsAll;
         if (!playable) {
           playable = true;
@@ -399,8 +464,12 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
   await publishing;
 
   const current = engine.store.getWatermark(w.id)!;
-  if (current.containers.includes('mp4') && !existsSync(path.join(dir, MP4_NAME))) {
+  if (current.containers.includes('mp4') && !(await isThere(engine, path.join(dir, MP4_NAME)))) {
     progress('joining mp4');
+    if (engine.media) {
+      await joinMp4InStore(engine, engine.media, { dir, segments: count, hasAudio: video.hasAudio, mp4: path.join(dir, MP4_NAME) }, signal);
+      return markCompleteIfDone(engine, w.id, dir, count);
+    }
     const part = path.join(WORK_DIR, `${MP4_NAME}.part`);
     await engine.runner.ffmpeg(joinMp4Args(video.segments.map((_, i) => segmentFileName(i)), part, video.hasAudio), { signal, cwd: dir });
     await rename(path.join(dir, part), path.join(dir, MP4_NAME));
@@ -411,7 +480,7 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
 /** READY (every output written) once every segment is there; an on-demand watermark gets there as players ask. */
 async function markCompleteIfDone(engine: Engine, id: string, dir: string, count: number): Promise<WatermarkRecord> {
   const w = engine.store.getWatermark(id)!;
-  const complete = (await doneSegments(dir, count)).every(Boolean) && (!w.containers.includes('mp4') || existsSync(path.join(dir, MP4_NAME)));
+  const complete = (await doneSegments(engine, dir, count)).every(Boolean) && (!w.containers.includes('mp4') || (await isThere(engine, path.join(dir, MP4_NAME))));
   if (complete && w.status !== 'READY') {
     engine.store.updateWatermark(id, { status: 'READY', readyOn: engine.now(), error: null });
     // Every segment is there, so no render of this watermark is under way: parts left by a killed process go.
@@ -451,11 +520,12 @@ export async function ensureSegment(engine: Engine, w: WatermarkRecord, index: n
   if (index >= count) return false;
   const file = path.join(r.dir, segmentFileName(index));
   // Asked for first, so that the render-ahead queued next never takes the threads it needs.
-  const asked = existsSync(file) ? undefined : scheduled(engine, w, r, index, 'now');
+  const asked = (await isThere(engine, file)) ? undefined : scheduled(engine, w, r, index, 'now');
   if (w.render === 'on-demand') {
     for (let k = index + 1; k < Math.min(count, index + 1 + RENDER_AHEAD_SEGMENTS); k++) {
       // A failed render-ahead costs nothing but time: the player's own request renders it again and reports the error.
-      if (!existsSync(path.join(r.dir, segmentFileName(k)))) scheduled(engine, w, r, k, 'ahead').then(() => markCompleteIfDone(engine, w.id, r.dir, count), () => undefined);
+      const ahead = () => scheduled(engine, w, r, k, 'ahead').then(() => markCompleteIfDone(engine, w.id, r.dir, count));
+      void Promise.resolve(isThere(engine, path.join(r.dir, segmentFileName(k)))).then((there) => (there ? undefined : ahead())).catch(() => undefined);
     }
   }
   if (!asked) return true;

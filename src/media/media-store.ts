@@ -25,6 +25,11 @@ export interface MediaStore {
   readonly location: string;
   /** Stores a local file under `key`, replacing what was there. */
   putFile(key: string, file: string): Promise<void>;
+  /**
+   * Copies an object to another key inside the store, without its bytes passing through this process (a forensic
+   * viewer's segment is a prepared variant under the watermark's own name). Missing `from`: MEDIA_NOT_FOUND.
+   */
+  copy(from: string, to: string): Promise<void>;
   /** Copies the object to a local file (written beside it first, then renamed). Missing: MEDIA_NOT_FOUND. */
   getFile(key: string, file: string): Promise<void>;
   /** The object's bytes (all, or the inclusive `range`) as a stream, for serving. Missing: MEDIA_NOT_FOUND. */

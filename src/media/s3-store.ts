@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -100,6 +101,12 @@ export class S3MediaStore implements MediaStore {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId })).catch(() => undefined);
       throw error;
     }
+  }
+
+  async copy(from: string, to: string): Promise<void> {
+    // The server copies (up to 5 GB, far above a segment); the source names bucket/key, URL-encoded.
+    const CopySource = encodeURI(`${this.bucket}/${this.objectKey(from)}`);
+    await this.call('copy', from, (c) => c.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.objectKey(to), CopySource })));
   }
 
   async getFile(key: string, file: string): Promise<void> {

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { WmarkError, isWmarkError } from '../core/errors.js';
 import type { LocalService } from '../engine/local-service.js';
-import { bodyTooLarge, BODY_LIMIT_BYTES, errorResponse, isFileBody, MEDIA_CORS, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
+import { bodyTooLarge, BODY_LIMIT_BYTES, errorResponse, isFileBody, isStoreBody, MEDIA_CORS, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
 import { AUTH_LIMIT, authLimiter, type AuthLimitOptions } from './auth-limit.js';
 import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from './cors.js';
 import { Routes } from './route-table.js';
@@ -16,6 +16,7 @@ import { videoRoutes } from './routes/videos.js';
 import { watermarkRoutes } from './routes/watermarks.js';
 import { serverContext } from './server-context.js';
 import { signedLinks } from './signed-links.js';
+import { readStored } from './store-response.js';
 
 export interface AppOptions {
   service: LocalService;
@@ -102,9 +103,11 @@ export function createApp(options: AppOptions): App {
           return parseJsonBody(text, headers['content-type']);
         },
       });
-      let body = Buffer.alloc(0);
+      let body: Buffer = Buffer.alloc(0);
       if (method !== 'HEAD' && res.body !== undefined) {
-        body = isFileBody(res.body) ? (await readFile(res.body.file)).subarray(res.body.start, res.body.end + 1) : Buffer.from(res.body);
+        if (isFileBody(res.body)) body = (await readFile(res.body.file)).subarray(res.body.start, res.body.end + 1);
+        else if (isStoreBody(res.body)) body = await readStored(res.body);
+        else body = Buffer.from(res.body);
       }
       return { status: res.status, headers: new Headers(res.headers), body, text: body.toString('utf8') };
     },

@@ -2,6 +2,7 @@
 // response (status, headers, body: text, bytes or a file range) out. node:http is only at the edge (node-server.ts),
 // so every handler can be called in-process, as hono's own tests call app.request().
 import { WmarkError, isWmarkError } from '../core/errors.js';
+import type { MediaStore } from '../media/media-store.js';
 
 export interface ApiRequest {
   method: string;
@@ -25,10 +26,18 @@ export interface FileBody {
   end: number;
 }
 
+/** A byte range of an object in a media store (serve's shared store), streamed by the edge (inclusive bounds). */
+export interface StoreBody {
+  store: MediaStore;
+  key: string;
+  start: number;
+  end: number;
+}
+
 export interface ApiResponse {
   status: number;
   headers: Record<string, string>;
-  body?: string | Buffer | FileBody;
+  body?: string | Buffer | FileBody | StoreBody;
 }
 
 export type Params = Readonly<Record<string, string | undefined>>;
@@ -46,7 +55,11 @@ export const MEDIA_CORS: Readonly<Record<string, string>> = {
 };
 
 export function isFileBody(body: ApiResponse['body']): body is FileBody {
-  return typeof body === 'object' && body !== null && !Buffer.isBuffer(body);
+  return typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && 'file' in body;
+}
+
+export function isStoreBody(body: ApiResponse['body']): body is StoreBody {
+  return typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && 'store' in body;
 }
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): ApiResponse {

@@ -11,7 +11,8 @@ import type { RenderMode } from '../engine/state-store.js';
 import { createApp, type App } from './app.js';
 import type { AuthLimitOptions } from './auth-limit.js';
 import { sendFile } from './send-file.js';
-import { bodyTooLarge, BODY_LIMIT_BYTES, isFileBody, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
+import { sendStored } from './store-response.js';
+import { bodyTooLarge, BODY_LIMIT_BYTES, isFileBody, isStoreBody, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
 
 export interface ServerOptions {
   engine: Engine;
@@ -165,6 +166,12 @@ async function write(req: IncomingMessage, res: ServerResponse, response: ApiRes
     res.writeHead(response.status, response.headers);
     if (head) return void res.end();
     await sendFile(res, body.file, body.start, body.end);
+    return;
+  }
+  if (isStoreBody(body)) {
+    res.writeHead(response.status, response.headers);
+    if (head) return void res.end();
+    await sendStored(res, body);
     return;
   }
   const headers = body === undefined || 'Content-Length' in response.headers ? response.headers : { ...response.headers, 'Content-Length': String(Buffer.byteLength(body)) };

@@ -75,6 +75,20 @@ describe.each(kinds)('%s media store', (_kind, makeStore) => {
     expect((await store.stat('a/b.txt'))?.size).toBe(6);
   });
 
+  it('copies an object to another key inside the store; the source stays; a missing source is MEDIA_NOT_FOUND', async () => {
+    const store = makeStore();
+    const bytes = randomBytes(200_000);
+    await store.putFile('videos/v1/forensic/ab_00003.ts', localFile('variant', bytes));
+    await store.copy('videos/v1/forensic/ab_00003.ts', 'watermarks/v1/w1/seg_00003.ts');
+    expect(await readAll(await store.openRange('watermarks/v1/w1/seg_00003.ts'))).toEqual(bytes);
+    expect(await readAll(await store.openRange('videos/v1/forensic/ab_00003.ts'))).toEqual(bytes);
+    // Deleting the copy's folder leaves the source whole (a hard link in a folder store shares bytes, not the name).
+    await store.deletePrefix('watermarks/v1/w1/');
+    expect((await store.stat('videos/v1/forensic/ab_00003.ts'))?.size).toBe(bytes.length);
+    expect(await codeOf(store.copy('videos/v1/forensic/none.ts', 'watermarks/v1/w1/seg_00004.ts'))).toBe('MEDIA_NOT_FOUND');
+    expect(await store.exists('watermarks/v1/w1/seg_00004.ts')).toBe(false);
+  });
+
   it('answers a missing key with undefined, false and MEDIA_NOT_FOUND', async () => {
     const store = makeStore();
     await store.putFile('videos/v1/seg_00000.ts', localFile('x', Buffer.from('x')));

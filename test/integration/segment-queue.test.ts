@@ -208,6 +208,22 @@ describe('the queue with workers', () => {
     expect(await q.enqueue(textTask('videos/v1/seg_00002.ts', output(), 'ivan'))).toMatchObject({ rendered: true, worker: w.id });
   });
 
+  it('drops a queued task that no worker took yet (its watermark was deleted): whoever waits hears CANCELLED, and it is never rendered', async () => {
+    const q = await queue();
+    const [dropped, kept] = ['mallory', 'nina'].map((name) => textTask('videos/v1/seg_00002.ts', output(), name));
+    const droppedResult = q.enqueue(dropped!).then(() => 'rendered', (error: { code?: string }) => error.code);
+    const keptResult = q.enqueue(kept!);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await q.discard([dropped!.output, 'watermarks/none/none/seg_00000.ts']);
+    expect(await droppedResult).toBe('CANCELLED');
+    await worker({ concurrency: 2 });
+    expect(await keptResult).toMatchObject({ output: kept!.output, rendered: true });
+    expect(await store.exists(kept!.output)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await store.exists(dropped!.output)).toBe(false);
+    expect((await q.counts()).waiting + (await q.counts()).prioritized).toBe(0);
+  });
+
   it('asked again more urgently, by this serve or another, a queued task moves ahead of the others', async () => {
     const q = await queue();
     const other = await queue();

@@ -1,20 +1,25 @@
 // `wmark serve`: the Video Watermarking Service API (1.0 and 2.0) on top of the local engine.
+import path from 'node:path';
 import type { Command } from 'commander';
 import { redactQueueUrl } from '../../cluster/queue-url.js';
 import { WmarkError } from '../../core/errors.js';
 import { attachIngestFarm, FARM_INGEST_JOBS } from '../../engine/ingest-farm.js';
+import { rememberSharedMedia } from '../../engine/media-publish.js';
 import { attachSegmentFarm, FARM_WATERMARK_JOBS, type SegmentFarm } from '../../engine/segment-farm.js';
 import { FolderMediaStore } from '../../media/folder-store.js';
 import { serverSourcePolicy } from '../../engine/source-policy.js';
 import type { RenderMode } from '../../engine/state-store.js';
 import type { Engine } from '../../engine/engine.js';
+import type { MediaStore } from '../../media/media-store.js';
+import { isHttpUrl } from '../../core/http-url.js';
 import type { CliContext } from '../context.js';
 import { removeServeRecord, writeServeRecord } from '../serve-record.js';
 import type { RunningServer } from '../../server/node-server.js';
 import { action } from '../action.js';
+import { addMediaOptions, mediaFlags, type MediaFlags } from '../media-flags.js';
 
 export function registerServe(program: Command): void {
-  program
+  const command = program
     .command('serve')
     .description('serve the watermarking API (1.0 + 2.0), signed HLS/mp4 and the player page')
     .option('--port <port>', 'port to listen on (default 8080; 0 picks a free one)')
@@ -24,16 +29,24 @@ export function registerServe(program: Command): void {
     .option('--render <mode>', 'on-demand: render the opening, then the segments players ask for (default); full: every segment of every watermark')
     .option('--source-root <dir>', 'a folder API clients may ingest local files from (repeatable; default: any file on loopback, none beyond)', collect)
     .option('--cors-origin <origin>', 'an origin whose pages may call the API (repeatable; default *, never with credentials)', collect)
-    .option('--queue <url>', 'a render farm: ingests, forensic preparation and segment renders go to `wmark worker`s through this Redis, redis://HOST:PORT (env WMARK_QUEUE_URL)')
+    .option('--queue <url>', 'a render farm: ingests, forensic preparation and segment renders go to `wmark worker`s through this Redis, redis://HOST:PORT (env WMARK_QUEUE_URL)');
+  addMediaOptions(command, 'with --queue, the media store shared with the workers (default: this data folder\'s media folder, which workers must mount)')
     .option('--allow-private-sources', 'let API clients ingest http(s) sources on loopback, private or link-local addresses')
     .action(
-      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string; render?: string; sourceRoot?: string[]; allowPrivateSources?: boolean; corsOrigin?: string[]; queue?: string }) => {
+      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string; render?: string; sourceRoot?: string[]; allowPrivateSources?: boolean; corsOrigin?: string[]; queue?: string } & MediaFlags) => {
         const render = renderMode(opts.render);
         ctx.setConfigFlags({ port: opts.port, host: opts.host, publicUrl: opts.publicUrl, workers: opts.workers, queue: opts.queue });
         const config = await ctx.loadConfig();
+        const media = mediaFlags(opts, config);
+        if (media.media && !config.queue) {
+          throw new WmarkError('BAD_FLAG', '--media needs --queue: the shared media store is where a render farm\'s workers read and write, and without a farm serve renders into its own data folder', {
+            hint: 'Give --queue redis://HOST:PORT too (or set WMARK_QUEUE_URL), or leave out --media (and unset WMARK_MEDIA_URL / media.url).',
+          });
+        }
         const local = await ctx.localService();
-        // Attached before the server starts: the jobs it resumes already render on the farm.
-        const farm = config.queue ? await openFarm(ctx, local.engine, config.queue.url) : undefined;
+        // Attached before the server starts: the jobs it resumes already publish to the store and render on the farm.
+        const store = media.media ? await openSharedMedia(local.engine, media) : undefined;
+        const farm = config.queue ? await openFarm(ctx, local.engine, config.queue.url, media).catch((error: unknown) => (store?.close(), Promise.reject(error))) : undefined;
         if (local.listKeys().every((k) => k.revokedOn !== null)) {
           const cred = local.createKey('created by first `wmark serve`');
           ctx.output.info(
@@ -58,6 +71,7 @@ export function registerServe(program: Command): void {
           log: (line: string) => ctx.output.info(line),
         }).catch(async (error: unknown) => {
           await farm?.close();
+          store?.close();
           throw listenError(error, config.server.host, config.server.port);
         });
         const dataDir = local.engine.paths.root;
@@ -70,6 +84,7 @@ export function registerServe(program: Command): void {
         } finally {
           // After the server: its jobs stop waiting first; tasks already queued stay in Redis for the next start.
           await farm?.close();
+          store?.close();
           removeServeRecord(dataDir);
         }
       }),
@@ -88,21 +103,48 @@ async function serveUntilStopped(ctx: CliContext, server: RunningServer, dataDir
 }
 
 /** Connects to the farm's Redis (QUEUE_UNREACHABLE, exit 5, when it does not answer) and says how to start workers. */
-async function openFarm(ctx: CliContext, engine: Engine, url: string): Promise<SegmentFarm> {
+async function openFarm(ctx: CliContext, engine: Engine, url: string, media: MediaFlags): Promise<SegmentFarm> {
   // BullMQ and the Redis client load only when serve has a farm.
   const { SegmentQueue } = await import('../../cluster/segment-queue.js');
   const queue = await SegmentQueue.open(url);
   const farm = await attachSegmentFarm(engine, queue, url);
-  // Workers mount the media folder: sources go there for them, and working segments and variants come back there.
-  attachIngestFarm(engine, queue, new FolderMediaStore(engine.paths.media));
+  // Sources go to the shared store for the workers, and working segments and variants come back there.
+  attachIngestFarm(engine, queue, engine.media ?? new FolderMediaStore(engine.paths.media));
+  const store = engine.media ? [`--media ${engine.media.location}`, ...(media.s3Endpoint ? [`--s3-endpoint ${media.s3Endpoint}`] : [])].join(' ') : `--media ${engine.paths.media}`;
   ctx.output.info(
     [
       `render farm: segment renders, ingests and forensic preparation go to ${redactQueueUrl(url)}; this process encodes none itself.`,
-      `  start workers on machines that mount ${engine.paths.media}:`,
-      `  wmark worker --queue ${redactQueueUrl(url)} --media ${engine.paths.media}`,
+      engine.media ? `  media: ${engine.media.location} (rendered segments and mp4s live there only); start workers with:` : `  start workers on machines that mount ${engine.paths.media}:`,
+      `  wmark worker --queue ${redactQueueUrl(url)} ${store}`,
     ].join('\n'),
   );
   return farm;
+}
+
+/**
+ * Opens the store --media names and makes it the engine's (engine.media), after one request that shows it answers
+ * (a missing bucket or refused credentials fail here, at start, not at the first render). The data folder's own media
+ * folder named as --media is what serve uses anyway: nothing to attach.
+ */
+async function openSharedMedia(engine: Engine, media: MediaFlags): Promise<MediaStore | undefined> {
+  if (media.s3Endpoint !== undefined && !isHttpUrl(media.s3Endpoint)) throw new WmarkError('BAD_FLAG', `--s3-endpoint takes an http(s) URL, e.g. http://minio.internal:9000; got ${JSON.stringify(media.s3Endpoint)}`);
+  // Loaded here, not at start: the AWS SDK takes a while to load, which every other command would pay.
+  const { openMediaStore } = await import('../../media/open-media-store.js');
+  const store = openMediaStore(media.media!, { endpoint: media.s3Endpoint, region: media.s3Region });
+  if (store.location === path.resolve(engine.paths.media)) {
+    store.close();
+    return undefined;
+  }
+  try {
+    // A listing, not a HEAD: S3 answers a HEAD in a missing bucket as a missing object.
+    await store.list('wmark-start-check');
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+  engine.media = store;
+  await rememberSharedMedia(engine, { url: media.media!, ...(media.s3Endpoint ? { s3Endpoint: media.s3Endpoint } : {}), ...(media.s3Region ? { s3Region: media.s3Region } : {}) });
+  return store;
 }
 
 function renderMode(value: string | undefined): RenderMode {

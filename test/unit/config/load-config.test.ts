@@ -373,3 +373,29 @@ describe('queue.url (the render farm, issue 11)', () => {
     expect(fileError.hint).toContain('Known keys in "queue": url.');
   });
 });
+
+describe('media.* (the render farm\'s shared store, issue 11)', () => {
+  it('is unset by default: media lives in the data folder', async () => {
+    expect((await load()).media).toBeUndefined();
+  });
+
+  it('comes from the file, then WMARK_MEDIA_URL / WMARK_S3_ENDPOINT / WMARK_S3_REGION, then the flags', async () => {
+    write('.wmarkrc.json', { media: { url: 's3://file-bucket/p', s3Endpoint: 'http://minio.file:9000' } });
+    expect((await load()).media).toEqual({ url: 's3://file-bucket/p', s3Endpoint: 'http://minio.file:9000' });
+    const fromEnv = await load({ env: { WMARK_MEDIA_URL: '/mnt/wmark', WMARK_S3_REGION: 'eu-west-1' } });
+    expect(fromEnv.media).toEqual({ url: '/mnt/wmark', s3Endpoint: 'http://minio.file:9000', s3Region: 'eu-west-1' });
+    expect(fromEnv.sources['media.url']).toBe('env WMARK_MEDIA_URL');
+    const fromFlag = await load({ env: { WMARK_S3_ENDPOINT: 'http://minio.env:9000' }, flags: { media: 's3://flag-bucket', s3Endpoint: 'https://r2.example' } });
+    expect(fromFlag.media).toEqual({ url: 's3://flag-bucket', s3Endpoint: 'https://r2.example' });
+    expect(fromFlag.sources['media.s3Endpoint']).toBe('flag --s3-endpoint');
+  });
+
+  it('names an endpoint that is not an http(s) URL, and unknown keys', async () => {
+    const error = await loadError({ env: { WMARK_S3_ENDPOINT: 'minio:9000' } });
+    expect(error.message).toContain('env WMARK_S3_ENDPOINT: expected an http(s) URL');
+    write('.wmarkrc.json', { media: { bucket: 'x' } });
+    const fileError = await loadError();
+    expect(fileError.message).toContain('media.bucket: unknown key');
+    expect(fileError.hint).toContain('Known keys in "media": url, s3Endpoint, s3Region.');
+  });
+});

@@ -1,0 +1,80 @@
+// A media object in serve's shared store (S3, a shared folder) as a response, with what fileResponse gives a local
+// file: type, length, validators, byte ranges (206/416), HEAD. The bytes stream from the store through this process.
+import type { ServerResponse } from 'node:http';
+import { WmarkError } from '../core/errors.js';
+import type { MediaStat, MediaStore } from '../media/media-store.js';
+import { parseRange } from './byte-range.js';
+import type { FileResponseOptions } from './file-response.js';
+import type { ApiRequest, ApiResponse, StoreBody } from './http-types.js';
+
+/** The same validator fileResponse makes from a file's size and mtime, from the object's size and modification time. */
+export function storeEtag(info: MediaStat): string {
+  return `"${info.size.toString(16)}-${Math.floor(info.modified).toString(16)}"`;
+}
+
+export async function storeResponse(req: ApiRequest, store: MediaStore, key: string, options: FileResponseOptions): Promise<ApiResponse> {
+  const info = await store.stat(key);
+  if (!info) throw new WmarkError('NOT_FOUND', 'no such file');
+  const etag = storeEtag(info);
+  const headers: Record<string, string> = {
+    ...options.headers,
+    'Content-Type': options.contentType,
+    'Accept-Ranges': 'bytes',
+    'Cache-Control': options.cacheControl,
+    ETag: etag,
+    'Last-Modified': new Date(info.modified).toUTCString(),
+    'X-Content-Type-Options': 'nosniff',
+  };
+  if (req.headers['if-none-match'] === etag) return { status: 304, headers };
+  const range = parseRange(req.headers.range, info.size);
+  if (range === 'unsatisfiable') return { status: 416, headers: { ...headers, 'Content-Range': `bytes */${info.size}`, 'Content-Length': '0' } };
+  const start = range?.start ?? 0;
+  const end = range?.end ?? info.size - 1;
+  headers['Content-Length'] = String(info.size === 0 ? 0 : end - start + 1);
+  if (range) headers['Content-Range'] = `bytes ${start}-${end}/${info.size}`;
+  return { status: range ? 206 : 200, headers, ...(info.size > 0 ? { body: { store, key, start, end } } : {}) };
+}
+
+/**
+ * Streams the object's range into `res` (head already written) and ends it. A store that fails mid-way, or an object
+ * replaced by a shorter one, destroys the response: the client sees a cut transfer, never wrong bytes. Never rejects.
+ */
+export async function sendStored(res: ServerResponse, body: StoreBody): Promise<void> {
+  const expected = body.end - body.start + 1;
+  try {
+    const stream = await body.store.openRange(body.key, { start: body.start, end: body.end });
+    let sent = 0;
+    // Leaving the loop (a client gone, too many bytes) destroys the store's stream, which releases its connection.
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      sent += chunk.length;
+      if (sent > expected || res.destroyed) break;
+      if (!res.write(chunk) && !(await drained(res))) break;
+    }
+    if (sent !== expected) return void res.destroy();
+    res.end();
+  } catch {
+    res.destroy();
+  }
+}
+
+/** Resolves true once the socket wants more, false when the response closes first. */
+function drained(res: ServerResponse): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => () => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = done(true);
+    const onClose = done(false);
+    res.once('drain', onDrain);
+    res.once('close', onClose);
+  });
+}
+
+/** The object's range as bytes, for in-process requests (tests call the app without a socket). */
+export async function readStored(body: StoreBody): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await body.store.openRange(body.key, { start: body.start, end: body.end })) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}

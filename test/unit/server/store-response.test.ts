@@ -1,0 +1,60 @@
+// A media object streamed from the shared store answers as a file does: validators, ranges (206/416), 304.
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FolderMediaStore } from '../../../src/media/folder-store.js';
+import { readStored, storeEtag, storeResponse } from '../../../src/server/store-response.js';
+import type { ApiRequest } from '../../../src/server/http-types.js';
+
+// A real (folder) store: the S3 one answers the same calls, and the e2e farm test streams from s3rver.
+const root = mkdtempSync(path.join(os.tmpdir(), 'wmark-store-response-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
+const modified = Date.UTC(2026, 0, 2, 3, 4, 5);
+mkdirSync(path.join(root, 'watermarks', 'v', 'w'), { recursive: true });
+for (const [name, content] of [['seg_00000.ts', bytes], ['empty.ts', Buffer.alloc(0)]] as const) {
+  const file = path.join(root, 'watermarks', 'v', 'w', name);
+  writeFileSync(file, content);
+  utimesSync(file, modified / 1000, modified / 1000);
+}
+const store = new FolderMediaStore(root);
+const options = { contentType: 'video/mp2t', cacheControl: 'private, max-age=60, immutable', headers: { 'Access-Control-Allow-Origin': '*' } };
+const req = (headers: Record<string, string> = {}) => ({ headers }) as unknown as ApiRequest;
+
+describe('storeResponse', () => {
+  it('answers the whole object with length, type, validators and the extra headers', async () => {
+    const r = await storeResponse(req(), store, 'watermarks/v/w/seg_00000.ts', options);
+    expect(r.status).toBe(200);
+    expect(r.headers).toMatchObject({
+      'Content-Type': 'video/mp2t',
+      'Content-Length': '1000',
+      'Accept-Ranges': 'bytes',
+      ETag: storeEtag({ size: 1000, modified }),
+      'Last-Modified': 'Fri, 02 Jan 2026 03:04:05 GMT',
+      'Access-Control-Allow-Origin': '*',
+    });
+    expect(r.headers.ETag).toBe(`"3e8-${modified.toString(16)}"`);
+    expect(await readStored(r.body as never)).toEqual(bytes);
+  });
+
+  it('answers a range with 206 and its bytes, a range past the end with 416, and a matching ETag with 304', async () => {
+    const part = await storeResponse(req({ range: 'bytes=10-19' }), store, 'watermarks/v/w/seg_00000.ts', options);
+    expect(part.status).toBe(206);
+    expect(part.headers['Content-Range']).toBe('bytes 10-19/1000');
+    expect(part.headers['Content-Length']).toBe('10');
+    expect(await readStored(part.body as never)).toEqual(bytes.subarray(10, 20));
+    const beyond = await storeResponse(req({ range: 'bytes=1000-' }), store, 'watermarks/v/w/seg_00000.ts', options);
+    expect(beyond).toMatchObject({ status: 416, headers: { 'Content-Range': 'bytes */1000', 'Content-Length': '0' } });
+    expect(beyond.body).toBeUndefined();
+    const etag = storeEtag({ size: 1000, modified });
+    expect((await storeResponse(req({ 'if-none-match': etag }), store, 'watermarks/v/w/seg_00000.ts', options)).status).toBe(304);
+  });
+
+  it('is NOT_FOUND for a missing object, and bodiless for an empty one', async () => {
+    await expect(storeResponse(req(), store, 'watermarks/v/w/seg_00009.ts', options)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    const empty = await storeResponse(req(), store, 'watermarks/v/w/empty.ts', options);
+    expect(empty).toMatchObject({ status: 200, headers: { 'Content-Length': '0' } });
+    expect(empty.body).toBeUndefined();
+  });
+});
