@@ -445,18 +445,24 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
     await publishProgress();
   };
   const todo = done.flatMap((d, i) => (d ? [] : [i]));
-  // The opening segments are rendered one after the other with every core: the playlist becomes playable as early as
-  // possible and each next segment is ready before the one before has played out. On demand, the opening is the lead
-  // (one GOP of video) and players ask for the rest; in full, two GOPs, then the rest in the background.
+  // The opening segments are rendered one after the other with every core of this machine: the playlist becomes
+  // playable as early as possible and each next segment is ready before the one before has played out. On demand,
+  // the opening is the lead (one GOP of video) and players ask for the rest; in full, two GOPs, then the rest in the
+  // background.
+  // On a render farm each segment is a task for a one-thread worker, so the opening goes out at once (the queue hands
+  // its segments out in order, to as many workers as are free) and the rest queues behind it at a lower priority.
   const opening = openingSegments(video.segments, (w.render === 'on-demand' ? 1 : 2) * SEGMENT_SECONDS);
-  while (todo.length && todo[0]! < opening) await put(todo.shift()!, 'now', signal);
-  if (w.render === 'full') {
+  const first = todo.filter((i) => i < opening);
+  const rest = w.render === 'full' ? todo.filter((i) => i >= opening) : [];
+  if (!engine.farm) for (const i of first) await put(i, 'now', signal);
+  const pending = [...(engine.farm ? first.map((i) => [i, 'now'] as const) : []), ...rest.map((i) => [i, 'background'] as const)];
+  if (pending.length) {
     // One failed segment stops the rest of this job's queue.
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      await Promise.all(todo.map((i) => put(i, 'background', stop.signal).catch((error: unknown) => (stop.abort(), Promise.reject(error)))));
+      await Promise.all(pending.map(([i, urgency]) => put(i, urgency, stop.signal).catch((error: unknown) => (stop.abort(), Promise.reject(error)))));
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }

@@ -26,8 +26,21 @@ let engine: TestEngine;
 let s: TestApp;
 let worker: RunningSegmentWorker;
 let store: FolderMediaStore;
+/** When each of the worker's encodes ran (ms since the epoch). */
+const encodeTimes: { start: number; end: number }[] = [];
+const realRunner = createProcessRunner(FFMPEG, FFPROBE);
 /** The worker's ffmpeg calls: its encodes are the farm's segment renders. */
-const workerRunner = countingRunner(createProcessRunner(FFMPEG, FFPROBE));
+const workerRunner = countingRunner({
+  ...realRunner,
+  async ffmpeg(args, options) {
+    const start = Date.now();
+    try {
+      return await realRunner.ffmpeg(args, options);
+    } finally {
+      if (args.includes('libx264')) encodeTimes.push({ start, end: Date.now() });
+    }
+  },
+});
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -64,6 +77,19 @@ describe('serve with a render farm, in process', () => {
     expect(await store.list(`watermarks/${video.id}/${posted.json.id}/seg_`)).toHaveLength(video.segments);
     // The mp4 join copies streams (no libx264); segment renders would each be one.
     expect(engine.runner.encodes()).toBe(encodesAfterIngest);
+  });
+
+  it("a new watermark's opening segments go out at once: free workers render them side by side, not one after another", async () => {
+    const { video } = await ingestOverHttp(s.app, s.v1, await natural(10), 'farm-opening', '1.0');
+    expect(video.segments).toBeGreaterThanOrEqual(4);
+    const from = encodeTimes.length;
+    const posted = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'farm-opening', settings: [{ content: 'opening' }] } });
+    expect(posted.status, posted.text).toBe(201);
+    await waitFor(async () => ((await call(s.app, 'GET', posted.json.href)).json.status === 'READY' ? true : undefined), 'READY', 60_000, 200);
+    // The worker takes 4 tasks at once: the first two renders overlap (one after the other, the second would start
+    // only once the first ended).
+    const [a, b] = encodeTimes.slice(from).sort((x, y) => x.start - y.start);
+    expect(b!.start).toBeLessThan(a!.end);
   });
 
   it('identical requests at the same moment make one watermark, each of its segments rendered once on the farm', async () => {
