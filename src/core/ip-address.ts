@@ -83,3 +83,12 @@ export function isPublicAddress(ip: string): boolean {
   ];
   return !blocked.some(([prefix, bits]) => inPrefix(bytes, prefix, bits));
 }
+
+/** True for 127.0.0.0/8, ::1 and an IPv4 loopback address mapped into IPv6 (::ffff:127.x.y.z): a peer on this machine. */
+export function isLoopbackAddress(ip: string): boolean {
+  const bytes = ipBytes(ip);
+  if (!bytes) return false;
+  if (bytes.length === 4) return bytes[0] === 127;
+  if (inPrefix(bytes, [], 127) && bytes[15] === 1) return true;
+  return inPrefix(bytes, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff], 96) && bytes[12] === 127;
+}

@@ -47,6 +47,13 @@ export interface FarmStatus {
   media: string;
 }
 
+/** What /healthz tells a peer on another machine: the queue's health, without where things are or who the workers are. */
+export type PublicFarmStatus = Pick<FarmStatus, 'reachable' | 'depth'> & { workers: { version?: string }[] | null };
+
+export function publicFarmStatus(status: FarmStatus): PublicFarmStatus {
+  return { reachable: status.reachable, depth: status.depth, workers: status.workers && status.workers.map((w) => ({ version: w.version })) };
+}
+
 /** A status page must answer while Redis is down (its client waits for the reconnect instead of failing). */
 export const STATUS_TIMEOUT_MS = 2_000;
 

@@ -164,6 +164,14 @@ describe('serve with a render farm, in process', () => {
     });
   });
 
+  it('GET /healthz from another machine tells the queue\'s health only: no queue URL, no media store, no worker host names', async () => {
+    const r = await s.app.handle({ method: 'GET', rawUrl: '/healthz', path: '/healthz', url: new URL('http://wmark.test/healthz'), headers: {}, remoteAddress: '198.51.100.7', body: async () => undefined });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(String(r.body))).toEqual({ ok: true, queue: { reachable: true, depth: { waiting: 0, active: 0 }, workers: [{ version: VERSION }] } });
+    const local = await s.app.handle({ method: 'GET', rawUrl: '/healthz', path: '/healthz', url: new URL('http://wmark.test/healthz'), headers: {}, remoteAddress: '::ffff:127.0.0.1', body: async () => undefined });
+    expect(JSON.parse(String(local.body)).queue.workers).toEqual([{ id: worker.id, version: VERSION }]);
+  });
+
   it('GET /healthz still answers, quickly, while Redis is down, and serve still shuts down', async () => {
     await worker.close();
     await redis.stop();

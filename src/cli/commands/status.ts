@@ -7,16 +7,19 @@ import { validationError, WmarkError } from '../../core/errors.js';
 import { action } from '../action.js';
 import { readServeRecord } from '../serve-record.js';
 
-/** What /healthz answers; the queue only on a farm (see src/engine/segment-farm.ts). */
+/**
+ * What /healthz answers; the queue only on a farm (see src/engine/segment-farm.ts). Asked from another machine, the
+ * queue's URL, the media store and the workers' ids are left out.
+ */
 const healthSchema = z.object({
   ok: z.boolean(),
   queue: z
     .object({
-      url: z.string(),
-      media: z.string(),
+      url: z.string().optional(),
+      media: z.string().optional(),
       reachable: z.boolean(),
       depth: z.object({ waiting: z.number(), active: z.number() }).nullable(),
-      workers: z.array(z.object({ id: z.string(), version: z.string().optional() })).nullable(),
+      workers: z.array(z.object({ id: z.string().optional(), version: z.string().optional() })).nullable(),
     })
     .optional(),
 });
@@ -35,13 +38,13 @@ function printStatus(s: ServeStatus, c: ChalkInstance): string {
     return lines.join('\n');
   }
   const q = s.queue;
-  lines.push(`render farm: ${q.url} ${q.reachable ? c.green('reachable') : c.red('not answering')}`);
+  lines.push(`render farm: ${q.url ?? c.dim('(where: asked on its own machine only)')} ${q.reachable ? c.green('reachable') : c.red('not answering')}`);
   if (q.depth) lines.push(`  tasks: ${q.depth.waiting} waiting, ${q.depth.active} rendering`);
   if (q.workers) {
-    const listed = q.workers.map((w) => `${w.id}${w.version ? ` wmark ${w.version}` : ''}`).join(', ');
+    const listed = q.workers.map((w) => [w.id, w.version && `wmark ${w.version}`].filter(Boolean).join(' ') || 'a worker').join(', ');
     lines.push(`  workers: ${q.workers.length ? `${q.workers.length} (${listed})` : c.yellow('none connected (start `wmark worker`)')}`);
   }
-  lines.push(`  media: ${q.media}`);
+  if (q.media) lines.push(`  media: ${q.media}`);
   return lines.join('\n');
 }
 

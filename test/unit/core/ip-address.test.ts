@@ -1,7 +1,7 @@
 // Unit tests for the SSRF address filter: public unicast passes; loopback, private, link-local and friends do not,
 // in every spelling (IPv4, IPv6, IPv4 inside IPv6).
 import { describe, expect, it } from 'vitest';
-import { ipBytes, isPublicAddress } from '../../../src/core/ip-address.js';
+import { ipBytes, isLoopbackAddress, isPublicAddress } from '../../../src/core/ip-address.js';
 
 describe('isPublicAddress', () => {
   it('lets public unicast addresses through', () => {
@@ -26,5 +26,15 @@ describe('isPublicAddress', () => {
     expect(ipBytes('0:0:0:0:0:0:0:1')).toEqual(ipBytes('::1'));
     expect(ipBytes('::')).toEqual(Array(16).fill(0));
     expect(ipBytes('1.2.3.4')).toEqual([1, 2, 3, 4]);
+  });
+});
+
+describe('isLoopbackAddress', () => {
+  it('is true for a peer on this machine, in each spelling a socket reports', () => {
+    for (const ip of ['127.0.0.1', '127.8.9.10', '::1', '0:0:0:0:0:0:0:1', '[::1]', '::ffff:127.0.0.1', '::ffff:7f00:1']) expect(isLoopbackAddress(ip), ip).toBe(true);
+  });
+
+  it('is false for every other address, and for what is no address', () => {
+    for (const ip of ['10.0.0.1', '192.168.1.2', '8.8.8.8', '::', '::2', '::2.0.0.1', 'fe80::1', '::ffff:10.0.0.1', '::ffff:8.8.8.8', '128.0.0.1', 'localhost', '']) expect(isLoopbackAddress(ip), ip).toBe(false);
   });
 });
