@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { WmarkError } from '../core/errors.js';
-import { ingestArgs, parseSegmentList, segmentFileName, type EncodeOptions } from '../core/ffmpeg-plan.js';
+import { ingestArgs, parseSegmentList, segmentFileName, type EncodeOptions, type IngestPlan } from '../core/ffmpeg-plan.js';
 import { firstVideoTime } from '../ffmpeg/probe-media.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../media/media-store.js';
@@ -41,15 +41,8 @@ export interface TranscodeResult {
   timeOrigin: number;
 }
 
-export interface TranscodePlan {
-  fps: { num: number; den: number };
-  width: number;
-  height: number;
-  hasAudio: boolean;
-  encode: EncodeOptions;
-  lead: boolean;
-  maxFrames?: number;
-}
+/** What an ingest transcode needs besides where its source and output are. */
+export type TranscodePlan = Omit<IngestPlan, 'source' | 'outDir'>;
 
 /**
  * Normalises `source` into closed-GOP working segments in `outDir` (ingestArgs), checks the muxer's list against the

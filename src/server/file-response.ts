@@ -21,17 +21,30 @@ export interface FileResponseOptions {
   headers?: Record<string, string>;
 }
 
-export async function fileResponse(req: ApiRequest, file: string, options: FileResponseOptions): Promise<ApiResponse> {
-  const info = await stat(file).catch(() => undefined);
-  if (!info?.isFile()) throw new WmarkError('NOT_FOUND', 'no such file');
-  const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
+/** What a response needs to know of a stored body: its size and last modification (ms since the epoch). */
+export interface BodyStat {
+  size: number;
+  modified: number;
+}
+
+/** The validator for a body of this size and modification time (the same for a local file and a stored object). */
+export function bodyEtag(info: BodyStat): string {
+  return `"${info.size.toString(16)}-${Math.floor(info.modified).toString(16)}"`;
+}
+
+/**
+ * The status and headers for a body, whether a file or a stored object: 304 on a matching If-None-Match, 416 for a
+ * range past the end, 206 with Content-Range for a satisfiable one, else 200; `range` is the bytes to send, if any.
+ */
+export function bodyResponseHead(req: ApiRequest, info: BodyStat, options: FileResponseOptions): { status: number; headers: Record<string, string>; range?: { start: number; end: number } } {
+  const etag = bodyEtag(info);
   const headers: Record<string, string> = {
     ...options.headers,
     'Content-Type': options.contentType,
     'Accept-Ranges': 'bytes',
     'Cache-Control': options.cacheControl,
     ETag: etag,
-    'Last-Modified': info.mtime.toUTCString(),
+    'Last-Modified': new Date(info.modified).toUTCString(),
     'X-Content-Type-Options': 'nosniff',
   };
   if (req.headers['if-none-match'] === etag) return { status: 304, headers };
@@ -41,5 +54,12 @@ export async function fileResponse(req: ApiRequest, file: string, options: FileR
   const end = range?.end ?? info.size - 1;
   headers['Content-Length'] = String(info.size === 0 ? 0 : end - start + 1);
   if (range) headers['Content-Range'] = `bytes ${start}-${end}/${info.size}`;
-  return { status: range ? 206 : 200, headers, ...(info.size > 0 ? { body: { file, start, end } } : {}) };
+  return { status: range ? 206 : 200, headers, ...(info.size > 0 ? { range: { start, end } } : {}) };
+}
+
+export async function fileResponse(req: ApiRequest, file: string, options: FileResponseOptions): Promise<ApiResponse> {
+  const info = await stat(file).catch(() => undefined);
+  if (!info?.isFile()) throw new WmarkError('NOT_FOUND', 'no such file');
+  const { status, headers, range } = bodyResponseHead(req, { size: info.size, modified: info.mtimeMs }, options);
+  return { status, headers, ...(range ? { body: { file, ...range } } : {}) };
 }

@@ -2,37 +2,15 @@
 // file: type, length, validators, byte ranges (206/416), HEAD. The bytes stream from the store through this process.
 import type { ServerResponse } from 'node:http';
 import { WmarkError } from '../core/errors.js';
-import type { MediaStat, MediaStore } from '../media/media-store.js';
-import { parseRange } from './byte-range.js';
-import type { FileResponseOptions } from './file-response.js';
+import type { MediaStore } from '../media/media-store.js';
+import { bodyResponseHead, type FileResponseOptions } from './file-response.js';
 import type { ApiRequest, ApiResponse, StoreBody } from './http-types.js';
-
-/** The same validator fileResponse makes from a file's size and mtime, from the object's size and modification time. */
-export function storeEtag(info: MediaStat): string {
-  return `"${info.size.toString(16)}-${Math.floor(info.modified).toString(16)}"`;
-}
 
 export async function storeResponse(req: ApiRequest, store: MediaStore, key: string, options: FileResponseOptions): Promise<ApiResponse> {
   const info = await store.stat(key);
   if (!info) throw new WmarkError('NOT_FOUND', 'no such file');
-  const etag = storeEtag(info);
-  const headers: Record<string, string> = {
-    ...options.headers,
-    'Content-Type': options.contentType,
-    'Accept-Ranges': 'bytes',
-    'Cache-Control': options.cacheControl,
-    ETag: etag,
-    'Last-Modified': new Date(info.modified).toUTCString(),
-    'X-Content-Type-Options': 'nosniff',
-  };
-  if (req.headers['if-none-match'] === etag) return { status: 304, headers };
-  const range = parseRange(req.headers.range, info.size);
-  if (range === 'unsatisfiable') return { status: 416, headers: { ...headers, 'Content-Range': `bytes */${info.size}`, 'Content-Length': '0' } };
-  const start = range?.start ?? 0;
-  const end = range?.end ?? info.size - 1;
-  headers['Content-Length'] = String(info.size === 0 ? 0 : end - start + 1);
-  if (range) headers['Content-Range'] = `bytes ${start}-${end}/${info.size}`;
-  return { status: range ? 206 : 200, headers, ...(info.size > 0 ? { body: { store, key, start, end } } : {}) };
+  const { status, headers, range } = bodyResponseHead(req, info, options);
+  return { status, headers, ...(range ? { body: { store, key, ...range } } : {}) };
 }
 
 /**

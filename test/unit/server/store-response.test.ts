@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FolderMediaStore } from '../../../src/media/folder-store.js';
-import { readStored, storeEtag, storeResponse } from '../../../src/server/store-response.js';
+import { bodyEtag } from '../../../src/server/file-response.js';
+import { readStored, storeResponse } from '../../../src/server/store-response.js';
 import type { ApiRequest } from '../../../src/server/http-types.js';
 
 // A real (folder) store: the S3 one answers the same calls, and the e2e farm test streams from s3rver.
@@ -30,7 +31,7 @@ describe('storeResponse', () => {
       'Content-Type': 'video/mp2t',
       'Content-Length': '1000',
       'Accept-Ranges': 'bytes',
-      ETag: storeEtag({ size: 1000, modified }),
+      ETag: bodyEtag({ size: 1000, modified }),
       'Last-Modified': 'Fri, 02 Jan 2026 03:04:05 GMT',
       'Access-Control-Allow-Origin': '*',
     });
@@ -47,7 +48,7 @@ describe('storeResponse', () => {
     const beyond = await storeResponse(req({ range: 'bytes=1000-' }), store, 'watermarks/v/w/seg_00000.ts', options);
     expect(beyond).toMatchObject({ status: 416, headers: { 'Content-Range': 'bytes */1000', 'Content-Length': '0' } });
     expect(beyond.body).toBeUndefined();
-    const etag = storeEtag({ size: 1000, modified });
+    const etag = bodyEtag({ size: 1000, modified });
     expect((await storeResponse(req({ 'if-none-match': etag }), store, 'watermarks/v/w/seg_00000.ts', options)).status).toBe(304);
   });
 
