@@ -458,15 +458,25 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
   if (!engine.farm) for (const i of first) await put(i, 'now', signal);
   const pending = [...(engine.farm ? first.map((i) => [i, 'now'] as const) : []), ...rest.map((i) => [i, 'background'] as const)];
   if (pending.length) {
-    // One failed segment stops the rest of this job's queue.
+    // One failed segment stops the rest of this job's queue, and the job ends once every render it started has
+    // stopped: no ffmpeg of a FAILED job is still running (or writing) when its failure is reported.
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
+    let failure: { error: unknown } | undefined;
     try {
-      await Promise.all(pending.map(([i, urgency]) => put(i, urgency, stop.signal).catch((error: unknown) => (stop.abort(), Promise.reject(error)))));
+      await Promise.all(
+        pending.map(([i, urgency]) =>
+          put(i, urgency, stop.signal).catch((error: unknown) => {
+            failure ??= { error };
+            stop.abort();
+          }),
+        ),
+      );
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
+    if (failure) throw failure.error;
   }
   await publishing;
 
