@@ -56,7 +56,7 @@ export function meanPairs(sidecar: Sidecar, leak: LeakFrames, map: TimeMap, grou
 }
 
 export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Float64Array, frameSignature: Float32Array, book: PackedCodebook): LeakAnalysis {
-  const alignStats: AlignStats = { windows: 0, windowsAligned: 0, votes: 0 };
+  const alignStats: AlignStats = { windows: 0, windowsAligned: 0, votes: 0, stretchesSearched: 0, stretchesFound: 0 };
   const map = alignPieces({ originalTimes: sidecar.signatureTimes, originalSig: sidecar.signature, leakTimes: frameTimes, leakSig: frameSignature }, alignStats);
   const aspect = leak.width / leak.height;
   let warp: Warp = cropWarp({ x0: 0, y0: 0, w: 1, h: 1 }, aspect);
