@@ -486,14 +486,15 @@ function searchStretch(c: SearchContext, maps: Mapping[], owner: Int32Array, a: 
   for (let i = lo; i < hi; i++) current[i - lo] = owner[i]! >= 0 ? binSimilarity(c.l, c.o, c.oBins, i, maps[owner[i]!]!.scale, maps[owner[i]!]!.offset) : 0;
   let best: StretchFit | undefined;
   for (const jc of places) {
-    // Slow footage spreads a place's votes over a second or more: every other speed, within 1 s of the place (on
-    // every other bin: this scan is most of the search's cost).
+    // Slow footage spreads a place's votes over a second or more: every other speed, within 1 s of the place, on
+    // every 4th bin of a long stretch (this scan is most of the search's cost; the refinement uses every bin).
     let fit: WindowFit | undefined;
+    const stride = b - a >= 2 * WINDOW_BINS ? 4 : b - a >= WINDOW_BINS ? 2 : 1;
     for (let si = 0; si < c.scales.length; si += 2) {
       const s = c.scales[si]!;
       for (let d = -PLACE_SPREAD_BINS; d <= PLACE_SPREAD_BINS; d++) {
         const off = (jc + d + 0.5 - s * (ic + 0.5)) / ALIGN_RATE;
-        const { r } = mappedPearson(c.l, c.o, c.oBins, a, b, s, off, 2);
+        const { r } = mappedPearson(c.l, c.o, c.oBins, a, b, s, off, stride);
         if (!fit || r > fit.r) fit = { i0: a, i1: b, scale: s, offset: off, r };
       }
     }
@@ -598,12 +599,19 @@ function explainStretches(c: SearchContext, pieces: TimePiece[], stats?: AlignSt
     recut(a, WINDOW_BINS / 2);
     recut(b, WINDOW_BINS / 2);
   }
+  // A find stops where it gains too little over the mapping it replaces: between two mappings, the cut goes where the
+  // leak changes story, as between the windows' pieces.
+  for (let i = 1; i < c.lBins; i++) if (owner[i - 1]! >= 0 && owner[i]! >= 0 && owner[i - 1] !== owner[i]) recut(i, WINDOW_BINS);
+  const agree = (m: number, n: number, at: number) =>
+    Math.abs(maps[m]!.scale - maps[n]!.scale) < 0.002 && Math.abs(maps[m]!.scale * at + maps[m]!.offset - (maps[n]!.scale * at + maps[n]!.offset)) < 0.1;
   // Slivers shorter than a stretch the search looks at (what a find left of a wrong mapping, a splice) go to whichever
-  // of their own and their neighbours' mappings explains them best, or stay unread when none does.
+  // of their own and their neighbours' mappings explains them best, or stay unread when none does; an unread sliver
+  // inside one excerpt (both sides agree) is read.
   for (let i = 0; i < c.lBins; ) {
     let j = i;
     while (j < c.lBins && owner[j] === owner[i]) j++;
-    if (owner[i]! >= 0 && j - i < STRETCH_MIN_BINS) {
+    if (owner[i]! < 0 && j - i < STRETCH_MIN_BINS && i > 0 && j < c.lBins && owner[i - 1]! >= 0 && owner[j]! >= 0 && agree(owner[i - 1]!, owner[j]!, i / ALIGN_RATE)) owner.fill(owner[i - 1]!, i, j);
+    else if (owner[i]! >= 0 && j - i < STRETCH_MIN_BINS) {
       let best = -1, bestSim = -Infinity;
       for (const m of new Set([owner[i]!, i > 0 ? owner[i - 1]! : -1, j < c.lBins ? owner[j]! : -1])) {
         if (m < 0) continue;
