@@ -107,7 +107,7 @@ function isPlainFrame(w: Warp, live?: Uint8Array): boolean {
 }
 
 export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Float64Array, frameSignature: Float32Array, book: PackedCodebook): LeakAnalysis {
-  let alignStats: AlignStats = { windows: 0, windowsAligned: 0, votes: 0 };
+  let alignStats: AlignStats = { windows: 0, windowsAligned: 0, votes: 0, stretchesSearched: 0, stretchesFound: 0 };
   let map = alignPieces({ originalTimes: sidecar.signatureTimes, originalSig: sidecar.signature, leakTimes: frameTimes, leakSig: frameSignature }, alignStats);
   const aspect = leak.width / leak.height;
   let warp: Warp = cropWarp({ x0: 0, y0: 0, w: 1, h: 1 }, aspect);
@@ -133,7 +133,7 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
   let realigned = false;
   if (pairs.length && !isPlainFrame(warp, live)) {
     const sig = registeredSignature(leak, frameTimes.length, warp, live);
-    const stats2: AlignStats = { windows: 0, windowsAligned: 0, votes: 0 };
+    const stats2: AlignStats = { windows: 0, windowsAligned: 0, votes: 0, stretchesSearched: 0, stretchesFound: 0 };
     const map2 = sig ? alignPieces({ originalTimes: sidecar.signatureTimes, originalSig: sidecar.signature, leakTimes: frameTimes, leakSig: sig }, stats2) : undefined;
     if (map2 && map2.pieces.length && !sameMap(map, map2)) {
       const before = slotContentResidual(sidecar, leak, map, warp, live);

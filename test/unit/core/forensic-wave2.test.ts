@@ -62,19 +62,63 @@ describe('alignPieces', () => {
     }
   });
 
-  it('finds six 40-second excerpts in shuffled order, each with its own place in the original', () => {
-    const starts = [610, 40, 400, 200, 760, 505];
-    const mapping = (t: number) => starts[Math.min(5, Math.floor(t / 40))]! + (t % 40);
-    const leak = leakFrom(orig, frames, mapping, 240, 2);
-    const map = alignPieces({ originalTimes: origTimes, originalSig: orig, leakTimes: leak.times, leakSig: leak.sig });
-    expect(map.pieces.length).toBeGreaterThanOrEqual(5);
-    let good = 0, total = 0;
-    for (let t = 0; t < 240; t += 0.5) {
+  const starts = [610, 40, 400, 200, 760, 505];
+  /** Six 40-s excerpts of the original in shuffled order, each played at `speed` (40 / speed seconds of the leak). */
+  const shuffled = (speed: number) => (t: number) => {
+    const k = Math.min(5, Math.floor((t * speed) / 40));
+    return starts[k]! + speed * t - 40 * k;
+  };
+  const coverage = (map: ReturnType<typeof alignPieces>, mapping: (t: number) => number, seconds: number) => {
+    let good = 0, unread = 0, total = 0;
+    for (let t = 0.25; t < seconds; t += 0.5) {
       total++;
-      if (Math.abs(mapTime(map, t) - mapping(t)) < 0.15) good++;
+      const m = mapTime(map, t);
+      if (Number.isNaN(m)) unread++;
+      else if (Math.abs(m - mapping(t)) < 0.15) good++;
     }
-    // Measured: 5 of the 6 excerpts found, 83 % of the leak mapped to within 0.15 s (one 40-s excerpt is missed).
-    expect(good / total).toBeGreaterThan(0.8);
+    return { good: good / total, unread: unread / total };
+  };
+
+  it('finds six 40-second excerpts in shuffled order, each with its own place in the original', () => {
+    // Seed 2's windows find 5 of the 6 (83 % of the leak within 0.15 s: no window voted for the last excerpt); the
+    // search of the stretch its neighbour's mapping does not explain finds the sixth (100 %).
+    for (const seed of [2, 3, 4]) {
+      const mapping = shuffled(1);
+      const leak = leakFrom(orig, frames, mapping, 240, seed);
+      const map = alignPieces({ originalTimes: origTimes, originalSig: orig, leakTimes: leak.times, leakSig: leak.sig });
+      expect(map.pieces.length, `seed ${seed}`).toBe(6);
+      for (let k = 0; k < 6; k++) expect(Math.abs(mapTime(map, 40 * k + 20) - (starts[k]! + 20)), `seed ${seed}, excerpt ${k}`).toBeLessThan(0.15);
+      expect(coverage(map, mapping, 240).good, `seed ${seed}`).toBeGreaterThan(0.98);
+    }
+  });
+
+  it('finds shuffled excerpts played at 1.04x and at 0.96x, each with its own place and speed', () => {
+    for (const speed of [1.04, 0.96]) {
+      const mapping = shuffled(speed);
+      const seconds = 240 / speed;
+      const leak = leakFrom(orig, frames, mapping, seconds, 2);
+      const map = alignPieces({ originalTimes: origTimes, originalSig: orig, leakTimes: leak.times, leakSig: leak.sig });
+      expect(map.pieces.length, `speed ${speed}`).toBe(6);
+      for (const p of map.pieces) expect(Math.abs(p.scale - speed), `speed ${speed}`).toBeLessThan(0.003);
+      expect(coverage(map, mapping, seconds).good, `speed ${speed}`).toBeGreaterThan(0.98);
+    }
+  });
+
+  it('leaves a stretch from no part of the original unread, and maps the excerpts around it', () => {
+    // Excerpt 2 (leak 80-120 s) replaced by 40 s of another title: read under a neighbour's mapping it would only be noise.
+    const other = syntheticSignatures(rng(77), frames);
+    const mapping = shuffled(1);
+    const foreign = (t: number) => t >= 80 && t < 120;
+    const leak = leakFrom(orig, frames, mapping, 240, 3);
+    const stranger = leakFrom(other, frames, (t) => 300 + t, 240, 4);
+    for (let i = 0; i < leak.times.length; i++) {
+      if (foreign(leak.times[i]!)) leak.sig.set(stranger.sig.subarray(i * SIGNATURE_CELLS, (i + 1) * SIGNATURE_CELLS), i * SIGNATURE_CELLS);
+    }
+    const map = alignPieces({ originalTimes: origTimes, originalSig: orig, leakTimes: leak.times, leakSig: leak.sig });
+    for (let t = 80.25; t < 120; t += 0.5) expect(mapTime(map, t), `leak ${t} s`).toBeNaN();
+    const { good, unread } = coverage(map, (t) => (foreign(t) ? NaN : mapping(t)), 240);
+    expect(unread).toBeLessThan(40 / 240 + 0.01);
+    expect(good).toBeGreaterThan(200 / 240 - 0.01);
   });
 
   it('maps nothing for a title that is not this one', () => {
