@@ -128,7 +128,7 @@ function featureAt(o: Float64Array, bins: number, j: number, c: number): number 
   return a + (b - a) * f;
 }
 
-/** Pearson correlation of leak bins [i0, i1) (every `step`-th) with the original under t_o = s*t_l + off (bin-centre seconds). */
+/** Pearson correlation of leak bins [i0, i1) (every step-th) with the original under t_o = s*t_l + off (bin centres). */
 function mappedPearson(l: Float64Array, o: Float64Array, oBins: number, i0: number, i1: number, s: number, off: number, step = 1): { r: number; n: number } {
   let n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
   for (let i = i0; i < i1; i += step) {
