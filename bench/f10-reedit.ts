@@ -1,7 +1,9 @@
 // F10 through the real CLI (issue 15): a 5-minute 320x180 'natural' title ingested with --forensic, one viewer's mp4,
 // and from it the leaks bench/forensic-wave2.ts makes for F10 (played at 1.04x and 0.96x; six 40-s excerpts in the
-// order [3,0,5,1,4,2]; all 0.5x, CRF 28), plus the same re-edit of the unmarked source (nobody may be named). Each is
-// read by `wmark detect --json`; z, rank and accused are printed per leak. Not part of `npm run bench` or the tests.
+// order [3,0,5,1,4,2]; all 0.5x, CRF 28), plus two leaks nobody may be named in: the same re-edit of the unmarked
+// source, and the title as ingested before any mark (its working segments, CRF 30 + 0.5x, as the pipeline test's
+// clean title: it should read every slot). Each is read by `wmark detect --json`; z, rank and accused are printed per
+// leak. Not part of `npm run bench` or the tests.
 //
 //   node --import tsx bench/f10-reedit.ts [--seeds 1,2,3] [--fresh] [--wmark path/to/bin/wmark.js]
 //
@@ -10,7 +12,7 @@
 // (e.g. an export of main, for the figures before a change); ingest and watermark always use this one.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -62,7 +64,7 @@ async function ffmpeg(args: string[]): Promise<void> {
   await execFileP(ff, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-threads', '2', ...args], { maxBuffer: 64 << 20 });
 }
 
-const x264 = ['-an', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '28', '-pix_fmt', 'yuv420p', '-threads', '2'];
+const x264 = (crf: number) => ['-an', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(crf), '-pix_fmt', 'yuv420p', '-threads', '2'];
 const half = `scale=${W / 2}:${H / 2}`;
 
 /** bench/forensic-wave2.ts's re-edit: six 40-s windows spread over the title (jittered by up to 5 s), shuffled. */
@@ -98,18 +100,32 @@ interface Leak {
 const leaks: Leak[] = [];
 for (const speed of [1.04, 0.96]) {
   const file = path.join(dir, `speed-${speed}.mp4`);
-  leaks.push({ name: `played at ${speed}x`, file, truth: PAYLOAD, make: () => ffmpeg(['-i', state.mp4, '-vf', `setpts=PTS/${speed},fps=30,${half}`, ...x264, file]) });
+  leaks.push({ name: `played at ${speed}x`, file, truth: PAYLOAD, make: () => ffmpeg(['-i', state.mp4, '-vf', `setpts=PTS/${speed},fps=30,${half}`, ...x264(28), file]) });
 }
 for (const seed of seeds) {
   const { graph, starts } = reeditGraph(seed);
   const label = ORDER.map((k) => starts[k]!.toFixed(0)).join(', ');
   const file = path.join(dir, `reedit-${seed}.mp4`);
-  leaks.push({ name: `6 x 40 s shuffled, seed ${seed} (${label} s)`, file, truth: PAYLOAD, make: () => ffmpeg(['-i', state.mp4, '-filter_complex', graph, '-map', '[v]', ...x264, file]) });
+  leaks.push({ name: `6 x 40 s shuffled, seed ${seed} (${label} s)`, file, truth: PAYLOAD, make: () => ffmpeg(['-i', state.mp4, '-filter_complex', graph, '-map', '[v]', ...x264(28), file]) });
 }
 {
   const { graph } = reeditGraph(seeds[0]!);
   const file = path.join(dir, 'reedit-unmarked.mp4');
-  leaks.push({ name: 'the re-edit of the unmarked source', file, truth: null, make: () => ffmpeg(['-i', clip.path, '-filter_complex', graph, '-map', '[v]', ...x264, file]) });
+  leaks.push({ name: 'the re-edit of the unmarked source', file, truth: null, make: () => ffmpeg(['-i', clip.path, '-filter_complex', graph, '-map', '[v]', ...x264(28), file]) });
+}
+
+{
+  const file = path.join(dir, 'clean-title.mp4');
+  const make = async () => {
+    const videos = path.join(dataDir, 'media', 'videos');
+    const [video] = await readdir(videos);
+    const segments = (await readdir(path.join(videos, video!))).filter((f) => /^seg_\d+\.ts$/.test(f)).sort();
+    const joined = path.join(dir, 'clean-title.ts');
+    await writeFile(joined, Buffer.concat(await Promise.all(segments.map((f) => readFile(path.join(videos, video!, f))))));
+    await ffmpeg(['-i', joined, '-map', '0:v:0', '-vf', half, ...x264(30), file]);
+    await rm(joined, { force: true });
+  };
+  leaks.push({ name: 'the clean title (ingested, no mark), CRF 30', file, truth: null, make });
 }
 
 const rows: (string | number)[][] = [];

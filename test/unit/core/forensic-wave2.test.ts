@@ -121,6 +121,21 @@ describe('alignPieces', () => {
     expect(good).toBeGreaterThan(200 / 240 - 0.01);
   });
 
+  it('still reads a stretch of weak footage inside one excerpt (nothing there says it is another)', () => {
+    // Leak 60-90 s drowned in noise: its own correlation is too low to vouch for the mapping, and no search finds a
+    // better one, but the mappings on both sides agree, so it is the same excerpt (its slots carry the mark as well).
+    for (const seed of [2, 3]) {
+      const start = 200.4;
+      const leak = leakFrom(orig, frames, (t) => start + t, 150, seed);
+      const r = rng(seed + 100);
+      for (let i = 0; i < leak.times.length; i++) {
+        if (leak.times[i]! >= 60 && leak.times[i]! < 90) for (let c = 0; c < SIGNATURE_CELLS; c++) leak.sig[i * SIGNATURE_CELLS + c]! += 6 * r.gauss();
+      }
+      const map = alignPieces({ originalTimes: origTimes, originalSig: orig, leakTimes: leak.times, leakSig: leak.sig });
+      expect(coverage(map, (t) => start + t, 150).good, `seed ${seed}`).toBe(1);
+    }
+  });
+
   it('maps nothing for a title that is not this one', () => {
     const other = syntheticSignatures(rng(77), 120 * FPS);
     const map = alignPieces({ originalTimes: origTimes, originalSig: orig, leakTimes: Float64Array.from({ length: 120 * FPS }, (_, i) => i / FPS), leakSig: other });
