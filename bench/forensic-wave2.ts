@@ -261,7 +261,11 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
       `-- F9 by step: viewer ${viewers[0]!.payload}'s 100-s excerpt (50 slots) through each camcorder step alone, the chain cut after each step, and all of it --`,
       table(
         ['copy', 'slots read', 'soft mark', 'spread', 'mark / spread', 'bits wrong', 'z (true)', 'frame live', 'registration r'],
-        f9s.map((x) => [x.name, String(x.o.segmentsRead), x.soft, x.spread, x.soft / x.spread, `${x.errors}/${x.o.readings.length}`, x.o.trueZ[0]!, x.live, x.fit]),
+        f9s.map((x) =>
+          x.o.segmentsRead
+            ? [x.name, String(x.o.segmentsRead), x.soft, x.spread, x.soft / x.spread, `${x.errors}/${x.o.readings.length}`, x.o.trueZ[0]!, x.live, x.fit]
+            : [x.name, '0 (not aligned)', '-', '-', '-', '-', '-', '-', '-'],
+        ),
       ),
       '(soft mark = mean over slots of reading x true bit: 1.0 is the mark as embedded; spread = its standard deviation; frame live = share of the leak frame that registration found to show the original)',
     ]),
