@@ -209,7 +209,7 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
 
   // F6': null trials. Real readings (unmarked copies, other titles, marked leaks) against other titles' and other keys'
   // codebooks, plus noise readings against this title: 10,000 verdicts, each with its reported false-accusation figure.
-  let trials = 0, accusations = 0, maxZ = -Infinity, maxEstimate = 0, sumEstimate = 0, bookTrials = 0, books = 0, setCount = 0;
+  let trials = 0, accusations = 0, maxZ = -Infinity, minEstimate = 1, sumEstimate = 0, bookTrials = 0, books = 0, setCount = 0;
   const t6 = performance.now();
   if (want('f6b')) {
     log(`[${o.elapsed()}] F6': ${o.nullTrials} null trials ...`);
@@ -218,7 +218,8 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
       if (v.accused.length) accusations++;
       maxZ = Math.max(maxZ, v.best?.z ?? 0);
       sumEstimate += v.stages.filter((s) => s.accused).reduce((a, s) => a + s.falseAccusationEstimate, 0);
-      maxEstimate = Math.max(maxEstimate, v.falseAccusation.estimate);
+      // The most suspicious null: the smallest chance it reports that an innocent payload scores as high as its best.
+      minEstimate = Math.min(minEstimate, v.falseAccusation.estimate);
     };
     const sets = [...o.readingSets, ...f2.map((x) => x.o.readings), ...f9.map((x) => x.o.readings), ...f10.map((x) => x.o.readings), ...(f7 ? [f7.readings] : [])].filter((r) => r.length);
     setCount = sets.length;
@@ -288,7 +289,7 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
     ...part('f6b', [
       '',
       "-- F6': null trials --",
-      `${bookTrials} verdicts of real readings (${setCount} leaks: unmarked, other titles, marked) against ${books} other titles' / other keys' codebooks, ${trials - bookTrials} noise readings against this title: ${accusations} accusations in ${trials} trials; max best z ${fmt(maxZ)}; the reported P(false accusation) of the strongest null ${maxEstimate.toExponential(2)}; ${fmt(f6S, 1)} s`,
+      `${bookTrials} verdicts of real readings (${setCount} leaks: unmarked, other titles, marked) against ${books} other titles' / other keys' codebooks, ${trials - bookTrials} noise readings against this title: ${accusations} accusations in ${trials} trials; max best z ${fmt(maxZ)}; the most suspicious null reports P(an innocent payload scores this high by chance) = ${minEstimate.toExponential(2)}${minEstimate > 0.01 ? ' (chance level: nothing to accuse)' : ''}; ${fmt(f6S, 1)} s`,
       `F6' ${ok(f6Ok)}`,
     ]),
   ];
@@ -301,5 +302,5 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
   ];
   const strip = (x: { name: string; o: Outcome }) => ({ name: x.name, z: x.o.trueZ, rank: x.o.trueRank, accused: x.o.accused, slots: x.o.segmentsRead, verdict: x.o.verdict, detectS: x.o.detectS });
   void PAYLOAD_COUNT;
-  return { lines, summary, json: { f2: f2.map(strip), f9: f9.map(strip), f9s: f9s.map((x) => ({ ...strip(x), soft: x.soft, spread: x.spread, errors: x.errors, live: x.live, fit: x.fit })), f10: f10.map(strip), f7: f7 ? { accused: f7.accused, z: f7.trueZ, stages } : null, f6: { trials, accusations, maxZ, maxEstimate, bookTrials } } };
+  return { lines, summary, json: { f2: f2.map(strip), f9: f9.map(strip), f9s: f9s.map((x) => ({ ...strip(x), soft: x.soft, spread: x.spread, errors: x.errors, live: x.live, fit: x.fit })), f10: f10.map(strip), f7: f7 ? { accused: f7.accused, z: f7.trueZ, stages } : null, f6: { trials, accusations, maxZ, minEstimate, bookTrials } } };
 }
