@@ -12,12 +12,14 @@ import { patternFrameYuv420 } from '../core/forensic/pattern-image.js';
 import {
   decodeSmallArgs,
   encodeMeasure,
-  halfVariantArgs,
-  joinHalvesArgs,
   measureSegment,
+  SIDECAR_HEIGHT,
+  SIDECAR_WIDTH,
+  slotOrderFromWhole,
   variantArgs,
   variantFileName,
   variantNames,
+  wholeVariantArgs,
   type SegmentMeasure,
 } from '../core/forensic/variant-plan.js';
 import type { EncodeOptions } from '../core/ffmpeg-plan.js';
@@ -67,8 +69,9 @@ export interface SegmentVariantPlan {
 }
 
 /**
- * Encodes a segment's variants into `outDir` and measures them: one slot, files a/b from one decode; two slots, four
- * halves joined into aa/ab/ba/bb. The same steps in this process (engine/forensic-prepare.ts) and on a worker.
+ * Encodes a segment's variants into `outDir` and measures them: one slot, files a/b from one decode; two slots, the
+ * four whole-segment files aa/ab/ba/bb from one decode (measured from aa and bb). The same steps in this process
+ * (engine/forensic-prepare.ts) and on a worker.
  */
 export async function prepareSegmentVariants(runner: ProcessRunner, plan: SegmentVariantPlan): Promise<SegmentMeasure> {
   const pad = String(plan.index).padStart(5, '0');
@@ -83,16 +86,14 @@ export async function prepareSegmentVariants(runner: ProcessRunner, plan: Segmen
       await runner.ffmpeg(variantArgs({ input: plan.input, pattern: patterns[0]!, width: plan.width, height: plan.height, outA, outB, gop: plan.gop, encode: plan.encode, hasAudio: plan.hasAudio }));
       decode = [outA, outB];
     } else {
-      const halves = (['a1', 'b1', 'a2', 'b2'] as const).map((h) => path.join(plan.outDir, `half_${h}_${pad}.ts`)) as [string, string, string, string];
-      temporary.push(...halves);
-      await runner.ffmpeg(halfVariantArgs({ input: plan.input, patterns: [patterns[0]!, patterns[1]!], width: plan.width, height: plan.height, split: plan.split, out: halves, gop: plan.gop, encode: plan.encode }));
       const name = (v: string) => path.join(plan.outDir, variantFileName(v, plan.index));
-      await runner.ffmpeg(joinHalvesArgs({ halves, audioFrom: plan.hasAudio ? plan.input : undefined, out: { aa: name('aa'), ab: name('ab'), ba: name('ba'), bb: name('bb') } }));
-      decode = halves;
+      await runner.ffmpeg(wholeVariantArgs({ input: plan.input, patterns: [patterns[0]!, patterns[1]!], width: plan.width, height: plan.height, split: plan.split, out: { aa: name('aa'), ab: name('ab'), ba: name('ba'), bb: name('bb') }, gop: plan.gop, encode: plan.encode, hasAudio: plan.hasAudio }));
+      decode = [name('aa'), name('bb')];
     }
     await Promise.all(patterns.map((p) => rm(p, { force: true })));
     const { stdout } = await runner.ffmpeg(decodeSmallArgs(decode), { captureStdout: true });
-    const frames = new Uint16Array(stdout.buffer.slice(stdout.byteOffset, stdout.byteOffset + stdout.length));
+    const decoded = new Uint16Array(stdout.buffer.slice(stdout.byteOffset, stdout.byteOffset + stdout.length));
+    const frames = slots === 1 ? decoded : slotOrderFromWhole(decoded, SIDECAR_WIDTH * SIDECAR_HEIGHT, plan.split);
     return measureSegment(frames, slots, plan.split);
   } finally {
     await Promise.all(temporary.map((f) => rm(f, { force: true })));

@@ -18,8 +18,6 @@ import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import { forEachBounded } from './for-each-bounded.js';
 
 export {
-  halfVariantArgs,
-  joinHalvesArgs,
   SIDECAR_DIFF_HEIGHT,
   SIDECAR_DIFF_WIDTH,
   SIDECAR_HEIGHT,
@@ -28,6 +26,7 @@ export {
   SPLIT_MIN_SECONDS,
   variantArgs,
   variantFileName,
+  wholeVariantArgs,
 } from '../core/forensic/variant-plan.js';
 
 export const FORENSIC_DIR = 'forensic';

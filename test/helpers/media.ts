@@ -98,3 +98,13 @@ export function diffBox(
   }
   return count ? { x0, y0, x1, y1, count } : undefined;
 }
+
+/** Every frame of a file's video, area-scaled to width x height, as 16-bit grey (full range, levels x 256). */
+export async function grayFrames(input: string, width: number, height: number): Promise<Uint16Array> {
+  const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', input, '-map', '0:v:0', '-vf', `scale=${width}:${height}:flags=area,format=gray16le`, '-f', 'rawvideo', 'pipe:1'], {
+    encoding: 'buffer',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  const bytes = stdout as unknown as Buffer;
+  return new Uint16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+}

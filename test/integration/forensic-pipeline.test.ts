@@ -15,7 +15,7 @@ import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-im
 import { decodeSidecar } from '../../src/core/forensic/sidecar-format.js';
 import { encodeForensicContent } from '../../src/core/forensic-payload.js';
 import { detectLeak } from '../../src/engine/detect.js';
-import { FORENSIC_DIR, readForensicLayout, SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH, variantFileFor, variantFileName, type ForensicLayout } from '../../src/engine/forensic-prepare.js';
+import { FORENSIC_DIR, readForensicLayout, SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH, splitFrame, variantFileFor, variantFileName, type ForensicLayout } from '../../src/engine/forensic-prepare.js';
 import { videoDir, workingSegment } from '../../src/engine/ingest.js';
 import type { VideoRecord } from '../../src/engine/state-store.js';
 import { watermarkDir } from '../../src/engine/watermark.js';
@@ -25,7 +25,7 @@ import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
 import { averageCopies, concatSegments, cutCopy, degrade, fetchBytes, frameSize, segmentUrls, slope, withoutQueries } from '../helpers/forensic-helpers.js';
 import { call, expectError, messagesOf, serveEngine, waitFor, type TestServer } from '../helpers/serve-helpers.js';
-import { decodeFrame } from '../helpers/media.js';
+import { decodeFrame, grayFrames, videoPackets } from '../helpers/media.js';
 
 const KEY = 'forensic-natural-5min';
 const PLAIN_KEY = 'plain-natural-4s';
@@ -130,6 +130,39 @@ describe('ingest with enableForensic', () => {
     for (const s of slopes) expect(s).toBeLessThan(1.05 * expected);
     // One normalising encode, one A+B encode per segment.
     expect(engine.runner.calls.filter((c) => c.args.some((a) => a.includes('grainmerge'))).length).toBe(SEGMENTS);
+  });
+  it('a two-slot segment\'s four variants are each one GOP (one keyframe), and each carries its two signs on its halves', async () => {
+    const dir = path.join(videoDir(engine, video.id), FORENSIC_DIR);
+    const key = forensicKey(engine.secret);
+    const [w, h] = [SIDECAR_DIFF_WIDTH, SIDECAR_DIFF_HEIGHT];
+    const expected = (MARK_AMPLITUDE * 255) / 219;
+    for (const k of [7, 52]) {
+      const split = splitFrame(4, 30);
+      const halves = new Map<string, [Float64Array, Float64Array]>();
+      for (const v of ['aa', 'ab', 'ba', 'bb']) {
+        const file = path.join(dir, variantFileName(v, k));
+        const packets = await videoPackets(file);
+        expect(packets, `${v} ${k}`).toHaveLength(120);
+        expect(packets.filter((p) => p.keyframe).length, `${v} ${k}: keyframes`).toBe(1);
+        const raw = await grayFrames(file, w, h);
+        const mean = (from: number, to: number) => {
+          const m = new Float64Array(w * h);
+          for (let f = from; f < to; f++) for (let p = 0; p < w * h; p++) m[p]! += raw[f * w * h + p]! / 256 / (to - from);
+          return m;
+        };
+        halves.set(v, [mean(0, split), mean(split, 120)]);
+      }
+      for (const slot of [0, 1] as const) {
+        const pattern = patternField(patternGrid(key, video.id, layout.firstSlot[k]! + slot), w, h);
+        const clean = halves.get('aa')![slot].map((x, p) => (x + halves.get('bb')![slot][p]!) / 2);
+        for (const v of ['aa', 'ab', 'ba', 'bb']) {
+          const measured = slope(pattern, halves.get(v)![slot].map((x, p) => x - clean[p]!));
+          const sign = v[slot] === 'a' ? 1 : -1;
+          expect(measured * sign, `segment ${k} ${v} slot ${slot + 1}: ${measured.toFixed(3)}`).toBeGreaterThan(0.6 * expected);
+          expect(measured * sign, `segment ${k} ${v} slot ${slot + 1}: ${measured.toFixed(3)}`).toBeLessThan(1.4 * expected);
+        }
+      }
+    }
   });
 });
 

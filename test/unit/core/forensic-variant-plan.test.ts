@@ -1,0 +1,89 @@
+// The plan of a two-slot segment's variants (issue 15, F3): four whole-segment encodes, each one GOP, each carrying
+// its two slots' signs on the right halves; and the reordering of the aa + bb decode into the order the measurement reads.
+import { describe, expect, it } from 'vitest';
+import { measureSegment, SIDECAR_HEIGHT, SIDECAR_WIDTH, slotOrderFromWhole, wholeVariantArgs } from '../../../src/core/forensic/variant-plan.js';
+
+const out = { aa: 'aa.ts', ab: 'ab.ts', ba: 'ba.ts', bb: 'bb.ts' };
+const plan = (hasAudio: boolean) =>
+  wholeVariantArgs({ input: 'seg.ts', patterns: ['p1.yuv', 'p2.yuv'], width: 320, height: 180, split: 60, out, gop: 120, encode: { preset: 'veryfast', crf: 23 }, hasAudio });
+
+/** The output files in argument order, each with the arguments that apply to it (from the previous output on). */
+function outputs(args: string[]): Map<string, string[]> {
+  const files = new Map<string, string[]>();
+  let from = args.indexOf('-filter_complex') + 2;
+  for (let i = from; i < args.length; i++) {
+    if (args[i]!.endsWith('.ts') && args[i - 1] !== '-i') {
+      files.set(args[i]!, args.slice(from, i));
+      from = i + 1;
+    }
+  }
+  return files;
+}
+
+describe('wholeVariantArgs', () => {
+  it('decodes the working segment once and encodes aa, ab, ba, bb each as one closed GOP of the whole segment', () => {
+    const args = plan(false);
+    expect(args.filter((a) => a === '-i')).toHaveLength(3);
+    const files = outputs(args);
+    expect([...files.keys()]).toEqual(['aa.ts', 'ab.ts', 'ba.ts', 'bb.ts']);
+    for (const [, a] of files) {
+      expect(a[a.indexOf('-g') + 1]).toBe('120');
+      expect(a[a.indexOf('-keyint_min') + 1]).toBe('120');
+      expect(a[a.indexOf('-sc_threshold') + 1]).toBe('0');
+      expect(a[a.indexOf('-x264-params') + 1]).toBe('open-gop=0');
+      expect(a).not.toContain('0:a:0');
+    }
+  });
+
+  it('each variant adds (a) or subtracts (b) slot 1\'s pattern before the split frame and slot 2\'s from it', () => {
+    const args = plan(false);
+    const graph = args[args.indexOf('-filter_complex') + 1]!;
+    const files = outputs(args);
+    const mode = { a: 'grainmerge', b: 'grainextract' } as const;
+    for (const v of ['aa', 'ab', 'ba', 'bb'] as const) {
+      const label = files.get(`${v}.ts`)![files.get(`${v}.ts`)!.indexOf('-map') + 1]!;
+      expect(label).toBe(`[${v}]`);
+      // Walk back from the output label: the second-half blend, then the first-half blend it reads.
+      const second = graph.split(';').find((c) => c.endsWith(label))!;
+      expect(second).toContain(`c0_mode=${mode[v[1] as 'a' | 'b']}`);
+      expect(second).toContain("enable='gte(n,60)'");
+      expect(second).toMatch(/\[p2\d\]/);
+      const first = graph.split(';').find((c) => c.endsWith(second.slice(0, second.indexOf(']') + 1)))!;
+      expect(first).toContain(`c0_mode=${mode[v[0] as 'a' | 'b']}`);
+      expect(first).toContain("enable='lt(n,60)'");
+      expect(first).toMatch(/\[p1\d\]/);
+      // Only luma carries the mark.
+      for (const c of [first, second]) expect(c).toContain('c1_mode=normal:c2_mode=normal');
+    }
+  });
+
+  it('copies the working segment\'s audio into every variant when it has audio', () => {
+    const files = outputs(plan(true));
+    for (const [, a] of files) {
+      expect(a.slice(a.indexOf('0:a:0') - 1, a.indexOf('0:a:0') + 3)).toEqual(['-map', '0:a:0', '-c:a', 'copy']);
+    }
+  });
+});
+
+describe('slotOrderFromWhole', () => {
+  it('turns A1 A2 B1 B2 (aa then bb) into A1 B1 A2 B2, and measureSegment then reads each slot\'s sign', () => {
+    const n = SIDECAR_WIDTH * SIDECAR_HEIGHT;
+    const split = 3, rest = 4;
+    // Frame values: base 100 levels; slot 1 +2 on A, -2 on B; slot 2 +1 on A, -1 on B (as 8.8 fixed point).
+    const frame = (level: number) => new Uint16Array(n).fill(level * 256);
+    const aa = [...Array(split).fill(102), ...Array(rest).fill(101)];
+    const bb = [...Array(split).fill(98), ...Array(rest).fill(99)];
+    const decoded = new Uint16Array([...aa, ...bb].length * n);
+    [...aa, ...bb].forEach((level, f) => decoded.set(frame(level), f * n));
+    const ordered = slotOrderFromWhole(decoded, n, split);
+    const levels = Array.from({ length: ordered.length / n }, (_, f) => ordered[f * n]! / 256);
+    expect(levels).toEqual([102, 102, 102, 98, 98, 98, 101, 101, 101, 101, 99, 99, 99, 99]);
+    const m = measureSegment(ordered, 2, split);
+    expect(m.frames).toBe(split + rest);
+    const dn = m.diff.length / 2;
+    expect(m.diff[0]).toBeCloseTo(2, 6);
+    expect(m.diff[dn]).toBeCloseTo(1, 6);
+    expect(m.mean[0]).toBeCloseTo(100, 6);
+    expect(m.mean[n]).toBeCloseTo(100, 6);
+  });
+});
