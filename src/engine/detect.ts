@@ -47,7 +47,10 @@ export interface DetectResult {
   stages: Stage[];
   candidates: { payload: number; z: number }[];
   elapsedMs: number;
+  /** Seconds per step (probe, decode, codebook, analyse, and analyse.align / .register / .read / .score inside it). */
   timings: Record<string, number>;
+  /** Alignment's work: 8-s windows looked up, windows that found their place, fingerprint votes cast. */
+  alignStats: { windows: number; windowsAligned: number; votes: number };
   /** Only when asked for (the bench re-scores them). */
   readings?: SegmentReading[];
 }
@@ -115,6 +118,8 @@ export async function detectLeak(engine: Engine, ref: VideoRef, file: string, on
   lap('codebook');
   const a = analyseLeak(sidecar, streamed.frames, streamed.times, streamed.signature, book);
   lap('analyse');
+  // The analysis' own steps, inside 'analyse' (not added to it): alignment's cost is what grows with a long leak.
+  for (const [step, seconds] of Object.entries(a.timings)) timings[`analyse.${step}`] = seconds;
   const verdict = a.verdict;
   const first = a.map.pieces[0];
   return {
@@ -136,6 +141,7 @@ export async function detectLeak(engine: Engine, ref: VideoRef, file: string, on
     candidates: verdict.candidates.slice(0, 5),
     elapsedMs: Date.now() - started,
     timings,
+    alignStats: a.alignStats,
     ...(options.keepReadings ? { readings: a.readings } : {}),
   };
 }

@@ -16,6 +16,8 @@ export interface LeakAnalysis {
   verdict: Verdict;
   /** Seconds of the leak mapped onto the original. */
   alignedSeconds: number;
+  /** Seconds spent in each step: align, register, read, score (what a long leak's cost is made of). */
+  timings: { align: number; register: number; read: number; score: number };
 }
 
 /** Up to `groups` pairs (original mean, leak mean) over consecutive aligned stretches of the leak. */
@@ -57,7 +59,15 @@ export function meanPairs(sidecar: Sidecar, leak: LeakFrames, map: TimeMap, grou
 
 export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Float64Array, frameSignature: Float32Array, book: PackedCodebook): LeakAnalysis {
   const alignStats: AlignStats = { windows: 0, windowsAligned: 0, votes: 0 };
+  let mark = performance.now();
+  const lap = () => {
+    const now = performance.now();
+    const seconds = (now - mark) / 1000;
+    mark = now;
+    return seconds;
+  };
   const map = alignPieces({ originalTimes: sidecar.signatureTimes, originalSig: sidecar.signature, leakTimes: frameTimes, leakSig: frameSignature }, alignStats);
+  const align = lap();
   const aspect = leak.width / leak.height;
   let warp: Warp = cropWarp({ x0: 0, y0: 0, w: 1, h: 1 }, aspect);
   let registration = { cropScore: 0, score: 0, pairs: 0 };
@@ -74,13 +84,16 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
     warp = fine.warp;
     registration = { cropScore: fine.startScore, score: fine.score, pairs: pairs.length };
   }
+  const register = lap();
   const readings = map.pieces.length ? readSlots(sidecar, leak, map, warp) : [];
+  const read = lap();
   const verdict = scorePayloads(readings, book);
+  const score = lap();
   let alignedSeconds = 0;
   for (const p of map.pieces) {
     const end = Math.min(p.leakEnd, leak.times.length ? leak.times[leak.times.length - 1]! : 0);
     if (end > p.leakStart) alignedSeconds += end - p.leakStart;
   }
   void pieceAt;
-  return { map, alignStats, warp, box: warpBox(warp, aspect), registration, readings, verdict, alignedSeconds };
+  return { map, alignStats, warp, box: warpBox(warp, aspect), registration, readings, verdict, alignedSeconds, timings: { align, register, read, score } };
 }
