@@ -29,6 +29,12 @@ export interface LeakReadOptions {
   height: number;
   budgetBytes?: number;
   threads?: number;
+  /**
+   * Decode without the in-loop deblocking filter (ffmpeg -skip_loop_filter all): a long leak's time is mostly its
+   * decode, and deblocking is a large part of that; its effect on 128x72 means is block-edge detail the area downscale
+   * averages away. detect.ts asks for it on long leaks only (see LONG_LEAK_SECONDS there).
+   */
+  skipLoopFilter?: boolean;
 }
 
 export async function readLeak(o: LeakReadOptions): Promise<StreamedLeak> {
@@ -91,7 +97,7 @@ export async function readLeak(o: LeakReadOptions): Promise<StreamedLeak> {
   };
 
   const args = [
-    '-hide_banner', '-nostdin', '-v', 'error', '-threads', String(o.threads ?? 0), '-i', o.file, '-map', '0:v:0',
+    '-hide_banner', '-nostdin', '-v', 'error', '-threads', String(o.threads ?? 0), ...(o.skipLoopFilter ? ['-skip_loop_filter', 'all'] : []), '-i', o.file, '-map', '0:v:0',
     '-vf', `fps=${o.fps.num}/${o.fps.den},scale=${o.width}:${o.height}:flags=area,format=gray16le`, '-f', 'rawvideo', 'pipe:1',
   ];
   await new Promise<void>((resolve, reject) => {
