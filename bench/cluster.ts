@@ -19,7 +19,8 @@ import { connectRedis } from '../src/cluster/redis-connection.js';
 import { SEGMENT_QUEUE } from '../src/cluster/segment-queue.js';
 import { startS3, type TestS3 } from '../test/helpers/s3.js';
 import { mb, mbit, percentile, projectFarm, queueDelays, ratioLine, spread, type FarmAssumptions, type JobCosts, type Projection, type TaskTimes } from './lib/cluster-figures.js';
-import { redisCommands, startByteMeter, startRedisServer, startWorkerProcess, stopProcess, type ByteMeter, type RedisProcess, type WorkerProcess } from './lib/farm-services.js';
+import { startRedis, type TestRedis } from '../test/helpers/redis.js';
+import { redisCommands, startByteMeter, startWorkerProcess, stopProcess, type ByteMeter, type WorkerProcess } from './lib/farm-services.js';
 import { machineBusySeconds, median, settle, waitForQuiet } from './lib/measure.js';
 import { descendants, waitForIdle } from './lib/server-process.js';
 import { fmt, formatMachine, numberOption, OUT_DIR, table, warnIfDistStale, WMARK_BIN, wmarkEnvironment, type Suite, type SuiteContext } from './lib/suite.js';
@@ -278,7 +279,7 @@ function treeCpuS(pid: number | undefined): number {
 interface Farm {
   serve: ServeProcess;
   workers: WorkerProcess[];
-  redis: RedisProcess;
+  redis: TestRedis;
   client: Redis;
   queue: Queue;
   store: Store;
@@ -315,8 +316,8 @@ async function startFarm(b: Bench): Promise<Farm> {
   const dataDir = path.join(b.runDir, 'farm');
   const mediaDir = path.join(dataDir, 'media');
   log('(b) starting redis-server on loopback ...');
-  const redis = await startRedisServer();
-  b.cleanup.track(redis.proc);
+  const redis = await startRedis();
+  if (redis.process) b.cleanup.track(redis.process);
   b.cleanup.add('redis-server', () => redis.stop());
   const client = await connectRedis(redis.url, { name: 'bench-cluster' });
   b.cleanup.add('redis client', async () => void client.disconnect());
@@ -446,7 +447,7 @@ const viewerText = (label: string) => `cluster ${label} viewer-${randomBytes(4).
 
 async function timedJob(b: Bench, kind: 'a' | 'b', round: number, serve: ServeProcess, segments: number, farm: Farm): Promise<Run | FarmRun> {
   const workerPids = farm.workers.map((w) => w.proc.pid!);
-  const cpu0 = { serve: treeCpuS(serve.proc.pid), workers: workerPids.map(treeCpuS), redis: treeCpuS(farm.redis.proc.pid), bench: process.cpuUsage() };
+  const cpu0 = { serve: treeCpuS(serve.proc.pid), workers: workerPids.map(treeCpuS), redis: treeCpuS(farm.redis.process?.pid), bench: process.cpuUsage() };
   const busy0 = machineBusySeconds();
   const redis0 = await redisCommands(farm.client);
   const bytes0 = farm.meter?.counts();
@@ -458,7 +459,7 @@ async function timedJob(b: Bench, kind: 'a' | 'b', round: number, serve: ServePr
   const cpu = {
     serveS: treeCpuS(serve.proc.pid) - cpu0.serve,
     workersS: kind === 'b' ? workerPids.reduce((a, pid, i) => a + treeCpuS(pid) - cpu0.workers[i]!, 0) : 0,
-    redisS: treeCpuS(farm.redis.proc.pid) - cpu0.redis,
+    redisS: treeCpuS(farm.redis.process?.pid) - cpu0.redis,
     benchS: (benchCpu.user + benchCpu.system) / 1e6,
   };
   const own = cpu.serveS + cpu.workersS + cpu.redisS + cpu.benchS;

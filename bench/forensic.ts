@@ -21,6 +21,11 @@
 //   --collusion-scale F re-encode size of F7's averaged copy (default 1)     --no-raw-null  skip detecting the raw source
 //   --quiet-wait S      before each timed job, wait up to S s for a quiet machine (default 60)
 //   --keep / --reuse    keep bench/out/forensic-run-<H>p; reuse its ingests, viewers and downscaled leaks (development)
+//   --only LIST         run only these parts (default: all): f1..f8, and wave 2's f2b (F2'), f9, f10, f7b (F7'), f6b (F6');
+//                       also f9s (never by default): each camcorder step alone and the chain cut after each, on 100 s.
+//                       The forensic ingest and the viewers' copies are always made; the plain ingest only for f8 and
+//                       f6; F4's playlist timing only for f4. f6b scores the readings of the parts that ran (with f6:
+//                       also the unmarked copies and other titles), e.g. `--only f9,f6,f6b` for the camcorder at 720p.
 import { execFile, execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
@@ -39,6 +44,7 @@ import { openEngine, type Engine } from '../src/engine/engine.js';
 import { FORENSIC_DIR, readForensicLayout, SIDECAR_NAME, variantArgs, variantFileFor, type ForensicLayout } from '../src/engine/forensic-prepare.js';
 import type { VideoRecord } from '../src/engine/state-store.js';
 import type { ProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
+import { parseOnly, PARTS, wants, type Part } from './lib/forensic-parts.js';
 import { measureForensicViewer } from './lib/forensic-viewer.js';
 import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
 import { fmt, formatMachine, OUT_DIR, table, WMARK_BIN, wmarkEnvironment, type Suite, type SuiteContext } from './lib/suite.js';
@@ -329,6 +335,8 @@ export const suite: Suite = {
     const collusionScale = num('collusion-scale', 1);
     const rawNull = opt['no-raw-null'] === undefined;
     const reuse = opt.reuse !== undefined;
+    const only = parseOnly(opt.only);
+    const want = (part: Part) => wants(only, part);
     if (!Number.isInteger(payloadCount) || payloadCount < 2) throw new Error('--payloads: at least 2 (F7 averages two viewers)');
     const quiet = () => (quietWaitMs > 0 ? waitForQuiet(0.3, quietWaitMs, log) : Promise.resolve(0));
     const R = rng(seed);
@@ -351,9 +359,12 @@ export const suite: Suite = {
     // ---- F8: plain vs forensic ingest ------------------------------------------------------------------------
     const ingestFile = path.join(runDir, 'ingest.json');
     type Timed = { wallS: number; cpuS: number; id: string; otherCores?: number };
-    let ingest: { plain: Timed; forensic: Timed; reused?: boolean };
-    if (reuse && existsSync(ingestFile)) {
-      ingest = { ...(JSON.parse(await readFile(ingestFile, 'utf8')) as typeof ingest), reused: true };
+    // The plain ingest is there for F8's ratio and F6's unmarked working copy only.
+    const needPlain = want('f8') || want('f6');
+    let ingest: { plain?: Timed; forensic: Timed; reused?: boolean };
+    const earlier = reuse && existsSync(ingestFile) ? (JSON.parse(await readFile(ingestFile, 'utf8')) as typeof ingest) : undefined;
+    if (earlier && (earlier.plain || !needPlain)) {
+      ingest = { ...earlier, reused: true };
       log(`reusing the ingests of an earlier run (${ingestFile})`);
     } else {
       log('warming the page cache with the source ...');
@@ -368,16 +379,16 @@ export const suite: Suite = {
         log(`  ${label}: ${(m.wallMs / 1000).toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s cpu, ${v.segments} segments`);
         return { wallS: m.wallMs / 1000, cpuS: m.cpuS, id: v.id, otherCores: m.foreignCpuS / (m.wallMs / 1000) };
       };
-      const plain = await timed('wmark ingest (plain)', [], PLAIN_KEY);
-      const forensic = await timed('wmark ingest --forensic', ['--forensic'], FORENSIC_KEY);
-      ingest = { plain, forensic };
-      await writeFile(ingestFile, JSON.stringify(ingest));
+      const plain = needPlain ? await timed('wmark ingest (plain)', [], PLAIN_KEY) : undefined;
+      const forensic = earlier?.forensic ?? (await timed('wmark ingest --forensic', ['--forensic'], FORENSIC_KEY));
+      ingest = { ...(plain ? { plain } : {}), forensic, ...(earlier ? { reused: true } : {}) };
+      await writeFile(ingestFile, JSON.stringify({ plain: ingest.plain, forensic: ingest.forensic }));
     }
 
     const engine = openEngine({ dataDir, workers: threads, encode: { ...ENGINE_ENCODE } });
     try {
       const video = engine.store.getVideoByKey(FORENSIC_KEY)!;
-      const plainVideo = engine.store.getVideoByKey(PLAIN_KEY)!;
+      const plainVideo = engine.store.getVideoByKey(PLAIN_KEY);
       const videoDir = path.join(dataDir, 'media', 'videos', video.id);
       const forensicDir = path.join(videoDir, FORENSIC_DIR);
       const sidecarBytes = statSync(path.join(forensicDir, SIDECAR_NAME)).size;
@@ -391,7 +402,7 @@ export const suite: Suite = {
       const c: Ctx = { engine, video, sidecar, codes, segments, layout };
       const variantBytes = dirBytes(forensicDir, (f) => f.endsWith('.ts'));
       const workingBytes = dirBytes(videoDir, (f) => f.endsWith('.ts'));
-      const plainWorkingBytes = dirBytes(path.join(dataDir, 'media', 'videos', plainVideo.id), (f) => f.endsWith('.ts'));
+      const plainWorkingBytes = plainVideo ? dirBytes(path.join(dataDir, 'media', 'videos', plainVideo.id), (f) => f.endsWith('.ts')) : NaN;
       log(`video ${video.id}: ${segments} segments, sidecar ${(sidecarBytes / 1e6).toFixed(2)} MB, codebook ${codebookS.toFixed(2)} s`);
 
       // ---- F4: viewers ---------------------------------------------------------------------------------------
@@ -442,14 +453,16 @@ export const suite: Suite = {
       }
       // The per-viewer playlist itself: codeword + writeMediaPlaylist over the video's segments, timed in a child
       // process so this suite's heap (codebooks, decoded frames to come) does not distort tens of microseconds.
-      const viewerTiming = await measureForensicViewer({
-        keyHex: key.toString('hex'),
-        videoId: video.id,
-        layoutVersion: layout.version,
-        slotsPerSegment: layout.slotsPerSegment,
-        segments: video.segments,
-        iterations: 2000,
-      });
+      const viewerTiming = want('f4')
+        ? await measureForensicViewer({
+            keyHex: key.toString('hex'),
+            videoId: video.id,
+            layoutVersion: layout.version,
+            slotsPerSegment: layout.slotsPerSegment,
+            segments: video.segments,
+            iterations: 2000,
+          })
+        : { playlistUs: NaN, playlistWithCodewordUs: NaN, playlistBytes: NaN, samplesUs: [], samplesWithCodewordUs: [] };
       const { playlistUs, playlistWithCodewordUs: playlistCodeUs, playlistBytes } = viewerTiming;
 
       // ---- F1: attacks x payloads, detected in-process -------------------------------------------------------
@@ -489,100 +502,108 @@ export const suite: Suite = {
         }
       };
       // Pipeline: payload i+1's attack encodes run while payload i's leaks are detected.
-      await runAttacks(0);
-      for (let pi = 0; pi < payloads.length; pi++) {
-        await Promise.all([detectAll(pi), pi + 1 < payloads.length ? runAttacks(pi + 1) : Promise.resolve()]);
+      if (want('f1')) {
+        await runAttacks(0);
+        for (let pi = 0; pi < payloads.length; pi++) {
+          await Promise.all([detectAll(pi), pi + 1 < payloads.length ? runAttacks(pi + 1) : Promise.resolve()]);
+        }
       }
 
       // ---- F2: short leaks ---------------------------------------------------------------------------------
-      const f2Payload = payloads[0]!;
-      const f2Lengths = [3.5, 3.0, 2.5];
-      const window = { start: Number((R.next() * (SECONDS - f2Lengths[0]! * 60 - 1)).toFixed(3)), duration: f2Lengths[0]! * 60 };
-      const f2Branches = f2Lengths.map((min) => {
-        // Each shorter leak starts at its own random point inside the decoded 3.5-min window.
-        const offset = Number((R.next() * (f2Lengths[0]! - min) * 60).toFixed(3));
-        return { min, offset, out: path.join(leakDir, `f2-p${f2Payload}-${min}min.mp4`) };
-      });
-      log(`[${elapsed()}] F2: leaks of ${f2Lengths.join(', ')} min from viewer ${f2Payload}, window from ${window.start.toFixed(1)} s ...`);
-      await ffmpeg(
-        ff,
-        multiOutputArgs(
-          viewers[0]!.mp4,
-          f2Branches.map((b) => ({ filter: `trim=start=${b.offset}:duration=${b.min * 60},setpts=PTS-STARTPTS,scale=${even(width / 2)}:${even(height / 2)}`, out: b.out, crf: 30 })),
-          threads,
-          window,
-        ),
-      );
       const f2: (LeakOutcome & { minutes: number; startS: number })[] = [];
-      for (const b of f2Branches) {
-        const o = await detectKeepingFrames(c, `f2-${b.min}min`, b.out, [f2Payload]);
-        f2.push({ ...o, minutes: b.min, startS: window.start + b.offset });
-        log(`  ${b.min} min from ${(window.start + b.offset).toFixed(1)} s: ${o.verdict}, z ${fmt(o.trueZ[0]!)}, ${o.segmentsRead} segments`);
+      if (want('f2')) {
+        const f2Payload = payloads[0]!;
+        const f2Lengths = [3.5, 3.0, 2.5];
+        const window = { start: Number((R.next() * (SECONDS - f2Lengths[0]! * 60 - 1)).toFixed(3)), duration: f2Lengths[0]! * 60 };
+        const f2Branches = f2Lengths.map((min) => {
+          // Each shorter leak starts at its own random point inside the decoded 3.5-min window.
+          const offset = Number((R.next() * (f2Lengths[0]! - min) * 60).toFixed(3));
+          return { min, offset, out: path.join(leakDir, `f2-p${f2Payload}-${min}min.mp4`) };
+        });
+        log(`[${elapsed()}] F2: leaks of ${f2Lengths.join(', ')} min from viewer ${f2Payload}, window from ${window.start.toFixed(1)} s ...`);
+        await ffmpeg(
+          ff,
+          multiOutputArgs(
+            viewers[0]!.mp4,
+            f2Branches.map((b) => ({ filter: `trim=start=${b.offset}:duration=${b.min * 60},setpts=PTS-STARTPTS,scale=${even(width / 2)}:${even(height / 2)}`, out: b.out, crf: 30 })),
+            threads,
+            window,
+          ),
+        );
+        for (const b of f2Branches) {
+          const o = await detectKeepingFrames(c, `f2-${b.min}min`, b.out, [f2Payload]);
+          f2.push({ ...o, minutes: b.min, startS: window.start + b.offset });
+          log(`  ${b.min} min from ${(window.start + b.offset).toFixed(1)} s: ${o.verdict}, z ${fmt(o.trueZ[0]!)}, ${o.segmentsRead} segments`);
+        }
       }
       const f2Shortest = f2.filter((o) => o.verdict === 'correct').map((o) => o.minutes).sort((a, b) => a - b)[0];
 
       // ---- F7: two viewers averaged -------------------------------------------------------------------------
       const [u1, u2] = [payloads[0]!, payloads[1]!];
-      const f7File = path.join(leakDir, `f7-average-${u1}-${u2}.mp4`);
-      log(`[${elapsed()}] F7: averaging viewers ${u1} and ${u2} (re-encoded at ${collusionScale}x, CRF 23) ...`);
-      const scaleF7 = collusionScale === 1 ? '' : `,scale=${even(width * collusionScale)}:${even(height * collusionScale)}`;
-      await ffmpeg(ff, [
-        '-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-threads', String(threads), '-i', viewers[0]!.mp4, '-threads', String(threads), '-i', viewers[1]!.mp4,
-        '-filter_complex', `[0:v][1:v]blend=all_mode=average${scaleF7}[v]`, '-map', '[v]', '-an', ...x264(23, threads), f7File,
-      ]);
-      const f7 = await detectKeepingFrames(c, 'f7-average', f7File, [u1, u2]);
-      log(`  F7: accused ${f7.accused.join(', ') || 'nobody'}, collusion ${f7.collusion}, z ${f7.trueZ.map((z) => fmt(z)).join(' / ')}`);
-      if (!args.keep) await rm(f7File, { force: true });
+      let f7: LeakOutcome | undefined;
+      if (want('f7')) {
+        const f7File = path.join(leakDir, `f7-average-${u1}-${u2}.mp4`);
+        log(`[${elapsed()}] F7: averaging viewers ${u1} and ${u2} (re-encoded at ${collusionScale}x, CRF 23) ...`);
+        const scaleF7 = collusionScale === 1 ? '' : `,scale=${even(width * collusionScale)}:${even(height * collusionScale)}`;
+        await ffmpeg(ff, [
+          '-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-threads', String(threads), '-i', viewers[0]!.mp4, '-threads', String(threads), '-i', viewers[1]!.mp4,
+          '-filter_complex', `[0:v][1:v]blend=all_mode=average${scaleF7}[v]`, '-map', '[v]', '-an', ...x264(23, threads), f7File,
+        ]);
+        f7 = await detectKeepingFrames(c, 'f7-average', f7File, [u1, u2]);
+        log(`  F7: accused ${f7.accused.join(', ') || 'nobody'}, collusion ${f7.collusion}, z ${f7.trueZ.map((z) => fmt(z)).join(' / ')}`);
+        if (!args.keep) await rm(f7File, { force: true });
+      }
 
       // ---- F6: null trials ----------------------------------------------------------------------------------
-      log(`[${elapsed()}] F6: unmarked copies and other titles ...`);
-      const nullDir = path.join(leakDir, 'null');
-      await mkdir(nullDir, { recursive: true });
-      const half = `scale=${even(width / 2)}:${even(height / 2)}`;
-      const nullBranches = [
-        { name: 'unmarked source, CRF 30 + 0.5x', filter: half, crf: 30 },
-        { name: 'other title: hflip, 0.5x', filter: `hflip,${half}`, crf: 23 },
-        { name: 'other title: vflip, 0.5x', filter: `vflip,${half}`, crf: 23 },
-        { name: 'other title: rotated 180, 0.5x', filter: `hflip,vflip,${half}`, crf: 23 },
-        { name: 'other title: 2x zoom (top-left quarter)', filter: `crop=${even(width / 2)}:${even(height / 2)}:0:0`, crf: 23 },
-        { name: 'unmarked, re-edited (halves swapped), 0.5x', filter: '', crf: 23 },
-      ].map((b, i) => ({ ...b, out: path.join(nullDir, `null-${i}.mp4`) }));
-      // Re-edited: the second half of the clip played first (made from the first output below, not in the split graph).
-      const simple = nullBranches.slice(0, 5);
-      await ffmpeg(ff, multiOutputArgs(clip.path, simple, threads));
-      {
-        const halfS = SECONDS / 2;
-        await ffmpeg(ff, [
-          '-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-threads', String(threads), '-i', nullBranches[0]!.out,
-          '-filter_complex', `[0:v]split[a][b];[a]trim=start=${halfS},setpts=PTS-STARTPTS[x];[b]trim=end=${halfS},setpts=PTS-STARTPTS[y];[x][y]concat=n=2:v=1:a=0[v]`,
-          '-map', '[v]', '-an', ...x264(23, threads), nullBranches[5]!.out,
-        ]);
-      }
       const nullReal: LeakOutcome[] = [];
-      if (rawNull) {
-        const o = await detectKeepingFrames(c, 'unmarked source (as generated)', clip.path, []);
-        nullReal.push(o);
-        log(`  unmarked source: ${o.verdict}, best z ${fmt(o.bestZ)}`);
-      }
-      {
-        // The plain ingest's working form re-joined: another unmarked copy that went through wmark.
-        const plainDir = path.join(dataDir, 'media', 'videos', plainVideo.id);
-        const list = path.join(nullDir, 'plain-concat.txt');
-        const files = plainVideo.segments.map((_, i) => path.join(plainDir, segmentFileName(i)));
-        const out = path.join(nullDir, 'plain-working-half.mp4');
-        await writeFile(list, files.map((f) => `file '${f}'`).join('\n'));
-        await ffmpeg(ff, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-threads', String(threads), '-f', 'concat', '-safe', '0', '-i', list, '-map', '0:v:0', '-vf', half, '-an', ...x264(23, threads), out]);
-        nullBranches.push({ name: 'unmarked: plain ingest working copy, 0.5x', filter: half, crf: 23, out });
-      }
-      for (const b of nullBranches) {
-        const o = await detectKeepingFrames(c, b.name, b.out, []);
-        nullReal.push(o);
-        log(`  ${b.name}: ${o.verdict}, best z ${fmt(o.bestZ)}, ${o.segmentsRead} segments, alignment ${fmt(o.alignment.score, 3)}`);
+      if (want('f6')) {
+        log(`[${elapsed()}] F6: unmarked copies and other titles ...`);
+        const half = `scale=${even(width / 2)}:${even(height / 2)}`;
+        const nullDir = path.join(leakDir, 'null');
+        await mkdir(nullDir, { recursive: true });
+        const nullBranches = [
+          { name: 'unmarked source, CRF 30 + 0.5x', filter: half, crf: 30 },
+          { name: 'other title: hflip, 0.5x', filter: `hflip,${half}`, crf: 23 },
+          { name: 'other title: vflip, 0.5x', filter: `vflip,${half}`, crf: 23 },
+          { name: 'other title: rotated 180, 0.5x', filter: `hflip,vflip,${half}`, crf: 23 },
+          { name: 'other title: 2x zoom (top-left quarter)', filter: `crop=${even(width / 2)}:${even(height / 2)}:0:0`, crf: 23 },
+          { name: 'unmarked, re-edited (halves swapped), 0.5x', filter: '', crf: 23 },
+        ].map((b, i) => ({ ...b, out: path.join(nullDir, `null-${i}.mp4`) }));
+        // Re-edited: the second half of the clip played first (made from the first output below, not in the split graph).
+        const simple = nullBranches.slice(0, 5);
+        await ffmpeg(ff, multiOutputArgs(clip.path, simple, threads));
+        {
+          const halfS = SECONDS / 2;
+          await ffmpeg(ff, [
+            '-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-threads', String(threads), '-i', nullBranches[0]!.out,
+            '-filter_complex', `[0:v]split[a][b];[a]trim=start=${halfS},setpts=PTS-STARTPTS[x];[b]trim=end=${halfS},setpts=PTS-STARTPTS[y];[x][y]concat=n=2:v=1:a=0[v]`,
+            '-map', '[v]', '-an', ...x264(23, threads), nullBranches[5]!.out,
+          ]);
+        }
+        if (rawNull) {
+          const o = await detectKeepingFrames(c, 'unmarked source (as generated)', clip.path, []);
+          nullReal.push(o);
+          log(`  unmarked source: ${o.verdict}, best z ${fmt(o.bestZ)}`);
+        }
+        {
+          // The plain ingest's working form re-joined: another unmarked copy that went through wmark.
+          const plainDir = path.join(dataDir, 'media', 'videos', plainVideo!.id);
+          const list = path.join(nullDir, 'plain-concat.txt');
+          const files = plainVideo!.segments.map((_, i) => path.join(plainDir, segmentFileName(i)));
+          const out = path.join(nullDir, 'plain-working-half.mp4');
+          await writeFile(list, files.map((f) => `file '${f}'`).join('\n'));
+          await ffmpeg(ff, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-threads', String(threads), '-f', 'concat', '-safe', '0', '-i', list, '-map', '0:v:0', '-vf', half, '-an', ...x264(23, threads), out]);
+          nullBranches.push({ name: 'unmarked: plain ingest working copy, 0.5x', filter: half, crf: 23, out });
+        }
+        for (const b of nullBranches) {
+          const o = await detectKeepingFrames(c, b.name, b.out, []);
+          nullReal.push(o);
+          log(`  ${b.name}: ${o.verdict}, best z ${fmt(o.bestZ)}, ${o.segmentsRead} segments, alignment ${fmt(o.alignment.score, 3)}`);
+        }
       }
 
       // Score-level trials: real readings of unmarked copies, other titles and marked leaks, against the codebooks
       // of other video ids (a leak scored against the wrong title); and pure-noise readings against this title.
-      log(`[${elapsed()}] F6: ${nullCodebooks} codebook trials and ${nullNoise} noise trials ...`);
       const readingSets = [...nullReal.map((o) => ({ name: o.name, readings: o.readings })), ...f1.map((o) => ({ name: `marked leak ${o.name}`, readings: o.readings }))].filter((s) => s.readings.length > 0);
       interface TrialStats { trials: number; accusations: number; maxZ: number; over5: number; collusionFlags: number; seconds: number }
       const stats = (): TrialStats => ({ trials: 0, accusations: 0, maxZ: -Infinity, over5: 0, collusionFlags: 0, seconds: 0 });
@@ -595,30 +616,33 @@ export const suite: Suite = {
         if (z >= 5) s.over5++;
       };
       const codebookTrials = stats();
-      t = performance.now();
-      for (let i = 0; i < nullCodebooks; i++) {
-        const other = packedCodebook(key, `bench-other-title-${seed}-${i}`, layout.slots);
-        for (const set of readingSets) record(codebookTrials, scorePayloads(set.readings, other));
-      }
-      codebookTrials.seconds = (performance.now() - t) / 1000;
       const noiseTrials = stats();
-      t = performance.now();
       const unmarkedRms = (() => {
         const all = nullReal.flatMap((o) => o.readings.map((r) => r.value));
         return all.length ? Math.sqrt(all.reduce((a, v) => a + v * v, 0) / all.length) : 0.3;
       })();
-      for (let i = 0; i < nullNoise; i++) {
-        // Alternate: noise at the unmarked copies' reading level, unit noise, and heavy-tailed (clamped) noise.
-        const kind = i % 3;
-        const readings: SegmentReading[] = [];
-        for (let k = 0; k < segments; k++) {
-          let v = kind === 0 ? unmarkedRms * R.gauss() : kind === 1 ? R.gauss() : R.gauss() / Math.max(0.05, Math.abs(R.gauss()));
-          v = Math.max(-2, Math.min(2, v));
-          readings.push({ segment: k, value: v, frames: 120 });
+      if (want('f6')) {
+        log(`[${elapsed()}] F6: ${nullCodebooks} codebook trials and ${nullNoise} noise trials ...`);
+        t = performance.now();
+        for (let i = 0; i < nullCodebooks; i++) {
+          const other = packedCodebook(key, `bench-other-title-${seed}-${i}`, layout.slots);
+          for (const set of readingSets) record(codebookTrials, scorePayloads(set.readings, other));
         }
-        record(noiseTrials, scorePayloads(readings, codes));
+        codebookTrials.seconds = (performance.now() - t) / 1000;
+        t = performance.now();
+        for (let i = 0; i < nullNoise; i++) {
+          // Alternate: noise at the unmarked copies' reading level, unit noise, and heavy-tailed (clamped) noise.
+          const kind = i % 3;
+          const readings: SegmentReading[] = [];
+          for (let k = 0; k < segments; k++) {
+            let v = kind === 0 ? unmarkedRms * R.gauss() : kind === 1 ? R.gauss() : R.gauss() / Math.max(0.05, Math.abs(R.gauss()));
+            v = Math.max(-2, Math.min(2, v));
+            readings.push({ segment: k, value: v, frames: 120 });
+          }
+          record(noiseTrials, scorePayloads(readings, codes));
+        }
+        noiseTrials.seconds = (performance.now() - t) / 1000;
       }
-      noiseTrials.seconds = (performance.now() - t) / 1000;
       const realNullAccusations = nullReal.filter((o) => o.accused.length > 0).length;
       const f6Trials = nullReal.length + codebookTrials.trials + noiseTrials.trials;
       const f6Accusations = realNullAccusations + codebookTrials.accusations + noiseTrials.accusations;
@@ -627,7 +651,7 @@ export const suite: Suite = {
       // Sampled as pairs of neighbouring segments (k, k+1), so each pair also gives one segment edge to inspect.
       const pairs = Math.max(1, Math.min(Math.floor(f3Samples / 2), Math.floor(segments / 2)));
       const pairStarts = Array.from({ length: pairs }, (_, i) => Math.min(segments - 2, Math.floor(((i + 0.5) * (segments - 1)) / pairs)));
-      log(`[${elapsed()}] F3: mark quality and bitrate on ${pairs * 2} sampled segments (${pairs} edges) ...`);
+      if (want('f3')) log(`[${elapsed()}] F3: mark quality and bitrate on ${pairs * 2} sampled segments (${pairs} edges) ...`);
       const f3Dir = path.join(runDir, 'f3');
       await mkdir(f3Dir, { recursive: true });
       const gop = Math.round(4 * FPS);
@@ -690,7 +714,7 @@ export const suite: Suite = {
         baselineIdentical = g.stdout.equals(cl.stdout);
         await rm(grey, { force: true });
       };
-      for (const k of pairStarts) {
+      for (const k of want('f3') ? pairStarts : []) {
         await measureSegment(k);
         if (baselineIdentical === null) await measureControl(k);
         await measureSegment(k + 1);
@@ -730,24 +754,27 @@ export const suite: Suite = {
       const stepOk = edgeRatio <= 1.1;
 
       // ---- F5: `wmark detect` on the full 720p leak (the viewer's copy itself), end to end ---------------------
-      log(`[${elapsed()}] F5: wmark detect on viewer ${payloads[0]}'s full copy ...`);
-      settle();
-      await quiet();
-      const f5m = await runMeasured(process.execPath, wmark('detect', viewers[0]!.mp4, '--key', FORENSIC_KEY), { env, cwd });
-      if (f5m.exitCode !== 0 && f5m.exitCode !== 8) fail('wmark detect', f5m);
-      const f5r = JSON.parse(f5m.stdout) as DetectResult;
-      const f5 = {
-        wallS: f5m.wallMs / 1000,
-        cpuS: f5m.cpuS,
-        otherCores: f5m.foreignCpuS / (f5m.wallMs / 1000),
-        engineElapsedS: f5r.elapsedMs / 1000,
-        found: f5r.found,
-        correct: f5r.accused.length === 1 && f5r.accused[0]!.payload === payloads[0],
-        z: f5r.best?.z ?? NaN,
-        bytes: viewers[0]!.mp4Bytes,
-        seconds: f5r.leak.durationSeconds,
-      };
-      log(`  ${f5.wallS.toFixed(1)} s wall (${f5.cpuS.toFixed(1)} s cpu), correct ${f5.correct}, z ${fmt(f5.z)}`);
+      let f5 = { wallS: NaN, cpuS: NaN, otherCores: NaN, engineElapsedS: NaN, found: false, correct: false, z: NaN, bytes: viewers[0]!.mp4Bytes, seconds: NaN };
+      if (want('f5')) {
+        log(`[${elapsed()}] F5: wmark detect on viewer ${payloads[0]}'s full copy ...`);
+        settle();
+        await quiet();
+        const f5m = await runMeasured(process.execPath, wmark('detect', viewers[0]!.mp4, '--key', FORENSIC_KEY), { env, cwd });
+        if (f5m.exitCode !== 0 && f5m.exitCode !== 8) fail('wmark detect', f5m);
+        const f5r = JSON.parse(f5m.stdout) as DetectResult;
+        f5 = {
+          wallS: f5m.wallMs / 1000,
+          cpuS: f5m.cpuS,
+          otherCores: f5m.foreignCpuS / (f5m.wallMs / 1000),
+          engineElapsedS: f5r.elapsedMs / 1000,
+          found: f5r.found,
+          correct: f5r.accused.length === 1 && f5r.accused[0]!.payload === payloads[0],
+          z: f5r.best?.z ?? NaN,
+          bytes: viewers[0]!.mp4Bytes,
+          seconds: f5r.leak.durationSeconds,
+        };
+        log(`  ${f5.wallS.toFixed(1)} s wall (${f5.cpuS.toFixed(1)} s cpu), correct ${f5.correct}, z ${fmt(f5.z)}`);
+      }
       // Stage breakdown from the in-process detects of full-resolution leaks (decode dominates).
       const fullResDetects = f1.filter((o) => !ATTACKS.find((a) => a.id === o.attack)!.downscaled);
       const stageNames = [...new Set(fullResDetects.flatMap((o) => Object.keys(o.stages)))];
@@ -755,7 +782,7 @@ export const suite: Suite = {
 
       // ---- F1, continued: the remaining full-resolution cells, while the time budget allows ---------------------
       const skipped: string[] = [];
-      if (fullAttacks === 'auto') {
+      if (fullAttacks === 'auto' && want('f1')) {
         // Cost of one more full-resolution cell, from the first round: its batch's wall time minus the shared part
         // (decode + downscaled encodes, priced from the cheapest batch), plus its detect time.
         // (With --reuse the first round may have encoded nothing: then a rough 20 s per unit.)
@@ -801,6 +828,7 @@ export const suite: Suite = {
         detect: async (name, file, truth) => detectKeepingFrames(c, name, file, truth),
         codes, ff, threads, width, height, seconds: SECONDS, leakDir, viewers: viewers.map((v) => ({ payload: v.payload, mp4: v.mp4 })), R, log, elapsed,
         readingSets: readingSets.map((x) => x.readings), key, seed, slots: layout.slots, nullTrials: num('null-trials', 10000),
+        want: (part) => want(part), keep: args.keep || reuse, reuse,
       });
 
       // ---- report ----------------------------------------------------------------------------------------------
@@ -829,13 +857,15 @@ export const suite: Suite = {
       const f4Ok = playlistUs <= F4_US && playlistBytes <= F4_BYTES && viewers.every((v) => v.linkedSegments === segments);
       const f5Ok = f5.wallS <= F5_S && f5.correct;
       const f6Ok = f6Accusations === 0 && f6Trials >= F6_TRIALS;
-      const f7Ok = [u1, u2].every((u) => f7.accused.includes(u)) && f7.collusion;
+      const f7Ok = !!f7 && [u1, u2].every((u) => f7.accused.includes(u)) && f7.collusion;
       const f3Ok = markPsnr >= F3_PSNR_DB && overheadAB <= F3_OVERHEAD && stepOk;
       const f2Ok = f2Shortest !== undefined && f2Shortest <= F2_TARGET_MIN;
-      const f8Ratio = ingest.forensic.wallS / ingest.plain.wallS;
-      const f8CpuRatio = ingest.forensic.cpuS / ingest.plain.cpuS;
+      const f8Ratio = ingest.forensic.wallS / (ingest.plain?.wallS ?? NaN);
+      const f8CpuRatio = ingest.forensic.cpuS / (ingest.plain?.cpuS ?? NaN);
       const f8Ok = f8Ratio <= F8_RATIO * 1.25 && sidecarBytes <= F8_SIDECAR;
-      const inconsistent = [...f1, ...f2, f7, ...nullReal].filter((o) => !o.consistent).length;
+      const inconsistent = [...f1, ...f2, ...(f7 ? [f7] : []), ...nullReal].filter((o) => !o.consistent).length;
+      /** A report section (or summary row) only for a part that ran. */
+      const part = <T,>(p: Part, items: T[]): T[] => (want(p) ? items : []);
 
       const lines = [
         '',
@@ -843,100 +873,117 @@ export const suite: Suite = {
         formatMachine(ctx.machine),
         `source:  ${path.relative(process.cwd(), clip.path)} (${(clipBytes / 1e6).toFixed(0)} MB, ${mbps(clipBytes, SECONDS).toFixed(1)} Mbit/s)${clip.generatedSeconds ? `, generated in ${clip.generatedSeconds.toFixed(0)} s (one-time)` : ', cached'}`,
         `video:   ${video.id}, ${segments} segments; mark amplitude ${MARK_AMPLITUDE} levels; variants libx264 ${ENGINE_ENCODE.preset} CRF ${ENGINE_ENCODE.crf}; z threshold ${Z_THRESHOLD}`,
-        `payloads (seed ${seed}): ${payloads.join(', ')}; attacks: plain ffmpeg -an, libx264 veryfast, -threads ${threads}; full-resolution attacks: ${fullAttacks === 'all' ? 'every payload' : fullAttacks === 'rotate' ? 'one payload each, in turn' : `one payload each, then the rest within a ${budgetMin}-min budget${skipped.length ? ` (${skipped.length} cells not run for time)` : ' (all run)'}`}`,
+        `payloads (seed ${seed}): ${payloads.join(', ')}; attacks: plain ffmpeg -an, libx264 veryfast, -threads ${threads}; full-resolution attacks: ${!want('f1') ? 'not run' : fullAttacks === 'all' ? 'every payload' : fullAttacks === 'rotate' ? 'one payload each, in turn' : `one payload each, then the rest within a ${budgetMin}-min budget${skipped.length ? ` (${skipped.length} cells not run for time)` : ' (all run)'}`}`,
         `detection of attacked leaks: detectLeak in-process (the code wmark detect runs); rank = true payload's place among all 65,536 scores`,
+        ...(only ? [`parts run (--only): ${PARTS.filter((p) => only.has(p)).join(', ')}; the rest were skipped`] : []),
         '',
-        '-- F1: attack x payload (full 5-min leaks) --',
-        table(['attack', 'payload', 'leak', 'segs read', 'bit errors', 'soft mark', 'z (true)', 'rank', 'best', 'gap', 'verdict'], f1Rows),
-        `(soft mark = mean of reading x codeword bit, 1.0 = the full mark; z tops out near sqrt(segments read) = ${fmt(Math.sqrt(segments))} for a full leak: it counts agreeing bits, not their strength)`,
-        '',
-        table(['attack \\ payload', ...payloads.map(String)], matrix),
-        `F1 ${verdictOk(f1Ok)}: ${f1.filter((o) => o.verdict === 'correct').length}/${f1.length} leaks name the right viewer (rank 1, z >= ${Z_THRESHOLD}); min z ${fmt(Math.min(...f1.map((o) => o.trueZ[0]!)))}; wrong accusations ${f1.filter((o) => o.verdict === 'wrong').length}`,
-        '',
-        '-- F2: shortest contiguous leak identified (CRF 30 + 0.5x, random start) --',
-        table(
-          ['leak min', 'start s', 'segs read', 'z ceiling', 'bit errors', 'soft mark', 'z (true)', 'rank', 'verdict'],
-          f2.map((o) => [o.minutes, o.startS, String(o.segmentsRead), Math.sqrt(o.segmentsRead), String(o.bitErrors[0]), o.softMean[0]!, o.trueZ[0]!, String(o.trueRank[0]), o.verdict]) as (string | number)[][],
-        ),
-        `(z ceiling ~ sqrt(segments read): ${Z_THRESHOLD} needs at least ${Math.ceil(Z_THRESHOLD ** 2)} segments read, i.e. ${fmt((Math.ceil(Z_THRESHOLD ** 2) * 4) / 60, 1)} min of 4-s segments plus the partial ones at the ends)`,
-        `F2 ${verdictOk(f2Ok)}: shortest identified ${f2Shortest !== undefined ? `${f2Shortest} min` : 'none'} (target <= ${F2_TARGET_MIN} min)`,
-        '',
-        `-- F3: mark quality and bitrate (${f3Rows.length} sampled segments; viewer ${payloads[0]} for the edges) --`,
-        table(
-          ['segment', 'mark PSNR-Y', '(computed)', 'A bytes', 'B bytes', 'clean bytes', 'A/clean', 'B/clean', 'PSNR A vs clean', 'A vs working', 'clean vs working'],
-          f3Rows.map((r) => [String(r.k), r.markPsnrY, r.markPsnrCalc, String(r.aBytes), String(r.bBytes), String(r.cleanBytes), `${fmt((r.aBytes / r.cleanBytes - 1) * 100)} %`, `${fmt((r.bBytes / r.cleanBytes - 1) * 100)} %`, r.aVsClean, r.aVsWorking, r.cleanVsWorking]),
-        ),
-        table(
-          ['edge', 'viewer |dY| at edge', 'clean |dY| at edge', 'ratio', 'viewer |dY| inside', 'cell step mean', 'cell step max', 'by design mean', 'by design max'],
-          edges.map((e) => [`${e.k}->${e.k + 1} ${code0[e.k]! > 0 ? 'A' : 'B'}${code0[e.k + 1]! > 0 ? 'A' : 'B'}`, e.viewerEdge, e.cleanEdge, e.viewerEdge / e.cleanEdge, e.viewerInside, e.step.meanAbs, e.step.maxAbs, e.designStep.meanAbs, e.designStep.maxAbs]),
-        ),
-        `mark PSNR-Y (the mark alone, pre-encode) ${fmt(markPsnr)} dB (computed from the pattern frames ${fmt(markPsnrCalc)} dB; without the dither ${fmt(markPsnrNoDither)} dB; target >= ${F3_PSNR_DB})`,
-        `delivered PSNR-Y vs the clean working copy (CRF 18): variant A ${fmt(median(f3Rows.map((r) => r.aVsWorking)))} dB, clean re-encode at the same settings ${fmt(median(f3Rows.map((r) => r.cleanVsWorking)))} dB; variant A vs that clean re-encode ${fmt(median(f3Rows.map((r) => r.aVsClean)))} dB (medians)`,
-        `bitrate overhead vs the clean re-encode (video bytes): A ${fmt(overheadA * 100)} %, B ${fmt(overheadB * 100)} %, A+B ${fmt(overheadAB * 100)} % (target <= ${F3_OVERHEAD * 100} %)`,
-        `  (clean re-encode = the working segment through the same x264 settings; the variant pipeline with an all-grey pattern gives a bit-identical stream: ${baselineIdentical === null ? 'not checked' : baselineIdentical ? 'yes' : 'NO'})`,
-        `segment edges: viewer/clean |dY| at the edge ${fmt(edgeRatio, 3)} (median; limit 1.10), i.e. +${fmt(edgeExtra, 3)} levels on ${fmt(median(edges.map((e) => e.cleanEdge)))} (keyframe + motion), vs ${fmt(median(edges.map((e) => e.viewerInside)))} between ordinary consecutive frames`,
-        `  low-frequency step per pattern cell (viewer minus clean change): mean ${fmt(stepMean)}, max ${fmt(stepMax)} levels; by design (a x pattern change) mean ${fmt(designMean)}, max ${fmt(designMax)}`,
-        `F3 ${verdictOk(f3Ok)}: PSNR ${verdictOk(markPsnr >= F3_PSNR_DB)}, overhead ${verdictOk(overheadAB <= F3_OVERHEAD)}, edges ${stepOk ? 'no visible step' : 'STEP'}`,
-        '',
-        '-- F4: cost of a new forensic viewer --',
-        table(
-          ['payload', 'watermark (m3u8) s', 'cpu s', '+mp4 join s', 'mp4 MB', 'segments linked', 'playlist bytes'],
-          viewers.map((v) => [String(v.payload), v.m3u8.wallS, v.m3u8.cpuS, v.mp4Join.wallS, v.mp4Bytes / 1e6, `${v.linkedSegments}/${segments}`, String(v.playlistBytes)]),
-        ),
-        `playlist generation in a child process (writeMediaPlaylist, ${segments} segments): ${fmt(playlistUs, 1)} us, ${playlistBytes} bytes; with the viewer's codeword computed and mapped: ${fmt(playlistCodeUs, 1)} us`,
-        `F4 ${verdictOk(f4Ok)}: no encode (every segment a hard link to a variant file: ${viewers.every((v) => v.linkedSegments === segments) ? 'yes' : 'NO'}), ${fmt(playlistUs, 1)} us <= ${F4_US} us, ${playlistBytes} B <= ${F4_BYTES} B; the CLI call itself costs ${fmt(median(viewers.map((v) => v.m3u8.wallS)))} s (process start, database)`,
-        '',
-        '-- F5: wmark detect, end to end --',
-        `leak: viewer ${payloads[0]}'s full copy (${(f5.bytes / 1e6).toFixed(0)} MB, ${mbps(f5.bytes, f5.seconds).toFixed(1)} Mbit/s, ${width}x${height}, ${fmt(f5.seconds, 1)} s)`,
-        `wall ${fmt(f5.wallS)} s, cpu ${fmt(f5.cpuS)} s (engine's own elapsed ${fmt(f5.engineElapsedS)} s; other load ${fmt(f5.otherCores)} cores); correct: ${f5.correct}, z ${fmt(f5.z)}`,
-        `in-process stages on the full-resolution attacked leaks (median s): ${Object.entries(stageMedians).map(([s, v]) => `${s} ${fmt(v)}`).join(', ')}; downscaled leaks: median ${fmt(median(f1.filter((o) => ATTACKS.find((a) => a.id === o.attack)!.downscaled).map((o) => o.detectS)))} s`,
-        `F5 ${verdictOk(f5Ok)}: ${fmt(f5.wallS)} s (target <= ${F5_S} s)`,
-        '',
-        '-- F6: false accusations --',
-        table(
-          ['null copy (real detect)', 'segs read', 'align corr', 'best z', 'verdict'],
-          nullReal.map((o) => [o.name, String(o.segmentsRead), o.alignment.score, o.bestZ, o.verdict]),
-        ),
-        table(
-          ['trial kind', 'trials', 'accusations', 'collusion flags', 'max best z', 'best z >= 5', 's'],
-          [
-            ['real detects (above)', String(nullReal.length), String(realNullAccusations), String(nullReal.filter((o) => o.collusion).length), Math.max(...nullReal.map((o) => o.bestZ)), String(nullReal.filter((o) => o.bestZ >= 5).length), '-'],
-            [`readings of ${readingSets.length} copies x ${nullCodebooks} other titles' codebooks`, String(codebookTrials.trials), String(codebookTrials.accusations), String(codebookTrials.collusionFlags), codebookTrials.maxZ, String(codebookTrials.over5), codebookTrials.seconds],
-            ['noise readings vs this title', String(noiseTrials.trials), String(noiseTrials.accusations), String(noiseTrials.collusionFlags), noiseTrials.maxZ, String(noiseTrials.over5), noiseTrials.seconds],
-          ],
-        ),
-        `F6 ${verdictOk(f6Ok)}: ${f6Accusations} accusations in ${f6Trials} null trials (target 0 of ${F6_TRIALS})`,
-        '',
-        '-- F7: two viewers averaged --',
-        `copies of ${u1} and ${u2} averaged (blend=all_mode=average), re-encoded ${collusionScale === 1 ? 'at full size' : `at ${collusionScale}x`}, CRF 23: ${f7.segmentsRead} segments read`,
-        `accused ${f7.accused.join(', ') || 'nobody'}; collusion flagged: ${f7.collusion}; z of ${u1} ${fmt(f7.trueZ[0]!)} (rank ${f7.trueRank[0]}), of ${u2} ${fmt(f7.trueZ[1]!)} (rank ${f7.trueRank[1]})`,
-        `F7 ${verdictOk(f7Ok)}`,
-        '',
-        '-- F8: ingest cost --',
-        table(
-          ['ingest', 'wall s', 'cpu s', 'segment bytes (MB)', 'other load (cores)'],
-          [
-            ['plain', ingest.plain.wallS, ingest.plain.cpuS, plainWorkingBytes / 1e6, ingest.plain.otherCores ?? NaN],
-            ['--forensic', ingest.forensic.wallS, ingest.forensic.cpuS, (workingBytes + variantBytes) / 1e6, ingest.forensic.otherCores ?? NaN],
-          ],
-        ),
-        `ratio forensic/plain: wall ${fmt(f8Ratio)}, cpu ${fmt(f8CpuRatio)} (target about ${F8_RATIO}: met up to ${fmt(F8_RATIO * 1.25)}); sidecar ${(sidecarBytes / 1e6).toFixed(2)} MB (target <= 5 MB); variants A+B ${(variantBytes / 1e6).toFixed(0)} MB on disk${ingest.reused ? ' [ingests reused from an earlier run]' : ''}`,
-        `F8 ${verdictOk(f8Ok)}`,
-        '',
+        ...part('f1', [
+          '-- F1: attack x payload (full 5-min leaks) --',
+          table(['attack', 'payload', 'leak', 'segs read', 'bit errors', 'soft mark', 'z (true)', 'rank', 'best', 'gap', 'verdict'], f1Rows),
+          `(soft mark = mean of reading x codeword bit, 1.0 = the full mark; z tops out near sqrt(segments read) = ${fmt(Math.sqrt(segments))} for a full leak: it counts agreeing bits, not their strength)`,
+          '',
+          table(['attack \\ payload', ...payloads.map(String)], matrix),
+          `F1 ${verdictOk(f1Ok)}: ${f1.filter((o) => o.verdict === 'correct').length}/${f1.length} leaks name the right viewer (rank 1, z >= ${Z_THRESHOLD}); min z ${fmt(Math.min(...f1.map((o) => o.trueZ[0]!)))}; wrong accusations ${f1.filter((o) => o.verdict === 'wrong').length}`,
+          '',
+        ]),
+        ...part('f2', [
+          '-- F2: shortest contiguous leak identified (CRF 30 + 0.5x, random start) --',
+          table(
+            ['leak min', 'start s', 'segs read', 'z ceiling', 'bit errors', 'soft mark', 'z (true)', 'rank', 'verdict'],
+            f2.map((o) => [o.minutes, o.startS, String(o.segmentsRead), Math.sqrt(o.segmentsRead), String(o.bitErrors[0]), o.softMean[0]!, o.trueZ[0]!, String(o.trueRank[0]), o.verdict]) as (string | number)[][],
+          ),
+          `(z ceiling ~ sqrt(segments read): ${Z_THRESHOLD} needs at least ${Math.ceil(Z_THRESHOLD ** 2)} segments read, i.e. ${fmt((Math.ceil(Z_THRESHOLD ** 2) * 4) / 60, 1)} min of 4-s segments plus the partial ones at the ends)`,
+          `F2 ${verdictOk(f2Ok)}: shortest identified ${f2Shortest !== undefined ? `${f2Shortest} min` : 'none'} (target <= ${F2_TARGET_MIN} min)`,
+          '',
+        ]),
+        ...part('f3', [
+          `-- F3: mark quality and bitrate (${f3Rows.length} sampled segments; viewer ${payloads[0]} for the edges) --`,
+          table(
+            ['segment', 'mark PSNR-Y', '(computed)', 'A bytes', 'B bytes', 'clean bytes', 'A/clean', 'B/clean', 'PSNR A vs clean', 'A vs working', 'clean vs working'],
+            f3Rows.map((r) => [String(r.k), r.markPsnrY, r.markPsnrCalc, String(r.aBytes), String(r.bBytes), String(r.cleanBytes), `${fmt((r.aBytes / r.cleanBytes - 1) * 100)} %`, `${fmt((r.bBytes / r.cleanBytes - 1) * 100)} %`, r.aVsClean, r.aVsWorking, r.cleanVsWorking]),
+          ),
+          table(
+            ['edge', 'viewer |dY| at edge', 'clean |dY| at edge', 'ratio', 'viewer |dY| inside', 'cell step mean', 'cell step max', 'by design mean', 'by design max'],
+            edges.map((e) => [`${e.k}->${e.k + 1} ${code0[e.k]! > 0 ? 'A' : 'B'}${code0[e.k + 1]! > 0 ? 'A' : 'B'}`, e.viewerEdge, e.cleanEdge, e.viewerEdge / e.cleanEdge, e.viewerInside, e.step.meanAbs, e.step.maxAbs, e.designStep.meanAbs, e.designStep.maxAbs]),
+          ),
+          `mark PSNR-Y (the mark alone, pre-encode) ${fmt(markPsnr)} dB (computed from the pattern frames ${fmt(markPsnrCalc)} dB; without the dither ${fmt(markPsnrNoDither)} dB; target >= ${F3_PSNR_DB})`,
+          `delivered PSNR-Y vs the clean working copy (CRF 18): variant A ${fmt(median(f3Rows.map((r) => r.aVsWorking)))} dB, clean re-encode at the same settings ${fmt(median(f3Rows.map((r) => r.cleanVsWorking)))} dB; variant A vs that clean re-encode ${fmt(median(f3Rows.map((r) => r.aVsClean)))} dB (medians)`,
+          `bitrate overhead vs the clean re-encode (video bytes): A ${fmt(overheadA * 100)} %, B ${fmt(overheadB * 100)} %, A+B ${fmt(overheadAB * 100)} % (target <= ${F3_OVERHEAD * 100} %)`,
+          `  (clean re-encode = the working segment through the same x264 settings; the variant pipeline with an all-grey pattern gives a bit-identical stream: ${baselineIdentical === null ? 'not checked' : baselineIdentical ? 'yes' : 'NO'})`,
+          `segment edges: viewer/clean |dY| at the edge ${fmt(edgeRatio, 3)} (median; limit 1.10), i.e. +${fmt(edgeExtra, 3)} levels on ${fmt(median(edges.map((e) => e.cleanEdge)))} (keyframe + motion), vs ${fmt(median(edges.map((e) => e.viewerInside)))} between ordinary consecutive frames`,
+          `  low-frequency step per pattern cell (viewer minus clean change): mean ${fmt(stepMean)}, max ${fmt(stepMax)} levels; by design (a x pattern change) mean ${fmt(designMean)}, max ${fmt(designMax)}`,
+          `F3 ${verdictOk(f3Ok)}: PSNR ${verdictOk(markPsnr >= F3_PSNR_DB)}, overhead ${verdictOk(overheadAB <= F3_OVERHEAD)}, edges ${stepOk ? 'no visible step' : 'STEP'}`,
+          '',
+        ]),
+        ...part('f4', [
+          '-- F4: cost of a new forensic viewer --',
+          table(
+            ['payload', 'watermark (m3u8) s', 'cpu s', '+mp4 join s', 'mp4 MB', 'segments linked', 'playlist bytes'],
+            viewers.map((v) => [String(v.payload), v.m3u8.wallS, v.m3u8.cpuS, v.mp4Join.wallS, v.mp4Bytes / 1e6, `${v.linkedSegments}/${segments}`, String(v.playlistBytes)]),
+          ),
+          `playlist generation in a child process (writeMediaPlaylist, ${segments} segments): ${fmt(playlistUs, 1)} us, ${playlistBytes} bytes; with the viewer's codeword computed and mapped: ${fmt(playlistCodeUs, 1)} us`,
+          `F4 ${verdictOk(f4Ok)}: no encode (every segment a hard link to a variant file: ${viewers.every((v) => v.linkedSegments === segments) ? 'yes' : 'NO'}), ${fmt(playlistUs, 1)} us <= ${F4_US} us, ${playlistBytes} B <= ${F4_BYTES} B; the CLI call itself costs ${fmt(median(viewers.map((v) => v.m3u8.wallS)))} s (process start, database)`,
+          '',
+        ]),
+        ...part('f5', [
+          '-- F5: wmark detect, end to end --',
+          `leak: viewer ${payloads[0]}'s full copy (${(f5.bytes / 1e6).toFixed(0)} MB, ${mbps(f5.bytes, f5.seconds).toFixed(1)} Mbit/s, ${width}x${height}, ${fmt(f5.seconds, 1)} s)`,
+          `wall ${fmt(f5.wallS)} s, cpu ${fmt(f5.cpuS)} s (engine's own elapsed ${fmt(f5.engineElapsedS)} s; other load ${fmt(f5.otherCores)} cores); correct: ${f5.correct}, z ${fmt(f5.z)}`,
+          `in-process stages on the full-resolution attacked leaks (median s): ${Object.entries(stageMedians).map(([s, v]) => `${s} ${fmt(v)}`).join(', ')}; downscaled leaks: median ${fmt(median(f1.filter((o) => ATTACKS.find((a) => a.id === o.attack)!.downscaled).map((o) => o.detectS)))} s`,
+          `F5 ${verdictOk(f5Ok)}: ${fmt(f5.wallS)} s (target <= ${F5_S} s)`,
+          '',
+        ]),
+        ...part('f6', [
+          '-- F6: false accusations --',
+          table(
+            ['null copy (real detect)', 'segs read', 'align corr', 'best z', 'verdict'],
+            nullReal.map((o) => [o.name, String(o.segmentsRead), o.alignment.score, o.bestZ, o.verdict]),
+          ),
+          table(
+            ['trial kind', 'trials', 'accusations', 'collusion flags', 'max best z', 'best z >= 5', 's'],
+            [
+              ['real detects (above)', String(nullReal.length), String(realNullAccusations), String(nullReal.filter((o) => o.collusion).length), Math.max(...nullReal.map((o) => o.bestZ)), String(nullReal.filter((o) => o.bestZ >= 5).length), '-'],
+              [`readings of ${readingSets.length} copies x ${nullCodebooks} other titles' codebooks`, String(codebookTrials.trials), String(codebookTrials.accusations), String(codebookTrials.collusionFlags), codebookTrials.maxZ, String(codebookTrials.over5), codebookTrials.seconds],
+              ['noise readings vs this title', String(noiseTrials.trials), String(noiseTrials.accusations), String(noiseTrials.collusionFlags), noiseTrials.maxZ, String(noiseTrials.over5), noiseTrials.seconds],
+            ],
+          ),
+          `F6 ${verdictOk(f6Ok)}: ${f6Accusations} accusations in ${f6Trials} null trials (target 0 of ${F6_TRIALS})`,
+          '',
+        ]),
+        ...part('f7', [
+          '-- F7: two viewers averaged --',
+          `copies of ${u1} and ${u2} averaged (blend=all_mode=average), re-encoded ${collusionScale === 1 ? 'at full size' : `at ${collusionScale}x`}, CRF 23: ${f7?.segmentsRead} segments read`,
+          `accused ${f7?.accused.join(', ') || 'nobody'}; collusion flagged: ${f7?.collusion}; z of ${u1} ${fmt(f7?.trueZ[0] ?? NaN)} (rank ${f7?.trueRank[0]}), of ${u2} ${fmt(f7?.trueZ[1] ?? NaN)} (rank ${f7?.trueRank[1]})`,
+          `F7 ${verdictOk(f7Ok)}`,
+          '',
+        ]),
+        ...part('f8', [
+          '-- F8: ingest cost --',
+          table(
+            ['ingest', 'wall s', 'cpu s', 'segment bytes (MB)', 'other load (cores)'],
+            [
+              ['plain', ingest.plain?.wallS ?? NaN, ingest.plain?.cpuS ?? NaN, plainWorkingBytes / 1e6, ingest.plain?.otherCores ?? NaN],
+              ['--forensic', ingest.forensic.wallS, ingest.forensic.cpuS, (workingBytes + variantBytes) / 1e6, ingest.forensic.otherCores ?? NaN],
+            ],
+          ),
+          `ratio forensic/plain: wall ${fmt(f8Ratio)}, cpu ${fmt(f8CpuRatio)} (target about ${F8_RATIO}: met up to ${fmt(F8_RATIO * 1.25)}); sidecar ${(sidecarBytes / 1e6).toFixed(2)} MB (target <= 5 MB); variants A+B ${(variantBytes / 1e6).toFixed(0)} MB on disk${ingest.reused ? ' [ingests reused from an earlier run]' : ''}`,
+          `F8 ${verdictOk(f8Ok)}`,
+          '',
+        ]),
         ...w2.lines,
         '',
         '-- summary --',
         table(
           ['target', 'result', 'measured'],
           [
-            ['F1 attacks', verdictOk(f1Ok), `${f1.filter((o) => o.verdict === 'correct').length}/${f1.length} correct, min z ${fmt(Math.min(...f1.map((o) => o.trueZ[0]!)))}`],
-            ['F2 short leak', verdictOk(f2Ok), `shortest identified ${f2Shortest ?? 'none'} min`],
-            ['F3 quality', verdictOk(f3Ok), `mark ${fmt(markPsnr)} dB, overhead ${fmt(overheadAB * 100)} %, edges ${stepOk ? 'ok' : 'step'}`],
-            ['F4 new viewer', verdictOk(f4Ok), `${fmt(playlistUs, 1)} us, ${playlistBytes} B, no encode`],
-            ['F5 detect time', verdictOk(f5Ok), `${fmt(f5.wallS)} s`],
-            ['F6 false accusations', verdictOk(f6Ok), `${f6Accusations}/${f6Trials}`],
-            ['F7 collusion', verdictOk(f7Ok), `accused ${f7.accused.join(', ') || 'nobody'}, flagged ${f7.collusion}`],
-            ['F8 ingest', verdictOk(f8Ok), `x${fmt(f8Ratio)} wall, sidecar ${(sidecarBytes / 1e6).toFixed(2)} MB`],
+            ...part('f1', [['F1 attacks', verdictOk(f1Ok), `${f1.filter((o) => o.verdict === 'correct').length}/${f1.length} correct, min z ${fmt(Math.min(...f1.map((o) => o.trueZ[0]!)))}`]]),
+            ...part('f2', [['F2 short leak', verdictOk(f2Ok), `shortest identified ${f2Shortest ?? 'none'} min`]]),
+            ...part('f3', [['F3 quality', verdictOk(f3Ok), `mark ${fmt(markPsnr)} dB, overhead ${fmt(overheadAB * 100)} %, edges ${stepOk ? 'ok' : 'step'}`]]),
+            ...part('f4', [['F4 new viewer', verdictOk(f4Ok), `${fmt(playlistUs, 1)} us, ${playlistBytes} B, no encode`]]),
+            ...part('f5', [['F5 detect time', verdictOk(f5Ok), `${fmt(f5.wallS)} s`]]),
+            ...part('f6', [['F6 false accusations', verdictOk(f6Ok), `${f6Accusations}/${f6Trials}`]]),
+            ...part('f7', [['F7 collusion', verdictOk(f7Ok), `accused ${f7?.accused.join(', ') || 'nobody'}, flagged ${f7?.collusion}`]]),
+            ...part('f8', [['F8 ingest', verdictOk(f8Ok), `x${fmt(f8Ratio)} wall, sidecar ${(sidecarBytes / 1e6).toFixed(2)} MB`]]),
             ...w2.summary,
           ],
         ),
@@ -950,7 +997,7 @@ export const suite: Suite = {
         suite: 'forensic',
         date: new Date().toISOString(),
         machine: ctx.machine,
-        options: { payloads: payloadCount, height, width, threads, seed, nullCodebooks, nullNoise, f3Samples, fullAttacks, budgetMin, collusionScale, rawNull },
+        options: { payloads: payloadCount, height, width, threads, seed, nullCodebooks, nullNoise, f3Samples, fullAttacks, budgetMin, collusionScale, rawNull, only: only ? [...only] : 'all' },
         source: { ...clip, bytes: clipBytes },
         video: { id: video.id, segments, markAmplitude: MARK_AMPLITUDE, threshold: Z_THRESHOLD },
         payloads,
@@ -961,7 +1008,7 @@ export const suite: Suite = {
         f4: { met: f4Ok, playlistUs, playlistWithCodewordUs: playlistCodeUs, playlistBytes, samplesUs: viewerTiming.samplesUs, samplesWithCodewordUs: viewerTiming.samplesWithCodewordUs, viewers },
         f5: { met: f5Ok, ...f5, stageMedians },
         f6: { met: f6Ok, trials: f6Trials, accusations: f6Accusations, real: nullReal.map(strip), codebookTrials, noiseTrials, unmarkedRms },
-        f7: { met: f7Ok, ...strip(f7) },
+        f7: f7 ? { met: f7Ok, ...strip(f7) } : null,
         wave2: w2.json,
         f8: { met: f8Ok, ingest, ratioWall: f8Ratio, ratioCpu: f8CpuRatio, sidecarBytes, variantBytes, workingBytes, plainWorkingBytes },
         codebookSeconds: codebookS,

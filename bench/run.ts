@@ -31,6 +31,9 @@ pay suite options (issue 12; also the text and serve suites' options, for parts 
   --seek-timeout S    give up on the seek after S seconds (default 30)      --idle-max S   wait for serve to go idle (default 300)
   --viewers N         batch size (default 8)   --batch-rounds N (default 1)   --batch-concurrency N (default: the CLI's)
   --quiet-wait S      as above, default 10 for this suite
+forensic suite options (all listed at the top of bench/forensic.ts):
+  --height H          clip height (default 720)     --budget-min M   time budget for full-resolution attacks (default 45)
+  --only LIST         parts to run: f1..f8, f2b, f9, f9s, f10, f7b, f6b (default: all but f9s, the F9 step-by-step table)
 cluster suite options (issue 11 item 6: embedded vs serve --queue + wmark workers, Redis and the store on loopback):
   --store s3|folder   the farm's media store: s3rver behind a byte-counting proxy (default s3; falls back to folder, saying
                       so, when this build's serve cannot use --media s3://) or serve's media folder shared with the workers

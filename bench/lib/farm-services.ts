@@ -2,82 +2,8 @@
 // test/helpers/redis.ts starts it), s3rver (test/helpers/s3.ts) behind a TCP proxy that counts the bytes going each
 // way, a client that reads Redis' command counter, and `wmark worker` processes.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { Redis } from 'ioredis';
-
-export const REDIS_SERVER = process.env.WMARK_REDIS_SERVER ?? 'redis-server';
-
-/** A free TCP port on loopback (free when asked: the caller retries if it is taken before it binds). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-export interface RedisProcess {
-  proc: ChildProcess;
-  url: string;
-  port: number;
-  stop(): Promise<void>;
-}
-
-/** redis-server on a free loopback port, no persistence, in a temp folder; retries another port when one is taken. */
-export async function startRedisServer(): Promise<RedisProcess> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-redis-'));
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
-    const proc = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${output}`)), 10_000);
-        const onData = (chunk: Buffer) => {
-          output += chunk.toString('utf8');
-          if (output.includes('Ready to accept connections')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        };
-        proc.stdout!.on('data', onData);
-        proc.stderr!.on('data', onData);
-        proc.once('error', (error) => {
-          clearTimeout(timer);
-          reject(new Error(`cannot run ${REDIS_SERVER} (Debian: apt-get install redis-server; or set WMARK_REDIS_SERVER): ${error.message}`));
-        });
-        proc.once('exit', (code) => {
-          clearTimeout(timer);
-          reject(new Error(`redis-server exited with code ${code}:\n${output}`));
-        });
-      });
-    } catch (error) {
-      await stopProcess(proc, 5_000);
-      if (attempt < 2 && /Address already in use/.test(output)) continue;
-      rmSync(dir, { recursive: true, force: true });
-      throw error;
-    }
-    proc.stdout!.resume();
-    proc.stderr!.resume();
-    return {
-      proc,
-      port,
-      url: `redis://127.0.0.1:${port}`,
-      stop: async () => {
-        await stopProcess(proc, 5_000);
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  }
-}
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
 export async function stopProcess(proc: ChildProcess, graceMs: number): Promise<void> {

@@ -218,14 +218,17 @@ export class SegmentQueue {
    * Drops the finished job that wrote `output`, when that result no longer holds (the object was deleted since, e.g.
    * with its watermark): asking for the output again then renders it instead of settling on the old result.
    */
-  async forget(output: string): Promise<void> {
-    const job = await Job.fromId(this.queue, segmentJobId(output));
-    if (job && ['completed', 'failed'].includes(await job.getState())) await job.remove();
+  forget(output: string): Promise<void> {
+    return this.dropFinished(segmentJobId(output));
   }
 
   /** As forget(), for a task of any kind: its finished job is dropped, so asking again runs it again. */
-  async forgetTask(task: FarmTask): Promise<void> {
-    const job = await Job.fromId(this.queue, farmJobId(task));
+  forgetTask(task: FarmTask): Promise<void> {
+    return this.dropFinished(farmJobId(task));
+  }
+
+  private async dropFinished(jobId: string): Promise<void> {
+    const job = await Job.fromId(this.queue, jobId);
     if (job && ['completed', 'failed'].includes(await job.getState())) await job.remove();
   }
 

@@ -32,8 +32,12 @@ export interface DetectResult {
   alignment: { offsetSeconds: number; score: number; overlapSeconds: number };
   /** Every stretch of the leak found in the original: leak seconds [leakStart, leakEnd) = original scale * t + offset. */
   pieces: TimePiece[];
-  /** The original's region the leak shows (bounding box), and the full warp (homography after a lens term). */
-  geometry: { x0: number; y0: number; w: number; h: number; score: number; warp: Warp };
+  /**
+   * The original's region the leak shows (bounding box), and the full warp (homography after a lens term); live: the
+   * share of the leak frame that shows the original (a camcorder's dark lens border, a bezel or a burnt-in logo is
+   * left out of the reading).
+   */
+  geometry: { x0: number; y0: number; w: number; h: number; score: number; warp: Warp; live: number };
   sidecarVersion: 1 | 2;
   segmentsRead: number;
   slotsTotal: number;
@@ -47,7 +51,7 @@ export interface DetectResult {
   stages: Stage[];
   candidates: { payload: number; z: number }[];
   elapsedMs: number;
-  /** Seconds per step (probe, decode, codebook, analyse, and analyse.align / .register / .read / .score inside it). */
+  /** Seconds per step (probe, decode, codebook, analyse, and analyse.align / .register / .realign / .read / .score inside it). */
   timings: Record<string, number>;
   /** Alignment's work: 8-s windows looked up, windows that found their place, fingerprint votes cast. */
   alignStats: { windows: number; windowsAligned: number; votes: number };
@@ -140,7 +144,7 @@ export async function detectLeak(engine: Engine, ref: VideoRef, file: string, on
     leak: { file, durationSeconds: count / fps, frames: count },
     alignment: first ? { offsetSeconds: first.offset, score: Number(first.score.toFixed(4)), overlapSeconds: Number(a.alignedSeconds.toFixed(2)) } : { offsetSeconds: 0, score: 0, overlapSeconds: 0 },
     pieces: a.map.pieces,
-    geometry: { ...a.box, score: Number(a.registration.score.toFixed(4)), warp: a.warp },
+    geometry: { ...a.box, score: Number(a.registration.score.toFixed(4)), warp: a.warp, live: Number(a.registration.liveFraction.toFixed(4)) },
     sidecarVersion: sidecar.version,
     segmentsRead: verdict.segmentsRead,
     slotsTotal: sidecar.slotStarts.length,

@@ -3,7 +3,7 @@
 // workers use, and what workers render is looked for there. Without a store (engine.media unset) none of this runs:
 // the data folder's media folder is the only copy, as it always was.
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rm, mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { joinMp4Args, segmentFileName } from '../core/ffmpeg-plan.js';
 import { WmarkError } from '../core/errors.js';
@@ -89,11 +89,34 @@ export async function unpublishVideoMedia(engine: Engine, videoId: string): Prom
  */
 export async function unpublishFolder(engine: Engine, folder: string): Promise<void> {
   const prefix = `${mediaKey(engine.paths.media, folder)}/`;
-  if (engine.media) return void (await engine.media.deletePrefix(prefix));
+  await withSharedStore(engine, (store) => store.deletePrefix(prefix));
+}
+
+/**
+ * Copies what the shared store holds below a folder of the media folder into `into`, keeping the layout: a farm's
+ * rendered segments and mp4 live only there, so an export of a watermark (`--out`) needs them from the store. Files
+ * already in `into` are left as they are. Returns how many files came from the store (0 without one).
+ */
+export async function fetchStoredFolder(engine: Engine, folder: string, into: string): Promise<number> {
+  const prefix = `${mediaKey(engine.paths.media, folder)}/`;
+  const fetched = await withSharedStore(engine, async (store) => {
+    const wanted = (await store.list(prefix)).map((key) => ({ key, file: path.join(into, ...key.slice(prefix.length).split('/')) })).filter(({ file }) => !existsSync(file));
+    await forEachBounded(wanted, TRANSFERS_AT_ONCE, async ({ key, file }) => {
+      await mkdir(path.dirname(file), { recursive: true });
+      await store.getFile(key, file);
+    });
+    return wanted.length;
+  });
+  return fetched ?? 0;
+}
+
+/** Runs `use` on this data folder's shared store: serve's own, or the one a serve on this folder wrote down; none: undefined. */
+async function withSharedStore<T>(engine: Engine, use: (store: MediaStore) => Promise<T>): Promise<T | undefined> {
+  if (engine.media) return use(engine.media);
   const remembered = await rememberedStore(engine);
-  if (!remembered) return;
+  if (!remembered) return undefined;
   try {
-    await remembered.deletePrefix(prefix);
+    return await use(remembered);
   } finally {
     remembered.close();
   }

@@ -16,7 +16,7 @@ import { tail } from '../ffmpeg/run-ffmpeg.js';
 import writeFileAtomic from 'write-file-atomic';
 import type { Engine } from './engine.js';
 import { applyUserModes } from './file-modes.js';
-import { isStored, joinMp4InStore, mediaKey, publishFile, publishVideoMedia, storedSegments, unpublishFolder } from './media-publish.js';
+import { fetchStoredFolder, isStored, joinMp4InStore, mediaKey, publishFile, publishVideoMedia, storedSegments, unpublishFolder } from './media-publish.js';
 import { videoDir, workingSegment } from './ingest.js';
 import { holdLease, isLeaseLive, jobId, LEASE_STALE_MS, topicOf, type JobReporter } from './job-lease.js';
 import type { RenderUrgency, SharedRender } from './render-scheduler.js';
@@ -613,6 +613,8 @@ export async function exportWatermark(engine: Engine, w: WatermarkRecord, dest: 
   // Only the watermark's own work folder is left out: matching "/.work" anywhere in the absolute path also dropped
   // everything when the data dir lived under e.g. ~/.workspace, and the export then failed with ENOENT.
   await cp(src, staging, { recursive: true, filter: (s) => ![WORK_DIR, DRAW_DIR].includes(path.relative(src, s).split(path.sep)[0]!) });
+  // On a render farm with a shared store, the rendered segments and the mp4 are only there.
+  await fetchStoredFolder(engine, src, staging);
   // The data folder is private; a copy handed to the user gets the modes their own umask gives.
   await applyUserModes(staging);
   await rm(target, { recursive: true, force: true });

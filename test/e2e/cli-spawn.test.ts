@@ -9,12 +9,12 @@ const PKG_VERSION = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'u
 /** A stack trace line as Node prints it ("    at fn (file:1:2)"). */
 const STACK_LINE = /^\s+at .+/m;
 
-/** One worker renders the 20 s clip's segments one after another, so there is time to interrupt the job. */
+/** One worker renders the 90 s clip's segments one after another, so there is time to interrupt the job. */
 const LONG_JOB_ENV = { WMARK_WORKERS: '1' };
 
 let box: Sandbox;
 let env: Record<string, string>;
-// The SIGINT test gets its own data dir; its 20 s clip is ingested in the background while the other tests run.
+// The SIGINT test gets its own data dir; its 90 s clip is ingested in the background while the other tests run.
 let longBox: Sandbox;
 let longEnv: Record<string, string>;
 let longIngest: Promise<SpawnResult>;
@@ -24,7 +24,7 @@ beforeAll(() => {
   env = { WMARK_HOME: box.dataDir, WMARK_CONFIG_DIR: box.configDir };
   longBox = sandbox('e2e-long');
   longEnv = { WMARK_HOME: longBox.dataDir, WMARK_CONFIG_DIR: longBox.configDir, ...LONG_JOB_ENV };
-  longIngest = natural(20).then((clip) => runWmark(['--json', 'ingest', clip, '--key', 'long'], { env: longEnv, cwd: longBox.cwd }));
+  longIngest = natural(90).then((clip) => runWmark(['--json', 'ingest', clip, '--key', 'long'], { env: longEnv, cwd: longBox.cwd }));
 });
 
 afterAll(async () => {

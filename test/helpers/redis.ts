@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from './serve-helpers.js';
+import { freePort } from './free-port.js';
 
 export const REDIS_SERVER = process.env.WMARK_REDIS_SERVER ?? 'redis-server';
 
@@ -18,6 +18,8 @@ export interface TestRedis {
   restart(): Promise<void>;
   /** Everything the server logged (stdout), for a failing test's message. */
   log(): string;
+  /** The running redis-server (a new one after `restart`), for its CPU time or an emergency kill. */
+  readonly process: ChildProcess | undefined;
 }
 
 export async function startRedis(): Promise<TestRedis> {
@@ -90,6 +92,9 @@ export async function startRedis(): Promise<TestRedis> {
       return `redis://127.0.0.1:${port}`;
     },
     log: () => output,
+    get process() {
+      return child;
+    },
     restart: async () => {
       await stopChild();
       await launch();

@@ -5,7 +5,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createCredential, type IssuedCredential } from '../../src/engine/credentials.js';
@@ -305,16 +304,7 @@ export const isSegmentRender = (args: readonly string[]) => args.includes('libx2
 export const isMp4Join = (args: readonly string[]) => args.some((a) => a.startsWith('concat:'));
 
 /** A free loopback port (`wmark serve --port 0` is refused by the config schema, see the restart test). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from './free-port.js';
 
 /** An ffmpeg stand-in that logs every call and sleeps before each watermark segment render (so a job can be caught mid-way). */
 export function slowFfmpeg(dir: string, log: string, sleepSeconds: number): string {

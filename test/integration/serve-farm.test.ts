@@ -58,22 +58,27 @@ afterAll(async () => {
   await redis?.stop();
 });
 
+/** Waits until the watermark at `href` is READY (with its mp4, when asked), failing at once if it FAILED. */
+async function untilReady(href: string, options: { mp4?: boolean; timeoutMs?: number } = {}): Promise<void> {
+  await waitFor(
+    async () => {
+      const r = await call(s.app, 'GET', href);
+      expect(r.json.status).not.toBe('FAILED');
+      return r.json.status === 'READY' && (!options.mp4 || r.json.containers.mp4) ? true : undefined;
+    },
+    `the watermark to be READY${options.mp4 ? ' with its mp4' : ''}`,
+    options.timeoutMs ?? 60_000,
+    200,
+  );
+}
+
 describe('serve with a render farm, in process', () => {
   it('renders a watermark on the worker: the engine itself encodes no segment', async () => {
     const { video } = await ingestOverHttp(s.app, s.v1, await natural(10), 'farm-in-process', '1.0');
     const encodesAfterIngest = engine.runner.encodes();
     const posted = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'farm-in-process', settings: [{ content: 'on the farm' }] } });
     expect(posted.status, posted.text).toBe(201);
-    await waitFor(
-      async () => {
-        const r = await call(s.app, 'GET', posted.json.href);
-        expect(r.json.status).not.toBe('FAILED');
-        return r.json.status === 'READY' && r.json.containers.mp4 ? true : undefined;
-      },
-      'the watermark to be READY',
-      60_000,
-      200,
-    );
+    await untilReady(posted.json.href, { mp4: true });
     expect(await store.list(`watermarks/${video.id}/${posted.json.id}/seg_`)).toHaveLength(video.segments);
     // The mp4 join copies streams (no libx264); segment renders would each be one.
     expect(engine.runner.encodes()).toBe(encodesAfterIngest);
@@ -85,7 +90,7 @@ describe('serve with a render farm, in process', () => {
     const from = encodeTimes.length;
     const posted = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'farm-opening', settings: [{ content: 'opening' }] } });
     expect(posted.status, posted.text).toBe(201);
-    await waitFor(async () => ((await call(s.app, 'GET', posted.json.href)).json.status === 'READY' ? true : undefined), 'READY', 60_000, 200);
+    await untilReady(posted.json.href);
     // The worker takes 4 tasks at once: the first two renders overlap (one after the other, the second would start
     // only once the first ended).
     const [a, b] = encodeTimes.slice(from).sort((x, y) => x.start - y.start);
@@ -98,7 +103,7 @@ describe('serve with a render farm, in process', () => {
     const body = { key: 'farm-twins', settings: [{ content: 'asked twice' }] };
     const [a, b] = await Promise.all([call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body }), call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body })]);
     expect(a.json.id).toBe(b.json.id);
-    await waitFor(async () => ((await call(s.app, 'GET', a.json.href)).json.status === 'READY' ? true : undefined), 'READY', 60_000, 200);
+    await untilReady(a.json.href);
     expect(workerRunner.encodes() - before).toBe(video.segments);
   });
 
@@ -137,16 +142,7 @@ describe('serve with a render farm, in process', () => {
     const encodesAfterIngest = engine.runner.encodes();
     const posted = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'farm-forensic', settings: [{ content: 'visible' }, { type: 'FORENSIC', content: 'AB' }] } });
     expect(posted.status, posted.text).toBe(201);
-    await waitFor(
-      async () => {
-        const r = await call(s.app, 'GET', posted.json.href);
-        expect(r.json.status).not.toBe('FAILED');
-        return r.json.status === 'READY' && r.json.containers.mp4 ? true : undefined;
-      },
-      'the forensic watermark to be READY',
-      180_000,
-      500,
-    );
+    await untilReady(posted.json.href, { mp4: true, timeoutMs: 180_000 });
     const segments = await store.list(`watermarks/${video.id}/${posted.json.id}/seg_`);
     expect(segments).toHaveLength(video.segments.length);
     // Rendered once per (text, variant, segment) under _shared/, then linked into the viewer's folder.

@@ -35,7 +35,9 @@ export function renderDetect(r: DetectResult, c: ChalkInstance): string {
       ? `${c.bold('aligned')}    at ${r.alignment.offsetSeconds.toFixed(1)} s of the original (correlation ${r.alignment.score.toFixed(3)}${r.pieces[0] && Math.abs(r.pieces[0].scale - 1) > 0.003 ? `, played at ${(1 / r.pieces[0].scale).toFixed(3)}x speed` : ''}); ${r.segmentsRead} of ${r.slotsTotal} code slots read`
       : `${c.bold('aligned')}    ${r.pieces.length} excerpts: ${r.pieces.map((p) => `${p.leakStart.toFixed(0)}-${p.leakEnd.toFixed(0)} s -> ${(p.scale * p.leakStart + p.offset).toFixed(0)} s`).join(', ')}; ${r.segmentsRead} of ${r.slotsTotal} code slots read`,
   ];
-  if (r.geometry.w < 0.995 || r.geometry.h < 0.995 || r.geometry.w > 1.005 || r.geometry.h > 1.005) lines.push(`${c.bold('geometry')}   shows about ${(r.geometry.w * 100).toFixed(0)}% x ${(r.geometry.h * 100).toFixed(0)}% of the frame${r.geometry.warp.k1 !== 0 || r.geometry.warp.h[6] !== 0 ? ' (warped: perspective/lens)' : ''}`);
+  // A leak frame that is partly something else (a camcorder's dark border, a bezel, a logo) is read without that part.
+  const partly = r.geometry.live < 0.97 ? `; ${(r.geometry.live * 100).toFixed(0)}% of the leak frame shows it (the rest is not read)` : '';
+  if (r.geometry.w < 0.995 || r.geometry.h < 0.995 || r.geometry.w > 1.005 || r.geometry.h > 1.005 || partly) lines.push(`${c.bold('geometry')}   shows about ${(r.geometry.w * 100).toFixed(0)}% x ${(r.geometry.h * 100).toFixed(0)}% of the frame${r.geometry.warp.k1 !== 0 || r.geometry.warp.h[6] !== 0 ? ' (warped: perspective/lens)' : ''}${partly}`);
   if (!r.found) {
     lines.push(`${c.yellow('no forensic mark found')}: the best payload scored z = ${(r.best?.z ?? 0).toFixed(2)}, below the ${r.threshold} needed to accuse anyone.`);
     lines.push(c.dim(`  (a score that high happens by chance with probability about ${formatProbability(r.falseAccusation.estimate)})`));

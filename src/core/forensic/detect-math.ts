@@ -2,7 +2,7 @@
 // A/B bit per code slot against the sidecar. Piecewise alignment lives in align.ts, warps in geometry.ts, scoring and
 // accusations in score.ts.
 import { mapTime, pieceAt, type TimeMap } from './align.js';
-import { isIdentity, warpImage, type Warp } from './geometry.js';
+import { isIdentity, solveLinear, warpImage, type Warp } from './geometry.js';
 import type { SegmentReading } from './score.js';
 
 export { Z_THRESHOLD, scorePayloads, type Candidate, type SegmentReading, type Verdict } from './score.js';
@@ -237,10 +237,20 @@ function toLeakSize(img: Float32Array, iw: number, ih: number, warp: Warp, ow: n
 
 /**
  * Per code slot covered by the leak: the mean of the leak entries that map (through `map`) wholly inside the slot,
- * less `marginSeconds` at each end, then `fitSlot` against the sidecar's mean and mark warped into the leak's frame.
- * A slot seen for less than `minSeconds` of the original is skipped: it carries too little of its mark.
+ * less `marginSeconds` at each end, with the sidecar's mean (m) and mark (d) warped into the leak's frame; `visit` gets
+ * them with the mask of pixels to use. A slot seen for less than `minSeconds` of the original is skipped: it carries
+ * too little of its mark. `live` (leak pixels that show the original, from registration) leaves the rest out.
  */
-export function readSlots(sidecar: Sidecar, leak: LeakFrames, map: TimeMap, warp: Warp, marginSeconds = 0.15, minSeconds = 1): SegmentReading[] {
+function eachSlot(
+  sidecar: Sidecar,
+  leak: LeakFrames,
+  map: TimeMap,
+  warp: Warp,
+  marginSeconds: number,
+  minSeconds: number,
+  live: Uint8Array | undefined,
+  visit: (k: number, leakMean: Float32Array, m: Float32Array, d: Float32Array, mask: Uint8Array, frames: number) => void,
+): void {
   const n = leak.width * leak.height;
   const step = medianStep(leak.times);
   const entries = leak.times.length;
@@ -262,7 +272,6 @@ export function readSlots(sidecar: Sidecar, leak: LeakFrames, map: TimeMap, warp
     covered[k]! += leak.spans ? o1 - o0 : map.pieces[p]!.scale * step;
   }
   const order = Array.from({ length: entries }, (_, i) => i).filter((i) => slotOf[i]! >= 0).sort((a, b) => slotOf[a]! - slotOf[b]! || a - b);
-  const readings: SegmentReading[] = [];
   const sum = new Float64Array(n);
   const leakMean = new Float32Array(n);
   const mask = new Uint8Array(n);
@@ -285,11 +294,60 @@ export function readSlots(sidecar: Sidecar, leak: LeakFrames, map: TimeMap, warp
     const { width, height, diffWidth, diffHeight } = sidecar;
     const m = toLeakSize(sidecar.mean.subarray(k * width * height, (k + 1) * width * height), width, height, warp, leak.width, leak.height, mask);
     const d = toLeakSize(sidecar.diff.subarray(k * diffWidth * diffHeight, (k + 1) * diffWidth * diffHeight), diffWidth, diffHeight, warp, leak.width, leak.height, dmask);
-    const value = fitSlot(m, d, leakMean, mask);
-    if (value === undefined) continue;
-    readings.push({ segment: k, value, frames });
+    if (live) for (let p = 0; p < n; p++) mask[p]! &= live[p]!;
+    visit(k, leakMean, m, d, mask, frames);
   }
+}
+
+/** One soft bit per code slot covered by the leak (see eachSlot): `fitSlot` of its mean against the sidecar's. */
+export function readSlots(sidecar: Sidecar, leak: LeakFrames, map: TimeMap, warp: Warp, marginSeconds = 0.15, minSeconds = 1, live?: Uint8Array): SegmentReading[] {
+  const readings: SegmentReading[] = [];
+  eachSlot(sidecar, leak, map, warp, marginSeconds, minSeconds, live, (k, leakMean, m, d, mask, frames) => {
+    const value = fitSlot(m, d, leakMean, mask);
+    if (value !== undefined) readings.push({ segment: k, value, frames });
+  });
   return readings;
+}
+
+/**
+ * How well the leak's slot pictures match the original's under `map` (see eachSlot): per slot, the RMS residual of
+ * the leak's mean picture after a quadratic tone curve of the original's, averaged over the slots. It does not look at
+ * the mark, so it says the same for every payload; a map that reads slots from the wrong stretch of the leak mixes
+ * neighbouring pictures and fits worse.
+ */
+export function slotContentResidual(sidecar: Sidecar, leak: LeakFrames, map: TimeMap, warp: Warp, live?: Uint8Array): { slots: number; residual: number } {
+  let slots = 0, total = 0;
+  eachSlot(sidecar, leak, map, warp, 0.15, 1, live, (_k, leakMean, m, _d, mask) => {
+    let cnt = 0, mu = 0;
+    for (let p = 0; p < m.length; p++) if (mask[p]) { cnt++; mu += m[p]!; }
+    if (cnt < 16) return;
+    mu /= cnt;
+    let v = 0;
+    for (let p = 0; p < m.length; p++) if (mask[p]) v += (m[p]! - mu) ** 2;
+    const sd = Math.sqrt(v / cnt) || 1;
+    const A = [[0, 0, 0], [0, 0, 0], [0, 0, 0]];
+    const b = [0, 0, 0];
+    for (let p = 0; p < m.length; p++) {
+      if (!mask[p]) continue;
+      const x = (m[p]! - mu) / sd;
+      const row = [1, x, x * x];
+      for (let i = 0; i < 3; i++) {
+        b[i]! += row[i]! * leakMean[p]!;
+        for (let j = 0; j < 3; j++) A[i]![j]! += row[i]! * row[j]!;
+      }
+    }
+    const c = solveLinear(A, b);
+    if (!c) return;
+    let sq = 0;
+    for (let p = 0; p < m.length; p++) {
+      if (!mask[p]) continue;
+      const x = (m[p]! - mu) / sd;
+      sq += (leakMean[p]! - (c[0]! + c[1]! * x + c[2]! * x * x)) ** 2;
+    }
+    slots++;
+    total += Math.sqrt(sq / cnt);
+  });
+  return { slots, residual: slots ? total / slots : Infinity };
 }
 
 /** readSlots with one offset and a crop (the v1 detector's interface, kept for its tests and callers). */

@@ -133,23 +133,120 @@ export interface ImagePair {
   leak: Float32Array;
 }
 
-/** Mean Pearson correlation of the leak pictures with the warped originals (the registration's figure of merit). */
-export function warpScore(pairs: ImagePair[], width: number, height: number, w: Warp): number {
+/**
+ * Mean Pearson correlation of the leak pictures with the warped originals (the registration's figure of merit), over
+ * the leak pixels in `live` (all when absent) that the warp maps inside the original.
+ */
+export function warpScore(pairs: ImagePair[], width: number, height: number, w: Warp, live?: Uint8Array): number {
   const scratch = new Float32Array(width * height);
   const mask = new Uint8Array(width * height);
   let s = 0;
   for (const p of pairs) {
     warpImage(p.original, width, height, w, width, height, scratch, mask);
+    if (live) for (let q = 0; q < mask.length; q++) mask[q]! &= live[q]!;
     s += maskedPearson(scratch, p.leak, mask);
   }
   return s / pairs.length;
+}
+
+/** `live` with every pixel within `radius` (Chebyshev) of an excluded one excluded too. */
+export function erodeMask(live: Uint8Array, width: number, height: number, radius: number): Uint8Array {
+  if (radius <= 0) return live;
+  const out = new Uint8Array(live.length);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      let keep = live[y * width + x]!;
+      for (let dy = -radius; dy <= radius && keep; dy++) {
+        const yy = y + dy;
+        if (yy < 0 || yy >= height) continue;
+        for (let dx = -radius; dx <= radius; dx++) {
+          const xx = x + dx;
+          if (xx >= 0 && xx < width && !live[yy * width + xx]) {
+            keep = 0;
+            break;
+          }
+        }
+      }
+      out[y * width + x] = keep;
+    }
+  }
+  return out;
+}
+
+/** How far above the typical pixel's residual a pixel must be to count as not showing the original (see liveMask). */
+const DEAD_RESIDUAL_FACTOR = 4;
+/** ... and at least this many 8-bit levels (RMS over the pairs): the mark itself is 1.25. */
+const DEAD_RESIDUAL_FLOOR = 2;
+
+/**
+ * Leak pixels that show the original under the warp `w`. Per pair, the leak is fitted as a quadratic tone curve of the
+ * warped original (gamma and contrast changes are not outliers; the fit is done twice, the second time without the
+ * pixels the first left far off); a pixel whose residual (RMS over the pairs) stands far above the median pixel's does
+ * not show the original: a camcorder's unlit lens border, the screen's bezel, a logo or subtitles burnt in. Those
+ * pixels, and their neighbours (blur spreads them), are left out. Pixels the warp maps a little outside the original
+ * are judged against its nearest edge, so a dark border is found even where a poor warp pushes it off the picture.
+ * Returns 1 = live.
+ */
+export function liveMask(pairs: ImagePair[], width: number, height: number, w: Warp): Uint8Array {
+  const n = width * height;
+  const sq = new Float64Array(n);
+  const inside = new Uint8Array(n).fill(1);
+  const img = new Float32Array(n);
+  const mask = new Uint8Array(n);
+  const res = new Float32Array(n);
+  for (const pair of pairs) {
+    warpImage(pair.original, width, height, w, width, height, img, mask);
+    let cnt = 0, mu = 0;
+    for (let q = 0; q < n; q++) if (mask[q]) { cnt++; mu += img[q]!; }
+    if (cnt < 16) return new Uint8Array(n).fill(1);
+    mu /= cnt;
+    let v = 0;
+    for (let q = 0; q < n; q++) if (mask[q]) v += (img[q]! - mu) ** 2;
+    const sd = Math.sqrt(v / cnt) || 1;
+    let use = (q: number) => mask[q] === 1;
+    for (let pass = 0; pass < 2; pass++) {
+      const A = [[0, 0, 0], [0, 0, 0], [0, 0, 0]];
+      const b = [0, 0, 0];
+      for (let q = 0; q < n; q++) {
+        if (!use(q)) continue;
+        const x = (img[q]! - mu) / sd;
+        const row = [1, x, x * x];
+        for (let i = 0; i < 3; i++) {
+          b[i]! += row[i]! * pair.leak[q]!;
+          for (let j = 0; j < 3; j++) A[i]![j]! += row[i]! * row[j]!;
+        }
+      }
+      const c = solveLinear(A, b) ?? [mu, 0, 0];
+      for (let q = 0; q < n; q++) {
+        const x = (img[q]! - mu) / sd;
+        res[q] = pair.leak[q]! - (c[0]! + c[1]! * x + c[2]! * x * x);
+      }
+      if (pass === 0) {
+        const abs = Float32Array.from({ length: cnt }, () => 0);
+        let k = 0;
+        for (let q = 0; q < n; q++) if (mask[q]) abs[k++] = Math.abs(res[q]!);
+        abs.sort();
+        const cut = Math.max(3 * abs[k >> 1]!, DEAD_RESIDUAL_FLOOR);
+        use = (q: number) => mask[q] === 1 && Math.abs(res[q]!) <= cut;
+      }
+    }
+    for (let q = 0; q < n; q++) {
+      sq[q]! += res[q]! * res[q]!;
+      if (!mask[q]) inside[q] = 0;
+    }
+  }
+  const rms = Float64Array.from(sq, (v) => Math.sqrt(v / pairs.length));
+  const typical = rms.filter((_, q) => inside[q]).sort();
+  if (!typical.length) return new Uint8Array(n).fill(1);
+  const limit = Math.max(DEAD_RESIDUAL_FACTOR * typical[typical.length >> 1]!, DEAD_RESIDUAL_FLOOR);
+  return erodeMask(Uint8Array.from(rms, (v) => (v > limit ? 0 : 1)), width, height, 1);
 }
 
 /**
  * Gauss-Newton (Levenberg-Marquardt damped) on the 9 warp parameters: leak ~ a_i * warp(original_i) + b_i per pair,
  * with a numeric Jacobian. Pixels that map outside the original are left out.
  */
-export function refineWarp(pairs: ImagePair[], width: number, height: number, start: Warp, iterations = 25, fixed: number[] = []): Warp {
+export function refineWarp(pairs: ImagePair[], width: number, height: number, start: Warp, iterations = 25, fixed: number[] = [], live?: Uint8Array): Warp {
   const n = width * height;
   let p = toParams(start);
   const eps = 1e-3;
@@ -161,6 +258,7 @@ export function refineWarp(pairs: ImagePair[], width: number, height: number, st
     let cost = 0;
     pairs.forEach((pair, i) => {
       warpImage(pair.original, width, height, w, width, height, img, mask);
+      if (live) for (let q = 0; q < n; q++) mask[q]! &= live[q]!;
       let c = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
       for (let q = 0; q < n; q++) {
         if (!mask[q]) continue;
@@ -228,15 +326,27 @@ export function refineWarp(pairs: ImagePair[], width: number, height: number, st
 
 /**
  * Registers the leak against the original from one or more pairs of mean pictures (same stretch of the timeline).
- * `start` is a coarse estimate (the best crop); the result is the refined warp when it explains the leak better.
+ * `start` is a coarse estimate (the best crop); the result is the refined warp when it explains the leak better, and
+ * `live`, the leak pixels that show the original under it (see liveMask). Those that do not (a camcorder's dark lens
+ * border: 8 % of the bench's F9 frame) would otherwise pull the fit and, far worse, every slot's reading: a residual
+ * of 100 levels on a few hundred pixels outweighs a mark of 1.25.
  */
-export function registerWarp(pairs: ImagePair[], width: number, height: number, start: Warp): { warp: Warp; score: number; startScore: number } {
-  const startScore = warpScore(pairs, width, height, start);
+export function registerWarp(pairs: ImagePair[], width: number, height: number, start: Warp): { warp: Warp; score: number; startScore: number; live: Uint8Array } {
   // Coarse to fine: blurred pictures first (a wider basin), then the pictures themselves; the lens term last.
   const blurred = pairs.map((p) => ({ original: smooth(p.original, width, height), leak: smooth(p.leak, width, height) }));
   let w = refineWarp(blurred, width, height, start, 15, [8]);
   w = refineWarp(blurred, width, height, w, 15);
   w = refineWarp(pairs, width, height, w, 15);
-  const score = warpScore(pairs, width, height, w);
-  return score > startScore + 1e-4 ? { warp: w, score, startScore } : { warp: start, score: startScore, startScore };
+  // Then again without the pixels that do not show the original (the blurred pictures spread them 2 pixels further).
+  // Twice: the first mask is judged under a warp that the dead pixels pulled.
+  let live = liveMask(pairs, width, height, w);
+  for (let round = 0; round < 2 && live.includes(0); round++) {
+    w = refineWarp(blurred, width, height, w, 15, [], erodeMask(live, width, height, 2));
+    w = refineWarp(pairs, width, height, w, 15, [], live);
+    live = liveMask(pairs, width, height, w);
+  }
+  const startLive = liveMask(pairs, width, height, start);
+  const score = warpScore(pairs, width, height, w, live);
+  const startScore = warpScore(pairs, width, height, start, startLive);
+  return score > startScore + 1e-4 ? { warp: w, score, startScore, live } : { warp: start, score: startScore, startScore, live: startLive };
 }

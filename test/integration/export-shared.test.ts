@@ -1,0 +1,65 @@
+// `--out` exports of a render farm's watermark: with a shared store (serve --media), rendered segments and the mp4
+// live only in the store, so an export must fetch them from there, from serve's own engine or from another process
+// on the same data folder (which finds the store through shared-media.json).
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mediaKey, rememberSharedMedia } from '../../src/engine/media-publish.js';
+import { exportWatermark, requestWatermark, runWatermarkJob, watermarkDir } from '../../src/engine/watermark.js';
+import { FolderMediaStore } from '../../src/media/folder-store.js';
+import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { flat, tempDir } from '../helpers/fixtures.js';
+import { ingestFixture, settingsOf } from '../helpers/watermark-helpers.js';
+
+let engine: TestEngine;
+let storeRoot: string;
+let store: FolderMediaStore;
+let id: string;
+/** What the render wrote, by file name: the bytes an export must hand back. */
+const rendered = new Map<string, Buffer>();
+
+beforeAll(async () => {
+  engine = testEngine();
+  const video = await ingestFixture(engine, await flat('446688', 9), 'export-shared');
+  const r = requestWatermark(engine, { video: { key: video.key }, settings: settingsOf([{ type: 'text', content: 'for the farm' }]), containers: ['m3u8', 'mp4'] });
+  await runWatermarkJob(engine, r.watermark.id);
+  id = r.watermark.id;
+  // As a farm leaves it: segments and mp4 in the store only; the playlist in both places (serve keeps its copy).
+  storeRoot = tempDir('export-store');
+  store = new FolderMediaStore(storeRoot);
+  const dir = watermarkDir(engine, video.id, id);
+  for (const name of readdirSync(dir).filter((n) => /^(seg_\d{5}\.ts|video\.mp4|video\.m3u8)$/.test(n))) {
+    const file = path.join(dir, name);
+    rendered.set(name, readFileSync(file));
+    await store.putFile(mediaKey(engine.paths.media, file), file);
+    if (name !== 'video.m3u8') rmSync(file);
+  }
+});
+afterAll(() => {
+  engine?.dispose();
+  store?.close();
+  rmSync(storeRoot, { recursive: true, force: true });
+});
+
+function expectWhole(copied: string): void {
+  const names = readdirSync(copied).sort();
+  expect(names).toEqual([...rendered.keys()].sort());
+  expect(names.filter((n) => n.endsWith('.ts')).length).toBeGreaterThan(1);
+  for (const [name, bytes] of rendered) expect(readFileSync(path.join(copied, name)).equals(bytes), name).toBe(true);
+}
+
+describe('exporting a watermark whose media is in a shared store', () => {
+  it('fetches the segments and the mp4 from serve’s store', async () => {
+    engine.media = store;
+    try {
+      expectWhole(await exportWatermark(engine, engine.store.getWatermark(id)!, tempDir('export-out')));
+    } finally {
+      engine.media = undefined;
+    }
+  });
+
+  it('fetches them in another process on the data folder, through the store serve wrote down', async () => {
+    await rememberSharedMedia(engine, { url: storeRoot });
+    expectWhole(await exportWatermark(engine, engine.store.getWatermark(id)!, tempDir('export-out')));
+  });
+});
