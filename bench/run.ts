@@ -10,6 +10,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   text: async () => (await import('./text.js')).suite,
   serve: async () => (await import('./serve.js')).suite,
   forensic: async () => (await import('./forensic.js')).suite,
+  'forensic-long': async () => (await import('./forensic-long.js')).suite,
   pay: async () => (await import('./pay.js')).suite,
   cluster: async () => (await import('./cluster.js')).suite,
 };
@@ -40,7 +41,15 @@ cluster suite options (issue 11 item 6: embedded vs serve --queue + wmark worker
   --seconds S         length of the 720p clip (default 60)      --quiet-wait S   as above, default 10
   --job-timeout S     give up on a job after S seconds (default 900)
   --redis-ops N       projection: one Redis' capacity in ops/s (default 100000)
-  --egress-mbit M     projection: serve's NIC in Mbit/s (default 1000)   --store-mbit M   the store's, Mbit/s (default 1000)`;
+  --egress-mbit M     projection: serve's NIC in Mbit/s (default 1000)   --store-mbit M   the store's, Mbit/s (default 1000)
+forensic-long suite options (issue 15 F11: a feature-length forensic title, generated small and cached under bench/out/forensic-long):
+  --hours H           title length (default 2)                  --height H     title height, 16:9 (default 180: generated small)
+  --fps F             title frame rate (default 30)             --scene-min M  minutes per generated scene (default 5)
+  --leak-scale F      full-length leak size vs the title (default 0.5)        --leak-crf N   its CRF (default 28)
+  --scaling LIST      leak lengths in minutes detected to show alignment's scaling (default 10,30,120)
+  --hd-minutes M      minutes of a 1280x720 leak detected for the 720p decode rate (default 20; the title's length: all of it; 0: skip)
+  --payload U         the viewer's payload (default 20011)      --quiet-wait S before each timed detect (default 10)
+  --reingest          ingest, watermark and cut the leaks again (default: reuse the cached ones)`;
 
 export function parseArgs(argv: string[]): BenchArgs {
   const out: BenchArgs = { suites: [], rounds: 3, keep: false, options: {} };

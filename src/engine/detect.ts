@@ -51,7 +51,10 @@ export interface DetectResult {
   stages: Stage[];
   candidates: { payload: number; z: number }[];
   elapsedMs: number;
+  /** Seconds per step (probe, decode, codebook, analyse, and analyse.align / .register / .realign / .read / .score inside it). */
   timings: Record<string, number>;
+  /** Alignment's work: 8-s windows looked up, windows that found their place, fingerprint votes cast. */
+  alignStats: { windows: number; windowsAligned: number; votes: number };
   /** Only when asked for (the bench re-scores them). */
   readings?: SegmentReading[];
 }
@@ -60,7 +63,19 @@ export interface DetectOptions {
   keepReadings?: boolean;
   /** Memory budget for the decoded leak (bytes); see leak-reader. */
   frameBudgetBytes?: number;
+  /** Decode without deblocking (see leak-reader); default: for leaks of LONG_LEAK_SECONDS or more. */
+  skipLoopFilter?: boolean;
 }
+
+/**
+ * A leak this long is decoded without deblocking: its decode is most of detection's time (a 2-hour 720p leak: about
+ * 5 minutes with it on 2 cores), and with thousands of slots read it has evidence to spare. Shorter leaks, where every
+ * slot counts and the decode takes seconds, are decoded exactly.
+ */
+export const LONG_LEAK_SECONDS = 20 * 60;
+
+/** Whether a leak of this duration (from the probe; NaN when unknown) is decoded without deblocking. */
+export const skipsLoopFilter = (durationSeconds: number): boolean => durationSeconds >= LONG_LEAK_SECONDS;
 
 const codebookCache = new Map<string, PackedCodebook>();
 
@@ -109,7 +124,7 @@ export async function detectLeak(engine: Engine, ref: VideoRef, file: string, on
   const info = await probeMedia(engine.runner, file, file);
   lap('probe');
   onStage?.('decoding the leak');
-  const streamed = await readLeak({ ffmpeg: engine.tools.ffmpeg.path, file, fps: info.fps, durationSeconds: info.durationSeconds, width: SIDECAR_WIDTH, height: SIDECAR_HEIGHT, budgetBytes: options.frameBudgetBytes });
+  const streamed = await readLeak({ ffmpeg: engine.tools.ffmpeg.path, file, fps: info.fps, durationSeconds: info.durationSeconds, width: SIDECAR_WIDTH, height: SIDECAR_HEIGHT, budgetBytes: options.frameBudgetBytes, skipLoopFilter: options.skipLoopFilter ?? skipsLoopFilter(info.durationSeconds) });
   lap('decode');
   const fps = info.fps.num / info.fps.den;
   const count = streamed.frameCount;
@@ -119,6 +134,8 @@ export async function detectLeak(engine: Engine, ref: VideoRef, file: string, on
   lap('codebook');
   const a = analyseLeak(sidecar, streamed.frames, streamed.times, streamed.signature, book);
   lap('analyse');
+  // The analysis' own steps, inside 'analyse' (not added to it): alignment's cost is what grows with a long leak.
+  for (const [step, seconds] of Object.entries(a.timings)) timings[`analyse.${step}`] = seconds;
   const verdict = a.verdict;
   const first = a.map.pieces[0];
   return {
@@ -140,6 +157,7 @@ export async function detectLeak(engine: Engine, ref: VideoRef, file: string, on
     candidates: verdict.candidates.slice(0, 5),
     elapsedMs: Date.now() - started,
     timings,
+    alignStats: a.alignStats,
     ...(options.keepReadings ? { readings: a.readings } : {}),
   };
 }

@@ -29,6 +29,23 @@ export interface LeakReadOptions {
   height: number;
   budgetBytes?: number;
   threads?: number;
+  /**
+   * Decode without the in-loop deblocking filter (ffmpeg -skip_loop_filter all): a long leak's time is mostly its
+   * decode, and deblocking is a large part of that; its effect on 128x72 means is block-edge detail the area downscale
+   * averages away. detect.ts asks for it on long leaks only (see LONG_LEAK_SECONDS there).
+   */
+  skipLoopFilter?: boolean;
+}
+
+/** ffmpeg's arguments: the leak's first video stream at its own frame rate, area-scaled small, 16-bit grey, raw to stdout. */
+export function leakDecodeArgs(o: Pick<LeakReadOptions, 'file' | 'fps' | 'width' | 'height' | 'threads' | 'skipLoopFilter'>): string[] {
+  return [
+    '-hide_banner', '-nostdin', '-v', 'error', '-threads', String(o.threads ?? 0),
+    // A decoder option: it must come before the input it applies to.
+    ...(o.skipLoopFilter ? ['-skip_loop_filter', 'all'] : []),
+    '-i', o.file, '-map', '0:v:0',
+    '-vf', `fps=${o.fps.num}/${o.fps.den},scale=${o.width}:${o.height}:flags=area,format=gray16le`, '-f', 'rawvideo', 'pipe:1',
+  ];
 }
 
 export async function readLeak(o: LeakReadOptions): Promise<StreamedLeak> {
@@ -90,10 +107,7 @@ export async function readLeak(o: LeakReadOptions): Promise<StreamedLeak> {
     if (++inChunk === chunkFrames) flushChunk();
   };
 
-  const args = [
-    '-hide_banner', '-nostdin', '-v', 'error', '-threads', String(o.threads ?? 0), '-i', o.file, '-map', '0:v:0',
-    '-vf', `fps=${o.fps.num}/${o.fps.den},scale=${o.width}:${o.height}:flags=area,format=gray16le`, '-f', 'rawvideo', 'pipe:1',
-  ];
+  const args = leakDecodeArgs(o);
   await new Promise<void>((resolve, reject) => {
     const child = spawn(o.ffmpeg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';

@@ -17,6 +17,8 @@ export interface LeakAnalysis {
   verdict: Verdict;
   /** Seconds of the leak mapped onto the original. */
   alignedSeconds: number;
+  /** Seconds spent in each step: align, register, realign (a warped leak aligned again), read, score. */
+  timings: { align: number; register: number; realign: number; read: number; score: number };
   /** The pieces were found again from the registered leak (see registeredSignature), and that map was kept. */
   realigned: boolean;
 }
@@ -108,7 +110,15 @@ function isPlainFrame(w: Warp, live?: Uint8Array): boolean {
 
 export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Float64Array, frameSignature: Float32Array, book: PackedCodebook): LeakAnalysis {
   let alignStats: AlignStats = { windows: 0, windowsAligned: 0, votes: 0, stretchesSearched: 0, stretchesFound: 0 };
+  let mark = performance.now();
+  const lap = () => {
+    const now = performance.now();
+    const seconds = (now - mark) / 1000;
+    mark = now;
+    return seconds;
+  };
   let map = alignPieces({ originalTimes: sidecar.signatureTimes, originalSig: sidecar.signature, leakTimes: frameTimes, leakSig: frameSignature }, alignStats);
+  const align = lap();
   const aspect = leak.width / leak.height;
   let warp: Warp = cropWarp({ x0: 0, y0: 0, w: 1, h: 1 }, aspect);
   let registration = { cropScore: 0, score: 0, pairs: 0, liveFraction: 1 };
@@ -127,6 +137,7 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
     live = fine.live;
     registration = { cropScore: fine.startScore, score: fine.score, pairs: pairs.length, liveFraction: live.reduce((a, v) => a + v, 0) / live.length };
   }
+  const register = lap();
   // Alignment again, from the registered leak's signature, when the leak is warped: the map whose slot pictures fit
   // the original's better is kept (a judgement on the pictures alone, the same for every payload). On the bench's
   // camcorder copies the leak's own signature split 2 of 5 into pieces 0.4-1 s off: half of each 2-s slot misread.
@@ -145,13 +156,16 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
       }
     }
   }
+  const realign = lap();
   const readings = map.pieces.length ? readSlots(sidecar, leak, map, warp, undefined, undefined, live) : [];
+  const read = lap();
   const verdict = scorePayloads(readings, book);
+  const score = lap();
   let alignedSeconds = 0;
   for (const p of map.pieces) {
     const end = Math.min(p.leakEnd, leak.times.length ? leak.times[leak.times.length - 1]! : 0);
     if (end > p.leakStart) alignedSeconds += end - p.leakStart;
   }
   void pieceAt;
-  return { map, alignStats, warp, box: warpBox(warp, aspect), registration, readings, verdict, alignedSeconds, realigned };
+  return { map, alignStats, warp, box: warpBox(warp, aspect), registration, readings, verdict, alignedSeconds, realigned, timings: { align, register, realign, read, score } };
 }

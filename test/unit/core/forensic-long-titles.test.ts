@@ -1,13 +1,16 @@
 // Long titles (issue 15, F11). The sidecar of a long title encodes (ingest) and decodes (wmark detect) without a
 // JS-heap copy of its arrays: a 2-hour title has 33 M mean values, and TypedArray.from(array, mapFn) would first turn
-// them into a list of numbers (1.7 GB to encode, 1 GB to decode).
+// them into a list of numbers (1.7 GB to encode, 1 GB to decode). And detection reports what each of its steps cost,
+// so the bench (bench/forensic-long.ts) can show alignment's cost per leak-minute.
 import { execFile } from 'node:child_process';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { analyseLeak } from '../../../src/core/forensic/analyse.js';
+import { packedCodebook } from '../../../src/core/forensic/keyed-bits.js';
 import { decodeSidecar, encodeSidecar } from '../../../src/core/forensic/sidecar-format.js';
-import { syntheticTitle } from '../../helpers/forensic-helpers.js';
+import { leakSignatures, syntheticLeak, syntheticTitle } from '../../helpers/forensic-helpers.js';
 
 const execFileP = promisify(execFile);
 const CHILD = fileURLToPath(new URL('../../helpers/sidecar-heap-child.ts', import.meta.url));
@@ -35,3 +38,12 @@ describe('sidecar format: damaged files', () => {
   });
 });
 
+describe('analyseLeak', () => {
+  it('times its steps (align, register, read, score)', () => {
+    const title = syntheticTitle({ seed: 11, segments: 20 });
+    const { leak } = syntheticLeak(title, { signs: new Array<number>(20).fill(1), from: 10, to: 60 });
+    const a = analyseLeak(title.sidecar, leak, leak.times, leakSignatures(leak), packedCodebook(title.key, title.videoId, 20));
+    expect(Object.keys(a.timings).sort()).toEqual(['align', 'read', 'realign', 'register', 'score']);
+    for (const seconds of Object.values(a.timings)) expect(seconds).toBeGreaterThanOrEqual(0);
+  });
+});

@@ -1,0 +1,147 @@
+// Runs a command and measures its memory as well as its time: wall, CPU (user + sys of the whole tree, from GNU time
+// when it is there), the largest single process' peak RSS (GNU time's %M), and the peak of the whole process tree's
+// RSS summed (wmark and the ffmpeg it streams from, tsx's esbuild service), sampled from /proc.
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+const GNU_TIME = '/usr/bin/time';
+const PAGE = 4096;
+
+export interface TreeMeasured {
+  wallMs: number;
+  userS: number;
+  sysS: number;
+  cpuS: number;
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  /** Largest peak RSS of any one process of the tree (GNU time's maximum resident set size), bytes; NaN without GNU time. */
+  peakProcessRss: number;
+  /** Peak of the tree's summed RSS, sampled every `sampleMs` (a short spike between samples can be missed). */
+  peakTreeRss: number;
+  /** The biggest process' name at the tree's peak, and its RSS then. */
+  peakTreeTop: { name: string; rss: number };
+  samples: number;
+  cpuSource: 'gnu-time' | 'proc';
+}
+
+/** Parent of every process (from /proc/<pid>/stat), by pid. */
+function processTable(): Map<number, { ppid: number; name: string }> {
+  const table = new Map<number, { ppid: number; name: string }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after the last ')'.
+      const close = stat.lastIndexOf(')');
+      const name = stat.slice(stat.indexOf('(') + 1, close);
+      const ppid = Number(stat.slice(close + 2).split(' ')[1]);
+      table.set(Number(entry), { ppid, name });
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return table;
+}
+
+/** RSS (bytes) of `root` and all its descendants now, and the largest one. */
+export function treeRss(root: number): { total: number; top: { name: string; rss: number } } {
+  const table = processTable();
+  const children = new Map<number, number[]>();
+  for (const [pid, { ppid }] of table) {
+    const list = children.get(ppid);
+    if (list) list.push(pid);
+    else children.set(ppid, [pid]);
+  }
+  let total = 0;
+  let top = { name: '', rss: 0 };
+  const stack = [root];
+  while (stack.length) {
+    const pid = stack.pop()!;
+    try {
+      const rss = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE;
+      total += rss;
+      if (rss > top.rss) top = { name: table.get(pid)?.name ?? String(pid), rss };
+    } catch {
+      /* gone meanwhile */
+    }
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return { total, top };
+}
+
+export async function runTreeMeasured(cmd: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; sampleMs?: number } = {}): Promise<TreeMeasured> {
+  const gnu = existsSync(GNU_TIME);
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'bench-tree-'));
+  const timeFile = path.join(tmp, 'time');
+  const [bin, argv] = gnu ? [GNU_TIME, ['-f', '%e %U %S %M', '-o', timeFile, cmd, ...args]] : [cmd, [...args]];
+  try {
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    const t0 = performance.now();
+    const child = spawn(bin, argv, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (d: Buffer) => stdout.push(d));
+    child.stderr.on('data', (d: Buffer) => stderr.push(d));
+    let peakTreeRss = 0, samples = 0;
+    let peakTreeTop = { name: '', rss: 0 };
+    let cpuTicks = 0;
+    const sample = () => {
+      if (child.pid === undefined) return;
+      const { total, top } = treeRss(child.pid);
+      samples++;
+      if (total > peakTreeRss) {
+        peakTreeRss = total;
+        peakTreeTop = top;
+      }
+      if (!gnu) {
+        // Without GNU time: the tree's own CPU, as last seen (utime + stime + children's, in clock ticks).
+        try {
+          const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+          const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+          cpuTicks = Math.max(cpuTicks, Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]));
+        } catch {
+          /* ended */
+        }
+      }
+    };
+    const timer = setInterval(sample, options.sampleMs ?? 100);
+    const exitCode = await new Promise<number>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    });
+    clearInterval(timer);
+    const wallMs = performance.now() - t0;
+    let userS = NaN, sysS = NaN, peakProcessRss = NaN;
+    if (gnu) {
+      const m = /([\d.]+) ([\d.]+) ([\d.]+) (\d+)\s*$/.exec((await readFile(timeFile, 'utf8').catch(() => '')).trim());
+      if (m) {
+        userS = Number(m[2]);
+        sysS = Number(m[3]);
+        peakProcessRss = Number(m[4]) * 1024;
+      }
+    } else {
+      userS = cpuTicks / 100;
+      sysS = 0;
+    }
+    return {
+      wallMs,
+      userS,
+      sysS,
+      cpuS: userS + sysS,
+      exitCode,
+      stdout: Buffer.concat(stdout).toString('utf8'),
+      stderr: Buffer.concat(stderr).toString('utf8'),
+      peakProcessRss,
+      peakTreeRss,
+      peakTreeTop,
+      samples,
+      cpuSource: gnu ? 'gnu-time' : 'proc',
+    };
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
