@@ -126,8 +126,13 @@ describe('ingest with enableForensic', () => {
     measured.markSlope = { min: Math.min(...slopes), max: Math.max(...slopes) };
     // The sidecar is in full-range grey (ffmpeg's gray16le expands limited-range luma by 255/219), as leaks are decoded.
     const expected = (MARK_AMPLITUDE * 255) / 219;
-    for (const s of slopes) expect(s).toBeGreaterThan(0.85 * expected);
+    // A segment is one GOP: the first half keeps nearly all of the mark; in the second, P-frames that skip static
+    // blocks carry some of the first half's mark on, so it keeps a little less (0.80-0.94 here, 0.88 on average). The
+    // sidecar holds what was encoded, which is what detection reads against.
+    slopes.forEach((s, k) => expect(s, `slot ${k}`).toBeGreaterThan((k % 2 ? 0.75 : 0.9) * expected));
     for (const s of slopes) expect(s).toBeLessThan(1.05 * expected);
+    const secondHalves = slopes.filter((_, k) => k % 2 === 1);
+    expect(secondHalves.reduce((a, b) => a + b, 0) / secondHalves.length).toBeGreaterThan(0.83 * expected);
     // One normalising encode, one A+B encode per segment.
     expect(engine.runner.calls.filter((c) => c.args.some((a) => a.includes('grainmerge'))).length).toBe(SEGMENTS);
   });

@@ -65,12 +65,14 @@ export function variantArgs(plan: { input: string; pattern: string; width: numbe
  */
 export function wholeVariantArgs(plan: { input: string; patterns: [string, string]; width: number; height: number; split: number; out: { aa: string; ab: string; ba: string; bb: string }; gop: number; encode: EncodeOptions; hasAudio: boolean }): string[] {
   const raw = (file: string) => ['-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${plan.width}x${plan.height}`, '-i', file];
-  const blend = (mode: 'a' | 'b', enable: string) => `blend=c0_mode=${mode === 'a' ? 'grainmerge' : 'grainextract'}:c1_mode=normal:c2_mode=normal:enable='${enable}'`;
+  const blend = (mode: string, enable: string) => `blend=c0_mode=${mode === 'a' ? 'grainmerge' : 'grainextract'}:c1_mode=normal:c2_mode=normal:enable='${enable}'`;
   const names = ['aa', 'ab', 'ba', 'bb'] as const;
-  const chains = names.map((v, i) => `[v${i}][p1${i}]${blend(v[0] as 'a' | 'b', `lt(n,${plan.split})`)}[h${i}];[h${i}][p2${i}]${blend(v[1] as 'a' | 'b', `gte(n,${plan.split})`)}[${v}]`);
+  // Each blend reads its own one-frame pattern input (inputs 1..8: slot 1's then slot 2's, per variant): splitting a
+  // one-frame input four ways deadlocks ffmpeg's scheduler once that input ends (two ways does not).
+  const chains = names.map((v, i) => `[v${i}][${1 + 2 * i}:v]${blend(v[0]!, `lt(n,${plan.split})`)}[h${i}];[h${i}][${2 + 2 * i}:v]${blend(v[1]!, `gte(n,${plan.split})`)}[${v}]`);
   return [
-    '-y', '-copyts', '-threads', '1', '-i', plan.input, ...raw(plan.patterns[0]), ...raw(plan.patterns[1]), '-threads', '1',
-    '-filter_complex', `[0:v]split=4[v0][v1][v2][v3];[1:v]split=4[p10][p11][p12][p13];[2:v]split=4[p20][p21][p22][p23];${chains.join(';')}`,
+    '-y', '-copyts', '-threads', '1', '-i', plan.input, ...names.flatMap(() => [...raw(plan.patterns[0]), ...raw(plan.patterns[1])]), '-threads', '1',
+    '-filter_complex', `[0:v]split=4[v0][v1][v2][v3];${chains.join(';')}`,
     ...names.flatMap((v) => ['-map', `[${v}]`, ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : []), ...x264(plan.gop, plan.encode), plan.out[v]]),
   ];
 }
