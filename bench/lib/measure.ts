@@ -1,6 +1,6 @@
 // Runs a command as a child process and measures it: wall time, CPU time of the whole process tree (user + sys of all
 // waited-for descendants), exit code, output, and optionally when a condition first became true (polled while it runs).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -63,18 +63,35 @@ export async function waitForQuiet(maxCores: number, maxMs: number, log: (m: str
 const GNU_TIME = '/usr/bin/time';
 let gnuTimeWorks: boolean | undefined;
 
-async function hasGnuTime(): Promise<boolean> {
+/** GNU time's command line for `cmd args`: wall, user and sys seconds, and the largest process' peak RSS (KB), to `file`. */
+export const gnuTimed = (file: string, cmd: string, args: readonly string[]): [string, string[]] => [GNU_TIME, ['-f', '%e %U %S %M', '-o', file, cmd, ...args]];
+
+/** What gnuTimed wrote: user and sys seconds, peak RSS in bytes; undefined when it wrote nothing readable. */
+export async function readGnuTime(file: string): Promise<{ userS: number; sysS: number; maxRss: number } | undefined> {
+  const m = /([\d.]+) ([\d.]+) ([\d.]+) (\d+)\s*$/.exec((await readFile(file, 'utf8').catch(() => '')).trim());
+  return m ? { userS: Number(m[2]), sysS: Number(m[3]), maxRss: Number(m[4]) * 1024 } : undefined;
+}
+
+/** The child's exit code once it has closed its streams (128 when a signal ended it). */
+export const exitOf = (child: ChildProcess): Promise<number> =>
+  new Promise<number>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+
+export async function hasGnuTime(): Promise<boolean> {
   if (gnuTimeWorks !== undefined) return gnuTimeWorks;
   if (!existsSync(GNU_TIME)) return (gnuTimeWorks = false);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-time-'));
   try {
     const out = path.join(dir, 't');
     const code = await new Promise<number>((resolve) => {
-      const c = spawn(GNU_TIME, ['-f', '%e %U %S', '-o', out, 'true'], { stdio: 'ignore' });
+      const [bin, argv] = gnuTimed(out, 'true', []);
+      const c = spawn(bin, argv, { stdio: 'ignore' });
       c.on('error', () => resolve(-1));
       c.on('exit', (c2) => resolve(c2 ?? -1));
     });
-    gnuTimeWorks = code === 0 && /^[\d.]+ [\d.]+ [\d.]+\s*$/m.test(await readFile(out, 'utf8').catch(() => ''));
+    gnuTimeWorks = code === 0 && (await readGnuTime(out)) !== undefined;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -94,7 +111,7 @@ export async function runMeasured(cmd: string, args: readonly string[], options:
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'bench-run-'));
   const timeFile = path.join(tmp, 'time');
   const [bin, argv] = useGnu
-    ? [GNU_TIME, ['-f', '%e %U %S', '-o', timeFile, cmd, ...args]]
+    ? gnuTimed(timeFile, cmd, args)
     : ['bash', ['-c', '"$@"; rc=$?; times >&3; exit $rc', 'bench', cmd, ...args]];
   try {
     const stdout: Buffer[] = [];
@@ -122,10 +139,7 @@ export async function runMeasured(cmd: string, args: readonly string[], options:
       };
       timer = setInterval(tick, poll.intervalMs);
     }
-    const exitCode = await new Promise<number>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
-    });
+    const exitCode = await exitOf(child);
     const wallMs = performance.now() - t0;
     const busy = machineBusySeconds() - busy0;
     if (timer) clearInterval(timer);
@@ -140,12 +154,8 @@ export async function runMeasured(cmd: string, args: readonly string[], options:
     let userS = NaN;
     let sysS = NaN;
     if (useGnu) {
-      const text = await readFile(timeFile, 'utf8').catch(() => '');
-      const m = /([\d.]+) ([\d.]+) ([\d.]+)\s*$/.exec(text.trim());
-      if (m) {
-        userS = Number(m[2]);
-        sysS = Number(m[3]);
-      }
+      const t = await readGnuTime(timeFile);
+      if (t) ({ userS, sysS } = t);
     } else {
       const t = parseBashTimes(Buffer.concat(fd3).toString('utf8'));
       if (t) {

@@ -2,13 +2,13 @@
 // when it is there), the largest single process' peak RSS (GNU time's %M), and the peak of the whole process tree's
 // RSS summed (wmark and the ffmpeg it streams from, tsx's esbuild service), sampled from /proc.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { exitOf, gnuTimed, hasGnuTime, readGnuTime } from './measure.js';
 
-const GNU_TIME = '/usr/bin/time';
 const PAGE = 4096;
 
 export interface TreeMeasured {
@@ -75,10 +75,10 @@ export function treeRss(root: number): { total: number; top: { name: string; rss
 }
 
 export async function runTreeMeasured(cmd: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; sampleMs?: number } = {}): Promise<TreeMeasured> {
-  const gnu = existsSync(GNU_TIME);
+  const gnu = await hasGnuTime();
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'bench-tree-'));
   const timeFile = path.join(tmp, 'time');
-  const [bin, argv] = gnu ? [GNU_TIME, ['-f', '%e %U %S %M', '-o', timeFile, cmd, ...args]] : [cmd, [...args]];
+  const [bin, argv] = gnu ? gnuTimed(timeFile, cmd, args) : [cmd, [...args]];
   try {
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
@@ -109,20 +109,13 @@ export async function runTreeMeasured(cmd: string, args: readonly string[], opti
       }
     };
     const timer = setInterval(sample, options.sampleMs ?? 100);
-    const exitCode = await new Promise<number>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
-    });
+    const exitCode = await exitOf(child);
     clearInterval(timer);
     const wallMs = performance.now() - t0;
     let userS = NaN, sysS = NaN, peakProcessRss = NaN;
     if (gnu) {
-      const m = /([\d.]+) ([\d.]+) ([\d.]+) (\d+)\s*$/.exec((await readFile(timeFile, 'utf8').catch(() => '')).trim());
-      if (m) {
-        userS = Number(m[2]);
-        sysS = Number(m[3]);
-        peakProcessRss = Number(m[4]) * 1024;
-      }
+      const t = await readGnuTime(timeFile);
+      if (t) ({ userS, sysS, maxRss: peakProcessRss } = t);
     } else {
       userS = cpuTicks / 100;
       sysS = 0;
