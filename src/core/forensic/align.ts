@@ -544,6 +544,11 @@ function bestCut(lo: number, hi: number, left: (i: number) => number, right: (i:
   return best;
 }
 
+/** Two mappings tell the same story at leak time `at` (s): speeds within `scale`, original times within `seconds`. */
+function sameStory(m: { scale: number; offset: number }, n: { scale: number; offset: number }, at: number, scale = 0.002, seconds = 0.1): boolean {
+  return Math.abs(m.scale - n.scale) < scale && Math.abs(m.scale * at + m.offset - (n.scale * at + n.offset)) < seconds;
+}
+
 function explainStretches(c: SearchContext, pieces: TimePiece[], stats?: AlignStats): TimePiece[] {
   const maps: Mapping[] = pieces.map((p) => ({ scale: p.scale, offset: p.offset, score: p.score }));
   const owner = new Int32Array(c.lBins).fill(-1);
@@ -605,7 +610,7 @@ function explainStretches(c: SearchContext, pieces: TimePiece[], stats?: AlignSt
   // stretches were dropped). The unread stretch's edges move to where the leak stops resembling its neighbours.
   for (const [a, b] of unexplainedRuns(c, maps, owner)) {
     const L = a > 0 ? owner[a - 1]! : -1, R = b < c.lBins ? owner[b]! : -1;
-    if (L >= 0 && R >= 0 && Math.abs(maps[L]!.scale - maps[R]!.scale) < 0.01 && Math.abs((maps[L]!.scale - maps[R]!.scale) * (a / ALIGN_RATE) + maps[L]!.offset - maps[R]!.offset) < 1) continue;
+    if (L >= 0 && R >= 0 && sameStory(maps[L]!, maps[R]!, a / ALIGN_RATE, 0.01, 1)) continue;
     owner.fill(-1, a, b);
     recut(a, WINDOW_BINS / 2);
     recut(b, WINDOW_BINS / 2);
@@ -613,15 +618,13 @@ function explainStretches(c: SearchContext, pieces: TimePiece[], stats?: AlignSt
   // A find stops where it gains too little over the mapping it replaces: between two mappings, the cut goes where the
   // leak changes story, as between the windows' pieces.
   for (let i = 1; i < c.lBins; i++) if (owner[i - 1]! >= 0 && owner[i]! >= 0 && owner[i - 1] !== owner[i]) recut(i, WINDOW_BINS);
-  const agree = (m: number, n: number, at: number) =>
-    Math.abs(maps[m]!.scale - maps[n]!.scale) < 0.002 && Math.abs(maps[m]!.scale * at + maps[m]!.offset - (maps[n]!.scale * at + maps[n]!.offset)) < 0.1;
   // Slivers shorter than a stretch the search looks at (what a find left of a wrong mapping, a splice) go to whichever
   // of their own and their neighbours' mappings explains them best, or stay unread when none does; an unread sliver
   // inside one excerpt (both sides agree) is read.
   for (let i = 0; i < c.lBins; ) {
     let j = i;
     while (j < c.lBins && owner[j] === owner[i]) j++;
-    if (owner[i]! < 0 && j - i < STRETCH_MIN_BINS && i > 0 && j < c.lBins && owner[i - 1]! >= 0 && owner[j]! >= 0 && agree(owner[i - 1]!, owner[j]!, i / ALIGN_RATE)) owner.fill(owner[i - 1]!, i, j);
+    if (owner[i]! < 0 && j - i < STRETCH_MIN_BINS && i > 0 && j < c.lBins && owner[i - 1]! >= 0 && owner[j]! >= 0 && sameStory(maps[owner[i - 1]!]!, maps[owner[j]!]!, i / ALIGN_RATE)) owner.fill(owner[i - 1]!, i, j);
     else if (owner[i]! >= 0 && j - i < STRETCH_MIN_BINS) {
       let best = -1, bestSim = -Infinity;
       for (const m of new Set([owner[i]!, i > 0 ? owner[i - 1]! : -1, j < c.lBins ? owner[j]! : -1])) {
@@ -649,7 +652,7 @@ function explainStretches(c: SearchContext, pieces: TimePiece[], stats?: AlignSt
       const start = i === 0 ? 0 : i / ALIGN_RATE;
       const end = j === c.lBins ? Math.max(j / ALIGN_RATE, pieces[pieces.length - 1]?.leakEnd ?? 0) : j / ALIGN_RATE;
       const M = maps[m]!;
-      if (prev && prev.leakEnd === start && Math.abs(prev.scale - M.scale) < 0.002 && Math.abs(prev.scale * start + prev.offset - (M.scale * start + M.offset)) < 0.1) prev.leakEnd = end;
+      if (prev && prev.leakEnd === start && sameStory(prev, M, start)) prev.leakEnd = end;
       else out.push({ leakStart: start, leakEnd: end, scale: M.scale, offset: M.offset, score: M.score });
     }
     i = j;
@@ -794,11 +797,10 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
   }
   // A piece shorter than one window between two that agree with each other is a mis-vote inside one excerpt when
   // their mapping fits its stretch nearly as well as its own (it would otherwise cut a straight copy in three).
-  const agree = (A: TimePiece, B: TimePiece, at: number) => Math.abs(A.scale - B.scale) < 0.002 && Math.abs(A.scale * at + A.offset - (B.scale * at + B.offset)) < 0.1;
   for (let p = 1; p + 1 < pieces.length; ) {
     const A = pieces[p - 1]!, M = pieces[p]!, B = pieces[p + 1]!;
     const i0 = Math.round(M.leakStart * ALIGN_RATE), i1 = Math.round(M.leakEnd * ALIGN_RATE);
-    if (M.leakEnd - M.leakStart < WINDOW_BINS / ALIGN_RATE && agree(A, B, M.leakStart)) {
+    if (M.leakEnd - M.leakStart < WINDOW_BINS / ALIGN_RATE && sameStory(A, B, M.leakStart)) {
       const own = mappedPearson(l, o, oBins, i0, i1, M.scale, M.offset).r;
       const theirs = mappedPearson(l, o, oBins, i0, i1, A.scale, A.offset).r;
       if (theirs >= 0.8 * own) {
@@ -814,7 +816,7 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
   for (let p = 0; p + 1 < pieces.length; ) {
     const A = pieces[p]!, B = pieces[p + 1]!;
     const cut = A.leakEnd;
-    if (agree(A, B, cut)) {
+    if (sameStory(A, B, cut)) {
       const la = A.leakEnd - A.leakStart, lb = B.leakEnd - B.leakStart;
       const keep = la >= lb ? A : B;
       pieces.splice(p, 2, {
