@@ -20,7 +20,8 @@
 //   --f3-segments N     segments sampled for F3, in neighbouring pairs (default 12)
 //   --collusion-scale F re-encode size of F7's averaged copy (default 1)     --no-raw-null  skip detecting the raw source
 //   --quiet-wait S      before each timed job, wait up to S s for a quiet machine (default 60)
-//   --keep / --reuse    keep bench/out/forensic-run-<H>p; reuse its ingests, viewers and downscaled leaks (development)
+//   --layout L          the forensic ingest's --forensic-layout: whole (default), split or single (docs/forensic.md)
+//   --keep / --reuse    keep bench/out/forensic-run-<H>p[-<layout>]; reuse its ingests, viewers and downscaled leaks (development)
 //   --only LIST         run only these parts (default: all): f1..f8, and wave 2's f2b (F2'), f9, f10, f7b (F7'), f6b (F6');
 //                       also f9s (never by default): each camcorder step alone and the chain cut after each, on 100 s.
 //                       The forensic ingest and the viewers' copies are always made; the plain ingest only for f8 and
@@ -42,6 +43,7 @@ import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
 import { detectLeak, type DetectResult } from '../src/engine/detect.js';
 import { openEngine, type Engine } from '../src/engine/engine.js';
 import { FORENSIC_DIR, readForensicLayout, SIDECAR_NAME, variantArgs, variantFileFor, type ForensicLayout } from '../src/engine/forensic-prepare.js';
+import { FORENSIC_LAYOUTS } from '../src/core/forensic/variant-plan.js';
 import type { VideoRecord } from '../src/engine/state-store.js';
 import type { ProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 import { parseOnly, PARTS, wants, type Part } from './lib/forensic-parts.js';
@@ -335,6 +337,8 @@ export const suite: Suite = {
     const collusionScale = num('collusion-scale', 1);
     const rawNull = opt['no-raw-null'] === undefined;
     const reuse = opt.reuse !== undefined;
+    const layoutChoice = opt.layout === undefined ? 'whole' : String(opt.layout);
+    if (!(FORENSIC_LAYOUTS as readonly string[]).includes(layoutChoice)) throw new Error(`--layout: one of ${FORENSIC_LAYOUTS.join(', ')}`);
     const only = parseOnly(opt.only);
     const want = (part: Part) => wants(only, part);
     if (!Number.isInteger(payloadCount) || payloadCount < 2) throw new Error('--payloads: at least 2 (F7 averages two viewers)');
@@ -347,7 +351,8 @@ export const suite: Suite = {
     const clip = await sourceClip(tools, { width, height, seconds: SECONDS, fps: FPS, audio: true }, log);
     const clipBytes = statSync(clip.path).size;
 
-    const runDir = path.join(OUT_DIR, `forensic-run-${height}p`);
+    const runDir = path.join(OUT_DIR, `forensic-run-${height}p${layoutChoice === 'whole' ? '' : `-${layoutChoice}`}`);
+    log(`forensic layout: ${layoutChoice}`);
     if (!reuse) await rm(runDir, { recursive: true, force: true });
     const dataDir = path.join(runDir, 'data');
     const leakDir = path.join(runDir, 'leaks');
@@ -380,7 +385,7 @@ export const suite: Suite = {
         return { wallS: m.wallMs / 1000, cpuS: m.cpuS, id: v.id, otherCores: m.foreignCpuS / (m.wallMs / 1000) };
       };
       const plain = needPlain ? await timed('wmark ingest (plain)', [], PLAIN_KEY) : undefined;
-      const forensic = earlier?.forensic ?? (await timed('wmark ingest --forensic', ['--forensic'], FORENSIC_KEY));
+      const forensic = earlier?.forensic ?? (await timed(`wmark ingest --forensic-layout ${layoutChoice}`, ['--forensic-layout', layoutChoice], FORENSIC_KEY));
       ingest = { ...(plain ? { plain } : {}), forensic, ...(earlier ? { reused: true } : {}) };
       await writeFile(ingestFile, JSON.stringify({ plain: ingest.plain, forensic: ingest.forensic }));
     }
@@ -963,7 +968,7 @@ export const suite: Suite = {
             ['ingest', 'wall s', 'cpu s', 'segment bytes (MB)', 'other load (cores)'],
             [
               ['plain', ingest.plain?.wallS ?? NaN, ingest.plain?.cpuS ?? NaN, plainWorkingBytes / 1e6, ingest.plain?.otherCores ?? NaN],
-              ['--forensic', ingest.forensic.wallS, ingest.forensic.cpuS, (workingBytes + variantBytes) / 1e6, ingest.forensic.otherCores ?? NaN],
+              [`--forensic (${layoutChoice})`, ingest.forensic.wallS, ingest.forensic.cpuS, (workingBytes + variantBytes) / 1e6, ingest.forensic.otherCores ?? NaN],
             ],
           ),
           `ratio forensic/plain: wall ${fmt(f8Ratio)}, cpu ${fmt(f8CpuRatio)} (target about ${F8_RATIO}: met up to ${fmt(F8_RATIO * 1.25)}); sidecar ${(sidecarBytes / 1e6).toFixed(2)} MB (target <= 5 MB); variants A+B ${(variantBytes / 1e6).toFixed(0)} MB on disk${ingest.reused ? ' [ingests reused from an earlier run]' : ''}`,
@@ -972,7 +977,7 @@ export const suite: Suite = {
         ]),
         ...w2.lines,
         '',
-        '-- summary --',
+        `-- summary (forensic layout: ${layoutChoice}) --`,
         table(
           ['target', 'result', 'measured'],
           [
@@ -997,7 +1002,7 @@ export const suite: Suite = {
         suite: 'forensic',
         date: new Date().toISOString(),
         machine: ctx.machine,
-        options: { payloads: payloadCount, height, width, threads, seed, nullCodebooks, nullNoise, f3Samples, fullAttacks, budgetMin, collusionScale, rawNull, only: only ? [...only] : 'all' },
+        options: { layout: layoutChoice, payloads: payloadCount, height, width, threads, seed, nullCodebooks, nullNoise, f3Samples, fullAttacks, budgetMin, collusionScale, rawNull, only: only ? [...only] : 'all' },
         source: { ...clip, bytes: clipBytes },
         video: { id: video.id, segments, markAmplitude: MARK_AMPLITUDE, threshold: Z_THRESHOLD },
         payloads,

@@ -15,7 +15,7 @@ export function renderVideo(v: VideoResource, c: ChalkInstance): string {
     lines.push(`  picture    ${v.width}x${v.height}${rate}${audio}`);
   }
   if (num(v.duration)) lines.push(`  duration   ${v.duration.toFixed(3)} s${num(v.segments) ? ` in ${v.segments} segments` : ''}`);
-  if (typeof v.enableForensic === 'boolean') lines.push(`  forensic   ${v.enableForensic ? 'enabled' : 'no'}`);
+  if (typeof v.enableForensic === 'boolean') lines.push(`  forensic   ${v.enableForensic ? `enabled${typeof v.forensicLayout === 'string' ? ` (${v.forensicLayout} layout)` : ''}` : 'no'}`);
   if (typeof v.error === 'string') lines.push(`  error      ${c.red(v.error)}`);
   return lines.join('\n');
 }

@@ -12,6 +12,8 @@ import { patternFrameYuv420 } from '../core/forensic/pattern-image.js';
 import {
   decodeSmallArgs,
   encodeMeasure,
+  halfVariantArgs,
+  joinHalvesArgs,
   measureSegment,
   SIDECAR_HEIGHT,
   SIDECAR_WIDTH,
@@ -46,6 +48,8 @@ export const forensicTaskSchema = z.object({
   split: z.number().int().positive(),
   /** One pattern grid per code slot of the segment (one or two). */
   grids: z.array(gridSchema).min(1).max(2),
+  /** Two slots only: each half its own GOP (the 'split' layout) rather than each variant one GOP ('whole'). */
+  halves: z.boolean().optional(),
 });
 
 export type ForensicTask = z.infer<typeof forensicTaskSchema>;
@@ -66,12 +70,14 @@ export interface SegmentVariantPlan {
   encode: EncodeOptions;
   split: number;
   grids: ArrayLike<number>[];
+  /** Two slots: encode each half as a GOP of its own and join them (the 'split' layout). */
+  halves?: boolean;
 }
 
 /**
  * Encodes a segment's variants into `outDir` and measures them: one slot, files a/b from one decode; two slots, the
- * four whole-segment files aa/ab/ba/bb from one decode (measured from aa and bb). The same steps in this process
- * (engine/forensic-prepare.ts) and on a worker.
+ * four whole-segment files aa/ab/ba/bb from one decode (measured from aa and bb), or with `halves` four half encodes
+ * joined into them (measured from the halves). The same steps in this process (engine/forensic-prepare.ts) and on a worker.
  */
 export async function prepareSegmentVariants(runner: ProcessRunner, plan: SegmentVariantPlan): Promise<SegmentMeasure> {
   const pad = String(plan.index).padStart(5, '0');
@@ -85,6 +91,13 @@ export async function prepareSegmentVariants(runner: ProcessRunner, plan: Segmen
       const [outA, outB] = variantNames(1).map((v) => path.join(plan.outDir, variantFileName(v, plan.index))) as [string, string];
       await runner.ffmpeg(variantArgs({ input: plan.input, pattern: patterns[0]!, width: plan.width, height: plan.height, outA, outB, gop: plan.gop, encode: plan.encode, hasAudio: plan.hasAudio }));
       decode = [outA, outB];
+    } else if (plan.halves) {
+      const name = (v: string) => path.join(plan.outDir, variantFileName(v, plan.index));
+      const halves = (['a1', 'b1', 'a2', 'b2'] as const).map((h) => path.join(plan.outDir, `half_${h}_${pad}.ts`)) as [string, string, string, string];
+      temporary.push(...halves);
+      await runner.ffmpeg(halfVariantArgs({ input: plan.input, patterns: [patterns[0]!, patterns[1]!], width: plan.width, height: plan.height, split: plan.split, out: halves, gop: plan.gop, encode: plan.encode }));
+      await runner.ffmpeg(joinHalvesArgs({ halves, ...(plan.hasAudio ? { audioFrom: plan.input } : {}), out: { aa: name('aa'), ab: name('ab'), ba: name('ba'), bb: name('bb') } }));
+      decode = halves;
     } else {
       const name = (v: string) => path.join(plan.outDir, variantFileName(v, plan.index));
       await runner.ffmpeg(wholeVariantArgs({ input: plan.input, patterns: [patterns[0]!, patterns[1]!], width: plan.width, height: plan.height, split: plan.split, out: { aa: name('aa'), ab: name('ab'), ba: name('ba'), bb: name('bb') }, gop: plan.gop, encode: plan.encode, hasAudio: plan.hasAudio }));
@@ -93,7 +106,8 @@ export async function prepareSegmentVariants(runner: ProcessRunner, plan: Segmen
     await Promise.all(patterns.map((p) => rm(p, { force: true })));
     const { stdout } = await runner.ffmpeg(decodeSmallArgs(decode), { captureStdout: true });
     const decoded = new Uint16Array(stdout.buffer.slice(stdout.byteOffset, stdout.byteOffset + stdout.length));
-    const frames = slots === 1 ? decoded : slotOrderFromWhole(decoded, SIDECAR_WIDTH * SIDECAR_HEIGHT, plan.split);
+    // The halves decode as A1 B1 A2 B2 already, the order measureSegment reads; whole variants come as aa then bb.
+    const frames = slots === 1 || plan.halves ? decoded : slotOrderFromWhole(decoded, SIDECAR_WIDTH * SIDECAR_HEIGHT, plan.split);
     return measureSegment(frames, slots, plan.split);
   } finally {
     await Promise.all(temporary.map((f) => rm(f, { force: true })));

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ApiVersion } from './api-version.js';
 import { WmarkError, validationError } from './errors.js';
 import { parseExpirationField } from './expiration.js';
+import { FORENSIC_LAYOUTS } from './forensic/variant-plan.js';
 import { describeValue, isPlainObject } from './issue-text.js';
 import { renderTemplate } from './render-template.js';
 import { parseSettings } from './setting-schema.js';
@@ -44,6 +45,12 @@ const videoBodySchema = z.object({
   key: text('a non-empty string', 2048).optional(),
   name: z.string({ error: expected('a string') }).max(500, { error: 'expected at most 500 characters' }).optional(),
   enableForensic: z.boolean({ error: expected('true or false') }).optional(),
+  /** wmark's own field (docs/forensic.md): how the segments carry the forensic code. */
+  forensicLayout: z.enum(FORENSIC_LAYOUTS, { error: expected(FORENSIC_LAYOUTS.join(', ')) }).optional(),
+}).superRefine((body, ctx) => {
+  if (body.forensicLayout !== undefined && body.enableForensic !== true) {
+    ctx.addIssue({ code: 'custom', path: ['forensicLayout'], message: 'applies to forensic videos only: send enableForensic: true with it' });
+  }
 });
 
 const listQuerySchema = z.object({

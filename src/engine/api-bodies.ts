@@ -75,6 +75,7 @@ export function videoBody(v: VideoRecord): VideoResource & { frameRate: number |
     name: v.name,
     status: v.status,
     enableForensic: v.enableForensic,
+    ...(v.enableForensic && v.forensicLayout ? { forensicLayout: v.forensicLayout } : {}),
     width: v.width,
     height: v.height,
     duration: v.durationSeconds,

@@ -1,18 +1,18 @@
 // Forensic preparation at ingest: the variants of every working segment (pattern added / subtracted in luma), the
 // layout that says which variant file carries which code bits, and the detection sidecar measured from the encodes.
 //
-// Code slots (sidecar v2): a segment of 3 s or more carries two slots, one per half. Each half is encoded twice (+P and
-// -P of its own pattern), as two closed GOPs, and the four combinations are joined by stream copy into segment files
-// aa/ab/ba/bb: two code bits per 4-s segment for the same encoding work as one (A/B), the same playlist, the same mark
-// amplitude. Shorter segments keep one slot and the v1 files a/b. Videos ingested before slots have no layout file:
-// one slot per segment, files a/b (layout v1).
+// Code slots (sidecar v2): in the 'whole' and 'split' layouts (variant-plan.ts) a segment of 3 s or more carries two
+// slots, one per half, in four segment files aa/ab/ba/bb; shorter segments, and every segment in the 'single' layout,
+// carry one slot in files a/b. Videos ingested before slots have no layout file: one slot per segment, files a/b
+// (layout v1). Serving and detection read the layout file and the sidecar, never the layout choice: every title
+// prepared any way is served and read alike.
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { prepareSegmentVariants } from '../cluster/forensic-task.js';
 import { forensicKey, patternGrid } from '../core/forensic/keyed-bits.js';
 import { encodeSidecar } from '../core/forensic/sidecar-format.js';
-import { buildSidecar, slotsOfSegments, splitFrame, variantFileName, type SegmentMeasure } from '../core/forensic/variant-plan.js';
+import { buildSidecar, DEFAULT_FORENSIC_LAYOUT, slotsOfSegments, splitFrame, variantFileName, type ForensicLayoutChoice, type SegmentMeasure } from '../core/forensic/variant-plan.js';
 import { segmentFileName, type EncodeOptions } from '../core/ffmpeg-plan.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import { forEachBounded } from './for-each-bounded.js';
@@ -82,15 +82,21 @@ export interface ForensicPlan {
   encode: EncodeOptions;
   workers: number;
   secret: Buffer;
+  /** How segments carry the code (default 'whole'). */
+  layout?: ForensicLayoutChoice;
 }
 
-/** Each segment's split frame and the pattern grids of its code slots (derived from the secret, which stays here). */
-export function segmentPatterns(secret: Buffer, videoId: string, segmentDurations: readonly number[], fps: number): { split: number; grids: Int8Array[] }[] {
+/**
+ * Each segment's split frame, the pattern grids of its code slots (derived from the secret, which stays here), and
+ * whether its halves are encoded as GOPs of their own.
+ */
+export function segmentPatterns(secret: Buffer, videoId: string, segmentDurations: readonly number[], fps: number, choice: ForensicLayoutChoice = DEFAULT_FORENSIC_LAYOUT): { split: number; grids: Int8Array[]; halves: boolean }[] {
   const key = forensicKey(secret);
-  const layout = makeLayout(2, slotsOfSegments(segmentDurations, fps));
+  const layout = makeLayout(2, slotsOfSegments(segmentDurations, fps, choice));
   return segmentDurations.map((d, k) => ({
     split: splitFrame(d, fps),
     grids: Array.from({ length: layout.slotsPerSegment[k]! }, (_, s) => patternGrid(key, videoId, layout.firstSlot[k]! + s)),
+    halves: choice === 'split' && layout.slotsPerSegment[k] === 2,
   }));
 }
 
@@ -108,7 +114,7 @@ export async function prepareForensic(runner: ProcessRunner, plan: ForensicPlan,
   const out = path.join(plan.dir, FORENSIC_DIR);
   await mkdir(out, { recursive: true });
   const count = plan.segmentDurations.length;
-  const patterns = segmentPatterns(plan.secret, plan.videoId, plan.segmentDurations, plan.fps);
+  const patterns = segmentPatterns(plan.secret, plan.videoId, plan.segmentDurations, plan.fps, plan.layout);
   const measures: SegmentMeasure[] = new Array<SegmentMeasure>(count);
   let done = 0;
 
@@ -116,7 +122,7 @@ export async function prepareForensic(runner: ProcessRunner, plan: ForensicPlan,
     Array.from({ length: count }, (_, k) => k),
     plan.workers,
     async (k) => {
-      const { split, grids } = patterns[k]!;
+      const { split, grids, halves } = patterns[k]!;
       measures[k] = await prepareSegmentVariants(runner, {
         input: path.join(plan.dir, segmentFileName(k)),
         outDir: out,
@@ -128,6 +134,7 @@ export async function prepareForensic(runner: ProcessRunner, plan: ForensicPlan,
         encode: plan.encode,
         split,
         grids,
+        halves,
       });
       onProgress?.(++done, count);
     },

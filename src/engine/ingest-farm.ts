@@ -120,12 +120,12 @@ export function attachIngestFarm(engine: Engine, queue: SegmentQueue, store: Med
   async function prepareOnFarm(video: VideoRecord, prefix: string, durations: number[], report: JobReporter, signal?: AbortSignal): Promise<void> {
     const fps = video.fpsNum! / video.fpsDen!;
     const forensicPrefix = `${prefix}/${FORENSIC_DIR}`;
-    const patterns = segmentPatterns(engine.secret, video.id, durations, fps);
+    const patterns = segmentPatterns(engine.secret, video.id, durations, fps, video.forensicLayout ?? undefined);
     const stage = 'preparing forensic variants A and B';
     let done = 0;
     report(0, durations.length, stage);
     const measures: SegmentMeasure[] = await Promise.all(
-      patterns.map(async ({ split, grids }, index) => {
+      patterns.map(async ({ split, grids, halves }, index) => {
         const task: ForensicTask = {
           kind: 'forensic-variant',
           version: VERSION,
@@ -139,6 +139,7 @@ export function attachIngestFarm(engine: Engine, queue: SegmentQueue, store: Med
           encode: { preset: engine.encode.preset, crf: engine.encode.crf },
           split,
           grids: grids.map((g) => Array.from(g) as (1 | -1)[]),
+          ...(halves ? { halves } : {}),
         };
         const key = measureKey(forensicPrefix, index);
         await onFarm(task, () => store.exists(key), signal);

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { WmarkError, isInterruption, isWmarkError } from '../core/errors.js';
 import { transcodeToSegments } from '../cluster/ingest-task.js';
 import { framesPerSegment, leadSegmentFrames, segmentFileName, segmentFrameCounts } from '../core/ffmpeg-plan.js';
+import { DEFAULT_FORENSIC_LAYOUT, type ForensicLayoutChoice } from '../core/forensic/variant-plan.js';
 import { isHttpUrl } from '../core/http-url.js';
 import { probeMedia } from '../ffmpeg/probe-media.js';
 import { publishDir } from './publish-dir.js';
@@ -28,6 +29,8 @@ export interface IngestRequest {
   key?: string;
   name?: string;
   enableForensic?: boolean;
+  /** With enableForensic: how the segments carry the code (default 'whole'). */
+  forensicLayout?: ForensicLayoutChoice;
   /** Re-ingest under a key in use: the video it names is forgotten with its media and watermarks first. */
   replace?: boolean;
 }
@@ -85,6 +88,12 @@ export async function registerVideo(engine: Engine, request: IngestRequest, poli
         hint: 'Ingest it again with --forensic and --replace (or under another --key).',
       });
     }
+    const layout = existing.forensicLayout ?? DEFAULT_FORENSIC_LAYOUT;
+    if (request.enableForensic && request.forensicLayout && existing.enableForensic && request.forensicLayout !== layout) {
+      throw new WmarkError('KEY_EXISTS', `a video with key "${key}" was already prepared with the '${layout}' forensic layout, not '${request.forensicLayout}'`, {
+        hint: `Ingest it again with --forensic-layout ${request.forensicLayout} and --replace (or under another --key).`,
+      });
+    }
     return { video: existing, created: false };
   } else if (existing) await forgetVideo(engine, existing.id);
 
@@ -106,6 +115,7 @@ export async function registerVideo(engine: Engine, request: IngestRequest, poli
       name: request.name ?? null,
       status: 'PENDING',
       enableForensic: Boolean(request.enableForensic),
+      forensicLayout: request.enableForensic ? (request.forensicLayout ?? DEFAULT_FORENSIC_LAYOUT) : null,
       // The working form has even dimensions (4:2:0 needs them); record what the segments really are.
       width: info.width - (info.width % 2),
       height: info.height - (info.height % 2),
@@ -234,6 +244,7 @@ async function normalise(engine: Engine, video: VideoRecord, staging: string, re
         encode: engine.encode,
         workers: engine.workers,
         secret: engine.secret,
+        ...(video.forensicLayout ? { layout: video.forensicLayout } : {}),
       },
       (done, total) => report(done, total, 'preparing forensic variants A and B'),
     );

@@ -91,7 +91,7 @@ export class LocalService implements WatermarkService {
 
   private async register(request: VideoRequest, replace: boolean): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
     const body = parseVideoRequest(request);
-    const { video, created, replaced } = await registerVideo(this.engine, { source: body.sourceUrl, key: body.key, name: body.name, enableForensic: body.enableForensic, replace }, this.options.sourcePolicy);
+    const { video, created, replaced } = await registerVideo(this.engine, { source: body.sourceUrl, key: body.key, name: body.name, enableForensic: body.enableForensic, forensicLayout: body.forensicLayout, replace }, this.options.sourcePolicy);
     // A video still PENDING (new, or left by a stopped process) gets its ingest job; a running one is left alone.
     if (video.status === 'PENDING') this.queue.enqueue({ kind: 'ingest', id: video.id });
     return { video: videoBody(video), created, ...(replaced ? { replaced } : {}) };

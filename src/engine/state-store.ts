@@ -1,6 +1,7 @@
 // The state the engine keeps (videos, templates, watermarks, jobs, credentials): its records, and the interface a
 // store implements. store.ts is the SQLite implementation.
 import type { Container } from '../core/api-requests.js';
+import type { ForensicLayoutChoice } from '../core/forensic/variant-plan.js';
 
 export type { Container } from '../core/api-requests.js';
 export type VideoStatus = 'PENDING' | 'INGESTED' | 'FAILED_ENCODING' | 'FAILED_DIGITAL_PROFILING';
@@ -13,6 +14,8 @@ export interface VideoRecord {
   name: string | null;
   status: VideoStatus;
   enableForensic: boolean;
+  /** How its segments carry the forensic code (forensic videos; null for those recorded before the choice existed: 'whole' or older). */
+  forensicLayout?: ForensicLayoutChoice | null;
   width: number | null;
   height: number | null;
   durationSeconds: number | null;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { PRIVATE_DIR_MODE, privateFile } from './file-modes.js';
 
 import type { Container, CredentialRecord, JobRecord, RenderMode, StateStore, TemplateRecord, VideoRecord, VideoStatus, WatermarkPatch, WatermarkRecord, WatermarkStatus } from './state-store.js';
+import type { ForensicLayoutChoice } from '../core/forensic/variant-plan.js';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE videos (
@@ -67,6 +68,9 @@ const MIGRATIONS: string[] = [
    ALTER TABLE jobs ADD COLUMN stage TEXT;`,
   // Watermarks made before on-demand rendering were rendered in full.
   `ALTER TABLE watermarks ADD COLUMN render TEXT NOT NULL DEFAULT 'full';`,
+  // How a forensic video's segments carry the code; videos recorded before the choice have none (they were prepared
+  // 'whole', or as halves by an older wmark: either way their files and layout say all that serving and detection need).
+  `ALTER TABLE videos ADD COLUMN forensic_layout TEXT;`,
 ];
 
 type Row = Record<string, unknown>;
@@ -78,6 +82,7 @@ const toVideo = (r: Row): VideoRecord => ({
   name: (r.name as string | null) ?? null,
   status: r.status as VideoStatus,
   enableForensic: r.enable_forensic === 1,
+  forensicLayout: (r.forensic_layout as ForensicLayoutChoice | null) ?? null,
   width: (r.width as number | null) ?? null,
   height: (r.height as number | null) ?? null,
   durationSeconds: (r.duration as number | null) ?? null,
@@ -197,17 +202,17 @@ export class Store implements StateStore {
   insertVideo(v: VideoRecord): boolean {
     const info = this.db
       .prepare(
-        `INSERT INTO videos (id, key, source_url, name, status, enable_forensic, width, height, duration, fps_num, fps_den, has_audio, segments, time_origin, error, created_on)
-         VALUES (@id, @key, @sourceUrl, @name, @status, @enableForensic, @width, @height, @durationSeconds, @fpsNum, @fpsDen, @hasAudio, @segments, @timeOrigin, @error, @createdOn)
+        `INSERT INTO videos (id, key, source_url, name, status, enable_forensic, forensic_layout, width, height, duration, fps_num, fps_den, has_audio, segments, time_origin, error, created_on)
+         VALUES (@id, @key, @sourceUrl, @name, @status, @enableForensic, @forensicLayout, @width, @height, @durationSeconds, @fpsNum, @fpsDen, @hasAudio, @segments, @timeOrigin, @error, @createdOn)
          ON CONFLICT(key) DO NOTHING`,
       )
-      .run({ ...v, enableForensic: v.enableForensic ? 1 : 0, hasAudio: v.hasAudio ? 1 : 0, segments: JSON.stringify(v.segments) });
+      .run({ ...v, enableForensic: v.enableForensic ? 1 : 0, forensicLayout: v.forensicLayout ?? null, hasAudio: v.hasAudio ? 1 : 0, segments: JSON.stringify(v.segments) });
     return info.changes === 1;
   }
 
   updateVideo(id: string, patch: Partial<Omit<VideoRecord, 'id' | 'key' | 'createdOn'>>): void {
     const columns: Record<string, string> = {
-      sourceUrl: 'source_url', name: 'name', status: 'status', enableForensic: 'enable_forensic', width: 'width', height: 'height',
+      sourceUrl: 'source_url', name: 'name', status: 'status', enableForensic: 'enable_forensic', forensicLayout: 'forensic_layout', width: 'width', height: 'height',
       durationSeconds: 'duration', fpsNum: 'fps_num', fpsDen: 'fps_den', hasAudio: 'has_audio', segments: 'segments', timeOrigin: 'time_origin', error: 'error',
     };
     const sets: string[] = [];

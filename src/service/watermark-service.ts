@@ -3,6 +3,7 @@
 // (engine/local-service.ts) and a remote service over HTTP (remote/remote-service.ts). The CLI picks one with
 // --remote; `wmark serve` puts the local one behind HTTP routes.
 import type { ApiVersion } from '../core/api-version.js';
+import type { ForensicLayoutChoice } from '../core/forensic/variant-plan.js';
 
 /** POST /{v}/videos (DESIGN 3). */
 export interface VideoRequest {
@@ -10,6 +11,8 @@ export interface VideoRequest {
   key?: string;
   name?: string;
   enableForensic?: boolean;
+  /** wmark's own field: how a forensic video's segments carry the code ('whole', 'split' or 'single'; docs/forensic.md). */
+  forensicLayout?: ForensicLayoutChoice;
 }
 
 /** A video as the API shows it; a remote service may add fields, which are kept. */
@@ -20,6 +23,7 @@ export interface VideoResource {
   status?: string;
   name?: string | null;
   enableForensic?: boolean;
+  forensicLayout?: ForensicLayoutChoice;
   width?: number | null;
   height?: number | null;
   duration?: number | null;

@@ -8,6 +8,7 @@ import { patternField } from '../../src/core/forensic/pattern-image.js';
 import { patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE } from '../../src/core/forensic/pattern-image.js';
 import { rng, type Rng } from './rng.js';
+import { grayFrames } from './media.js';
 import { FFMPEG } from './tools.js';
 
 const run = promisify(execFile);
@@ -234,4 +235,31 @@ export async function frameSize(file: string): Promise<{ width: number; height: 
   const m = /Video:.*?, (\d{2,5})x(\d{2,5})/.exec(stderr);
   if (!m) throw new Error(`no video size in:\n${stderr}`);
   return { width: Number(m[1]), height: Number(m[2]) };
+}
+
+/**
+ * How strongly each of a two-slot segment's four variant files carries its sign on each half: per slot, the slope of
+ * (the file's mean frame over that half, minus the mean of aa's and bb's) against the slot's pattern field, decoded
+ * small and grey (gray16: levels x 256). `split` frames are in the first half, `frames` in all.
+ */
+export async function halfSlopes(files: Record<'aa' | 'ab' | 'ba' | 'bb', string>, patterns: [Float32Array, Float32Array], size: { width: number; height: number; split: number; frames: number }): Promise<Record<'aa' | 'ab' | 'ba' | 'bb', [number, number]>> {
+  const { width: w, height: h, split, frames } = size;
+  const halves = {} as Record<'aa' | 'ab' | 'ba' | 'bb', [Float64Array, Float64Array]>;
+  for (const v of ['aa', 'ab', 'ba', 'bb'] as const) {
+    const raw = await grayFrames(files[v], w, h);
+    const mean = (from: number, to: number) => {
+      const m = new Float64Array(w * h);
+      for (let f = from; f < to; f++) for (let p = 0; p < w * h; p++) m[p]! += raw[f * w * h + p]! / 256 / (to - from);
+      return m;
+    };
+    halves[v] = [mean(0, split), mean(split, frames)];
+  }
+  const out = {} as Record<'aa' | 'ab' | 'ba' | 'bb', [number, number]>;
+  for (const v of ['aa', 'ab', 'ba', 'bb'] as const) {
+    out[v] = [0, 1].map((s) => {
+      const clean = halves.aa[s]!.map((x, p) => (x + halves.bb[s]![p]!) / 2);
+      return slope(patterns[s]!, halves[v][s]!.map((x, p) => x - clean[p]!));
+    }) as [number, number];
+  }
+  return out;
 }

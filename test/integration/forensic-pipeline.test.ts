@@ -23,9 +23,9 @@ import { runCli, type CliResult } from '../helpers/cli.js';
 import { sandbox, type Sandbox } from '../helpers/cli-helpers.js';
 import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
-import { averageCopies, concatSegments, cutCopy, degrade, fetchBytes, frameSize, segmentUrls, slope, withoutQueries } from '../helpers/forensic-helpers.js';
+import { averageCopies, concatSegments, cutCopy, degrade, fetchBytes, frameSize, halfSlopes, segmentUrls, slope, withoutQueries } from '../helpers/forensic-helpers.js';
 import { call, expectError, messagesOf, serveEngine, waitFor, type TestServer } from '../helpers/serve-helpers.js';
-import { decodeFrame, grayFrames, videoPackets } from '../helpers/media.js';
+import { decodeFrame, videoPackets } from '../helpers/media.js';
 
 const KEY = 'forensic-natural-5min';
 const PLAIN_KEY = 'plain-natural-4s';
@@ -142,30 +142,20 @@ describe('ingest with enableForensic', () => {
     const [w, h] = [SIDECAR_DIFF_WIDTH, SIDECAR_DIFF_HEIGHT];
     const expected = (MARK_AMPLITUDE * 255) / 219;
     for (const k of [7, 52]) {
-      const split = splitFrame(4, 30);
-      const halves = new Map<string, [Float64Array, Float64Array]>();
+      const file = (v: string) => path.join(dir, variantFileName(v, k));
       for (const v of ['aa', 'ab', 'ba', 'bb']) {
-        const file = path.join(dir, variantFileName(v, k));
-        const packets = await videoPackets(file);
+        const packets = await videoPackets(file(v));
         expect(packets, `${v} ${k}`).toHaveLength(120);
         expect(packets.filter((p) => p.keyframe).length, `${v} ${k}: keyframes`).toBe(1);
-        const raw = await grayFrames(file, w, h);
-        const mean = (from: number, to: number) => {
-          const m = new Float64Array(w * h);
-          for (let f = from; f < to; f++) for (let p = 0; p < w * h; p++) m[p]! += raw[f * w * h + p]! / 256 / (to - from);
-          return m;
-        };
-        halves.set(v, [mean(0, split), mean(split, 120)]);
       }
-      for (const slot of [0, 1] as const) {
-        const pattern = patternField(patternGrid(key, video.id, layout.firstSlot[k]! + slot), w, h);
-        const clean = halves.get('aa')![slot].map((x, p) => (x + halves.get('bb')![slot][p]!) / 2);
-        for (const v of ['aa', 'ab', 'ba', 'bb']) {
-          const measured = slope(pattern, halves.get(v)![slot].map((x, p) => x - clean[p]!));
+      const patterns = [0, 1].map((slot) => patternField(patternGrid(key, video.id, layout.firstSlot[k]! + slot), w, h)) as [Float32Array, Float32Array];
+      const slopes = await halfSlopes({ aa: file('aa'), ab: file('ab'), ba: file('ba'), bb: file('bb') }, patterns, { width: w, height: h, split: splitFrame(4, 30), frames: 120 });
+      for (const [v, both] of Object.entries(slopes)) {
+        both.forEach((measured, slot) => {
           const sign = v[slot] === 'a' ? 1 : -1;
           expect(measured * sign, `segment ${k} ${v} slot ${slot + 1}: ${measured.toFixed(3)}`).toBeGreaterThan(0.6 * expected);
           expect(measured * sign, `segment ${k} ${v} slot ${slot + 1}: ${measured.toFixed(3)}`).toBeLessThan(1.4 * expected);
-        }
+        });
       }
     }
   });

@@ -30,7 +30,7 @@ function spawnNode(args: string[], env: Record<string, string> = {}, cwd = BUILD
 }
 
 /** The schema version after every migration: the tables, job progress, and the watermarks' render mode (on demand or full). */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 /** The database's own health check and the schema version, through a fresh connection. */
 function inspect(dbFile: string): { integrity: string; version: number; journal: string; tables: string[] } {

@@ -14,6 +14,18 @@ export const SIDECAR_DIFF_HEIGHT = 36;
 /** A segment this long or longer carries two code slots (each half at least 1.5 s: enough to read after trimming margins). */
 export const SPLIT_MIN_SECONDS = 3;
 
+/**
+ * How a title's segments carry the forensic code, chosen at ingest (each trades one cost for another; docs/forensic.md):
+ * - 'whole': two code slots per segment (one per half), each of the four variants aa..bb encoded as the segment's one
+ *   GOP. Leaks from 2 minutes; delivery within 1 % of an unmarked title; four encodes per segment at ingest.
+ * - 'split': two slots, each half encoded as a GOP of its own (+P and -P), the four combinations joined by stream copy.
+ *   Leaks from 2 minutes and two encodes per segment, but a second keyframe in every segment: 18-48 % more bytes per view.
+ * - 'single': one slot per segment, files a and b. Two encodes, delivery within 1 %; leaks from about 3.5 minutes.
+ */
+export const FORENSIC_LAYOUTS = ['whole', 'split', 'single'] as const;
+export type ForensicLayoutChoice = (typeof FORENSIC_LAYOUTS)[number];
+export const DEFAULT_FORENSIC_LAYOUT: ForensicLayoutChoice = 'whole';
+
 /** A variant file: `variant` is the segment's code bits as letters ('a', 'b' for one slot; 'aa'..'bb' for two). */
 export const variantFileName = (variant: string, index: number) => `${variant}_${String(index).padStart(5, '0')}.ts`;
 
@@ -26,9 +38,9 @@ export function splitFrame(durationSeconds: number, fps: number): number {
   return durationSeconds >= SPLIT_MIN_SECONDS - 1e-6 ? Math.floor(frames / 2) : frames;
 }
 
-/** Code slots of each segment: two when its split frame falls inside it. */
-export function slotsOfSegments(segmentDurations: readonly number[], fps: number): number[] {
-  return segmentDurations.map((d) => (splitFrame(d, fps) < Math.round(d * fps) ? 2 : 1));
+/** Code slots of each segment: two when its split frame falls inside it (one everywhere in the 'single' layout). */
+export function slotsOfSegments(segmentDurations: readonly number[], fps: number, layout: ForensicLayoutChoice = DEFAULT_FORENSIC_LAYOUT): number[] {
+  return segmentDurations.map((d) => (layout !== 'single' && splitFrame(d, fps) < Math.round(d * fps) ? 2 : 1));
 }
 
 function x264(gop: number, encode: EncodeOptions): string[] {
@@ -59,9 +71,9 @@ export function variantArgs(plan: { input: string; pattern: string; width: numbe
 /**
  * Two slots: one decode, four whole-segment variants aa, ab, ba, bb. Each adds (a) or subtracts (b) the first slot's
  * pattern on the frames before `split` and the second slot's from there on (two blends, each enabled on its half), and
- * is encoded as the segment's own GOP with the working segment's audio. Cutting the halves into GOPs of their own and
- * joining them by stream copy needs two encodes instead of four, but puts a second keyframe in every segment: 18 %
- * more bytes on the bench's clip and 34-48 % on a slow pan, paid on every view. Four encodes are paid once per title.
+ * is encoded as the segment's own GOP with the working segment's audio (the default 'whole' layout). Cutting the halves
+ * into GOPs of their own ('split': halfVariantArgs) needs two encodes instead of four, but puts a second keyframe in
+ * every segment: 18 % more bytes on the bench's clip and 34-48 % on a slow pan, paid on every view.
  */
 export function wholeVariantArgs(plan: { input: string; patterns: [string, string]; width: number; height: number; split: number; out: { aa: string; ab: string; ba: string; bb: string }; gop: number; encode: EncodeOptions; hasAudio: boolean }): string[] {
   const raw = (file: string) => ['-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${plan.width}x${plan.height}`, '-i', file];
@@ -74,6 +86,37 @@ export function wholeVariantArgs(plan: { input: string; patterns: [string, strin
     '-y', '-copyts', '-threads', '1', '-i', plan.input, ...names.flatMap(() => [...raw(plan.patterns[0]), ...raw(plan.patterns[1])]), '-threads', '1',
     '-filter_complex', `[0:v]split=4[v0][v1][v2][v3];${chains.join(';')}`,
     ...names.flatMap((v) => ['-map', `[${v}]`, ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : []), ...x264(plan.gop, plan.encode), plan.out[v]]),
+  ];
+}
+
+/**
+ * The 'split' layout's two slots: one decode, cut at frame `split` into halves, each half +/- its own pattern: four
+ * video-only encodes (first half A, B; second half A, B), each half its own closed GOP so that any first half joins
+ * any second half (joinHalvesArgs). Two encodes' work instead of wholeVariantArgs' four, for a keyframe more per segment.
+ */
+export function halfVariantArgs(plan: { input: string; patterns: [string, string]; width: number; height: number; split: number; out: [string, string, string, string]; gop: number; encode: EncodeOptions }): string[] {
+  const raw = (file: string) => ['-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${plan.width}x${plan.height}`, '-i', file];
+  const blend = (mode: string) => `blend=c0_mode=${mode}:c1_mode=normal:c2_mode=normal`;
+  return [
+    '-y', '-copyts', '-threads', '1', '-i', plan.input, ...raw(plan.patterns[0]), ...raw(plan.patterns[1]), '-threads', '1',
+    '-filter_complex',
+    `[0:v]split[h1][h2];[h1]trim=end_frame=${plan.split},split[x1][y1];[h2]trim=start_frame=${plan.split},split[x2][y2];` +
+      `[1:v]split[p1][q1];[2:v]split[p2][q2];` +
+      `[x1][p1]${blend('grainmerge')}[a1];[y1][q1]${blend('grainextract')}[b1];[x2][p2]${blend('grainmerge')}[a2];[y2][q2]${blend('grainextract')}[b2]`,
+    ...(['a1', 'b1', 'a2', 'b2'] as const).flatMap((label, i) => ['-map', `[${label}]`, '-an', ...x264(plan.gop, plan.encode), plan.out[i]!]),
+  ];
+}
+
+/** The four segment files aa, ab, ba, bb: halves joined by stream copy (concat protocol), with the working segment's audio. */
+export function joinHalvesArgs(plan: { halves: [string, string, string, string]; audioFrom?: string; out: { aa: string; ab: string; ba: string; bb: string } }): string[] {
+  const [a1, b1, a2, b2] = plan.halves;
+  const combos = [[a1, a2, plan.out.aa], [a1, b2, plan.out.ab], [b1, a2, plan.out.ba], [b1, b2, plan.out.bb]] as const;
+  const audio = plan.audioFrom !== undefined;
+  return [
+    '-y', '-copyts',
+    ...combos.flatMap(([x, y]) => ['-f', 'mpegts', '-i', `concat:${x}|${y}`]),
+    ...(audio ? ['-i', plan.audioFrom!] : []),
+    ...combos.flatMap(([, , out], i) => ['-map', `${i}:v:0`, ...(audio ? ['-map', '4:a:0'] : []), '-c', 'copy', '-muxdelay', '0', '-f', 'mpegts', out]),
   ];
 }
 
