@@ -7,6 +7,7 @@ import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dataPaths } from '../../src/config/paths.js';
+import type { ForensicLayoutChoice } from '../../src/core/forensic/variant-plan.js';
 import { FORENSIC_DIR, LAYOUT_NAME, prepareForensic, SIDECAR_NAME } from '../../src/engine/forensic-prepare.js';
 import { loadOrCreateSecret } from '../../src/engine/secret.js';
 import type { VideoRecord } from '../../src/engine/state-store.js';
@@ -220,52 +221,70 @@ describe('ingest on the render farm', () => {
   });
 
   it('forensic preparation: two workers share the segments, each prepared once, and the sidecar equals an embedded preparation', async () => {
-    const s = await farmServe('farm-ingest-forensic');
-    const logs = [wrapper(s.dataDir, 'f1'), wrapper(s.dataDir, 'f2')];
-    await Promise.all(logs.map((l) => worker(s, l.ffmpeg)));
-    const id = await postVideo(s, { sourceUrl: forensicSource, key: 'farm-forensic', enableForensic: true });
-    const started = Date.now();
-    const video = await ingested(s, id, 240_000);
-    const farmMs = Date.now() - started;
-    expect(video.segments).toHaveLength(75);
+    await farmForensic('farm-ingest-forensic');
+  });
 
-    const perWorker = logs.map((l) => variantRuns(l.log).length);
-    expect(perWorker.reduce((a, b) => a + b, 0), JSON.stringify(perWorker)).toBe(75);
-    expect(perWorker.every((n) => n > 0), JSON.stringify(perWorker)).toBe(true);
-    expect(mediaRuns(s.ffmpegLog)).toEqual([]);
-
-    // The embedded preparation of the same working segments, with this title's id and serve's secret.
-    const dir = path.join(s.dataDir, 'media', 'videos', id);
-    const reference = newDir('farm-forensic-reference');
-    for (const file of segmentFiles(dir)) writeFileSync(path.join(reference, path.basename(file)), readFileSync(file));
-    const secret = loadOrCreateSecret(dataPaths(s.dataDir).secret);
-    const embeddedStarted = Date.now();
-    await prepareForensic(countingRunner(), {
-      videoId: id,
-      dir: reference,
-      width: video.width!,
-      height: video.height!,
-      fps: 5,
-      gop: 20,
-      hasAudio: false,
-      segmentDurations: video.segments,
-      encode: { preset: 'veryfast', crf: 23 },
-      workers: 2,
-      secret,
-    });
-    const embeddedMs = Date.now() - embeddedStarted;
-    const farmFiles = readdirSync(path.join(dir, FORENSIC_DIR)).sort();
-    expect(farmFiles).toEqual(readdirSync(path.join(reference, FORENSIC_DIR)).sort());
-    expect(farmFiles.filter((f) => f.startsWith('measure_'))).toEqual([]);
-    expect(readFileSync(path.join(dir, FORENSIC_DIR, SIDECAR_NAME)).equals(readFileSync(path.join(reference, FORENSIC_DIR, SIDECAR_NAME)))).toBe(true);
-    expect(readFileSync(path.join(dir, FORENSIC_DIR, LAYOUT_NAME), 'utf8')).toBe(readFileSync(path.join(reference, FORENSIC_DIR, LAYOUT_NAME), 'utf8'));
-    // Variants: the first, a middle and the last segment, decoded frame for frame.
-    for (const name of farmFiles.filter((f) => /^(aa|bb|a|b)_000(00|37|74)\.ts$/.test(f))) {
-      expect(await frameHashes(path.join(dir, FORENSIC_DIR, name)), name).toEqual(await frameHashes(path.join(reference, FORENSIC_DIR, name)));
-    }
-    const at = (lines: string[]) => Number(lines[0]?.split(' ')[0]);
-    const transcodeStarted = at(logs.flatMap((l) => ingestRuns(l.log)));
-    const variantsStarted = Math.min(...logs.map((l) => at(variantRuns(l.log))));
-    console.log(`forensic ingest of 5 min (5 fps, 320x180) on 2 workers: ${farmMs} ms end to end, of which the transcode ${Math.round((variantsStarted - transcodeStarted) * 1000)} ms; embedded preparation alone (2 threads): ${embeddedMs} ms`);
+  it("forensic preparation in the 'split' layout: the task carries it, workers encode halves, and the result equals an embedded one", async () => {
+    const { s, id, runs } = await farmForensic('farm-ingest-forensic-split', 'split');
+    // Each segment's run encodes its halves (the split layout's plan), not four whole variants.
+    expect(runs.every((l) => l.includes('trim=end_frame=10') && !l.includes("enable='lt(n,")), runs[0]).toBe(true);
+    const r = await call(s.base, 'GET', `/2.0/videos/${id}`, { headers: s.headers });
+    expect(r.json).toMatchObject({ enableForensic: true, forensicLayout: 'split' });
   });
 });
+
+/**
+ * A forensic title ingested on a farm of two workers (in `layout` when given): every segment prepared once, shared
+ * by both workers, serve running no media ffmpeg, and the files equal an embedded preparation of the same segments.
+ */
+async function farmForensic(label: string, layout?: ForensicLayoutChoice): Promise<{ s: Served; id: string; runs: string[] }> {
+  const s = await farmServe(label);
+  const logs = [wrapper(s.dataDir, 'f1'), wrapper(s.dataDir, 'f2')];
+  await Promise.all(logs.map((l) => worker(s, l.ffmpeg)));
+  const id = await postVideo(s, { sourceUrl: forensicSource, key: label, enableForensic: true, ...(layout ? { forensicLayout: layout } : {}) });
+  const started = Date.now();
+  const video = await ingested(s, id, 240_000);
+  const farmMs = Date.now() - started;
+  expect(video.segments).toHaveLength(75);
+
+  const perWorker = logs.map((l) => variantRuns(l.log).length);
+  expect(perWorker.reduce((a, b) => a + b, 0), JSON.stringify(perWorker)).toBe(75);
+  expect(perWorker.every((n) => n > 0), JSON.stringify(perWorker)).toBe(true);
+  expect(mediaRuns(s.ffmpegLog)).toEqual([]);
+
+  // The embedded preparation of the same working segments, with this title's id and serve's secret.
+  const dir = path.join(s.dataDir, 'media', 'videos', id);
+  const reference = newDir(`${label}-reference`);
+  for (const file of segmentFiles(dir)) writeFileSync(path.join(reference, path.basename(file)), readFileSync(file));
+  const secret = loadOrCreateSecret(dataPaths(s.dataDir).secret);
+  const embeddedStarted = Date.now();
+  await prepareForensic(countingRunner(), {
+    videoId: id,
+    dir: reference,
+    width: video.width!,
+    height: video.height!,
+    fps: 5,
+    gop: 20,
+    hasAudio: false,
+    segmentDurations: video.segments,
+    encode: { preset: 'veryfast', crf: 23 },
+    workers: 2,
+    secret,
+    ...(layout ? { layout } : {}),
+  });
+  const embeddedMs = Date.now() - embeddedStarted;
+  const farmFiles = readdirSync(path.join(dir, FORENSIC_DIR)).sort();
+  expect(farmFiles).toEqual(readdirSync(path.join(reference, FORENSIC_DIR)).sort());
+  expect(farmFiles.filter((f) => f.startsWith('measure_') || f.startsWith('half_'))).toEqual([]);
+  expect(readFileSync(path.join(dir, FORENSIC_DIR, SIDECAR_NAME)).equals(readFileSync(path.join(reference, FORENSIC_DIR, SIDECAR_NAME)))).toBe(true);
+  expect(readFileSync(path.join(dir, FORENSIC_DIR, LAYOUT_NAME), 'utf8')).toBe(readFileSync(path.join(reference, FORENSIC_DIR, LAYOUT_NAME), 'utf8'));
+  // Variants: the first, a middle and the last segment, decoded frame for frame.
+  for (const name of farmFiles.filter((f) => /^(aa|bb|a|b)_000(00|37|74)\.ts$/.test(f))) {
+    expect(await frameHashes(path.join(dir, FORENSIC_DIR, name)), name).toEqual(await frameHashes(path.join(reference, FORENSIC_DIR, name)));
+  }
+  const at = (lines: string[]) => Number(lines[0]?.split(' ')[0]);
+  const transcodeStarted = at(logs.flatMap((l) => ingestRuns(l.log)));
+  const variantsStarted = Math.min(...logs.map((l) => at(variantRuns(l.log))));
+  console.log(`forensic ingest (${layout ?? 'whole'}) of 5 min (5 fps, 320x180) on 2 workers: ${farmMs} ms end to end, of which the transcode ${Math.round((variantsStarted - transcodeStarted) * 1000)} ms; embedded preparation alone (2 threads): ${embeddedMs} ms`);
+  return { s, id, runs: logs.flatMap((l) => variantRuns(l.log)) };
+}
