@@ -152,6 +152,7 @@ export const ERRORS = {
   // ---- engine: ffmpeg and the media pipeline (exit 6)
   FFMPEG_FAILED: engine(),
   FFMPEG_CRASHED: engine(),
+  FFMPEG_STALLED: engine('ffmpeg stopped making progress. Run it again; if it stalls again at the same place, the input may be damaged (run `wmark doctor`, and try the source in another player).'),
   FFMPEG_NOT_FOUND: engine('Run `wmark doctor`, or set WMARK_FFMPEG / WMARK_FFPROBE.'),
   PROBE_FAILED: engine(),
   FRAME_COUNT_MISMATCH: engine(),

@@ -88,9 +88,9 @@ export async function registerVideo(engine: Engine, request: IngestRequest, poli
         hint: 'Ingest it again with --forensic and --replace (or under another --key).',
       });
     }
-    const layout = existing.forensicLayout ?? DEFAULT_FORENSIC_LAYOUT;
-    if (request.enableForensic && request.forensicLayout && existing.enableForensic && request.forensicLayout !== layout) {
-      throw new WmarkError('KEY_EXISTS', `a video with key "${key}" was already prepared with the '${layout}' forensic layout, not '${request.forensicLayout}'`, {
+    if (request.enableForensic && request.forensicLayout && existing.enableForensic && request.forensicLayout !== (existing.forensicLayout ?? DEFAULT_FORENSIC_LAYOUT)) {
+      const how = existing.forensicLayout ? `with the '${existing.forensicLayout}' forensic layout` : 'by a wmark that had no choice of forensic layout';
+      throw new WmarkError('KEY_EXISTS', `a video with key "${key}" was already prepared ${how}, not '${request.forensicLayout}'`, {
         hint: `Ingest it again with --forensic-layout ${request.forensicLayout} and --replace (or under another --key).`,
       });
     }

@@ -1,4 +1,5 @@
-// Runs ffmpeg as a child process: progress from `-progress pipe:1`, cancellation, and the stderr tail as the failure reason.
+// Runs ffmpeg as a child process: progress from `-progress pipe:3` (a pipe of its own, so stdout stays free for media),
+// cancellation, a stall watchdog on that progress, and the stderr tail as the failure reason.
 import { spawn as spawnChild } from 'node:child_process';
 import { WmarkError } from '../core/errors.js';
 import { watchChild } from './child-watchdog.js';
@@ -8,9 +9,9 @@ export interface FfmpegRunOptions {
   durationSeconds?: number;
   onProgress?: (fraction: number) => void;
   signal?: AbortSignal;
-  /** Stdout is returned when the command writes media to pipe:1 instead of progress. */
+  /** The command writes media to pipe:1, returned as stdout (progress has a pipe of its own). */
   captureStdout?: boolean;
-  /** Report the number of frames written in the result (reads -progress even without onProgress). */
+  /** Report the number of frames written in the result (every ffmpeg run reads -progress; kept for callers' intent). */
   countFrames?: boolean;
   cwd?: string;
 }
@@ -18,7 +19,7 @@ export interface FfmpegRunOptions {
 export interface FfmpegRunResult {
   stdout: Buffer;
   stderr: string;
-  /** Frames written, from the last `-progress` report (only when progress was requested). */
+  /** Frames written, from the last `-progress` report (ffmpeg runs that reported any). */
   frames?: number;
 }
 
@@ -35,17 +36,46 @@ export function tail(text: string, max = STDERR_TAIL): string {
   return trimmed.length <= max ? trimmed : `…${trimmed.slice(-max)}`;
 }
 
-/** Parses a chunk of `-progress` key=value output: the latest out_time (seconds) and frame count in it. */
-export function parseProgress(chunk: string): { time?: number; frames?: number } {
-  const out: { time?: number; frames?: number } = {};
+/** Parses a chunk of `-progress` key=value output: the latest out_time (seconds), frame count and bytes written in it. */
+export function parseProgress(chunk: string): { time?: number; frames?: number; bytes?: number } {
+  const out: { time?: number; frames?: number; bytes?: number } = {};
   for (const line of chunk.split('\n')) {
     // ffmpeg 4 reports out_time_ms in microseconds too (a long-standing naming bug).
     const t = /^out_time_(?:us|ms)=(\d+)/.exec(line.trim());
     if (t) out.time = Number(t[1]) / 1e6;
     const f = /^frame=(\d+)/.exec(line.trim());
     if (f) out.frames = Number(f[1]);
+    const b = /^total_size=(\d+)/.exec(line.trim());
+    if (b) out.bytes = Number(b[1]);
   }
   return out;
+}
+
+/**
+ * ffmpeg reports progress twice a second while its main loop turns. A run whose frame count, output time and output
+ * size have not moved for this long is stuck (a filter graph that waits forever on an input that has ended, a hung
+ * device) and is killed: the job fails with FFMPEG_STALLED instead of hanging. Every run of wmark's moves within
+ * seconds; the longest quiet stretch is a decode that drops frames before its output starts.
+ */
+export const DEFAULT_STALL_MS = 5 * 60_000;
+
+/**
+ * Watches a run's progress: `seen` takes each parsed report, `stalledFor(now)` says how long nothing has moved. Pure
+ * (the clock is passed in), so the rule is tested without waiting.
+ */
+export function progressWatch(start: number): { seen(report: { time?: number; frames?: number; bytes?: number }, now: number): void; stalledFor(now: number): number } {
+  let last = start;
+  let state = '';
+  return {
+    seen(report, now) {
+      const next = `${report.frames ?? ''}/${report.time ?? ''}/${report.bytes ?? ''}`;
+      if (next !== state && (report.frames !== undefined || report.time !== undefined || report.bytes !== undefined)) {
+        state = next;
+        last = now;
+      }
+    },
+    stalledFor: (now) => now - last,
+  };
 }
 
 /** After a cancel's SIGTERM, a process still running this long is killed outright (ffmpeg may hang on a dead input). */
@@ -58,63 +88,95 @@ interface Finished {
   signal: NodeJS.Signals | null;
   /** The spawn error (ENOENT: no such binary), when the process never ran. */
   error?: NodeJS.ErrnoException;
+  /** Stopped by the stall watchdog. */
+  stalled: boolean;
 }
 
 /**
  * Runs `bin` to its end with node's own child_process (execa cost a cold CLI 80 ms of module loading): stdin closed,
- * stdout and stderr collected (stdout handed to `onStdout` instead when given), SIGTERM on `signal` and SIGKILL
- * FORCE_KILL_AFTER_MS later. Never rejects: the caller reads the outcome.
+ * stdout and stderr collected (fd 3 handed to `onProgress` when given),
+ * SIGTERM on `signal` or when `stalled()` says so, and SIGKILL FORCE_KILL_AFTER_MS later. Never rejects: the caller
+ * reads the outcome.
  */
-function runToEnd(bin: string, args: readonly string[], options: { cwd?: string; signal?: AbortSignal; onStdout?: (data: Buffer) => void }): Promise<Finished> {
+function runToEnd(
+  bin: string,
+  args: readonly string[],
+  options: { cwd?: string; signal?: AbortSignal; onProgress?: (data: Buffer) => void; stalled?: () => boolean; checkEveryMs?: number },
+): Promise<Finished> {
   return new Promise((resolve) => {
-    const child = spawnChild(bin, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnChild(bin, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe', ...(options.onProgress ? (['pipe'] as const) : [])] });
     // Killed with us, whatever kills us (child-watchdog.ts).
     const release = watchChild(child.pid);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let spawnError: NodeJS.ErrnoException | undefined;
     let forceKill: NodeJS.Timeout | undefined;
-    const onAbort = () => {
+    let stalled = false;
+    const stop = () => {
+      if (forceKill) return;
       child.kill('SIGTERM');
       forceKill = setTimeout(() => child.kill('SIGKILL'), FORCE_KILL_AFTER_MS);
       forceKill.unref();
     };
-    if (options.signal?.aborted) onAbort();
-    else options.signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (data: Buffer) => (options.onStdout ? options.onStdout(data) : out.push(data)));
-    child.stderr.on('data', (data: Buffer) => err.push(data));
+    const watch = options.stalled
+      ? setInterval(() => {
+          if (options.stalled!()) {
+            stalled = true;
+            stop();
+          }
+        }, options.checkEveryMs ?? 1000)
+      : undefined;
+    watch?.unref();
+    if (options.signal?.aborted) stop();
+    else options.signal?.addEventListener('abort', stop, { once: true });
+    child.stdout!.on('data', (data: Buffer) => out.push(data));
+    child.stderr!.on('data', (data: Buffer) => err.push(data));
+    if (options.onProgress) (child.stdio[3] as NodeJS.ReadableStream).on('data', options.onProgress);
     child.on('error', (error: NodeJS.ErrnoException) => (spawnError = error));
-    // 'close' (not 'exit'): every byte of both pipes has been read by then.
+    // 'close' (not 'exit'): every byte of every pipe has been read by then.
     child.on('close', (code, signal) => {
       clearTimeout(forceKill);
-      options.signal?.removeEventListener('abort', onAbort);
+      clearInterval(watch);
+      options.signal?.removeEventListener('abort', stop);
       release();
-      resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), code, signal, ...(spawnError ? { error: spawnError } : {}) });
+      resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), code, signal, stalled, ...(spawnError ? { error: spawnError } : {}) });
     });
   });
 }
 
-export function createProcessRunner(ffmpegPath: string, ffprobePath: string): ProcessRunner {
-  async function spawn(bin: string, args: readonly string[], options: FfmpegRunOptions = {}): Promise<FfmpegRunResult> {
-    const wantsProgress = Boolean(options.onProgress || options.countFrames) && !options.captureStdout;
-    const fullArgs = wantsProgress ? ['-progress', 'pipe:1', '-nostats', ...args] : [...args];
+export function createProcessRunner(ffmpegPath: string, ffprobePath: string, options: { stallMs?: number } = {}): ProcessRunner {
+  const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
+  async function spawn(bin: string, args: readonly string[], options: FfmpegRunOptions = {}, progress = false): Promise<FfmpegRunResult> {
+    const fullArgs = progress ? ['-progress', 'pipe:3', '-nostats', ...args] : [...args];
     let frames: number | undefined;
     let pending = '';
+    const watch = progressWatch(Date.now());
     const onProgressData = (data: Buffer) => {
       // Reports can split across chunks: only parse whole lines.
       pending += data.toString('utf8');
       const cut = pending.lastIndexOf('\n');
       if (cut < 0) return;
-      const { time, frames: f } = parseProgress(pending.slice(0, cut));
+      const report = parseProgress(pending.slice(0, cut));
       pending = pending.slice(cut + 1);
-      if (f !== undefined) frames = f;
-      if (time !== undefined && options.durationSeconds && options.durationSeconds > 0) {
-        options.onProgress?.(Math.max(0, Math.min(1, time / options.durationSeconds)));
+      watch.seen(report, Date.now());
+      if (report.frames !== undefined) frames = report.frames;
+      if (report.time !== undefined && options.durationSeconds && options.durationSeconds > 0) {
+        options.onProgress?.(Math.max(0, Math.min(1, report.time / options.durationSeconds)));
       }
     };
-    const result = await runToEnd(bin, fullArgs, { cwd: options.cwd, signal: options.signal, ...(wantsProgress ? { onStdout: onProgressData } : {}) });
+    const result = await runToEnd(bin, fullArgs, {
+      cwd: options.cwd,
+      signal: options.signal,
+      ...(progress ? { onProgress: onProgressData, stalled: () => watch.stalledFor(Date.now()) > stallMs, checkEveryMs: Math.min(1000, Math.max(50, stallMs / 4)) } : {}),
+    });
     const name = bin.includes('ffprobe') ? 'ffprobe' : 'ffmpeg';
     if (options.signal?.aborted) throw new WmarkError('CANCELLED', `${name} was cancelled`);
+    if (result.stalled) {
+      const at = frames !== undefined ? ` (at frame ${frames})` : ' (before its first frame)';
+      throw new WmarkError('FFMPEG_STALLED', `${name} made no progress for ${Math.round(stallMs / 1000)} s${at} and was stopped: ${tail(result.stderr, 600) || '(no output)'}`, {
+        details: [tail(result.stderr)],
+      });
+    }
     if (result.error) {
       if (result.error.code === 'ENOENT') {
         throw new WmarkError('FFMPEG_NOT_FOUND', `${name} not found at ${bin}`, { hint: 'Run `wmark doctor`, or set WMARK_FFMPEG / WMARK_FFPROBE.' });
@@ -127,10 +189,11 @@ export function createProcessRunner(ffmpegPath: string, ffprobePath: string): Pr
         details: [tail(result.stderr)],
       });
     }
-    return { stdout: result.stdout, stderr: result.stderr, frames };
+    return { stdout: result.stdout, stderr: result.stderr, ...(frames !== undefined ? { frames } : {}) };
   }
   return {
-    ffmpeg: (args, options) => spawn(ffmpegPath, ['-hide_banner', '-nostdin', ...args], options),
+    // Every ffmpeg run reports progress on fd 3: for callers that want it, and for the stall watchdog on all.
+    ffmpeg: (args, options) => spawn(ffmpegPath, ['-hide_banner', '-nostdin', ...args], options, true),
     ffprobe: (args, options) => spawn(ffprobePath, ['-hide_banner', ...args], { signal: options?.signal, captureStdout: true }),
   };
 }

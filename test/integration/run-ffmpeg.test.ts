@@ -1,5 +1,7 @@
 // The process runner with real processes: the bundled ffmpeg/ffprobe for output, progress and cancelling, and small
-// shell scripts standing in for an ffmpeg that is missing, crashes, or ignores SIGTERM.
+// shell scripts standing in for an ffmpeg that is missing, crashes, or ignores SIGTERM; and the stall watchdog on a
+// real filter graph that deadlocks and a real input that never delivers.
+import { execFileSync } from 'node:child_process';
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -85,5 +87,41 @@ describe('createProcessRunner', () => {
     const cancelled = stubborn.ffmpeg(['-i', 'x'], { signal: controller.signal });
     await expect(cancelled).rejects.toMatchObject({ code: 'CANCELLED' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(FORCE_KILL_AFTER_MS);
+  });
+
+  it('stops an ffmpeg whose filter graph deadlocks (its reports go on, its frame count does not): FFMPEG_STALLED', { timeout: FORCE_KILL_AFTER_MS + 20_000 }, async () => {
+    // A one-frame input split four ways into blends: ffmpeg 4's scheduler waits forever once that input ends (this
+    // hung forensic ingest before its plan gave every blend an input of its own; see wholeVariantArgs).
+    const pattern = path.join(dir, 'one-frame.yuv');
+    writeFileSync(pattern, Buffer.alloc((64 * 36 * 3) / 2, 128));
+    const pidFile = path.join(dir, 'deadlock.pid');
+    const watched = createProcessRunner(fakeFfmpeg('ffmpeg-deadlock', `echo $$ > ${pidFile}\nexec ${FFMPEG} "$@"`), FFPROBE, { stallMs: 1500 });
+    const blends = [0, 1, 2, 3].map((i) => `[v${i}][p${i}]blend=all_mode=grainmerge[o${i}]`).join(';');
+    const started = Date.now();
+    const run = watched.ffmpeg([
+      '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=64x36:rate=30:d=4', '-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', '64x36', '-i', pattern,
+      '-filter_complex', `[0:v]split=4[v0][v1][v2][v3];[1:v]split=4[p0][p1][p2][p3];${blends}`,
+      ...[0, 1, 2, 3].flatMap((i) => ['-map', `[o${i}]`, '-f', 'null', '-']),
+    ]);
+    await expect(run).rejects.toMatchObject({ code: 'FFMPEG_STALLED', message: expect.stringMatching(/^ffmpeg made no progress for 2 s \(at frame \d+\) and was stopped/) });
+    expect(Date.now() - started).toBeLessThan(1500 + FORCE_KILL_AFTER_MS + 5000);
+    expect(alive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+  });
+
+  it('stops an ffmpeg blocked before its first frame (an input that never delivers)', { timeout: FORCE_KILL_AFTER_MS + 20_000 }, async () => {
+    const fifo = path.join(dir, 'silent.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const watched = createProcessRunner(FFMPEG, FFPROBE, { stallMs: 1000 });
+    await expect(watched.ffmpeg(['-f', 'rawvideo', '-pix_fmt', 'gray', '-s', '8x8', '-i', fifo, '-f', 'null', '-'])).rejects.toMatchObject({
+      code: 'FFMPEG_STALLED',
+      message: expect.stringMatching(/^ffmpeg made no progress for 1 s \(before its first frame\)/),
+    });
+  });
+
+  it('leaves a slow run alone while its frames move', async () => {
+    const watched = createProcessRunner(FFMPEG, FFPROBE, { stallMs: 1000 });
+    // Real time (-re): 25 frames over 2.5 s, a report every 0.5 s, each with more frames.
+    const r = await watched.ffmpeg(['-re', '-f', 'lavfi', '-i', 'testsrc2=size=64x36:rate=10', '-frames:v', '25', '-f', 'null', '-'], { countFrames: true });
+    expect(r.frames).toBe(25);
   });
 });

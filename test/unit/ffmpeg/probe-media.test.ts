@@ -5,7 +5,7 @@ import { WmarkError } from '../../../src/core/errors.js';
 import { framesPerSegment } from '../../../src/core/ffmpeg-plan.js';
 import { segmentDurations } from '../../../src/engine/ingest.js';
 import { interpretProbe, parseRational } from '../../../src/ffmpeg/probe-media.js';
-import { parseProgress } from '../../../src/ffmpeg/run-ffmpeg.js';
+import { parseProgress, progressWatch } from '../../../src/ffmpeg/run-ffmpeg.js';
 
 type Probe = Parameters<typeof interpretProbe>[0];
 
@@ -145,12 +145,13 @@ describe('parseProgress', () => {
   const block = (frame: number, us: number, progress = 'continue') =>
     [`frame=${frame}`, 'fps=0.00', 'stream_0_0_q=28.0', 'bitrate=N/A', 'total_size=48', `out_time_us=${us}`, `out_time_ms=${us}`, `out_time=00:00:0${Math.floor(us / 1e6)}.000000`, 'dup_frames=0', 'drop_frames=0', 'speed=1.2x', `progress=${progress}`].join('\n');
 
-  it('reads the time and frame count of a report', () => {
-    expect(parseProgress(block(42, 1_400_000))).toEqual({ time: 1.4, frames: 42 });
+  it('reads the time, frame count and bytes written of a report', () => {
+    expect(parseProgress(block(42, 1_400_000))).toEqual({ time: 1.4, frames: 42, bytes: 48 });
+    expect(parseProgress('total_size=N/A\n')).toEqual({});
   });
 
   it('keeps the latest values when a chunk holds several reports', () => {
-    expect(parseProgress(`${block(10, 333_333)}\n${block(300, 10_000_000, 'end')}\n`)).toEqual({ time: 10, frames: 300 });
+    expect(parseProgress(`${block(10, 333_333)}\n${block(300, 10_000_000, 'end')}\n`)).toEqual({ time: 10, frames: 300, bytes: 48 });
   });
 
   it('reads out_time_ms as microseconds (old ffmpeg names it so)', () => {
@@ -220,5 +221,28 @@ describe('segmentDurations', () => {
     const e = thrown(() => segmentDurations(count, frames, { num: 30, den: 1 }));
     expect(e.code).toBe('FRAME_COUNT_MISMATCH');
     expect(e.message).toBe(`ffmpeg reported ${frames ?? 'no'} frames for ${count} segments of 120 frames`);
+  });
+});
+
+describe('progressWatch (the stall watchdog\'s rule)', () => {
+  it('counts the time since the frame count, output time or size last moved', () => {
+    const w = progressWatch(1000);
+    expect(w.stalledFor(1500)).toBe(500);
+    w.seen({ frames: 2, time: 0.06, bytes: 100 }, 2000);
+    expect(w.stalledFor(2000)).toBe(0);
+    // The same report again and again (a deadlocked graph whose main loop still turns) is no progress.
+    for (const t of [2500, 3000, 3500]) w.seen({ frames: 2, time: 0.06, bytes: 100 }, t);
+    expect(w.stalledFor(4000)).toBe(2000);
+    // Any one value moving is progress: the size while frames are buffered, the time while frames are dropped.
+    w.seen({ frames: 2, time: 0.06, bytes: 180 }, 4100);
+    expect(w.stalledFor(4100)).toBe(0);
+    w.seen({ frames: 2, time: 0.1, bytes: 180 }, 4200);
+    expect(w.stalledFor(4300)).toBe(100);
+  });
+
+  it('a report with nothing known yet is not progress', () => {
+    const w = progressWatch(0);
+    w.seen({}, 700);
+    expect(w.stalledFor(900)).toBe(900);
   });
 });
