@@ -11,8 +11,6 @@ export interface FfmpegRunOptions {
   signal?: AbortSignal;
   /** The command writes media to pipe:1, returned as stdout (progress has a pipe of its own). */
   captureStdout?: boolean;
-  /** Report the number of frames written in the result (every ffmpeg run reads -progress; kept for callers' intent). */
-  countFrames?: boolean;
   cwd?: string;
 }
 

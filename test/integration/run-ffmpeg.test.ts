@@ -35,7 +35,7 @@ const TEN_FRAMES = ['-f', 'lavfi', '-i', 'testsrc2=size=64x36:rate=10', '-frames
 describe('createProcessRunner', () => {
   it('counts the frames ffmpeg wrote and reports progress as fractions of the duration', async () => {
     const fractions: number[] = [];
-    const r = await runner.ffmpeg(TEN_FRAMES, { countFrames: true, durationSeconds: 1, onProgress: (f) => fractions.push(f) });
+    const r = await runner.ffmpeg(TEN_FRAMES, { durationSeconds: 1, onProgress: (f) => fractions.push(f) });
     expect(r.frames).toBe(10);
     expect(fractions.length).toBeGreaterThan(0);
     expect(fractions.every((f) => f >= 0 && f <= 1)).toBe(true);
@@ -121,7 +121,7 @@ describe('createProcessRunner', () => {
   it('leaves a slow run alone while its frames move', async () => {
     const watched = createProcessRunner(FFMPEG, FFPROBE, { stallMs: 1000 });
     // Real time (-re): 25 frames over 2.5 s, a report every 0.5 s, each with more frames.
-    const r = await watched.ffmpeg(['-re', '-f', 'lavfi', '-i', 'testsrc2=size=64x36:rate=10', '-frames:v', '25', '-f', 'null', '-'], { countFrames: true });
+    const r = await watched.ffmpeg(['-re', '-f', 'lavfi', '-i', 'testsrc2=size=64x36:rate=10', '-frames:v', '25', '-f', 'null', '-']);
     expect(r.frames).toBe(25);
   });
 });

@@ -51,20 +51,27 @@ function x264(gop: number, encode: EncodeOptions): string[] {
   ];
 }
 
-/** One decode of the working segment, split into A (grainmerge = +pattern) and B (grainextract = -pattern), both encoded alike. */
+/** A one-frame pattern (raw yuv420p at the segment's size) as an ffmpeg input. */
+const patternInput = (file: string, width: number, height: number) => ['-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${width}x${height}`, '-i', file];
+
+/**
+ * Adds (sign 'a': grainmerge = +pattern) or subtracts ('b': grainextract = -pattern) the pattern in luma; chroma passes
+ * through untouched ("normal" keeps the top layer). With `enable`, only on the frames it selects.
+ */
+const markBlend = (sign: string, enable?: string) => `blend=c0_mode=${sign === 'a' ? 'grainmerge' : 'grainextract'}:c1_mode=normal:c2_mode=normal${enable ? `:enable='${enable}'` : ''}`;
+
+/** One output of a variant plan: the labelled video (with the working segment's audio, if any), one closed GOP. */
+const variantOutput = (label: string, out: string, plan: { gop: number; encode: EncodeOptions; hasAudio: boolean }) => [
+  '-map', `[${label}]`, ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : ['-an']), ...x264(plan.gop, plan.encode), out,
+];
+
+/** One decode of the working segment, split into A (+pattern) and B (-pattern), both encoded alike. */
 export function variantArgs(plan: { input: string; pattern: string; width: number; height: number; outA: string; outB: string; gop: number; encode: EncodeOptions; hasAudio: boolean }): string[] {
-  const enc = (out: string, label: string) => ['-map', `[${label}]`, ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : []), ...x264(plan.gop, plan.encode), out];
   return [
-    '-y', '-copyts', '-threads', '1', '-i', plan.input,
-    '-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${plan.width}x${plan.height}`, '-i', plan.pattern,
-    '-threads', '1',
-    '-filter_complex',
-    // Chroma passes through untouched ("normal" keeps the top layer); only luma carries the mark.
-    '[0:v]split[va][vb];[1:v]split[pa][pb];' +
-      '[va][pa]blend=c0_mode=grainmerge:c1_mode=normal:c2_mode=normal[a];' +
-      '[vb][pb]blend=c0_mode=grainextract:c1_mode=normal:c2_mode=normal[b]',
-    ...enc(plan.outA, 'a'),
-    ...enc(plan.outB, 'b'),
+    '-y', '-copyts', '-threads', '1', '-i', plan.input, ...patternInput(plan.pattern, plan.width, plan.height), '-threads', '1',
+    '-filter_complex', `[0:v]split[va][vb];[1:v]split[pa][pb];[va][pa]${markBlend('a')}[a];[vb][pb]${markBlend('b')}[b]`,
+    ...variantOutput('a', plan.outA, plan),
+    ...variantOutput('b', plan.outB, plan),
   ];
 }
 
@@ -76,16 +83,14 @@ export function variantArgs(plan: { input: string; pattern: string; width: numbe
  * every segment: 18 % more bytes on the bench's clip and 34-48 % on a slow pan, paid on every view.
  */
 export function wholeVariantArgs(plan: { input: string; patterns: [string, string]; width: number; height: number; split: number; out: { aa: string; ab: string; ba: string; bb: string }; gop: number; encode: EncodeOptions; hasAudio: boolean }): string[] {
-  const raw = (file: string) => ['-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${plan.width}x${plan.height}`, '-i', file];
-  const blend = (mode: string, enable: string) => `blend=c0_mode=${mode === 'a' ? 'grainmerge' : 'grainextract'}:c1_mode=normal:c2_mode=normal:enable='${enable}'`;
   const names = ['aa', 'ab', 'ba', 'bb'] as const;
   // Each blend reads its own one-frame pattern input (inputs 1..8: slot 1's then slot 2's, per variant): splitting a
   // one-frame input four ways deadlocks ffmpeg's scheduler once that input ends (two ways does not).
-  const chains = names.map((v, i) => `[v${i}][${1 + 2 * i}:v]${blend(v[0]!, `lt(n,${plan.split})`)}[h${i}];[h${i}][${2 + 2 * i}:v]${blend(v[1]!, `gte(n,${plan.split})`)}[${v}]`);
+  const chains = names.map((v, i) => `[v${i}][${1 + 2 * i}:v]${markBlend(v[0]!, `lt(n,${plan.split})`)}[h${i}];[h${i}][${2 + 2 * i}:v]${markBlend(v[1]!, `gte(n,${plan.split})`)}[${v}]`);
   return [
-    '-y', '-copyts', '-threads', '1', '-i', plan.input, ...names.flatMap(() => [...raw(plan.patterns[0]), ...raw(plan.patterns[1])]), '-threads', '1',
+    '-y', '-copyts', '-threads', '1', '-i', plan.input, ...names.flatMap(() => plan.patterns.flatMap((p) => patternInput(p, plan.width, plan.height))), '-threads', '1',
     '-filter_complex', `[0:v]split=4[v0][v1][v2][v3];${chains.join(';')}`,
-    ...names.flatMap((v) => ['-map', `[${v}]`, ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : []), ...x264(plan.gop, plan.encode), plan.out[v]]),
+    ...names.flatMap((v) => variantOutput(v, plan.out[v], plan)),
   ];
 }
 
@@ -95,15 +100,13 @@ export function wholeVariantArgs(plan: { input: string; patterns: [string, strin
  * any second half (joinHalvesArgs). Two encodes' work instead of wholeVariantArgs' four, for a keyframe more per segment.
  */
 export function halfVariantArgs(plan: { input: string; patterns: [string, string]; width: number; height: number; split: number; out: [string, string, string, string]; gop: number; encode: EncodeOptions }): string[] {
-  const raw = (file: string) => ['-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${plan.width}x${plan.height}`, '-i', file];
-  const blend = (mode: string) => `blend=c0_mode=${mode}:c1_mode=normal:c2_mode=normal`;
   return [
-    '-y', '-copyts', '-threads', '1', '-i', plan.input, ...raw(plan.patterns[0]), ...raw(plan.patterns[1]), '-threads', '1',
+    '-y', '-copyts', '-threads', '1', '-i', plan.input, ...plan.patterns.flatMap((p) => patternInput(p, plan.width, plan.height)), '-threads', '1',
     '-filter_complex',
     `[0:v]split[h1][h2];[h1]trim=end_frame=${plan.split},split[x1][y1];[h2]trim=start_frame=${plan.split},split[x2][y2];` +
       `[1:v]split[p1][q1];[2:v]split[p2][q2];` +
-      `[x1][p1]${blend('grainmerge')}[a1];[y1][q1]${blend('grainextract')}[b1];[x2][p2]${blend('grainmerge')}[a2];[y2][q2]${blend('grainextract')}[b2]`,
-    ...(['a1', 'b1', 'a2', 'b2'] as const).flatMap((label, i) => ['-map', `[${label}]`, '-an', ...x264(plan.gop, plan.encode), plan.out[i]!]),
+      `[x1][p1]${markBlend('a')}[a1];[y1][q1]${markBlend('b')}[b1];[x2][p2]${markBlend('a')}[a2];[y2][q2]${markBlend('b')}[b2]`,
+    ...(['a1', 'b1', 'a2', 'b2'] as const).flatMap((label, i) => variantOutput(label, plan.out[i]!, { ...plan, hasAudio: false })),
   ];
 }
 
