@@ -15,8 +15,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { connectRedis } from '../src/cluster/redis-connection.js';
-import { SEGMENT_QUEUE } from '../src/cluster/segment-queue.js';
+import { connectRedis } from '../src/farm/redis-connection.js';
+import { TASK_QUEUE } from '../src/farm/task-queue.js';
 import { startS3, type TestS3 } from '../test/helpers/s3.js';
 import { mb, mbit, percentile, projectFarm, queueDelays, ratioLine, spread, type FarmAssumptions, type JobCosts, type Projection, type TaskTimes } from './lib/cluster-figures.js';
 import { startRedis, type TestRedis } from '../test/helpers/redis.js';
@@ -321,7 +321,7 @@ async function startFarm(b: Bench): Promise<Farm> {
   b.cleanup.add('redis-server', () => redis.stop());
   const client = await connectRedis(redis.url, { name: 'bench-cluster' });
   b.cleanup.add('redis client', async () => void client.disconnect());
-  const queue = new Queue(SEGMENT_QUEUE, { connection: client });
+  const queue = new Queue(TASK_QUEUE, { connection: client });
   queue.on('error', () => undefined);
   b.cleanup.add('queue reader', () => queue.close().catch(() => undefined));
 
@@ -477,7 +477,7 @@ async function timedJob(b: Bench, kind: 'a' | 'b', round: number, serve: ServePr
   };
   if (kind === 'a') return run;
 
-  // The job's segment tasks as BullMQ kept them (completed jobs stay an hour: segment-queue.ts removeOnComplete).
+  // The job's segment tasks as BullMQ kept them (completed jobs stay an hour: task-queue.ts removeOnComplete).
   const jobs = (await farm.queue.getJobs(['completed', 'failed'], 0, -1, true)).filter((j) => String(j.data?.output).includes(`/${job.watermarkId}/`));
   const completed = jobs.filter((j) => j.finishedOn && !j.failedReason);
   const tasks: TaskTimes[] = completed.map((j) => ({
@@ -577,7 +577,7 @@ function report(b: Bench, farm: Farm, embeddedLine: string, runs: { a: Run; b: F
     '',
     `(dispatch = a task's start minus the moment it could have started: the later of its enqueue and its worker's previous finish;`,
     ` wait = start minus enqueue, including waiting for a busy worker. From BullMQ's job.timestamp/processedOn/finishedOn, read after`,
-    ` each job from the completed jobs, which segment-queue.ts keeps for an hour; the median row's percentiles pool all rounds' tasks.`,
+    ` each job from the completed jobs, which task-queue.ts keeps for an hour; the median row's percentiles pool all rounds' tasks.`,
     ` store MB = 10^6 bytes. other load = cores used by the rest of the machine during the job: noise.)`,
     '',
     `wall (b)/(a), median of rounds:     ${verdictLine.text}   spread ${spread(ratios)} (per round ${ratios.map((r) => fmt(r)).join(' ')})`,

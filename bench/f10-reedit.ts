@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import type { DetectResult } from '../src/engine/detect.js';
+import type { DetectResult } from '../src/engine/forensic/detect.js';
 import { rng } from '../test/helpers/rng.js';
 import { benchTools, fmt, OUT_DIR, table, WMARK_BIN } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';

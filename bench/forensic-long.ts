@@ -32,13 +32,14 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { ALIGN_RATE, alignPieces, binFeatures, fingerprints, type AlignStats } from '../src/core/forensic/align.js';
 import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
-import { FORENSIC_DIR, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH } from '../src/engine/forensic-prepare.js';
-import { LONG_LEAK_SECONDS, skipsLoopFilter } from '../src/engine/detect.js';
-import { readLeak } from '../src/engine/leak-reader.js';
+import { LONG_LEAK_SECONDS, skipsLoopFilter } from '../src/engine/forensic/detect.js';
+import { readLeak } from '../src/engine/forensic/leak-reader.js';
 import { waitForQuiet } from './lib/measure.js';
 import { fmt, formatMachine, OUT_DIR, REPO_ROOT, table, warnIfDistStale, WMARK_BIN, wmarkEnvironment, type Suite, type SuiteContext } from './lib/suite.js';
 import { runTreeMeasured, type TreeMeasured } from './lib/tree-measure.js';
 import { mediaDuration } from './lib/video.js';
+import { FORENSIC_DIR, SIDECAR_NAME } from '../src/engine/data-folder/layout.js';
+import { SIDECAR_HEIGHT, SIDECAR_WIDTH } from '../src/core/forensic/variant-plan.js';
 
 const execFileP = promisify(execFile);
 

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { Z_THRESHOLD, type SegmentReading } from '../src/core/forensic/detect-math.js';
 import { packedBit, packedCodebook, PAYLOAD_COUNT, type PackedCodebook } from '../src/core/forensic/keyed-bits.js';
 import { scorePayloads, type Verdict } from '../src/core/forensic/score.js';
-import type { DetectResult } from '../src/engine/detect.js';
+import type { DetectResult } from '../src/engine/forensic/detect.js';
 import { fmt, table } from './lib/suite.js';
 import type { Rng } from '../test/helpers/rng.js';
 

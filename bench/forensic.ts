@@ -40,11 +40,11 @@ import { meanSd, scoreBook, scorePayloads, type Verdict } from '../src/core/fore
 import { codeword, forensicKey, GRID_COLUMNS, GRID_ROWS, packedBit, packedCodebook, patternGrid, PAYLOAD_COUNT, type PackedCodebook } from '../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField, patternFrameYuv420 } from '../src/core/forensic/pattern-image.js';
 import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
-import { detectLeak, type DetectResult } from '../src/engine/detect.js';
+import { detectLeak, type DetectResult } from '../src/engine/forensic/detect.js';
 import { openEngine, type Engine } from '../src/engine/engine.js';
-import { FORENSIC_DIR, readForensicLayout, SIDECAR_NAME, variantArgs, variantFileFor, type ForensicLayout } from '../src/engine/forensic-prepare.js';
-import { FORENSIC_LAYOUTS } from '../src/core/forensic/variant-plan.js';
-import type { VideoRecord } from '../src/engine/state-store.js';
+import { readTitleLayout } from '../src/engine/watermark/watermark-segments.js';
+import { FORENSIC_LAYOUTS, variantArgs } from '../src/core/forensic/variant-plan.js';
+import type { VideoRecord } from '../src/engine/state/state-store.js';
 import type { ProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 import { parseOnly, PARTS, wants, type Part } from './lib/forensic-parts.js';
 import { measureForensicViewer } from './lib/forensic-viewer.js';
@@ -53,6 +53,8 @@ import { fmt, formatMachine, OUT_DIR, table, WMARK_BIN, wmarkEnvironment, type S
 import { sourceClip } from './lib/video.js';
 import { waveTwo } from './forensic-wave2.js';
 import { rng } from '../test/helpers/rng.js';
+import { FORENSIC_DIR, SIDECAR_NAME } from '../src/engine/data-folder/layout.js';
+import { type ForensicLayout, variantFileFor } from '../src/core/forensic/title-layout.js';
 
 const execFileP = promisify(execFile);
 
@@ -390,10 +392,10 @@ export const suite: Suite = {
       await writeFile(ingestFile, JSON.stringify({ plain: ingest.plain, forensic: ingest.forensic }));
     }
 
-    const engine = openEngine({ dataDir, workers: threads, encode: { ...ENGINE_ENCODE } });
+    const engine = await openEngine({ dataDir, workers: threads, encode: { ...ENGINE_ENCODE } });
     try {
-      const video = engine.store.getVideoByKey(FORENSIC_KEY)!;
-      const plainVideo = engine.store.getVideoByKey(PLAIN_KEY);
+      const video = (await engine.store.getVideoByKey(FORENSIC_KEY))!;
+      const plainVideo = (await engine.store.getVideoByKey(PLAIN_KEY));
       const videoDir = path.join(dataDir, 'media', 'videos', video.id);
       const forensicDir = path.join(videoDir, FORENSIC_DIR);
       const sidecarBytes = statSync(path.join(forensicDir, SIDECAR_NAME)).size;
@@ -401,7 +403,7 @@ export const suite: Suite = {
       const segments = video.segments.length;
       const key = forensicKey(engine.secret);
       let t = performance.now();
-      const layout = await readForensicLayout(forensicDir, segments);
+      const layout = await readTitleLayout(engine, video);
       const codes = packedCodebook(key, video.id, layout.slots);
       const codebookS = (performance.now() - t) / 1000;
       const c: Ctx = { engine, video, sidecar, codes, segments, layout };

@@ -9,14 +9,15 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openEngine } from '../src/engine/engine.js';
-import { InProcessJobQueue } from '../src/engine/job-queue.js';
-import { LocalService } from '../src/engine/local-service.js';
-import { PLAYLIST_NAME, watermarkDir } from '../src/engine/watermark.js';
+import { InProcessJobQueue } from '../src/engine/jobs/job-queue.js';
+import { LocalService } from '../src/engine/app/local-service.js';
 import { lastOf } from '../src/service/watch.js';
 import { machineBusySeconds, median, waitForQuiet } from './lib/measure.js';
 import { startChild, stopChild, type Child } from './lib/server-process.js';
 import { fmt, formatMachine, numberOption, OUT_DIR, REPO_ROOT, table, WMARK_BIN, wmarkEnvironment, type Suite, type SuiteContext } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
+import { PLAYLIST_NAME } from '../src/engine/data-folder/layout.js';
+import { watermarkDir } from '../test/helpers/engine.js';
 
 // ---- autocannon (CommonJS, no bundled types): the part of its programmatic API used here.
 interface AutocannonRequest {
@@ -257,7 +258,7 @@ export async function measureServing(ctx: SuiteContext, o: ServingOptions) {
   await rm(runDir, { recursive: true, force: true });
   await mkdir(runDir, { recursive: true });
   const dataDir = path.join(runDir, 'data');
-  const engine = openEngine({
+  const engine = await openEngine({
     dataDir,
     ffmpeg: tools.ffmpeg.path,
     ffprobe: tools.ffprobe.path,
@@ -283,9 +284,9 @@ export async function measureServing(ctx: SuiteContext, o: ServingOptions) {
     videoId = video.id;
     watermarkId = resource.id!;
     segDir = watermarkDir(engine, video.id, watermarkId);
-    cred = service.createKey('bench serve');
+    cred = await service.createKey('bench serve');
   } finally {
-    engine.close();
+    await engine.close();
   }
   const segFiles = readdirSync(segDir)
     .filter((f) => /^seg_\d{5}\.ts$/.test(f))

@@ -1,8 +1,12 @@
 #!/usr/bin/env node
-// Fails (exit 1) on an import cycle in src/, an import across the layers DESIGN 5.1 draws (core imports nothing
-// else, the CLI never reaches the state store, engines and servers never reach the CLI, and so on), or a heavy package
-// loaded at the CLI's start. Type-only imports are not edges (they vanish at run time). madge would do the cycle
-// half, but it needs TypeScript 5's compiler API.
+// Fails (exit 1) on what would blur the architecture docs/architecture.md draws:
+// - an import cycle in src/, type-only imports included (a type cycle still ties two modules' meaning together);
+// - an import across the layers (core imports nothing else, the farm and the server sit on the engine, the engine
+//   never reaches the farm, the CLI or the server, and so on);
+// - an import of a folder's private modules from outside it (the state store is the engine's alone; the server reaches
+//   the engine only through its application layer, engine/app/);
+// - a property access that reaches through the application layer to the engine behind it (`service.engine`);
+// - a heavy package loaded at the CLI's start.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -14,23 +18,30 @@ const ALLOWED = {
   config: ['core'],
   ffmpeg: ['core'],
   service: ['core'],
-  // The render farm (issue 11): the media store knows nothing of jobs; a segment task is rendered from the store
-  // with ffmpeg and never touches the state store, so workers on other machines need nothing else.
+  // Media stores know nothing of jobs or records: workers on other machines use them with ffmpeg alone.
   media: ['core'],
-  cluster: ['core', 'ffmpeg', 'media'],
-  engine: ['core', 'config', 'ffmpeg', 'service', 'media', 'cluster'],
+  engine: ['core', 'config', 'ffmpeg', 'service', 'media'],
+  // The render farm implements the engine's strategies (renders, ingests) and runs their tasks on workers.
+  farm: ['core', 'ffmpeg', 'media', 'engine'],
   remote: ['core', 'config', 'service'],
   server: ['core', 'engine', 'service', 'media'],
-  cli: ['core', 'config', 'engine', 'ffmpeg', 'remote', 'server', 'service', 'media', 'cluster'],
+  cli: ['core', 'config', 'engine', 'ffmpeg', 'remote', 'server', 'service', 'media', 'farm'],
 };
-/** Files no other layer may import, whatever the folder rules say. */
-const PRIVATE = { 'engine/store.ts': ['engine'] };
+/**
+ * Folders (or files) of src/ that only the listed layers may import, whatever the folder rules say, but for the files
+ * named public (the state store's interface and records are the engine's vocabulary; its implementations are not).
+ */
+const PRIVATE = { 'engine/state/': { layers: ['engine'], public: ['engine/state/state-store.ts'] } };
+/** Layers that may import another layer only through one of its folders. */
+const GATEWAYS = { server: { engine: 'engine/app/' } };
+/** Property access that reaches through the application layer, in the layers that sit on it. */
+const REACH_THROUGH = { pattern: /\bservice\s*(?:\?\.|\.)\s*engine\b/, layers: ['server', 'cli'] };
 /**
  * Packages that cost a cold CLI tens of milliseconds each to load, for commands that rarely need them: nothing the CLI
  * loads at start (cli/main.ts and its static imports) may import them; only a dynamic import() inside the command
- * that uses them. `wmark watermark --no-wait` has a 1 s budget from spawn to a playable playlist (issue 12).
+ * that uses them. `wmark watermark --no-wait` has a 1 s budget from spawn to a playable playlist.
  */
-const HEAVY = ['bullmq', 'ioredis', '@aws-sdk/client-s3', 'jose', 'playwright-core', 'ora', '@inquirer/prompts'];
+const HEAVY = ['bullmq', 'ioredis', '@aws-sdk/client-s3', 'jose', 'playwright-core', 'ora', '@inquirer/prompts', 'kysely', 'pg'];
 const ENTRY = 'cli/main.ts';
 
 const files = [];
@@ -44,33 +55,52 @@ const files = [];
 
 const IMPORT = /^\s*(import|export)\s+(type\s+)?([^'";]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm;
 const PACKAGE_IMPORT = /^\s*(import|export)\s+(type\s+)?([^'";]*?\sfrom\s+)?['"]((?:@[\w.-]+\/)?[\w.-]+)(?:\/[^'"]*)?['"]/gm;
+/** Every import edge, type-only ones included: for cycles. */
 const edges = new Map();
+/** Edges that exist at run time: for what the CLI loads at start. */
+const runtimeEdges = new Map();
 const heavyImports = new Map();
 const problems = [];
 const layerOf = (file) => path.relative(root, file).split(path.sep)[0].replace(/\.ts$/, '');
+const relOf = (file) => path.relative(root, file).split(path.sep).join('/');
 
 for (const file of files) {
   const text = readFileSync(file, 'utf8');
-  const targets = new Set();
+  const all = new Set();
+  const runtime = new Set();
+  const from = layerOf(file);
+  const fromRel = relOf(file);
   for (const m of text.matchAll(IMPORT)) {
     const typeOnly = Boolean(m[2]) || /^\s*\{\s*(type\s+[\w$]+\s*,?\s*)+\}\s+from\s+$/.test(m[3] ?? '');
     const target = path.resolve(path.dirname(file), m[4]).replace(/\.js$/, '.ts');
-    const from = layerOf(file);
     const to = layerOf(target);
-    const rel = path.relative(root, target).split(path.sep).join('/');
+    const rel = relOf(target);
     // Files at the top of src/ (version.ts) are shared by every layer.
-    if (from !== to && ALLOWED[from] && ALLOWED[to] && !ALLOWED[from].includes(to)) problems.push(`layer: ${path.relative(root, file)} (${from}) imports ${rel} (${to})`);
-    if (PRIVATE[rel] && !PRIVATE[rel].includes(from) && !typeOnly) problems.push(`layer: ${path.relative(root, file)} imports ${rel}, which only ${PRIVATE[rel].join(', ')} may use`);
-    if (!typeOnly) targets.add(target);
+    if (from !== to && ALLOWED[from] && ALLOWED[to] && !ALLOWED[from].includes(to)) problems.push(`layer: ${fromRel} (${from}) imports ${rel} (${to})`);
+    for (const [prefix, rule] of Object.entries(PRIVATE)) {
+      if (rel.startsWith(prefix) && !rule.public.includes(rel) && !fromRel.startsWith(prefix) && !rule.layers.includes(from)) {
+        problems.push(`layer: ${fromRel} imports ${rel}, which only ${rule.layers.join(', ')} may use`);
+      }
+    }
+    const gateway = GATEWAYS[from]?.[to];
+    if (gateway && !rel.startsWith(gateway)) problems.push(`layer: ${fromRel} (${from}) imports ${rel}; ${from} reaches ${to} only through ${gateway}`);
+    all.add(target);
+    if (!typeOnly) runtime.add(target);
   }
-  edges.set(file, targets);
+  if (REACH_THROUGH.layers.includes(from)) {
+    text.split('\n').forEach((line, i) => {
+      if (REACH_THROUGH.pattern.test(line)) problems.push(`reach: ${fromRel}:${i + 1} reaches through the service to its engine (give the service a method instead)`);
+    });
+  }
+  edges.set(file, all);
+  runtimeEdges.set(file, runtime);
   const heavy = [...text.matchAll(PACKAGE_IMPORT)].filter((m) => !m[2] && HEAVY.includes(m[4])).map((m) => m[4]);
   if (heavy.length) heavyImports.set(file, heavy);
 }
 
 // Every file the CLI loads at start, and the first chain that reaches each: a heavy package loaded there is named with it.
 const entry = path.join(root, ENTRY);
-if (edges.has(entry)) {
+if (runtimeEdges.has(entry)) {
   const via = new Map([[entry, [entry]]]);
   const queue = [entry];
   while (queue.length) {
@@ -78,8 +108,8 @@ if (edges.has(entry)) {
     for (const pkg of heavyImports.get(file) ?? []) {
       problems.push(`startup: ${via.get(file).map((f) => path.relative(root, f)).join(' -> ')} imports ${pkg} (load it with import() where it is used)`);
     }
-    for (const next of edges.get(file) ?? []) {
-      if (edges.has(next) && !via.has(next)) {
+    for (const next of runtimeEdges.get(file) ?? []) {
+      if (runtimeEdges.has(next) && !via.has(next)) {
         via.set(next, [...via.get(file), next]);
         queue.push(next);
       }

@@ -5,9 +5,9 @@ import { text } from 'node:stream/consumers';
 import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
 import { codeword, PAYLOAD_COUNT } from '../../src/core/forensic/keyed-bits.js';
 import { writeMediaPlaylist } from '../../src/core/playlist.js';
-import { makeLayout, variantFileFor } from '../../src/engine/forensic-prepare.js';
 import type { ForensicViewerSpec, ForensicViewerTiming } from './forensic-viewer.js';
 import { median } from './measure.js';
+import { makeLayout, variantFileFor } from '../../src/core/forensic/title-layout.js';
 
 const WARMUP = 200;
 const REPETITIONS = 7;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { forensicKey } from '../../src/core/forensic/keyed-bits.js';
-import { SPLIT_MIN_SECONDS } from '../../src/engine/forensic-prepare.js';
+import { SPLIT_MIN_SECONDS } from '../../src/core/forensic/variant-plan.js';
 
 const execFileP = promisify(execFile);
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'forensic-viewer-child.ts');

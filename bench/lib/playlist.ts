@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseMediaPlaylist } from '../../src/core/playlist.js';
-import { PLAYLIST_NAME } from '../../src/engine/watermark.js';
+import { PLAYLIST_NAME } from '../../src/engine/data-folder/layout.js';
 
 /** A playlist file that lists at least one segment (polled every few ms, so a substring test, not a parse). */
 export function playlistPlayable(file: string): boolean {

@@ -2,11 +2,10 @@
 // talks to: the local engine (opened on demand, with the job queue the command needs) or a remote service.
 import type { ApiVersion } from '../core/api-version.js';
 import { loadConfig, type ConfigFlags, type ResolvedConfig } from '../config/load-config.js';
-import { openEngine, type Engine } from '../engine/engine.js';
-import { InProcessJobQueue, type JobQueue } from '../engine/job-queue.js';
-import { LocalService } from '../engine/local-service.js';
+import { LocalService } from '../engine/app/local-service.js';
+import { openEngine, type Deployment, type Engine } from '../engine/engine.js';
+import { InProcessJobQueue, type JobQueue } from '../engine/jobs/job-queue.js';
 import { RemoteService } from '../remote/remote-service.js';
-import type { WatermarkService } from '../service/watermark-service.js';
 import { HandOffJobQueue } from './detached-job-queue.js';
 import type { CliIO } from './io.js';
 import { Output } from './output.js';
@@ -32,10 +31,18 @@ export interface LocalOptions {
   api?: ApiVersion;
 }
 
+/** The engine's deployment, for the commands that choose one (`serve`); others get the embedded default. */
+export interface EngineChoice {
+  deployment?: Deployment;
+}
+
+/** The service a command talks to: its kind says which, so local-only capabilities need no cast. */
+export type AnyService = LocalService | RemoteService;
+
 export class CliContext {
   readonly output: Output;
   private config?: Promise<ResolvedConfig>;
-  private engine?: Engine;
+  private engine?: Promise<Engine>;
   private queue?: JobQueue;
   private readonly extraFlags: ConfigFlags = {};
 
@@ -66,11 +73,11 @@ export class CliContext {
     return this.config;
   }
 
-  /** The engine on this run's data dir; only `serve`, `demo` and the job runner hold it themselves. */
-  async openEngine(): Promise<Engine> {
-    if (this.engine) return this.engine;
-    const config = await this.loadConfig();
-    this.engine = openEngine({ dataDir: config.dataDir, ffmpeg: config.ffmpeg, ffprobe: config.ffprobe, font: config.font, workers: config.workers, encode: config.encode });
+  /** The engine on this run's data dir, opened once (closed with the run); only `serve` and the job runner hold it themselves. */
+  openEngine(choice: EngineChoice = {}): Promise<Engine> {
+    this.engine ??= this.loadConfig().then((config) =>
+      openEngine({ dataDir: config.dataDir, ffmpeg: config.ffmpeg, ffprobe: config.ffprobe, font: config.font, workers: config.workers, encode: config.encode, ...choice }),
+    );
     return this.engine;
   }
 
@@ -98,7 +105,7 @@ export class CliContext {
   }
 
   /** The service a command talks to: a remote one with --remote, else the local engine. */
-  async service(flags: RemoteFlags & { publicUrl?: string }, options: LocalOptions & { apiFlag?: string; defaultTimeout?: string } = {}): Promise<WatermarkService> {
+  async service(flags: RemoteFlags & { publicUrl?: string }, options: LocalOptions & { apiFlag?: string; defaultTimeout?: string } = {}): Promise<AnyService> {
     if (flags.remote === undefined) return this.localService({ ...options, publicUrl: flags.publicUrl ?? options.publicUrl });
     const remote = await openRemote(this, flags, { ...('apiFlag' in options ? { apiFlag: options.apiFlag } : {}), ...(options.defaultTimeout ? { defaultTimeout: options.defaultTimeout } : {}) });
     return new RemoteService(remote.session, remote.api);
@@ -107,7 +114,8 @@ export class CliContext {
   async close(): Promise<void> {
     this.output.stopSpinner();
     await this.queue?.close();
-    this.engine?.close();
+    const engine = this.engine;
     this.engine = undefined;
+    await (await engine?.catch(() => undefined))?.close();
   }
 }

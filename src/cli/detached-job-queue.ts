@@ -5,8 +5,8 @@ import { mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Engine } from '../engine/engine.js';
-import { jobId, LEASE_STALE_MS } from '../engine/job-lease.js';
-import { InProcessJobQueue, type JobQueue, type JobRef } from '../engine/job-queue.js';
+import { jobId, LEASE_STALE_MS } from '../engine/jobs/job-lease.js';
+import { InProcessJobQueue, type JobQueue, type JobRef } from '../engine/jobs/job-queue.js';
 import type { CliIO } from './io.js';
 
 export class DetachedJobQueue implements JobQueue {
@@ -30,7 +30,7 @@ export class DetachedJobQueue implements JobQueue {
     spawn(process.execPath, args, { detached: true, stdio: ['ignore', log, log], env: { ...this.options.io.env } as NodeJS.ProcessEnv, cwd: this.options.io.cwd }).unref();
   }
 
-  resume(): number {
+  async resume(): Promise<number> {
     return 0;
   }
 
@@ -61,7 +61,7 @@ export class HandOffJobQueue implements JobQueue {
     this.here.enqueue(job, options);
   }
 
-  resume(): number {
+  async resume(): Promise<number> {
     return 0;
   }
 
@@ -69,7 +69,7 @@ export class HandOffJobQueue implements JobQueue {
   async close(): Promise<void> {
     await this.here.close();
     for (const job of this.started.values()) {
-      const record = this.engine.store.getJob(jobId(job.kind, job.id));
+      const record = await this.engine.store.getJob(jobId(job.kind, job.id));
       if (record?.status === 'queued' || record?.status === 'running') this.later.enqueue(job);
     }
   }

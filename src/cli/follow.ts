@@ -1,8 +1,9 @@
 // Shows a job's progress stream: a spinner with the elapsed time at a terminal; elsewhere (CI logs) one stderr line per
 // status or stage change and every 10 % of segments; nothing with --json.
+import { WmarkError } from '../core/errors.js';
 import { formatSeconds } from '../remote/client.js';
 import { lastOf } from '../service/watch.js';
-import type { VideoProgress, WatermarkProgress } from '../service/watermark-service.js';
+import type { VideoProgress, WatermarkProgress, WatermarkResource } from '../service/watermark-service.js';
 import type { CliContext } from './context.js';
 
 export interface FollowOptions {
@@ -65,4 +66,11 @@ export function describeVideo(p: VideoProgress): Described {
   if (!p.stage) return { status };
   if (p.fraction === undefined) return { status, stage: p.stage, detail: p.stage };
   return { status, stage: p.stage, detail: `${p.stage} ${Math.round(p.fraction * 100)}%`, tenths: Math.floor(p.fraction * 10) };
+}
+
+/** FAILED is a result, printed on stdout like READY, but the exit code says the job failed (6). */
+export function failedExit(ctx: CliContext, resource: WatermarkResource): number {
+  if (resource.status !== 'FAILED') return 0;
+  ctx.output.warn(`the watermark job FAILED${typeof resource.error === 'string' ? `: ${resource.error}` : ''}`);
+  return new WmarkError('WATERMARK_FAILED', 'watermark failed').exitCode;
 }

@@ -16,3 +16,8 @@ export interface CliIO {
   /** Aborted on SIGINT/SIGTERM; long operations stop and the run exits 130. */
   signal?: AbortSignal;
 }
+
+/** A person at a terminal: stdin and stdout are TTYs and CI is unset. */
+export function canPrompt(io: Pick<CliIO, 'stdin' | 'stdout' | 'env'>): boolean {
+  return Boolean(io.stdin.isTTY) && Boolean(io.stdout.isTTY) && !io.env.CI;
+}

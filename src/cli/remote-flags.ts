@@ -9,7 +9,17 @@ import { HttpClient, formatSeconds } from '../remote/client.js';
 import { credentialsPath, normalizeBaseUrl, readCredentials, type CredentialsFile, type StoredService } from '../remote/credentials-store.js';
 import { RemoteSession } from '../remote/session.js';
 import { VERSION } from '../version.js';
-import type { CliContext } from './context.js';
+import type { ConfigFlags, ResolvedConfig } from '../config/load-config.js';
+import type { CliIO } from './io.js';
+
+/** What the remote flags need of a CLI run: its streams and environment, its config, and where messages go. */
+export interface RemoteContext {
+  readonly io: CliIO;
+  readonly signal: AbortSignal | undefined;
+  readonly output: { info(message: string): void };
+  setConfigFlags(flags: ConfigFlags): void;
+  loadConfig(): Promise<ResolvedConfig>;
+}
 
 export interface RemoteFlags {
   remote?: string | true;
@@ -70,7 +80,7 @@ export interface OpenedRemote {
 }
 
 /** The base URL: --remote URL > WMARK_API_URL > remote.url in the config > the service of the last login. */
-export async function openRemote(ctx: CliContext, flags: RemoteFlags, options: { apiFlag?: string; defaultTimeout?: string } = {}): Promise<OpenedRemote> {
+export async function openRemote(ctx: RemoteContext, flags: RemoteFlags, options: { apiFlag?: string; defaultTimeout?: string } = {}): Promise<OpenedRemote> {
   const url = typeof flags.remote === 'string' ? flags.remote : undefined;
   if (url !== undefined && !isHttpUrl(url)) throw new WmarkError('BAD_REMOTE', `--remote: expected an http(s) URL, got "${url}"`);
   const timeout = flags.timeout ?? options.defaultTimeout ?? DEFAULT_TIMEOUT;
@@ -97,7 +107,7 @@ export async function openRemote(ctx: CliContext, flags: RemoteFlags, options: {
 }
 
 /** The HTTP client of a CLI run: Ctrl-C cancels, retries are announced on stderr. */
-export function httpClient(ctx: CliContext): HttpClient {
+export function httpClient(ctx: Pick<RemoteContext, 'signal' | 'output'>): HttpClient {
   return new HttpClient({
     signal: ctx.signal,
     userAgent: `wmark/${VERSION}`,

@@ -1,20 +1,6 @@
-// Where wmark keeps its state: the data folder layout and the user config folder.
-import path from 'node:path';
+// Where wmark keeps its files on this machine: the platform's data and config folders (the data folder's own layout
+// is engine/data-folder/layout.ts).
 import envPaths from 'env-paths';
-
-export interface DataPaths {
-  root: string;
-  /** SQLite database (WAL), shared by `wmark serve` and CLI runs. */
-  db: string;
-  /** HMAC key for signed URLs and tokens. */
-  secret: string;
-  media: string;
-  videos: string;
-  watermarks: string;
-  /** Scratch space on the same filesystem as media, so finished folders can be renamed into place. */
-  tmp: string;
-  locks: string;
-}
 
 export interface PlatformDirs {
   data: string;
@@ -22,20 +8,6 @@ export interface PlatformDirs {
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
-
-export function dataPaths(dataDir: string): DataPaths {
-  const media = path.join(dataDir, 'media');
-  return {
-    root: dataDir,
-    db: path.join(dataDir, 'wmark.db'),
-    secret: path.join(dataDir, 'secret.key'),
-    media,
-    videos: path.join(media, 'videos'),
-    watermarks: path.join(media, 'watermarks'),
-    tmp: path.join(dataDir, 'tmp'),
-    locks: path.join(dataDir, 'locks'),
-  };
-}
 
 /** The platform's data/config folders for wmark (no "-nodejs" suffix: users look for plain "wmark"). */
 export function platformDirs(): PlatformDirs {

@@ -140,12 +140,13 @@ export const ERRORS = {
   CONFIG_INVALID: { kind: 'config', http: 500, exit: 3 },
   CREDENTIALS_INVALID: { kind: 'config', http: 500, exit: 3, hint: 'Remove it (wmark auth logout --all) and log in again.' },
   CREDENTIALS_UNREADABLE: { kind: 'config', http: 500, exit: 3 },
+  DATABASE_TOO_NEW: { kind: 'config', http: 500, exit: 3 },
 
   // ---- remote service (exit 5)
   REMOTE_UNREACHABLE: remote('Check the URL (--remote, WMARK_API_URL or remote.url in the config) and that the service is running.'),
   BAD_RESPONSE: remote('Check that the URL points at a watermarking service that speaks API 1.0 or 2.0 (docs/api.md).'),
   NO_HREF: remote(),
-  // The render farm's shared parts (issue 11): the Redis queue and the media store, reached over the network.
+  // The render farm's shared parts: the Redis queue and the media store, reached over the network.
   QUEUE_UNREACHABLE: { kind: 'remote', http: 503, exit: 5, hint: 'Check --queue redis://HOST:PORT (or WMARK_QUEUE_URL) and that Redis runs and is reachable from here.' },
   MEDIA_STORE_FAILED: { kind: 'remote', http: 502, exit: 5, hint: 'Check --media and --s3-endpoint, the bucket, and the credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or a profile).' },
 

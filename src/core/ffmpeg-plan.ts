@@ -14,7 +14,7 @@ export function framesPerSegment(fps: { num: number; den: number }, seconds = SE
   return Math.max(1, Math.round((seconds * fps.num) / fps.den));
 }
 
-function x264Gop(gop: number): string[] {
+export function x264Gop(gop: number): string[] {
   // Fixed GOPs, no scene-cut keyframes, closed GOPs: segment boundaries land on IDR frames and each segment decodes alone.
   return ['-g', String(gop), '-keyint_min', String(gop), '-sc_threshold', '0', '-x264-params', 'open-gop=0'];
 }

@@ -1,47 +1,35 @@
-// The local engine's wiring: state store, media paths, ffmpeg runner, secret and clock, opened once per CLI run or server.
+// The engine, built whole: state store, media store, render strategy, ingest path, ffmpeg, secret and clock, chosen
+// once when it is opened and never changed after. A CLI run and `wmark serve` each open one; how the engine is
+// deployed (everything in this process, or a render farm with or without a shared store) is a choice made here, by
+// the `deployment` given, and nothing downstream asks which it was.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { dataPaths, type DataPaths } from '../config/paths.js';
-import type { EncodeOptions } from '../core/ffmpeg-plan.js';
-import { locateTools, type MediaTools } from '../ffmpeg/locate-tools.js';
-import type { MediaStore } from '../media/media-store.js';
+import type { EncodeOptions } from '../core/plan/x264.js';
+import { locateTools } from '../ffmpeg/locate-tools.js';
 import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
-import { ChangeFeed } from './change-feed.js';
-import { privateDir, tighten, tightenTree, usePrivateUmask } from './file-modes.js';
-import { RenderScheduler } from './render-scheduler.js';
-import type { IngestFarm } from './ingest-farm.js';
-import type { SegmentFarm } from './segment-farm.js';
-import { loadOrCreateSecret } from './secret.js';
-import type { StateStore } from './state-store.js';
-import { Store } from './store.js';
+import { dataLayout } from './data-folder/layout.js';
+import { privateDir, tighten, tightenTree, usePrivateUmask } from './data-folder/file-modes.js';
+import { loadOrCreateSecret } from './data-folder/secret.js';
+import type { Deployment, EngineParts, EngineStrategies } from './deployment.js';
+import { embedded } from './embedded.js';
+import { EngineCaches } from './engine-caches.js';
+import { ChangeFeed } from './jobs/change-feed.js';
+import { SqliteStateStore } from './state/sqlite-state-store.js';
+import type { StateStore } from './state/state-store.js';
 
-export interface Engine {
-  store: StateStore;
-  paths: DataPaths;
-  tools: MediaTools;
-  runner: ProcessRunner;
-  secret: Buffer;
-  encode: EncodeOptions;
-  workers: number;
-  now: () => number;
-  newId: () => string;
+export type { Deployment, EngineParts, EngineStrategies } from './deployment.js';
+
+export interface Engine extends EngineParts, EngineStrategies {
+  readonly store: StateStore;
+  readonly now: () => number;
+  readonly newId: () => string;
   /** Identifies this process as a job lease owner. */
-  owner: string;
+  readonly owner: string;
   /** Wakes watchers in this process when a job moves on. */
-  changes: ChangeFeed;
-  /** Every segment render of this process shares its `workers` threads through here, most urgent first. */
-  renders: RenderScheduler;
-  /** With `wmark serve --queue`: segment renders run on the render farm's workers (segment-farm.ts). */
-  farm?: SegmentFarm;
-  /** With `wmark serve --queue`: ingest transcodes and forensic preparation run on the farm's workers (ingest-farm.ts). */
-  ingestFarm?: IngestFarm;
-  /**
-   * With `wmark serve --queue … --media URL`: the store shared with the farm's workers (media-publish.ts). Media serve
-   * makes is published there, rendered segments and mp4s live only there, and the media route streams from it.
-   * Unset, paths.media is the only copy (embedded, or workers that mount it).
-   */
-  media?: MediaStore;
-  close(): void;
+  readonly changes: ChangeFeed;
+  /** What this engine keeps in memory between calls (renderers of watermarks being played, font metrics, codebooks). */
+  readonly caches: EngineCaches;
+  close(): Promise<void>;
 }
 
 export interface EngineOptions {
@@ -55,10 +43,12 @@ export interface EngineOptions {
   now?: () => number;
   /** The state store (default: the SQLite file in the data folder). */
   store?: StateStore;
+  /** How it is deployed (default: everything in this process, media in the data folder). */
+  deployment?: Deployment;
 }
 
-export function openEngine(options: EngineOptions): Engine {
-  const paths = dataPaths(options.dataDir);
+export async function openEngine(options: EngineOptions): Promise<Engine> {
+  const paths = dataLayout(options.dataDir);
   usePrivateUmask();
   // Tightened before anything else touches the root: whether it was open decides whether the tree below is walked.
   mkdirSync(paths.root, { recursive: true, mode: 0o700 });
@@ -66,21 +56,32 @@ export function openEngine(options: EngineOptions): Engine {
   for (const dir of [paths.media, paths.videos, paths.watermarks, paths.tmp]) privateDir(dir);
   for (const file of [paths.db, `${paths.db}-wal`, `${paths.db}-shm`, paths.secret]) tighten(file);
   const tools = locateTools({ ffmpeg: options.ffmpeg, ffprobe: options.ffprobe, font: options.font });
-  const store = options.store ?? new Store(paths.db);
-  const workers = Math.max(1, options.workers);
-  return {
-    store,
+  const parts: EngineParts = {
     paths,
     tools,
     runner: options.runner ?? createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path),
     secret: loadOrCreateSecret(paths.secret),
     encode: options.encode,
-    workers,
+    workers: Math.max(1, options.workers),
+  };
+  const store = options.store ?? new SqliteStateStore(paths.db);
+  const strategies = await (options.deployment ?? embedded)(parts).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
+  return Object.freeze({
+    ...parts,
+    ...strategies,
+    store,
     now: options.now ?? Date.now,
     newId: randomUUID,
     owner: `${process.pid}:${randomUUID()}`,
     changes: new ChangeFeed(),
-    renders: new RenderScheduler(workers),
-    close: () => store.close(),
-  };
+    caches: new EngineCaches(),
+    async close() {
+      await strategies.renderer.close();
+      strategies.media.close();
+      await store.close();
+    },
+  });
 }

@@ -1,7 +1,7 @@
 // A media store in a folder: this machine's data dir, or a folder every machine mounts (NFS). Writes go to a hidden
 // temp file beside the target and are renamed into place, so readers on any machine see whole objects only.
 import { randomBytes } from 'node:crypto';
-import { copyFile, link, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { WmarkError } from '../core/errors.js';
@@ -26,14 +26,55 @@ export class FolderMediaStore implements MediaStore {
     this.location = root;
   }
 
-  private fileOf(key: string): string {
+  /** The file that holds (or will hold) the object under `key`. */
+  fileOf(key: string): string {
     return path.join(this.root, checkKey(key));
   }
 
-  async putFile(key: string, file: string): Promise<void> {
+  localFile(key: string): string {
+    return this.fileOf(key);
+  }
+
+  async putFile(key: string, file: string, options: { move?: boolean } = {}): Promise<void> {
     const target = this.fileOf(key);
     await mkdir(path.dirname(target), { recursive: true });
-    await copyInto(file, target, () => new WmarkError('INPUT_NOT_READABLE', `cannot store ${key}: ${file} does not exist`));
+    const missing = () => new WmarkError('INPUT_NOT_READABLE', `cannot store ${key}: ${file} does not exist`);
+    if (options.move) {
+      // A file on the same filesystem is renamed into place; from another one it is copied, as without `move`.
+      const moved = await rename(file, target).then(
+        () => true,
+        (error: unknown) => ((error as NodeJS.ErrnoException).code === 'EXDEV' ? false : Promise.reject(isMissing(error) ? missing() : error)),
+      );
+      if (moved) return;
+    }
+    await copyInto(file, target, missing);
+    if (options.move) await rm(file, { force: true });
+  }
+
+  async put(key: string, bytes: Buffer | string): Promise<void> {
+    const target = this.fileOf(key);
+    await mkdir(path.dirname(target), { recursive: true });
+    const temp = tempBeside(target);
+    try {
+      // Flushed before the rename: a reader after a crash finds the old object or the whole new one.
+      const handle = await open(temp, 'w');
+      try {
+        await handle.writeFile(bytes);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, target);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+  }
+
+  async read(key: string): Promise<Buffer> {
+    return readFile(this.fileOf(key)).catch((error: unknown) => {
+      throw isMissing(error) || (error as NodeJS.ErrnoException).code === 'EISDIR' ? notFound(this, key) : error;
+    });
   }
 
   async copy(from: string, to: string): Promise<void> {

@@ -1,7 +1,7 @@
 // The media-store seam: where sources, working segments, rendered segments, playlists and mp4s live. A folder on this
 // machine (or a shared mount) or an S3-compatible bucket, so workers on other machines read and write the same media.
 import type { Readable } from 'node:stream';
-import { WmarkError } from '../core/errors.js';
+import { isWmarkError, WmarkError } from '../core/errors.js';
 
 /** What a stored object is, for serving it (Content-Length, ETag, Last-Modified). */
 export interface MediaStat {
@@ -23,8 +23,17 @@ export interface ByteRange {
 export interface MediaStore {
   /** Where the store is, for messages: `s3://bucket/prefix` or `/abs/folder`. */
   readonly location: string;
-  /** Stores a local file under `key`, replacing what was there. */
-  putFile(key: string, file: string): Promise<void>;
+  /** Stores a local file under `key`, replacing what was there; `move` lets the store take the file itself. */
+  putFile(key: string, file: string, options?: { move?: boolean }): Promise<void>;
+  /** Stores `bytes` under `key`, replacing what was there (playlists, sidecars, small records). */
+  put(key: string, bytes: Buffer | string): Promise<void>;
+  /** The whole object's bytes. Missing: MEDIA_NOT_FOUND. */
+  read(key: string): Promise<Buffer>;
+  /**
+   * The object as a file on this machine, where the store keeps its objects as files (a folder store): a reader can
+   * then use the file itself (ffmpeg, a server's file fast path) instead of a copy. Stores elsewhere do not have it.
+   */
+  localFile?(key: string): string;
   /**
    * Copies an object to another key inside the store, without its bytes passing through this process (a forensic
    * viewer's segment is a prepared variant under the watermark's own name). Missing `from`: MEDIA_NOT_FOUND.
@@ -43,6 +52,11 @@ export interface MediaStore {
   deletePrefix(prefix: string): Promise<number>;
   /** Releases connections; the store is not used after. */
   close(): void;
+}
+
+/** True for the error a store gives for an object that is not there. */
+export function isMediaNotFound(error: unknown): boolean {
+  return isWmarkError(error) && error.code === 'MEDIA_NOT_FOUND';
 }
 
 /** One path segment of a key: no empty, `.` or `..` segments, and nothing hidden (temp files start with a dot). */

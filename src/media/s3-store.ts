@@ -74,7 +74,12 @@ export class S3MediaStore implements MediaStore {
     return `${this.prefix}${checkKey(key)}`;
   }
 
-  async putFile(key: string, file: string): Promise<void> {
+  async putFile(key: string, file: string, options: { move?: boolean } = {}): Promise<void> {
+    await this.upload(key, file);
+    if (options.move) await rm(file, { force: true });
+  }
+
+  private async upload(key: string, file: string): Promise<void> {
     const Key = this.objectKey(key);
     const info = await stat(file).catch(() => {
       throw new WmarkError('INPUT_NOT_READABLE', `cannot store ${key}: ${file} does not exist`);
@@ -101,6 +106,17 @@ export class S3MediaStore implements MediaStore {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId })).catch(() => undefined);
       throw error;
     }
+  }
+
+  async put(key: string, bytes: Buffer | string): Promise<void> {
+    const Body = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
+    await this.call('put', key, (c) => c.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), Body, ContentLength: Body.length })));
+  }
+
+  async read(key: string): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.openRange(key)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
   }
 
   async copy(from: string, to: string): Promise<void> {

@@ -2,7 +2,7 @@
 // videos, templates, watermarks, media, player). No socket is needed: `request()` serves tests and tools in-process.
 import { readFile } from 'node:fs/promises';
 import { WmarkError, isWmarkError } from '../core/errors.js';
-import type { LocalService } from '../engine/local-service.js';
+import type { LocalService } from '../engine/app/local-service.js';
 import { bodyTooLarge, BODY_LIMIT_BYTES, errorResponse, isFileBody, isStoreBody, MEDIA_CORS, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
 import { AUTH_LIMIT, authLimiter, type AuthLimitOptions } from './auth-limit.js';
 import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from './cors.js';
@@ -58,7 +58,7 @@ export function createApp(options: AppOptions): App {
   homeRoutes(routes, ctx);
 
   const corsOrigins = options.corsOrigins?.length ? options.corsOrigins : ['*'];
-  const limiter = authLimiter(options.authLimit ?? AUTH_LIMIT, () => options.service.engine.now());
+  const limiter = authLimiter(options.authLimit ?? AUTH_LIMIT, () => options.service.now());
 
   async function handle(req: ApiRequest): Promise<ApiResponse> {
     // API answers (errors included, so a browser can read them) carry the API's CORS headers; signed media its own.

@@ -3,11 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WmarkError } from '../core/errors.js';
-import type { Engine } from '../engine/engine.js';
-import { InProcessJobQueue } from '../engine/job-queue.js';
-import { LocalService } from '../engine/local-service.js';
-import { serverSourcePolicy, type SourcePolicy } from '../engine/source-policy.js';
-import type { RenderMode } from '../engine/state-store.js';
+import type { LocalService } from '../engine/app/local-service.js';
 import { createApp, type App } from './app.js';
 import type { AuthLimitOptions } from './auth-limit.js';
 import { sendFile } from './send-file.js';
@@ -15,21 +11,13 @@ import { sendStored } from './store-response.js';
 import { bodyTooLarge, BODY_LIMIT_BYTES, isFileBody, isStoreBody, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
 
 export interface ServerOptions {
-  engine: Engine;
+  /** The application layer it serves, made once the server knows its address (the default base of links). */
+  service: (baseUrl: string) => LocalService;
   host: string;
   port: number;
   publicUrl?: string;
   tokenTtlSeconds: number;
-  /** Jobs rendered at once (each spreads its segments over all workers). */
-  jobConcurrency?: number;
-  /** Watermark jobs run at once (default: the job queue's); a render farm wants many more, see engine/segment-farm.ts. */
-  watermarkJobConcurrency?: number;
-  /** How new watermarks are rendered: the opening, then what players ask for (default), or every segment at once. */
-  render?: RenderMode;
-  playableTimeoutMs?: number;
   log?: (line: string) => void;
-  /** What API clients may make the server read when they ingest; default: serverSourcePolicy(host). */
-  sourcePolicy?: SourcePolicy;
   /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
   corsOrigins?: string[];
   /** Failed credential checks allowed per client address (default AUTH_LIMIT). */
@@ -57,7 +45,6 @@ export interface RunningServer {
   server: Server;
   app: App;
   service: LocalService;
-  queue: InProcessJobQueue;
   /** Unfinished jobs found at start and queued again. */
   resumed: number;
   /** Stops accepting connections, lets in-flight requests finish, stops jobs (they resume on the next start). */
@@ -66,8 +53,6 @@ export interface RunningServer {
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
-  const sourcePolicy = options.sourcePolicy ?? serverSourcePolicy(options.host);
-  const queue = new InProcessJobQueue(options.engine, { concurrency: options.jobConcurrency ?? 2, watermarkConcurrency: options.watermarkJobConcurrency, adoptAll: true, log, sourcePolicy });
   let app: App | undefined;
   const t = { ...SERVER_TIMEOUTS, ...options.timeouts };
   const server = createServer(
@@ -92,22 +77,21 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${options.host === 'localhost' ? 'localhost' : host}:${address.port}`;
-  const service = new LocalService(options.engine, { queue, baseUrl: options.publicUrl ?? url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy, render: options.render ?? 'on-demand' });
+  const service = options.service(options.publicUrl ?? url);
   app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds, log, corsOrigins: options.corsOrigins, authLimit: options.authLimit });
-  const resumed = queue.resume();
+  const resumed = await service.queue.resume();
   let closing: Promise<void> | undefined;
   return {
     url,
     server,
     app,
     service,
-    queue,
     resumed,
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        await queue.close();
+        await service.queue.close();
         // Requests still waiting on jobs have been answered by now; give stragglers a moment, then cut.
         const timer = setTimeout(() => server.closeAllConnections(), 5_000);
         await stopped;

@@ -2,8 +2,8 @@
 import type { ApiVersion } from '../core/api-version.js';
 import { verifyToken } from '../core/access-token.js';
 import { WmarkError } from '../core/errors.js';
-import { tokenKey } from '../engine/credentials.js';
-import type { LocalService } from '../engine/local-service.js';
+import { tokenKey } from '../engine/app/credentials.js';
+import type { LocalService } from '../engine/app/local-service.js';
 import { keyPairOf } from './credential-headers.js';
 import type { ApiRequest } from './http-types.js';
 
@@ -17,19 +17,18 @@ export interface ServerContext {
   /** The client id behind the request's credentials, or an AUTH or TOKEN error (401). */
   authenticate(req: ApiRequest, version: ApiVersion): Promise<string>;
   /** The client id behind x-api-client-id + x-api-key, or x-api-key + x-api-secret in either order, whatever the route's version. */
-  checkKeyHeaders(req: ApiRequest): string;
+  checkKeyHeaders(req: ApiRequest): Promise<string>;
   log(line: string): void;
 }
 
 export function serverContext(options: { service: LocalService; publicUrl?: string; tokenTtlSeconds: number; log?: (line: string) => void }): ServerContext {
   const { service } = options;
-  const engine = service.engine;
-  const key = tokenKey(engine);
+  const key = service.tokenKey();
 
-  const checkKeyHeaders = (req: ApiRequest): string => {
+  const checkKeyHeaders = async (req: ApiRequest): Promise<string> => {
     const pair = keyPairOf(req.headers);
     if (!pair) throw new WmarkError('AUTH_REQUIRED', 'missing credentials: send x-api-client-id and x-api-key, or x-api-key and x-api-secret (or Authorization: Bearer <token>)');
-    const found = service.checkKey(pair.clientId, pair.apiKey);
+    const found = await service.checkKey(pair.clientId, pair.apiKey);
     if (!found) throw new WmarkError('AUTH_INVALID', 'invalid client id or API key');
     return found;
   };
@@ -47,12 +46,12 @@ export function serverContext(options: { service: LocalService; publicUrl?: stri
     async authenticate(req, version) {
       const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
       if (bearer) {
-        const check = await verifyToken(key, bearer, Math.floor(engine.now() / 1000));
+        const check = await verifyToken(key, bearer, Math.floor(service.now() / 1000));
         if (!check.ok) {
           if (check.reason === 'expired') throw new WmarkError('TOKEN_EXPIRED', 'the access token has expired; get a new one from /1.0/authenticate/accessToken');
           throw new WmarkError('TOKEN_INVALID', 'invalid access token');
         }
-        if (!service.isActiveClient(check.claims.sub)) throw new WmarkError('TOKEN_INVALID', 'the credentials behind this token were revoked');
+        if (!(await service.isActiveClient(check.claims.sub))) throw new WmarkError('TOKEN_INVALID', 'the credentials behind this token were revoked');
         return check.claims.sub;
       }
       if (version === '1.0') throw new WmarkError('AUTH_REQUIRED', 'missing credentials: send Authorization: Bearer <token> (get one from GET /1.0/authenticate/accessToken)');

@@ -16,7 +16,7 @@ let browser: Browser;
 let opened: OpenedPage;
 
 beforeAll(async () => {
-  engine = testEngine();
+  engine = await testEngine();
   s = await serveEngine(engine);
   site = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>sdk page</title><p>another origin'));
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
@@ -29,7 +29,7 @@ afterAll(async () => {
   await browser?.close();
   await new Promise((r) => site?.close(r));
   await s?.close();
-  engine?.dispose();
+  await engine?.dispose();
 });
 
 describe('API calls from a page on another origin', () => {

@@ -3,7 +3,8 @@
 // no CSP violation, no failed request and no answer of 400 or more (the favicon included).
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCredential, type IssuedCredential } from '../../src/engine/credentials.js';
+import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
+import { serverService } from '../../src/engine/app/server-service.js';
 import { startServer, type RunningServer } from '../../src/server/node-server.js';
 import { VERSION } from '../../src/version.js';
 import { launchBrowser, openPage, waitForPlayback, type OpenedPage } from '../helpers/browser.js';
@@ -44,18 +45,18 @@ async function watchedPage(): Promise<Watched> {
 }
 
 beforeAll(async () => {
-  engine = testEngine();
+  engine = await testEngine();
   const { video } = await ingestVideo(engine, { source: await natural(10), key: KEY });
   expect(video.status).toBe('INGESTED');
-  server = await startServer({ engine, host: '127.0.0.1', port: 0, tokenTtlSeconds: 600 });
-  credential = createCredential(engine, 'clean console test');
+  server = await startServer({ service: serverService(engine, { host: '127.0.0.1' }), host: '127.0.0.1', port: 0, tokenTtlSeconds: 600 });
+  credential = (await createCredential(engine, 'clean console test'));
   browser = await launchBrowser();
 });
 
 afterAll(async () => {
   await browser?.close();
   await server?.close();
-  engine?.dispose();
+  await engine?.dispose();
 });
 
 async function watermark(version: '1.0' | '2.0', text: string): Promise<{ containers: { href: string } }> {

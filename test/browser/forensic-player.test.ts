@@ -10,13 +10,14 @@ import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { codeword, forensicKey } from '../../src/core/forensic/keyed-bits.js';
 import { encodeForensicContent } from '../../src/core/forensic-payload.js';
-import { FORENSIC_DIR, readForensicLayout, variantFileFor, type ForensicLayout } from '../../src/engine/forensic-prepare.js';
-import { videoDir } from '../../src/engine/ingest.js';
-import type { VideoRecord } from '../../src/engine/state-store.js';
+import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { launchBrowser, openPage, saveScreenshot, videoFrameStats, waitForPlayback, type OpenedPage } from '../helpers/browser.js';
-import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, ingestVideo, testEngine, videoDir } from '../helpers/engine.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
 import { call, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
+import { FORENSIC_DIR } from '../../src/engine/data-folder/layout.js';
+import { type ForensicLayout, variantFileFor } from '../../src/core/forensic/title-layout.js';
 
 const require = createRequire(import.meta.url);
 const HLS_JS = path.join(path.dirname(require.resolve('hls.js/package.json')), 'dist', 'hls.min.js');
@@ -51,10 +52,10 @@ beforeAll(async () => {
   work = tempDir('forensic-browser');
   const source = path.join(work, 'natural-5min.mp4');
   linkSync(await natural(300), source);
-  engine = testEngine();
+  engine = await testEngine();
   ({ video } = await ingestVideo(engine, { source, key: KEY, enableForensic: true }));
   expect(video).toMatchObject({ status: 'INGESTED', enableForensic: true });
-  layout = await readForensicLayout(path.join(videoDir(engine, video.id), FORENSIC_DIR), video.segments.length);
+  layout = await readTitleLayout(engine, video);
   server = await serveEngine(engine);
   browser = await launchBrowser();
 
@@ -95,7 +96,7 @@ afterAll(async () => {
   pageServer?.closeAllConnections();
   await new Promise((resolve) => (pageServer ? pageServer.close(resolve) : resolve(undefined)));
   await server?.close();
-  engine?.dispose();
+  await engine?.dispose();
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -153,7 +154,7 @@ describe('a forensic viewer in the browser', () => {
     });
     expect(created.status, created.text).toBe(201);
     expect(created.json.status).toBe('READY');
-    expect(engine.store.getWatermark(created.json.id)?.forensicPayload).toBe(0x576d);
+    expect((await engine.store.getWatermark(created.json.id))?.forensicPayload).toBe(0x576d);
     const opened = await newPage();
     expect((await opened.page.goto(created.json.containers.href))?.status()).toBe(200);
     const playing = await waitForPlayback(opened, { minTime: 2, timeoutMs: 90_000 });

@@ -9,8 +9,9 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { signPlayerUrl } from '../../src/core/watermark-urls.js';
-import { createCredential, type IssuedCredential } from '../../src/engine/credentials.js';
-import { STATUS_URL_GRACE_MS } from '../../src/engine/api-bodies.js';
+import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
+import { serverService } from '../../src/engine/app/server-service.js';
+import { STATUS_URL_GRACE_MS } from '../../src/engine/app/api-bodies.js';
 import { startServer, type RunningServer } from '../../src/server/node-server.js';
 import {
   imageStats,
@@ -96,19 +97,19 @@ function holdSegmentRenders(delayMs: number): { release(): void; restore(): void
 
 async function waitReady(id: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (engine.store.getWatermark(id)?.status !== 'READY') {
-    if (Date.now() > deadline) throw new Error(`watermark ${id} not READY after ${timeoutMs} ms: ${JSON.stringify(engine.store.getWatermark(id))}`);
+  while ((await engine.store.getWatermark(id))?.status !== 'READY') {
+    if (Date.now() > deadline) throw new Error(`watermark ${id} not READY after ${timeoutMs} ms: ${JSON.stringify((await engine.store.getWatermark(id)))}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 beforeAll(async () => {
-  engine = testEngine({ now: () => Date.now() + clockOffsetMs });
+  engine = await testEngine({ now: () => Date.now() + clockOffsetMs });
   const source = await natural(14);
   const { video } = await ingestVideo(engine, { source, key: KEY });
   expect(video.status).toBe('INGESTED');
-  server = await startServer({ engine, host: '127.0.0.1', port: 0, tokenTtlSeconds: 600, log: (line) => serverLog.push(line) });
-  credential = createCredential(engine, 'browser test');
+  server = await startServer({ service: serverService(engine, { host: '127.0.0.1' }), host: '127.0.0.1', port: 0, tokenTtlSeconds: 600, log: (line) => serverLog.push(line) });
+  credential = (await createCredential(engine, 'browser test'));
   const tokenResponse = await fetch(`${server.url}/1.0/authenticate/accessToken`, {
     headers: { 'x-api-client-id': credential.clientId, 'x-api-key': credential.apiKey },
   });
@@ -125,7 +126,7 @@ afterEach(async (ctx) => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
-  engine?.dispose();
+  await engine?.dispose();
 });
 
 describe('the 1.0 player link', () => {
@@ -148,7 +149,7 @@ describe('the 1.0 player link', () => {
         const w = window as unknown as PlayerWindow;
         return document.body.dataset.wmarkState === 'loading' && (w.wmarkPlayer?.polls ?? 0) >= 1;
       });
-      expect(engine.store.getWatermark(created.body.id)?.status).toBe('PENDING');
+      expect((await engine.store.getWatermark(created.body.id))?.status).toBe('PENDING');
       await expect.poll(() => page.locator('#overlay').isVisible()).toBe(true);
       expect(await page.locator('.spinner').isVisible()).toBe(true);
       expect(await page.locator('#message').textContent()).toBe('Preparing your video…');

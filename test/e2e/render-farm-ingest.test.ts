@@ -6,11 +6,11 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dataPaths } from '../../src/config/paths.js';
+import { dataLayout } from '../../src/engine/data-folder/layout.js';
 import type { ForensicLayoutChoice } from '../../src/core/forensic/variant-plan.js';
-import { FORENSIC_DIR, LAYOUT_NAME, prepareForensic, SIDECAR_NAME } from '../../src/engine/forensic-prepare.js';
-import { loadOrCreateSecret } from '../../src/engine/secret.js';
-import type { VideoRecord } from '../../src/engine/state-store.js';
+import { prepareForensic } from '../../src/engine/ingest/forensic-prepare.js';
+import { loadOrCreateSecret } from '../../src/engine/data-folder/secret.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { until } from '../helpers/cli-helpers.js';
 import { frameHashes, spawnWorker, type SpawnedWorker } from '../helpers/cluster.js';
 import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
@@ -20,6 +20,7 @@ import { decodesCleanly } from '../helpers/media.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { call, freePort, keyHeaders, spawnServe, waitFor, type SpawnedServe } from '../helpers/serve-helpers.js';
 import { countingRunner, FFMPEG } from '../helpers/tools.js';
+import { FORENSIC_DIR, LAYOUT_NAME, SIDECAR_NAME } from '../../src/engine/data-folder/layout.js';
 
 let redis: TestRedis;
 let textSource: string;
@@ -34,7 +35,7 @@ beforeAll(async () => {
   // Forensic needs 5 minutes: a grain-free scene at 5 fps keeps its 75 segments cheap to prepare, and without audio its
   // transcode takes 1.5 s instead of 15 (the AAC encode of 5 minutes dominates; the TEXT clip covers audio).
   [redis, textSource, forensicSource] = await Promise.all([startRedis(), natural(12), fixture({ kind: 'scene', width: 320, height: 180, seconds: 300, fps: 5, audio: false })]);
-  const engine = testEngine();
+  const engine = await testEngine();
   const { video } = await ingestVideo(engine, { source: textSource, key: 'embedded-text' });
   expect(video.status).toBe('INGESTED');
   embedded = { engine, video, hashes: await Promise.all(segmentFiles(path.join(engine.paths.videos, video.id)).map((f) => frameHashes(f))) };
@@ -51,7 +52,7 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await redis?.stop();
-  embedded?.engine.dispose();
+  await embedded?.engine.dispose();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -256,7 +257,7 @@ async function farmForensic(label: string, layout?: ForensicLayoutChoice): Promi
   const dir = path.join(s.dataDir, 'media', 'videos', id);
   const reference = newDir(`${label}-reference`);
   for (const file of segmentFiles(dir)) writeFileSync(path.join(reference, path.basename(file)), readFileSync(file));
-  const secret = loadOrCreateSecret(dataPaths(s.dataDir).secret);
+  const secret = loadOrCreateSecret(dataLayout(s.dataDir).secret);
   const embeddedStarted = Date.now();
   await prepareForensic(countingRunner(), {
     videoId: id,

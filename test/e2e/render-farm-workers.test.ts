@@ -4,8 +4,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SegmentQueue } from '../../src/cluster/segment-queue.js';
-import { runSegmentTask } from '../../src/cluster/segment-task.js';
+import { TaskQueue } from '../../src/farm/task-queue.js';
+import { runSegmentTask } from '../../src/farm/tasks/segment-task.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import type { MediaStore } from '../../src/media/media-store.js';
 import { openMediaStore } from '../../src/media/open-media-store.js';
@@ -25,7 +25,7 @@ let redis: TestRedis;
 let s3: TestS3;
 let store: MediaStore;
 let box: Sandbox;
-let queue: SegmentQueue;
+let queue: TaskQueue;
 
 beforeAll(async () => {
   let segments: string[];
@@ -33,7 +33,7 @@ beforeAll(async () => {
   store = openMediaStore(MEDIA, { endpoint: s3.endpoint, credentials: s3.credentials });
   for (const [i, file] of segments.entries()) await store.putFile(`videos/v1/seg_0000${i}.ts`, file);
   box = sandbox('farm');
-  queue = await SegmentQueue.open(redis.url, { pollMs: 500 });
+  queue = await TaskQueue.open(redis.url, { pollMs: 500 });
 });
 afterAll(async () => {
   await queue?.close();

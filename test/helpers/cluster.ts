@@ -4,7 +4,14 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { TASK_FONT_FILE, type SegmentTask } from '../../src/cluster/segment-task.js';
+import type { Deployment } from '../../src/engine/engine.js';
+import { LocalIngest } from '../../src/engine/ingest/local-ingest.js';
+import { FarmIngest } from '../../src/farm/farm-ingest.js';
+import { FarmRenderer } from '../../src/farm/farm-renderer.js';
+import type { TaskQueue } from '../../src/farm/task-queue.js';
+import { TASK_FONT_FILE, type SegmentTask } from '../../src/farm/tasks/segment-task.js';
+import { FolderMediaStore } from '../../src/media/folder-store.js';
+import type { MediaStore } from '../../src/media/media-store.js';
 import { drawtextFilter, framesPerSegment, ingestArgs } from '../../src/core/ffmpeg-plan.js';
 import { parseSettings } from '../../src/core/setting-schema.js';
 import type { TextSetting } from '../../src/core/setting-types.js';
@@ -83,4 +90,19 @@ export async function spawnWorker(args: string[], env: Record<string, string | u
 /** Lines of an ffmpeg wrapper log that rendered (libx264) the scratch output of a task. */
 export function renderLines(log: string): string[] {
   return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('libx264') && l.includes('output.ts')) : [];
+}
+
+/**
+ * An engine deployment for tests that put part of the work on a farm: segment renders on `queue` (always), ingest on
+ * the farm too or in this process, and media in `media` (default: the data folder's media folder, which in-process
+ * workers share).
+ */
+export function testFarmDeployment(queue: TaskQueue, url: string, options: { media?: MediaStore; ingestOnFarm?: boolean } = {}): Deployment {
+  return async (parts) => {
+    const folder = new FolderMediaStore(parts.paths.media);
+    const media = options.media ?? folder;
+    const renderer = await FarmRenderer.open({ queue, url, media, folder, fontFile: parts.tools.font.path, encode: parts.encode });
+    const ingest = options.ingestOnFarm ? new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret }) : new LocalIngest(parts, folder);
+    return { media, renderer, ingest };
+  };
 }

@@ -1,32 +1,56 @@
 // A real engine (SQLite file, media folders, ffmpeg) in a throwaway data dir, with a counting process runner, and the
 // ways tests drive it: ingest and render through the engine's own jobs, or the local service.
 import { rmSync } from 'node:fs';
-import { openEngine, type Engine } from '../../src/engine/engine.js';
-import { registerVideo, runIngestJob, type IngestRequest } from '../../src/engine/ingest.js';
-import { InProcessJobQueue } from '../../src/engine/job-queue.js';
-import { LocalService } from '../../src/engine/local-service.js';
-import type { VideoRecord } from '../../src/engine/state-store.js';
+import path from 'node:path';
+import { mediaFile, mediaKeys } from '../../src/engine/data-folder/layout.js';
+import { openEngine, type Deployment, type Engine } from '../../src/engine/engine.js';
+import { runIngestJob } from '../../src/engine/ingest/ingest-job.js';
+import { registerVideo, type IngestRequest } from '../../src/engine/ingest/register.js';
+import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
+import { LocalService } from '../../src/engine/app/local-service.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { tempDir } from './fixtures.js';
 import { countingRunner, type CountingRunner } from './tools.js';
 
 export interface TestEngine extends Engine {
   runner: CountingRunner;
   dataDir: string;
-  dispose(): void;
+  dispose(): Promise<void>;
 }
 
-export function testEngine(options: { dataDir?: string; workers?: number; now?: () => number } = {}): TestEngine {
+export async function testEngine(options: { dataDir?: string; workers?: number; now?: () => number; deployment?: Deployment } = {}): Promise<TestEngine> {
   const dataDir = options.dataDir ?? tempDir('engine');
   const runner = countingRunner();
-  const engine = openEngine({ dataDir, workers: options.workers ?? 2, encode: { preset: 'veryfast', crf: 23 }, runner, now: options.now });
-  return Object.assign(engine, {
+  const engine = await openEngine({ dataDir, workers: options.workers ?? 2, encode: { preset: 'veryfast', crf: 23 }, runner, now: options.now, ...(options.deployment ? { deployment: options.deployment } : {}) });
+  return {
+    ...engine,
     runner,
     dataDir,
-    dispose() {
-      engine.close();
+    async dispose() {
+      await engine.close();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
-  });
+  };
+}
+
+/** A watermark's folder on disk (the engine's media folder). */
+export function watermarkDir(engine: Engine, videoId: string, watermarkId: string): string {
+  return mediaFile(engine.paths, mediaKeys.watermark(videoId, watermarkId));
+}
+
+/** A video's folder of working segments on disk. */
+export function videoDir(engine: Engine, videoId: string): string {
+  return mediaFile(engine.paths, mediaKeys.video(videoId));
+}
+
+/** A video's working segment on disk. */
+export function workingSegment(engine: Engine, videoId: string, index: number): string {
+  return mediaFile(engine.paths, mediaKeys.workingSegment(videoId, index));
+}
+
+/** A forensic video's folder of variants, layout and sidecar on disk. */
+export function forensicDir(engine: Engine, videoId: string): string {
+  return path.join(videoDir(engine, videoId), 'forensic');
 }
 
 /**
@@ -36,7 +60,7 @@ export function testEngine(options: { dataDir?: string; workers?: number; now?: 
 export async function ingestVideo(engine: Engine, request: IngestRequest): Promise<{ video: VideoRecord; created: boolean }> {
   const { video, created } = await registerVideo(engine, request);
   if (video.status === 'PENDING') await runIngestJob(engine, video.id);
-  return { video: engine.store.getVideo(video.id)!, created };
+  return { video: (await engine.store.getVideo(video.id))!, created };
 }
 
 /** The local service on a test engine, its jobs run in this process. */

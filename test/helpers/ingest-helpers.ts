@@ -91,7 +91,7 @@ export function privateInstall(dir: string): { bin: string; dist: string } {
     cwd: REPO,
     encoding: 'utf8',
   });
-  if (!existsSync(path.join(dist, 'cli', 'main.js')) || !existsSync(path.join(dist, 'engine', 'store.js'))) {
+  if (!existsSync(path.join(dist, 'cli', 'main.js')) || !existsSync(path.join(dist, 'engine', 'state', 'sqlite-state-store.js'))) {
     throw new Error(`private build failed: ${tsc.stdout}${tsc.stderr}`);
   }
   return { bin: path.join(dir, 'bin', 'wmark.js'), dist };

@@ -7,11 +7,12 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { createCredential, type IssuedCredential } from '../../src/engine/credentials.js';
+import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
+import type { LocalService } from '../../src/engine/app/local-service.js';
+import { serverService, type ServerServiceOptions } from '../../src/engine/app/server-service.js';
 import type { Engine } from '../../src/engine/engine.js';
-import { InProcessJobQueue } from '../../src/engine/job-queue.js';
-import { LocalService } from '../../src/engine/local-service.js';
-import { serverSourcePolicy, type SourcePolicy } from '../../src/engine/source-policy.js';
+import type { JobQueue } from '../../src/engine/jobs/job-queue.js';
+import type { SourcePolicy } from '../../src/engine/ingest/source-policy.js';
 import { createApp, type App } from '../../src/server/app.js';
 import type { AuthLimitOptions } from '../../src/server/auth-limit.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/node-server.js';
@@ -148,20 +149,22 @@ interface Credentials {
   logs: string[];
 }
 
-export interface TestServer extends RunningServer, Credentials {}
+export interface TestServer extends RunningServer, Credentials {
+  queue: JobQueue;
+}
 
 /** The service in-process: its app (call it with `call(s.app, ...)`), its job queue and credentials; no socket. */
 export interface TestApp extends Credentials {
   app: App;
   service: LocalService;
-  queue: InProcessJobQueue;
+  queue: JobQueue;
   /** The base of the links it hands out. */
   url: string;
   close(): Promise<void>;
 }
 
 async function withCredentials(engine: Engine, app: App, logs: string[]): Promise<Credentials> {
-  const cred = createCredential(engine, 'serve test');
+  const cred = await createCredential(engine, 'serve test');
   const t = await call(app, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(cred) });
   if (t.status !== 200) throw new Error(`token endpoint answered ${t.status}: ${t.text}`);
   return { cred, token: t.json.token as string, v1: bearer(t.json.token as string), v2: keyHeaders(cred), logs };
@@ -173,24 +176,22 @@ async function withCredentials(engine: Engine, app: App, logs: string[]): Promis
  */
 export async function serveEngine(
   engine: Engine,
-  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number } & Pick<ServerOptions, 'timeouts' | 'sourcePolicy' | 'corsOrigins' | 'authLimit' | 'render'> = {},
+  options: { tokenTtlSeconds?: number } & Pick<ServerServiceOptions, 'jobConcurrency' | 'playableTimeoutMs' | 'sourcePolicy' | 'render'> & Pick<ServerOptions, 'timeouts' | 'corsOrigins' | 'authLimit'> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
+  const log = (line: string) => logs.push(line);
+  const host = '127.0.0.1';
   const server = await startServer({
-    engine,
-    host: '127.0.0.1',
+    service: serverService(engine, { host, jobConcurrency: options.jobConcurrency ?? 2, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy: options.sourcePolicy, render: options.render, log }),
+    host,
     port: 0,
     tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
-    jobConcurrency: options.jobConcurrency,
-    playableTimeoutMs: options.playableTimeoutMs,
     timeouts: options.timeouts,
-    sourcePolicy: options.sourcePolicy,
     corsOrigins: options.corsOrigins,
     authLimit: options.authLimit,
-    render: options.render,
-    log: (line) => logs.push(line),
+    log,
   });
-  return Object.assign(server, await withCredentials(engine, server.app, logs));
+  return Object.assign(server, { queue: server.service.queue }, await withCredentials(engine, server.app, logs));
 }
 
 /** The same service without a socket: routes and handlers called in-process. */
@@ -200,13 +201,12 @@ export async function serveInProcess(
 ): Promise<TestApp> {
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
-  const queue = new InProcessJobQueue(engine, { concurrency: options.jobConcurrency ?? 2, adoptAll: true, log });
   const url = options.publicUrl ?? `http://${IN_PROCESS_HOST}`;
-  // The policy of a server on loopback, as `wmark serve` would have.
-  const sourcePolicy = options.sourcePolicy ?? serverSourcePolicy('127.0.0.1');
-  const service = new LocalService(engine, { queue, baseUrl: url, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy });
+  // The policy of a server on loopback, as `wmark serve` would have; rendered in full, as the in-process tests expect.
+  const service = serverService(engine, { host: '127.0.0.1', jobConcurrency: options.jobConcurrency ?? 2, playableTimeoutMs: options.playableTimeoutMs, render: 'full', log, ...(options.sourcePolicy ? { sourcePolicy: options.sourcePolicy } : {}) })(url);
   const app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds ?? 3600, log, corsOrigins: options.corsOrigins, authLimit: options.authLimit });
-  queue.resume();
+  const queue = service.queue;
+  await queue.resume();
   return { app, service, queue, url, ...(await withCredentials(engine, app, logs)), close: () => queue.close() };
 }
 
@@ -377,12 +377,12 @@ export function inProcessAppPerFile(use: (engine: TestEngine, app: TestApp) => v
   let engine: TestEngine | undefined;
   let app: TestApp | undefined;
   beforeAll(async () => {
-    engine = testEngine();
+    engine = await testEngine();
     app = await serveInProcess(engine);
     use(engine, app);
   });
   afterAll(async () => {
     await app?.close();
-    engine?.dispose();
+    await engine?.dispose();
   });
 }

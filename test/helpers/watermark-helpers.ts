@@ -8,11 +8,13 @@ import { promisify } from 'node:util';
 import { parseSettings } from '../../src/core/setting-schema.js';
 import type { Setting } from '../../src/core/setting-types.js';
 import type { Engine } from '../../src/engine/engine.js';
-import type { Container, VideoRecord, WatermarkRecord } from '../../src/engine/state-store.js';
-import { PLAYLIST_NAME, requestWatermark, runWatermarkJob, watermarkDir, type WatermarkRequestResult } from '../../src/engine/watermark.js';
-import { ingestVideo } from './engine.js';
+import type { Container, VideoRecord, WatermarkRecord } from '../../src/engine/state/state-store.js';
+import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
+import { ingestVideo, watermarkDir } from './engine.js';
 import { diffBox, type RgbFrame } from './media.js';
 import { FFMPEG, FFPROBE, FONT } from './tools.js';
+import { PLAYLIST_NAME } from '../../src/engine/data-folder/layout.js';
+import { type WatermarkRequestResult, requestWatermark } from '../../src/engine/watermark/request.js';
 
 const run = promisify(execFile);
 
@@ -51,12 +53,12 @@ export async function renderWith(
   raw: unknown[],
   options: { containers?: Container[]; expirationSeconds?: number } = {},
 ): Promise<Rendered> {
-  const request = requestWatermark(engine, {
+  const request = (await requestWatermark(engine, {
     video: { key },
     settings: settingsOf(raw),
     containers: options.containers ?? ['m3u8'],
     expirationSeconds: options.expirationSeconds,
-  });
+  }));
   const record = (await runWatermarkJob(engine, request.watermark.id))!;
   const dir = watermarkDir(engine, request.video.id, record.id);
   return { request, record, dir, playlist: path.join(dir, PLAYLIST_NAME) };

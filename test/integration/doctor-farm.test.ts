@@ -1,7 +1,7 @@
 // `wmark doctor --queue URL --media URL` against a private redis-server and an S3-protocol server (s3rver): Redis
 // answers and its workers are listed; the media store takes a write, gives it back and lets it be deleted.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSegmentWorker, type RunningSegmentWorker } from '../../src/cluster/segment-worker.js';
+import { startFarmWorker, type RunningFarmWorker } from '../../src/farm/farm-worker.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { runCli } from '../helpers/cli.js';
@@ -43,7 +43,7 @@ afterAll(async () => {
   box?.dispose();
 });
 
-let worker: RunningSegmentWorker | undefined;
+let worker: RunningFarmWorker | undefined;
 afterEach(async () => {
   await worker?.close({ force: true });
   worker = undefined;
@@ -69,7 +69,7 @@ describe('wmark doctor --queue --media', () => {
   });
 
   it('lists the connected workers; WMARK_QUEUE_URL works as --queue', async () => {
-    worker = await startSegmentWorker({ queueUrl: redis.url, store: new FolderMediaStore(tempDir('doctor-worker')), runner: createProcessRunner(FFMPEG, FFPROBE), tools: { ffmpeg: FFMPEG, font: FONT } });
+    worker = await startFarmWorker({ queueUrl: redis.url, store: new FolderMediaStore(tempDir('doctor-worker')), runner: createProcessRunner(FFMPEG, FFPROBE), tools: { ffmpeg: FFMPEG, font: FONT } });
     const r = await doctor([], { WMARK_QUEUE_URL: redis.url });
     expect(r.code).toBe(0);
     expect(r.check('workers')).toMatchObject({ ok: true, detail: expect.stringContaining(`1 connected: ${worker.id} (wmark ${VERSION})`) });
@@ -77,7 +77,7 @@ describe('wmark doctor --queue --media', () => {
   });
 
   it('flags a worker of another version (it refuses this version\'s tasks), as a warning', async () => {
-    worker = await startSegmentWorker({ queueUrl: redis.url, store: new FolderMediaStore(tempDir('doctor-worker')), runner: createProcessRunner(FFMPEG, FFPROBE), tools: { ffmpeg: FFMPEG, font: FONT }, version: '0.0.1-old' });
+    worker = await startFarmWorker({ queueUrl: redis.url, store: new FolderMediaStore(tempDir('doctor-worker')), runner: createProcessRunner(FFMPEG, FFPROBE), tools: { ffmpeg: FFMPEG, font: FONT }, version: '0.0.1-old' });
     const r = await doctor(['--queue', redis.url]);
     expect(r.code).toBe(0);
     expect(r.check('workers')).toMatchObject({ ok: false, required: false, detail: expect.stringContaining(`${worker.id} (wmark 0.0.1-old)`) });

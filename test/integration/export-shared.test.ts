@@ -4,12 +4,14 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mediaKey, rememberSharedMedia } from '../../src/engine/media-publish.js';
-import { exportWatermark, requestWatermark, runWatermarkJob, watermarkDir } from '../../src/engine/watermark.js';
+import { rememberSharedMedia } from '../../src/engine/data-folder/shared-media.js';
+import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
 import { ingestFixture, settingsOf } from '../helpers/watermark-helpers.js';
+import { exportWatermark } from '../../src/engine/watermark/manage.js';
+import { requestWatermark } from '../../src/engine/watermark/request.js';
 
 let engine: TestEngine;
 let storeRoot: string;
@@ -19,9 +21,9 @@ let id: string;
 const rendered = new Map<string, Buffer>();
 
 beforeAll(async () => {
-  engine = testEngine();
+  engine = await testEngine();
   const video = await ingestFixture(engine, await flat('446688', 9), 'export-shared');
-  const r = requestWatermark(engine, { video: { key: video.key }, settings: settingsOf([{ type: 'text', content: 'for the farm' }]), containers: ['m3u8', 'mp4'] });
+  const r = (await requestWatermark(engine, { video: { key: video.key }, settings: settingsOf([{ type: 'text', content: 'for the farm' }]), containers: ['m3u8', 'mp4'] }));
   await runWatermarkJob(engine, r.watermark.id);
   id = r.watermark.id;
   // As a farm leaves it: segments and mp4 in the store only; the playlist in both places (serve keeps its copy).
@@ -31,12 +33,12 @@ beforeAll(async () => {
   for (const name of readdirSync(dir).filter((n) => /^(seg_\d{5}\.ts|video\.mp4|video\.m3u8)$/.test(n))) {
     const file = path.join(dir, name);
     rendered.set(name, readFileSync(file));
-    await store.putFile(mediaKey(engine.paths.media, file), file);
+    await store.putFile(path.relative(engine.paths.media, file).split(path.sep).join('/'), file);
     if (name !== 'video.m3u8') rmSync(file);
   }
 });
-afterAll(() => {
-  engine?.dispose();
+afterAll(async () => {
+  await engine?.dispose();
   store?.close();
   rmSync(storeRoot, { recursive: true, force: true });
 });
@@ -50,16 +52,13 @@ function expectWhole(copied: string): void {
 
 describe('exporting a watermark whose media is in a shared store', () => {
   it('fetches the segments and the mp4 from serve’s store', async () => {
-    engine.media = store;
-    try {
-      expectWhole(await exportWatermark(engine, engine.store.getWatermark(id)!, tempDir('export-out')));
-    } finally {
-      engine.media = undefined;
-    }
+    // serve's own engine: built with the shared store as its media.
+    const serving = { ...engine, media: store };
+    expectWhole(await exportWatermark(serving, (await engine.store.getWatermark(id))!, tempDir('export-out')));
   });
 
   it('fetches them in another process on the data folder, through the store serve wrote down', async () => {
-    await rememberSharedMedia(engine, { url: storeRoot });
-    expectWhole(await exportWatermark(engine, engine.store.getWatermark(id)!, tempDir('export-out')));
+    await rememberSharedMedia(engine.paths, { url: storeRoot });
+    expectWhole(await exportWatermark(engine, (await engine.store.getWatermark(id))!, tempDir('export-out')));
   });
 });

@@ -4,10 +4,12 @@
 import { chmodSync, existsSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportWatermark, requestWatermark, runWatermarkJob } from '../../src/engine/watermark.js';
+import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
 import { ingestFixture, settingsOf } from '../helpers/watermark-helpers.js';
+import { exportWatermark } from '../../src/engine/watermark/manage.js';
+import { requestWatermark } from '../../src/engine/watermark/request.js';
 
 /** Every entry below `root` (root included) with its permission bits, symlinks skipped. */
 function modes(root: string): Map<string, number> {
@@ -40,13 +42,13 @@ describe('file modes', () => {
     process.umask(0o022);
     dataDir = tempDir('modes');
     chmodSync(dataDir, 0o755);
-    engine = testEngine({ dataDir });
+    engine = await testEngine({ dataDir });
     const video = await ingestFixture(engine, await flat('884422', 4), 'modes');
-    const r = requestWatermark(engine, { video: { key: video.key }, settings: settingsOf([{ type: 'text', content: 'for alice' }]), containers: ['m3u8', 'mp4'] });
+    const r = (await requestWatermark(engine, { video: { key: video.key }, settings: settingsOf([{ type: 'text', content: 'for alice' }]), containers: ['m3u8', 'mp4'] }));
     await runWatermarkJob(engine, r.watermark.id);
   });
-  afterAll(() => {
-    engine?.dispose();
+  afterAll(async () => {
+    await engine?.dispose();
     process.umask(oldUmask);
   });
 
@@ -59,9 +61,9 @@ describe('file modes', () => {
   });
 
   it('a copy exported for the user (--out) gets the modes of the umask wmark started with, not the private ones', async () => {
-    const id = engine.store.listWatermarks()[0]!.id;
+    const id = (await engine.store.listWatermarks())[0]!.id;
     const out = tempDir('modes-out');
-    const copied = await exportWatermark(engine, engine.store.getWatermark(id)!, out);
+    const copied = await exportWatermark(engine, (await engine.store.getWatermark(id))!, out);
     const all = modes(copied);
     expect([...all.keys()].some((f) => f.endsWith('video.mp4'))).toBe(true);
     const wrong = [...all].filter(([file, mode]) => mode !== (lstatSync(file).isDirectory() ? 0o755 : 0o644)).map(([f, m]) => `${path.relative(copied, f) || '.'} ${m.toString(8)}`);
@@ -70,13 +72,13 @@ describe('file modes', () => {
     expectPrivate(dataDir);
   });
 
-  it('an existing open data folder is tightened when the engine opens', () => {
+  it('an existing open data folder is tightened when the engine opens', async () => {
     engine.close();
     for (const [file] of modes(dataDir)) chmodSync(file, lstatSync(file).isDirectory() ? 0o755 : 0o644);
     expect(lstatSync(path.join(dataDir, 'wmark.db')).mode & 0o777).toBe(0o644);
-    engine = testEngine({ dataDir });
+    engine = await testEngine({ dataDir });
     expectPrivate(dataDir);
     // Still a working engine.
-    expect(engine.store.getVideoByKey('modes')?.status).toBe('INGESTED');
+    expect((await engine.store.getVideoByKey('modes'))?.status).toBe('INGESTED');
   });
 });

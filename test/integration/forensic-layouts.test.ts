@@ -10,18 +10,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Z_THRESHOLD } from '../../src/core/forensic/detect-math.js';
 import { forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
-import { detectLeak } from '../../src/engine/detect.js';
-import { FORENSIC_DIR, readForensicLayout, SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, splitFrame, variantFileName } from '../../src/engine/forensic-prepare.js';
-import { videoDir } from '../../src/engine/ingest.js';
-import type { VideoRecord } from '../../src/engine/state-store.js';
-import { MP4_NAME, watermarkDir } from '../../src/engine/watermark.js';
+import { detectLeak } from '../../src/engine/forensic/detect.js';
+import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { sandbox, type Sandbox } from '../helpers/cli-helpers.js';
-import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, ingestVideo, testEngine, videoDir, watermarkDir } from '../helpers/engine.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
 import { degrade, halfSlopes, slope } from '../helpers/forensic-helpers.js';
 import { grayFrames, videoPackets } from '../helpers/media.js';
 import { call, expectError, messagesOf, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
+import { FORENSIC_DIR, MP4_NAME } from '../../src/engine/data-folder/layout.js';
+import { SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, splitFrame, variantFileName } from '../../src/core/forensic/variant-plan.js';
 
 const SPLIT_KEY = 'layout-split';
 const SINGLE_KEY = 'layout-single';
@@ -52,18 +52,18 @@ beforeAll(async () => {
   work = tempDir('forensic-layouts');
   source = path.join(work, 'natural-5min.mp4');
   linkSync(await natural(300), source);
-  engine = testEngine();
+  engine = await testEngine();
   box = sandbox('forensic-layouts');
   // One through the CLI flag, one through the engine's request.
   splitIngest = await cli(['--json', 'ingest', source, '--key', SPLIT_KEY, '--forensic-layout', 'split']);
-  split = engine.store.getVideoByKey(SPLIT_KEY)!;
+  split = (await engine.store.getVideoByKey(SPLIT_KEY))!;
   ({ video: single } = await ingestVideo(engine, { source, key: SINGLE_KEY, enableForensic: true, forensicLayout: 'single' }));
   server = await serveEngine(engine);
 }, 900_000);
 
 afterAll(async () => {
   await server?.close();
-  engine?.dispose();
+  await engine?.dispose();
   box?.dispose();
   if (work) rmSync(work, { recursive: true, force: true });
   console.log(`forensic layout measurements: ${JSON.stringify(measured, null, 2)}`);
@@ -100,7 +100,7 @@ describe("the 'split' layout", () => {
   });
 
   it('gives every 4-s segment four files aa..bb of two GOPs each, each half carrying its own sign in full', async () => {
-    const layout = await readForensicLayout(path.dirname(forensicFile(split, 'x')), SEGMENTS);
+    const layout = await readTitleLayout(engine, split);
     expect(layout).toMatchObject({ version: 2, slots: 2 * SEGMENTS });
     const files = readdirSync(path.dirname(forensicFile(split, 'x')));
     for (let k = 0; k < SEGMENTS; k++) for (const v of ['aa', 'ab', 'ba', 'bb']) expect(files).toContain(variantFileName(v, k));
@@ -140,7 +140,7 @@ describe("the 'split' layout", () => {
 describe("the 'single' layout", () => {
   it('gives every segment files a and b of one GOP each, A adding and B subtracting its one pattern, from two encodes', async () => {
     expect(single).toMatchObject({ status: 'INGESTED', forensicLayout: 'single' });
-    const layout = await readForensicLayout(path.dirname(forensicFile(single, 'x')), SEGMENTS);
+    const layout = await readTitleLayout(engine, single);
     expect(layout).toMatchObject({ version: 2, slots: SEGMENTS, slotsPerSegment: new Array(SEGMENTS).fill(1) });
     const files = readdirSync(path.dirname(forensicFile(single, 'x')));
     expect(files.filter((f) => f.endsWith('.ts')).sort()).toEqual(
@@ -181,7 +181,7 @@ describe('refusals', () => {
     const alone = await call(server.url, 'POST', '/2.0/videos', { headers: server.v2, body: { sourceUrl: source, key: 'bad-layout', forensicLayout: 'single' } });
     expectError(alone, 400, 'VALIDATION_FAILED');
     expect(messagesOf(alone)).toEqual([expect.stringMatching(/^forensicLayout: applies to forensic videos only/)]);
-    expect(engine.store.getVideoByKey('bad-layout')).toBeUndefined();
+    expect((await engine.store.getVideoByKey('bad-layout'))).toBeUndefined();
   });
 
   it('the CLI refuses an unknown layout; a key prepared with another layout needs --replace', async () => {

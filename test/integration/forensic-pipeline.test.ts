@@ -14,18 +14,19 @@ import { codeword, forensicKey, patternGrid } from '../../src/core/forensic/keye
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
 import { decodeSidecar } from '../../src/core/forensic/sidecar-format.js';
 import { encodeForensicContent } from '../../src/core/forensic-payload.js';
-import { detectLeak } from '../../src/engine/detect.js';
-import { FORENSIC_DIR, readForensicLayout, SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH, splitFrame, variantFileFor, variantFileName, type ForensicLayout } from '../../src/engine/forensic-prepare.js';
-import { videoDir, workingSegment } from '../../src/engine/ingest.js';
-import type { VideoRecord } from '../../src/engine/state-store.js';
-import { watermarkDir } from '../../src/engine/watermark.js';
+import { detectLeak } from '../../src/engine/forensic/detect.js';
+import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { sandbox, type Sandbox } from '../helpers/cli-helpers.js';
-import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, ingestVideo, testEngine, videoDir, watermarkDir, workingSegment } from '../helpers/engine.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
 import { averageCopies, concatSegments, cutCopy, degrade, fetchBytes, frameSize, halfSlopes, segmentUrls, slope, withoutQueries } from '../helpers/forensic-helpers.js';
 import { call, expectError, messagesOf, serveEngine, waitFor, type TestServer } from '../helpers/serve-helpers.js';
 import { decodeFrame, videoPackets } from '../helpers/media.js';
+import { FORENSIC_DIR, SIDECAR_NAME } from '../../src/engine/data-folder/layout.js';
+import { SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_WIDTH, splitFrame, variantFileName } from '../../src/core/forensic/variant-plan.js';
+import { type ForensicLayout, variantFileFor } from '../../src/core/forensic/title-layout.js';
 
 const KEY = 'forensic-natural-5min';
 const PLAIN_KEY = 'plain-natural-4s';
@@ -71,12 +72,12 @@ beforeAll(async () => {
   source = path.join(work, 'natural-5min.mp4');
   linkSync(await natural(300), source);
   short = await cutCopy(source, path.join(work, 'natural-4m59s.mp4'), 299);
-  engine = testEngine();
+  engine = await testEngine();
   box = sandbox('forensic');
   const started = Date.now();
   ({ video } = await ingestVideo(engine, { source, key: KEY, enableForensic: true }));
   ingestSeconds = (Date.now() - started) / 1000;
-  layout = await readForensicLayout(path.join(videoDir(engine, video.id), FORENSIC_DIR), SEGMENTS);
+  layout = await readTitleLayout(engine, video);
   ({ video: plain } = await ingestVideo(engine, { source: await natural(4), key: PLAIN_KEY }));
   // Rendered in full: the TEXT + FORENSIC viewer below is read segment by segment from disk (on-demand rendering,
   // the server's default for TEXT, is not what this file tests).
@@ -85,7 +86,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  engine?.dispose();
+  await engine?.dispose();
   box?.dispose();
   if (work) rmSync(work, { recursive: true, force: true });
   // Measurements for the record (z-scores, timings), visible in the test output.
@@ -176,7 +177,7 @@ describe('refusals', () => {
     expect(c.code, c.stderr).toBe(2);
     expect(c.stderr).toMatch(/at least 5 minutes/);
     // Nothing registered for any of them.
-    for (const key of ['short-engine', 'short-2.0', 'short-1.0', 'short-cli']) expect(engine.store.getVideoByKey(key)).toBeUndefined();
+    for (const key of ['short-engine', 'short-2.0', 'short-1.0', 'short-cli']) expect((await engine.store.getVideoByKey(key))).toBeUndefined();
   });
 
   it('a FORENSIC request on a video ingested without it is refused: 422 in 1.0 and 2.0, exit 2 in the CLI', async () => {
@@ -191,7 +192,7 @@ describe('refusals', () => {
     const c = await cli(['watermark', '--key', PLAIN_KEY, '--forensic', 'AB', '--containers', 'm3u8']);
     expect(c.code, c.stderr).toBe(2);
     expect(c.stderr).toMatch(/not ingested with forensic/);
-    expect(engine.store.listWatermarks(plain.id)).toEqual([]);
+    expect((await engine.store.listWatermarks(plain.id))).toEqual([]);
     const d = await cli(['detect', source, '--key', PLAIN_KEY]);
     expect(d.code, d.stderr).toBe(2);
     expect(d.stderr).toMatch(/not ingested with forensic/);
@@ -214,7 +215,7 @@ describe('refusals', () => {
       expect(messagesOf(r), `${v} ${content}`).toEqual([expect.stringMatching(expected)]);
       expect(messagesOf(r)[0]).toMatch(/^settings\[0\]\.content: /);
     }
-    expect(engine.store.listWatermarks(video.id)).toEqual([]);
+    expect((await engine.store.listWatermarks(video.id))).toEqual([]);
   });
 });
 
@@ -245,11 +246,11 @@ describe('forensic viewers', () => {
     expect(ms2).toBeLessThan(10_000);
     expect(ms1).toBeLessThan(10_000);
     // The record keeps the payload, so detection can name the watermark.
-    expect(engine.store.getWatermark(r2.json.id)?.forensicPayload).toBe(P1);
-    expect(engine.store.getWatermark(r1.json.id)?.forensicPayload).toBe(P2);
+    expect((await engine.store.getWatermark(r2.json.id))?.forensicPayload).toBe(P1);
+    expect((await engine.store.getWatermark(r1.json.id))?.forensicPayload).toBe(P2);
     // mp4 (2.0 default containers) is joined by stream copy: still no encode.
-    await waitFor(() => (engine.store.getWatermark(r2.json.id)?.status === 'READY' ? true : undefined), 'viewer 1 to be READY', 30_000);
-    expect(engine.store.getWatermark(r1.json.id)?.status).toBe('READY');
+    await waitFor(async () => ((await engine.store.getWatermark(r2.json.id))?.status === 'READY' ? true : undefined), 'viewer 1 to be READY', 30_000);
+    expect((await engine.store.getWatermark(r1.json.id))?.status).toBe('READY');
     expect(encodes() - before).toBe(0);
     // A new viewer costs a playlist of under 3 KB (FORENSIC.md F4).
     for (const r of [r2, r1]) expect(statSync(path.join(watermarkDir(engine, video.id, r.json.id), 'video.m3u8')).size).toBeLessThanOrEqual(3 * 1024);
@@ -276,7 +277,7 @@ describe('forensic viewers', () => {
     expect(a.code, a.stderr).toBe(0);
     const id = a.json().id as string;
     expect(a.json().status).toBe('READY');
-    expect(engine.store.getWatermark(id)?.forensicPayload).toBe(P4);
+    expect((await engine.store.getWatermark(id))?.forensicPayload).toBe(P4);
     for (const spelling of [String(P4), encodeForensicContent(P4, '2.0')!]) {
       const b = await cli(['--json', 'watermark', '--key', KEY, '--forensic', spelling, '--containers', 'm3u8']);
       expect(b.code, b.stderr).toBe(0);
@@ -428,8 +429,8 @@ describe('forensic viewers', () => {
       },
     });
     expect(r.status, r.text).toBe(201);
-    expect(engine.store.getWatermark(r.json.id)?.forensicPayload).toBe(P3);
-    await waitFor(() => (engine.store.getWatermark(r.json.id)?.status === 'READY' ? true : undefined), 'the TEXT + FORENSIC watermark to be READY', 180_000, 250);
+    expect((await engine.store.getWatermark(r.json.id))?.forensicPayload).toBe(P3);
+    await waitFor(async () => ((await engine.store.getWatermark(r.json.id))?.status === 'READY' ? true : undefined), 'the TEXT + FORENSIC watermark to be READY', 180_000, 250);
     expect(encodes() - before).toBe(SEGMENTS);
     const dir = watermarkDir(engine, video.id, r.json.id);
     const seg = path.join(dir, 'seg_00003.ts');

@@ -2,12 +2,12 @@
 // engine's media folder. The engine itself runs no ffmpeg on the ingest; a transcode that fails on the worker fails
 // the video with the worker's reason (its error code kept) and leaves nothing in the store.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestTask } from '../../src/cluster/ingest-task.js';
-import { SegmentQueue } from '../../src/cluster/segment-queue.js';
-import { startSegmentWorker, type RunningSegmentWorker } from '../../src/cluster/segment-worker.js';
+import type { IngestTask } from '../../src/farm/tasks/ingest-task.js';
+import { TaskQueue } from '../../src/farm/task-queue.js';
+import { startFarmWorker, type RunningFarmWorker } from '../../src/farm/farm-worker.js';
 import { WmarkError } from '../../src/core/errors.js';
-import { attachIngestFarm } from '../../src/engine/ingest-farm.js';
-import { registerVideo, runIngestJob } from '../../src/engine/ingest.js';
+import { testFarmDeployment } from '../helpers/cluster.js';
+import { registerVideo } from '../../src/engine/ingest/register.js';
 import { createProcessRunner, type ProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import { VERSION } from '../../src/version.js';
@@ -15,34 +15,34 @@ import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { natural } from '../helpers/fixtures.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { countingRunner, FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
+import { runIngestJob } from '../../src/engine/ingest/ingest-job.js';
 
 let redis: TestRedis;
 let engine: TestEngine;
-let queue: SegmentQueue;
+let queue: TaskQueue;
 let store: FolderMediaStore;
 let source: string;
 
 beforeAll(async () => {
   [redis, source] = await Promise.all([startRedis(), natural(6)]);
-  engine = testEngine();
-  queue = await SegmentQueue.open(redis.url, { pollMs: 500 });
+  queue = await TaskQueue.open(redis.url, { pollMs: 500 });
+  engine = await testEngine({ deployment: testFarmDeployment(queue, redis.url, { ingestOnFarm: true }) });
   store = new FolderMediaStore(engine.paths.media);
-  attachIngestFarm(engine, queue, store);
 });
 afterAll(async () => {
   await queue?.close();
-  engine?.dispose();
+  await engine?.dispose();
   await redis?.stop();
 });
 
-let worker: RunningSegmentWorker | undefined;
+let worker: RunningFarmWorker | undefined;
 afterEach(async () => {
   await worker?.close({ force: true });
   worker = undefined;
 });
 
 async function startWorker(runner: ProcessRunner): Promise<void> {
-  worker = await startSegmentWorker({ queueUrl: redis.url, store, runner, tools: { ffmpeg: FFMPEG, font: FONT }, threads: 1, lockMs: 3_000 });
+  worker = await startFarmWorker({ queueUrl: redis.url, store, runner, tools: { ffmpeg: FFMPEG, font: FONT }, threads: 1, lockMs: 3_000 });
 }
 
 describe('ingest on the render farm, in process', () => {
@@ -94,7 +94,7 @@ describe('ingest on the render farm, in process', () => {
     const failure = await runIngestJob(engine, video.id).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(WmarkError);
     expect(failure).toMatchObject({ code: 'FFMPEG_FAILED', message: expect.stringContaining('No space left on device') });
-    expect(engine.store.getVideo(video.id)).toMatchObject({ status: 'FAILED_ENCODING', error: expect.stringContaining('No space left on device') });
+    expect((await engine.store.getVideo(video.id))).toMatchObject({ status: 'FAILED_ENCODING', error: expect.stringContaining('No space left on device') });
     expect(await store.list(`videos/${video.id}/`)).toEqual([]);
   });
 });

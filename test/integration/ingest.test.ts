@@ -7,12 +7,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WmarkError } from '../../src/core/errors.js';
 import { framesPerSegment, segmentFileName, segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
-import { workingSegment } from '../../src/engine/ingest.js';
-import type { VideoRecord } from '../../src/engine/state-store.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { probeMedia } from '../../src/ffmpeg/probe-media.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, ingestVideo, testEngine, workingSegment } from '../helpers/engine.js';
 import { fixture, flat, tempDir } from '../helpers/fixtures.js';
 import { audioOnly, closedPort, dataLayout, dbRows, entries, leftovers, ntscOddSize } from '../helpers/ingest-helpers.js';
 import { decodeFrame, decodesCleanly, videoPackets, type Packet } from '../helpers/media.js';
@@ -77,12 +76,12 @@ describe('ingest of a 10 s 320x180 30 fps video', () => {
 
   beforeAll(async () => {
     source = await flat();
-    engine = testEngine();
+    engine = await testEngine();
     const result = await ingestVideo(engine, { source, key: 'flat-10s', name: 'Flat ten' });
     expect(result.created).toBe(true);
     video = result.video;
   });
-  afterAll(() => engine.dispose());
+  afterAll(async () => await engine.dispose());
 
   it('records the probed video with segment durations that add up to the source within one frame', async () => {
     const info = await probe(source);
@@ -126,10 +125,10 @@ describe('ingest of a 10 s 320x180 30 fps video', () => {
 
 describe('ingest of other frame rates and sizes', () => {
   let engine: TestEngine;
-  beforeAll(() => {
-    engine = testEngine();
+  beforeAll(async () => {
+    engine = await testEngine();
   });
-  afterAll(() => engine.dispose());
+  afterAll(async () => await engine.dispose());
 
   it('ingests 29.97 fps at an odd size (321x181) into even-sized segments of 1.001 s, 1.001 s, 2.002 s, then 4.004 s', async () => {
     const source = await ntscOddSize();
@@ -189,7 +188,7 @@ describe('bad inputs', () => {
   ];
 
   it('throws the right WmarkError for each and leaves no row, media or scratch files', async () => {
-    const engine = testEngine();
+    const engine = await testEngine();
     try {
       for (const c of cases()) {
         const error = await rejection(ingestVideo(engine, { source: c.source, key: `bad-${c.code}` }));
@@ -203,7 +202,7 @@ describe('bad inputs', () => {
         expect(engine.runner.encodes(), c.what).toBe(0);
       }
     } finally {
-      engine.dispose();
+      await engine.dispose();
     }
   });
 
@@ -265,10 +264,10 @@ describe('remote sources', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as { port: number }).port;
-    engine = testEngine();
+    engine = await testEngine();
   });
   afterAll(async () => {
-    engine.dispose();
+    await engine.dispose();
     await new Promise((resolve) => server.close(resolve));
   });
 

@@ -1,19 +1,19 @@
 // The service's job queue: bounded concurrency for renders, and immediate start for jobs that cost no encode.
 import { afterEach, describe, expect, it } from 'vitest';
-import { InProcessJobQueue } from '../../src/engine/job-queue.js';
-import { LocalService } from '../../src/engine/local-service.js';
-import { requestWatermark } from '../../src/engine/watermark.js';
+import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
+import { LocalService } from '../../src/engine/app/local-service.js';
 import { lastOf } from '../../src/service/watch.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { ingestFixture, settingsOf } from '../helpers/watermark-helpers.js';
+import { requestWatermark } from '../../src/engine/watermark/request.js';
 
 let engine: TestEngine | undefined;
-afterEach(() => engine?.dispose());
+afterEach(async () => await engine?.dispose());
 
 describe('InProcessJobQueue', () => {
   it('runs at most `watermarkConcurrency` watermark jobs, but an immediate job starts at once beside them', async () => {
-    engine = testEngine();
+    engine = await testEngine();
     const video = await ingestFixture(engine, await flat('336699', 8), 'queue');
     // Hold every render until released, so the queue is observably full.
     let release!: () => void;
@@ -27,24 +27,24 @@ describe('InProcessJobQueue', () => {
       }
       return inner(args, options);
     };
-    const make = (text: string) => requestWatermark(engine!, { video: { videoId: video.id }, settings: settingsOf([{ content: text }]), containers: ['m3u8'] }).watermark.id;
-    const [a, b, c] = [make('first'), make('second'), make('third')];
-    const jobStatus = (id: string) => engine!.store.getJob(`watermark:${id}`)?.status;
+    const make = async (text: string) => (await requestWatermark(engine!, { video: { videoId: video.id }, settings: settingsOf([{ content: text }]), containers: ['m3u8'] })).watermark.id;
+    const [a, b, c] = [await make('first'), await make('second'), await make('third')];
+    const jobStatus = async (id: string) => (await engine!.store.getJob(`watermark:${id}`))?.status;
     const queue = new InProcessJobQueue(engine, { concurrency: 1, watermarkConcurrency: 1 });
     queue.enqueue({ kind: 'watermark', id: a });
     queue.enqueue({ kind: 'watermark', id: b });
     await new Promise((r) => setTimeout(r, 300));
-    expect([jobStatus(a), jobStatus(b)]).toEqual(['running', 'queued']);
+    expect([await jobStatus(a), await jobStatus(b)]).toEqual(['running', 'queued']);
     expect(started.filter((d) => d.includes(a))).toHaveLength(1);
     expect(started.some((d) => d.includes(b))).toBe(false);
     queue.enqueue({ kind: 'watermark', id: c }, { immediate: true });
     await new Promise((r) => setTimeout(r, 300));
     // The immediate job runs beside the full queue, while b still waits for its turn.
-    expect([jobStatus(a), jobStatus(b), jobStatus(c)]).toEqual(['running', 'queued', 'running']);
+    expect([await jobStatus(a), await jobStatus(b), await jobStatus(c)]).toEqual(['running', 'queued', 'running']);
     expect(started.some((d) => d.includes(b))).toBe(false);
     // Its segment render, though, waits for encoder threads: every render of the process shares one budget, and a's
     // opening segment holds all of it (an immediate job that really costs no encode, a forensic-only one, needs none).
-    expect(engine.renders.depth()).toMatchObject({ now: 1, running: 1 });
+    expect(engine.renderer.depth()).toMatchObject({ now: 1, running: 1 });
     expect(started.some((d) => d.includes(c))).toBe(false);
     release();
     // Watched the way every caller watches a job: its progress stream, until playable.

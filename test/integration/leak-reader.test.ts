@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
-import { readLeak } from '../../src/engine/leak-reader.js';
+import { readLeak } from '../../src/engine/forensic/leak-reader.js';
 import { natural } from '../helpers/fixtures.js';
 import { slope } from '../helpers/forensic-helpers.js';
 import { FFMPEG } from '../helpers/tools.js';

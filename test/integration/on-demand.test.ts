@@ -6,13 +6,13 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
-import { createCredential } from '../../src/engine/credentials.js';
-import { InProcessJobQueue } from '../../src/engine/job-queue.js';
-import { LocalService } from '../../src/engine/local-service.js';
-import type { RenderMode } from '../../src/engine/state-store.js';
-import { openingSegments, watermarkDir } from '../../src/engine/watermark.js';
+import { createCredential } from '../../src/engine/app/credentials.js';
+import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
+import { LocalService } from '../../src/engine/app/local-service.js';
+import type { RenderMode } from '../../src/engine/state/state-store.js';
+import { openingSegments } from '../../src/engine/watermark/watermark-job.js';
 import { createApp, type App } from '../../src/server/app.js';
-import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, ingestVideo, testEngine, watermarkDir } from '../helpers/engine.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
 import { decodeFrame, decodesCleanly } from '../helpers/media.js';
 import { call, keyHeaders, parseM3u8, waitFor } from '../helpers/serve-helpers.js';
@@ -31,12 +31,12 @@ interface Served {
 }
 
 async function serve(render: RenderMode, source: string): Promise<Served> {
-  const engine = testEngine();
+  const engine = await testEngine();
   const { video } = await ingestVideo(engine, { source, key: KEY });
   const queue = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
   const service = new LocalService(engine, { queue, baseUrl: 'http://wmark.test', render });
   const app = createApp({ service, tokenTtlSeconds: 3600 });
-  return { engine, app, queue, headers: keyHeaders(createCredential(engine, 'on-demand test')), videoId: video.id, ingestEncodes: engine.runner.encodes() };
+  return { engine, app, queue, headers: keyHeaders((await createCredential(engine, 'on-demand test'))), videoId: video.id, ingestEncodes: engine.runner.encodes() };
 }
 
 const segmentsOnDisk = (s: Served, id: string) =>
@@ -45,7 +45,7 @@ const segmentsOnDisk = (s: Served, id: string) =>
     .sort();
 
 /** The job of a watermark is over (its opening is rendered, or everything in full mode). */
-const jobDone = (s: Served, id: string) => waitFor(() => (s.engine.store.getJob(`watermark:${id}`)?.status === 'done' ? true : undefined), `job of ${id}`);
+const jobDone = (s: Served, id: string) => waitFor(async () => ((await s.engine.store.getJob(`watermark:${id}`))?.status === 'done' ? true : undefined), `job of ${id}`);
 
 const get = (s: Served, url: string, headers: Record<string, string> = {}) => call(s.app, 'GET', url, { headers: { host: 'wmark.test', ...headers } });
 
@@ -77,16 +77,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await s?.queue.close();
   await full?.queue.close();
-  s?.engine.dispose();
-  full?.engine.dispose();
+  await s?.engine.dispose();
+  await full?.engine.dispose();
 });
 
 describe('a new watermark served on demand', () => {
   it('is READY once its opening is rendered, and renders nothing more until a player asks', async () => {
-    const video = s.engine.store.getVideo(s.videoId)!;
+    const video = (await s.engine.store.getVideo(s.videoId))!;
     expect(video.segments).toEqual([1, 1, 2, 4, 4, 4, 4]);
     expect(watermark.status).toBe('READY');
-    const record = s.engine.store.getWatermark(watermark.id)!;
+    const record = (await s.engine.store.getWatermark(watermark.id))!;
     expect(record.render).toBe('on-demand');
     // Internally not complete: segments are missing, so exports and `--wait` would not see it finished.
     expect(record.status).toBe('PLAYABLE');
@@ -113,7 +113,7 @@ describe('a new watermark served on demand', () => {
     await decodesCleanly(file);
     // Render-ahead: the following segments (up to the end) come without being asked; earlier ones stay unrendered.
     await waitFor(() => (existsSync(path.join(watermarkDir(s.engine, s.videoId, watermark.id), segmentFileName(6))) ? true : undefined), 'render-ahead of segments 5 and 6');
-    await waitFor(() => (s.engine.renders.depth().running === 0 ? true : undefined), 'renders to settle');
+    await waitFor(() => (s.engine.renderer.depth().running === 0 ? true : undefined), 'renders to settle');
     expect(segmentsOnDisk(s, watermark.id)).toEqual([0, 1, 2, 4, 5, 6].map(segmentFileName));
     expect(s.engine.runner.encodes() - before).toBe(3);
   });
@@ -122,7 +122,7 @@ describe('a new watermark served on demand', () => {
     const created = await call(full.app, 'POST', '/2.0/watermark', { headers: { ...full.headers, host: 'wmark.test' }, body: { key: KEY, settings, containers: ['m3u8'] } });
     expect(created.status).toBe(201);
     await jobDone(full, created.json.id);
-    expect(full.engine.store.getWatermark(created.json.id)!.status).toBe('READY');
+    expect((await full.engine.store.getWatermark(created.json.id))!.status).toBe('READY');
     expect(segmentsOnDisk(full, created.json.id)).toHaveLength(7);
     const onDemand = await decodeFrame(path.join(watermarkDir(s.engine, s.videoId, watermark.id), segmentFileName(4)), 2, SIZE);
     const reference = await decodeFrame(path.join(watermarkDir(full.engine, full.videoId, created.json.id), segmentFileName(4)), 2, SIZE);
@@ -141,7 +141,7 @@ describe('a new watermark served on demand', () => {
 
   it('is complete (READY inside too) once players have asked for every segment', async () => {
     expect(segmentsOnDisk(s, watermark.id)).toHaveLength(7);
-    await waitFor(() => (s.engine.store.getWatermark(watermark.id)!.status === 'READY' ? true : undefined), 'the watermark to be complete');
+    await waitFor(async () => ((await s.engine.store.getWatermark(watermark.id))!.status === 'READY' ? true : undefined), 'the watermark to be complete');
   });
 
   it('answers 404 for a segment past the end, and renders nothing for it', async () => {
@@ -161,8 +161,8 @@ describe('requests for every output', () => {
     expect(segmentsOnDisk(s, first.json.id)).toHaveLength(3);
     const withMp4 = await call(s.app, 'POST', '/2.0/watermark', { headers: { ...s.headers, host: 'wmark.test' }, body: { key: KEY, settings: other, containers: ['m3u8', 'mp4'] } });
     expect(withMp4.json.id).toBe(first.json.id);
-    await waitFor(() => (s.engine.store.getWatermark(first.json.id)!.status === 'READY' ? true : undefined), 'the full render');
-    const record = s.engine.store.getWatermark(first.json.id)!;
+    await waitFor(async () => ((await s.engine.store.getWatermark(first.json.id))!.status === 'READY' ? true : undefined), 'the full render');
+    const record = (await s.engine.store.getWatermark(first.json.id))!;
     expect(record.render).toBe('full');
     expect(segmentsOnDisk(s, first.json.id)).toHaveLength(7);
     // The playlist never shrank back to the rendered prefix: it still lists every segment, ended.

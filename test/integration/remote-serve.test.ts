@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCredential, type IssuedCredential } from '../../src/engine/credentials.js';
+import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
+import { serverService } from '../../src/engine/app/server-service.js';
 import { startServer, type RunningServer } from '../../src/server/node-server.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
@@ -40,9 +41,9 @@ beforeAll(async () => {
   mkdirSync(configDir, { recursive: true });
   mkdirSync(cwd, { recursive: true });
   source = await flat('2a4d6f', 4);
-  engine = testEngine({ workers: 2 });
-  server = await startServer({ engine, host: '127.0.0.1', port: 0, tokenTtlSeconds: 3600 });
-  cred = createCredential(engine, 'remote test');
+  engine = await testEngine({ workers: 2 });
+  server = await startServer({ service: serverService(engine, { host: '127.0.0.1' }), host: '127.0.0.1', port: 0, tokenTtlSeconds: 3600 });
+  cred = (await createCredential(engine, 'remote test'));
   server.server.prependListener('request', (req) => {
     seen.push({ method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, bearer: /^Bearer /.test(req.headers.authorization ?? ''), apiKey: Boolean(req.headers['x-api-key']), clientId: Boolean(req.headers['x-api-client-id']) });
   });
@@ -50,7 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  engine?.dispose();
+  await engine?.dispose();
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
@@ -158,7 +159,7 @@ describe('remote mode against a real wmark serve', () => {
         expect(w1.containers.m3u8).toMatch(/\/1\.0\/watermark\/.+\/video\.m3u8\?expiration=\d+&signature=/);
         expect(w1.containers.iframe).toContain('<iframe');
         expect(lastPost('/1.0/watermark')).toMatchObject({ bearer: true, apiKey: false });
-        const record = engine.store.getWatermark(w1.id)!;
+        const record = (await engine.store.getWatermark(w1.id))!;
         check(record);
 
         const two = await cli(['--json', 'watermark', '--remote', server.url, '--api', '2.0', '--key', 'movie-1', ...args()], keyEnv());

@@ -2,17 +2,16 @@
 // jobs and files all go otherwise.
 import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { registerVideo } from '../../src/engine/ingest.js';
-import { jobId } from '../../src/engine/job-lease.js';
-import { watermarkDir } from '../../src/engine/watermark.js';
-import { ingestVideo, testEngine, testService, type TestEngine } from '../helpers/engine.js';
+import { registerVideo } from '../../src/engine/ingest/register.js';
+import { jobId } from '../../src/engine/jobs/job-lease.js';
+import { type TestEngine, ingestVideo, testEngine, testService, watermarkDir } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 
 let engine: TestEngine;
-beforeEach(() => {
-  engine = testEngine();
+beforeEach(async () => {
+  engine = await testEngine();
 });
-afterEach(() => engine.dispose());
+afterEach(async () => await engine.dispose());
 
 it('replace and rm are refused while a live job holds the watermark; both succeed once it is over', async () => {
   const [a, b] = await Promise.all([flat('336699', 4), flat('993366', 4)]);
@@ -22,22 +21,22 @@ it('replace and rm are refused while a live job holds the watermark; both succee
   await service.queue.close();
   const id = resource.id!;
   // Another process renders it: a live lease on its job.
-  engine.store.ensureJob('watermark', id, engine.now());
-  engine.store.resetJob(jobId('watermark', id), engine.now());
-  expect(engine.store.acquireJob(jobId('watermark', id), 'someone-else', engine.now(), 20_000)).toBe(true);
+  (await engine.store.ensureJob('watermark', id, engine.now()));
+  (await engine.store.resetJob(jobId('watermark', id), engine.now()));
+  expect((await engine.store.acquireJob(jobId('watermark', id), 'someone-else', engine.now(), 20_000))).toBe(true);
 
   await expect(registerVideo(engine, { source: b, key: 'k', replace: true })).rejects.toMatchObject({ code: 'KEY_EXISTS', message: expect.stringContaining('still being worked on') });
   await expect(testService(engine).deleteWatermark(id)).rejects.toMatchObject({ code: 'WATERMARK_BUSY' });
-  expect(engine.store.getVideoByKey('k')?.id).toBe(video.id);
+  expect((await engine.store.getVideoByKey('k'))?.id).toBe(video.id);
 
-  engine.store.finishJob(jobId('watermark', id), 'someone-else', engine.now(), { status: 'done' });
+  (await engine.store.finishJob(jobId('watermark', id), 'someone-else', engine.now(), { status: 'done' }));
   const dir = watermarkDir(engine, video.id, id);
   expect(existsSync(dir)).toBe(true);
   const replaced = await registerVideo(engine, { source: b, key: 'k', replace: true });
   expect(replaced).toMatchObject({ created: true, replaced: { videoId: video.id, sourceUrl: a, watermarks: 1 } });
-  expect(engine.store.getVideo(video.id)).toBeUndefined();
-  expect(engine.store.getWatermark(id)).toBeUndefined();
-  expect(engine.store.getJob(jobId('watermark', id))).toBeUndefined();
-  expect(engine.store.getJob(jobId('ingest', video.id))).toBeUndefined();
+  expect((await engine.store.getVideo(video.id))).toBeUndefined();
+  expect((await engine.store.getWatermark(id))).toBeUndefined();
+  expect((await engine.store.getJob(jobId('watermark', id)))).toBeUndefined();
+  expect((await engine.store.getJob(jobId('ingest', video.id)))).toBeUndefined();
   expect(existsSync(dir)).toBe(false);
 });

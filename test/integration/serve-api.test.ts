@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WmarkError } from '../../src/core/errors.js';
 import { signToken } from '../../src/core/access-token.js';
 import { segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
-import { tokenKey } from '../../src/engine/credentials.js';
-import { MP4_NAME, watermarkDir } from '../../src/engine/watermark.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { tokenKey } from '../../src/engine/app/credentials.js';
+import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
+import { MP4_NAME } from '../../src/engine/data-folder/layout.js';
 import {
   bearer,
   call,
@@ -40,7 +40,7 @@ let video: any;
 let ingestReply: Reply;
 
 beforeAll(async () => {
-  engine = testEngine();
+  engine = await testEngine();
   s = await serveInProcess(engine);
   clip = await flat('336699', 10);
   const r = await ingestOverHttp(s.app, s.v2, clip, 'api-clip');
@@ -50,7 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await s?.close();
-  engine?.dispose();
+  await engine?.dispose();
 });
 
 const decodeJwtPart = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
@@ -293,7 +293,7 @@ describe('templates', () => {
     const r = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'api-clip', settingsTemplateMapping: mapping, containers: ['m3u8'] } });
     expect(r.status).toBe(201);
     expect(r.json.status).toBe('PENDING');
-    const stored = engine.store.getWatermark(r.json.id)!;
+    const stored = (await engine.store.getWatermark(r.json.id))!;
     expect((stored.settings as any[]).map((x) => x.content)).toEqual(['Ann Lee ann@example.com']);
 
     // The same rendering again is the same watermark.
@@ -312,7 +312,7 @@ describe('templates', () => {
       404,
       'TEMPLATE_NOT_FOUND',
     );
-    await waitFor(() => (engine.store.getWatermark(r.json.id)!.status === 'READY' ? true : undefined), 'the template watermark to finish');
+    await waitFor(async () => ((await engine.store.getWatermark(r.json.id))!.status === 'READY' ? true : undefined), 'the template watermark to finish');
   });
 });
 
@@ -466,7 +466,7 @@ describe('job states over HTTP', () => {
     expect(retried.json).toMatchObject({ id: failed.json.id, status: 'READY' });
     expect(retried.json).not.toHaveProperty('error');
     expect((await call(s.app, 'GET', retried.json.containers.m3u8)).status).toBe(200);
-    await waitFor(() => (engine.store.getWatermark(failed.json.id)!.status === 'READY' ? true : undefined), 'the retried job to finish');
+    await waitFor(async () => ((await engine.store.getWatermark(failed.json.id))!.status === 'READY' ? true : undefined), 'the retried job to finish');
   });
 
   it('2.0 answers 503 NOT_READY_YET with Retry-After when a new watermark is not playable within the wait', async () => {
@@ -479,7 +479,7 @@ describe('job states over HTTP', () => {
     } finally {
       gate.open();
     }
-    await waitFor(() => (engine.store.listWatermarks().every((w) => w.status === 'READY') ? true : undefined), 'the slow job to finish');
+    await waitFor(async () => ((await engine.store.listWatermarks()).every((w) => w.status === 'READY') ? true : undefined), 'the slow job to finish');
     await impatient.close();
   });
 });
@@ -578,7 +578,7 @@ describe('watermark request errors', () => {
     expectError(typed, 400, 'VALIDATION_FAILED');
     expect(messagesOf(typed)[0]).toMatch(/^expiration: /);
     // Nothing was created by any of these.
-    expect(engine.store.listWatermarks().some((w) => (w.settings as any[])[0]?.content === 'expiring')).toBe(false);
+    expect((await engine.store.listWatermarks()).some((w) => (w.settings as any[])[0]?.content === 'expiring')).toBe(false);
   });
 
   it('odd bodies on every POST route are 4xx JSON errors with a code, never a 500', async () => {
@@ -600,7 +600,7 @@ describe('watermark request errors', () => {
       '{"sourceUrl":"","name":7,"settings":{"length":1}}',
       `{"key":"${'k'.repeat(5000)}","sourceUrl":"${'s'.repeat(5000)}"}`,
     ];
-    const rowsBefore = engine.store.listWatermarks().length;
+    const rowsBefore = (await engine.store.listWatermarks()).length;
     for (const route of ['/2.0/videos', '/1.0/videos', '/2.0/templates', '/2.0/watermark', '/1.0/watermark']) {
       for (const raw of bodies) {
         const r = await call(s.app, 'POST', route, { headers: route.startsWith('/1.0') ? s.v1 : s.v2, raw, contentType: 'application/json' });
@@ -609,7 +609,7 @@ describe('watermark request errors', () => {
         expectError(r, r.status, r.json.code);
       }
     }
-    expect(engine.store.listWatermarks().length).toBe(rowsBefore);
+    expect((await engine.store.listWatermarks()).length).toBe(rowsBefore);
   });
 
   it('no bad input reached the server log as an unexpected error (with a stack)', () => {

@@ -12,14 +12,14 @@ let s: TestApp;
 let video: any;
 
 beforeAll(async () => {
-  engine = testEngine();
+  engine = await testEngine();
   s = await serveInProcess(engine);
   ({ video } = await ingestOverHttp(s.app, s.v2, await flat('336699', 10), 'busy-clip'));
 });
 
 afterAll(async () => {
   await s?.close();
-  engine?.dispose();
+  await engine?.dispose();
 });
 
 /** A body with the per-response signatures taken out: what must be identical across the 20 answers. */
@@ -30,12 +30,12 @@ function unsigned(body: any): unknown {
 }
 
 async function settle(id: string): Promise<void> {
-  await waitFor(() => (engine.store.getWatermark(id)!.status === 'READY' && engine.store.getJob(`watermark:${id}`)?.status === 'done' ? true : undefined), `watermark ${id} to finish`);
+  await waitFor(async () => ((await engine.store.getWatermark(id))!.status === 'READY' && (await engine.store.getJob(`watermark:${id}`))?.status === 'done' ? true : undefined), `watermark ${id} to finish`);
 }
 
 describe('20 simultaneous identical POSTs', () => {
   it('1.0: one watermark row, one job, one encode per segment, 20 identical PENDING answers', async () => {
-    const rowsBefore = engine.store.listWatermarks().length;
+    const rowsBefore = (await engine.store.listWatermarks()).length;
     const encodesBefore = engine.runner.encodes();
     // Hold the renders until every answer is in, so all 20 see the same state.
     const gate = gateFfmpeg(engine, isSegmentRender);
@@ -52,18 +52,18 @@ describe('20 simultaneous identical POSTs', () => {
       expect(new URL(new URL(r.json.containers.href).searchParams.get('sourceUrl')!).pathname).toBe(`/1.0/watermark/${video.id}/${id}/video.m3u8`);
       expect(unsigned(r.json)).toEqual(unsigned(replies[0]!.json));
     }
-    expect(engine.store.listWatermarks().length).toBe(rowsBefore + 1);
+    expect((await engine.store.listWatermarks()).length).toBe(rowsBefore + 1);
 
     await settle(id);
     expect(engine.runner.encodes() - encodesBefore).toBe(video.segments);
-    expect(engine.store.getJob(`watermark:${id}`)!.attempts).toBe(1);
+    expect((await engine.store.getJob(`watermark:${id}`))!.attempts).toBe(1);
     // Every one of the 20 hrefs now reports READY for the same watermark.
     const polled = await Promise.all(replies.map((r) => call(s.app, 'GET', r.json.href)));
     for (const p of polled) expect(p.json).toMatchObject({ id, status: 'READY' });
   });
 
   it('2.0: one watermark row, one job, one encode per segment, 20 identical READY answers', async () => {
-    const rowsBefore = engine.store.listWatermarks().length;
+    const rowsBefore = (await engine.store.listWatermarks()).length;
     const encodesBefore = engine.runner.encodes();
     const body = { key: 'busy-clip', settings: [{ content: 'crowd 2.0', fontColor: 'FF00FF' }] };
     const replies = await Promise.all(Array.from({ length: N }, () => call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, body })));
@@ -80,11 +80,11 @@ describe('20 simultaneous identical POSTs', () => {
     // The mp4 may be listed in later answers once it is joined; apart from that and the signatures, all 20 agree.
     const withoutMp4 = (b: any) => unsigned({ ...b, containers: { ...b.containers, mp4: undefined } });
     for (const r of replies) expect(withoutMp4(r.json)).toEqual(withoutMp4(replies[0]!.json));
-    expect(engine.store.listWatermarks().length).toBe(rowsBefore + 1);
+    expect((await engine.store.listWatermarks()).length).toBe(rowsBefore + 1);
 
     await settle(id);
     expect(engine.runner.encodes() - encodesBefore).toBe(video.segments);
-    expect(engine.store.getJob(`watermark:${id}`)!.attempts).toBe(1);
+    expect((await engine.store.getJob(`watermark:${id}`))!.attempts).toBe(1);
     const playlists = await Promise.all(replies.map((r) => call(s.app, 'GET', r.json.containers.m3u8)));
     for (const p of playlists) expect(p.status).toBe(200);
   });
@@ -100,8 +100,8 @@ describe('simultaneous identical ingests', () => {
     expect(ids.size, replies.map((r) => r.text).join('\n')).toBe(1);
     expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
     const id = [...ids][0] as string;
-    await waitFor(() => (engine.store.getVideo(id)?.status === 'INGESTED' ? true : undefined), 'the ingest');
-    expect(engine.store.listVideos({ key: 'crowd-ingest' })).toHaveLength(1);
+    await waitFor(async () => ((await engine.store.getVideo(id))?.status === 'INGESTED' ? true : undefined), 'the ingest');
+    expect((await engine.store.listVideos({ key: 'crowd-ingest' }))).toHaveLength(1);
     expect(ingestEncodes() - before).toBe(1);
   });
 });

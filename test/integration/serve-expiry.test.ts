@@ -20,7 +20,7 @@ let s: TestApp;
 let video: any;
 
 async function allJobsDone(): Promise<void> {
-  await waitFor(() => (engine.store.listWatermarks().every((w) => w.status === 'READY') ? true : undefined), 'every watermark job to finish');
+  await waitFor(async () => ((await engine.store.listWatermarks()).every((w) => w.status === 'READY') ? true : undefined), 'every watermark job to finish');
 }
 
 async function token(): Promise<Record<string, string>> {
@@ -30,14 +30,14 @@ async function token(): Promise<Record<string, string>> {
 }
 
 beforeAll(async () => {
-  engine = testEngine({ now: clock });
+  engine = await testEngine({ now: clock });
   s = await serveInProcess(engine, { tokenTtlSeconds: 60 });
   ({ video } = await ingestOverHttp(s.app, s.v2, await flat('336699', 10), 'expiry-clip'));
 });
 
 afterAll(async () => {
   await s?.close();
-  engine?.dispose();
+  await engine?.dispose();
 });
 
 describe('access tokens', () => {
@@ -80,7 +80,7 @@ describe('watermark expiration', () => {
     const later = await call(s.app, 'POST', '/1.0/watermark', { headers: await token(), body: { key: 'expiry-clip', settings, expiration: expSeconds + 3600 } });
     expect(later.status).toBe(200);
     expect(later.json).toMatchObject({ id: first.id, status: 'READY', expiration: expSeconds * 1000 });
-    expect(engine.store.getWatermark(first.id)!.expiration).toBe(expSeconds * 1000);
+    expect((await engine.store.getWatermark(first.id))!.expiration).toBe(expSeconds * 1000);
     for (const url of [first.containers.m3u8, first.containers.mp4, first.href]) expect((await call(s.app, 'GET', url)).status).toBe(200);
   });
 

@@ -6,14 +6,14 @@
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SegmentQueue } from '../../src/cluster/segment-queue.js';
-import { startSegmentWorker, type RunningSegmentWorker } from '../../src/cluster/segment-worker.js';
+import { TaskQueue } from '../../src/farm/task-queue.js';
+import { startFarmWorker, type RunningFarmWorker } from '../../src/farm/farm-worker.js';
 import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
-import { createCredential } from '../../src/engine/credentials.js';
-import { InProcessJobQueue } from '../../src/engine/job-queue.js';
-import { jobId } from '../../src/engine/job-lease.js';
-import { LocalService } from '../../src/engine/local-service.js';
-import { attachSegmentFarm } from '../../src/engine/segment-farm.js';
+import { createCredential } from '../../src/engine/app/credentials.js';
+import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
+import { jobId } from '../../src/engine/jobs/job-lease.js';
+import { LocalService } from '../../src/engine/app/local-service.js';
+import { testFarmDeployment } from '../helpers/cluster.js';
 import { createProcessRunner, type ProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../../src/media/media-store.js';
 import { openMediaStore } from '../../src/media/open-media-store.js';
@@ -48,7 +48,7 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
   let engine: TestEngine;
   let store: MediaStore;
   let workerStore: MediaStore;
-  let worker: RunningSegmentWorker;
+  let worker: RunningFarmWorker;
   let jobs: InProcessJobQueue;
   let app: App;
   let headers: Record<string, string>;
@@ -58,10 +58,8 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
   beforeAll(async () => {
     const open = () => openMediaStore(mediaUrl(), { endpoint: s3.endpoint, credentials: s3.credentials });
     const queueUrl = `${redis.url}/${db}`;
-    engine = testEngine();
     store = open();
-    engine.media = store;
-    await attachSegmentFarm(engine, await SegmentQueue.open(queueUrl, { pollMs: 500 }), queueUrl);
+    engine = await testEngine({ deployment: testFarmDeployment(await TaskQueue.open(queueUrl, { pollMs: 500 }), queueUrl, { media: store }) });
     const real = createProcessRunner(FFMPEG, FFPROBE);
     const slow: ProcessRunner = {
       ffmpeg: async (args, options) => {
@@ -72,19 +70,18 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
     };
     // Its own view of the store, as a worker on another machine has.
     workerStore = open();
-    worker = await startSegmentWorker({ queueUrl, store: workerStore, runner: slow, tools: { ffmpeg: FFMPEG, font: FONT }, threads: 1, concurrency: 2 });
+    worker = await startFarmWorker({ queueUrl, store: workerStore, runner: slow, tools: { ffmpeg: FFMPEG, font: FONT }, threads: 1, concurrency: 2 });
     jobs = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
     app = createApp({ service: new LocalService(engine, { queue: jobs, baseUrl: 'http://wmark.test', render: 'on-demand' }), tokenTtlSeconds: 3600 });
-    jobs.resume();
-    headers = { ...keyHeaders(createCredential(engine, 'farm with a shared store')), host: 'wmark.test' };
+    await jobs.resume();
+    headers = { ...keyHeaders((await createCredential(engine, 'farm with a shared store'))), host: 'wmark.test' };
   });
   afterAll(async () => {
     await jobs?.close();
     await worker?.close({ force: true });
-    await engine?.farm?.close();
     store?.close();
     workerStore?.close();
-    engine?.dispose();
+    await engine?.dispose();
   });
 
   async function objectBytes(key: string): Promise<Buffer> {
@@ -100,7 +97,7 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
     const playlist = await call(app, 'GET', created.json.containers.m3u8, { headers: { host: 'wmark.test' } });
     expect(playlist.status, playlist.text).toBe(200);
     // Playable now; its job still renders the rest of the opening, and a watermark being rendered cannot be deleted.
-    await waitFor(() => (engine.store.getJob(jobId('watermark', created.json.id))?.status === 'done' ? true : undefined), 'the opening to be rendered', 60_000, 50);
+    await waitFor(async () => ((await engine.store.getJob(jobId('watermark', created.json.id)))?.status === 'done' ? true : undefined), 'the opening to be rendered', 60_000, 50);
     return { id: created.json.id, urls: parseM3u8(playlist.text).segments.map((s) => new URL(s.uri, created.json.containers.m3u8).href) };
   }
 
@@ -122,7 +119,7 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
 
     it('a watermark deleted while the worker renders its segment: the player hears an error, and what the worker wrote goes again', async () => {
       await ingestVideo(engine, { source: await natural(20), key: 'bucket-deleted' });
-      const video = engine.store.getVideoByKey('bucket-deleted')!;
+      const video = (await engine.store.getVideoByKey('bucket-deleted'))!;
       const w = await onDemand('bucket-deleted', 'deleted mid-render');
       const prefix = `watermarks/${video.id}/${w.id}/`;
       renderDelay = 2;

@@ -1,17 +1,18 @@
 // An engine with a render farm attached, in this process: a private redis-server and an in-process segment worker on
 // the engine's media folder. The engine encodes no segment itself, and GET /healthz says where the work goes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SegmentQueue } from '../../src/cluster/segment-queue.js';
-import { startSegmentWorker, type RunningSegmentWorker } from '../../src/cluster/segment-worker.js';
-import { attachSegmentFarm, STATUS_TIMEOUT_MS } from '../../src/engine/segment-farm.js';
+import { TaskQueue } from '../../src/farm/task-queue.js';
+import { startFarmWorker, type RunningFarmWorker } from '../../src/farm/farm-worker.js';
+import { STATUS_TIMEOUT_MS } from '../../src/farm/farm-renderer.js';
+import { testFarmDeployment } from '../helpers/cluster.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
-import { createCredential } from '../../src/engine/credentials.js';
-import { InProcessJobQueue } from '../../src/engine/job-queue.js';
-import { LocalService } from '../../src/engine/local-service.js';
+import { createCredential } from '../../src/engine/app/credentials.js';
+import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
+import { LocalService } from '../../src/engine/app/local-service.js';
 import { createApp } from '../../src/server/app.js';
 import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
 import { decodesCleanly } from '../helpers/media.js';
@@ -24,7 +25,7 @@ import { VERSION } from '../../src/version.js';
 let redis: TestRedis;
 let engine: TestEngine;
 let s: TestApp;
-let worker: RunningSegmentWorker;
+let worker: RunningFarmWorker;
 let store: FolderMediaStore;
 /** When each of the worker's encodes ran (ms since the epoch). */
 const encodeTimes: { start: number; end: number }[] = [];
@@ -44,17 +45,15 @@ const workerRunner = countingRunner({
 
 beforeAll(async () => {
   redis = await startRedis();
-  engine = testEngine();
-  await attachSegmentFarm(engine, await SegmentQueue.open(redis.url, { pollMs: 500 }), redis.url);
+  engine = await testEngine({ deployment: testFarmDeployment(await TaskQueue.open(redis.url, { pollMs: 500 }), redis.url) });
   store = new FolderMediaStore(engine.paths.media);
-  worker = await startSegmentWorker({ queueUrl: redis.url, store, runner: workerRunner, tools: { ffmpeg: FFMPEG, font: FONT }, threads: 1, concurrency: 4 });
+  worker = await startFarmWorker({ queueUrl: redis.url, store, runner: workerRunner, tools: { ffmpeg: FFMPEG, font: FONT }, threads: 1, concurrency: 4 });
   s = await serveInProcess(engine);
 });
 afterAll(async () => {
   await s?.close();
-  await engine?.farm?.close();
   store?.close();
-  engine?.dispose();
+  await engine?.dispose();
   await redis?.stop();
 });
 
@@ -111,7 +110,7 @@ describe('serve with a render farm, in process', () => {
     const queue = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
     const service = new LocalService(engine, { queue, baseUrl: 'http://wmark.test', render: 'on-demand' });
     const app = createApp({ service, tokenTtlSeconds: 3600 });
-    const headers = { ...keyHeaders(createCredential(engine, 'farm on demand')), host: 'wmark.test' };
+    const headers = { ...keyHeaders((await createCredential(engine, 'farm on demand'))), host: 'wmark.test' };
     try {
       const { video } = await ingestVideo(engine, { source: await natural(20), key: 'farm-on-demand' });
       const before = { engine: engine.runner.encodes(), worker: workerRunner.encodes() };
@@ -176,7 +175,7 @@ describe('serve with a render farm, in process', () => {
     expect(Date.now() - started).toBeLessThan(STATUS_TIMEOUT_MS + 1_000);
     expect(r.json).toMatchObject({ ok: true, queue: { url: redis.url, reachable: false, depth: null, workers: null } });
     const closing = Date.now();
-    await engine.farm!.close();
+    await engine.renderer.close();
     expect(Date.now() - closing).toBeLessThan(5_000);
   });
 });

@@ -76,13 +76,13 @@ function checkErrorBody(status: number, contentType: string, body: string, where
 const contentTypeOf = (headers: string) => /\r\ncontent-type:\s*([^\r]*)/i.exec(headers)?.[1] ?? '';
 
 beforeAll(async () => {
-  engine = testEngine();
+  engine = await testEngine();
   // No brake on failed credentials here: the malformed-header run sends many on purpose.
   s = await serveEngine(engine, { authLimit: { failures: 1e9, windowMs: 1 } });
   await ingestOverHttp(s.url, s.v2, await flat('446688', 4), 'fuzz');
   const v2 = await call(s.url, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'fuzz', settings: [{ content: 'fuzz' }], containers: ['m3u8', 'mp4'] } });
   const v1 = await call(s.url, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'fuzz', settings: [{ content: 'fuzz one' }] } });
-  await waitFor(() => ([v1, v2].every((r) => engine.store.getWatermark(r.json.id)?.status === 'READY') ? true : undefined), 'watermarks READY');
+  await waitFor(async () => ((await Promise.all([v1, v2].map((r) => engine.store.getWatermark(r.json.id)))).every((w) => w?.status === 'READY') ? true : undefined), 'watermarks READY');
   const a = (await call(s.url, 'GET', v2.json.href)).json;
   const playlist = await call(s.url, 'GET', a.containers.m3u8);
   const segmentUri = playlist.text.split('\n').find((l) => l.startsWith('seg_'))!;
@@ -97,7 +97,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await s?.close();
-  engine?.dispose();
+  await engine?.dispose();
 });
 
 // ---- signed-link mutations: every one changes what was signed, so none may be accepted.

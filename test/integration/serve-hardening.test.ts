@@ -13,12 +13,12 @@ describe('expirations at or beyond 2^53 (in-process)', () => {
   let engine: TestEngine;
   let s: TestApp;
   beforeAll(async () => {
-    engine = testEngine();
+    engine = await testEngine();
     s = await serveInProcess(engine);
   });
   afterAll(async () => {
     await s.close();
-    engine.dispose();
+    await engine.dispose();
   });
 
   it('the player page answers 403, not 500', async () => {
@@ -59,12 +59,12 @@ describe('socket timeouts (real socket)', () => {
   let engine: TestEngine;
   let s: TestServer;
   beforeAll(async () => {
-    engine = testEngine();
+    engine = await testEngine();
     s = await serveEngine(engine, { timeouts: { headersMs: 1_000, requestMs: 1_500, keepAliveMs: 500, idleMs: 3_000 } });
   });
   afterAll(async () => {
     await s.close();
-    engine.dispose();
+    await engine.dispose();
   });
 
   it('a body trickled one byte every 2 s is cut off with 408 within the request timeout', async () => {
@@ -107,12 +107,12 @@ describe('a client that hangs up mid-body (real socket)', () => {
   let engine: TestEngine;
   let s: TestServer;
   beforeAll(async () => {
-    engine = testEngine();
+    engine = await testEngine();
     s = await serveEngine(engine);
   });
   afterAll(async () => {
     await s.close();
-    engine.dispose();
+    await engine.dispose();
   });
 
   it('is one info line without a stack trace', async () => {
@@ -138,14 +138,14 @@ describe('CORS for the API (in-process)', () => {
   let listed: TestApp;
   const SDK_HEADERS = 'authorization,content-type,x-api-key,x-api-client-id,x-api-secret';
   beforeAll(async () => {
-    engine = testEngine();
+    engine = await testEngine();
     open = await serveInProcess(engine);
     listed = await serveInProcess(engine, { corsOrigins: ['https://app.example'] });
   });
   afterAll(async () => {
     await open.close();
     await listed.close();
-    engine.dispose();
+    await engine.dispose();
   });
 
   it('a preflight for an API route allows the SDK headers and the route methods, from any origin by default', async () => {
@@ -198,12 +198,12 @@ describe('failed credential checks are rate-limited per client address', () => {
   let s: TestServer;
   let clock = Date.UTC(2030, 0, 1);
   beforeAll(async () => {
-    engine = testEngine({ now: () => clock });
+    engine = await testEngine({ now: () => clock });
     s = await serveEngine(engine, { authLimit: { failures: 5, windowMs: 60_000 } });
   });
   afterAll(async () => {
     await s.close();
-    engine.dispose();
+    await engine.dispose();
   });
   /** One request as if from `address` (the in-process edge takes the socket's address from here). */
   const from = (address: string, target: string, headers: Record<string, string>) =>

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { segmentFileName, segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
 import { signUrl } from '../../src/core/sign-url.js';
 import { mediaScope, signPlayerUrl } from '../../src/core/watermark-urls.js';
-import { watermarkDir } from '../../src/engine/watermark.js';
+import { serverService } from '../../src/engine/app/server-service.js';
 import { startServer } from '../../src/server/node-server.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import {
   call,
@@ -38,14 +38,14 @@ const dirOf = (w: { id: string }) => watermarkDir(engine, video.id, w.id);
 const sigOf = (url: string) => new URL(url).search;
 
 beforeAll(async () => {
-  engine = testEngine();
+  engine = await testEngine();
   // Every segment on disk (this file compares served bytes with files): on-demand rendering is not what it tests.
   s = await serveEngine(engine, { render: 'full' });
   ({ video } = await ingestOverHttp(s.url, s.v2, await flat('336699', 10), 'media-clip'));
   const ra = await call(s.url, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'media-clip', settings: [{ content: 'media A' }] } });
   const rb = await call(s.url, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'media-clip', settings: [{ content: 'media B' }], containers: ['m3u8'] } });
   if (ra.status !== 201 || rb.status !== 201) throw new Error(`setup: ${ra.text} ${rb.text}`);
-  await waitFor(() => ([ra, rb].every((r) => engine.store.getWatermark(r.json.id)!.status === 'READY') ? true : undefined), 'both watermarks to finish');
+  await waitFor(async () => ((await Promise.all([ra, rb].map((r) => engine.store.getWatermark(r.json.id)))).every((w) => w!.status === 'READY') ? true : undefined), 'both watermarks to finish');
   a = (await call(s.url, 'GET', ra.json.href)).json;
   b = (await call(s.url, 'GET', rb.json.href)).json;
   if (!a.containers.mp4 || !b.containers.m3u8) throw new Error(`setup: ${JSON.stringify({ a, b })}`);
@@ -53,7 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await s?.close();
-  engine?.dispose();
+  await engine?.dispose();
 });
 
 function expectMediaCors(headers: Headers): void {
@@ -375,7 +375,7 @@ describe('player page', () => {
 describe('behind a reverse proxy', () => {
   it('links handed out under a --public-url with a path work through a proxy that strips that path', async () => {
     const publicUrl = 'https://cdn.example/wm';
-    const proxied = await startServer({ engine, host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, publicUrl });
+    const proxied = await startServer({ service: serverService(engine, { host: '127.0.0.1' }), host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, publicUrl });
     try {
       // What the proxy does: https://cdn.example/wm/X -> http://127.0.0.1:port/X
       const viaProxy = (url: string) => {

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serverSourcePolicy, SOURCE_DOWNLOAD_LIMITS } from '../../src/engine/source-policy.js';
+import { serverSourcePolicy, SOURCE_DOWNLOAD_LIMITS } from '../../src/engine/ingest/source-policy.js';
 import { runCli } from '../helpers/cli.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
@@ -59,12 +59,12 @@ describe('a server with --source-root and no private sources', () => {
     copyFileSync(clipPath, path.join(outside, 'out.mp4'));
     symlinkSync(path.join(outside, 'out.mp4'), path.join(root, 'link.mp4'));
     symlinkSync(outside, path.join(root, 'linked-dir'));
-    engine = testEngine();
+    engine = await testEngine();
     s = await serveEngine(engine, { sourcePolicy: serverSourcePolicy('0.0.0.0', { sourceRoots: [root] }) });
   });
   afterAll(async () => {
     await s.close();
-    engine.dispose();
+    await engine.dispose();
   });
 
   it('ingests a file inside a source root', async () => {
@@ -111,12 +111,12 @@ describe('a server that allows private sources, with small download caps', () =>
   let engine: TestEngine;
   let s: TestServer;
   beforeAll(async () => {
-    engine = testEngine();
+    engine = await testEngine();
     s = await serveEngine(engine, { sourcePolicy: serverSourcePolicy('0.0.0.0', { allowPrivateSources: true, limits: { maxDownloadBytes: clip.length - 1, downloadTimeoutMs: 1_000 } }) });
   });
   afterAll(async () => {
     await s.close();
-    engine.dispose();
+    await engine.dispose();
   });
 
   it('no local files at all when bound beyond loopback without --source-root', async () => {
@@ -161,21 +161,21 @@ describe('defaults and the CLI', () => {
 describe('a resumed ingest', () => {
   it('downloads its source again under the policy of the server that resumes it, not the one that accepted it', async () => {
     // Accepted by a server that allowed private sources; that server stops before the ingest ran and its download is lost.
-    const engine = testEngine();
+    const engine = await testEngine();
     try {
       const lenient = await serveEngine(engine, { jobConcurrency: 0, sourcePolicy: serverSourcePolicy('127.0.0.1', { allowPrivateSources: true }) });
       const posted = await call(lenient.url, 'POST', '/2.0/videos', { headers: lenient.v2, body: { sourceUrl: `${originUrl}/clip.mp4`, key: 'resumed' } });
       expect(posted.status, posted.text).toBeLessThan(300);
       await lenient.close();
-      const video = engine.store.getVideoByKey('resumed')!;
+      const video = (await engine.store.getVideoByKey('resumed'))!;
       expect(video.status).toBe('PENDING');
       for (const f of readdirSync(engine.paths.tmp)) if (f.startsWith('source-')) rmSync(path.join(engine.paths.tmp, f));
       hits = [];
       // The next server keeps the default loopback policy (no private sources): the resumed job must not fetch it.
       const strict = await serveEngine(engine);
       try {
-        const failed = await waitFor(() => {
-          const v = engine.store.getVideo(video.id)!;
+        const failed = await waitFor(async () => {
+          const v = (await engine.store.getVideo(video.id))!;
           return v.status === 'PENDING' ? undefined : v;
         }, 'the resumed ingest to end', 30_000);
         expect(failed.status).toBe('FAILED_ENCODING');
@@ -185,7 +185,7 @@ describe('a resumed ingest', () => {
         await strict.close();
       }
     } finally {
-      engine.dispose();
+      await engine.dispose();
     }
   });
 });

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { serverSourcePolicy } from '../../src/engine/source-policy.js';
+import { serverSourcePolicy } from '../../src/engine/ingest/source-policy.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { call, expectError, ingestOverHttp, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
@@ -43,12 +43,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
   frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
-  engine = testEngine();
+  engine = await testEngine();
   s = await serveEngine(engine, { sourcePolicy: serverSourcePolicy('0.0.0.0') });
 });
 afterAll(async () => {
   await s?.close();
-  engine?.dispose();
+  await engine?.dispose();
   await new Promise((r) => front.close(r));
   await new Promise((r) => back.close(r));
 });

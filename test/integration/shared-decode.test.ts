@@ -3,12 +3,13 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
-import type { VideoRecord } from '../../src/engine/state-store.js';
-import { requestWatermark, runWatermarkJob, watermarkDir } from '../../src/engine/watermark.js';
-import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
+import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
+import { type TestEngine, ingestVideo, testEngine, watermarkDir } from '../helpers/engine.js';
 import { natural } from '../helpers/fixtures.js';
 import { decodeFrame } from '../helpers/media.js';
 import { settingsOf } from '../helpers/watermark-helpers.js';
+import { requestWatermark } from '../../src/engine/watermark/request.js';
 
 const SIZE = { width: 320, height: 180 };
 const VIEWERS = ['alice@example.com', 'bob@example.com', 'carol@example.com'];
@@ -29,25 +30,25 @@ function meanAbsDiff(a: Buffer, b: Buffer): number {
 
 beforeAll(async () => {
   const source = await natural(12);
-  batch = testEngine({ workers: 2 });
-  single = testEngine({ workers: 2 });
+  batch = await testEngine({ workers: 2 });
+  single = await testEngine({ workers: 2 });
   batchVideo = (await ingestVideo(batch, { source, key: 'clip' })).video;
   singleVideo = (await ingestVideo(single, { source, key: 'clip' })).video;
-  const request = (engine: TestEngine, viewer: string) => requestWatermark(engine, { video: { key: 'clip' }, settings: settingsFor(viewer), containers: ['m3u8'] }).watermark.id;
+  const request = async (engine: TestEngine, viewer: string) => (await requestWatermark(engine, { video: { key: 'clip' }, settings: settingsFor(viewer), containers: ['m3u8'] })).watermark.id;
   // Three viewers at once (as a --batch or three requests queued together), and each alone, one after the other.
-  batchIds = VIEWERS.map((v) => request(batch, v));
+  batchIds = await Promise.all(VIEWERS.map((v) => request(batch, v)));
   await Promise.all(batchIds.map((id) => runWatermarkJob(batch, id)));
   singleIds = [];
   for (const v of VIEWERS) {
-    const id = request(single, v);
+    const id = await request(single, v);
     await runWatermarkJob(single, id);
     singleIds.push(id);
   }
 }, 240_000);
 
-afterAll(() => {
-  batch?.dispose();
-  single?.dispose();
+afterAll(async () => {
+  await batch?.dispose();
+  await single?.dispose();
 });
 
 describe('watermarks of one video rendered together', () => {
@@ -64,7 +65,7 @@ describe('watermarks of one video rendered together', () => {
     const outputs = processes.reduce((n, c) => n + c.args.filter((a) => a === 'libx264').length, 0);
     expect(outputs).toBe(VIEWERS.length * batchVideo.segments.length);
     expect(processes.length).toBeLessThan(outputs);
-    expect(batch.renders.shared.joined).toBe(outputs - processes.length);
+    expect(batch.renderer.stats().joined).toBe(outputs - processes.length);
   });
 
   it.each(VIEWERS.map((v, i) => [v, i]))('gives %s the picture a render of its own gives, text included', async (_viewer, i) => {
@@ -78,7 +79,7 @@ describe('watermarks of one video rendered together', () => {
     }
   });
 
-  it('finish every watermark READY with a complete, ended playlist', () => {
-    for (const id of batchIds) expect(batch.store.getWatermark(id)!.status).toBe('READY');
+  it('finish every watermark READY with a complete, ended playlist', async () => {
+    for (const id of batchIds) expect((await batch.store.getWatermark(id))!.status).toBe('READY');
   });
 });

@@ -2,15 +2,15 @@
 import { existsSync, rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openEngine, type Engine } from '../../src/engine/engine.js';
-import type { StateStore } from '../../src/engine/state-store.js';
-import { Store } from '../../src/engine/store.js';
-import { createTemplate, getTemplate } from '../../src/engine/templates.js';
+import type { StateStore } from '../../src/engine/state/state-store.js';
+import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
+import { createTemplate, getTemplate } from '../../src/engine/app/templates.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 let engine: Engine | undefined;
 let dataDir: string | undefined;
-afterEach(() => {
-  engine?.close();
+afterEach(async () => {
+  await engine?.close();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   engine = dataDir = undefined;
 });
@@ -32,18 +32,18 @@ function recording(inner: StateStore): { store: StateStore; calls: string[] } {
 }
 
 describe('openEngine with a state store of its own', () => {
-  it('keeps templates in the given store, opens no SQLite file of its own, and closes the store with the engine', () => {
+  it('keeps templates in the given store, opens no SQLite file of its own, and closes the store with the engine', async () => {
     dataDir = tempDir('state-store');
-    const { store, calls } = recording(new Store(':memory:'));
-    engine = openEngine({ dataDir, workers: 1, encode: { preset: 'veryfast', crf: 23 }, store });
+    const { store, calls } = recording(new SqliteStateStore(':memory:'));
+    engine = await openEngine({ dataDir, workers: 1, encode: { preset: 'veryfast', crf: 23 }, store });
 
-    const created = createTemplate(engine, { name: 'corner', settings: [{ content: 'viewer %name%' }] });
-    expect(getTemplate(engine, created.id)).toMatchObject({ id: created.id, name: 'corner' });
-    expect(store.getTemplate(created.id)?.name).toBe('corner');
+    const created = (await createTemplate(engine, { name: 'corner', settings: [{ content: 'viewer %name%' }] }));
+    expect((await getTemplate(engine, created.id))).toMatchObject({ id: created.id, name: 'corner' });
+    expect((await store.getTemplate(created.id))?.name).toBe('corner');
     expect(calls).toEqual(expect.arrayContaining(['insertTemplate', 'getTemplate']));
     expect(existsSync(engine.paths.db)).toBe(false);
 
-    engine.close();
+    await engine.close();
     engine = undefined;
     expect(calls.at(-1)).toBe('close');
   });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/engine/store.js';
+import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
 import { startProcess, type SpawnResult } from '../helpers/cli-helpers.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
 import { dataLayout, dbRows, entries, privateInstall } from '../helpers/ingest-helpers.js';
@@ -21,7 +21,7 @@ beforeAll(() => {
   BUILD = tempDir('concurrency-build');
   const install = privateInstall(BUILD);
   BIN = install.bin;
-  DIST_STORE = pathToFileURL(path.join(install.dist, 'engine', 'store.js')).href;
+  DIST_STORE = pathToFileURL(path.join(install.dist, 'engine', 'state', 'sqlite-state-store.js')).href;
 });
 afterAll(() => rmSync(BUILD, { recursive: true, force: true }));
 
@@ -140,17 +140,21 @@ describe('Store under concurrent writers', () => {
   it('loses no row when two processes insert and update in tight loops at once', async () => {
     dir = tempDir('store-writers');
     const db = path.join(dir, 'wmark.db');
-    new Store(db).close();
+    await new SqliteStateStore(db).close();
     const writer = `
-      const { Store } = await import(${JSON.stringify(DIST_STORE)});
-      const store = new Store(process.env.DB);
+      const { SqliteStateStore } = await import(${JSON.stringify(DIST_STORE)});
+      const { default: Database } = await import('better-sqlite3');
+      const store = new SqliteStateStore(process.env.DB);
+      // A second connection of the same process, writing around the store, as another piece of code would.
+      const raw = new Database(process.env.DB, { timeout: 15000 });
       ${BARRIER}
       const who = process.env.WHO;
       for (let i = 0; i < 300; i++) {
-        store.insertTemplate({ id: who + '-' + i, name: who + ' ' + i, description: null, settings: [{ type: 'TEXT', content: String(i) }], createdOn: i });
-        if (i % 10 === 9) store.db.prepare('UPDATE templates SET description = ? WHERE id LIKE ?').run('seen by ' + who, who + '-%');
+        await store.insertTemplate({ id: who + '-' + i, name: who + ' ' + i, description: null, settings: [{ type: 'TEXT', content: String(i) }], createdOn: i });
+        if (i % 10 === 9) raw.prepare('UPDATE templates SET description = ? WHERE id LIKE ?').run('seen by ' + who, who + '-%');
       }
-      store.close();
+      raw.close();
+      await store.close();
       console.log('done', who);
     `;
     const startAt = String(Date.now() + 1500);
@@ -173,12 +177,12 @@ describe('Store migrations', () => {
     dir = tempDir('store-migrate');
     const db = path.join(dir, 'nested', 'wmark.db');
     const opener = `
-      const { Store } = await import(${JSON.stringify(DIST_STORE)});
+      const { SqliteStateStore } = await import(${JSON.stringify(DIST_STORE)});
       ${BARRIER}
-      const store = new Store(process.env.DB);
-      store.insertTemplate({ id: process.env.WHO, name: process.env.WHO, description: null, settings: [], createdOn: 0 });
+      const store = new SqliteStateStore(process.env.DB);
+      await store.insertTemplate({ id: process.env.WHO, name: process.env.WHO, description: null, settings: [], createdOn: 0 });
       console.log(JSON.stringify({ who: process.env.WHO, version: store.schemaVersion }));
-      store.close();
+      await store.close();
     `;
     const startAt = String(Date.now() + 1500);
     const openers = ['p1', 'p2', 'p3', 'p4'];
@@ -191,27 +195,27 @@ describe('Store migrations', () => {
     expect(dbRows<{ id: string }>(db, 'SELECT id FROM templates ORDER BY id').map((r) => r.id)).toEqual(openers);
   });
 
-  it('is a no-op for a second Store on the same file, in the same process, and after reopening', () => {
+  it('is a no-op for a second Store on the same file, in the same process, and after reopening', async () => {
     dir = tempDir('store-reopen');
     const db = path.join(dir, 'wmark.db');
     expect(existsSync(db)).toBe(false);
-    const first = new Store(db);
-    const second = new Store(db);
+    const first = new SqliteStateStore(db);
+    const second = new SqliteStateStore(db);
     try {
       expect([first.schemaVersion, second.schemaVersion]).toEqual([SCHEMA_VERSION, SCHEMA_VERSION]);
-      first.insertTemplate({ id: 't1', name: 'one', description: null, settings: [], createdOn: 1 });
+      await first.insertTemplate({ id: 't1', name: 'one', description: null, settings: [], createdOn: 1 });
       // Both connections see one database: a write through one is read through the other.
-      expect(second.getTemplate('t1')).toMatchObject({ id: 't1', name: 'one' });
+      expect(await second.getTemplate('t1')).toMatchObject({ id: 't1', name: 'one' });
     } finally {
-      second.close();
-      first.close();
+      await second.close();
+      await first.close();
     }
-    const third = new Store(db);
+    const third = new SqliteStateStore(db);
     try {
       expect(third.schemaVersion).toBe(SCHEMA_VERSION);
-      expect(third.listTemplates().map((t) => t.id)).toEqual(['t1']);
+      expect((await third.listTemplates()).map((t) => t.id)).toEqual(['t1']);
     } finally {
-      third.close();
+      await third.close();
     }
     expect(inspect(db)).toEqual({ integrity: 'ok', version: SCHEMA_VERSION, journal: 'wal', tables: TABLES });
   });

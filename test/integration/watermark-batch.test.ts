@@ -3,10 +3,9 @@ import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { segmentFileName, segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
-import { workingSegment } from '../../src/engine/ingest.js';
-import type { VideoRecord } from '../../src/engine/state-store.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { runCli } from '../helpers/cli.js';
-import { testEngine } from '../helpers/engine.js';
+import { testEngine, workingSegment } from '../helpers/engine.js';
 import { fixture, tempDir } from '../helpers/fixtures.js';
 import { decodeFrame, decodesCleanly, diffBox, type RgbFrame } from '../helpers/media.js';
 import { compareRegion, ffmpegWrapper, grow, loggedEncodes, meanRgb, parsePlaylist, referenceFrame, segmentAt, unionBox, type FrameDiff } from '../helpers/watermark-helpers.js';
@@ -39,24 +38,24 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The ingested clip's record, read from the CLI's data dir. */
-function clip(): VideoRecord {
-  const e = testEngine({ dataDir });
+async function clip(): Promise<VideoRecord> {
+  const e = await testEngine({ dataDir });
   try {
-    return e.store.getVideoByKey(KEY)!;
+    return (await e.store.getVideoByKey(KEY))!;
   } finally {
-    e.dispose();
+    await e.dispose();
   }
 }
 
 /** The working segment (clean picture) holding the frame at `seconds`, and that moment's time within it. */
-function workingSegmentAt(seconds: number): { file: string; offset: number } {
-  const e = testEngine({ dataDir });
+async function workingSegmentAt(seconds: number): Promise<{ file: string; offset: number }> {
+  const e = await testEngine({ dataDir });
   try {
-    const video = e.store.getVideoByKey(KEY)!;
+    const video = (await e.store.getVideoByKey(KEY))!;
     const at = segmentAt(video, seconds);
     return { file: workingSegment(e, video.id, at.index), offset: at.offset };
   } finally {
-    e.dispose();
+    await e.dispose();
   }
 }
 
@@ -64,10 +63,10 @@ function workingSegmentAt(seconds: number): { file: string; offset: number } {
  * Plain ffmpeg drawing the row's text the way viewer-corner describes it (DESIGN 4 units, computed here):
  * "[%name%] <[%email%]>" at (0.97, 0.95), RIGHT/BOTTOM, 0.035*H px, white at 0.5, black shadow at 0.4 offset 0.06 em.
  */
-function rowReference(row: { name: string; email: string }): Promise<RgbFrame> {
+async function rowReference(row: { name: string; email: string }): Promise<RgbFrame> {
   const fontPx = Math.round(0.035 * SIZE.height);
   const shadow = Math.round(0.06 * fontPx);
-  const { file, offset } = workingSegmentAt(1);
+  const { file, offset } = await workingSegmentAt(1);
   return referenceFrame(
     file,
     offset,
@@ -104,7 +103,7 @@ describe('a CSV batch of 3 viewers', () => {
       .flatMap((l) => l.split(' ').filter((arg) => arg.endsWith('.ts.part')));
   });
 
-  it('prints one NDJSON line per row, each READY with its own id', () => {
+  it('prints one NDJSON line per row, each READY with its own id', async () => {
     expect(lines).toHaveLength(3);
     expect(lines.map((l) => l.line)).toEqual([2, 3, 4]);
     expect(lines.map((l) => l.mappings)).toEqual(ROWS);
@@ -116,7 +115,7 @@ describe('a CSV batch of 3 viewers', () => {
     // 10 s in segments of 1, 1, 2, 4 and 2 s: 5 segment encodes per viewer, each segment once for each viewer (renders
     // of one segment may share a decode, with an encode per viewer), nothing else encoded (the mp4s are stream copies).
     const segments = segmentFrameCounts({ num: 30, den: 1 }, 10 * 30, true);
-    expect(clip().segments).toEqual(segments.map((n) => n / 30));
+    expect((await clip()).segments).toEqual(segments.map((n) => n / 30));
     expect(encodes).toHaveLength(3 * segments.length);
     for (const [k] of segments.entries()) expect(encodes.filter((part) => part.endsWith(`.${segmentFileName(k)}.part`)), `segment ${k}`).toHaveLength(3);
   });
@@ -129,7 +128,7 @@ describe('a CSV batch of 3 viewers', () => {
       expect(readdirSync(folder).filter((f) => f.startsWith('.') || f.includes('.part'))).toEqual([]);
       const playlist = parsePlaylist(path.join(folder, 'video.m3u8'));
       expect(playlist.endList).toBe(true);
-      expect(playlist.segments).toHaveLength(clip().segments.length);
+      expect(playlist.segments).toHaveLength((await clip()).segments.length);
       for (const s of playlist.segments) expect(existsSync(path.join(folder, s.uri))).toBe(true);
       await decodesCleanly(path.join(folder, 'video.mp4'));
     }
@@ -164,7 +163,7 @@ describe('a batch with a bad row', () => {
       ].join('\n'),
     );
     const logged = existsSync(log) ? loggedEncodes(log).length : 0;
-    const watermarksBefore = countWatermarks();
+    const watermarksBefore = await countWatermarks();
     const res = await runCli(['--json', '--data-dir', dataDir, 'watermark', '--key', KEY, '--template', 'viewer-corner', '--batch', file, '--out', path.join(dir, 'bad-out')], { env, cwd: dir });
     expect(res.code).toBe(2);
     const { error } = res.json<{ error: { code: string; message: string; details?: string[] } }>();
@@ -175,7 +174,7 @@ describe('a batch with a bad row', () => {
     expect(details).not.toMatch(/line 1\b/);
     // Nothing was started: no encode, no watermark, no output folder.
     expect(loggedEncodes(log).length).toBe(logged);
-    expect(countWatermarks()).toBe(watermarksBefore);
+    expect(await countWatermarks()).toBe(watermarksBefore);
     expect(existsSync(path.join(dir, 'bad-out'))).toBe(false);
   });
 
@@ -193,11 +192,11 @@ describe('a batch with a bad row', () => {
   });
 });
 
-function countWatermarks(): number {
-  const e = testEngine({ dataDir });
+async function countWatermarks(): Promise<number> {
+  const e = await testEngine({ dataDir });
   try {
-    return e.store.listWatermarks().length;
+    return (await e.store.listWatermarks()).length;
   } finally {
-    e.dispose();
+    await e.dispose();
   }
 }

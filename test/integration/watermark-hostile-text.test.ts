@@ -4,10 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderTemplate } from '../../src/core/render-template.js';
 import type { TextSetting } from '../../src/core/setting-types.js';
-import { workingSegment } from '../../src/engine/ingest.js';
-import type { VideoRecord } from '../../src/engine/state-store.js';
-import { createTemplate } from '../../src/engine/templates.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
+import { createTemplate } from '../../src/engine/app/templates.js';
+import { type TestEngine, testEngine, workingSegment } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { decodeFrame, diffBox, type RgbFrame } from '../helpers/media.js';
 import {
@@ -39,7 +38,7 @@ let video: VideoRecord;
 const seen: { script: string; texts: Map<string, string> }[] = [];
 
 beforeAll(async () => {
-  engine = testEngine();
+  engine = await testEngine();
   video = await ingestFixture(engine, await flat('336699', 10), KEY);
   const inner = engine.runner.ffmpeg;
   engine.runner.ffmpeg = (args, options) => {
@@ -53,7 +52,7 @@ beforeAll(async () => {
     return inner(args, options);
   };
 });
-afterAll(() => engine?.dispose());
+afterAll(async () => await engine?.dispose());
 
 const centred = (content: string) => ({ content, fontSize: FONT_SIZE, fontColor: 'FFFFFF', fontOpacity: 1, shadowOpacity: 0 });
 
@@ -159,10 +158,10 @@ describe('text that ffmpeg would expand', () => {
 
 describe('template rendering', () => {
   it('a mapping value that looks like a placeholder (%other%, [%name%]) is drawn literally', async () => {
-    const template = createTemplate(engine, {
+    const template = (await createTemplate(engine, {
       name: 'hostile mapping',
       settings: [{ ...centred('to %name%!'), fontSize: FONT_SIZE }],
-    });
+    }));
     const rendered = renderTemplate(template.settings as TextSetting[], { name: '%other% [%name%]' }, '2.0');
     expect(rendered.ok).toBe(true);
     if (!rendered.ok) return;

@@ -5,13 +5,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isWmarkError, WmarkError } from '../../src/core/errors.js';
 import { segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
-import type { VideoRecord } from '../../src/engine/state-store.js';
-import { MP4_NAME, requestWatermark, runWatermarkJob, watermarkDir } from '../../src/engine/watermark.js';
-import { linkExpirations, watermarkBody } from '../../src/engine/api-bodies.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
+import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
+import { linkExpirations, watermarkBody } from '../../src/engine/app/api-bodies.js';
 import { runCli } from '../helpers/cli.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
 import { fixture, flat, REPO, tempDir } from '../helpers/fixtures.js';
 import { decodeFrame, decodesCleanly, diffBox, videoPackets } from '../helpers/media.js';
+import { MP4_NAME } from '../../src/engine/data-folder/layout.js';
+import { requestWatermark } from '../../src/engine/watermark/request.js';
 import {
   compareRegion,
   durationOf,
@@ -32,10 +34,10 @@ let engine: TestEngine;
 let video: VideoRecord;
 
 beforeAll(async () => {
-  engine = testEngine({ now: () => clock });
+  engine = await testEngine({ now: () => clock });
   video = await ingestFixture(engine, await flat('336699', 12), KEY);
 });
-afterAll(() => engine?.dispose());
+afterAll(async () => await engine?.dispose());
 
 function segmentFiles(dir: string): string[] {
   return readdirSync(dir).filter((f) => /^seg_\d+\.ts$/.test(f)).sort();
@@ -54,10 +56,10 @@ function allFiles(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' });
 }
 
-/** The error a function throws, failing the test when it does not throw. */
-function thrown(fn: () => unknown): WmarkError {
+/** The error a function throws (or its promise rejects with), failing the test when it does not. */
+async function thrown(fn: () => unknown): Promise<WmarkError> {
   try {
-    fn();
+    await fn();
   } catch (error) {
     if (isWmarkError(error)) return error;
     throw error;
@@ -107,53 +109,53 @@ describe('identity and idempotency', () => {
 
 describe('expiration (SPEC 2.5)', () => {
   const setting = { content: 'expiring', x: 0.5, y: 0.3 };
-  const request = (raw: Record<string, unknown>, expirationSeconds?: number) =>
-    requestWatermark(engine, { video: { key: KEY }, settings: settingsOf([raw]), containers: ['m3u8'], expirationSeconds });
+  const request = async (raw: Record<string, unknown>, expirationSeconds?: number) =>
+    (await requestWatermark(engine, { video: { key: KEY }, settings: settingsOf([raw]), containers: ['m3u8'], expirationSeconds }));
   const firstExpiration = START / 1000 + 3600;
 
   it('(1) an expiration given with the first request is stored, and caps the signed URLs', async () => {
     clock = START;
-    const r = request(setting, firstExpiration);
+    const r = await request(setting, firstExpiration);
     expect(r.created).toBe(true);
     expect(r.watermark.expiration).toBe(firstExpiration * 1000);
     const done = (await runWatermarkJob(engine, r.watermark.id))!;
-    expect(engine.store.getWatermark(done.id)!.expiration).toBe(firstExpiration * 1000);
+    expect((await engine.store.getWatermark(done.id))!.expiration).toBe(firstExpiration * 1000);
     expect(linkExpirations(done, '2.0', clock).media).toBeLessThanOrEqual(firstExpiration * 1000);
     expect(watermarkBody(engine, done, { baseUrl: 'http://127.0.0.1:8080', api: '2.0' }).expiration).toBe(firstExpiration * 1000);
   });
 
-  it('(2) the same settings with another expiration keep the original one (expirationIgnored)', () => {
+  it('(2) the same settings with another expiration keep the original one (expirationIgnored)', async () => {
     clock = START + 60_000;
-    const later = request(setting, firstExpiration + 86_400);
+    const later = await request(setting, firstExpiration + 86_400);
     expect(later.created).toBe(false);
     expect(later.expirationIgnored).toBe(true);
     expect(later.watermark.expiration).toBe(firstExpiration * 1000);
-    expect(engine.store.getWatermark(later.watermark.id)!.expiration).toBe(firstExpiration * 1000);
+    expect((await engine.store.getWatermark(later.watermark.id))!.expiration).toBe(firstExpiration * 1000);
     // Repeating the original expiration, or giving none, is not "ignored".
-    expect(request(setting, firstExpiration).expirationIgnored).toBe(false);
-    expect(request(setting).expirationIgnored).toBe(false);
-    expect(engine.store.getWatermark(later.watermark.id)!.expiration).toBe(firstExpiration * 1000);
+    expect((await request(setting, firstExpiration)).expirationIgnored).toBe(false);
+    expect((await request(setting)).expirationIgnored).toBe(false);
+    expect((await engine.store.getWatermark(later.watermark.id))!.expiration).toBe(firstExpiration * 1000);
   });
 
   it('(3) a slightly changed setting is a new watermark with the new expiration', async () => {
     const newExpiration = firstExpiration + 7 * 86_400;
-    const original = request(setting);
-    const changed = request({ ...setting, y: 0.3001 }, newExpiration);
+    const original = await request(setting);
+    const changed = await request({ ...setting, y: 0.3001 }, newExpiration);
     expect(changed.created).toBe(true);
     expect(changed.watermark.id).not.toBe(original.watermark.id);
     expect(changed.watermark.expiration).toBe(newExpiration * 1000);
     await runWatermarkJob(engine, changed.watermark.id);
   });
 
-  it('an expired watermark requested again is gone (WATERMARK_EXPIRED), while the changed one still works', () => {
+  it('an expired watermark requested again is gone (WATERMARK_EXPIRED), while the changed one still works', async () => {
     clock = firstExpiration * 1000 + 1;
-    const error = thrown(() => request(setting));
+    const error = await thrown(() => request(setting));
     expect(error.code).toBe('WATERMARK_EXPIRED');
     expect(error.kind).toBe('gone');
     expect(error.httpStatus).toBe(410);
     // A new expiration cannot revive it either.
-    expect(thrown(() => request(setting, firstExpiration + 30 * 86_400)).code).toBe('WATERMARK_EXPIRED');
-    const changed = request({ ...setting, y: 0.3001 });
+    expect((await thrown(() => request(setting, firstExpiration + 30 * 86_400))).code).toBe('WATERMARK_EXPIRED');
+    const changed = await request({ ...setting, y: 0.3001 });
     expect(changed.created).toBe(false);
     expect(changed.watermark.status).toBe('READY');
     clock = START;
@@ -226,7 +228,7 @@ describe('segments finishing out of order', () => {
   it('at the same moment, last one first, still leave a complete, ended playlist once READY', async () => {
     // Its own engine on a tiny mute 16 s clip (6 segments: 1, 1, 2, 4, 4, 4 s): the opening covering 8 s (segments
     // 0-3) renders one segment at a time, then the last two race on two workers.
-    const e = testEngine({ workers: 2 });
+    const e = await testEngine({ workers: 2 });
     try {
       const tiny = await fixture({ kind: 'flat', color: '336699', width: 64, height: 36, seconds: 16, fps: 30, audio: false });
       const v = await ingestFixture(e, tiny, 'tiny');
@@ -265,7 +267,7 @@ describe('segments finishing out of order', () => {
       }
       expect(races, 'runs whose last two segments were handed back together').toBeGreaterThan(0);
     } finally {
-      e.dispose();
+      await e.dispose();
     }
   });
 });
@@ -287,7 +289,7 @@ describe('ffmpeg failure', () => {
     };
     const settings = [{ content: 'fails once', y: 0.8 }];
     try {
-      const request = requestWatermark(engine, { video: { key: KEY }, settings: settingsOf(settings), containers: ['m3u8', 'mp4'] });
+      const request = (await requestWatermark(engine, { video: { key: KEY }, settings: settingsOf(settings), containers: ['m3u8', 'mp4'] }));
       const error = await runWatermarkJob(engine, request.watermark.id).then(
         () => undefined,
         (e: unknown) => e,
@@ -295,10 +297,10 @@ describe('ffmpeg failure', () => {
       expect(isWmarkError(error)).toBe(true);
       expect((error as WmarkError).kind).toBe('engine');
       expect((error as WmarkError).exitCode).toBe(6);
-      const failed = engine.store.getWatermark(request.watermark.id)!;
+      const failed = (await engine.store.getWatermark(request.watermark.id))!;
       expect(failed.status).toBe('FAILED');
       expect(failed.error).toMatch(/Invalid data found/);
-      expect(engine.store.getJob(`watermark:${failed.id}`)!.status).toBe('failed');
+      expect((await engine.store.getJob(`watermark:${failed.id}`))!.status).toBe('failed');
       const dir = watermarkDir(engine, video.id, failed.id);
       expect(segmentFiles(dir)).not.toContain('seg_00001.ts');
       expect(existsSync(path.join(dir, MP4_NAME))).toBe(false);
@@ -336,7 +338,7 @@ describe('CLI jobs', () => {
     env = { WMARK_CONFIG_DIR: path.join(dir, 'config'), WMARK_WORKERS: '1' };
     const ingest = await runCli(['--json', '--data-dir', path.join(dir, 'data'), 'ingest', await flat('336699', 16), '--key', CLI_KEY], { env, cwd: dir });
     expect(ingest.code, ingest.stderr).toBe(0);
-    const segments = videoOf().segments;
+    const segments = (await videoOf()).segments;
     expect(segments).toEqual(segmentFrameCounts({ num: 30, den: 1 }, 16 * 30, true).map((n) => n / 30));
     count = segments.length;
   });
@@ -354,16 +356,19 @@ describe('CLI jobs', () => {
 
   const dataDir = () => path.join(dir, 'data');
   /** A read-only look at the CLI's store and media folders. */
-  function withStore<T>(fn: (e: TestEngine) => T): T {
-    const e = testEngine({ dataDir: dataDir() });
+  async function withStore<T>(fn: (e: TestEngine) => Promise<T> | T): Promise<T> {
+    const e = await testEngine({ dataDir: dataDir() });
     try {
-      return fn(e);
+      return await fn(e);
     } finally {
-      e.dispose();
+      await e.dispose();
     }
   }
-  const videoOf = () => withStore((e) => e.store.getVideoByKey(CLI_KEY)!);
-  const watermarkFolder = (id: string) => withStore((e) => watermarkDir(e, videoOf().id, id));
+  const videoOf = () => withStore(async (e) => (await e.store.getVideoByKey(CLI_KEY))!);
+  const watermarkFolder = async (id: string) => {
+    const video = await videoOf();
+    return withStore((e) => watermarkDir(e, video.id, id));
+  };
 
   function spawnCli(args: string[], extraEnv: Record<string, string>): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
     const child = spawn(process.execPath, [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir(), '--json', ...args], {
@@ -393,14 +398,14 @@ describe('CLI jobs', () => {
     const body = failed.json<{ status: string; error: string }>();
     expect(body.status).toBe('FAILED');
     expect(body.error).toContain('simulated encoder failure on seg_00001.ts');
-    const id = withStore((e) => e.store.listWatermarks().find((w) => (w.settings[0] as { content: string }).content === 'fails once in the CLI')!.id);
-    expect(withStore((e) => e.store.getWatermark(id)!)).toMatchObject({ status: 'FAILED', error: expect.stringContaining('simulated encoder failure') });
+    const id = await withStore(async (e) => (await e.store.listWatermarks()).find((w) => (w.settings[0] as { content: string }).content === 'fails once in the CLI')!.id);
+    expect(await withStore(async (e) => (await e.store.getWatermark(id))!)).toMatchObject({ status: 'FAILED', error: expect.stringContaining('simulated encoder failure') });
 
     rmSync(flag);
     const retried = await runCli(args, { env: { ...env, WMARK_FFMPEG: ffmpeg }, cwd: dir });
     expect(retried.code, retried.stderr).toBe(0);
     expect(retried.json()).toMatchObject({ id, status: 'READY' });
-    expect(parsePlaylist(path.join(watermarkFolder(id), 'video.m3u8')).segments).toHaveLength(count);
+    expect(parsePlaylist(path.join(await watermarkFolder(id), 'video.m3u8')).segments).toHaveLength(count);
   });
 
   it('a SIGKILLed job resumes: finished segments are kept untouched and the rest is rendered', async () => {
@@ -410,19 +415,19 @@ describe('CLI jobs', () => {
     const args = ['watermark', '--key', CLI_KEY, '--text', 'resume after SIGKILL'];
     const first = spawnCli(args, { WMARK_FFMPEG: ffmpeg });
 
-    const watermarksOfVideo = path.join(dataDir(), 'media', 'watermarks', videoOf().id);
-    const finished = (): { folder: string; segments: string[] } | undefined => {
+    const watermarksOfVideo = path.join(dataDir(), 'media', 'watermarks', (await videoOf()).id);
+    const finished = async (): Promise<{ folder: string; segments: string[] } | undefined> => {
       for (const id of existsSync(watermarksOfVideo) ? readdirSync(watermarksOfVideo) : []) {
         const folder = path.join(watermarksOfVideo, id);
         const segments = segmentFiles(folder);
-        const isOurs = withStore((e) => (e.store.getWatermark(id)?.settings[0] as { content?: string } | undefined)?.content === 'resume after SIGKILL');
+        const isOurs = await withStore(async (e) => ((await e.store.getWatermark(id))?.settings[0] as { content?: string } | undefined)?.content === 'resume after SIGKILL');
         if (isOurs && segments.length) return { folder, segments };
       }
       return undefined;
     };
     const deadline = Date.now() + 30_000;
-    let caught: ReturnType<typeof finished>;
-    while (!(caught = finished()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    let caught: Awaited<ReturnType<typeof finished>>;
+    while (!(caught = await finished()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(caught, 'a first segment within 30 s').toBeDefined();
     process.kill(-first.child.pid!, 'SIGKILL');
     await first.done;
@@ -477,7 +482,7 @@ describe('CLI jobs', () => {
     const deadline = Date.now() + 60_000;
     let status = '';
     while (Date.now() < deadline) {
-      status = withStore((e) => e.store.getWatermark(view.id)!.status);
+      status = await withStore(async (e) => (await e.store.getWatermark(view.id))!.status);
       if (status === 'READY' || status === 'FAILED') break;
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -1,6 +1,6 @@
 // Where and how the engine draws text, measured on decoded frames of its HLS output over a flat 336699 clip (DESIGN 4 units).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { VideoRecord } from '../../src/engine/state-store.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { decodeFrame, diffBox, type RgbFrame } from '../helpers/media.js';
@@ -29,10 +29,10 @@ let engine: TestEngine;
 let video: VideoRecord;
 
 beforeAll(async () => {
-  engine = testEngine();
+  engine = await testEngine();
   video = await ingestFixture(engine, await flat('336699', 12), KEY);
 });
-afterAll(() => engine?.dispose());
+afterAll(async () => await engine?.dispose());
 
 async function frameOf(settings: Record<string, unknown>[], seconds = 1): Promise<{ frame: RgbFrame; bg: Rgb; playlist: string }> {
   const r = await renderWith(engine, KEY, settings);

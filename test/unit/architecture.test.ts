@@ -1,5 +1,5 @@
-// The layer rules of DESIGN 5.1 as a test: scripts/check-architecture.mjs passes on src/ and catches a cycle and a
-// forbidden import in a small tree made here.
+// The layer rules of docs/architecture.md as a test: scripts/check-architecture.mjs passes on src/ and catches a cycle,
+// a forbidden import and a reach through the service in small trees made here.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -27,7 +27,7 @@ describe('architecture check', () => {
     expect(r.status).toBe(0);
   });
 
-  it('names each file of a cycle, and ignores type-only imports', () => {
+  it('names each file of a cycle, type-only imports included', () => {
     const root = tree('cycle', {
       'engine/a.ts': "import { b } from './b.js';\nexport const a = b;\n",
       'engine/b.ts': "import { c } from './c.js';\nexport const b = c;\n",
@@ -38,25 +38,43 @@ describe('architecture check', () => {
     const r = check(root);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain('cycle: engine/a.ts -> engine/b.ts -> engine/c.ts -> engine/a.ts');
-    expect(r.stdout).not.toContain('engine/d.ts ->');
-    expect(r.stdout).toContain('1 architecture problem(s) in 5 files');
+    expect(r.stdout).toContain('cycle: engine/d.ts -> engine/e.ts -> engine/d.ts');
+    expect(r.stdout).toContain('2 architecture problem(s) in 5 files');
   });
 
   it('refuses core reaching the engine, the CLI reaching the store, and the server reaching the CLI', () => {
     const root = tree('layers', {
-      'core/pure.ts': "import { store } from '../engine/store.js';\nexport const pure = store;\n",
-      'engine/store.ts': 'export const store = 1;\n',
-      'cli/cmd.ts': "import { store } from '../engine/store.js';\nexport const cmd = store;\n",
+      'core/pure.ts': "import { store } from '../engine/state/store.js';\nexport const pure = store;\n",
+      'engine/state/store.ts': 'export const store = 1;\n',
+      'engine/state/state-store.ts': 'export type Record = { id: string };\n',
+      'cli/cmd.ts': "import { store } from '../engine/state/store.js';\nimport type { Record } from '../engine/state/state-store.js';\nexport const cmd = store;\nexport type R = Record;\n",
       'server/app.ts': "import { cmd } from '../cli/cmd.js';\nexport const app = cmd;\n",
       'version.ts': 'export const VERSION = "0";\n',
       'server/ok.ts': "import { VERSION } from '../version.js';\nexport const ok = VERSION;\n",
     });
     const r = check(root);
     expect(r.status).toBe(1);
-    expect(r.stdout).toContain('layer: core/pure.ts (core) imports engine/store.ts (engine)');
-    expect(r.stdout).toContain('layer: cli/cmd.ts imports engine/store.ts, which only engine may use');
+    expect(r.stdout).toContain('layer: core/pure.ts (core) imports engine/state/store.ts (engine)');
+    expect(r.stdout).toContain('layer: cli/cmd.ts imports engine/state/store.ts, which only engine may use');
+    expect(r.stdout).not.toContain('imports engine/state/state-store.ts');
     expect(r.stdout).toContain('layer: server/app.ts (server) imports cli/cmd.ts (cli)');
     expect(r.stdout).not.toContain('server/ok.ts');
+  });
+
+  it('refuses the server reaching the engine around its application layer, by import or through the service', () => {
+    const root = tree('gateway', {
+      'engine/app/local-service.ts': 'export class LocalService { now() { return 0; } }\n',
+      'engine/watermark/job.ts': 'export const ensureSegment = 1;\n',
+      'server/routes.ts': "import { ensureSegment } from '../engine/watermark/job.js';\nimport type { LocalService } from '../engine/app/local-service.js';\nexport const f = (s: LocalService & { engine: unknown }) => [ensureSegment, s.engine];\n",
+      'server/ok.ts': "import type { LocalService } from '../engine/app/local-service.js';\nexport const g = (service: LocalService) => service.now();\n",
+      'cli/cmd.ts': 'export const h = (ctx: { service: { engine: { store: unknown } } }) => ctx.service.engine.store;\n',
+    });
+    const r = check(root);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('layer: server/routes.ts (server) imports engine/watermark/job.ts; server reaches engine only through engine/app/');
+    expect(r.stdout).toContain('reach: cli/cmd.ts:1 reaches through the service to its engine');
+    expect(r.stdout).not.toContain('server/ok.ts');
+    expect(r.stdout).toContain('2 architecture problem(s) in 5 files');
   });
 
   it('refuses a heavy package that the CLI loads at start, naming the chain, and allows it through import()', () => {

@@ -6,18 +6,13 @@ import type { Env } from '../../config/paths.js';
 import { credentialsPath, looseMode, normalizeBaseUrl, readCredentials, removeServices, saveService, type StoredService } from '../../remote/credentials-store.js';
 import { jwtExpiry, TOKEN_EXPIRY_SKEW_MS } from '../../remote/session.js';
 import type { CliContext } from '../context.js';
-import type { CliIO } from '../io.js';
+import { canPrompt } from '../io.js';
 import { action } from '../action.js';
 import { addRemoteOptions, openRemote, type RemoteFlags } from '../remote-flags.js';
 
 export interface Prompter {
   input(message: string): Promise<string>;
   password(message: string): Promise<string>;
-}
-
-/** A person at a terminal: stdin and stdout are TTYs and CI is unset. */
-export function canPrompt(io: Pick<CliIO, 'stdin' | 'stdout' | 'env'>): boolean {
-  return Boolean(io.stdin.isTTY) && Boolean(io.stdout.isTTY) && !io.env.CI;
 }
 
 /** Client id and API key: flags > WMARK_CLIENT_ID / WMARK_API_KEY > prompts (interactive only, key masked); otherwise exit 4 naming what is missing. */

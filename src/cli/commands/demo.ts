@@ -3,7 +3,9 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import { generateVideo, SAMPLE, samplePath } from '../../engine/sample-video.js';
+import { serverService } from '../../engine/app/server-service.js';
+import type { Engine } from '../../engine/engine.js';
+import { generateVideo, SAMPLE, samplePath } from '../../engine/ingest/sample-video.js';
 import { HttpClient } from '../../remote/client.js';
 import { RemoteService } from '../../remote/remote-service.js';
 import { RemoteSession } from '../../remote/session.js';
@@ -14,7 +16,7 @@ import { VERSION } from '../../version.js';
 import { action } from '../action.js';
 import type { CliContext } from '../context.js';
 import { describeVideo, describeWatermark, follow } from '../follow.js';
-import { untilAborted } from './serve.js';
+import { whenAborted } from '../signals.js';
 
 const DEMO_LABEL = 'wmark demo';
 
@@ -33,8 +35,8 @@ export function registerDemo(program: Command): void {
 async function demo(ctx: CliContext, opts: { viewer: string; email: string; port?: string; keepServing?: boolean }): Promise<number> {
   ctx.setConfigFlags({ port: opts.port });
   const config = await ctx.loadConfig();
+  const engine = await ctx.openEngine();
   const local = await ctx.localService();
-  const engine = local.engine;
   const sample = samplePath(engine.paths.root);
   ctx.output.stage(`1/4 generating the sample video (${SAMPLE.width}x${SAMPLE.height}, ${SAMPLE.seconds} s, once)`);
   await generateVideo(engine.runner, { output: sample, ...SAMPLE }, (f: number) => ctx.output.progress(`generating sample ${(f * 100).toFixed(0)}%`));
@@ -44,7 +46,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
   if (ingested.status !== 'INGESTED') throw new WmarkError('DEMO_FAILED', `the sample could not be ingested: ${ingested.error ?? ingested.status}`);
 
   ctx.output.stage('3/4 starting wmark serve');
-  const server = await listen(ctx, config.server.host, config.server.port, config.publicUrl, config.server.tokenTtlSeconds);
+  const server = await listen(engine, config.server.host, config.server.port, config.publicUrl, config.server.tokenTtlSeconds);
   try {
     // The demo talks to its service like any client: the remote client, with a token for a dedicated demo client id.
     const client = new HttpClient({ signal: ctx.signal, userAgent: `wmark/${VERSION}` });
@@ -59,7 +61,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     if (state.status !== 'READY') throw new WmarkError('DEMO_FAILED', `the watermark failed: ${state.error ?? 'unknown reason'}`);
     const playableMs = Date.now() - started;
     const keep = opts.keepServing ?? (Boolean(ctx.io.stdout.isTTY) && !ctx.io.env.CI);
-    const files = path.resolve(local.files(state).dir);
+    const files = path.resolve((await local.files(state)).dir);
     const summary = { sample, videoId: video.id, server: server.url, settings, playableAfterMs: playableMs, response: created, ready: state, player: state.containers?.href, files, keepServing: keep };
     ctx.output.result(summary, (c) =>
       [
@@ -73,7 +75,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
         keep ? c.dim('Serving until Ctrl-C.') : c.dim('The service stopped with this command; run `wmark serve` to keep these links working.'),
       ].join('\n'),
     );
-    if (keep) await untilAborted(ctx.signal);
+    if (keep) await whenAborted(ctx.signal);
     else {
       // Let the rest of the segments and the mp4 finish, so the files on disk are complete when we exit.
       ctx.output.stage('finishing the remaining segments and the mp4');
@@ -110,12 +112,13 @@ export function demoSettings(viewer: string, email: string): Record<string, unkn
   ];
 }
 
-async function listen(ctx: CliContext, host: string, port: number, publicUrl: string | undefined, ttl: number): Promise<RunningServer> {
-  const engine = (await ctx.localService()).engine;
+async function listen(engine: Engine, host: string, port: number, publicUrl: string | undefined, ttl: number): Promise<RunningServer> {
+  const { startServer } = await import('../../server/node-server.js');
+  const service = serverService(engine, { host });
   try {
-    return await (await import('../../server/node-server.js')).startServer({ engine, host, port, publicUrl, tokenTtlSeconds: ttl });
+    return await startServer({ service, host, port, publicUrl, tokenTtlSeconds: ttl });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    return (await import('../../server/node-server.js')).startServer({ engine, host, port: 0, publicUrl, tokenTtlSeconds: ttl });
+    return startServer({ service, host, port: 0, publicUrl, tokenTtlSeconds: ttl });
   }
 }

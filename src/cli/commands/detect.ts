@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { WmarkError } from '../../core/errors.js';
-import type { DetectResult } from '../../engine/detect.js';
+import type { DetectResult } from '../../engine/forensic/detect.js';
 import { action } from '../action.js';
 
 /** Exit code when the file carries no mark strong enough to accuse anyone: distinct from failures, for scripts. */

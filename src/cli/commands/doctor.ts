@@ -2,7 +2,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import { collectChecks, type Check } from '../../engine/installation-checks.js';
+import { collectChecks, type Check } from '../../engine/app/installation-checks.js';
 import { action } from '../action.js';
 import { addMediaOptions, mediaFlags } from '../media-flags.js';
 
@@ -24,7 +24,7 @@ export function registerDoctor(program: Command): void {
         const checks = await collectChecks(config);
         if (config.queue?.url || media.media) {
           // The Redis client and the AWS SDK load only when there is a farm to check.
-          const { collectFarmChecks } = await import('../../engine/farm-checks.js');
+          const { collectFarmChecks } = await import('../../farm/farm-checks.js');
           checks.push(...(await collectFarmChecks({ queue: config.queue?.url, media: media.media, s3: { endpoint: media.s3Endpoint, region: media.s3Region } })));
         }
         const ok = checks.every((k) => k.ok || !k.required);

@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import { FORENSIC_LAYOUTS, type ForensicLayoutChoice } from '../../core/forensic/variant-plan.js';
 import { isHttpUrl } from '../../core/http-url.js';
-import type { LocalService } from '../../engine/local-service.js';
+import type { LocalService } from '../../engine/app/local-service.js';
 import { isFinalVideoStatus } from '../../service/watermark-service.js';
 import { action } from '../action.js';
 import { describeVideo, follow } from '../follow.js';
@@ -58,7 +58,8 @@ export function registerIngest(program: Command): void {
           ...(opts.forensic || opts.forensicLayout ? { enableForensic: true } : {}),
           ...(opts.forensicLayout ? { forensicLayout: opts.forensicLayout } : {}),
         };
-        const { video: registered, created, replaced }: Awaited<ReturnType<LocalService['replaceVideo']>> = opts.replace ? await (service as LocalService).replaceVideo(request) : await service.createVideo(request);
+        const { video: registered, created, replaced }: Awaited<ReturnType<LocalService['replaceVideo']>> =
+          opts.replace && service.kind === 'local' ? await service.replaceVideo(request) : await service.createVideo(request);
         if (replaced) {
           const lost = replaced.watermarks ? ` and its ${replaced.watermarks} watermark(s), whose links no longer play` : '';
           ctx.output.warn(`replaced video ${replaced.videoId} (${replaced.sourceUrl})${lost}`);

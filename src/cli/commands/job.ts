@@ -2,7 +2,7 @@
 // detached worker of a CLI run that returned early (--no-wait).
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import { runJob } from '../../engine/job-queue.js';
+import { runJob } from '../../engine/jobs/job-queue.js';
 import { action } from '../action.js';
 
 export function registerJob(program: Command): void {

@@ -4,10 +4,9 @@ import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import { DEFAULT_POLL_INTERVAL_MS, watchHref } from '../../remote/remote-service.js';
 import { action } from '../action.js';
-import { describeWatermark, follow } from '../follow.js';
+import { describeWatermark, failedExit, follow } from '../follow.js';
 import { DEFAULT_TIMEOUT, durationFlag, httpClient } from '../remote-flags.js';
 import { renderWatermark } from '../render.js';
-import { failedExit } from './watermark.js';
 
 export function registerPoll(program: Command): void {
   program

@@ -2,7 +2,7 @@
 // engine or a remote service (which has no delete).
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import type { LocalService } from '../../engine/local-service.js';
+import type { LocalService } from '../../engine/app/local-service.js';
 import { action } from '../action.js';
 import { readJsonInput } from '../read-input.js';
 import { addRemoteOptions, positionalBeforeRemote, type RemoteFlags } from '../remote-flags.js';

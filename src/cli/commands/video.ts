@@ -1,8 +1,7 @@
 // `wmark video list|show`: the videos a service knows (the local engine, or a remote one with --remote).
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import { videoBody } from '../../engine/api-bodies.js';
-import type { LocalService } from '../../engine/local-service.js';
+import { videoBody } from '../../engine/app/api-bodies.js';
 import { action } from '../action.js';
 import { addRemoteOptions, type RemoteFlags } from '../remote-flags.js';
 import { renderTable, renderVideo } from '../render.js';
@@ -38,7 +37,7 @@ export function registerVideo(program: Command): void {
         const service = await ctx.service(opts);
         let found;
         if (service.kind === 'local') {
-          const record = (service as LocalService).findVideo(ref);
+          const record = await service.findVideo(ref);
           if (!record) throw new WmarkError('VIDEO_NOT_FOUND', `no video with id or key "${ref}"`, { hint: 'See `wmark video list`.' });
           found = videoBody(record);
         } else found = await service.getVideo(ref);

@@ -3,10 +3,10 @@
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import type { TextSetting } from '../../core/setting-types.js';
-import type { WatermarkRecord } from '../../engine/state-store.js';
+import type { WatermarkRecord } from '../../engine/state/state-store.js';
 import { action, mergedOptions } from '../action.js';
 import { renderTable, renderWatermark } from '../render.js';
-import { apiStatus } from '../../engine/api-bodies.js';
+import { apiStatus } from '../../engine/app/api-bodies.js';
 import { afterLinks } from '../link-check.js';
 
 export function registerWatermarkManagement(watermark: Command): void {
@@ -20,13 +20,14 @@ export function registerWatermarkManagement(watermark: Command): void {
         const local = await ctx.localService();
         let videoId: string | undefined;
         if (opts.key !== undefined) {
-          const video = local.findVideo(opts.key);
+          const video = await local.findVideo(opts.key);
           if (!video) throw new WmarkError('VIDEO_NOT_FOUND', `no video with id or key "${opts.key}"`);
           videoId = video.id;
         }
         const keys = new Map<string, string>();
-        const keyOf = (id: string) => keys.get(id) ?? keys.set(id, local.findVideo(id)?.key ?? id).get(id)!;
-        const list = local.listWatermarks(videoId).map((w) => summary(w, keyOf(w.videoId)));
+        const keyOf = async (id: string) => keys.get(id) ?? keys.set(id, (await local.findVideo(id))?.key ?? id).get(id)!;
+        const list: ReturnType<typeof summary>[] = [];
+        for (const w of await local.listWatermarks(videoId)) list.push(summary(w, await keyOf(w.videoId)));
         ctx.output.result(list, (c) =>
           list.length === 0
             ? c.dim('no watermarks yet: make one with `wmark watermark --key KEY --text "for alice"`')
@@ -50,8 +51,8 @@ export function registerWatermarkManagement(watermark: Command): void {
       action(async (ctx, id: string, _opts: unknown, cmd: Command) => {
         const opts = mergedOptions<{ open?: boolean; publicUrl?: string }>(cmd);
         const local = await ctx.localService({ publicUrl: opts.publicUrl });
-        const record = local.watermarkRecord(id);
-        const resource = { ...local.body(record), videoKey: local.findVideo(record.videoId)?.key, files: local.files(record.id), settings: record.settings, createdOn: new Date(record.createdOn).toISOString() };
+        const record = await local.watermarkRecord(id);
+        const resource = { ...local.body(record), videoKey: (await local.findVideo(record.videoId))?.key, files: await local.files(record.id), settings: record.settings, createdOn: new Date(record.createdOn).toISOString() };
         ctx.output.result(resource, (c) => renderWatermark(resource, c));
         await afterLinks(ctx, resource, opts.open);
       }),
@@ -66,7 +67,7 @@ export function registerWatermarkManagement(watermark: Command): void {
       action(async (ctx, ids: string[]) => {
         const local = await ctx.localService();
         // All found first: a typo in the third id removes nothing.
-        const records = ids.map((id) => local.watermarkRecord(id));
+        const records = await Promise.all(ids.map((id) => local.watermarkRecord(id)));
         for (const r of records) await local.deleteWatermark(r.id);
         ctx.output.result({ deleted: records.map((r) => r.id) }, () => records.map((r) => `deleted ${r.id}`).join('\n'));
       }),

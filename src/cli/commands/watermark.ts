@@ -4,15 +4,15 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { ApiVersion } from '../../core/api-version.js';
 import { WmarkError } from '../../core/errors.js';
-import type { LocalService } from '../../engine/local-service.js';
-import { MAX_SHARED_RENDERS } from '../../engine/render-scheduler.js';
+import type { LocalService } from '../../engine/app/local-service.js';
+import { MAX_SHARED_RENDERS } from '../../engine/render/render-scheduler.js';
 import { toWmarkError } from '../output.js';
 import pLimit from 'p-limit';
 import type { WatermarkResource, WatermarkResult, WatermarkService } from '../../service/watermark-service.js';
 import { action, mergedOptions } from '../action.js';
-import { canPrompt } from './auth-remote.js';
-import type { CliContext } from '../context.js';
-import { describeWatermark, follow } from '../follow.js';
+import type { AnyService, CliContext } from '../context.js';
+import { canPrompt } from '../io.js';
+import { describeWatermark, failedExit, follow } from '../follow.js';
 import { addRemoteOptions, countFlag, durationFlag, type RemoteFlags } from '../remote-flags.js';
 import { renderWatermark, type WatermarkExtras } from '../render.js';
 import { afterLinks, warnIfUnserved } from '../link-check.js';
@@ -109,7 +109,7 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   // The request is checked before anything is opened: a usage error costs no engine start and no network.
   const openService = () => ctx.service(opts, { queue: wait ? 'in-process' : 'detached', apiFlag: given('api') ? opts.api : undefined, api: askedApi });
   // At a terminal, what is missing is asked for (which video, what text); elsewhere the usage error below says it.
-  let early: WatermarkService | undefined;
+  let early: AnyService | undefined;
   if (wantsPrompt(ctx, opts)) {
     early = await openService();
     await askMissing(ctx, early, opts);
@@ -117,7 +117,7 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   const plan = await planRequests(ctx.io, opts, Date.now());
   const service = early ?? (await openService());
   const api = await service.apiVersion();
-  const local = service.kind === 'local' ? (service as LocalService) : undefined;
+  const local = service.kind === 'local' ? service : undefined;
   const followOptions = { intervalMs, label: 'watermark' };
 
   const produce = async (request: Parameters<WatermarkService['requestWatermark']>[0], label: string): Promise<WatermarkResource & WatermarkExtras> => {
@@ -184,12 +184,12 @@ async function settle(ctx: CliContext, service: WatermarkService, result: Waterm
   return last.resource ?? (await service.getWatermark(result.resource, { api: result.api }));
 }
 
-function withExtras(local: LocalService | undefined, resource: WatermarkResource, result: WatermarkResult, out: string | undefined): Promise<WatermarkResource & WatermarkExtras> | (WatermarkResource & WatermarkExtras) {
+async function withExtras(local: LocalService | undefined, resource: WatermarkResource, result: WatermarkResult, out: string | undefined): Promise<WatermarkResource & WatermarkExtras> {
   const shaped: WatermarkResource & WatermarkExtras = { ...resource, created: result.created };
   if (!local) return shaped;
-  shaped.files = local.files(resource);
+  shaped.files = await local.files(resource);
   if (!out || resource.status === 'FAILED') return shaped;
-  return local.exportWatermark(resource, out).then((copied) => ({ ...shaped, out: copied }));
+  return { ...shaped, out: await local.exportWatermark(resource, out) };
 }
 
 async function printResult(ctx: CliContext, resource: WatermarkResource & WatermarkExtras, api: ApiVersion, local: boolean, open?: boolean): Promise<number> {
@@ -198,13 +198,6 @@ async function printResult(ctx: CliContext, resource: WatermarkResource & Waterm
   if (local && resource.status !== 'FAILED') await afterLinks(ctx, resource, open);
   else if (open && resource.containers?.href) await afterLinks(ctx, resource, open, { check: false });
   return failedExit(ctx, resource);
-}
-
-/** FAILED is a result, printed on stdout like READY, but the exit code says the job failed (6). */
-export function failedExit(ctx: CliContext, resource: WatermarkResource): number {
-  if (resource.status !== 'FAILED') return 0;
-  ctx.output.warn(`the watermark job FAILED${typeof resource.error === 'string' ? `: ${resource.error}` : ''}`);
-  return new WmarkError('WATERMARK_FAILED', 'watermark failed').exitCode;
 }
 
 type Produce = (request: Parameters<WatermarkService['requestWatermark']>[0], label: string) => Promise<WatermarkResource & WatermarkExtras>;

@@ -7,7 +7,7 @@ import { locateTools } from '../../ffmpeg/locate-tools.js';
 import { createProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import { action } from '../action.js';
 import { addMediaOptions, mediaFlags } from '../media-flags.js';
-import { untilAborted } from './serve.js';
+import { whenAborted } from '../signals.js';
 
 const positiveInt = (flag: string) =>
   z
@@ -44,10 +44,10 @@ export function registerWorker(program: Command): void {
         const opts = parsed.data;
         const tools = locateTools({ ffmpeg: config.ffmpeg, ffprobe: config.ffprobe, font: config.font });
         // Loaded here, not at start: BullMQ and the AWS SDK take ~0.4 s to load, which every other command would pay.
-        const [{ startSegmentWorker }, { openMediaStore }] = await Promise.all([import('../../cluster/segment-worker.js'), import('../../media/open-media-store.js')]);
+        const [{ startFarmWorker }, { openMediaStore }] = await Promise.all([import('../../farm/farm-worker.js'), import('../../media/open-media-store.js')]);
         const store = openMediaStore(opts.media, { endpoint: opts.s3Endpoint, region: opts.s3Region });
         try {
-          const worker = await startSegmentWorker({
+          const worker = await startFarmWorker({
             queueUrl: opts.queue,
             store,
             runner: createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path),
@@ -59,7 +59,7 @@ export function registerWorker(program: Command): void {
           });
           // stdout is data: the worker's id, once it takes work (scripts and tests wait for this line).
           ctx.output.line({ worker: worker.id, queue: opts.queue.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@'), media: store.location }, () => worker.id);
-          await untilAborted(ctx.signal);
+          await whenAborted(ctx.signal);
           ctx.output.info('stopping: finishing the segments in hand (Ctrl-C again does not hurry it; their tasks go to another worker if killed)');
           await worker.close();
           return 0;

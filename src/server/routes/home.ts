@@ -26,26 +26,18 @@ export interface ServiceStatus {
 }
 
 export function homeRoutes(routes: Routes, ctx: ServerContext): void {
-  const engine = ctx.service.engine;
   const started = Date.now();
 
   async function status(req: ApiRequest): Promise<ServiceStatus> {
     const base = ctx.baseUrlOf(req);
     const names = (await readdir(DOCS_DIR).catch(() => [] as string[])).filter((n) => DOC_NAME.test(n)).sort();
-    const videos = engine.store.listVideos();
-    const watermarks = engine.store.listWatermarks();
+    const counts = await ctx.service.counts();
     return {
       service: 'wmark',
       version: VERSION,
       apiVersions: ['1.0', '2.0'],
       docs: Object.fromEntries(names.map((n) => [n.replace(/\.md$/, ''), `${base}/docs/${n}`])),
-      status: {
-        videos: videos.length,
-        ingested: videos.filter((v) => v.status === 'INGESTED').length,
-        watermarks: watermarks.length,
-        ready: watermarks.filter((w) => w.status === 'READY').length,
-        uptimeSeconds: Math.floor((Date.now() - started) / 1000),
-      },
+      status: { ...counts, uptimeSeconds: Math.floor((Date.now() - started) / 1000) },
     };
   }
 

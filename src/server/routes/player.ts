@@ -1,10 +1,9 @@
-// The player page (DESIGN 3): /player/{v}/ checks its own signature, then serves a page that plays the signed
+// The player page: /player/{v}/ checks its own signature, then serves a page that plays the signed
 // playlist with hls.js (served locally: the service works offline), waiting while the watermark is PENDING.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WmarkError } from '../../core/errors.js';
-import { verifyPlayerUrl } from '../../core/watermark-urls.js';
 import { CONTENT_TYPES, fileResponse } from '../file-response.js';
 import type { ApiResponse } from '../http-types.js';
 import type { Routes } from '../route-table.js';
@@ -20,9 +19,8 @@ const ASSETS: Readonly<Record<string, string>> = { 'hls.min.js': HLS_JS, 'player
 const PAGE_CSP = "default-src 'none'; script-src 'self'; worker-src blob:; style-src 'self'; media-src * blob:; connect-src *; img-src 'self' data:; frame-ancestors *";
 
 export function playerRoutes(routes: Routes, ctx: ServerContext): void {
-  const engine = ctx.service.engine;
   routes.add(['GET', 'HEAD'], ['/player/1.0/', '/player/2.0/'], async (req) => {
-    const check = verifyPlayerUrl(engine.secret, req.url, engine.now(), ctx.signedPrefix + req.url.pathname);
+    const check = ctx.service.media.checkPlayerLink(req.url, ctx.signedPrefix + req.url.pathname);
     if (!check.ok) return refusal(check.reason === 'expired' ? 'This link has expired. Ask for a new one.' : 'This link is not valid.');
     return fileResponse(req, path.join(PLAYER_DIR, 'index.html'), {
       contentType: CONTENT_TYPES['.html']!,

@@ -1,7 +1,5 @@
-// Watermark routes: POST /{v}/watermark (SPEC 4.2, 4.4) and the signed status link: the 1.0 long-poll href (SPEC 4.3)
-// or the 2.0 resource link that answers with freshly signed URLs (SPEC 4.5).
-import { WmarkError } from '../../core/errors.js';
-import { STATUS_URL_GRACE_MS } from '../../engine/api-bodies.js';
+// Watermark routes: POST /{v}/watermark and the signed status link: the 1.0 long-poll href, or the 2.0 resource
+// link that answers with freshly signed URLs.
 import type { WatermarkRequest } from '../../service/watermark-service.js';
 import { json, MEDIA_CORS } from '../http-types.js';
 import { versioned, type Routes } from '../route-table.js';
@@ -9,7 +7,6 @@ import type { ServerContext } from '../server-context.js';
 import type { SignedLinks } from '../signed-links.js';
 
 export function watermarkRoutes(routes: Routes, ctx: ServerContext, links: SignedLinks): void {
-  const engine = ctx.service.engine;
   for (const { version, paths } of versioned('/watermark', { trailingSlash: true })) {
     routes.add(['POST'], paths, async (req) => {
       await ctx.authenticate(req, version);
@@ -22,10 +19,8 @@ export function watermarkRoutes(routes: Routes, ctx: ServerContext, links: Signe
       ['GET', 'HEAD'],
       paths,
       async (req, params) => {
-        const { watermark: w } = links.watermark(req, version, params);
-        if (version === '1.0' && w.readyOn !== null && engine.now() > w.readyOn + STATUS_URL_GRACE_MS) {
-          throw new WmarkError('LINK_EXPIRED', 'this long-poll link expired after the watermark became READY; use the playlist link');
-        }
+        const { watermark: w } = await links.watermark(req, version, params);
+        if (version === '1.0') ctx.service.media.checkStatusLinkAge(w);
         return json(200, ctx.service.body(w, version, ctx.baseUrlOf(req), version === '2.0'), MEDIA_CORS);
       },
       { cors: true },

@@ -2,10 +2,10 @@
 // with the same job id; ingest and forensic tasks are checked on arrival like segment tasks; a forensic measurement
 // travels through the store as exact float32s and joins into the same sidecar as one made in a single process.
 import { describe, expect, it } from 'vitest';
-import { farmJobId, parseFarmTask, segmentJobId, taskKind, taskOutput } from '../../../src/cluster/farm-task.js';
-import type { ForensicTask } from '../../../src/cluster/forensic-task.js';
-import type { IngestTask } from '../../../src/cluster/ingest-task.js';
-import type { SegmentTask } from '../../../src/cluster/segment-task.js';
+import { farmJobId, parseFarmTask, segmentJobId, taskKind, taskOutput } from '../../../src/farm/tasks/farm-task.js';
+import type { ForensicTask } from '../../../src/farm/tasks/forensic-task.js';
+import type { IngestTask } from '../../../src/farm/tasks/ingest-task.js';
+import type { SegmentTask } from '../../../src/farm/tasks/segment-task.js';
 import { WmarkError } from '../../../src/core/errors.js';
 import { SIGNATURE_CELLS } from '../../../src/core/forensic/detect-math.js';
 import { buildSidecar, decodeMeasure, encodeMeasure, SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_WIDTH, type SegmentMeasure } from '../../../src/core/forensic/variant-plan.js';

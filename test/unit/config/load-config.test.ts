@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { loadConfig, type ConfigFlags, type LoadConfigOptions } from '../../../src/config/load-config.js';
-import { configDir, dataPaths } from '../../../src/config/paths.js';
+import { configDir } from '../../../src/config/paths.js';
 
 let root: string;
 let platform: { data: string; config: string };
@@ -327,19 +327,6 @@ describe('relative paths', () => {
 });
 
 describe('paths', () => {
-  it('lays out the data folder', () => {
-    expect(dataPaths('/d')).toEqual({
-      root: '/d',
-      db: path.join('/d', 'wmark.db'),
-      secret: path.join('/d', 'secret.key'),
-      media: path.join('/d', 'media'),
-      videos: path.join('/d', 'media', 'videos'),
-      watermarks: path.join('/d', 'media', 'watermarks'),
-      tmp: path.join('/d', 'tmp'),
-      locks: path.join('/d', 'locks'),
-    });
-  });
-
   it('takes the config folder from WMARK_CONFIG_DIR, else the platform', () => {
     expect(configDir({ WMARK_CONFIG_DIR: '/c' }, platform)).toBe('/c');
     expect(configDir({}, platform)).toBe(platform.config);

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseVideoRequest } from '../../../src/core/api-requests.js';
 import { halfVariantArgs, joinHalvesArgs, measureSegment, SIDECAR_HEIGHT, SIDECAR_WIDTH, slotOrderFromWhole, slotsOfSegments, wholeVariantArgs } from '../../../src/core/forensic/variant-plan.js';
-import { segmentPatterns } from '../../../src/engine/forensic-prepare.js';
+import { segmentPatterns } from '../../../src/core/forensic/title-layout.js';
 
 const out = { aa: 'aa.ts', ab: 'ab.ts', ba: 'ba.ts', bb: 'bb.ts' };
 const plan = (hasAudio: boolean) =>

@@ -1,8 +1,8 @@
 // The leak reader's ffmpeg plan, and when detection decodes without deblocking: long leaks only (issue 15, F11: a
 // 2-hour leak's time is mostly its decode). What the option does to real frames is in test/integration/leak-reader.
 import { describe, expect, it } from 'vitest';
-import { LONG_LEAK_SECONDS, skipsLoopFilter } from '../../../src/engine/detect.js';
-import { leakDecodeArgs } from '../../../src/engine/leak-reader.js';
+import { LONG_LEAK_SECONDS, skipsLoopFilter } from '../../../src/engine/forensic/detect.js';
+import { leakDecodeArgs } from '../../../src/engine/forensic/leak-reader.js';
 
 const plan = (skipLoopFilter?: boolean) => leakDecodeArgs({ file: 'leak.mp4', fps: { num: 30000, den: 1001 }, width: 128, height: 72, skipLoopFilter });
 

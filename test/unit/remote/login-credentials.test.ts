@@ -1,6 +1,7 @@
 // `auth login` credentials: flags > env > prompts (only at a terminal, key masked); otherwise exit 4 naming flags and variables.
 import { describe, expect, it, vi } from 'vitest';
-import { canPrompt, collectLoginCredentials, type Prompter } from '../../../src/cli/commands/auth-remote.js';
+import { collectLoginCredentials, type Prompter } from '../../../src/cli/commands/auth-remote.js';
+import { canPrompt } from '../../../src/cli/io.js';
 
 const prompter = (answers: { input?: string; password?: string }): Prompter & { calls: string[] } => {
   const calls: string[] = [];

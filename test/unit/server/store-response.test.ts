@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FolderMediaStore } from '../../../src/media/folder-store.js';
+import type { MediaStore } from '../../../src/media/media-store.js';
 import { bodyEtag } from '../../../src/server/file-response.js';
 import { readStored, storeResponse } from '../../../src/server/store-response.js';
 import type { ApiRequest } from '../../../src/server/http-types.js';
@@ -19,7 +20,8 @@ for (const [name, content] of [['seg_00000.ts', bytes], ['empty.ts', Buffer.allo
   writeFileSync(file, content);
   utimesSync(file, modified / 1000, modified / 1000);
 }
-const store = new FolderMediaStore(root);
+// Without its local files: the folder answers as a store on another machine does (the S3 one), by streaming.
+const store: MediaStore = Object.assign(Object.create(new FolderMediaStore(root)) as FolderMediaStore, { localFile: undefined });
 const options = { contentType: 'video/mp2t', cacheControl: 'private, max-age=60, immutable', headers: { 'Access-Control-Allow-Origin': '*' } };
 const req = (headers: Record<string, string> = {}) => ({ headers }) as unknown as ApiRequest;
 

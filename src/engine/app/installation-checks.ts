@@ -1,0 +1,59 @@
+// Checks that everything the engine needs is present (ffmpeg, ffprobe, filters, encoders, font, data dir, database),
+// and says where each piece came from: what `wmark doctor` prints.
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { dataLayout } from '../data-folder/layout.js';
+import { locateTools } from '../../ffmpeg/locate-tools.js';
+import { createProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
+import { SqliteStateStore } from '../state/sqlite-state-store.js';
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  /** A missing optional piece is reported but does not fail the run. */
+  required: boolean;
+}
+
+export async function collectChecks(config: { dataDir: string; ffmpeg?: string; ffprobe?: string; font?: string }): Promise<Check[]> {
+  const tools = locateTools(config);
+  const runner = createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path);
+  const checks: Check[] = [];
+  const version = async (name: 'ffmpeg' | 'ffprobe') => {
+    const loc = tools[name];
+    try {
+      const { stdout } = name === 'ffmpeg' ? await runner.ffmpeg(['-version'], { captureStdout: true }) : await runner.ffprobe(['-version']);
+      const first = stdout.toString('utf8').split('\n')[0] ?? '';
+      checks.push({ name, ok: true, detail: `${loc.path} (${loc.source}) ${first.replace(/^\w+ version /, 'version ').split(' Copyright')[0]}`, required: true });
+      return true;
+    } catch (error) {
+      checks.push({ name, ok: false, detail: `${loc.path} (${loc.source}): ${(error as Error).message.split('\n')[0]}`, required: true });
+      return false;
+    }
+  };
+  if (await version('ffmpeg')) {
+    const list = async (flag: string) => (await runner.ffmpeg([flag], { captureStdout: true })).stdout.toString('utf8');
+    const [filters, encoders, muxers] = await Promise.all([list('-filters'), list('-encoders'), list('-muxers')]);
+    const has = (text: string, name: string) => new RegExp(`^\\s*\\S*\\s+${name}\\s`, 'm').test(text);
+    checks.push({ name: 'drawtext filter', ok: has(filters, 'drawtext'), detail: has(filters, 'drawtext') ? 'available' : 'missing: visible watermarks cannot be drawn', required: true });
+    checks.push({ name: 'libx264 encoder', ok: has(encoders, 'libx264'), detail: has(encoders, 'libx264') ? 'available' : 'missing', required: true });
+    checks.push({ name: 'aac encoder', ok: has(encoders, 'aac'), detail: has(encoders, 'aac') ? 'available' : 'missing', required: true });
+    for (const m of ['segment', 'mpegts', 'hls', 'mp4']) {
+      checks.push({ name: `${m} muxer`, ok: has(muxers, m), detail: has(muxers, m) ? 'available' : 'missing', required: m !== 'hls' });
+    }
+  }
+  await version('ffprobe');
+  checks.push({ name: 'font', ok: existsSync(tools.font.path), detail: `${tools.font.path} (${tools.font.source})`, required: true });
+  const paths = dataLayout(config.dataDir);
+  try {
+    mkdirSync(paths.root, { recursive: true });
+    accessSync(paths.root, constants.W_OK);
+    checks.push({ name: 'data dir', ok: true, detail: `${paths.root} (writable)`, required: true });
+    const store = new SqliteStateStore(paths.db);
+    const { schemaVersion, detail } = await store.describe();
+    checks.push({ name: 'database', ok: true, detail: `${paths.db} (schema v${schemaVersion}, ${detail})`, required: true });
+    await store.close();
+  } catch (error) {
+    checks.push({ name: 'data dir', ok: false, detail: `${paths.root}: ${(error as Error).message}`, required: true });
+  }
+  return checks;
+}

@@ -1,0 +1,52 @@
+// Settings templates: user templates in the store plus the built-in ones shipped in templates/*.json.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WmarkError } from '../../core/errors.js';
+import { parseTemplateBody } from '../../core/template-schema.js';
+import type { ApiVersion } from '../../core/api-version.js';
+import type { Engine } from '../engine.js';
+import type { TemplateRecord } from '../state/state-store.js';
+
+export const BUILTIN_TEMPLATE_DIR = fileURLToPath(new URL('../../../templates/', import.meta.url));
+
+let builtinCache: TemplateRecord[] | undefined;
+
+/** Built-in templates: id = file name without .json; validated like user templates (a broken one is a packaging bug). */
+export function builtinTemplates(): TemplateRecord[] {
+  builtinCache ??= readdirSync(BUILTIN_TEMPLATE_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((file) => {
+      const body = JSON.parse(readFileSync(path.join(BUILTIN_TEMPLATE_DIR, file), 'utf8')) as unknown;
+      const parsed = parseTemplateBody(body);
+      return { id: file.replace(/\.json$/, ''), ...parsed, createdOn: 0 };
+    });
+  return builtinCache;
+}
+
+export async function createTemplate(engine: Engine, input: unknown, apiVersion?: ApiVersion): Promise<TemplateRecord> {
+  const parsed = parseTemplateBody(input, apiVersion);
+  const record: TemplateRecord = { id: engine.newId(), ...parsed, createdOn: engine.now() };
+  await engine.store.insertTemplate(record);
+  return record;
+}
+
+export async function findTemplate(engine: Engine, id: string): Promise<TemplateRecord | undefined> {
+  return builtinTemplates().find((t) => t.id === id) ?? (await engine.store.getTemplate(id));
+}
+
+export async function getTemplate(engine: Engine, id: string): Promise<TemplateRecord> {
+  const t = await findTemplate(engine, id);
+  if (!t) throw new WmarkError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`, { hint: 'See `wmark template list`.' });
+  return t;
+}
+
+export async function listTemplates(engine: Engine): Promise<(TemplateRecord & { builtin: boolean })[]> {
+  return [...builtinTemplates().map((t) => ({ ...t, builtin: true })), ...(await engine.store.listTemplates()).map((t) => ({ ...t, builtin: false }))];
+}
+
+export async function deleteTemplate(engine: Engine, id: string): Promise<void> {
+  if (builtinTemplates().some((t) => t.id === id)) throw new WmarkError('TEMPLATE_BUILTIN', `"${id}" is a built-in template and cannot be deleted`);
+  if (!(await engine.store.deleteTemplate(id))) throw new WmarkError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`);
+}

@@ -1,0 +1,27 @@
+// What an engine is built from: its parts that exist before its strategies, and the strategies a deployment chooses
+// (where media lives, who renders segments, who ingests). A deployment is a function from the one to the other.
+import type { EncodeOptions } from '../core/plan/x264.js';
+import type { MediaTools } from '../ffmpeg/locate-tools.js';
+import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
+import type { MediaStore } from '../media/media-store.js';
+import type { DataLayout } from './data-folder/layout.js';
+import type { IngestPath } from './ingest/ingest-path.js';
+import type { SegmentRenderer } from './render/segment-renderer.js';
+
+export interface EngineParts {
+  paths: DataLayout;
+  tools: MediaTools;
+  runner: ProcessRunner;
+  secret: Buffer;
+  encode: EncodeOptions;
+  workers: number;
+}
+
+export interface EngineStrategies {
+  media: MediaStore;
+  renderer: SegmentRenderer;
+  ingest: IngestPath;
+}
+
+/** Builds an engine's strategies from its parts (the embedded default, or a render farm's). */
+export type Deployment = (parts: EngineParts) => Promise<EngineStrategies>;

@@ -1,0 +1,25 @@
+// The built-in sample: a generated clip (the demo's dusk landscape with a tone), cached in the data dir.
+import { existsSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { sampleVideoArgs, type SamplePlan } from '../../core/ffmpeg-plan.js';
+import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
+
+export async function generateVideo(runner: ProcessRunner, plan: SamplePlan, onProgress?: (f: number) => void): Promise<string> {
+  if (existsSync(plan.output)) return plan.output;
+  await mkdir(path.dirname(plan.output), { recursive: true });
+  const part = `${plan.output}.${process.pid}.part.mp4`;
+  try {
+    await runner.ffmpeg(sampleVideoArgs({ ...plan, output: part }), { durationSeconds: plan.seconds, onProgress });
+    await rename(part, plan.output);
+  } finally {
+    await rm(part, { force: true });
+  }
+  return plan.output;
+}
+
+export const SAMPLE = { width: 640, height: 360, seconds: 20, fps: 30, kind: 'scene' } as const;
+
+export function samplePath(dataDir: string): string {
+  return path.resolve(dataDir, 'samples', `sample-${SAMPLE.kind}-${SAMPLE.width}x${SAMPLE.height}-${SAMPLE.seconds}s.mp4`);
+}

@@ -1,0 +1,67 @@
+// Running a job under its lease: only one process works on a job at a time, a heartbeat keeps the lease alive, a
+// process killed mid-job leaves a lease that goes stale so another one takes over, and progress is written where
+// any watcher (in this process or another) can read it.
+import { isInterruption } from '../../core/errors.js';
+import type { Engine } from '../engine.js';
+import type { JobRecord } from '../state/state-store.js';
+import type { JobReporter } from './job-reporter.js';
+
+/** A lease whose heartbeat is older than this belongs to a dead process and may be taken over. */
+export const LEASE_STALE_MS = 20_000;
+const HEARTBEAT_MS = 4_000;
+/** Progress is written at most this often (an ffmpeg progress line arrives every ~0.5 s per process). */
+const PROGRESS_EVERY_MS = 200;
+
+export type JobKind = JobRecord['kind'];
+
+export const jobId = (kind: JobKind, targetId: string) => `${kind}:${targetId}`;
+export const topicOf = (kind: JobKind, targetId: string) => (kind === 'ingest' ? (`video:${targetId}` as const) : (`watermark:${targetId}` as const));
+
+/** True while some process holds a live lease on the job. */
+export function isLeaseLive(job: JobRecord | undefined, now: number): boolean {
+  return Boolean(job && job.status === 'running' && job.owner !== null && (job.heartbeat ?? 0) >= now - LEASE_STALE_MS);
+}
+
+/**
+ * Takes the job's lease and runs `work` under it. Resolves with its result, or undefined when another process holds
+ * a live lease (its progress shows in the store). The job ends done, failed (work threw), or queued again when the
+ * work was interrupted (Ctrl-C, shutdown), so the next start resumes it.
+ */
+export async function holdLease<T>(engine: Engine, kind: JobKind, targetId: string, work: (report: JobReporter) => Promise<T>): Promise<T | undefined> {
+  const id = jobId(kind, targetId);
+  const topic = topicOf(kind, targetId);
+  const job = await engine.store.ensureJob(kind, targetId, engine.now());
+  // A finished job asked to run again means more work was asked for since (e.g. an mp4 added later).
+  if (job.status === 'done' || job.status === 'failed') await engine.store.resetJob(id, engine.now());
+  if (!(await engine.store.acquireJob(id, engine.owner, engine.now(), LEASE_STALE_MS))) return undefined;
+  // Store writes of this lease run one after another, in the order they were asked for: a progress report can
+  // never land after the job's end, whatever database is behind the store.
+  let writes: Promise<unknown> = Promise.resolve();
+  const write = (step: () => Promise<unknown>): Promise<unknown> => (writes = writes.then(step).catch(() => undefined));
+  const heartbeat = setInterval(() => void write(() => engine.store.heartbeatJob(id, engine.owner, engine.now())), HEARTBEAT_MS);
+  heartbeat.unref();
+  let lastWrite = 0;
+  const report: JobReporter = (done, total, stage) => {
+    const now = engine.now();
+    if (done < total && now - lastWrite < PROGRESS_EVERY_MS) return;
+    lastWrite = now;
+    void write(async () => {
+      await engine.store.setJobProgress(id, { done, total, stage }, now);
+      engine.changes.notify(topic);
+    });
+  };
+  try {
+    const result = await work(report);
+    clearInterval(heartbeat);
+    await write(() => engine.store.finishJob(id, engine.owner, engine.now(), { status: 'done' }));
+    return result;
+  } catch (error) {
+    clearInterval(heartbeat);
+    const interrupted = isInterruption(error);
+    await write(() => engine.store.finishJob(id, engine.owner, engine.now(), interrupted ? { status: 'queued' } : { status: 'failed', error: error instanceof Error ? error.message : String(error) }));
+    throw error;
+  } finally {
+    clearInterval(heartbeat);
+    engine.changes.notify(topic);
+  }
+}

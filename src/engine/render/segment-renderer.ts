@@ -1,0 +1,61 @@
+// The render strategy: how a watermark's segment gets rendered. An engine is built with one (ffmpeg on this machine,
+// or the render farm's workers) and the watermark pipeline never asks which: it describes the render and waits.
+import type { TextFile } from '../../core/plan/text-drawing.js';
+import type { RenderUrgency } from './render-scheduler.js';
+
+export type { RenderUrgency } from './render-scheduler.js';
+
+/**
+ * A watermark's drawing laid out for a font: the filtergraph and the text files it reads. Text files are named
+ * relative to ffmpeg's working folder, or inside `textDir` when given (a graph run from elsewhere).
+ */
+export type Drawing = (fontFile: string, textDir?: string) => { graph: string; files: TextFile[] };
+
+/** One segment render: a source segment in, a drawn and encoded segment out, both named by media key. */
+export interface SegmentRender {
+  /** The working segment or forensic variant it is drawn on. */
+  input: string;
+  /** Where the rendered segment goes; renders of the same output at the same time are one render. */
+  output: string;
+  drawing: Drawing;
+  /** The media folder the drawing belongs to (a watermark's, or a shared text render's): its files are kept there. */
+  drawingFolder: string;
+  /** Frames per GOP of the encode (the segment is one closed GOP). */
+  gop: number;
+  hasAudio: boolean;
+  /** Renders of the same input may share one decode (several viewers of a clean segment). */
+  shareable: boolean;
+  /** Whose render it is (a watermark): render-ahead takes turns between groups. */
+  group: string;
+}
+
+/** A dependency's health as /healthz and `wmark status` show it. */
+export interface RendererHealth {
+  /** False when the renderer cannot take work now (its queue does not answer). */
+  reachable: boolean;
+  /** Extra facts for the operator (a farm's queue depth, workers, where its media is). */
+  detail?: Record<string, unknown>;
+  /** What may be shown to a caller on another machine (nothing that says where things are). */
+  publicDetail?: Record<string, unknown>;
+}
+
+export interface SegmentRenderer {
+  /** `local` renders with ffmpeg in this process; `farm` hands renders to workers on other machines. */
+  readonly kind: 'local' | 'farm';
+  /** Watermark and ingest jobs worth running at once with this renderer. */
+  readonly concurrency: { watermarkJobs: number; ingestJobs: number };
+  /** Makes a video's working media reachable for renders (a farm with a shared store uploads what only this data folder has). */
+  useSources(videoId: string): Promise<void>;
+  /** Puts the rendered segment at `job.output`; resolves once it is there. */
+  render(job: SegmentRender, urgency: RenderUrgency, signal?: AbortSignal): Promise<void>;
+  /** Forgets renders of these outputs that have not started (their watermark was deleted). */
+  discard(outputs: string[]): Promise<void>;
+  /** Removes what renders of a folder left behind: all of it when `olderThanMs` is not given (no render runs there). */
+  tidy(folder: string, olderThanMs?: number): Promise<void>;
+  /** Renders waiting and running, by urgency. */
+  depth(): Record<RenderUrgency | 'running', number>;
+  /** Renders started, stopped to make room for more urgent ones, and joined into another's shared decode. */
+  stats(): { started: number; preempted: number; joined: number };
+  health(): Promise<RendererHealth>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,152 @@
+// The state database's tables as the query layer sees them, and the versioned migrations that make them. The SQL is
+// written once for every database wmark speaks: BIGINT for millisecond times, DOUBLE PRECISION for seconds, TEXT for
+// JSON, INTEGER 0/1 for flags.
+
+export interface VideosTable {
+  id: string;
+  key: string;
+  source_url: string;
+  name: string | null;
+  status: string;
+  enable_forensic: number;
+  forensic_layout: string | null;
+  width: number | null;
+  height: number | null;
+  duration: number | null;
+  fps_num: number | null;
+  fps_den: number | null;
+  has_audio: number;
+  /** JSON array of segment durations (seconds). */
+  segments: string;
+  time_origin: number;
+  error: string | null;
+  created_on: number;
+}
+
+export interface TemplatesTable {
+  id: string;
+  name: string;
+  description: string | null;
+  /** JSON array of setting objects. */
+  settings: string;
+  created_on: number;
+}
+
+export interface WatermarksTable {
+  id: string;
+  video_id: string;
+  settings: string;
+  containers: string;
+  expiration: number | null;
+  status: string;
+  error: string | null;
+  created_on: number;
+  ready_on: number | null;
+  forensic_payload: number | null;
+  render: string;
+}
+
+export interface JobsTable {
+  id: string;
+  kind: string;
+  target_id: string;
+  status: string;
+  owner: string | null;
+  heartbeat: number | null;
+  attempts: number;
+  error: string | null;
+  done: number;
+  total: number;
+  stage: string | null;
+  created_on: number;
+  updated_on: number;
+}
+
+export interface CredentialsTable {
+  client_id: string;
+  key_hash: string;
+  label: string | null;
+  created_on: number;
+  revoked_on: number | null;
+}
+
+export interface Tables {
+  videos: VideosTable;
+  templates: TemplatesTable;
+  watermarks: WatermarksTable;
+  jobs: JobsTable;
+  credentials: CredentialsTable;
+}
+
+/**
+ * Forward-only migrations, one list of statements each; a database at version n has run the first n. SQLite counts
+ * them in `PRAGMA user_version`, so a data folder made by any earlier wmark carries on where it stopped.
+ */
+export const MIGRATIONS: readonly (readonly string[])[] = [
+  [
+    `CREATE TABLE videos (
+       id TEXT PRIMARY KEY,
+       key TEXT NOT NULL UNIQUE,
+       source_url TEXT NOT NULL,
+       name TEXT,
+       status TEXT NOT NULL,
+       enable_forensic INTEGER NOT NULL DEFAULT 0,
+       width INTEGER, height INTEGER, duration DOUBLE PRECISION, fps_num INTEGER, fps_den INTEGER,
+       has_audio INTEGER NOT NULL DEFAULT 0,
+       segments TEXT NOT NULL DEFAULT '[]',
+       time_origin DOUBLE PRECISION NOT NULL DEFAULT 0,
+       error TEXT,
+       created_on BIGINT NOT NULL
+     )`,
+    `CREATE TABLE templates (
+       id TEXT PRIMARY KEY,
+       name TEXT NOT NULL,
+       description TEXT,
+       settings TEXT NOT NULL,
+       created_on BIGINT NOT NULL
+     )`,
+    `CREATE TABLE watermarks (
+       id TEXT PRIMARY KEY,
+       video_id TEXT NOT NULL REFERENCES videos(id),
+       settings TEXT NOT NULL,
+       containers TEXT NOT NULL,
+       expiration BIGINT,
+       status TEXT NOT NULL,
+       error TEXT,
+       created_on BIGINT NOT NULL,
+       ready_on BIGINT,
+       forensic_payload INTEGER
+     )`,
+    'CREATE INDEX watermarks_video ON watermarks(video_id)',
+    `CREATE TABLE jobs (
+       id TEXT PRIMARY KEY,
+       kind TEXT NOT NULL,
+       target_id TEXT NOT NULL,
+       status TEXT NOT NULL,
+       owner TEXT,
+       heartbeat BIGINT,
+       attempts INTEGER NOT NULL DEFAULT 0,
+       error TEXT,
+       created_on BIGINT NOT NULL,
+       updated_on BIGINT NOT NULL
+     )`,
+    'CREATE INDEX jobs_status ON jobs(status)',
+    `CREATE TABLE credentials (
+       client_id TEXT PRIMARY KEY,
+       key_hash TEXT NOT NULL,
+       label TEXT,
+       created_on BIGINT NOT NULL,
+       revoked_on BIGINT
+     )`,
+  ],
+  // Progress lives with the job, so a process watching it (CLI --wait, serve, demo) sees work done by another one.
+  ['ALTER TABLE jobs ADD COLUMN done INTEGER NOT NULL DEFAULT 0', 'ALTER TABLE jobs ADD COLUMN total INTEGER NOT NULL DEFAULT 0', 'ALTER TABLE jobs ADD COLUMN stage TEXT'],
+  // Watermarks made before on-demand rendering were rendered in full.
+  ["ALTER TABLE watermarks ADD COLUMN render TEXT NOT NULL DEFAULT 'full'"],
+  // How a forensic video's segments carry the code; videos recorded before the choice have none (their files and
+  // layout say all that serving and detection need).
+  ['ALTER TABLE videos ADD COLUMN forensic_layout TEXT'],
+];
+
+/** The schema version this code writes and reads. */
+export const SCHEMA_VERSION = MIGRATIONS.length;

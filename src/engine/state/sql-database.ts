@@ -1,0 +1,23 @@
+// The little a state store asks of a SQL database, so that one store implementation serves every database wmark
+// speaks: statements with `?` placeholders (a driver rewrites them to its own), the rows they read, how many rows they
+// changed, and a list of statements applied all or none.
+export interface SqlStatement {
+  sql: string;
+  params?: readonly unknown[];
+}
+
+export interface SqlDatabase {
+  /** For messages: "SQLite /path/wmark.db" and the like. */
+  readonly description: string;
+  all<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
+  /** Runs a statement that writes; resolves with the number of rows it changed. */
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /** Runs the statements in one transaction: every one of them takes effect, or none does. */
+  atomically(statements: readonly SqlStatement[]): Promise<void>;
+  /** The schema version the database is at. */
+  schemaVersion(): Promise<number>;
+  /** Something an operator wants to know of it (SQLite's journal mode), if anything. */
+  detail(): Promise<string | undefined>;
+  close(): Promise<void>;
+}

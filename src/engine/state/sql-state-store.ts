@@ -1,0 +1,210 @@
+// The StateStore on a SQL database: one implementation of every record and transition, whatever database sits behind
+// it. Each transition that processes may race on is a single statement (insert ... on conflict do nothing, a
+// conditional update) or one transaction, which SQLite and PostgreSQL both make atomic. The SQL is the subset both
+// speak alike.
+import { credentialRow, templateRow, toCredential, toJob, toTemplate, toVideo, toWatermark, videoPatchRow, videoRow, watermarkRow } from './rows.js';
+import type { CredentialsTable, JobsTable, TemplatesTable, VideosTable, WatermarksTable } from './schema.js';
+import type { SqlDatabase } from './sql-database.js';
+import type { CredentialRecord, JobRecord, StateStore, TemplateRecord, VideoRecord, WatermarkPatch, WatermarkRecord } from './state-store.js';
+
+/** `INSERT INTO table (a, b) VALUES (?, ?)` for a row's columns, and the values in that order. */
+function insert(table: string, row: object): { sql: string; params: unknown[] } {
+  const columns = Object.keys(row);
+  return { sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, params: Object.values(row) };
+}
+
+/** `SET a = ?, b = ?` for the columns a patch gives, and their values; undefined when it gives none. */
+function assignments(patch: object): { sql: string; params: unknown[] } | undefined {
+  const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
+  if (entries.length === 0) return undefined;
+  return { sql: entries.map(([column]) => `${column} = ?`).join(', '), params: entries.map(([, v]) => v) };
+}
+
+/** A listing's page: LIMIT and OFFSET only when asked for (a negative limit means all). */
+function page(opts: { limit?: number; offset?: number }): { sql: string; params: unknown[] } {
+  const limited = opts.limit !== undefined && opts.limit >= 0;
+  if (!limited && !opts.offset) return { sql: '', params: [] };
+  return { sql: ' LIMIT ? OFFSET ?', params: [limited ? opts.limit : Number.MAX_SAFE_INTEGER, opts.offset ?? 0] };
+}
+
+export class SqlStateStore implements StateStore {
+  constructor(protected readonly db: SqlDatabase) {}
+
+  async describe(): Promise<{ database: string; schemaVersion: number; detail?: string }> {
+    const detail = await this.db.detail();
+    return { database: this.db.description, schemaVersion: await this.db.schemaVersion(), ...(detail ? { detail } : {}) };
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+
+  // ---- videos
+  async insertVideo(v: VideoRecord): Promise<boolean> {
+    const { sql, params } = insert('videos', videoRow(v));
+    return (await this.db.run(`${sql} ON CONFLICT (key) DO NOTHING`, params)) === 1;
+  }
+
+  async updateVideo(id: string, patch: Partial<Omit<VideoRecord, 'id' | 'key' | 'createdOn'>>): Promise<void> {
+    const set = assignments(videoPatchRow(patch));
+    if (set) await this.db.run(`UPDATE videos SET ${set.sql} WHERE id = ?`, [...set.params, id]);
+  }
+
+  async deleteVideo(id: string): Promise<void> {
+    await this.db.run('DELETE FROM videos WHERE id = ?', [id]);
+  }
+
+  async getVideo(id: string): Promise<VideoRecord | undefined> {
+    const r = await this.db.get<VideosTable>('SELECT * FROM videos WHERE id = ?', [id]);
+    return r && toVideo(r);
+  }
+
+  async getVideoByKey(key: string): Promise<VideoRecord | undefined> {
+    const r = await this.db.get<VideosTable>('SELECT * FROM videos WHERE key = ?', [key]);
+    return r && toVideo(r);
+  }
+
+  async listVideos(opts: { key?: string; limit?: number; offset?: number } = {}): Promise<VideoRecord[]> {
+    const p = page(opts);
+    const rows = opts.key
+      ? await this.db.all<VideosTable>(`SELECT * FROM videos WHERE key = ? ORDER BY created_on, id${p.sql}`, [opts.key, ...p.params])
+      : await this.db.all<VideosTable>(`SELECT * FROM videos ORDER BY created_on, id${p.sql}`, p.params);
+    return rows.map(toVideo);
+  }
+
+  // ---- templates
+  async insertTemplate(t: TemplateRecord): Promise<void> {
+    const { sql, params } = insert('templates', templateRow(t));
+    await this.db.run(sql, params);
+  }
+
+  async getTemplate(id: string): Promise<TemplateRecord | undefined> {
+    const r = await this.db.get<TemplatesTable>('SELECT * FROM templates WHERE id = ?', [id]);
+    return r && toTemplate(r);
+  }
+
+  async listTemplates(opts: { limit?: number; offset?: number } = {}): Promise<TemplateRecord[]> {
+    const p = page(opts);
+    return (await this.db.all<TemplatesTable>(`SELECT * FROM templates ORDER BY created_on, id${p.sql}`, p.params)).map(toTemplate);
+  }
+
+  async deleteTemplate(id: string): Promise<boolean> {
+    return (await this.db.run('DELETE FROM templates WHERE id = ?', [id])) === 1;
+  }
+
+  // ---- watermarks
+  async insertWatermarkIfAbsent(w: WatermarkRecord): Promise<{ record: WatermarkRecord; created: boolean }> {
+    const { sql, params } = insert('watermarks', watermarkRow(w));
+    const created = (await this.db.run(`${sql} ON CONFLICT (id) DO NOTHING`, params)) === 1;
+    return { record: (await this.getWatermark(w.id))!, created };
+  }
+
+  async getWatermark(id: string): Promise<WatermarkRecord | undefined> {
+    const r = await this.db.get<WatermarksTable>('SELECT * FROM watermarks WHERE id = ?', [id]);
+    return r && toWatermark(r);
+  }
+
+  async listWatermarks(videoId?: string): Promise<WatermarkRecord[]> {
+    const rows = videoId
+      ? await this.db.all<WatermarksTable>('SELECT * FROM watermarks WHERE video_id = ? ORDER BY created_on, id', [videoId])
+      : await this.db.all<WatermarksTable>('SELECT * FROM watermarks ORDER BY created_on, id');
+    return rows.map(toWatermark);
+  }
+
+  async deleteWatermark(id: string): Promise<void> {
+    await this.db.atomically([
+      { sql: "DELETE FROM jobs WHERE kind = 'watermark' AND target_id = ?", params: [id] },
+      { sql: 'DELETE FROM watermarks WHERE id = ?', params: [id] },
+    ]);
+  }
+
+  async deleteVideoAndWatermarks(videoId: string): Promise<void> {
+    await this.db.atomically([
+      { sql: "DELETE FROM jobs WHERE kind = 'watermark' AND target_id IN (SELECT id FROM watermarks WHERE video_id = ?)", params: [videoId] },
+      { sql: 'DELETE FROM watermarks WHERE video_id = ?', params: [videoId] },
+      { sql: "DELETE FROM jobs WHERE kind = 'ingest' AND target_id = ?", params: [videoId] },
+      { sql: 'DELETE FROM videos WHERE id = ?', params: [videoId] },
+    ]);
+  }
+
+  async updateWatermark(id: string, patch: WatermarkPatch): Promise<void> {
+    const set = assignments({
+      status: patch.status,
+      error: patch.error,
+      ready_on: patch.readyOn,
+      containers: patch.containers === undefined ? undefined : JSON.stringify(patch.containers),
+      render: patch.render,
+    } satisfies Partial<WatermarksTable>);
+    if (set) await this.db.run(`UPDATE watermarks SET ${set.sql} WHERE id = ?`, [...set.params, id]);
+  }
+
+  // ---- jobs
+  async ensureJob(kind: JobRecord['kind'], targetId: string, now: number): Promise<JobRecord> {
+    const id = `${kind}:${targetId}`;
+    await this.db.run("INSERT INTO jobs (id, kind, target_id, status, attempts, created_on, updated_on) VALUES (?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (id) DO NOTHING", [id, kind, targetId, now, now]);
+    return (await this.getJob(id))!;
+  }
+
+  async getJob(id: string): Promise<JobRecord | undefined> {
+    const r = await this.db.get<JobsTable>('SELECT * FROM jobs WHERE id = ?', [id]);
+    return r && toJob(r);
+  }
+
+  /**
+   * Takes the job's lease when nobody holds a live one. A lease is live while its heartbeat is younger than staleMs,
+   * so a process killed mid-job leaves a lease the next run can take over.
+   */
+  async acquireJob(id: string, owner: string, now: number, staleMs: number): Promise<boolean> {
+    const changed = await this.db.run(
+      `UPDATE jobs SET owner = ?, heartbeat = ?, status = 'running', attempts = attempts + 1, updated_on = ?, error = NULL
+       WHERE id = ? AND status != 'done' AND (owner IS NULL OR owner = ? OR heartbeat IS NULL OR heartbeat < ?)`,
+      [owner, now, now, id, owner, now - staleMs],
+    );
+    return changed === 1;
+  }
+
+  async heartbeatJob(id: string, owner: string, now: number): Promise<boolean> {
+    return (await this.db.run('UPDATE jobs SET heartbeat = ?, updated_on = ? WHERE id = ? AND owner = ?', [now, now, id, owner])) === 1;
+  }
+
+  async finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }): Promise<void> {
+    await this.db.run('UPDATE jobs SET status = ?, error = ?, owner = NULL, heartbeat = NULL, updated_on = ? WHERE id = ? AND owner = ?', [outcome.status, outcome.error ?? null, now, id, owner]);
+  }
+
+  async setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number): Promise<void> {
+    await this.db.run('UPDATE jobs SET done = ?, total = ?, stage = ?, updated_on = ? WHERE id = ?', [progress.done, progress.total, progress.stage ?? null, now, id]);
+  }
+
+  async resumableJobs(now: number, staleMs: number): Promise<JobRecord[]> {
+    const rows = await this.db.all<JobsTable>("SELECT * FROM jobs WHERE status IN ('queued', 'running') AND (owner IS NULL OR heartbeat IS NULL OR heartbeat < ?) ORDER BY created_on", [now - staleMs]);
+    return rows.map(toJob);
+  }
+
+  async resetJob(id: string, now: number): Promise<void> {
+    await this.db.run("UPDATE jobs SET status = 'queued', owner = NULL, heartbeat = NULL, error = NULL, updated_on = ? WHERE id = ?", [now, id]);
+  }
+
+  // ---- credentials
+  async insertCredential(c: CredentialRecord): Promise<void> {
+    const { sql, params } = insert('credentials', credentialRow(c));
+    await this.db.run(sql, params);
+  }
+
+  async getCredential(clientId: string): Promise<CredentialRecord | undefined> {
+    const r = await this.db.get<CredentialsTable>('SELECT * FROM credentials WHERE client_id = ?', [clientId]);
+    return r && toCredential(r);
+  }
+
+  async listCredentials(): Promise<CredentialRecord[]> {
+    return (await this.db.all<CredentialsTable>('SELECT * FROM credentials ORDER BY created_on')).map(toCredential);
+  }
+
+  async revokeCredential(clientId: string, now: number): Promise<boolean> {
+    return (await this.db.run('UPDATE credentials SET revoked_on = ? WHERE client_id = ? AND revoked_on IS NULL', [now, clientId])) === 1;
+  }
+
+  async countActiveCredentials(): Promise<number> {
+    const r = await this.db.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM credentials WHERE revoked_on IS NULL');
+    return Number(r?.n ?? 0);
+  }
+}

@@ -1,0 +1,142 @@
+// The state the engine keeps (videos, templates, watermarks, jobs, credentials): its records, and the asynchronous
+// interface every store implements (sql-state-store.ts, one implementation for every SQL database wmark speaks).
+import type { Container } from '../../core/api-requests.js';
+import type { ForensicLayoutChoice } from '../../core/forensic/variant-plan.js';
+
+export type { Container } from '../../core/api-requests.js';
+export type VideoStatus = 'PENDING' | 'INGESTED' | 'FAILED_ENCODING' | 'FAILED_DIGITAL_PROFILING';
+export type WatermarkStatus = 'PENDING' | 'PLAYABLE' | 'READY' | 'FAILED';
+
+export interface VideoRecord {
+  id: string;
+  key: string;
+  sourceUrl: string;
+  name: string | null;
+  status: VideoStatus;
+  enableForensic: boolean;
+  /** How its segments carry the forensic code (forensic videos; null for those recorded before the choice existed: 'whole' or older). */
+  forensicLayout?: ForensicLayoutChoice | null;
+  width: number | null;
+  height: number | null;
+  durationSeconds: number | null;
+  fpsNum: number | null;
+  fpsDen: number | null;
+  hasAudio: boolean;
+  /** Duration in seconds of each working segment, in order. */
+  segments: number[];
+  /** Presentation time (s) of the first video frame in the working segments: the origin of the video timeline. */
+  timeOrigin: number;
+  error: string | null;
+  createdOn: number;
+}
+
+export interface TemplateRecord {
+  id: string;
+  name: string;
+  description: string | null;
+  settings: unknown[];
+  createdOn: number;
+}
+
+export interface WatermarkRecord {
+  id: string;
+  videoId: string;
+  /** Normalised settings (canonical JSON parsed back). */
+  settings: unknown[];
+  containers: Container[];
+  /** Unix ms after which every URL of this watermark stops working; null = never. */
+  expiration: number | null;
+  status: WatermarkStatus;
+  error: string | null;
+  createdOn: number;
+  readyOn: number | null;
+  forensicPayload: number | null;
+  /**
+   * 'full' renders every segment (CLI, mp4, batches); 'on-demand' renders the opening, then what players ask for
+   * (serve). A full request for an on-demand watermark turns it full.
+   */
+  render: RenderMode;
+}
+
+export type RenderMode = 'full' | 'on-demand';
+
+export interface JobRecord {
+  id: string;
+  kind: 'watermark' | 'ingest';
+  targetId: string;
+  status: 'queued' | 'running' | 'done' | 'failed';
+  owner: string | null;
+  heartbeat: number | null;
+  attempts: number;
+  error: string | null;
+  /** Progress in the job's own unit (segments for a watermark, milliseconds of video for an ingest). */
+  done: number;
+  total: number;
+  stage: string | null;
+  createdOn: number;
+  updatedOn: number;
+}
+
+export interface CredentialRecord {
+  clientId: string;
+  keyHash: string;
+  label: string | null;
+  createdOn: number;
+  revokedOn: number | null;
+}
+
+/** The partial updates a watermark row takes. */
+export type WatermarkPatch = { status?: WatermarkStatus; error?: string | null; readyOn?: number | null; containers?: Container[]; render?: RenderMode };
+
+/**
+ * What the engine asks of its state: rows and their atomic transitions. The engine and the application layer see only
+ * this interface. Every transition that two processes (or two machines) may race on is one call here
+ * (insert-if-absent, lease acquire/heartbeat/finish), and each is a single SQL statement or one transaction, so a
+ * database shared by several `wmark serve` processes gives the same guarantees as one SQLite file.
+ */
+export interface StateStore {
+  insertVideo(v: VideoRecord): Promise<boolean>;
+  updateVideo(id: string, patch: Partial<Omit<VideoRecord, 'id' | 'key' | 'createdOn'>>): Promise<void>;
+  deleteVideo(id: string): Promise<void>;
+  getVideo(id: string): Promise<VideoRecord | undefined>;
+  getVideoByKey(key: string): Promise<VideoRecord | undefined>;
+  listVideos(opts?: { key?: string; limit?: number; offset?: number }): Promise<VideoRecord[]>;
+
+  insertTemplate(t: TemplateRecord): Promise<void>;
+  getTemplate(id: string): Promise<TemplateRecord | undefined>;
+  listTemplates(opts?: { limit?: number; offset?: number }): Promise<TemplateRecord[]>;
+  deleteTemplate(id: string): Promise<boolean>;
+
+  /** Inserts unless a watermark with this identity exists; returns the stored record either way (first writer wins). */
+  insertWatermarkIfAbsent(w: WatermarkRecord): Promise<{ record: WatermarkRecord; created: boolean }>;
+  getWatermark(id: string): Promise<WatermarkRecord | undefined>;
+  listWatermarks(videoId?: string): Promise<WatermarkRecord[]>;
+  /** Removes a watermark's row and its job row; its media is the caller's to remove. */
+  deleteWatermark(id: string): Promise<void>;
+  /** Removes a video with its watermarks and every job of either, atomically; media is the caller's. */
+  deleteVideoAndWatermarks(videoId: string): Promise<void>;
+  updateWatermark(id: string, patch: WatermarkPatch): Promise<void>;
+
+  /** Creates the job row for a target if none exists and returns it. */
+  ensureJob(kind: JobRecord['kind'], targetId: string, now: number): Promise<JobRecord>;
+  getJob(id: string): Promise<JobRecord | undefined>;
+  /** Takes the job's lease when nobody holds a live one (a heartbeat younger than staleMs); true when taken. */
+  acquireJob(id: string, owner: string, now: number, staleMs: number): Promise<boolean>;
+  /** Renews the lease; false when `owner` no longer holds it. */
+  heartbeatJob(id: string, owner: string, now: number): Promise<boolean>;
+  finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }): Promise<void>;
+  setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number): Promise<void>;
+  /** Jobs not finished whose lease is free or stale: what a starting server resumes, oldest first. */
+  resumableJobs(now: number, staleMs: number): Promise<JobRecord[]>;
+  resetJob(id: string, now: number): Promise<void>;
+
+  insertCredential(c: CredentialRecord): Promise<void>;
+  getCredential(clientId: string): Promise<CredentialRecord | undefined>;
+  listCredentials(): Promise<CredentialRecord[]>;
+  revokeCredential(clientId: string, now: number): Promise<boolean>;
+  countActiveCredentials(): Promise<number>;
+
+  /** Which database this is and its schema version, for `wmark doctor`. */
+  describe(): Promise<{ database: string; schemaVersion: number; detail?: string }>;
+  close(): Promise<void>;
+}

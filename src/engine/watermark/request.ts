@@ -1,0 +1,113 @@
+// A watermark request against the engine's state: which video it names, whether it can be served, and the watermark
+// it is (found or created). A watermark's identity is its video and its normalised settings, so the same request
+// always finds the same watermark; its expiration is set once, when it is created.
+import { validationError, WmarkError } from '../../core/errors.js';
+import { offFrameIssues } from '../../core/frame-reach.js';
+import type { ForensicSetting, Setting } from '../../core/setting-types.js';
+import { watermarkIdentity } from '../../core/watermark-identity.js';
+import type { Engine } from '../engine.js';
+import { jobId } from '../jobs/job-lease.js';
+import type { Container, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
+
+export interface VideoRef {
+  key?: string;
+  videoId?: string;
+}
+
+export interface WatermarkRequest {
+  video: VideoRef;
+  settings: Setting[];
+  containers: Container[];
+  /** Unix seconds; honoured only when this request creates the watermark. */
+  expirationSeconds?: number;
+  /** How the process asking renders it (default full); an mp4 container always needs the full render. */
+  render?: RenderMode;
+}
+
+export interface WatermarkRequestResult {
+  watermark: WatermarkRecord;
+  video: VideoRecord;
+  created: boolean;
+  /** True when the request carried an expiration that was not applied because the watermark already existed. */
+  expirationIgnored: boolean;
+}
+
+/** The video a reference names, ingested and ready to watermark; otherwise the error that says why not. */
+export async function resolveVideo(engine: Engine, ref: VideoRef): Promise<VideoRecord> {
+  const video = ref.videoId ? await engine.store.getVideo(ref.videoId) : ref.key !== undefined ? await engine.store.getVideoByKey(ref.key) : undefined;
+  if (!video) {
+    if (!ref.videoId && ref.key === undefined) throw new WmarkError('VIDEO_REQUIRED', 'a video is required: give its key or its id');
+    const what = ref.videoId ? `id "${ref.videoId}"` : `key "${ref.key}"`;
+    throw new WmarkError('VIDEO_NOT_FOUND', `no video with ${what}`, { hint: 'List videos with `wmark video list`, or ingest it first with `wmark ingest`.' });
+  }
+  if (video.status === 'PENDING') throw new WmarkError('VIDEO_NOT_READY', `video ${video.key} is still being ingested`, { hint: 'Try again when its status is INGESTED.' });
+  if (video.status !== 'INGESTED') throw new WmarkError('VIDEO_FAILED', `video ${video.key} could not be ingested (${video.status}): ${video.error ?? 'no reason recorded'}`);
+  return video;
+}
+
+export function isExpired(watermark: WatermarkRecord, nowMs: number): boolean {
+  return watermark.expiration !== null && nowMs > watermark.expiration;
+}
+
+/** True while a job still has work on the watermark: all of it (full), or its opening (on demand). */
+export function needsJob(w: WatermarkRecord): boolean {
+  return w.status === 'PENDING' || (w.status === 'PLAYABLE' && w.render === 'full');
+}
+
+/** Finds or creates the watermark for (video, settings); never changes an existing watermark's expiration. */
+export async function requestWatermark(engine: Engine, request: WatermarkRequest): Promise<WatermarkRequestResult> {
+  const video = await resolveVideo(engine, request.video);
+  const offFrame = offFrameIssues(request.settings, { width: video.width ?? 0, height: video.height ?? 0, duration: video.durationSeconds });
+  if (offFrame.length) throw validationError('VALIDATION_FAILED', offFrame, `The video is ${video.width}x${video.height}; see docs/settings.md for where text lands.`);
+  const forensic = request.settings.find((s): s is ForensicSetting => s.type === 'FORENSIC');
+  if (forensic && !video.enableForensic) {
+    throw new WmarkError('FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation (enableForensic), so it cannot carry a FORENSIC watermark`, {
+      hint: 'Ingest it again under a new key with --forensic (videos of 5 minutes or more).',
+    });
+  }
+  const id = watermarkIdentity(video.id, request.settings);
+  const now = engine.now();
+  const expiration = request.expirationSeconds !== undefined ? Math.round(request.expirationSeconds * 1000) : null;
+  const { record, created } = await engine.store.insertWatermarkIfAbsent({
+    id,
+    videoId: video.id,
+    settings: request.settings,
+    containers: [...new Set(request.containers)].sort(),
+    expiration,
+    status: 'PENDING',
+    error: null,
+    createdOn: now,
+    readyOn: null,
+    forensicPayload: forensic ? forensic.payload : null,
+    // Links to prepared variants (a forensic-only viewer) cost nothing, so they are all made at once.
+    render: request.containers.includes('mp4') || !request.settings.some((s) => s.type === 'TEXT') ? 'full' : (request.render ?? 'full'),
+  });
+  if (!created && isExpired(record, now)) {
+    throw new WmarkError('WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {
+      hint: 'Change any setting to create a new watermark with a new expiration (docs/settings.md#identity-and-expiration).',
+    });
+  }
+  let watermark = record;
+  const reread = async () => (watermark = (await engine.store.getWatermark(id))!);
+  const missing = request.containers.filter((c) => !record.containers.includes(c));
+  if (!created && missing.length) {
+    // A later request may ask for a container the first did not; that is the same watermark, so extend it.
+    await engine.store.updateWatermark(id, { containers: [...new Set([...record.containers, ...missing])].sort() });
+    if (record.status === 'READY') await engine.store.updateWatermark(id, { status: 'PLAYABLE' });
+    await reread();
+  }
+  if (!created && watermark.render === 'on-demand' && (request.render !== 'on-demand' || watermark.containers.includes('mp4'))) {
+    // Somebody wants every segment (a CLI run, an mp4): the rest is rendered in the background from now on.
+    await engine.store.updateWatermark(id, { render: 'full' });
+    await reread();
+  }
+  if (watermark.status === 'FAILED') {
+    // A failed render is retried by the next identical request (the cause may have been transient, e.g. a full disk).
+    await engine.store.updateWatermark(id, { status: 'PENDING', error: null });
+    await engine.store.resetJob(jobId('watermark', id), now);
+    await reread();
+  }
+  if (needsJob(watermark)) await engine.store.ensureJob('watermark', id, now);
+  return { watermark, video, created, expirationIgnored: !created && expiration !== null && expiration !== record.expiration };
+}
+

@@ -1,0 +1,203 @@
+// A watermark's job: render its segments (the opening first, so it plays as early as possible), publish a playlist as
+// they land, join the mp4 when asked for, and mark it READY once every output is there. Killed, it resumes where it
+// stopped: finished segments are never rendered again.
+import { mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { isInterruption, isWmarkError, WmarkError } from '../../core/errors.js';
+import { writeMediaPlaylist } from '../../core/playlist.js';
+import { joinMp4Args } from '../../core/plan/render-args.js';
+import { SEGMENT_SECONDS, segmentFileName } from '../../core/plan/segment-timing.js';
+import { tail } from '../../ffmpeg/run-ffmpeg.js';
+import { isMediaNotFound, type MediaStore } from '../../media/media-store.js';
+import { MP4_NAME, PLAYLIST_NAME } from '../data-folder/layout.js';
+import type { Engine } from '../engine.js';
+import { forEachBounded } from '../jobs/for-each-bounded.js';
+import { holdLease, LEASE_STALE_MS, topicOf } from '../jobs/job-lease.js';
+import type { JobReporter } from '../jobs/job-reporter.js';
+import type { RenderUrgency } from '../render/segment-renderer.js';
+import type { VideoRecord, WatermarkRecord } from '../state/state-store.js';
+import { watermarkSegments } from './watermark-segments.js';
+
+/** Segments fetched from a store at once for an mp4 join: a few hide the round trips. */
+const TRANSFERS_AT_ONCE = 4;
+
+/**
+ * Runs (or resumes) a watermark's job to completion. Resolves with the final record, or undefined when another process
+ * holds the job (its progress shows in the store); a failed render marks the watermark FAILED and rejects with the
+ * ffmpeg reason. Interrupted, it keeps the finished segments and stays queued.
+ */
+export async function runWatermarkJob(engine: Engine, watermarkId: string, signal?: AbortSignal): Promise<WatermarkRecord | undefined> {
+  const initial = await engine.store.getWatermark(watermarkId);
+  if (!initial) throw new WmarkError('WATERMARK_NOT_FOUND', `no watermark ${watermarkId}`);
+  if (initial.status === 'READY') return initial;
+  return holdLease(engine, 'watermark', watermarkId, async (report) => {
+    const current = (await engine.store.getWatermark(watermarkId))!;
+    if (current.status === 'READY') return current;
+    try {
+      return await renderWatermark(engine, current, report, signal);
+    } catch (error) {
+      if (!isInterruption(error)) {
+        const reason = isWmarkError(error) ? (error.details[0] ? tail(error.details[0], 1500) : error.message) : String(error);
+        await engine.store.updateWatermark(watermarkId, { status: 'FAILED', error: reason });
+      }
+      throw error;
+    }
+  });
+}
+
+/** The playlist of the first `listed` segments; ended once it lists them all. */
+function playlistFor(video: VideoRecord, listed: number): string {
+  return writeMediaPlaylist({
+    segments: video.segments.slice(0, listed).map((duration, i) => ({ uri: segmentFileName(i), duration })),
+    ended: listed === video.segments.length,
+    // The target duration must not change while the playlist grows, so it is computed from all planned segments.
+    targetDuration: Math.max(1, Math.ceil(Math.max(...video.segments.map((d) => Number(d.toFixed(6)))))),
+  });
+}
+
+/** Which of `count` segments a listing of keys holds (`seg_00000.ts`… directly under `prefix`). */
+export function segmentsListed(keys: readonly string[], prefix: string, count: number): boolean[] {
+  const names = new Set(keys.filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length)));
+  return Array.from({ length: count }, (_, i) => names.has(segmentFileName(i)));
+}
+
+/** Which of a watermark's `count` segments are in place. */
+export async function doneSegments(media: MediaStore, folder: string, count: number): Promise<boolean[]> {
+  return segmentsListed(await media.list(`${folder}/seg_`), `${folder}/`, count);
+}
+
+function contiguousPrefix(done: boolean[]): number {
+  const i = done.indexOf(false);
+  return i < 0 ? done.length : i;
+}
+
+/** How many segments from the start it takes to cover `seconds` of video (at least one). */
+export function openingSegments(durations: number[], seconds: number): number {
+  let covered = 0;
+  let n = 0;
+  while (n < durations.length && covered < seconds - 1e-6) covered += durations[n++]!;
+  return Math.max(1, n);
+}
+
+async function readText(media: MediaStore, key: string): Promise<string> {
+  return media.read(key).then(
+    (bytes) => bytes.toString('utf8'),
+    (error: unknown) => (isMediaNotFound(error) ? '' : Promise.reject(error)),
+  );
+}
+
+async function playlistListsAll(media: MediaStore, folder: string, count: number): Promise<boolean> {
+  const text = await readText(media, `${folder}/${PLAYLIST_NAME}`);
+  return text.includes('#EXT-X-ENDLIST') && text.includes(segmentFileName(count - 1));
+}
+
+async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobReporter, signal?: AbortSignal): Promise<WatermarkRecord> {
+  const segments = await watermarkSegments(engine, w);
+  const { video, folder } = segments;
+  await engine.renderer.tidy(folder, engine.now() - LEASE_STALE_MS);
+  const count = video.segments.length;
+  const done = await doneSegments(engine.media, folder, count);
+  // An on-demand watermark lists every segment from the start (players ask for the ones they need), and so does one
+  // turned full later: its playlist must not shrink.
+  const listsAll = w.render === 'on-demand' || (await playlistListsAll(engine.media, folder, count));
+  let listedAll = false;
+  let playable = false;
+  const progress = (stage: string) => report(done.filter(Boolean).length, count, stage);
+  // Segments finish concurrently. Publishing is serialised and reads `done` when its turn comes, so an older, shorter
+  // playlist can never replace a newer one.
+  let publishing: Promise<void> = Promise.resolve();
+  const publishProgress = (): Promise<void> =>
+    (publishing = publishing.then(async () => {
+      const prefix = contiguousPrefix(done);
+      if (prefix > 0) {
+        if (!listedAll) await engine.media.put(`${folder}/${PLAYLIST_NAME}`, playlistFor(video, listsAll ? count : prefix));
+        listedAll = listsAll;
+        if (!playable) {
+          playable = true;
+          if (w.status === 'PENDING') await engine.store.updateWatermark(w.id, { status: 'PLAYABLE' });
+          // Whoever waits for it to play is woken now, not by a progress report (those are thinned out).
+          engine.changes.notify(topicOf('watermark', w.id));
+        }
+      }
+      progress('rendering');
+    }));
+  await publishProgress();
+
+  // The opening is rendered first, as urgent work: the renderer gives each opening segment all it has in turn (every
+  // core here, or the farm's free workers at once), so the playlist plays as early as possible. On demand, the opening
+  // is the lead (one GOP of video) and players ask for the rest; in full it is the first segment, and the rest follow
+  // in order in the background, which keeps every core busy and each next segment ready before the last has played.
+  const opening = w.render === 'on-demand' ? openingSegments(video.segments, SEGMENT_SECONDS) : 1;
+  const todo = done.flatMap((d, i) => (d ? [] : [i]));
+  const pending: [number, RenderUrgency][] = [...todo.filter((i) => i < opening).map((i) => [i, 'now'] as [number, RenderUrgency]), ...(w.render === 'full' ? todo.filter((i) => i >= opening).map((i) => [i, 'background'] as [number, RenderUrgency]) : [])];
+  if (pending.length) {
+    // One failed segment stops the rest of this job's renders, and the job ends once every render it started has
+    // stopped: no ffmpeg of a FAILED job is still running (or writing) when its failure is reported.
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let failure: { error: unknown } | undefined;
+    try {
+      await Promise.all(
+        pending.map(async ([i, urgency]) => {
+          try {
+            await segments.put(i, urgency, stop.signal);
+            done[i] = true;
+            await publishProgress();
+          } catch (error) {
+            failure ??= { error };
+            stop.abort();
+          }
+        }),
+      );
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+    if (failure) throw failure.error;
+  }
+  await publishing;
+
+  const current = (await engine.store.getWatermark(w.id))!;
+  if (current.containers.includes('mp4') && !(await engine.media.exists(`${folder}/${MP4_NAME}`))) {
+    progress('joining mp4');
+    await joinMp4(engine, folder, video, signal);
+  }
+  return markCompleteIfDone(engine, w.id, folder, count);
+}
+
+/**
+ * Joins a watermark's segments into its mp4 by stream copy. Segments the media store keeps as files here are read
+ * where they are; others are fetched to a scratch folder first.
+ */
+async function joinMp4(engine: Engine, folder: string, video: VideoRecord, signal?: AbortSignal): Promise<void> {
+  const scratch = await mkdtemp(path.join(engine.paths.tmp, 'mp4-'));
+  try {
+    const names = video.segments.map((_, i) => segmentFileName(i));
+    const here = engine.media.localFile?.(`${folder}/${names[0]}`);
+    const dir = here ? path.dirname(here) : scratch;
+    if (!here) {
+      await forEachBounded(names, TRANSFERS_AT_ONCE, async (name) => {
+        if (signal?.aborted) throw new WmarkError('CANCELLED', 'mp4 join cancelled');
+        await engine.media.getFile(`${folder}/${name}`, path.join(scratch, name));
+      });
+    }
+    const output = path.join(scratch, MP4_NAME);
+    // Plain names from the segments' folder: a long title's list would not fit one argument as full paths.
+    await engine.runner.ffmpeg(joinMp4Args(names, output, video.hasAudio), { signal, cwd: dir });
+    await engine.media.putFile(`${folder}/${MP4_NAME}`, output, { move: true });
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** READY (every output written) once every segment is there; an on-demand watermark gets there as players ask. */
+export async function markCompleteIfDone(engine: Engine, id: string, folder: string, count: number): Promise<WatermarkRecord> {
+  const w = (await engine.store.getWatermark(id))!;
+  const complete = (await doneSegments(engine.media, folder, count)).every(Boolean) && (!w.containers.includes('mp4') || (await engine.media.exists(`${folder}/${MP4_NAME}`)));
+  if (complete && w.status !== 'READY') {
+    await engine.store.updateWatermark(id, { status: 'READY', readyOn: engine.now(), error: null });
+    // Every segment is there, so no render of this watermark is under way: what a killed process left goes.
+    await engine.renderer.tidy(folder);
+  }
+  return (await engine.store.getWatermark(id))!;
+}

@@ -1,0 +1,157 @@
+// A render-farm worker: takes tasks from the BullMQ queue, N at a time (segment renders, ingest transcodes, forensic
+// preparation of a segment), runs them from and into the shared media store, and refuses (failing the job with the
+// reason) what it must not run: a task from another wmark version, or a render laid out with another font. A worker
+// whose ffmpeg or font cannot render refuses to start at all.
+import os from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { isWmarkError, WmarkError } from '../core/errors.js';
+import { renderToolProblems } from '../ffmpeg/render-capabilities.js';
+import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
+import type { MediaStore } from '../media/media-store.js';
+import { VERSION } from '../version.js';
+import { connectRedis } from './redis-connection.js';
+import { parseFarmTask, taskKind, taskOutput, type FarmResult, type FarmTask } from './tasks/farm-task.js';
+import { runForensicTask, type ForensicTask } from './tasks/forensic-task.js';
+import { runIngestTask, type IngestTask } from './tasks/ingest-task.js';
+import { connectedWorkers, failureReason, TASK_QUEUE, workerName } from './task-queue.js';
+import { fontSha256, runSegmentTask, type SegmentTask } from './tasks/segment-task.js';
+
+export interface FarmWorkerOptions {
+  queueUrl: string;
+  store: MediaStore;
+  runner: ProcessRunner;
+  /** The ffmpeg the runner runs and the drawtext font, checked before any work is taken. */
+  tools: { ffmpeg: string; font: string };
+  /** Tasks rendered at once. */
+  concurrency?: number;
+  /** ffmpeg threads per render (default: this machine's cores shared among the concurrent renders). */
+  threads?: number;
+  /** This worker's version (default: the running wmark's); tasks planned by another version are refused. */
+  version?: string;
+  /** A task's lock lasts this long unless renewed; a worker that died is noticed about this long after. */
+  lockMs?: number;
+  /** How often this worker looks for tasks whose worker died (default: half of lockMs). */
+  stalledCheckMs?: number;
+  tmpDir?: string;
+  log?: (line: string) => void;
+  connectTimeoutMs?: number;
+}
+
+export interface RunningFarmWorker {
+  /** host:pid:random, reported with every result. */
+  id: string;
+  /** Stops taking tasks; waits for the ones running unless `force` (then they are left to another worker). */
+  close(options?: { force?: boolean }): Promise<void>;
+}
+
+/** A task passed on waits this long before a worker takes it again (the one that passed it on may be the next). */
+const PASS_ON_DELAY_MS = 1_000;
+
+/** The ordinary failure of a task this worker must not render: no retries, the reason for whoever waits. */
+function refuse(error: WmarkError): UnrecoverableError {
+  return new UnrecoverableError(failureReason(error));
+}
+
+export async function startFarmWorker(options: FarmWorkerOptions): Promise<RunningFarmWorker> {
+  const id = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const version = options.version ?? VERSION;
+  const log = options.log ?? (() => undefined);
+  const problems = await renderToolProblems(options.runner, options.tools);
+  if (problems.length) {
+    throw new WmarkError('WORKER_UNUSABLE', `this worker cannot render segments: ${problems.join('; ')}`, { details: problems });
+  }
+  const ownFont = await fontSha256(options.tools.font);
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  const threads = Math.max(1, options.threads ?? Math.floor(os.availableParallelism() / concurrency));
+  const lockMs = options.lockMs ?? 30_000;
+  const connection: Redis = await connectRedis(options.queueUrl, { timeoutMs: options.connectTimeoutMs });
+
+  // Lists the other workers, to pass on a task this one must not render (see passOn).
+  const peers = new Queue(TASK_QUEUE, { connection });
+  peers.on('error', () => undefined);
+
+  /**
+   * A task this worker must not render goes back to the queue for another worker (a farm mid-upgrade has workers of
+   * both versions); only once every connected worker has refused it does it fail, with this worker's reason.
+   */
+  const passOn = async (job: Job, token: string | undefined, why: WmarkError): Promise<never> => {
+    const refusedBy = new Set<string>([...(Array.isArray(job.data?.refusedBy) ? (job.data.refusedBy as string[]) : []), id]);
+    const others = (await connectedWorkers(peers).catch(() => [])).filter((w) => !refusedBy.has(w.id));
+    if (others.length === 0 || !token) throw refuse(why);
+    await job.updateData({ ...job.data, refusedBy: [...refusedBy] });
+    await job.moveToDelayed(Date.now() + PASS_ON_DELAY_MS, token);
+    log(`passed ${String(job.data?.output ?? job.data?.outputPrefix)} on to another worker`);
+    throw new DelayedError();
+  };
+
+  /** Runs a task of any kind; what it made, and whether this run made it (false: it was already in the store). */
+  const run = async (task: FarmTask): Promise<Omit<FarmResult<FarmTask>, 'worker'> & { rendered?: boolean; ms: number }> => {
+    switch (taskKind(task)) {
+      case 'ingest':
+        return runIngestTask(task as IngestTask, options.store, options.runner, { tmpDir: options.tmpDir });
+      case 'forensic-variant':
+        return runForensicTask(task as ForensicTask, options.store, options.runner, { tmpDir: options.tmpDir });
+      default:
+        return runSegmentTask(task as SegmentTask, options.store, options.runner, { fontFile: options.tools.font, threads, tmpDir: options.tmpDir });
+    }
+  };
+
+  const render = async (job: Job, token?: string): Promise<FarmResult<FarmTask>> => {
+    // The version first: a newer serve's task may be of a kind this worker cannot even read, and is passed on.
+    const planned: unknown = job.data?.version;
+    const label = String(job.data?.output ?? job.data?.outputPrefix ?? job.id);
+    if (typeof planned === 'string' && planned !== version) {
+      log(`refused ${label}: planned by wmark ${planned}, this worker is ${version}`);
+      return passOn(job, token, new WmarkError('WORKER_VERSION_MISMATCH', `worker ${id} runs wmark ${version} and refuses a task planned by wmark ${planned} (its output could differ)`));
+    }
+    let task: FarmTask;
+    try {
+      task = parseFarmTask(job.data);
+    } catch (error) {
+      throw refuse(error as WmarkError);
+    }
+    const fontSha = 'fontSha256' in task ? task.fontSha256 : undefined;
+    if (fontSha && fontSha !== ownFont) {
+      log(`refused ${label}: another font`);
+      return passOn(job, token, new WmarkError('WORKER_FONT_MISMATCH', `worker ${id} draws with ${options.tools.font}, not the font the task was laid out with (sha256 ${fontSha.slice(0, 12)}…)`));
+    }
+    const what = `${taskKind(task) === 'segment' ? '' : `${taskKind(task)} `}${taskOutput(task)}`;
+    try {
+      const result = await run(task);
+      log(`${result.rendered === false ? 'already there:' : 'rendered'} ${what}${result.rendered === false ? '' : ` in ${result.ms} ms`}`);
+      return { ...result, worker: id } as FarmResult<FarmTask>;
+    } catch (error) {
+      log(`failed ${what}: ${isWmarkError(error) ? error.message.split('\n')[0] : String(error)}`);
+      // ffmpeg gone from under us: every task would fail here, none is this task's fault.
+      if (isWmarkError(error) && error.code === 'FFMPEG_NOT_FOUND') throw refuse(new WmarkError('WORKER_UNUSABLE', `worker ${id}: ${error.message}`));
+      throw new Error(failureReason(error));
+    }
+  };
+
+  const worker = new Worker(TASK_QUEUE, render, {
+    connection,
+    // Named, so serve can list the workers connected to the queue and their versions (TaskQueue.workers()).
+    name: workerName(id, version),
+    concurrency,
+    lockDuration: lockMs,
+    stalledInterval: options.stalledCheckMs ?? Math.max(500, Math.floor(lockMs / 2)),
+    // A task whose worker died twice is more likely the task's fault (it kills ffmpeg, or the machine) than bad luck.
+    maxStalledCount: 2,
+    autorun: false,
+  });
+  worker.on('error', (error) => log(`queue: ${error.message}`));
+  void worker.run().catch((error: unknown) => log(`worker stopped: ${(error as Error).message}`));
+  await worker.waitUntilReady();
+  log(`worker ${id} (wmark ${version}) takes up to ${concurrency} task(s) at once, ${threads} ffmpeg thread(s) each, from ${TASK_QUEUE}; media in ${options.store.location}`);
+
+  return {
+    id,
+    close: async ({ force = false } = {}) => {
+      await worker.close(force);
+      await peers.close().catch(() => undefined);
+      connection.disconnect();
+    },
+  };
+}

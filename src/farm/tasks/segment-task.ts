@@ -1,0 +1,96 @@
+// One segment render as data a worker on any machine can run: where the input and output live in the media store,
+// the filtergraph and the text files it draws, and the encode. It travels through Redis as JSON, so it holds no
+// local paths: the filtergraph names its text files and the font by plain names inside the worker's scratch folder.
+import { createHash } from 'node:crypto';
+import { copyFile, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { validationError, WmarkError } from '../../core/errors.js';
+import { segmentRenderArgs } from '../../core/ffmpeg-plan.js';
+import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
+import type { MediaStore } from '../../media/media-store.js';
+import { encodeSchema, keySchema, versionSchema } from './task-fields.js';
+
+/** The font's name inside the scratch folder: a task's filtergraph says `fontfile=font.ttf`, each worker links its own. */
+export const TASK_FONT_FILE = 'font.ttf';
+/** Names in the scratch folder that a task's text files may not take. */
+const RESERVED = new Set([TASK_FONT_FILE, 'filter.txt', 'input.ts', 'output.ts']);
+
+export const segmentTaskSchema = z.object({
+  /** The wmark version that planned the task: a worker of another version refuses it (its output could differ). */
+  version: versionSchema,
+  /** The working segment (or forensic variant) to draw on, and where the rendered segment goes. */
+  input: keySchema,
+  output: keySchema,
+  /** The filtergraph, read by ffmpeg with -filter_script; it names its text files and the font by plain file name. */
+  filterScript: z.string().min(1).max(1_000_000),
+  textFiles: z
+    .array(z.object({ name: z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/).refine((n) => !RESERVED.has(n), 'a reserved name'), content: z.string().max(100_000) }))
+    .max(1000),
+  /** SHA-256 of the font the layout was measured with (hex); a worker whose font differs refuses the task. */
+  fontSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  encode: encodeSchema,
+  gop: z.number().int().positive(),
+  hasAudio: z.boolean(),
+});
+
+export type SegmentTask = z.infer<typeof segmentTaskSchema>;
+
+/** Reads a task off the queue; anything malformed is TASK_INVALID, naming every problem. */
+export function parseSegmentTask(data: unknown): SegmentTask {
+  const parsed = segmentTaskSchema.safeParse(data);
+  if (parsed.success) return parsed.data;
+  throw validationError('TASK_INVALID', parsed.error.issues.map((i) => `segment task ${i.path.join('.') || ''}: ${i.message}`.replace('task : ', 'task: ')));
+}
+
+/** SHA-256 (hex) of a font file, to tell whether two machines draw with the same font. */
+export async function fontSha256(fontFile: string): Promise<string> {
+  return createHash('sha256').update(await readFile(fontFile)).digest('hex');
+}
+
+export interface SegmentRunOptions {
+  /** This worker's drawtext font. */
+  fontFile: string;
+  /** ffmpeg threads for decode, filters and encode (one per concurrent render is what a farm wants). */
+  threads?: number;
+  /** Where scratch folders go (default: the OS temp dir). */
+  tmpDir?: string;
+  signal?: AbortSignal;
+}
+
+export interface SegmentRunResult {
+  output: string;
+  /** False when the output already existed: nothing was fetched or encoded. */
+  rendered: boolean;
+  ms: number;
+}
+
+/**
+ * Renders one segment: fetches the input from the store into a scratch folder, draws the watermark with ffmpeg, and
+ * stores the output. Idempotent: an output already in the store is not redone, so a task retried after its worker
+ * died, or run twice by two workers, costs at most one more encode and writes the same object.
+ */
+export async function runSegmentTask(task: SegmentTask, store: MediaStore, runner: ProcessRunner, options: SegmentRunOptions): Promise<SegmentRunResult> {
+  const started = Date.now();
+  if (await store.exists(task.output)) return { output: task.output, rendered: false, ms: Date.now() - started };
+  const work = await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-seg-'));
+  try {
+    await store.getFile(task.input, path.join(work, 'input.ts'));
+    await Promise.all([
+      ...task.textFiles.map((f) => writeFile(path.join(work, f.name), f.content, 'utf8')),
+      writeFile(path.join(work, 'filter.txt'), task.filterScript, 'utf8'),
+      symlink(path.resolve(options.fontFile), path.join(work, TASK_FONT_FILE)).catch(() => copyFile(options.fontFile, path.join(work, TASK_FONT_FILE))),
+    ]);
+    const threads = Math.max(1, options.threads ?? 1);
+    await runner.ffmpeg(
+      segmentRenderArgs({ input: 'input.ts', output: 'output.ts', filterScript: 'filter.txt', gop: task.gop, threads, encode: task.encode, hasAudio: task.hasAudio }),
+      { cwd: work, signal: options.signal },
+    );
+    if (options.signal?.aborted) throw new WmarkError('CANCELLED', `render of ${task.output} cancelled`);
+    await store.putFile(task.output, path.join(work, 'output.ts'));
+    return { output: task.output, rendered: true, ms: Date.now() - started };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
