@@ -24,7 +24,7 @@ import {
   wholeVariantArgs,
   type SegmentMeasure,
 } from '../core/forensic/variant-plan.js';
-import type { EncodeOptions } from '../core/ffmpeg-plan.js';
+import type { EncodeOptions } from '../core/plan/x264.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../media/media-store.js';
 import { encodeSchema, keySchema, versionSchema } from './task-fields.js';

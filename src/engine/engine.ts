@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dataPaths, type DataPaths } from '../config/paths.js';
-import type { EncodeOptions } from '../core/ffmpeg-plan.js';
+import type { EncodeOptions } from '../core/plan/x264.js';
 import { locateTools, type MediaTools } from '../ffmpeg/locate-tools.js';
 import type { MediaStore } from '../media/media-store.js';
 import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js';

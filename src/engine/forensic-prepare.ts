@@ -13,7 +13,8 @@ import { prepareSegmentVariants } from '../cluster/forensic-task.js';
 import { forensicKey, patternGrid } from '../core/forensic/keyed-bits.js';
 import { encodeSidecar } from '../core/forensic/sidecar-format.js';
 import { buildSidecar, DEFAULT_FORENSIC_LAYOUT, slotsOfSegments, splitFrame, variantFileName, type ForensicLayoutChoice, type SegmentMeasure } from '../core/forensic/variant-plan.js';
-import { segmentFileName, type EncodeOptions } from '../core/ffmpeg-plan.js';
+import { segmentFileName } from '../core/plan/segment-timing.js';
+import type { EncodeOptions } from '../core/plan/x264.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import { forEachBounded } from './for-each-bounded.js';
 

@@ -11,7 +11,7 @@ import type { IngestTask } from '../cluster/ingest-task.js';
 import type { SegmentQueue } from '../cluster/segment-queue.js';
 import { decodeMeasure, type SegmentMeasure } from '../core/forensic/variant-plan.js';
 import { WmarkError, isInterruption } from '../core/errors.js';
-import { framesPerSegment, segmentFileName } from '../core/ffmpeg-plan.js';
+import { framesPerSegment, segmentFileName } from '../core/plan/segment-timing.js';
 import { isHttpUrl } from '../core/http-url.js';
 import type { MediaStore } from '../media/media-store.js';
 import { VERSION } from '../version.js';

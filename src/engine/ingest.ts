@@ -6,7 +6,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { WmarkError, isInterruption, isWmarkError } from '../core/errors.js';
 import { transcodeToSegments } from '../cluster/ingest-task.js';
-import { framesPerSegment, leadSegmentFrames, segmentFileName, segmentFrameCounts } from '../core/ffmpeg-plan.js';
+import { framesPerSegment, leadSegmentFrames, segmentFileName, segmentFrameCounts } from '../core/plan/segment-timing.js';
 import { DEFAULT_FORENSIC_LAYOUT, type ForensicLayoutChoice } from '../core/forensic/variant-plan.js';
 import { isHttpUrl } from '../core/http-url.js';
 import { probeMedia } from '../ffmpeg/probe-media.js';

@@ -5,7 +5,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { joinMp4Args, segmentFileName } from '../core/ffmpeg-plan.js';
+import { joinMp4Args } from '../core/plan/render-args.js';
+import { segmentFileName } from '../core/plan/segment-timing.js';
 import { WmarkError } from '../core/errors.js';
 import type { MediaStore } from '../media/media-store.js';
 import type { Engine } from './engine.js';

@@ -6,7 +6,7 @@ import { stat } from 'node:fs/promises';
 import type { ConnectedWorker, SegmentQueue } from '../cluster/segment-queue.js';
 import { redactQueueUrl } from '../cluster/queue-url.js';
 import { fontSha256, TASK_FONT_FILE, type SegmentTask } from '../cluster/segment-task.js';
-import type { TextFile } from '../core/ffmpeg-plan.js';
+import type { TextFile } from '../core/plan/text-drawing.js';
 import { WmarkError } from '../core/errors.js';
 import { VERSION } from '../version.js';
 import type { Engine } from './engine.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WmarkError } from '../../src/core/errors.js';
 import { signToken } from '../../src/core/access-token.js';
-import { segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
+import { segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import { tokenKey } from '../../src/engine/credentials.js';
 import { MP4_NAME, watermarkDir } from '../../src/engine/watermark.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SegmentQueue } from '../../src/cluster/segment-queue.js';
 import { startSegmentWorker, type RunningSegmentWorker } from '../../src/cluster/segment-worker.js';
-import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
+import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/credentials.js';
 import { InProcessJobQueue } from '../../src/engine/job-queue.js';
 import { jobId } from '../../src/engine/job-lease.js';
