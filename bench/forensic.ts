@@ -34,7 +34,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { segmentFileName } from '../src/core/ffmpeg-plan.js';
+import { segmentFileName } from '../src/core/plan/segment-timing.js';
 import { Z_THRESHOLD, type SegmentReading, type Sidecar } from '../src/core/forensic/detect-math.js';
 import { meanSd, scoreBook, scorePayloads, type Verdict } from '../src/core/forensic/score.js';
 import { codeword, forensicKey, GRID_COLUMNS, GRID_ROWS, packedBit, packedCodebook, patternGrid, PAYLOAD_COUNT, type PackedCodebook } from '../src/core/forensic/keyed-bits.js';

@@ -2,7 +2,7 @@
 // many times in this otherwise empty heap, and prints the timings as JSON on stdout.
 import { performance } from 'node:perf_hooks';
 import { text } from 'node:stream/consumers';
-import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
+import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { codeword, PAYLOAD_COUNT } from '../../src/core/forensic/keyed-bits.js';
 import { writeMediaPlaylist } from '../../src/core/playlist.js';
 import type { ForensicViewerSpec, ForensicViewerTiming } from './forensic-viewer.js';

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SamplePlan } from '../../src/core/ffmpeg-plan.js';
+import type { SamplePlan } from '../../src/core/plan/sample-clip-args.js';
 import { generateVideo } from '../../src/engine/ingest/sample-video.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { FFMPEG, FFPROBE } from './tools.js';

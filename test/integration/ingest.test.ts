@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WmarkError } from '../../src/core/errors.js';
-import { framesPerSegment, segmentFileName, segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
+import { framesPerSegment, segmentFileName, segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { probeMedia } from '../../src/ffmpeg/probe-media.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';

@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
+import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
 import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import { LocalService } from '../../src/engine/app/local-service.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WmarkError } from '../../src/core/errors.js';
 import { signToken } from '../../src/core/access-token.js';
-import { segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
+import { segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import { tokenKey } from '../../src/engine/app/credentials.js';
 import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
 import { flat, tempDir } from '../helpers/fixtures.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskQueue } from '../../src/farm/task-queue.js';
 import { startFarmWorker, type RunningFarmWorker } from '../../src/farm/farm-worker.js';
-import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
+import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
 import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import { jobId } from '../../src/engine/jobs/job-lease.js';

@@ -9,7 +9,7 @@ import { FolderMediaStore } from '../../src/media/folder-store.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
+import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
 import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import { LocalService } from '../../src/engine/app/local-service.js';

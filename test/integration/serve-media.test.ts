@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from '
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { segmentFileName, segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
+import { segmentFileName, segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import { signUrl } from '../../src/core/sign-url.js';
 import { mediaScope, signPlayerUrl } from '../../src/core/watermark-urls.js';
 import { serverService } from '../../src/engine/app/server-service.js';

@@ -2,7 +2,7 @@
 // ffmpeg with an encode per viewer, and every viewer's output is the one a render of its own gives.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { segmentFileName } from '../../src/core/ffmpeg-plan.js';
+import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
 import { type TestEngine, ingestVideo, testEngine, watermarkDir } from '../helpers/engine.js';

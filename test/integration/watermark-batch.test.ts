@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { segmentFileName, segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
+import { segmentFileName, segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { runCli } from '../helpers/cli.js';
 import { testEngine, workingSegment } from '../helpers/engine.js';

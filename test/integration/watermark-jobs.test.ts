@@ -4,7 +4,7 @@ import { existsSync, readdirSync, statSync, writeFileSync, rmSync } from 'node:f
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isWmarkError, WmarkError } from '../../src/core/errors.js';
-import { segmentFrameCounts } from '../../src/core/ffmpeg-plan.js';
+import { segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
 import { linkExpirations, watermarkBody } from '../../src/engine/app/api-bodies.js';

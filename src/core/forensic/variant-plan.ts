@@ -3,7 +3,7 @@
 // segment's work needs nothing of the others, so it runs in this process or on any render-farm worker alike
 // (cluster/forensic-task.ts), and the sidecar built from the measurements is the same bytes either way.
 import { frameSignature, SIGNATURE_CELLS, type Sidecar } from './detect-math.js';
-import type { EncodeOptions } from '../ffmpeg-plan.js';
+import { x264Gop, type EncodeOptions } from '../plan/x264.js';
 
 /** Sidecar resolution: 8x8 pixels per pattern cell, enough to register crops and read the mark after downscaling. */
 export const SIDECAR_WIDTH = 128;
@@ -46,7 +46,7 @@ export function slotsOfSegments(segmentDurations: readonly number[], fps: number
 function x264(gop: number, encode: EncodeOptions): string[] {
   return [
     '-c:v', 'libx264', '-preset', encode.preset, '-crf', String(encode.crf),
-    '-g', String(gop), '-keyint_min', String(gop), '-sc_threshold', '0', '-x264-params', 'open-gop=0',
+    ...x264Gop(gop),
     '-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts',
   ];
 }

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { validationError, WmarkError } from '../../core/errors.js';
-import { segmentRenderArgs } from '../../core/ffmpeg-plan.js';
+import { segmentRenderArgs } from '../../core/plan/render-args.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../../media/media-store.js';
 import { encodeSchema, keySchema, versionSchema } from './task-fields.js';

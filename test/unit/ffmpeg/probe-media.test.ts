@@ -2,7 +2,7 @@
 // working segments' durations computed from frame counts. Probe JSON below is what the bundled ffprobe prints.
 import { describe, expect, it } from 'vitest';
 import { WmarkError } from '../../../src/core/errors.js';
-import { framesPerSegment } from '../../../src/core/ffmpeg-plan.js';
+import { framesPerSegment } from '../../../src/core/plan/segment-timing.js';
 import { interpretProbe, parseRational } from '../../../src/ffmpeg/probe-media.js';
 import { parseProgress, progressWatch } from '../../../src/ffmpeg/run-ffmpeg.js';
 import { segmentDurations } from '../../../src/core/plan/working-form.js';
