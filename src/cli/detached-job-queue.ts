@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dataLayout } from '../engine/data-folder/layout.js';
 import type { Engine } from '../engine/engine.js';
 import { jobId, LEASE_STALE_MS } from '../engine/jobs/job-lease.js';
 import { InProcessJobQueue, type JobQueue, type JobRef } from '../engine/jobs/job-queue.js';
@@ -22,7 +23,7 @@ export class DetachedJobQueue implements JobQueue {
     const last = this.started.get(id);
     if (last !== undefined && Date.now() - last < LEASE_STALE_MS) return;
     this.started.set(id, Date.now());
-    const logs = path.join(this.options.dataDir, 'logs');
+    const logs = dataLayout(this.options.dataDir).logs;
     mkdirSync(logs, { recursive: true });
     const log = openSync(path.join(logs, `job-${job.kind}-${job.id}.log`), 'a');
     const bin = fileURLToPath(new URL('../../bin/wmark.js', import.meta.url));

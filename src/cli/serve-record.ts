@@ -2,10 +2,8 @@
 // same data sign their links for the running service rather than a default port nobody listens on. And the check
 // that tells the user when nothing answers at the address a printed link names.
 import { readFileSync, rmSync } from 'node:fs';
-import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-
-export const SERVE_RECORD = 'serve.json';
+import { dataLayout } from '../engine/data-folder/layout.js';
 
 export interface ServeRecord {
   /** Where the server listens, e.g. http://127.0.0.1:54321. */
@@ -17,7 +15,7 @@ export interface ServeRecord {
 }
 
 export function serveRecordPath(dataDir: string): string {
-  return path.join(dataDir, SERVE_RECORD);
+  return dataLayout(dataDir).serveRecord;
 }
 
 export async function writeServeRecord(dataDir: string, record: ServeRecord): Promise<void> {

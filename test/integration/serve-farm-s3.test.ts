@@ -59,7 +59,7 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
     const open = () => openMediaStore(mediaUrl(), { endpoint: s3.endpoint, credentials: s3.credentials });
     const queueUrl = `${redis.url}/${db}`;
     store = open();
-    engine = await testEngine({ deployment: testFarmDeployment(await TaskQueue.open(queueUrl, { pollMs: 500 }), queueUrl, { media: store }) });
+    engine = await testEngine({ deployment: testFarmDeployment(await TaskQueue.open(queueUrl, { pollMs: 500 }), queueUrl, { media: store, ingestOnFarm: true }) });
     const real = createProcessRunner(FFMPEG, FFPROBE);
     const slow: ProcessRunner = {
       ffmpeg: async (args, options) => {

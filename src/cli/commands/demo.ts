@@ -37,7 +37,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
   const config = await ctx.loadConfig();
   const engine = await ctx.openEngine();
   const local = await ctx.localService();
-  const sample = samplePath(engine.paths.root);
+  const sample = samplePath(engine.paths);
   ctx.output.stage(`1/4 generating the sample video (${SAMPLE.width}x${SAMPLE.height}, ${SAMPLE.seconds} s, once)`);
   await generateVideo(engine.runner, { output: sample, ...SAMPLE }, (f: number) => ctx.output.progress(`generating sample ${(f * 100).toFixed(0)}%`));
   ctx.output.stage('2/4 ingesting it into closed-GOP working segments');

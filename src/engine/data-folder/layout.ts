@@ -20,6 +20,10 @@ export interface DataLayout {
   /** Scratch space on the same filesystem as media, so finished folders can be renamed into place. */
   tmp: string;
   locks: string;
+  /** The built-in sample clip, generated once. */
+  samples: string;
+  /** Logs of detached job processes (a CLI run that returned early). */
+  logs: string;
 }
 
 export function dataLayout(dataDir: string): DataLayout {
@@ -35,6 +39,8 @@ export function dataLayout(dataDir: string): DataLayout {
     watermarks: path.join(media, 'watermarks'),
     tmp: path.join(dataDir, 'tmp'),
     locks: path.join(dataDir, 'locks'),
+    samples: path.join(dataDir, 'samples'),
+    logs: path.join(dataDir, 'logs'),
   };
 }
 

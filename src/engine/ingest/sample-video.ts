@@ -4,6 +4,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { sampleVideoArgs, type SamplePlan } from '../../core/plan/sample-clip-args.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
+import type { DataLayout } from '../data-folder/layout.js';
 
 export async function generateVideo(runner: ProcessRunner, plan: SamplePlan, onProgress?: (f: number) => void): Promise<string> {
   if (existsSync(plan.output)) return plan.output;
@@ -20,6 +21,6 @@ export async function generateVideo(runner: ProcessRunner, plan: SamplePlan, onP
 
 export const SAMPLE = { width: 640, height: 360, seconds: 20, fps: 30, kind: 'scene' } as const;
 
-export function samplePath(dataDir: string): string {
-  return path.resolve(dataDir, 'samples', `sample-${SAMPLE.kind}-${SAMPLE.width}x${SAMPLE.height}-${SAMPLE.seconds}s.mp4`);
+export function samplePath(paths: Pick<DataLayout, 'samples'>): string {
+  return path.resolve(paths.samples, `sample-${SAMPLE.kind}-${SAMPLE.width}x${SAMPLE.height}-${SAMPLE.seconds}s.mp4`);
 }

@@ -107,7 +107,12 @@ export async function requestWatermark(engine: Engine, request: WatermarkRequest
     await engine.store.resetJob(jobId('watermark', id), now);
     await reread();
   }
-  if (needsJob(watermark)) await engine.store.ensureJob('watermark', id, now);
+  if (needsJob(watermark)) {
+    // A finished job row is queued again: more work was asked for (a container, the rest of an on-demand watermark),
+    // and a restarted server or a detached worker finds only queued jobs.
+    const job = await engine.store.ensureJob('watermark', id, now);
+    if (job.status === 'done' || job.status === 'failed') await engine.store.resetJob(job.id, now);
+  }
   return { watermark, video, created, expirationIgnored: !created && expiration !== null && expiration !== record.expiration };
 }
 

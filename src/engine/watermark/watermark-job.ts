@@ -141,7 +141,9 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
       await Promise.all(
         pending.map(async ([i, urgency]) => {
           try {
-            await segments.put(i, urgency, stop.signal);
+            // Asked for in this order, at once (the listing above said which are missing): the renderer sees the
+            // opening before the rest, and never has to stop a render it started too early.
+            await segments.make(i, urgency, stop.signal);
             done[i] = true;
             await publishProgress();
           } catch (error) {

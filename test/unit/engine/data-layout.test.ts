@@ -16,6 +16,8 @@ describe('dataLayout', () => {
       watermarks: path.join('/d', 'media', 'watermarks'),
       tmp: path.join('/d', 'tmp'),
       locks: path.join('/d', 'locks'),
+      samples: path.join('/d', 'samples'),
+      logs: path.join('/d', 'logs'),
     });
   });
 });
