@@ -13,7 +13,7 @@ import { Z_THRESHOLD } from '../../src/core/forensic/detect-math.js';
 import { codeword, forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
 import { decodeSidecar } from '../../src/core/forensic/sidecar-format.js';
-import { encodeForensicContent } from '../../src/core/forensic-payload.js';
+import { encodeForensicContent } from '../../src/core/forensic/payload.js';
 import { detectLeak } from '../../src/engine/detect.js';
 import { FORENSIC_DIR, readForensicLayout, SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_NAME, SIDECAR_WIDTH, splitFrame, variantFileFor, variantFileName, type ForensicLayout } from '../../src/engine/forensic-prepare.js';
 import { videoDir, workingSegment } from '../../src/engine/ingest.js';
