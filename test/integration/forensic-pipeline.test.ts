@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Chalk } from 'chalk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderDetect } from '../../src/cli/commands/detect.js';
-import { Z_THRESHOLD } from '../../src/core/forensic/detect-math.js';
+import { Z_THRESHOLD } from '../../src/core/forensic/score.js';
 import { codeword, forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
 import { decodeSidecar } from '../../src/core/forensic/sidecar-format.js';

@@ -1,10 +1,13 @@
 // The detector's pipeline on decoded data, pure: align the leak's pieces to the original, register its geometry from
 // mean pictures of the aligned stretches, read one soft bit per code slot, and judge every payload.
 import { alignPieces, mapTime, pieceAt, type AlignStats, type TimeMap } from './align.js';
-import { registerGeometry, readSlots, SIGNATURE_CELLS, slotContentResidual, type LeakFrames, type Sidecar } from './detect-math.js';
+import { registerGeometry } from './crop-search.js';
+import type { LeakFrames, Sidecar } from './detect-inputs.js';
+import { SIGNATURE_CELLS } from './frame-signature.js';
 import { cropWarp, mapPoint, registerWarp, warpBox, type ImagePair, type Warp } from './geometry.js';
 import type { PackedCodebook } from './keyed-bits.js';
 import { scorePayloads, type SegmentReading, type Verdict } from './score.js';
+import { readSlots, slotContentResidual } from './slot-reading.js';
 
 export interface LeakAnalysis {
   map: TimeMap;

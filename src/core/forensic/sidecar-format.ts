@@ -5,8 +5,8 @@
 //     mark (A-B)/2 at diffWidth x diffHeight (the mark is a smooth 16x9 pattern: a quarter of the pixels lose nothing).
 // Both decode to the same Sidecar shape, so the detector never asks which one it has.
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { Sidecar } from './detect-math.js';
-import { SIGNATURE_CELLS } from './detect-math.js';
+import type { Sidecar } from './detect-inputs.js';
+import { SIGNATURE_CELLS } from './frame-signature.js';
 
 const MAGIC_V1 = 'WMFS1';
 const MAGIC_V2 = 'WMFS2';
