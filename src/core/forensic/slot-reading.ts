@@ -1,11 +1,11 @@
 // Reading one soft A/B bit per code slot: the leak's frames mapped into each slot are averaged and fitted against the
 // sidecar's mean and mark for that slot.
-import { mapTime, pieceAt, type TimeMap } from './align.js';
 import type { Geometry } from './crop-search.js';
 import type { LeakFrames, Sidecar } from './detect-inputs.js';
 import type { Alignment } from './frame-signature.js';
 import { isIdentity, solveLinear, warpImage, type Warp } from './geometry.js';
 import type { SegmentReading } from './score.js';
+import { mapTime, pieceAt, type TimeMap } from './time-map.js';
 
 /** Median interval between entries (the frame duration of a plain leak). */
 function medianStep(times: Float64Array): number {
