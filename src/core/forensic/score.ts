@@ -10,6 +10,7 @@
 // codeword is projected out of the readings and every payload is scored again on what is left, so the next colluder
 // is not drowned by the first one's share (each stage is held to the same threshold).
 import { PAYLOAD_COUNT, type PackedCodebook } from './keyed-bits.js';
+import { solveLinear } from './linear-solve.js';
 
 /** Accuse only when the best payload stands this many standard deviations above all 65,536 scores. */
 export const Z_THRESHOLD = 6.5;
@@ -135,28 +136,11 @@ function residual(values: Float64Array, bits: ArrayLike<number>, codes: Int8Arra
     for (let i = 0; i < values.length; i++) s += codes[a]![i]! * values[i]!;
     return s;
   });
-  const alpha = solveSmall(A, rhs) ?? new Array<number>(k).fill(0);
+  const alpha = solveLinear(A, rhs) ?? new Array<number>(k).fill(0);
   const out = Float64Array.from(values);
   for (let a = 0; a < k; a++) for (let i = 0; i < out.length; i++) out[i]! -= alpha[a]! * codes[a]![i]!;
   void bits;
   return out;
-}
-
-function solveSmall(A: number[][], b: number[]): number[] | undefined {
-  const n = b.length;
-  const m = A.map((row, i) => [...row, b[i]!]);
-  for (let c = 0; c < n; c++) {
-    let p = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[p]![c]!)) p = r;
-    if (Math.abs(m[p]![c]!) < 1e-12) return undefined;
-    [m[c], m[p]] = [m[p]!, m[c]!];
-    for (let r = 0; r < n; r++) {
-      if (r === c) continue;
-      const f = m[r]![c]! / m[c]![c]!;
-      for (let q = c; q <= n; q++) m[r]![q]! -= f * m[c]![q]!;
-    }
-  }
-  return m.map((row, i) => row[n]! / row[i]!);
 }
 
 /** The pair of top candidates whose averaged codewords best explain the readings (z of the pair, ~N(0,1) by chance). */

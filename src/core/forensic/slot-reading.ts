@@ -3,7 +3,8 @@
 import type { Geometry } from './crop-search.js';
 import type { LeakFrames, Sidecar } from './detect-inputs.js';
 import type { Alignment } from './frame-signature.js';
-import { isIdentity, solveLinear, warpImage, type Warp } from './geometry.js';
+import { isIdentity, warpImage, type Warp } from './geometry.js';
+import { solveLinear } from './linear-solve.js';
 import type { SegmentReading } from './score.js';
 import { mapTime, pieceAt, type TimeMap } from './time-map.js';
 
@@ -194,7 +195,7 @@ export function fitSlot(m: Float32Array, d: Float32Array, leak: Float32Array, ma
         }
       }
       for (let i = 0; i < 4; i++) for (let j = 0; j < i; j++) A[i]![j] = A[j]![i]!;
-      const sol = solve4(A, rhs);
+      const sol = solveLinear(A, rhs);
       if (!sol) break;
       const [, b1, b2, c] = sol as [number, number, number, number];
       // f(m) = b0 + b1 x + b2 x^2, so f'(m) = (b1 + 2 b2 x) / sdM: the leak's gain at each pixel.
@@ -222,21 +223,4 @@ export function fitSlot(m: Float32Array, d: Float32Array, leak: Float32Array, ma
 /** The v1 name of fitSlot (no mask). */
 export function fitSegment(m: Float32Array, d: Float32Array, leak: Float32Array): number | undefined {
   return fitSlot(m, d, leak);
-}
-
-function solve4(A: number[][], b: number[]): number[] | undefined {
-  const m = A.map((row, i) => [...row, b[i]!]);
-  const n = b.length;
-  for (let c = 0; c < n; c++) {
-    let pivot = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[pivot]![c]!)) pivot = r;
-    if (Math.abs(m[pivot]![c]!) < 1e-12) return undefined;
-    [m[c], m[pivot]] = [m[pivot]!, m[c]!];
-    for (let r = 0; r < n; r++) {
-      if (r === c) continue;
-      const f = m[r]![c]! / m[c]![c]!;
-      for (let k = c; k <= n; k++) m[r]![k]! -= f * m[c]![k]!;
-    }
-  }
-  return m.map((row, i) => row[n]! / row[i]!);
 }
