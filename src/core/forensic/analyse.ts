@@ -142,8 +142,8 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
   }
   const register = lap();
   // Alignment again, from the registered leak's signature, when the leak is warped: the map whose slot pictures fit
-  // the original's better is kept (a judgement on the pictures alone, the same for every payload). On the bench's
-  // camcorder copies the leak's own signature split 2 of 5 into pieces 0.4-1 s off: half of each 2-s slot misread.
+  // the original's better is kept (a judgement on the pictures alone, the same for every payload). A camcorder copy's
+  // own signature can split the leak into pieces a fraction of a second off, enough to misread much of each 2-s slot.
   let realigned = false;
   if (pairs.length && !isPlainFrame(warp, live)) {
     const sig = registeredSignature(leak, frameTimes.length, warp, live);

@@ -30,13 +30,13 @@ function bestCut(lo: number, hi: number, left: (i: number) => number, right: (i:
 
 /**
  * A piece's mapping reaches its neighbours' stretches through the cuts, so an excerpt no window voted for is read
- * under its neighbour's mapping: noise that dilutes the true viewer's score (a 6 x 40 s re-edit with two excerpts
- * missed: z 5.9 instead of 10.6). Every stretch of the leak that its mapping does not explain (8-s correlation well
- * below the piece's own, where the leak moves) is searched for on its own: all its bins vote together, on slower
- * fingerprints than the windows', the best few places are tried at every speed, and a mapping that explains part of
- * the stretch clearly better than the current one takes that part. What no search explains is left unread: a slot
- * read under a wrong mapping only adds noise. Cost: the stretches' votes (at most the leak's again) and a few hundred
- * correlations over each 40-s stretch, only where the windows left something unexplained.
+ * under its neighbour's mapping: noise that dilutes the true viewer's score. Every stretch of the leak that its
+ * mapping does not explain (8-s correlation well below the piece's own, where the leak moves) is searched for on its
+ * own: all its bins vote together, on slower fingerprints than the windows', the best few places are tried at every
+ * speed, and a mapping that explains part of the stretch clearly better than the current one takes that part. What no
+ * search explains is left unread: a slot read under a wrong mapping only adds noise. Cost: the stretches' votes (at
+ * most the leak's again) and a few hundred correlations over each 40-s stretch, only where the windows left something
+ * unexplained.
  */
 export function explainStretches(c: SearchContext, pieces: TimePiece[], stats?: { stretchesSearched?: number; stretchesFound?: number }): TimePiece[] {
   const maps: Mapping[] = pieces.map((p) => ({ scale: p.scale, offset: p.offset, score: p.score }));
@@ -62,9 +62,8 @@ export function explainStretches(c: SearchContext, pieces: TimePiece[], stats?: 
     const cut = bestCut(lo, hi, (i) => (L >= 0 ? sim(L, i) : none), (i) => (R >= 0 ? sim(R, i) : none));
     for (let i = lo; i < hi; i++) owner[i] = i < cut ? L : R;
   };
-  // Trying so many places and speeds finds some correlation by chance (0.41 over 34 s of a slow zoom, at a wrong
-  // speed): a find must also correlate about as well as the pieces the windows found (a marked copy's true mappings
-  // correlate at 0.6-0.7, such chance finds do not).
+  // Trying so many places and speeds finds some correlation by chance (over slow footage, at a wrong speed): a find
+  // must also correlate about as well as the pieces the windows found, which such chance finds do not.
   let span = 0, weighted = 0;
   for (const p of pieces) {
     span += p.leakEnd - p.leakStart;
@@ -95,8 +94,8 @@ export function explainStretches(c: SearchContext, pieces: TimePiece[], stats?: 
   }
   // What is still unexplained is left unread where it may be another excerpt (or other footage): at either end of the
   // leak, or between two different mappings. Between two mappings that agree give or take a second it is weak footage
-  // of one excerpt, whose slots still read (the clean title of the pipeline test lost 49 of its 150 slots when such
-  // stretches were dropped). The unread stretch's edges move to where the leak stops resembling its neighbours.
+  // of one excerpt, whose slots still read. The unread stretch's edges move to where the leak stops resembling its
+  // neighbours.
   for (const [a, b] of unexplainedRuns(c, maps, owner)) {
     const L = a > 0 ? owner[a - 1]! : -1, R = b < c.lBins ? owner[b]! : -1;
     if (L >= 0 && R >= 0 && sameStory(maps[L]!, maps[R]!, a / ALIGN_RATE, 0.01, 1)) continue;

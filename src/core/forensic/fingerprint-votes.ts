@@ -85,8 +85,8 @@ export interface Probes {
 
 /**
  * The main pass's lookups: each bin's fingerprint, and it with its two least certain bits flipped when one is set and
- * the other clear. A fingerprint has 8 of its 16 bits set (cells above the median; fewer only on exact ties: 2.9 % of a
- * 2-hour generated title's bins), so flipping one bit, or two alike, names a fingerprint the index almost never holds.
+ * the other clear. A fingerprint has 8 of its 16 bits set (cells above the median; fewer only on exact ties, which are
+ * rare), so flipping one bit, or two alike, names a fingerprint the index almost never holds.
  * Those lookups are not made, which halves the main pass's lookups.
  */
 export function windowProbes(fp: { hash: Int32Array; weak: Int32Array }): Probes {

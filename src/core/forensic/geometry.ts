@@ -310,8 +310,8 @@ export function refineWarp(pairs: ImagePair[], width: number, height: number, st
  * Registers the leak against the original from one or more pairs of mean pictures (same stretch of the timeline).
  * `start` is a coarse estimate (the best crop); the result is the refined warp when it explains the leak better, and
  * `live`, the leak pixels that show the original under it (see liveMask). Those that do not (a camcorder's dark lens
- * border: 8 % of the bench's F9 frame) would otherwise pull the fit and, far worse, every slot's reading: a residual
- * of 100 levels on a few hundred pixels outweighs a mark of 1.25.
+ * border) would otherwise pull the fit and, far worse, every slot's reading: a residual of 100 levels on a few hundred
+ * pixels outweighs a mark of 1.25.
  */
 export function registerWarp(pairs: ImagePair[], width: number, height: number, start: Warp): { warp: Warp; score: number; startScore: number; live: Uint8Array } {
   // Coarse to fine: blurred pictures first (a wider basin), then the pictures themselves; the lens term last.

@@ -224,7 +224,7 @@ export function scorePayloads(readings: SegmentReading[], book: PackedCodebook, 
       // Two averaged copies leave each 1/2 of the mark: on a short code neither may reach the threshold alone, while
       // the pair explains the readings well. Pairs among the top candidates, each member standing out on its own.
       // The pair is held to the same false-accusation chance as a single accusation at the threshold: there are
-      // ~2 x 10^9 pairs, so it needs z ~7.9, not 6.5 (at 6.5, about 1 null leak in 200 named two innocents).
+      // ~2 x 10^9 pairs, so it needs z ~7.9, not 6.5.
       const pair = bestPair(verdict.candidates, bits, current, book, norm);
       if (pair && pair.z >= pairThreshold(threshold, payloads) && pair.z > z + 1 && Math.min(pair.za, pair.zb) >= 4.5) {
         // Multiplicity: every pair of payloads (the search looks at a subset, so this over-counts).

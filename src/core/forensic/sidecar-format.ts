@@ -30,8 +30,8 @@ interface HeaderV2 {
 }
 
 // No `TypedArray.from(array, mapFn)` on the big arrays: with a mapping function V8 first copies the whole source into a
-// list of JS numbers, so a 2-hour title's means (33 M values) cost 1.7 GB and 10 s to encode and 1 GB to decode, more
-// than the detector's whole budget. Plain loops into preallocated arrays need only the result.
+// list of JS numbers, so a 2-hour title's means (33 M values) would cost gigabytes to encode and to decode, more than
+// the detector's whole budget. Plain loops into preallocated arrays need only the result.
 
 /** Fixed-point copy of `src`: round(value x scale), clamped to the type's range. */
 function quantise<T extends Uint16Array | Int16Array>(out: T, src: ArrayLike<number>, scale: number, lo: number, hi: number): T {

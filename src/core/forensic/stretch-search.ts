@@ -57,8 +57,7 @@ export function clipFeatures(f: Float64Array): Float64Array {
 
 /**
  * The stretch search looks up changes over STRETCH_LAG bins (0.5 s) rather than one: over smooth motion the change
- * grows with the lag while the noise does not, and 8 of 16 bits survive noise far more often (synthetic: 44 % of
- * bins match their true place, 2 % at one bin).
+ * grows with the lag while the noise does not, and 8 of 16 bits survive noise far more often.
  */
 const STRETCH_LAG = 5;
 
