@@ -7,7 +7,7 @@ import { forensicKey, packedCodebook, type PackedCodebook } from '../core/forens
 import { decodeSidecar } from '../core/forensic/sidecar-format.js';
 import type { Warp } from '../core/forensic/geometry.js';
 import type { TimePiece } from '../core/forensic/align.js';
-import { encodeForensicContent } from '../core/forensic-payload.js';
+import { encodeForensicContent } from '../core/forensic/payload.js';
 import { WmarkError } from '../core/errors.js';
 import { probeMedia } from '../ffmpeg/probe-media.js';
 import type { Engine } from './engine.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { codeword, forensicKey } from '../../src/core/forensic/keyed-bits.js';
-import { encodeForensicContent } from '../../src/core/forensic-payload.js';
+import { encodeForensicContent } from '../../src/core/forensic/payload.js';
 import { FORENSIC_DIR, readForensicLayout, variantFileFor, type ForensicLayout } from '../../src/engine/forensic-prepare.js';
 import { videoDir } from '../../src/engine/ingest.js';
 import type { VideoRecord } from '../../src/engine/state-store.js';
