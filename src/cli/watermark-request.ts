@@ -6,7 +6,7 @@ import { parseBatch, type BatchRow } from '../core/batch-file.js';
 import { CONTAINERS, type Container } from '../core/api-requests.js';
 import { parseExpirationInput } from '../core/expiration.js';
 import { WmarkError, validationError } from '../core/errors.js';
-import { encodeForensicContent } from '../core/forensic-payload.js';
+import { encodeForensicContent } from '../core/forensic/payload.js';
 import { checkMappings, templatePlaceholders } from '../core/placeholders.js';
 import { parseSettings } from '../core/setting-schema.js';
 import type { TemplateSetting } from '../core/setting-types.js';

@@ -1,7 +1,7 @@
 // Watermark setting validation and normalisation (SPEC 2.2, DESIGN 4) as zod schemas: every problem reported with its path.
 import { z } from 'zod';
 import type { ApiVersion } from './api-version.js';
-import { decodeForensicContent } from './forensic-payload.js';
+import { decodeForensicContent } from './forensic/payload.js';
 import {
   closestKey,
   describeValue,

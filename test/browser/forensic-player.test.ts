@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { codeword, forensicKey } from '../../src/core/forensic/keyed-bits.js';
-import { encodeForensicContent } from '../../src/core/forensic-payload.js';
+import { encodeForensicContent } from '../../src/core/forensic/payload.js';
 import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { launchBrowser, openPage, saveScreenshot, videoFrameStats, waitForPlayback, type OpenedPage } from '../helpers/browser.js';

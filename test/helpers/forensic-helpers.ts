@@ -3,7 +3,9 @@
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { frameSignature, SIGNATURE_CELLS, type LeakFrames, type SegmentReading, type Sidecar } from '../../src/core/forensic/detect-math.js';
+import type { LeakFrames, Sidecar } from '../../src/core/forensic/detect-inputs.js';
+import { frameSignature, SIGNATURE_CELLS } from '../../src/core/forensic/frame-signature.js';
+import type { SegmentReading } from '../../src/core/forensic/score.js';
 import { patternField } from '../../src/core/forensic/pattern-image.js';
 import { patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE } from '../../src/core/forensic/pattern-image.js';

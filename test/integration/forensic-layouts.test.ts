@@ -7,7 +7,7 @@
 import { linkSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Z_THRESHOLD } from '../../src/core/forensic/detect-math.js';
+import { Z_THRESHOLD } from '../../src/core/forensic/score.js';
 import { forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
 import { detectLeak } from '../../src/engine/forensic/detect.js';

@@ -1,10 +1,13 @@
 // The detector's pipeline on decoded data, pure: align the leak's pieces to the original, register its geometry from
 // mean pictures of the aligned stretches, read one soft bit per code slot, and judge every payload.
 import { alignPieces, mapTime, pieceAt, type AlignStats, type TimeMap } from './align.js';
-import { registerGeometry, readSlots, SIGNATURE_CELLS, slotContentResidual, type LeakFrames, type Sidecar } from './detect-math.js';
+import { registerGeometry } from './crop-search.js';
+import type { LeakFrames, Sidecar } from './detect-inputs.js';
+import { SIGNATURE_CELLS } from './frame-signature.js';
 import { cropWarp, mapPoint, registerWarp, warpBox, type ImagePair, type Warp } from './geometry.js';
 import type { PackedCodebook } from './keyed-bits.js';
 import { scorePayloads, type SegmentReading, type Verdict } from './score.js';
+import { readSlots, slotContentResidual } from './slot-reading.js';
 
 export interface LeakAnalysis {
   map: TimeMap;
@@ -139,8 +142,8 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
   }
   const register = lap();
   // Alignment again, from the registered leak's signature, when the leak is warped: the map whose slot pictures fit
-  // the original's better is kept (a judgement on the pictures alone, the same for every payload). On the bench's
-  // camcorder copies the leak's own signature split 2 of 5 into pieces 0.4-1 s off: half of each 2-s slot misread.
+  // the original's better is kept (a judgement on the pictures alone, the same for every payload). A camcorder copy's
+  // own signature can split the leak into pieces a fraction of a second off, enough to misread much of each 2-s slot.
   let realigned = false;
   if (pairs.length && !isPlainFrame(warp, live)) {
     const sig = registeredSignature(leak, frameTimes.length, warp, live);

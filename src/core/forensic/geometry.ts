@@ -4,6 +4,7 @@
 //
 // Coordinates: a point (u, v) of a frame, both in [0, 1], is centred and put in width units, X = u - 0.5,
 // Y = (v - 0.5) / aspect, so the model does not depend on the pixel size the pictures are compared at.
+import { solveLinear } from './linear-solve.js';
 
 /** Maps leak coordinates to original coordinates: undistort (1 + k1 r^2), then the homography h (row-major 3x3). */
 export interface Warp {
@@ -108,25 +109,6 @@ export function smooth(img: Float32Array, width: number, height: number): Float3
 
 const toParams = (w: Warp): number[] => [w.h[0]! - 1, w.h[1]!, w.h[2]!, w.h[3]!, w.h[4]! - 1, w.h[5]!, w.h[6]!, w.h[7]!, w.k1];
 const fromParams = (p: number[]): Warp => ({ h: [1 + p[0]!, p[1]!, p[2]!, p[3]!, 1 + p[4]!, p[5]!, p[6]!, p[7]!, 1], k1: p[8]! });
-
-/** Solves A x = b (n x n, Gaussian elimination with partial pivoting); undefined when singular. */
-export function solveLinear(A: number[][], b: number[]): number[] | undefined {
-  const n = b.length;
-  const m = A.map((row, i) => [...row, b[i]!]);
-  for (let c = 0; c < n; c++) {
-    let pivot = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[pivot]![c]!)) pivot = r;
-    if (Math.abs(m[pivot]![c]!) < 1e-14) return undefined;
-    [m[c], m[pivot]] = [m[pivot]!, m[c]!];
-    for (let r = 0; r < n; r++) {
-      if (r === c) continue;
-      const f = m[r]![c]! / m[c]![c]!;
-      if (f === 0) continue;
-      for (let k = c; k <= n; k++) m[r]![k]! -= f * m[c]![k]!;
-    }
-  }
-  return m.map((row, i) => row[n]! / row[i]!);
-}
 
 export interface ImagePair {
   original: Float32Array;
@@ -328,8 +310,8 @@ export function refineWarp(pairs: ImagePair[], width: number, height: number, st
  * Registers the leak against the original from one or more pairs of mean pictures (same stretch of the timeline).
  * `start` is a coarse estimate (the best crop); the result is the refined warp when it explains the leak better, and
  * `live`, the leak pixels that show the original under it (see liveMask). Those that do not (a camcorder's dark lens
- * border: 8 % of the bench's F9 frame) would otherwise pull the fit and, far worse, every slot's reading: a residual
- * of 100 levels on a few hundred pixels outweighs a mark of 1.25.
+ * border) would otherwise pull the fit and, far worse, every slot's reading: a residual of 100 levels on a few hundred
+ * pixels outweighs a mark of 1.25.
  */
 export function registerWarp(pairs: ImagePair[], width: number, height: number, start: Warp): { warp: Warp; score: number; startScore: number; live: Uint8Array } {
   // Coarse to fine: blurred pictures first (a wider basin), then the pictures themselves; the lens term last.

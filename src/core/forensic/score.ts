@@ -10,6 +10,7 @@
 // codeword is projected out of the readings and every payload is scored again on what is left, so the next colluder
 // is not drowned by the first one's share (each stage is held to the same threshold).
 import { PAYLOAD_COUNT, type PackedCodebook } from './keyed-bits.js';
+import { solveLinear } from './linear-solve.js';
 
 /** Accuse only when the best payload stands this many standard deviations above all 65,536 scores. */
 export const Z_THRESHOLD = 6.5;
@@ -135,28 +136,11 @@ function residual(values: Float64Array, bits: ArrayLike<number>, codes: Int8Arra
     for (let i = 0; i < values.length; i++) s += codes[a]![i]! * values[i]!;
     return s;
   });
-  const alpha = solveSmall(A, rhs) ?? new Array<number>(k).fill(0);
+  const alpha = solveLinear(A, rhs) ?? new Array<number>(k).fill(0);
   const out = Float64Array.from(values);
   for (let a = 0; a < k; a++) for (let i = 0; i < out.length; i++) out[i]! -= alpha[a]! * codes[a]![i]!;
   void bits;
   return out;
-}
-
-function solveSmall(A: number[][], b: number[]): number[] | undefined {
-  const n = b.length;
-  const m = A.map((row, i) => [...row, b[i]!]);
-  for (let c = 0; c < n; c++) {
-    let p = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[p]![c]!)) p = r;
-    if (Math.abs(m[p]![c]!) < 1e-12) return undefined;
-    [m[c], m[p]] = [m[p]!, m[c]!];
-    for (let r = 0; r < n; r++) {
-      if (r === c) continue;
-      const f = m[r]![c]! / m[c]![c]!;
-      for (let q = c; q <= n; q++) m[r]![q]! -= f * m[c]![q]!;
-    }
-  }
-  return m.map((row, i) => row[n]! / row[i]!);
 }
 
 /** The pair of top candidates whose averaged codewords best explain the readings (z of the pair, ~N(0,1) by chance). */
@@ -240,7 +224,7 @@ export function scorePayloads(readings: SegmentReading[], book: PackedCodebook, 
       // Two averaged copies leave each 1/2 of the mark: on a short code neither may reach the threshold alone, while
       // the pair explains the readings well. Pairs among the top candidates, each member standing out on its own.
       // The pair is held to the same false-accusation chance as a single accusation at the threshold: there are
-      // ~2 x 10^9 pairs, so it needs z ~7.9, not 6.5 (at 6.5, about 1 null leak in 200 named two innocents).
+      // ~2 x 10^9 pairs, so it needs z ~7.9, not 6.5.
       const pair = bestPair(verdict.candidates, bits, current, book, norm);
       if (pair && pair.z >= pairThreshold(threshold, payloads) && pair.z > z + 1 && Math.min(pair.za, pair.zb) >= 4.5) {
         // Multiplicity: every pair of payloads (the search looks at a subset, so this over-counts).

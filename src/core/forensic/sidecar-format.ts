@@ -5,8 +5,8 @@
 //     mark (A-B)/2 at diffWidth x diffHeight (the mark is a smooth 16x9 pattern: a quarter of the pixels lose nothing).
 // Both decode to the same Sidecar shape, so the detector never asks which one it has.
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { Sidecar } from './detect-math.js';
-import { SIGNATURE_CELLS } from './detect-math.js';
+import type { Sidecar } from './detect-inputs.js';
+import { SIGNATURE_CELLS } from './frame-signature.js';
 
 const MAGIC_V1 = 'WMFS1';
 const MAGIC_V2 = 'WMFS2';
@@ -30,8 +30,8 @@ interface HeaderV2 {
 }
 
 // No `TypedArray.from(array, mapFn)` on the big arrays: with a mapping function V8 first copies the whole source into a
-// list of JS numbers, so a 2-hour title's means (33 M values) cost 1.7 GB and 10 s to encode and 1 GB to decode, more
-// than the detector's whole budget. Plain loops into preallocated arrays need only the result.
+// list of JS numbers, so a 2-hour title's means (33 M values) would cost gigabytes to encode and to decode, more than
+// the detector's whole budget. Plain loops into preallocated arrays need only the result.
 
 /** Fixed-point copy of `src`: round(value x scale), clamped to the type's range. */
 function quantise<T extends Uint16Array | Int16Array>(out: T, src: ArrayLike<number>, scale: number, lo: number, hi: number): T {

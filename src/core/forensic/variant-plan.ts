@@ -2,7 +2,8 @@
 // sums it measures from their decoded frames, and how the per-segment measurements join into the title's sidecar. One
 // segment's work needs nothing of the others, so it runs in this process or on any render-farm worker alike
 // (cluster/forensic-task.ts), and the sidecar built from the measurements is the same bytes either way.
-import { frameSignature, SIGNATURE_CELLS, type Sidecar } from './detect-math.js';
+import type { Sidecar } from './detect-inputs.js';
+import { frameSignature, SIGNATURE_CELLS } from './frame-signature.js';
 import { x264Gop, type EncodeOptions } from '../plan/x264.js';
 
 /** Sidecar resolution: 8x8 pixels per pattern cell, enough to register crops and read the mark after downscaling. */
@@ -17,10 +18,10 @@ export const SPLIT_MIN_SECONDS = 3;
 /**
  * How a title's segments carry the forensic code, chosen at ingest (each trades one cost for another; docs/forensic.md):
  * - 'whole': two code slots per segment (one per half), each of the four variants aa..bb encoded as the segment's one
- *   GOP. Leaks from 2 minutes; delivery within 1 % of an unmarked title; four encodes per segment at ingest.
+ *   GOP. Leaks from 2 minutes; delivery about as lean as an unmarked title; four encodes per segment at ingest.
  * - 'split': two slots, each half encoded as a GOP of its own (+P and -P), the four combinations joined by stream copy.
- *   Leaks from 2 minutes and two encodes per segment, but a second keyframe in every segment: 18-48 % more bytes per view.
- * - 'single': one slot per segment, files a and b. Two encodes, delivery within 1 %; leaks from about 3.5 minutes.
+ *   Leaks from 2 minutes and two encodes per segment, but a second keyframe in every segment, paid in bytes per view.
+ * - 'single': one slot per segment, files a and b. Two encodes, delivery as lean as 'whole'; leaks from about 3.5 minutes.
  */
 export const FORENSIC_LAYOUTS = ['whole', 'split', 'single'] as const;
 export type ForensicLayoutChoice = (typeof FORENSIC_LAYOUTS)[number];
@@ -80,7 +81,7 @@ export function variantArgs(plan: { input: string; pattern: string; width: numbe
  * pattern on the frames before `split` and the second slot's from there on (two blends, each enabled on its half), and
  * is encoded as the segment's own GOP with the working segment's audio (the default 'whole' layout). Cutting the halves
  * into GOPs of their own ('split': halfVariantArgs) needs two encodes instead of four, but puts a second keyframe in
- * every segment: 18 % more bytes on the bench's clip and 34-48 % on a slow pan, paid on every view.
+ * every segment, whose bytes are paid on every view (docs/forensic.md compares the layouts).
  */
 export function wholeVariantArgs(plan: { input: string; patterns: [string, string]; width: number; height: number; split: number; out: { aa: string; ab: string; ba: string; bb: string }; gop: number; encode: EncodeOptions; hasAudio: boolean }): string[] {
   const names = ['aa', 'ab', 'ba', 'bb'] as const;

@@ -7,7 +7,7 @@ import { decodeSidecar } from '../../core/forensic/sidecar-format.js';
 import type { Warp } from '../../core/forensic/geometry.js';
 import type { TimePiece } from '../../core/forensic/align.js';
 import { SIDECAR_HEIGHT, SIDECAR_WIDTH } from '../../core/forensic/variant-plan.js';
-import { encodeForensicContent } from '../../core/forensic-payload.js';
+import { encodeForensicContent } from '../../core/forensic/payload.js';
 import { WmarkError } from '../../core/errors.js';
 import { probeMedia } from '../../ffmpeg/probe-media.js';
 import { mediaKeys, SIDECAR_NAME } from '../data-folder/layout.js';

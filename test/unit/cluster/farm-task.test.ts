@@ -7,7 +7,7 @@ import type { ForensicTask } from '../../../src/farm/tasks/forensic-task.js';
 import type { IngestTask } from '../../../src/farm/tasks/ingest-task.js';
 import type { SegmentTask } from '../../../src/farm/tasks/segment-task.js';
 import { WmarkError } from '../../../src/core/errors.js';
-import { SIGNATURE_CELLS } from '../../../src/core/forensic/detect-math.js';
+import { SIGNATURE_CELLS } from '../../../src/core/forensic/frame-signature.js';
 import { buildSidecar, decodeMeasure, encodeMeasure, SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_WIDTH, type SegmentMeasure } from '../../../src/core/forensic/variant-plan.js';
 import { rng } from '../../helpers/rng.js';
 

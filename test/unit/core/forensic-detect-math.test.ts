@@ -2,19 +2,11 @@
 // keyed pattern fields as D_k) and leaks built as gain * (M_k + s_k * D_k + noise) + offset. Checks exact recovery,
 // trimmed leaks, two averaged viewers (collusion), no accusation on noise, timeline alignment and crop registration.
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  alignLeak,
-  fitSegment,
-  leakMeanImage,
-  readSegments,
-  registerGeometry,
-  scorePayloads,
-  warp,
-  Z_THRESHOLD,
-  type Alignment,
-  type LeakFrames,
-  type SegmentReading,
-} from '../../../src/core/forensic/detect-math.js';
+import { leakMeanImage, registerGeometry, warp } from '../../../src/core/forensic/crop-search.js';
+import type { LeakFrames } from '../../../src/core/forensic/detect-inputs.js';
+import { alignLeak, type Alignment } from '../../../src/core/forensic/frame-signature.js';
+import { scorePayloads, Z_THRESHOLD, type SegmentReading } from '../../../src/core/forensic/score.js';
+import { fitSegment, readSegments } from '../../../src/core/forensic/slot-reading.js';
 import { codeword, packedCodebook, PAYLOAD_COUNT, type PackedCodebook } from '../../../src/core/forensic/keyed-bits.js';
 import {
   leakSignatures,

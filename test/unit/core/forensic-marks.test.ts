@@ -3,7 +3,8 @@
 // and the detection sidecar's binary round trip.
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { SIGNATURE_CELLS, type Sidecar } from '../../../src/core/forensic/detect-math.js';
+import type { Sidecar } from '../../../src/core/forensic/detect-inputs.js';
+import { SIGNATURE_CELLS } from '../../../src/core/forensic/frame-signature.js';
 import { allCodewords, codeword, forensicKey, GRID_COLUMNS, GRID_ROWS, patternGrid, PAYLOAD_COUNT } from '../../../src/core/forensic/keyed-bits.js';
 import { gridValue, MARK_AMPLITUDE, patternField, patternFrameYuv420 } from '../../../src/core/forensic/pattern-image.js';
 import { decodeSidecar, encodeSidecar, encodeSidecarV1 } from '../../../src/core/forensic/sidecar-format.js';

@@ -4,10 +4,12 @@
 import { describe, expect, it } from 'vitest';
 import { alignPieces, mapTime } from '../../../src/core/forensic/align.js';
 import { meanPairs, registeredSignature } from '../../../src/core/forensic/analyse.js';
-import { frameSignature, readSlots, SIGNATURE_CELLS, slotContentResidual, type LeakFrames } from '../../../src/core/forensic/detect-math.js';
+import type { LeakFrames } from '../../../src/core/forensic/detect-inputs.js';
+import { frameSignature, SIGNATURE_CELLS } from '../../../src/core/forensic/frame-signature.js';
 import { mapPoint, registerWarp, cropWarp, liveMask, warpImage, type Warp } from '../../../src/core/forensic/geometry.js';
 import { codeword, packedBit, packedCodebook } from '../../../src/core/forensic/keyed-bits.js';
 import { falseAccusation, normalTail, pairThreshold, scoreBook, scorePayloads, Z_THRESHOLD, type SegmentReading } from '../../../src/core/forensic/score.js';
+import { readSlots, slotContentResidual } from '../../../src/core/forensic/slot-reading.js';
 import { rng, slope, smoothImage, syntheticSignatures, syntheticTitle } from '../../helpers/forensic-helpers.js';
 
 const FPS = 10;

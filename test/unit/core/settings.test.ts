@@ -2,7 +2,7 @@
 import { describe, it, expect } from 'vitest';
 import { DEFAULTS, type Setting, type TextSetting } from '../../../src/core/setting-types.js';
 import { canonicalSettings, watermarkIdentity } from '../../../src/core/watermark-identity.js';
-import { decodeForensicContent, encodeForensicContent } from '../../../src/core/forensic-payload.js';
+import { decodeForensicContent, encodeForensicContent } from '../../../src/core/forensic/payload.js';
 import { parseSettings, parseTemplateSettings } from '../../../src/core/setting-schema.js';
 import type { ApiVersion } from '../../../src/core/api-version.js';
 import type { Result } from '../../../src/core/issue-text.js';
