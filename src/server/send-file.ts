@@ -2,13 +2,13 @@
 //
 // Why not createReadStream: every read allocates a fresh off-heap buffer. A 256 KB segment chunk often outlives two
 // young-generation collections while the socket drains it, gets promoted, and the external memory it holds then
-// forces full mark-compact collections: under load wmark ran ~10 of them a second, and its CPU per segment GET went
-// from ~330 to ~650 us depending on when they hit (bench `serve`). Here a buffer is reused once the socket has taken
-// its bytes (the write callback), so a steady stream of segment GETs allocates no buffers at all.
+// forces full mark-compact collections under load, each of which stalls every request being served (see
+// docs/architecture.md, "Facts the code relies on"). Here a buffer is reused once the socket has taken its bytes (the
+// write callback), so a steady stream of segment GETs allocates no buffers at all.
 import { open } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 
-/** One read per call: a 100-500 KB segment is one or two reads (DESIGN.md section 7: larger reads serve faster). */
+/** One read per call: a 100-500 KB segment is one or two reads, and fewer, larger reads serve a segment faster. */
 export const CHUNK_BYTES = 256 * 1024;
 /** Buffers kept for reuse; more concurrent downloads than this allocate and drop their own. */
 const POOL_SIZE = 32;
