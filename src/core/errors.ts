@@ -117,7 +117,7 @@ export const ERRORS = {
   SOURCE_UNREACHABLE: unprocessable('Check the URL, and that the server is up and reachable from here.'),
   SOURCE_TOO_LARGE: unprocessable('The server caps downloads from API clients; ingest large files with the CLI on the server itself.'),
   SOURCE_TIMEOUT: unprocessable('The server caps how long a download from an API client may take; ingest it with the CLI on the server itself.'),
-  // A source an API client may not make the server read (issue 13): local files outside --source-root, private networks.
+  // A source an API client may not make the server read (the server's source policy): local files outside --source-root, private networks.
   SOURCE_PATH_FORBIDDEN: { kind: 'auth', http: 403, exit: 4, hint: 'Put the file under a folder the server was started with (wmark serve --source-root DIR), or pass an http(s) URL.' },
   SOURCE_ADDRESS_FORBIDDEN: { kind: 'auth', http: 403, exit: 4, hint: 'Use a public URL, or start the server with --allow-private-sources.' },
   NOT_A_VIDEO: unprocessable(),

@@ -1,4 +1,4 @@
-// Which IP addresses an API client may make the server fetch from (issue 13, SSRF): public unicast only. Loopback,
+// Which IP addresses an API client may make the server fetch from (against SSRF): public unicast only. Loopback,
 // private, link-local, CGNAT, multicast, reserved and unspecified ranges are refused, in IPv4 and IPv6, including
 // IPv4 addresses carried inside IPv6 (mapped, compatible, NAT64, 6to4). Pure parsing, no DNS.
 

@@ -1,4 +1,5 @@
-// Ends this process's ffmpeg children when it dies, however it dies (issue 13: `kill -9` left them running to the end).
+// Ends this process's ffmpeg children when it dies, however it dies (`kill -9` included), since an orphaned ffmpeg
+// would run on to its end.
 // One small shell per process reads "+PID" / "-PID" lines on a pipe from us; when the pipe closes, which the kernel
 // does the moment we exit (SIGKILL included), it SIGKILLs every child still listed. Their outputs are `.part` files or
 // scratch folders, so nothing half-written is ever published, and the jobs resume on the next start.

@@ -1,6 +1,6 @@
-// Brute-force brake (issue 13): failed credential checks (a wrong API key or secret, an invalid token) are counted
-// per client address in a fixed window; past the limit, every request from that address that carries credentials is
-// answered 429 with Retry-After until the window ends, so guessing cannot go on, right guesses included.
+// Brute-force brake (README.md, "Security model"): failed credential checks (a wrong API key or secret, an invalid
+// token) are counted per client address in a fixed window; past the limit, every request from that address that carries
+// credentials is answered 429 with Retry-After until the window ends, so guessing cannot go on, right guesses included.
 // Behind a reverse proxy every client shares the proxy's address: the limit then applies to all of them together.
 // A request without an address (called in-process, no socket) is not limited.
 import { WmarkError } from '../core/errors.js';

@@ -1,6 +1,7 @@
-// CORS for the API (issue 13): browsers may call it cross-origin with the headers the reference JS SDK sends. Origins
-// come from --cors-origin; the default `*` never goes with credentials (the API authenticates by headers, not
-// cookies, so no Access-Control-Allow-Credentials is ever sent). Media and player links keep MEDIA_CORS (any origin).
+// CORS for the API (README.md, "Security model"): browsers may call it cross-origin with the headers the reference JS
+// SDK sends. Origins come from --cors-origin; the default `*` never goes with credentials (the API authenticates by
+// headers, not cookies, so no Access-Control-Allow-Credentials is ever sent). Media and player links keep MEDIA_CORS
+// (any origin).
 import type { ApiRequest } from './http-types.js';
 
 /** Request headers a browser may send to the API. */

@@ -1,7 +1,7 @@
-// Private state (issue 13): the data folder and everything in it is readable by its owner only. The database holds key
-// hashes and viewer names, media holds every watermarked video. New files are made private by the process umask (it
-// also covers what ffmpeg children create), the database file by an explicit mode (SQLite gives -wal/-shm the same
-// mode), and files left by an older version are tightened when the engine opens.
+// Private state (README.md, "Security model"): the data folder and everything in it is readable by its owner only.
+// The database holds key hashes and viewer names, media holds every watermarked video. New files are made private by
+// the process umask (it also covers what ffmpeg children create), the database file by an explicit mode (SQLite gives
+// -wal/-shm the same mode), and files left by an older version are tightened when the engine opens.
 import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync } from 'node:fs';
 import { chmod, lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,7 +1,7 @@
-// What an API client may make the server read when it ingests (issue 13). The CLI, run by the machine's own user,
-// has no policy: any file it can read, any URL. A server's policy limits local files to --source-root folders, refuses
-// http(s) sources on loopback, private or link-local addresses (checked on the address actually connected to, so on
-// every redirect and after DNS, not on the name), and caps a download's size and time.
+// What an API client may make the server read when it ingests (README.md, "Security model"). The CLI, run by the
+// machine's own user, has no policy: any file it can read, any URL. A server's policy limits local files to
+// --source-root folders, refuses http(s) sources on loopback, private or link-local addresses (checked on the address
+// actually connected to, so on every redirect and after DNS, not on the name), and caps a download's size and time.
 import { open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { isPublicAddress } from '../../core/ip-address.js';
