@@ -1,4 +1,4 @@
-// The WatermarkService of a remote Video Watermarking Service (SPEC 1.0/2.0, `wmark serve` included), over HTTP: the
+// The WatermarkService of a remote Video Watermarking Service (API 1.0 or 2.0, `wmark serve` included), over HTTP: the
 // same calls as the local engine, answered by the service, with progress read by polling its signed links.
 import type { ApiVersion } from '../core/api-version.js';
 import { ERRORS, WmarkError } from '../core/errors.js';
@@ -22,7 +22,7 @@ import { DEFAULT_RETRY } from './retry.js';
 import { FINAL_STATUSES, watermarkResponseSchema } from './schemas.js';
 import type { RemoteSession } from './session.js';
 
-/** SPEC 8: the reference poll interval of a 1.0 long-poll href. */
+/** How often the API asks clients to poll a 1.0 long-poll href (docs/api.md, "Watermarks"). */
 export const DEFAULT_POLL_INTERVAL_MS = 3_000;
 const VIDEO_POLL_MS = 1_000;
 

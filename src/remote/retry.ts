@@ -1,6 +1,7 @@
 // When a remote request is worth another try, and how long to wait first: a pure policy (exponential backoff, jitter, Retry-After).
 // Hand-written on purpose: which failures a non-idempotent POST may retry (the service cannot have acted) and a
-// Retry-After capped by the --timeout deadline are SPEC rules that p-retry and got's retry options cannot express.
+// Retry-After capped by the --timeout deadline are rules (README.md, "Remote mode") that p-retry and got's retry
+// options cannot express.
 
 export interface RetryPolicy {
   /** Attempts in all, the first one included; Infinity = bounded only by the deadline. */

@@ -1,4 +1,4 @@
-// What the service's responses must contain (SPEC 2.4, DESIGN 3), checked with zod; every unknown field is kept.
+// What the service's responses must contain (docs/api.md), checked with zod; every unknown field is kept.
 import { z } from 'zod';
 
 export const containersSchema = z.looseObject({
@@ -16,7 +16,7 @@ export const watermarkResponseSchema = z.looseObject({
 });
 export type RemoteWatermark = z.infer<typeof watermarkResponseSchema>;
 
-/** SPEC 4.1 leaves the body open; DESIGN says `{token}`. Other common names are accepted too. */
+/** The API leaves the token answer's field names open: `wmark serve` sends `{token, expiresIn}`; others pass too. */
 export const tokenResponseSchema = z
   .looseObject({
     token: z.string().min(1).optional(),
@@ -48,5 +48,8 @@ export const templateListSchema = z.array(templateSchema);
 
 /** Watermark statuses after which nothing changes. */
 export const FINAL_STATUSES = new Set(['READY', 'FAILED']);
-/** Video statuses after which ingest is over (DESIGN 3). */
+/**
+ * Video statuses after which ingest is over: all but PENDING, and PROCESSING, which another service of the API may
+ * report while it ingests.
+ */
 export const VIDEO_FINAL = (status: string | undefined) => status !== undefined && status !== 'PENDING' && status !== 'PROCESSING';

@@ -1,4 +1,4 @@
-// One conversation with a remote service: its base URL, the API version, credentials (token, refresh once, API key headers) and the SPEC calls.
+// One conversation with a remote service: its base URL, the API version, credentials (token, refresh once, API key headers) and the API calls.
 import { WmarkError } from '../core/errors.js';
 import type { ApiVersion } from '../core/api-version.js';
 import type { Env } from '../config/paths.js';
@@ -102,7 +102,7 @@ export class RemoteSession {
     return `${this.baseUrl}${path.startsWith('/') ? '' : '/'}${path}`;
   }
 
-  /** GET /1.0/authenticate/accessToken with the credential headers (SPEC 4.1). */
+  /** GET /1.0/authenticate/accessToken with the credential headers (docs/api.md, "Authentication"). */
   async issueToken(clientId: string, apiKey: string): Promise<IssuedToken> {
     const res = await this.client.send({
       method: 'GET',
@@ -200,7 +200,10 @@ export class RemoteSession {
     this.options.stored.expiresAt = issued.expiresAt;
   }
 
-  /** Headers for an authenticated call: 1.0 a Bearer token; 2.0 the key headers (SPEC 4.4), or a Bearer token when no key is at hand. */
+  /**
+   * Headers for an authenticated call: 1.0 a Bearer token; 2.0 the key headers, or a Bearer token when no key is at
+   * hand (docs/api.md, "Authentication").
+   */
   async authHeaders(api: ApiVersion): Promise<{ headers: Record<string, string>; bearer?: string }> {
     const { clientId, apiKey } = this.credentials();
     if (api === '2.0' && clientId && apiKey && !this.options.token && !nonEmpty(this.options.env.WMARK_TOKEN)) {

@@ -1,11 +1,11 @@
 // The one interface every front end talks to: videos, templates, watermark requests and their progress, in the
-// shapes of the Video Watermarking Service API (SPEC 2, DESIGN 3). Two implementations: the local engine
-// (engine/local-service.ts) and a remote service over HTTP (remote/remote-service.ts). The CLI picks one with
+// shapes of the Video Watermarking Service API (docs/api.md). Two implementations: the local engine
+// (engine/app/local-service.ts) and a remote service over HTTP (remote/remote-service.ts). The CLI picks one with
 // --remote; `wmark serve` puts the local one behind HTTP routes.
 import type { ApiVersion } from '../core/api-version.js';
 import type { ForensicLayoutChoice } from '../core/forensic/variant-plan.js';
 
-/** POST /{v}/videos (DESIGN 3). */
+/** POST /{v}/videos (docs/api.md, "Videos"). */
 export interface VideoRequest {
   sourceUrl: string;
   key?: string;
@@ -42,18 +42,18 @@ export interface TemplateResource {
   [field: string]: unknown;
 }
 
-/** POST /{v}/watermark (SPEC 2.1): settings, or a template with its placeholder values. */
+/** POST /{v}/watermark (docs/api.md, "Watermarks"): settings, or a template with its placeholder values. */
 export interface WatermarkRequest {
   key?: string;
   videoId?: string;
   settings?: unknown[];
   settingsTemplateMapping?: { id: string; mappings: Record<string, string> };
   containers?: ('m3u8' | 'mp4')[];
-  /** Unix seconds (DESIGN 3). */
+  /** Unix seconds, unlike the milliseconds of links and answers (docs/api.md, "Conventions"). */
   expiration?: number;
 }
 
-/** The watermark response / resource (SPEC 2.4). */
+/** The watermark response / resource: the 1.0 or 2.0 answer of docs/api.md, "Watermarks". */
 export interface WatermarkResource {
   status: string;
   containers?: { href?: string; iframe?: string; m3u8?: string; mp4?: string; [field: string]: unknown };
@@ -136,7 +136,10 @@ export interface WatermarkService {
   watchWatermark(resource: WatermarkResource, goal: WatchGoal, options?: WatchOptions & CallOptions): AsyncIterable<WatermarkProgress>;
 }
 
-/** Video statuses after which an ingest is over (DESIGN 3). */
+/**
+ * Video statuses after which an ingest is over: all but PENDING, and PROCESSING, which another service of the API may
+ * report while it ingests.
+ */
 export function isFinalVideoStatus(status: string | undefined): boolean {
   return status !== undefined && status !== 'PENDING' && status !== 'PROCESSING';
 }
