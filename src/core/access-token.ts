@@ -1,5 +1,5 @@
-// The 1.0 access token (SPEC 4.1, DESIGN 3): an HS256 JWT naming the client, signed and checked with jose.
-// jose is loaded when a token is first signed or checked: most CLI runs never do, and it costs ~50 ms to load.
+// The 1.0 access token (docs/api.md, "Authentication"): an HS256 JWT naming the client, signed and checked with jose.
+// jose is loaded when a token is first signed or checked: most CLI runs never do, and would pay for loading it.
 const jose = () => import('jose');
 
 export interface TokenClaims {

@@ -1,4 +1,4 @@
-// The request bodies of the API (SPEC 2.1, DESIGN 3) as zod schemas: a watermark request, an ingest request and the
+// The request bodies of the API (docs/api.md) as zod schemas: a watermark request, an ingest request and the
 // list query, checked the same way whether they arrive over HTTP or are built by the CLI from flags.
 import { z } from 'zod';
 import type { ApiVersion } from './api-version.js';
@@ -12,7 +12,7 @@ import type { Setting, TemplateSetting } from './setting-types.js';
 
 export const CONTAINERS = ['m3u8', 'mp4'] as const;
 export type Container = (typeof CONTAINERS)[number];
-/** SPEC 2.1's listed default. */
+/** The API's default when a request names no containers (docs/api.md, "Watermarks"). */
 export const DEFAULT_CONTAINERS: Container[] = ['m3u8', 'mp4'];
 
 const expected = (what: string) => (issue: { input?: unknown }) => `expected ${what}, got ${describeValue(issue.input)}`;
@@ -21,7 +21,7 @@ const text = (what: string, max: number) => z.string({ error: expected(what) }).
 const watermarkBodySchema = z.object({
   key: text("the video's key (a non-empty string)", 2048).optional(),
   videoId: text('a video id (a non-empty string)', 200).optional(),
-  /** Accepted as another name for videoId (DESIGN 3). */
+  /** Accepted as another name for videoId, as the API allows. */
   id: text('a video id (a non-empty string)', 200).optional(),
   settings: z.unknown().optional(),
   settingsTemplateMapping: z
@@ -79,7 +79,7 @@ export interface ParsedWatermarkRequest {
   video: { key?: string; videoId?: string };
   settings: Setting[];
   containers: Container[];
-  /** Unix seconds; honoured only when this request creates the watermark (SPEC 2.5). */
+  /** Unix seconds; honoured only when this request creates the watermark (see docs/settings.md). */
   expirationSeconds?: number;
 }
 

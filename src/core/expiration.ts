@@ -1,6 +1,6 @@
 // Parses a watermark's expiration from the CLI (`--expiration`) or an API body into Unix seconds.
 //
-// The API's `expiration` is Unix time in seconds (DESIGN.md section 3, "Identity and
+// The API's `expiration` is Unix time in seconds (docs/settings.md, "Identity and
 // expiration"), while signed URLs carry milliseconds; a millisecond value pasted where
 // seconds belong would mean "in the year 55,000", so such values are refused with a hint
 // instead of being accepted and silently never expiring.

@@ -1,4 +1,4 @@
-// Template placeholders (SPEC 2.3): `%name%` (1.0) and `[%name%]` (2.0), found and listed.
+// Template placeholders (docs/api.md, "Templates"): `%name%` (1.0) and `[%name%]` (2.0), found and listed.
 import { describeValue, isPlainObject, joinPath } from './issue-text.js';
 import type { TemplateSetting } from './setting-types.js';
 
@@ -37,7 +37,7 @@ export function templatePlaceholders(settings: readonly TemplateSetting[]): stri
 }
 
 /**
- * Problems with a template's mappings (SPEC 2.3): not an object, a placeholder without a value, a value no placeholder
+ * Problems with a template's mappings: not an object, a placeholder without a value, a value no placeholder
  * uses, a value that is not a string. Each issue starts with `path` (e.g. "--map" or "rows.csv line 4").
  */
 export function checkMappings(placeholders: readonly string[], mappings: unknown, path: string): string[] {

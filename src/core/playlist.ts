@@ -57,7 +57,7 @@ export function writeMediaPlaylist(options: WriteMediaPlaylistOptions): string {
   }
 
   // Formatted once per distinct duration: a title's segments share one or two lengths, and a new viewer's playlist
-  // is on the request path (FORENSIC.md F4).
+  // is built on the request path, so it must stay cheap.
   const formatted = new Map<number, string>();
   const extinf: string[] = new Array(segments.length);
   let longest = 0;

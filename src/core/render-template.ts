@@ -1,4 +1,4 @@
-// Settings-template placeholders (SPEC 2.3): discovery, one-pass substitution, then re-validation.
+// Settings-template placeholders (docs/api.md, "Templates"): discovery, one-pass substitution, then re-validation.
 import type { ApiVersion } from './api-version.js';
 import type { Result } from './issue-text.js';
 import { checkMappings, placeholderRegExp, templatePlaceholders } from './placeholders.js';

@@ -1,4 +1,4 @@
-// Watermark setting validation and normalisation (SPEC 2.2, DESIGN 4) as zod schemas: every problem reported with its path.
+// Watermark settings validated and normalised (docs/settings.md) by zod schemas: every problem reported with its path.
 import { z } from 'zod';
 import type { ApiVersion } from './api-version.js';
 import { decodeForensicContent } from './forensic/payload.js';

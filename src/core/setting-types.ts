@@ -1,4 +1,4 @@
-// Watermark settings after validation (SPEC 2.2 with the units of DESIGN 4): their types, defaults and limits.
+// Watermark settings after validation (fields and units: docs/settings.md): their types, defaults and limits.
 
 export type HAlign = 'LEFT' | 'CENTER' | 'RIGHT';
 export type VAlign = 'TOP' | 'MIDDLE' | 'BOTTOM';

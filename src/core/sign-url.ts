@@ -1,6 +1,6 @@
 // HMAC-SHA256 signed URLs: sign a path (or a folder prefix) with an expiry, verify in constant time.
 //
-// Wire format (DESIGN.md section 3, "Signed URLs"): query params `expiration` (Unix
+// Wire format (README.md, "Security model"): query params `expiration` (Unix
 // milliseconds, plain decimal) and `signature` = base64url(HMAC-SHA256(secret,
 // `${scope}\n${expiration}`)). `scope` is either the exact URL pathname or a folder
 // prefix ending in '/', which lets one signature cover a playlist's whole folder.

@@ -1,4 +1,5 @@
-// A watermark's identity (DESIGN 3): canonical JSON of its normalised settings, hashed with the video id.
+// A watermark's identity (docs/settings.md, "Identity and expiration"): canonical JSON of its normalised settings,
+// hashed with the video id.
 import { createHash } from 'node:crypto';
 import { isPlainObject } from './issue-text.js';
 import type { Setting } from './setting-types.js';
@@ -45,7 +46,7 @@ export function canonicalSettings(settings: readonly Setting[]): string {
   return stableStringify(settings.map(canonicalSetting));
 }
 
-/** Watermark identity (DESIGN 3): first 32 hex chars of sha256(videoId + "\n" + canonical settings). */
+/** Watermark identity: first 32 hex chars of sha256(videoId + "\n" + canonical settings). */
 export function watermarkIdentity(videoId: string, settings: readonly Setting[]): string {
   return createHash('sha256')
     .update(`${videoId}\n${canonicalSettings(settings)}`, 'utf8')

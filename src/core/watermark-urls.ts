@@ -1,4 +1,5 @@
-// The signed URLs of a watermark, exactly as `wmark serve` serves them (DESIGN.md section 3).
+// The signed URLs of a watermark, exactly as `wmark serve` serves them
+// (docs/api.md, "Signed media and the player page").
 import type { ApiVersion } from './api-version.js';
 import { timingSafeEqual } from 'node:crypto';
 import { signPath, signUrl, type SigningSecret, type VerifySignedUrlResult } from './sign-url.js';
