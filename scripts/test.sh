@@ -12,7 +12,8 @@ need_chromium=0
 if [ -d test/browser ] && ls test/browser/*.test.ts >/dev/null 2>&1 && [ -z "${WMARK_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   need_chromium=1
 fi
-# The render-farm tests start their own redis-server (test/helpers/redis.ts): Debian's package, as issue 11 asks.
+# The render-farm tests start their own redis-server (test/helpers/redis.ts): Debian's package, the one README.md's
+# render-farm setup installs.
 need_redis=0
 if [ -z "${WMARK_REDIS_SERVER:-}" ] && ! command -v redis-server >/dev/null 2>&1; then need_redis=1; fi
 can_apt=0

@@ -1,6 +1,6 @@
-// Turns `wmark watermark` flags into SPEC watermark requests (SPEC 2.1): one from setting flags, --settings or
-// --template + --map, or one per row of a --batch file. The same bodies go to the local engine or a remote service;
-// what the CLI builds itself (setting flags, mappings) is checked here so its errors name the flags.
+// Turns `wmark watermark` flags into API watermark requests (docs/api.md, "Watermarks"): one from setting flags,
+// --settings or --template + --map, or one per row of a --batch file. The same bodies go to the local engine or a
+// remote service; what the CLI builds itself (setting flags, mappings) is checked here so its errors name the flags.
 import type { ApiVersion } from '../core/api-version.js';
 import { parseBatch, type BatchRow } from '../core/batch-file.js';
 import { CONTAINERS, type Container } from '../core/api-requests.js';
@@ -58,7 +58,10 @@ const FLAG_NAMES: Record<string, string> = {
   'animation.toX': '--move-to-x', 'animation.toY': '--move-to-y', 'animation.startTime': '--move-start', 'animation.endTime': '--move-end',
 };
 
-/** A single TEXT setting object from the flags, in SPEC 2.2 shape, so it is validated exactly like an API request. */
+/**
+ * A single TEXT setting object from the flags, in the API's shape (docs/settings.md), so it is validated exactly like
+ * an API request.
+ */
 export function settingFromFlags(opts: SettingFlags): Record<string, unknown> | undefined {
   const setting: Record<string, unknown> = {};
   for (const [flag, field] of SETTING_FLAGS) if (opts[flag] !== undefined) setting[field] = opts[flag];
@@ -155,7 +158,8 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
 export function settingsRequest(plan: PlannedRequests, api: ApiVersion): WatermarkRequest {
   let settings = plan.settings ?? [];
   if (plan.forensicPayload !== undefined) {
-    // SPEC 2.2: the payload travels as FORENSIC content, 2 ASCII characters in 1.0, base64 of 2 bytes in 2.0.
+    // The payload travels as FORENSIC content, 2 ASCII characters in 1.0, base64 of 2 bytes in 2.0 (docs/settings.md,
+    // "FORENSIC settings").
     const content = encodeForensicContent(plan.forensicPayload, api);
     if (content === undefined) {
       throw new WmarkError('BAD_FORENSIC', `--forensic: payload ${plan.forensicPayload} cannot be written as 2 ASCII characters, which API 1.0 requires`, { hint: 'Use --api 2.0, or a payload whose two bytes are both below 128.' });

@@ -66,13 +66,16 @@ function queueUrl() {
   return z.string({ error }).refine((s) => /^rediss?:\/\/[^\s/]+/.test(s), { error });
 }
 
-/** The render farm's Redis (issue 11): with a URL, `wmark serve` hands segment renders to `wmark worker`s. */
+/**
+ * The render farm's Redis (README.md, "Running a render farm"): with a URL, `wmark serve` hands segment renders to
+ * `wmark worker`s.
+ */
 export const queueSchema = section({
   url: queueUrl().optional(),
 });
 
 /**
- * The render farm's shared media store (issue 11): with a URL, `wmark serve --queue` keeps rendered media there and
+ * The render farm's shared media store: with a URL, `wmark serve --queue` keeps rendered media there and
  * `wmark worker` reads and writes it. The endpoint and region are for S3-compatible servers; credentials are the AWS
  * SDK's own (env, profile), never in wmark's config.
  */

@@ -1,4 +1,4 @@
-// What `wmark doctor --queue URL --media URL` adds for a render farm (issue 11): Redis answers (and which version), the
+// What `wmark doctor --queue URL --media URL` adds for a render farm: Redis answers (and which version), the
 // workers connected now, and the media store takes a write, gives it back, lists and deletes it.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

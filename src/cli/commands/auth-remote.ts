@@ -1,4 +1,4 @@
-// `wmark auth login|status|logout`: a token for a remote service (SPEC 4.1), kept 0600 in the config dir; prompts only at an interactive terminal.
+// `wmark auth login|status|logout`: a token for a remote service, kept 0600 in the config dir; prompts only at an interactive terminal.
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import type { ApiVersion } from '../../core/api-version.js';

@@ -1,4 +1,4 @@
-// `wmark watermark`: one SPEC watermark request (or one per batch row) from flags, a settings file or a template, sent
+// `wmark watermark`: one API watermark request (or one per batch row) from flags, a settings file or a template, sent
 // to the local engine or, with --remote, to a remote service; the answer printed as the API's watermark resource.
 import path from 'node:path';
 import { Option, type Command } from 'commander';

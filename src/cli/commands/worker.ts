@@ -1,5 +1,6 @@
-// `wmark worker`: a render-farm worker (issue 11). Takes tasks (segment renders, ingests, forensic variants) from Redis, runs them with this machine's
-// ffmpeg and font, and reads and writes media in the shared store, until Ctrl-C or SIGTERM.
+// `wmark worker`: a render-farm worker (README.md, "Running a render farm"). Takes tasks (segment renders, ingests,
+// forensic variants) from Redis, runs them with this machine's ffmpeg and font, and reads and writes media in the shared
+// store, until Ctrl-C or SIGTERM.
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { validationError } from '../../core/errors.js';
@@ -43,7 +44,7 @@ export function registerWorker(program: Command): void {
         if (!parsed.success) throw validationError('BAD_FLAG', parsed.error.issues.map((i) => i.message), 'See `wmark worker --help`.');
         const opts = parsed.data;
         const tools = locateTools({ ffmpeg: config.ffmpeg, ffprobe: config.ffprobe, font: config.font });
-        // Loaded here, not at start: BullMQ and the AWS SDK take ~0.4 s to load, which every other command would pay.
+        // Loaded here, not at start: BullMQ and the AWS SDK are slow to load, and every other command would pay for it.
         const [{ startFarmWorker }, { openMediaStore }] = await Promise.all([import('../../farm/farm-worker.js'), import('../../media/open-media-store.js')]);
         const store = openMediaStore(opts.media, { endpoint: opts.s3Endpoint, region: opts.s3Region });
         try {

@@ -1,4 +1,5 @@
-// Template routes (DESIGN 3): POST /{v}/templates creates one (201), GET lists them (built-ins included) or shows one.
+// Template routes (docs/api.md, "Templates"): POST /{v}/templates creates one (201), GET lists them (built-ins
+// included) or shows one.
 import { json } from '../http-types.js';
 import { versioned, type Routes } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';

@@ -1,5 +1,5 @@
-// Video routes (DESIGN 3): POST /{v}/videos registers (201) or finds (200) a video and ingests it in the background;
-// GET lists (?key=, limit, page) or shows one.
+// Video routes (docs/api.md, "Videos"): POST /{v}/videos registers (201) or finds (200) a video and ingests it in the
+// background; GET lists (?key=, limit, page) or shows one.
 import { parseListQuery } from '../../core/api-requests.js';
 import type { VideoRequest } from '../../service/watermark-service.js';
 import { json } from '../http-types.js';
