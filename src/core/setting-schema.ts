@@ -268,7 +268,7 @@ const templateSchemas = (apiVersion: ApiVersion | undefined): ElementSchemas<Tem
     ({ content }): ForensicTemplateSetting => ({ type: 'FORENSIC', content }),
   ),
 });
-// Built once per mode, not per call: building a zod object and its first parse cost about a hundred parses.
+// Built once per mode, not per call: building a zod object and its first parse cost far more than a parse.
 const REQUEST = { '1.0': requestSchemas('1.0'), '2.0': requestSchemas('2.0') };
 const TEMPLATE = { none: templateSchemas(undefined), '1.0': templateSchemas('1.0'), '2.0': templateSchemas('2.0') };
 

@@ -91,7 +91,7 @@ interface Finished {
 }
 
 /**
- * Runs `bin` to its end with node's own child_process (execa cost a cold CLI 80 ms of module loading): stdin closed,
+ * Runs `bin` to its end with node's own child_process (loading execa would slow every cold CLI start): stdin closed,
  * stdout and stderr collected (fd 3 handed to `onProgress` when given),
  * SIGTERM on `signal` or when `stalled()` says so, and SIGKILL FORCE_KILL_AFTER_MS later. Never rejects: the caller
  * reads the outcome.

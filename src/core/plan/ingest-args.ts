@@ -36,7 +36,7 @@ export function ingestArgs(plan: IngestPlan): string[] {
     '-y', '-i', plan.source,
     '-map', '0:v:0', ...(plan.hasAudio ? ['-map', '0:a:0'] : []),
     '-vf', filters.join(','),
-    // fastdecode: the working copy is only ever decoded by wmark, and decoding is ~40 % of every segment render.
+    // fastdecode: the working copy is only ever decoded by wmark, and decoding is a large share of every segment render.
     '-c:v', 'libx264', '-preset', plan.encode.preset, '-tune', 'fastdecode', '-crf', String(plan.encode.crf), ...x264Gop(gop),
     ...(plan.hasAudio ? ['-c:a', 'aac', '-b:a', '128k', '-ac', '2', '-ar', '48000'] : []),
     '-sn', '-dn', '-map_metadata', '-1',

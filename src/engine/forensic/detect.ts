@@ -67,9 +67,9 @@ export interface DetectOptions {
 }
 
 /**
- * A leak this long is decoded without deblocking: its decode is most of detection's time (a 2-hour 720p leak: about
- * 5 minutes with it on 2 cores), and with thousands of slots read it has evidence to spare. Shorter leaks, where every
- * slot counts and the decode takes seconds, are decoded exactly.
+ * A leak this long is decoded without deblocking: its decode is most of detection's time, and with thousands of slots
+ * read it has evidence to spare. Shorter leaks, where every slot counts and the decode takes seconds, are decoded
+ * exactly.
  */
 export const LONG_LEAK_SECONDS = 20 * 60;
 
