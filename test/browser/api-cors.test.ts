@@ -1,5 +1,6 @@
-// The API from a browser page on another origin (issue 13): headless Chromium runs fetch() with the headers the
-// reference JS SDK sends (x-api-key / x-api-secret, JSON bodies, then a Bearer token), through real CORS preflights.
+// The API from a browser page on another origin (README.md, "Security model"): headless Chromium runs fetch() with the
+// headers the reference JS SDK sends (x-api-key / x-api-secret, JSON bodies, then a Bearer token), through real CORS
+// preflights.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';

@@ -1,4 +1,4 @@
-// ffmpeg children end within 2 s of their parent's death (issue 13): a node process starts a long ffmpeg through the
+// ffmpeg children end within 2 s of their parent's death: a node process starts a long ffmpeg through the
 // process runner and is SIGKILLed (no handler runs); its watchdog pipe closes and the ffmpeg is gone.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';

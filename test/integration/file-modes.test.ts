@@ -1,6 +1,6 @@
-// Private state (issue 13): the data folder, database (-wal, -shm), secret and media are 0700/0600, created that way by
-// a real ingest and watermark render (ffmpeg writes the media), and a data folder left open by an older version is
-// tightened when the engine opens.
+// Private state (README.md, "Security model"): the data folder, database (-wal, -shm), secret and media are 0700/0600,
+// created that way by a real ingest and watermark render (ffmpeg writes the media), and a data folder left open by an
+// older version is tightened when the engine opens.
 import { chmodSync, existsSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 // Time over real HTTP, with the engine's clock injected and moved forward: token lifetime, watermark expiration
-// (SPEC 2.5: set once, never extended, 410 afterwards), the 1.0 long-poll link expiring after READY, media link renewal.
+// (set once, never extended, 410 afterwards; docs/settings.md), the 1.0 long-poll link expiring after READY, media link renewal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUrl } from '../../src/core/sign-url.js';
 import { mediaScope } from '../../src/core/watermark-urls.js';

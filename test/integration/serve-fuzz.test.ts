@@ -1,4 +1,4 @@
-// A seeded, bounded fuzz run against a live `wmark serve` (issue 13): thousands of mutated signed links (playlist,
+// A seeded, bounded fuzz run against a live `wmark serve`: thousands of mutated signed links (playlist,
 // segment, mp4, player, status href) are never accepted and never a 5xx; traversal forms and malformed bodies and
 // headers are never a 5xx and leak nothing; every JSON error is {message, code[, hint]} without paths or stacks.
 import { readFileSync } from 'node:fs';

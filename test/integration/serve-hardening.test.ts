@@ -1,4 +1,5 @@
-// Hardening of `wmark serve` (issue 13): unsafe expirations, timeouts, aborted bodies, CORS and credential rate limits.
+// Hardening of `wmark serve` (README.md, "Security model"): unsafe expirations, timeouts, aborted bodies, CORS and
+// credential rate limits.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testEngine, type TestEngine } from '../helpers/engine.js';

@@ -1,5 +1,6 @@
-// The source policy for API clients (issue 13) over real HTTP: local files only under --source-root, no http(s)
-// sources on loopback/private addresses unless allowed, size and time caps on downloads; the CLI keeps full access.
+// The source policy for API clients (README.md, "Security model") over real HTTP: local files only under --source-root,
+// no http(s) sources on loopback/private addresses unless allowed, size and time caps on downloads; the CLI keeps full
+// access.
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,4 +1,5 @@
-// Watermark jobs: identity and idempotency, expiration rules (SPEC 2.5), containers added later, published HLS structure, failures and retries, resume after SIGKILL, --no-wait.
+// Watermark jobs: identity and idempotency, expiration rules (docs/settings.md), containers added later, published HLS
+// structure, failures and retries, resume after SIGKILL, --no-wait.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';

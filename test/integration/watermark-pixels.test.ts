@@ -1,4 +1,5 @@
-// Where and how the engine draws text, measured on decoded frames of its HLS output over a flat 336699 clip (DESIGN 4 units).
+// Where and how the engine draws text, measured on decoded frames of its HLS output over a flat 336699 clip (units of
+// docs/settings.md).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { testEngine, type TestEngine } from '../helpers/engine.js';

@@ -1,4 +1,4 @@
-// F6' at the score level: 10,000 verdicts on readings that carry no mark of the payloads scored (noise of three kinds,
+// False accusations at the score level: 10,000 verdicts on readings that carry no mark of the payloads scored (noise of three kinds,
 // and marked readings scored against other titles' codebooks) accuse nobody, and the false-accusation estimate they
 // report stays small. Slow (about a minute): runs only with WMARK_SLOW=1.
 import { describe, expect, it } from 'vitest';

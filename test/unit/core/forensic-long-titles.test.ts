@@ -1,4 +1,4 @@
-// Long titles (issue 15, F11). The sidecar of a long title encodes (ingest) and decodes (wmark detect) without a
+// Long titles (feature length). The sidecar of a long title encodes (ingest) and decodes (wmark detect) without a
 // JS-heap copy of its arrays: a 2-hour title has 33 M mean values, and TypedArray.from(array, mapFn) would first turn
 // them into a list of numbers (1.7 GB to encode, 1 GB to decode). And detection reports what each of its steps cost,
 // so the bench (bench/forensic-long.ts) can show alignment's cost per leak-minute.

@@ -1,6 +1,6 @@
-// The plan of a two-slot segment's variants (issue 15, F3): four whole-segment encodes, each one GOP, each carrying
+// The plan of a two-slot segment's variants: four whole-segment encodes, each one GOP, each carrying
 // its two slots' signs on the right halves; and the reordering of the aa + bb decode into the order the measurement reads.
-// The other layouts (F8): 'split' halves with GOPs of their own joined by stream copy, and 'single' one slot per segment.
+// The other layouts: 'split' halves with GOPs of their own joined by stream copy, and 'single' one slot per segment.
 import { describe, expect, it } from 'vitest';
 import { parseVideoRequest } from '../../../src/core/api-requests.js';
 import { halfVariantArgs, joinHalvesArgs, measureSegment, SIDECAR_HEIGHT, SIDECAR_WIDTH, slotOrderFromWhole, slotsOfSegments, wholeVariantArgs } from '../../../src/core/forensic/variant-plan.js';

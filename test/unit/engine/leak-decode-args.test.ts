@@ -1,5 +1,5 @@
-// The leak reader's ffmpeg plan, and when detection decodes without deblocking: long leaks only (issue 15, F11: a
-// 2-hour leak's time is mostly its decode). What the option does to real frames is in test/integration/leak-reader.
+// The leak reader's ffmpeg plan, and when detection decodes without deblocking: long leaks only (a long leak's
+// detection time is mostly its decode). What the option does to real frames is in test/integration/leak-reader.
 import { describe, expect, it } from 'vitest';
 import { LONG_LEAK_SECONDS, skipsLoopFilter } from '../../../src/engine/forensic/detect.js';
 import { leakDecodeArgs } from '../../../src/engine/forensic/leak-reader.js';
