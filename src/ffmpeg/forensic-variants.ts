@@ -40,7 +40,7 @@ export interface SegmentVariantPlan {
 /**
  * Encodes a segment's variants into `outDir` and measures them: one slot, files a/b from one decode; two slots, the
  * four whole-segment files aa/ab/ba/bb from one decode (measured from aa and bb), or with `halves` four half encodes
- * joined into them (measured from the halves). The same steps in this process (engine/forensic-prepare.ts) and on a worker.
+ * joined into them (measured from the halves). The same steps in this process (engine/ingest/forensic-prepare.ts) and on a worker.
  */
 export async function prepareSegmentVariants(runner: ProcessRunner, plan: SegmentVariantPlan): Promise<SegmentMeasure> {
   const pad = String(plan.index).padStart(5, '0');

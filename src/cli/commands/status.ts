@@ -8,7 +8,7 @@ import { action } from '../action.js';
 import { readServeRecord } from '../serve-record.js';
 
 /**
- * What /healthz answers; the queue only on a farm (see src/engine/segment-farm.ts). Asked from another machine, the
+ * What /healthz answers; the queue only on a farm (see src/farm/farm-renderer.ts). Asked from another machine, the
  * queue's URL, the media store and the workers' ids are left out.
  */
 const healthSchema = z.object({

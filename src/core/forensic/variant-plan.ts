@@ -1,7 +1,7 @@
 // Forensic preparation of one working segment, as pure plans and maths: the ffmpeg arguments of its variants, the
 // sums it measures from their decoded frames, and how the per-segment measurements join into the title's sidecar. One
 // segment's work needs nothing of the others, so it runs in this process or on any render-farm worker alike
-// (cluster/forensic-task.ts), and the sidecar built from the measurements is the same bytes either way.
+// (farm/tasks/forensic-task.ts), and the sidecar built from the measurements is the same bytes either way.
 import type { Sidecar } from './detect-inputs.js';
 import { frameSignature, SIGNATURE_CELLS } from './frame-signature.js';
 import { x264Gop, type EncodeOptions } from '../plan/x264.js';
