@@ -1,6 +1,7 @@
 // An engine for unit tests of the watermark pipeline: a private in-memory state store, a media folder in a throwaway
 // data dir, and a fake renderer that records every render and writes a line of text instead of running ffmpeg. Videos
 // are inserted as records with small stand-in media, so nothing here ever spawns a process.
+import { afterEach, beforeEach } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -233,4 +234,18 @@ export function testClock(start = 1_700_000_000_000): { now: () => number; set(m
     set: (ms) => void (t = ms),
     advance: (ms) => void (t += ms),
   };
+}
+
+/**
+ * A fresh unit engine for every test of the file (on `clock`, reset to its start before each test, when given),
+ * handed to `use` before the test runs and disposed after it.
+ */
+export function unitEnginePerTest(use: (unit: UnitEngine) => void, clock?: ReturnType<typeof testClock>): void {
+  let current: UnitEngine | undefined;
+  beforeEach(async () => {
+    clock?.set(1_700_000_000_000);
+    current = await unitEngine(clock ? { now: clock.now } : {});
+    use(current);
+  });
+  afterEach(() => current?.dispose());
 }

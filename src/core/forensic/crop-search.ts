@@ -1,6 +1,7 @@
 // The crop search: which region of the original a leak shows full-frame, found from mean pictures (the starting
 // point of the warp registration in geometry.ts).
 import type { LeakFrames } from './detect-inputs.js';
+import { sampleBilinear } from './geometry.js';
 
 /** Mean picture of the leak (8-bit levels). */
 export function leakMeanImage(leak: LeakFrames): Float32Array {
@@ -18,15 +19,6 @@ export interface Geometry {
   w: number;
   h: number;
   score: number;
-}
-
-function sampleBilinear(img: Float32Array, width: number, height: number, x: number, y: number): number {
-  const cx = Math.min(Math.max(x, 0), width - 1);
-  const cy = Math.min(Math.max(y, 0), height - 1);
-  const x0 = Math.floor(cx), y0 = Math.floor(cy);
-  const x1 = Math.min(x0 + 1, width - 1), y1 = Math.min(y0 + 1, height - 1);
-  const fx = cx - x0, fy = cy - y0;
-  return (img[y0 * width + x0]! * (1 - fx) + img[y0 * width + x1]! * fx) * (1 - fy) + (img[y1 * width + x0]! * (1 - fx) + img[y1 * width + x1]! * fx) * fy;
 }
 
 /** Resamples the region g of an image (width x height) back to width x height. */

@@ -42,7 +42,8 @@ export function warpBox(w: Warp, aspect: number): { x0: number; y0: number; w: n
   return { x0, y0, w: Math.max(...xs) - x0, h: Math.max(...ys) - y0 };
 }
 
-function sample(img: Float32Array, width: number, height: number, x: number, y: number): number {
+/** The picture at a point between pixels, interpolated from its four neighbours (clamped to the picture). */
+export function sampleBilinear(img: Float32Array, width: number, height: number, x: number, y: number): number {
   const cx = Math.min(Math.max(x, 0), width - 1);
   const cy = Math.min(Math.max(y, 0), height - 1);
   const x0 = Math.floor(cx), y0 = Math.floor(cy);
@@ -61,7 +62,7 @@ export function warpImage(img: Float32Array, iw: number, ih: number, w: Warp, ow
     const v = (y + 0.5) / oh;
     for (let x = 0; x < ow; x++) {
       const [uo, vo] = mapPoint(w, (x + 0.5) / ow, v, aspect);
-      out[y * ow + x] = sample(img, iw, ih, uo * iw - 0.5, vo * ih - 0.5);
+      out[y * ow + x] = sampleBilinear(img, iw, ih, uo * iw - 0.5, vo * ih - 0.5);
       if (mask) mask[y * ow + x] = uo >= -0.002 && uo <= 1.002 && vo >= -0.002 && vo <= 1.002 ? 1 : 0;
     }
   }

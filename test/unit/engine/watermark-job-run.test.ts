@@ -1,5 +1,5 @@
 // A watermark's job run to its end: which segments it renders and how urgently, the playlist it publishes, the status it leaves, and a failure.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WmarkError } from '../../../src/core/errors.js';
 import { parseMediaPlaylist } from '../../../src/core/playlist.js';
 import { mediaKeys, PLAYLIST_NAME } from '../../../src/engine/data-folder/layout.js';
@@ -7,15 +7,11 @@ import { jobId, LEASE_STALE_MS } from '../../../src/engine/jobs/job-lease.js';
 import type { RenderMode, VideoRecord, WatermarkRecord } from '../../../src/engine/state/state-store.js';
 import { requestWatermark } from '../../../src/engine/watermark/request.js';
 import { openingSegments, runWatermarkJob } from '../../../src/engine/watermark/watermark-job.js';
-import { addVideo, forensic, settingsOf, testClock, text, unitEngine, UNIT_SEGMENTS, type UnitEngine } from '../../helpers/unit-engine.js';
+import { addVideo, forensic, settingsOf, testClock, text, unitEnginePerTest, UNIT_SEGMENTS, type UnitEngine } from '../../helpers/unit-engine.js';
 
-let unit: UnitEngine;
 const clock = testClock();
-beforeEach(async () => {
-  clock.set(1_700_000_000_000);
-  unit = await unitEngine({ now: clock.now });
-});
-afterEach(() => unit.dispose());
+let unit: UnitEngine;
+unitEnginePerTest((u) => (unit = u), clock);
 
 async function watermarkOn(video: VideoRecord, raw: unknown[], render: RenderMode = 'full'): Promise<WatermarkRecord> {
   return (await requestWatermark(unit.engine, { video: { videoId: video.id }, settings: settingsOf(raw), containers: ['m3u8'], render })).watermark;

@@ -9,15 +9,11 @@ import type { Container, VideoRecord, WatermarkRecord } from '../../../src/engin
 import { deleteWatermark, exportWatermark, watermarkFiles } from '../../../src/engine/watermark/manage.js';
 import { requestWatermark } from '../../../src/engine/watermark/request.js';
 import { runWatermarkJob } from '../../../src/engine/watermark/watermark-job.js';
-import { addVideo, settingsOf, testClock, text, unitEngine, type UnitEngine } from '../../helpers/unit-engine.js';
+import { addVideo, settingsOf, testClock, text, unitEnginePerTest, type UnitEngine } from '../../helpers/unit-engine.js';
 
-let unit: UnitEngine;
 const clock = testClock();
-beforeEach(async () => {
-  clock.set(1_700_000_000_000);
-  unit = await unitEngine({ now: clock.now });
-});
-afterEach(() => unit.dispose());
+let unit: UnitEngine;
+unitEnginePerTest((u) => (unit = u), clock);
 
 async function watermarkOn(video: VideoRecord, raw: unknown[] = [text('Alice')], containers: Container[] = ['m3u8']): Promise<WatermarkRecord> {
   return (await requestWatermark(unit.engine, { video: { videoId: video.id }, settings: settingsOf(raw), containers })).watermark;

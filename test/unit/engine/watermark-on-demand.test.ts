@@ -1,16 +1,13 @@
 // Segments rendered as a player asks for them: the asked one now, a few after it ahead, none past the end or for a failed watermark.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { mediaKeys } from '../../../src/engine/data-folder/layout.js';
 import type { RenderMode, VideoRecord, WatermarkRecord } from '../../../src/engine/state/state-store.js';
 import { ensureSegment, RENDER_AHEAD_SEGMENTS } from '../../../src/engine/watermark/on-demand.js';
 import { requestWatermark } from '../../../src/engine/watermark/request.js';
-import { addVideo, settingsOf, text, unitEngine, type UnitEngine } from '../../helpers/unit-engine.js';
+import { addVideo, settingsOf, text, unitEnginePerTest, type UnitEngine } from '../../helpers/unit-engine.js';
 
 let unit: UnitEngine;
-beforeEach(async () => {
-  unit = await unitEngine();
-});
-afterEach(() => unit.dispose());
+unitEnginePerTest((u) => (unit = u));
 
 async function watermarkOn(video: VideoRecord, render: RenderMode): Promise<WatermarkRecord> {
   return (await requestWatermark(unit.engine, { video: { videoId: video.id }, settings: settingsOf([text('Alice')]), containers: ['m3u8'], render })).watermark;

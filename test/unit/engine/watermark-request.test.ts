@@ -1,18 +1,14 @@
 // A watermark request against the engine's state: identity, containers, expiration, retry of a failed one, refusals and render mode.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { watermarkIdentity } from '../../../src/core/watermark-identity.js';
 import { jobId } from '../../../src/engine/jobs/job-lease.js';
 import type { Container, RenderMode, WatermarkRecord } from '../../../src/engine/state/state-store.js';
 import { requestWatermark } from '../../../src/engine/watermark/request.js';
-import { forensic, insertVideo, settingsOf, testClock, text, unitEngine, type UnitEngine } from '../../helpers/unit-engine.js';
+import { forensic, insertVideo, settingsOf, testClock, text, unitEnginePerTest, type UnitEngine } from '../../helpers/unit-engine.js';
 
-let unit: UnitEngine;
 const clock = testClock();
-beforeEach(async () => {
-  clock.set(1_700_000_000_000);
-  unit = await unitEngine({ now: clock.now });
-});
-afterEach(() => unit.dispose());
+let unit: UnitEngine;
+unitEnginePerTest((u) => (unit = u), clock);
 
 /** A watermark row put straight into the store (no job row), as a past run would have left it. */
 async function seedWatermark(videoId: string, raw: unknown[], patch: Partial<WatermarkRecord>): Promise<string> {

@@ -1,7 +1,7 @@
 // How each segment of a watermark is put in place: rendered from the working segment, copied from a forensic variant, shared between forensic viewers with the same text, or cancelled when the watermark goes mid-render.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { codeword, forensicKey } from '../../../src/core/forensic/keyed-bits.js';
 import { makeLayout, variantFileFor } from '../../../src/core/forensic/title-layout.js';
 import type { Setting } from '../../../src/core/setting-types.js';
@@ -12,13 +12,10 @@ import { watermarkFilterGraph, fontMetrics, textSettings } from '../../../src/en
 import { deleteWatermark } from '../../../src/engine/watermark/manage.js';
 import { requestWatermark } from '../../../src/engine/watermark/request.js';
 import { readTitleLayout, watermarkSegments } from '../../../src/engine/watermark/watermark-segments.js';
-import { addVideo, FAKE_FONT, forensic, renderedContent, settingsOf, slotsOf, text, unitEngine, UNIT_SEGMENTS, variantContent, type UnitEngine } from '../../helpers/unit-engine.js';
+import { addVideo, FAKE_FONT, forensic, renderedContent, settingsOf, slotsOf, text, unitEnginePerTest, UNIT_SEGMENTS, variantContent, type UnitEngine } from '../../helpers/unit-engine.js';
 
 let unit: UnitEngine;
-beforeEach(async () => {
-  unit = await unitEngine();
-});
-afterEach(() => unit.dispose());
+unitEnginePerTest((u) => (unit = u));
 
 async function watermarkOn(video: VideoRecord, raw: unknown[]): Promise<WatermarkRecord> {
   return (await requestWatermark(unit.engine, { video: { videoId: video.id }, settings: settingsOf(raw), containers: ['m3u8'] })).watermark;
