@@ -18,7 +18,19 @@ import type { Redis } from 'ioredis';
 import { connectRedis } from '../src/farm/redis-connection.js';
 import { TASK_QUEUE } from '../src/farm/task-queue.js';
 import { startS3, type TestS3 } from '../test/helpers/s3.js';
-import { mb, mbit, percentile, projectFarm, queueDelays, ratioLine, spread, type FarmAssumptions, type JobCosts, type Projection, type TaskTimes } from './lib/cluster-figures.js';
+import {
+  mb,
+  mbit,
+  percentile,
+  projectFarm,
+  queueDelays,
+  ratioLine,
+  spread,
+  type FarmAssumptions,
+  type JobCosts,
+  type Projection,
+  type TaskTimes,
+} from './lib/cluster-figures.js';
 import { startRedis, type TestRedis } from '../test/helpers/redis.js';
 import { redisCommands, startByteMeter, startWorkerProcess, stopProcess, type ByteMeter, type WorkerProcess } from './lib/farm-services.js';
 import { machineBusySeconds, median, settle, waitForQuiet } from './lib/measure.js';
@@ -154,7 +166,10 @@ async function startServe(b: Bench, label: string, dataDir: string, extra: strin
     const timer = setTimeout(() => reject(new Error(`${label}: no URL on stdout within 60 s\n${err.slice(-3000)}`)), 60_000);
     proc.stdout!.on('data', (d: Buffer) => {
       out += d.toString('utf8');
-      const line = out.split('\n').slice(0, -1).find((l) => l.startsWith('{'));
+      const line = out
+        .split('\n')
+        .slice(0, -1)
+        .find((l) => l.startsWith('{'));
       if (!line) return;
       clearTimeout(timer);
       const parsed = JSON.parse(line) as { url?: string; error?: { code: string; message: string } };
@@ -197,7 +212,11 @@ interface Ingested {
 async function ingest(b: Bench, serve: ServeProcess, clip: SourceClip): Promise<Ingested> {
   b.ctx.log(`${serve.label}: ingesting ${path.basename(clip.path)} ...`);
   const t0 = performance.now();
-  const res = await fetch(`${serve.url}/2.0/videos`, { method: 'POST', headers: { ...serve.headers, 'content-type': 'application/json' }, body: JSON.stringify({ sourceUrl: clip.path, key: KEY }) });
+  const res = await fetch(`${serve.url}/2.0/videos`, {
+    method: 'POST',
+    headers: { ...serve.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ sourceUrl: clip.path, key: KEY }),
+  });
   const created = await json(res);
   if (res.status !== 201 && res.status !== 200) throw new Error(`${serve.label}: POST /2.0/videos answered ${res.status}: ${JSON.stringify(created)}`);
   for (;;) {
@@ -234,7 +253,8 @@ async function watermarkJob(b: Bench, serve: ServeProcess, segments: number, tex
     answer = await json(res);
     // 503 NOT_READY_YET: not playable within 2 minutes; the same request joins the same job.
     if (res.status === 503) continue;
-    if ((res.status !== 201 && res.status !== 200) || answer.status !== 'READY') throw new Error(`${serve.label}: POST /2.0/watermark answered ${res.status}: ${JSON.stringify(answer)}`);
+    if ((res.status !== 201 && res.status !== 200) || answer.status !== 'READY')
+      throw new Error(`${serve.label}: POST /2.0/watermark answered ${res.status}: ${JSON.stringify(answer)}`);
     break;
   }
   const answerS = (performance.now() - t0) / 1000;
@@ -243,7 +263,10 @@ async function watermarkJob(b: Bench, serve: ServeProcess, segments: number, tex
     const res = await fetch(m3u8);
     const playlist = await res.text();
     if (res.ok && playlist.includes('#EXT-X-ENDLIST') && countOf(playlist, '#EXTINF') === segments) break;
-    if (performance.now() - t0 > b.o.jobTimeoutMs) throw new Error(`${serve.label}: the playlist did not list ${segments} segments within ${b.o.jobTimeoutMs / 1000} s (HTTP ${res.status}, ${countOf(playlist, '#EXTINF')} listed)`);
+    if (performance.now() - t0 > b.o.jobTimeoutMs)
+      throw new Error(
+        `${serve.label}: the playlist did not list ${segments} segments within ${b.o.jobTimeoutMs / 1000} s (HTTP ${res.status}, ${countOf(playlist, '#EXTINF')} listed)`,
+      );
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
   return { watermarkId: String(answer.id), answerS, wallS: (performance.now() - t0) / 1000, m3u8 };
@@ -385,7 +408,10 @@ async function startFarm(b: Bench): Promise<Farm> {
     s3,
     mediaDir,
     video,
-    commandLines: { serve: ['wmark serve --render full', ...serveArgs, ...(store === 's3' ? storeArgs : [])].join(' '), worker: `wmark ${workerArgs.join(' ')}` },
+    commandLines: {
+      serve: ['wmark serve --render full', ...serveArgs, ...(store === 's3' ? storeArgs : [])].join(' '),
+      worker: `wmark ${workerArgs.join(' ')}`,
+    },
   };
 }
 
@@ -531,15 +557,48 @@ function report(b: Bench, farm: Farm, embeddedLine: string, runs: { a: Run; b: F
   const projection = projectFarm(costs, o.assumptions, MACHINES);
   const idleOpsPerS = median(runs.map((r) => r.a.redisCommands / r.a.wallS));
   const busyOpsPerS = median(runs.map((r) => r.b.redisCommands / r.b.wallS));
-  const storeHow = farm.store === 's3' ? 'bytes through a TCP proxy in front of s3rver, headers included (serve and workers)' : 'sizes of the working segments the tasks read + the segments they wrote';
+  const storeHow =
+    farm.store === 's3'
+      ? 'bytes through a TCP proxy in front of s3rver, headers included (serve and workers)'
+      : 'sizes of the working segments the tasks read + the segments they wrote';
 
   const rows: (string | number)[][] = [];
   for (const r of runs) {
     const d = queueDelays(r.b.tasks);
     const order = r.a.round % 2 === 1 ? 'a,b' : 'b,a';
-    rows.push([`${r.a.round}`, order, r.a.wallS, r.b.wallS, r.b.wallS / r.a.wallS, r.b.tasks.length, percentile(d.dispatchMs, 50), percentile(d.dispatchMs, 95), percentile(d.waitMs, 50), r.b.redisCommands, r.b.redisCommands / r.b.wallS, r.b.storeRead / 1e6, r.b.storeWritten / 1e6, Math.max(r.a.otherCores, r.b.otherCores)]);
+    rows.push([
+      `${r.a.round}`,
+      order,
+      r.a.wallS,
+      r.b.wallS,
+      r.b.wallS / r.a.wallS,
+      r.b.tasks.length,
+      percentile(d.dispatchMs, 50),
+      percentile(d.dispatchMs, 95),
+      percentile(d.waitMs, 50),
+      r.b.redisCommands,
+      r.b.redisCommands / r.b.wallS,
+      r.b.storeRead / 1e6,
+      r.b.storeWritten / 1e6,
+      Math.max(r.a.otherCores, r.b.otherCores),
+    ]);
   }
-  rows.push(['median', '-', median(runs.map((r) => r.a.wallS)), median(runs.map((r) => r.b.wallS)), ratio, '-', percentile(dispatch, 50), percentile(dispatch, 95), percentile(wait, 50), costs.redisCommandsPerJob, busyOpsPerS, median(runs.map((r) => r.b.storeRead)) / 1e6, median(runs.map((r) => r.b.storeWritten)) / 1e6, '-']);
+  rows.push([
+    'median',
+    '-',
+    median(runs.map((r) => r.a.wallS)),
+    median(runs.map((r) => r.b.wallS)),
+    ratio,
+    '-',
+    percentile(dispatch, 50),
+    percentile(dispatch, 95),
+    percentile(wait, 50),
+    costs.redisCommandsPerJob,
+    busyOpsPerS,
+    median(runs.map((r) => r.b.storeRead)) / 1e6,
+    median(runs.map((r) => r.b.storeWritten)) / 1e6,
+    '-',
+  ]);
 
   const a = o.assumptions;
   const projectionRows = projection.rows.map((p) => [
@@ -570,7 +629,22 @@ function report(b: Bench, farm: Farm, embeddedLine: string, runs: { a: Run; b: F
     `rounds:  ${runs.length}, alternating which of (a) and (b) goes first; each job starts with serve and workers idle and the machine quiet (up to ${o.quietWaitMs / 1000} s)`,
     '',
     table(
-      ['round', 'order', '(a) wall s', '(b) wall s', '(b)/(a)', 'tasks', 'dispatch p50 ms', 'dispatch p95 ms', 'wait p50 ms', 'redis cmds', 'redis ops/s', 'store read MB', 'store written MB', 'other load'],
+      [
+        'round',
+        'order',
+        '(a) wall s',
+        '(b) wall s',
+        '(b)/(a)',
+        'tasks',
+        'dispatch p50 ms',
+        'dispatch p95 ms',
+        'wait p50 ms',
+        'redis cmds',
+        'redis ops/s',
+        'store read MB',
+        'store written MB',
+        'other load',
+      ],
       rows,
       [undefined, undefined, 2, 2, 2, 0, 1, 1, 0, 0, 1, 1, 1, 2],
     ),
@@ -590,7 +664,11 @@ function report(b: Bench, farm: Farm, embeddedLine: string, runs: { a: Run; b: F
     `worker time per job:                ${fmt(busySPerJob, 1)} worker-seconds busy (sum over tasks of finish - start), ${allTasks.length ? fmt((busySPerJob * 1000) / segments, 0) : '-'} ms per segment`,
     `CPU per job, median:                (a) serve tree ${fmt(cpuA, 1)} s; (b) serve ${fmt(median(runs.map((r) => r.b.cpu.serveS)), 1)} s + workers ${fmt(median(runs.map((r) => r.b.cpu.workersS)), 1)} s = ${fmt(cpuB, 1)} s (${fmt(cpuB / cpuA)}x), redis-server ${fmt(median(runs.map((r) => r.b.cpu.redisS)), 2)} s, this process (polling${farm.store === 's3' ? ', s3rver, proxy' : ''}) ${fmt(median(runs.map((r) => r.b.cpu.benchS)), 1)} s`,
     `output played once through serve:   ${mb(costs.egressBytesPerJob)} MB per job ((a) ${mb(median(runs.map((r) => r.a.servedBytes)))} MB)`,
-    ...(runs.some((r) => r.b.failedTasks || r.b.notRendered) ? [`note: ${runs.reduce((x, r) => x + r.b.failedTasks, 0)} failed task tries, ${runs.reduce((x, r) => x + r.b.notRendered, 0)} tasks found their output already there`] : []),
+    ...(runs.some((r) => r.b.failedTasks || r.b.notRendered)
+      ? [
+          `note: ${runs.reduce((x, r) => x + r.b.failedTasks, 0)} failed task tries, ${runs.reduce((x, r) => x + r.b.notRendered, 0)} tasks found their output already there`,
+        ]
+      : []),
     '',
     `-- projection, on paper, from the medians above: farms of N worker machines like this one (${a.workersPerMachine} cores, ${a.workersPerMachine} workers x 1 task x 1 thread) --`,
     `assumptions: the encode scales linearly and every worker is kept busy (enough jobs queued), so a machine does`,
@@ -600,7 +678,11 @@ function report(b: Bench, farm: Farm, embeddedLine: string, runs: { a: Run; b: F
     `  store: ${mb(costs.storeBytesPerJob)} MB GET+PUT per job against ${mbit(a.storeBytesPerS)} Mbit/s (--store-mbit; one NIC of an NFS/MinIO box; AWS S3 itself scales further);`,
     `  serve's own CPU (planning, playlists, answering) and ingests (which run on the workers too) are not projected.`,
     '',
-    table(['machines', 'workers', 'jobs/h', 'redis ops/s', 'redis load %', 'egress Mbit/s', 'egress load %', 'store Mbit/s', 'store load %'], projectionRows, [0, 0, 0, 0, 1, 1, 1, 1, 1]),
+    table(
+      ['machines', 'workers', 'jobs/h', 'redis ops/s', 'redis load %', 'egress Mbit/s', 'egress load %', 'store Mbit/s', 'store load %'],
+      projectionRows,
+      [0, 0, 0, 0, 1, 1, 1, 1, 1],
+    ),
     '',
     `saturates first: ${projection.first.resource}, at ${limit(projection.first.machines)} (${(Object.entries(projection.limits) as [string, number][]).map(([k, v]) => `${k}: ${limit(v)}`).join('; ')})`,
     '',
@@ -612,7 +694,8 @@ function report(b: Bench, farm: Farm, embeddedLine: string, runs: { a: Run; b: F
 
 export const suite: Suite = {
   name: 'cluster',
-  description: 'issue 11 item 6: a full TEXT watermark embedded (2 threads) vs serve --queue + 2 wmark workers through Redis and a store on loopback; projection for 1-64 machines',
+  description:
+    'issue 11 item 6: a full TEXT watermark embedded (2 threads) vs serve --queue + 2 wmark workers through Redis and a store on loopback; projection for 1-64 machines',
   async run(ctx: SuiteContext) {
     const o = parseOptions(ctx);
     const runDir = path.join(OUT_DIR, 'cluster-run');
@@ -653,7 +736,9 @@ export const suite: Suite = {
           await calm(b, pids);
           ctx.log(`round ${r}/${ctx.args.rounds}: (${kind}) ${kind === 'a' ? 'embedded' : `farm, ${o.workers} workers, store ${farm.store}`} ...`);
           const run = await timedJob(b, kind, r, kind === 'a' ? embedded.serve : farm.serve, farm.video.segments, farm);
-          ctx.log(`  ${fmt(run.wallS)} s (READY answer after ${fmt(run.answerS)} s)${kind === 'b' ? `, ${(run as FarmRun).tasks.length} tasks, ${run.redisCommands} Redis commands, store ${mb((run as FarmRun).storeRead)} MB read / ${mb((run as FarmRun).storeWritten)} MB written` : ''}`);
+          ctx.log(
+            `  ${fmt(run.wallS)} s (READY answer after ${fmt(run.answerS)} s)${kind === 'b' ? `, ${(run as FarmRun).tasks.length} tasks, ${run.redisCommands} Redis commands, store ${mb((run as FarmRun).storeRead)} MB read / ${mb((run as FarmRun).storeWritten)} MB written` : ''}`,
+          );
           if (kind === 'a') got.a = run;
           else got.b = run as FarmRun;
         }
@@ -672,7 +757,12 @@ export const suite: Suite = {
         segments: farm.video.segments,
         commandLines: { embedded: embedded.commandLine, ...farm.commandLines },
         ratio: { median: rep.ratio, target: TARGET_RATIO, met: rep.met, perRound: rep.ratios },
-        queueOverheadMs: { dispatchP50: percentile(rep.dispatch, 50), dispatchP95: percentile(rep.dispatch, 95), waitP50: percentile(rep.wait, 50), waitP95: percentile(rep.wait, 95) },
+        queueOverheadMs: {
+          dispatchP50: percentile(rep.dispatch, 50),
+          dispatchP95: percentile(rep.dispatch, 95),
+          waitP50: percentile(rep.wait, 50),
+          waitP95: percentile(rep.wait, 95),
+        },
         redis: { idleOpsPerS: rep.idleOpsPerS, busyOpsPerS: rep.busyOpsPerS },
         costs: rep.costs,
         projection: rep.projection satisfies Projection,

@@ -23,7 +23,10 @@ import { benchTools, fmt, OUT_DIR, table, WMARK_BIN } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
 
 const execFileP = promisify(execFile);
-const W = 320, H = 180, SECONDS = 300, FPS = 30;
+const W = 320,
+  H = 180,
+  SECONDS = 300,
+  FPS = 30;
 const KEY = 'bench-f10';
 const PAYLOAD = 40961;
 const ORDER = [3, 0, 5, 1, 4, 2];
@@ -50,7 +53,11 @@ delete env.WMARK_HOME;
 
 async function wmark(...a: string[]): Promise<{ code: number; json: unknown }> {
   try {
-    const { stdout } = await execFileP(process.execPath, [a[0] === 'detect' ? detector : WMARK_BIN, '--data-dir', dataDir, '--json', ...a], { env, cwd, maxBuffer: 64 << 20 });
+    const { stdout } = await execFileP(process.execPath, [a[0] === 'detect' ? detector : WMARK_BIN, '--data-dir', dataDir, '--json', ...a], {
+      env,
+      cwd,
+      maxBuffer: 64 << 20,
+    });
     return { code: 0, json: JSON.parse(stdout) };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -71,7 +78,8 @@ const half = `scale=${W / 2}:${H / 2}`;
 function reeditGraph(seed: number): { graph: string; starts: number[] } {
   const R = rng(seed);
   const starts = Array.from({ length: 6 }, (_, i) => i * ((SECONDS - 40) / 6) + R.next() * 5);
-  const graph = `[0:v]split=6${ORDER.map((_, i) => `[s${i}]`).join('')};` +
+  const graph =
+    `[0:v]split=6${ORDER.map((_, i) => `[s${i}]`).join('')};` +
     ORDER.map((k, i) => `[s${i}]trim=start=${starts[k]!.toFixed(2)}:duration=40,setpts=PTS-STARTPTS[t${i}]`).join(';') +
     `;${ORDER.map((_, i) => `[t${i}]`).join('')}concat=n=6:v=1:a=0,${half}[v]`;
   return { graph, starts };
@@ -100,18 +108,33 @@ interface Leak {
 const leaks: Leak[] = [];
 for (const speed of [1.04, 0.96]) {
   const file = path.join(dir, `speed-${speed}.mp4`);
-  leaks.push({ name: `played at ${speed}x`, file, truth: PAYLOAD, make: () => ffmpeg(['-i', state.mp4, '-vf', `setpts=PTS/${speed},fps=30,${half}`, ...x264(28), file]) });
+  leaks.push({
+    name: `played at ${speed}x`,
+    file,
+    truth: PAYLOAD,
+    make: () => ffmpeg(['-i', state.mp4, '-vf', `setpts=PTS/${speed},fps=30,${half}`, ...x264(28), file]),
+  });
 }
 for (const seed of seeds) {
   const { graph, starts } = reeditGraph(seed);
   const label = ORDER.map((k) => starts[k]!.toFixed(0)).join(', ');
   const file = path.join(dir, `reedit-${seed}.mp4`);
-  leaks.push({ name: `6 x 40 s shuffled, seed ${seed} (${label} s)`, file, truth: PAYLOAD, make: () => ffmpeg(['-i', state.mp4, '-filter_complex', graph, '-map', '[v]', ...x264(28), file]) });
+  leaks.push({
+    name: `6 x 40 s shuffled, seed ${seed} (${label} s)`,
+    file,
+    truth: PAYLOAD,
+    make: () => ffmpeg(['-i', state.mp4, '-filter_complex', graph, '-map', '[v]', ...x264(28), file]),
+  });
 }
 {
   const { graph } = reeditGraph(seeds[0]!);
   const file = path.join(dir, 'reedit-unmarked.mp4');
-  leaks.push({ name: 'the re-edit of the unmarked source', file, truth: null, make: () => ffmpeg(['-i', clip.path, '-filter_complex', graph, '-map', '[v]', ...x264(28), file]) });
+  leaks.push({
+    name: 'the re-edit of the unmarked source',
+    file,
+    truth: null,
+    make: () => ffmpeg(['-i', clip.path, '-filter_complex', graph, '-map', '[v]', ...x264(28), file]),
+  });
 }
 
 {
@@ -141,11 +164,27 @@ for (const leak of leaks) {
   const z = at >= 0 ? fmt(r.candidates[at]!.z) : '-';
   const rank = leak.truth === null ? '-' : at >= 0 ? String(at + 1) : '>5';
   const accused = r.accused.map((a) => a.payload).join(', ') || 'nobody';
-  const verdict = leak.truth === null ? (r.accused.length ? 'FALSE ACCUSATION' : 'clean') : r.accused.some((a) => a.payload !== leak.truth) ? 'WRONG' : r.accused.length ? 'named' : 'missed';
-  const pieces = r.pieces.map((p) => `${p.leakStart.toFixed(0)}-${p.leakEnd.toFixed(0)}>${(p.scale * p.leakStart + p.offset).toFixed(0)}${Math.abs(p.scale - 1) > 0.003 ? `@${p.scale.toFixed(3)}` : ''}`).join(' ');
+  const verdict =
+    leak.truth === null
+      ? r.accused.length
+        ? 'FALSE ACCUSATION'
+        : 'clean'
+      : r.accused.some((a) => a.payload !== leak.truth)
+        ? 'WRONG'
+        : r.accused.length
+          ? 'named'
+          : 'missed';
+  const pieces = r.pieces
+    .map(
+      (p) =>
+        `${p.leakStart.toFixed(0)}-${p.leakEnd.toFixed(0)}>${(p.scale * p.leakStart + p.offset).toFixed(0)}${Math.abs(p.scale - 1) > 0.003 ? `@${p.scale.toFixed(3)}` : ''}`,
+    )
+    .join(' ');
   log(`  ${leak.name}: z ${z} rank ${rank}, accused ${accused}; ${r.segmentsRead} slots; pieces ${pieces}`);
   rows.push([leak.name, z, rank, accused, verdict, String(r.segmentsRead), String(r.pieces.length), fmt(s, 1)]);
 }
-process.stdout.write(`F10 via \`wmark detect --json\` (${path.relative(process.cwd(), detector)}): ${W}x${H} ${SECONDS} s natural title, viewer ${PAYLOAD}, leaks 0.5x CRF 28\n`);
+process.stdout.write(
+  `F10 via \`wmark detect --json\` (${path.relative(process.cwd(), detector)}): ${W}x${H} ${SECONDS} s natural title, viewer ${PAYLOAD}, leaks 0.5x CRF 28\n`,
+);
 process.stdout.write(`${table(['leak', 'z (true)', 'rank', 'accused', 'verdict', 'slots read', 'pieces', 'detect s'], rows)}\n`);
 await rm(cwd, { recursive: true, force: true });

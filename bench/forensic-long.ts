@@ -57,15 +57,19 @@ const even = (v: number) => Math.max(2, Math.round(v / 2) * 2);
  * A new seed is a new picture, so scenes never repeat each other, and shots inside a scene show other places.
  */
 export function sceneGraph(width: number, height: number, fps: number, seed: number): string {
-  const tw = even(width * 3), th = even(height * 3);
-  const cw = even(width * 2), ch = even(height * 2);
+  const tw = even(width * 3),
+    th = even(height * 3);
+  const cw = even(width * 2),
+    ch = even(height * 2);
   const layer = (cells: number, s: number, chroma: number) =>
     `color=c=0x808080:s=${even(tw / cells)}x${even(th / cells)}:d=0.04,format=yuv444p,` +
     `noise=c0s=100:c0_seed=${s}:c1s=${chroma}:c1_seed=${s + 1}:c2s=${chroma}:c2_seed=${s + 2},scale=${tw}:${th}:flags=bicubic`;
   // Shot k(t) = floor(t/5 + 0.6 sin(t/9)): monotonic, shots 3.75-7.5 s. hash(k) in [0, 1) from the shot number.
   const shot = 'st(0\\,floor(t/5+0.6*sin(t/9)))';
-  const hash = (slot: number, a: number, b: number) => `st(${slot}\\,sin(ld(0)*${a}+${(seed * b) % 1000})*43758.5453);st(${slot}\\,ld(${slot})-floor(ld(${slot})))`;
-  const pan = (amp: number, a: number, b: number, c: number, d: number) => `${shot};${hash(1, a, b)};${hash(2, c, d)};${amp}+${amp - 4}*sin(6.2832*ld(1)+(ld(2)-0.5)*0.6*t)`;
+  const hash = (slot: number, a: number, b: number) =>
+    `st(${slot}\\,sin(ld(0)*${a}+${(seed * b) % 1000})*43758.5453);st(${slot}\\,ld(${slot})-floor(ld(${slot})))`;
+  const pan = (amp: number, a: number, b: number, c: number, d: number) =>
+    `${shot};${hash(1, a, b)};${hash(2, c, d)};${amp}+${amp - 4}*sin(6.2832*ld(1)+(ld(2)-0.5)*0.6*t)`;
   return (
     `${layer(160, seed * 10 + 1, 0)}[l0];${layer(40, seed * 10 + 2, 30)}[l1];${layer(10, seed * 10 + 5, 0)}[l2];${layer(2.5, seed * 10 + 8, 0)}[l3];` +
     `[l0][l1]blend=all_expr='A*0.6+B*0.4'[a1];[a1][l2]blend=c0_expr='A*0.8+B*0.2':c1_expr=A:c2_expr=A[a2];` +
@@ -80,7 +84,10 @@ async function ff(bin: string, args: string[]): Promise<void> {
 }
 
 /** The long title, cached: scenes generated two at a time, then joined by stream copy. */
-async function longTitle(ctx: SuiteContext, o: { width: number; height: number; fps: number; minutes: number; sceneMinutes: number }): Promise<{ file: string; generatedS: number; scenes: number }> {
+async function longTitle(
+  ctx: SuiteContext,
+  o: { width: number; height: number; fps: number; minutes: number; sceneMinutes: number },
+): Promise<{ file: string; generatedS: number; scenes: number }> {
   const stem = `title-v2-${o.width}x${o.height}-${o.minutes}min-${o.fps}fps-scenes${o.sceneMinutes}`;
   const dir = path.join(OUT_DIR, 'forensic-long');
   const file = path.join(dir, `${stem}.mp4`);
@@ -88,11 +95,14 @@ async function longTitle(ctx: SuiteContext, o: { width: number; height: number; 
   if (existsSync(file)) return { file, generatedS: 0, scenes };
   const parts = path.join(dir, `${stem}.parts`);
   await mkdir(parts, { recursive: true });
-  ctx.log(`generating the ${o.minutes}-min ${o.width}x${o.height} title: ${scenes} scenes of ${o.sceneMinutes} min (one-time cost, cached as ${path.relative(process.cwd(), file)}) ...`);
+  ctx.log(
+    `generating the ${o.minutes}-min ${o.width}x${o.height} title: ${scenes} scenes of ${o.sceneMinutes} min (one-time cost, cached as ${path.relative(process.cwd(), file)}) ...`,
+  );
   const t0 = performance.now();
   const ffmpeg = ctx.tools.ffmpeg.path;
   const sceneFile = (i: number) => path.join(parts, `scene-${String(i).padStart(3, '0')}.mp4`);
-  let next = 0, done = 0;
+  let next = 0,
+    done = 0;
   const worker = async () => {
     for (;;) {
       const i = next++;
@@ -101,10 +111,35 @@ async function longTitle(ctx: SuiteContext, o: { width: number; height: number; 
       if (!existsSync(sceneFile(i))) {
         const tmp = `${sceneFile(i)}.tmp.mp4`;
         await ff(ffmpeg, [
-          '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:beep_factor=4',
-          '-filter_complex', sceneGraph(o.width, o.height, o.fps, 1000 + i),
-          '-map', '[v]', '-map', '0:a', '-t', String(seconds), '-r', String(o.fps),
-          '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-threads', '1', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '48k', tmp,
+          '-f',
+          'lavfi',
+          '-i',
+          'sine=frequency=440:sample_rate=48000:beep_factor=4',
+          '-filter_complex',
+          sceneGraph(o.width, o.height, o.fps, 1000 + i),
+          '-map',
+          '[v]',
+          '-map',
+          '0:a',
+          '-t',
+          String(seconds),
+          '-r',
+          String(o.fps),
+          '-c:v',
+          'libx264',
+          '-preset',
+          'veryfast',
+          '-crf',
+          '20',
+          '-threads',
+          '1',
+          '-pix_fmt',
+          'yuv420p',
+          '-c:a',
+          'aac',
+          '-b:a',
+          '48k',
+          tmp,
         ]);
         await rename(tmp, sceneFile(i));
       }
@@ -124,7 +159,9 @@ async function longTitle(ctx: SuiteContext, o: { width: number; height: number; 
 
 function dirBytes(dir: string, filter: (name: string) => boolean = () => true): number {
   if (!existsSync(dir)) return 0;
-  return readdirSync(dir).filter(filter).reduce((a, f) => a + statSync(path.join(dir, f)).size, 0);
+  return readdirSync(dir)
+    .filter(filter)
+    .reduce((a, f) => a + statSync(path.join(dir, f)).size, 0);
 }
 
 interface Timed {
@@ -186,13 +223,23 @@ export const suite: Suite = {
     const hdMinutes = Math.min(num('hd-minutes', 20), minutes);
     const payload = num('payload', 20011);
     const quietWaitMs = num('quiet-wait', 10) * 1000;
-    const scaling = [...new Set(String(opt.scaling ?? '10,30,120').split(',').map(Number).filter((m) => m > 0).map((m) => Math.min(m, minutes)))].sort((a, b) => a - b);
+    const scaling = [
+      ...new Set(
+        String(opt.scaling ?? '10,30,120')
+          .split(',')
+          .map(Number)
+          .filter((m) => m > 0)
+          .map((m) => Math.min(m, minutes)),
+      ),
+    ].sort((a, b) => a - b);
     if (minutes < 5) throw new Error('--hours: a forensic title is at least 5 minutes');
     const ffmpeg = tools.ffmpeg.path;
     const suiteT0 = performance.now();
     const elapsed = () => `${((performance.now() - suiteT0) / 60000).toFixed(1)} min`;
     warnIfDistStale(log);
-    const entry = existsSync(path.join(REPO_ROOT, 'dist', 'cli', 'main.js')) ? 'dist/ (compiled)' : 'src/ through tsx (no dist/: the tsx loader and its esbuild service count in the tree RSS)';
+    const entry = existsSync(path.join(REPO_ROOT, 'dist', 'cli', 'main.js'))
+      ? 'dist/ (compiled)'
+      : 'src/ through tsx (no dist/: the tsx loader and its esbuild service count in the tree RSS)';
 
     const title = await longTitle(ctx, { width, height, fps, minutes, sceneMinutes });
     const titleBytes = statSync(title.file).size;
@@ -207,7 +254,8 @@ export const suite: Suite = {
     const { cwd, env } = await wmarkEnvironment(ctx, 'bench-forensic-long-cwd-');
     const wmark = (...a: string[]) => [WMARK_BIN, '--data-dir', dataDir, '--json', ...a];
     let state: State | undefined = existsSync(stateFile) ? (JSON.parse(await readFile(stateFile, 'utf8')) as State) : undefined;
-    if (state && (state.title !== title.file || !existsSync(path.join(dataDir, 'media', 'videos', state.videoId, FORENSIC_DIR, SIDECAR_NAME)))) state = undefined;
+    if (state && (state.title !== title.file || !existsSync(path.join(dataDir, 'media', 'videos', state.videoId, FORENSIC_DIR, SIDECAR_NAME))))
+      state = undefined;
 
     // ---- ingest (cached) ------------------------------------------------------------------------------------
     let ingestReused = true;
@@ -232,7 +280,11 @@ export const suite: Suite = {
     // ---- one viewer (cached) ----------------------------------------------------------------------------------
     if (!state.viewer || state.viewer.payload !== payload || !existsSync(state.viewer.mp4)) {
       log(`[${elapsed()}] wmark watermark --forensic ${payload} --containers mp4 ...`);
-      const m = await runTreeMeasured(process.execPath, wmark('watermark', '--key', KEY, '--forensic', String(payload), '--containers', 'mp4'), { cwd, env, sampleMs: 250 });
+      const m = await runTreeMeasured(process.execPath, wmark('watermark', '--key', KEY, '--forensic', String(payload), '--containers', 'mp4'), {
+        cwd,
+        env,
+        sampleMs: 250,
+      });
       if (m.exitCode !== 0) throw new Error(`wmark watermark exited ${m.exitCode}\n${m.stderr.slice(-3000)}`);
       const view = JSON.parse(m.stdout) as { id: string; status: string; files: { mp4?: string } };
       if (view.status !== 'READY' || !view.files.mp4) throw new Error(`watermark ${view.id}: status ${view.status}, no mp4`);
@@ -246,11 +298,32 @@ export const suite: Suite = {
     const viewerBytes = statSync(viewer.mp4).size;
 
     // ---- leaks (cached) ---------------------------------------------------------------------------------------
-    const lw = even(width * leakScale), lh = even(height * leakScale);
+    const lw = even(width * leakScale),
+      lh = even(height * leakScale);
     const fullLeak = path.join(leakDir, `leak-${lw}x${lh}-crf${leakCrf}.mp4`);
     if (!existsSync(fullLeak)) {
       log(`[${elapsed()}] the full-length leak: ${lw}x${lh}, CRF ${leakCrf} ...`);
-      await ff(ffmpeg, ['-i', viewer.mp4, '-map', '0:v:0', '-map', '0:a:0?', '-vf', `scale=${lw}:${lh}`, '-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(leakCrf), '-threads', '2', '-c:a', 'copy', `${fullLeak}.tmp.mp4`]);
+      await ff(ffmpeg, [
+        '-i',
+        viewer.mp4,
+        '-map',
+        '0:v:0',
+        '-map',
+        '0:a:0?',
+        '-vf',
+        `scale=${lw}:${lh}`,
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-crf',
+        String(leakCrf),
+        '-threads',
+        '2',
+        '-c:a',
+        'copy',
+        `${fullLeak}.tmp.mp4`,
+      ]);
       await rename(`${fullLeak}.tmp.mp4`, fullLeak);
     }
     // Excerpts start at different places of the title (cut by stream copy: at the keyframe before the start).
@@ -273,7 +346,28 @@ export const suite: Suite = {
       const file = path.join(leakDir, `hd-1280x720-${hdMinutes}min-at${start}s-crf${leakCrf}.mp4`);
       if (!existsSync(file)) {
         log(`[${elapsed()}] a ${hdMinutes}-min 1280x720 leak (the viewer's copy scaled up, CRF ${leakCrf}) to measure a 720p decode ...`);
-        await ff(ffmpeg, ['-ss', String(start), '-i', viewer.mp4, '-t', String(hdMinutes * 60), '-map', '0:v:0', '-vf', 'scale=1280:720:flags=bicubic', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(leakCrf), '-threads', '2', '-an', `${file}.tmp.mp4`]);
+        await ff(ffmpeg, [
+          '-ss',
+          String(start),
+          '-i',
+          viewer.mp4,
+          '-t',
+          String(hdMinutes * 60),
+          '-map',
+          '0:v:0',
+          '-vf',
+          'scale=1280:720:flags=bicubic',
+          '-c:v',
+          'libx264',
+          '-preset',
+          'veryfast',
+          '-crf',
+          String(leakCrf),
+          '-threads',
+          '2',
+          '-an',
+          `${file}.tmp.mp4`,
+        ]);
         await rename(`${file}.tmp.mp4`, file);
       }
       hdLeak = { name: `720p ${hdMinutes}-min${hdMinutes >= minutes ? ' (full)' : ''}`, file, minutes: hdMinutes, width: 1280, height: 720, start };
@@ -315,7 +409,9 @@ export const suite: Suite = {
         bestZ: r.best?.z ?? NaN,
         peakTop: `${m.peakTreeTop.name} ${(m.peakTreeTop.rss / MB).toFixed(0)} MB`,
       };
-      log(`  ${(m.wallMs / 1000).toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s cpu, peak RSS ${(m.peakTreeRss / MB).toFixed(0)} MB tree / ${(m.peakProcessRss / MB).toFixed(0)} MB largest process; ${r.pieces.length} piece(s), ${r.segmentsRead} slots read, accused [${run.accused.join(', ')}], true z ${fmt(trueZ)}`);
+      log(
+        `  ${(m.wallMs / 1000).toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s cpu, peak RSS ${(m.peakTreeRss / MB).toFixed(0)} MB tree / ${(m.peakProcessRss / MB).toFixed(0)} MB largest process; ${r.pieces.length} piece(s), ${r.segmentsRead} slots read, accused [${run.accused.join(', ')}], true z ${fmt(trueZ)}`,
+      );
       return run;
     };
     const runs: DetectRun[] = [];
@@ -333,17 +429,20 @@ export const suite: Suite = {
     const prints = fingerprints(binFeatures(sidecar.signatureTimes, sidecar.signature, oBins));
     const buckets = new Map<number, number>();
     let informative = 0;
-    for (const h of prints.hash) if (h >= 0) {
-      informative++;
-      buckets.set(h, (buckets.get(h) ?? 0) + 1);
-    }
+    for (const h of prints.hash)
+      if (h >= 0) {
+        informative++;
+        buckets.set(h, (buckets.get(h) ?? 0) + 1);
+      }
     const bucketSizes = [...buckets.values()].sort((a, b) => b - a);
     const skipAbove = Math.max(40, Math.ceil((informative / 65536) * 30));
     // Self-alignment: stretches of the title's own signature must map back to where they are (nothing repeats).
-    const selfChecks = 24, selfSeconds = 30;
+    const selfChecks = 24,
+      selfSeconds = 30;
     let selfOk = 0;
     const frameAt = (t: number) => {
-      let lo = 0, hi = sidecar.signatureTimes.length;
+      let lo = 0,
+        hi = sidecar.signatureTimes.length;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
         if (sidecar.signatureTimes[mid]! < t) lo = mid + 1;
@@ -352,27 +451,45 @@ export const suite: Suite = {
       return lo;
     };
     const cut = (from: number, to: number) => {
-      const f0 = frameAt(from), f1 = frameAt(to);
+      const f0 = frameAt(from),
+        f1 = frameAt(to);
       return { times: Float64Array.from(sidecar.signatureTimes.subarray(f0, f1), (t) => t - from), sig: sidecar.signature.subarray(f0 * 16, f1 * 16) };
     };
     for (let i = 0; i < selfChecks; i++) {
       const at = Math.round(((i + 0.5) / selfChecks) * (oEnd - selfSeconds));
       const x = cut(at, at + selfSeconds);
       const map = alignPieces({ originalTimes: sidecar.signatureTimes, originalSig: sidecar.signature, leakTimes: x.times, leakSig: x.sig });
-      if (map.pieces.length === 1 && Math.abs(map.pieces[0]!.offset + (map.pieces[0]!.scale - 1) * selfSeconds / 2 - at) < 0.5) selfOk++;
+      if (map.pieces.length === 1 && Math.abs(map.pieces[0]!.offset + ((map.pieces[0]!.scale - 1) * selfSeconds) / 2 - at) < 0.5) selfOk++;
     }
     // The shortest scaling leak's own frames (decoded by the real leak reader), aligned against the first 15, 30, 60
     // and 120 minutes of the original (each holds the excerpt).
     const small = leaks[0]!;
-    const decoded = await readLeak({ ffmpeg, file: small.file, fps: { num: fps, den: 1 }, durationSeconds: small.minutes * 60, width: SIDECAR_WIDTH, height: SIDECAR_HEIGHT, budgetBytes: 64 * 1024 * 1024 });
-    const origLengths = [...new Set([15, 30, 60, 120, minutes].filter((m) => m <= minutes && m * 60 >= small.start + small.minutes * 60 + 30))].sort((a, b) => a - b);
-    const vsOriginal: { originalMin: number; bins: number; alignS: number; votes: number; windows: number; aligned: number; pieces: number; offset: number }[] = [];
+    const decoded = await readLeak({
+      ffmpeg,
+      file: small.file,
+      fps: { num: fps, den: 1 },
+      durationSeconds: small.minutes * 60,
+      width: SIDECAR_WIDTH,
+      height: SIDECAR_HEIGHT,
+      budgetBytes: 64 * 1024 * 1024,
+    });
+    const origLengths = [...new Set([15, 30, 60, 120, minutes].filter((m) => m <= minutes && m * 60 >= small.start + small.minutes * 60 + 30))].sort(
+      (a, b) => a - b,
+    );
+    const vsOriginal: { originalMin: number; bins: number; alignS: number; votes: number; windows: number; aligned: number; pieces: number; offset: number }[] =
+      [];
     for (const om of origLengths) {
       const f1 = frameAt(om * 60);
-      const input = { originalTimes: sidecar.signatureTimes.subarray(0, f1), originalSig: sidecar.signature.subarray(0, f1 * 16), leakTimes: decoded.times, leakSig: decoded.signature };
+      const input = {
+        originalTimes: sidecar.signatureTimes.subarray(0, f1),
+        originalSig: sidecar.signature.subarray(0, f1 * 16),
+        leakTimes: decoded.times,
+        leakSig: decoded.signature,
+      };
       let best = Infinity;
       const stats: AlignStats = { windows: 0, windowsAligned: 0, votes: 0 };
-      let pieces = 0, offset = NaN;
+      let pieces = 0,
+        offset = NaN;
       for (let rep = 0; rep < 3; rep++) {
         const t0 = performance.now();
         const map = alignPieces(input, stats);
@@ -380,7 +497,16 @@ export const suite: Suite = {
         pieces = map.pieces.length;
         offset = map.pieces[0]?.offset ?? NaN;
       }
-      vsOriginal.push({ originalMin: om, bins: Math.ceil(om * 60 * ALIGN_RATE), alignS: best, votes: stats.votes, windows: stats.windows, aligned: stats.windowsAligned, pieces, offset });
+      vsOriginal.push({
+        originalMin: om,
+        bins: Math.ceil(om * 60 * ALIGN_RATE),
+        alignS: best,
+        votes: stats.votes,
+        windows: stats.windows,
+        aligned: stats.windowsAligned,
+        pieces,
+        offset,
+      });
     }
 
     // ---- report -----------------------------------------------------------------------------------------------
@@ -389,7 +515,8 @@ export const suite: Suite = {
     const scalingRuns = runs.filter((r) => r !== hd);
     const first = scalingRuns[0]!;
     const leakRatio = perMin(full, align(full)) / perMin(first, align(first));
-    const vo0 = vsOriginal[0], voN = vsOriginal[vsOriginal.length - 1];
+    const vo0 = vsOriginal[0],
+      voN = vsOriginal[vsOriginal.length - 1];
     const origRatio = vo0 && voN ? voN.alignS / vo0.alignS : NaN;
     const origLogRatio = vo0 && voN ? Math.log(voN.bins) / Math.log(vo0.bins) : NaN;
     // A 720p leak of the full length: the measured run, with its decode replaced by the 720p decode rate.
@@ -397,8 +524,16 @@ export const suite: Suite = {
     // its decode replaced by the 720p decode rate (decoded as a full-length leak is only when it is as long as
     // LONG_LEAK_SECONDS: a shorter sample keeps deblocking, so its projection is on the high side).
     const hdFull = hd !== undefined && hdMinutes >= minutes;
-    const projectedHdWall = hd ? (hdFull ? hd.wallS : full.wallS + ((hd.timings.decode ?? NaN) / hd.leakMinutes - (full.timings.decode ?? NaN) / full.leakMinutes) * full.leakMinutes) : NaN;
-    const hdMode = hd ? (skipsLoopFilter(hd.leakMinutes * 60) ? 'decoded without deblocking, as a full-length leak is' : 'decoded with deblocking: shorter than a long leak, so on the high side') : '';
+    const projectedHdWall = hd
+      ? hdFull
+        ? hd.wallS
+        : full.wallS + ((hd.timings.decode ?? NaN) / hd.leakMinutes - (full.timings.decode ?? NaN) / full.leakMinutes) * full.leakMinutes
+      : NaN;
+    const hdMode = hd
+      ? skipsLoopFilter(hd.leakMinutes * 60)
+        ? 'decoded without deblocking, as a full-length leak is'
+        : 'decoded with deblocking: shorter than a long leak, so on the high side'
+      : '';
     const trueAccused = full.accused.length === 1 && full.accused[0] === payload;
     const memOk = Math.max(...runs.map((r) => r.peakTreeMB)) * MB <= MEMORY_TARGET;
     const wallOk = full.wallS <= WALL_TARGET_S;
@@ -425,9 +560,28 @@ export const suite: Suite = {
       `viewer   wmark watermark --forensic ${payload} --containers mp4: ${fmt(viewer.wallS, 1)} s wall, ${fmt(viewer.cpuS, 1)} s cpu, peak RSS ${fmt(viewer.peakTreeMB, 0)} MB; copy ${(viewerBytes / MB).toFixed(0)} MB`,
       `leak     the viewer's copy at ${lw}x${lh}, CRF ${leakCrf} (x264 veryfast): ${(statSync(fullLeak).size / MB).toFixed(0)} MB; excerpts cut from it by stream copy`,
       '',
-      '-- wmark detect --json (real CLI, one run each; GNU time + the process tree\'s RSS sampled every 100 ms) --',
+      "-- wmark detect --json (real CLI, one run each; GNU time + the process tree's RSS sampled every 100 ms) --",
       table(
-        ['leak', 'min', 'wall s', 'cpu s', 'tree MB', 'proc MB', 'decode s', 'align s', 'reg s', 'read s', 'score s', 'align ms/min', 'votes/min', 'windows ok', 'pieces', 'slots', 'true z', 'accused'],
+        [
+          'leak',
+          'min',
+          'wall s',
+          'cpu s',
+          'tree MB',
+          'proc MB',
+          'decode s',
+          'align s',
+          'reg s',
+          'read s',
+          'score s',
+          'align ms/min',
+          'votes/min',
+          'windows ok',
+          'pieces',
+          'slots',
+          'true z',
+          'accused',
+        ],
         runs.map((r) => [
           r.name,
           r.leakMinutes,
@@ -451,7 +605,12 @@ export const suite: Suite = {
         [undefined, 1, 1, 1, 0, 0, 1, 2, 2, 2, 2, 1, 0, undefined, 0, undefined, 2],
       ),
       `(tree MB: wmark + ffmpeg + any helper summed; proc MB: the largest single process. Peak of the full run: ${full.peakTop}.`,
-      ` Leaks of ${LONG_LEAK_SECONDS / 60} min or more are decoded without deblocking: ${runs.filter((r) => skipsLoopFilter(r.leakMinutes * 60)).map((r) => r.name).join(', ') || 'none here'}.)`,
+      ` Leaks of ${LONG_LEAK_SECONDS / 60} min or more are decoded without deblocking: ${
+        runs
+          .filter((r) => skipsLoopFilter(r.leakMinutes * 60))
+          .map((r) => r.name)
+          .join(', ') || 'none here'
+      }.)`,
       '',
       `-- alignment vs original length (in process: alignPieces on the ${small.minutes}-min leak, which sits at ${(small.start / 60).toFixed(0)} min; best of 3) --`,
       table(
@@ -464,18 +623,46 @@ export const suite: Suite = {
       table(
         ['target', 'result', 'measured'],
         [
-          ['peak memory <= 1 GB (every run, whole tree)', mark(memOk), `${fmt(full.peakTreeMB, 0)} MB tree, ${fmt(full.peakProcessMB, 0)} MB largest process; max over all runs ${fmt(Math.max(...runs.map((r) => r.peakTreeMB)), 0)} MB`],
-          ['detect <= 5 min on 2 cores (full leak, as generated)', mark(wallOk), `${fmt(full.wallS, 1)} s wall, ${fmt(full.cpuS, 1)} s cpu (${fmt(full.cpuS / full.wallS, 2)} cores)`],
+          [
+            'peak memory <= 1 GB (every run, whole tree)',
+            mark(memOk),
+            `${fmt(full.peakTreeMB, 0)} MB tree, ${fmt(full.peakProcessMB, 0)} MB largest process; max over all runs ${fmt(Math.max(...runs.map((r) => r.peakTreeMB)), 0)} MB`,
+          ],
+          [
+            'detect <= 5 min on 2 cores (full leak, as generated)',
+            mark(wallOk),
+            `${fmt(full.wallS, 1)} s wall, ${fmt(full.cpuS, 1)} s cpu (${fmt(full.cpuS / full.wallS, 2)} cores)`,
+          ],
           ...(hd
             ? [
                 hdFull
-                  ? ['detect <= 5 min on a full-length 1280x720 leak', mark(hdOk), `${fmt(hd.wallS, 1)} s wall, ${fmt(hd.cpuS, 1)} s cpu, peak ${fmt(hd.peakTreeMB, 0)} MB tree; z ${fmt(hd.trueZ)}`]
-                  : ['detect <= 5 min, projected for a full 720p leak', mark(hdOk), `${fmt(projectedHdWall, 0)} s: 720p decode ${fmt((hd.timings.decode ?? NaN) / hd.leakMinutes, 2)} s/min (${hdMode}) vs ${fmt((full.timings.decode ?? NaN) / full.leakMinutes, 2)} s/min here`],
+                  ? [
+                      'detect <= 5 min on a full-length 1280x720 leak',
+                      mark(hdOk),
+                      `${fmt(hd.wallS, 1)} s wall, ${fmt(hd.cpuS, 1)} s cpu, peak ${fmt(hd.peakTreeMB, 0)} MB tree; z ${fmt(hd.trueZ)}`,
+                    ]
+                  : [
+                      'detect <= 5 min, projected for a full 720p leak',
+                      mark(hdOk),
+                      `${fmt(projectedHdWall, 0)} s: 720p decode ${fmt((hd.timings.decode ?? NaN) / hd.leakMinutes, 2)} s/min (${hdMode}) vs ${fmt((full.timings.decode ?? NaN) / full.leakMinutes, 2)} s/min here`,
+                    ],
               ]
             : []),
-          ['alignment linear in the leak (ms/min, longest / shortest <= 1.5)', mark(leakLinear), `${fmt(perMin(full, align(full)), 1)} / ${fmt(perMin(first, align(first)), 1)} ms per leak-minute = ${fmt(leakRatio, 2)}`],
-          ['alignment ~log in the original (longest / shortest original <= 2)', mark(origOk), `${fmt(origRatio, 2)} for ${vo0?.originalMin}->${voN?.originalMin} min (log ratio ${fmt(origLogRatio, 2)}, linear would be ${fmt((voN?.bins ?? NaN) / (vo0?.bins ?? NaN), 1)})`],
-          ['the true viewer accused on the full leak', mark(trueAccused), `accused [${full.accused.join(', ')}], z ${fmt(full.trueZ)}, ${full.segmentsRead}/${full.slotsTotal} slots read`],
+          [
+            'alignment linear in the leak (ms/min, longest / shortest <= 1.5)',
+            mark(leakLinear),
+            `${fmt(perMin(full, align(full)), 1)} / ${fmt(perMin(first, align(first)), 1)} ms per leak-minute = ${fmt(leakRatio, 2)}`,
+          ],
+          [
+            'alignment ~log in the original (longest / shortest original <= 2)',
+            mark(origOk),
+            `${fmt(origRatio, 2)} for ${vo0?.originalMin}->${voN?.originalMin} min (log ratio ${fmt(origLogRatio, 2)}, linear would be ${fmt((voN?.bins ?? NaN) / (vo0?.bins ?? NaN), 1)})`,
+          ],
+          [
+            'the true viewer accused on the full leak',
+            mark(trueAccused),
+            `accused [${full.accused.join(', ')}], z ${fmt(full.trueZ)}, ${full.segmentsRead}/${full.slotsTotal} slots read`,
+          ],
         ],
       ),
     ];
@@ -486,7 +673,16 @@ export const suite: Suite = {
       entry,
       title: { file: title.file, seconds: titleSeconds, bytes: titleBytes, scenes: title.scenes, generatedS: title.generatedS },
       content: { bins: prints.hash.length, informative, distinct: buckets.size, largestBucket: bucketSizes[0] ?? 0, skipAbove, selfOk, selfChecks },
-      ingest: { ...state.ingest, reused: ingestReused, segments: state.segments, slots: sidecar.slotStarts.length, workingBytes, variantBytes, sidecarBytes, decodedSidecarMB },
+      ingest: {
+        ...state.ingest,
+        reused: ingestReused,
+        segments: state.segments,
+        slots: sidecar.slotStarts.length,
+        workingBytes,
+        variantBytes,
+        sidecarBytes,
+        decodedSidecarMB,
+      },
       viewer: { ...viewer, bytes: viewerBytes },
       runs,
       vsOriginal,

@@ -64,13 +64,29 @@ async function ffmpeg(bin: string, args: string[]): Promise<number> {
   return (performance.now() - t0) / 1000;
 }
 
-const x264 = (crf: number, threads: number) => ['-an', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(crf), '-pix_fmt', 'yuv420p', '-threads', String(threads)];
+const x264 = (crf: number, threads: number) => [
+  '-an',
+  '-c:v',
+  'libx264',
+  '-preset',
+  'veryfast',
+  '-crf',
+  String(crf),
+  '-pix_fmt',
+  'yuv420p',
+  '-threads',
+  String(threads),
+];
 
 /** The camcorder's steps, in order (camcorderFilter joins them): each can also be applied alone (`--only f9s`). */
 export function camcorderSteps(w: number, h: number): { id: string; label: string; filter: string }[] {
   const P = (x: number, y: number, i: number) => `x${i}=${(x * w).toFixed(1)}:y${i}=${(y * h).toFixed(1)}`;
   return [
-    { id: 'perspective', label: 'perspective + rotation', filter: `perspective=${P(0.035, 0.06, 0)}:${P(0.965, 0.025, 1)}:${P(0.05, 0.97, 2)}:${P(0.985, 0.945, 3)}:sense=source:interpolation=linear` },
+    {
+      id: 'perspective',
+      label: 'perspective + rotation',
+      filter: `perspective=${P(0.035, 0.06, 0)}:${P(0.965, 0.025, 1)}:${P(0.05, 0.97, 2)}:${P(0.985, 0.945, 3)}:sense=source:interpolation=linear`,
+    },
     { id: 'lens', label: 'barrel lens', filter: 'lenscorrection=k1=0.06:k2=0.01' },
     { id: 'blur', label: 'blur 1.3', filter: 'gblur=sigma=1.3' },
     { id: 'noise', label: 'noise 8', filter: 'noise=alls=8:allf=t' },
@@ -81,7 +97,9 @@ export function camcorderSteps(w: number, h: number): { id: string; label: strin
 
 /** A camcorder pointed at a screen: keystone + slight rotation (sense=source: the four points become the frame's corners), barrel lens, blur, sensor noise, gamma 1.2, 25 -> 30 fps, CRF 32. */
 export function camcorderFilter(w: number, h: number): string {
-  return camcorderSteps(w, h).map((s) => s.filter).join(',');
+  return camcorderSteps(w, h)
+    .map((s) => s.filter)
+    .join(',');
 }
 
 /** CRF of the camcorder copy's encode. */
@@ -94,7 +112,15 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
   await mkdir(dir, { recursive: true });
   const half = `scale=${even(W / 2)}:${even(H / 2)}`;
   const rows = (list: { name: string; o: Outcome }[]) =>
-    list.map(({ name, o: x }) => [name, String(x.segmentsRead), x.trueZ.map((z) => fmt(z)).join(' / '), x.trueRank.join(' / '), x.accused.join(', ') || 'nobody', x.verdict, fmt(x.detectS, 1)]);
+    list.map(({ name, o: x }) => [
+      name,
+      String(x.segmentsRead),
+      x.trueZ.map((z) => fmt(z)).join(' / '),
+      x.trueRank.join(' / '),
+      x.accused.join(', ') || 'nobody',
+      x.verdict,
+      fmt(x.detectS, 1),
+    ]);
   const header = ['leak', 'slots read', 'z (true)', 'rank', 'accused', 'verdict', 'detect s'];
 
   // F2': three 2-minute excerpts, CRF 30 + 0.5x.
@@ -119,7 +145,8 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
     log(`[${o.elapsed()}] F9: camcorder copies ...`);
     for (const v of viewers) {
       const out = path.join(dir, `f9-${v.payload}.mp4`);
-      if (!(o.reuse && existsSync(out))) await ffmpeg(ff, ['-threads', String(threads), '-i', v.mp4, '-vf', camcorderFilter(W, H), ...x264(CAMCORDER_CRF, threads), out]);
+      if (!(o.reuse && existsSync(out)))
+        await ffmpeg(ff, ['-threads', String(threads), '-i', v.mp4, '-vf', camcorderFilter(W, H), ...x264(CAMCORDER_CRF, threads), out]);
       const x = await o.detect(`f9-${v.payload}`, out, [v.payload]);
       f9.push({ name: `camcorder, viewer ${v.payload}`, o: x });
       log(`  ${v.payload}: ${x.verdict} z ${fmt(x.trueZ[0]!)}`);
@@ -140,7 +167,14 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
       { name: 'CRF 23 re-encode only', filter: 'null', crf: 23 },
       ...steps.map((s) => ({ name: `${s.label} alone`, filter: s.filter, crf: 23 })),
       { name: `CRF ${CAMCORDER_CRF} alone`, filter: 'null', crf: CAMCORDER_CRF },
-      ...steps.slice(1).map((s, i) => ({ name: `chain up to ${s.label}`, filter: steps.slice(0, i + 2).map((x) => x.filter).join(','), crf: 23 })),
+      ...steps.slice(1).map((s, i) => ({
+        name: `chain up to ${s.label}`,
+        filter: steps
+          .slice(0, i + 2)
+          .map((x) => x.filter)
+          .join(','),
+        crf: 23,
+      })),
       { name: `whole chain, CRF ${CAMCORDER_CRF} (F9)`, filter: camcorderFilter(W, H), crf: CAMCORDER_CRF },
     ].map((b, i) => ({ ...b, out: path.join(dir, `f9s-${i}.mp4`) }));
     log(`[${o.elapsed()}] F9 by step: ${branches.length} copies of viewer ${v.payload}'s ${start}-${start + 100} s ...`);
@@ -148,14 +182,34 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
     // Two ffmpegs of about half the branches each (one decode per process, and the split keeps memory bounded).
     for (const group of [todo.slice(0, Math.ceil(todo.length / 2)), todo.slice(Math.ceil(todo.length / 2))].filter((g) => g.length)) {
       const graph = `[0:v]split=${group.length}${group.map((_, i) => `[s${i}]`).join('')};` + group.map((b, i) => `[s${i}]${b.filter}[o${i}]`).join(';');
-      await ffmpeg(ff, ['-threads', String(threads), '-ss', String(start), '-t', '100', '-i', v.mp4, '-filter_complex', graph, ...group.flatMap((b, i) => ['-map', `[o${i}]`, ...x264(b.crf, threads), b.out])]);
+      await ffmpeg(ff, [
+        '-threads',
+        String(threads),
+        '-ss',
+        String(start),
+        '-t',
+        '100',
+        '-i',
+        v.mp4,
+        '-filter_complex',
+        graph,
+        ...group.flatMap((b, i) => ['-map', `[o${i}]`, ...x264(b.crf, threads), b.out]),
+      ]);
     }
     for (const b of branches) {
       const x = await o.detect(`f9s-${b.name}`, b.out, [v.payload]);
       const marks = x.readings.map((r) => r.value * packedBit(o.codes, v.payload, r.segment));
       const soft = marks.reduce((a, m) => a + m, 0) / Math.max(1, marks.length);
       const spread = Math.sqrt(marks.reduce((a, m) => a + (m - soft) ** 2, 0) / Math.max(1, marks.length));
-      f9s.push({ name: b.name, o: x, soft, spread, errors: marks.filter((m) => m <= 0).length, live: x.raw?.geometry.live ?? NaN, fit: x.raw?.geometry.score ?? NaN });
+      f9s.push({
+        name: b.name,
+        o: x,
+        soft,
+        spread,
+        errors: marks.filter((m) => m <= 0).length,
+        live: x.raw?.geometry.live ?? NaN,
+        fit: x.raw?.geometry.score ?? NaN,
+      });
       log(`  ${b.name}: soft ${fmt(soft)} +- ${fmt(spread)}, ${marks.filter((m) => m <= 0).length}/${marks.length} bits wrong, z ${fmt(x.trueZ[0]!)}`);
       if (!o.keep) await rm(b.out, { force: true });
     }
@@ -176,7 +230,8 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
     {
       const starts = Array.from({ length: 6 }, (_, i) => i * ((o.seconds - 40) / 6) + o.R.next() * 5);
       const order = [3, 0, 5, 1, 4, 2];
-      const graph = `[0:v]split=6${order.map((_, i) => `[s${i}]`).join('')};` +
+      const graph =
+        `[0:v]split=6${order.map((_, i) => `[s${i}]`).join('')};` +
         order.map((k, i) => `[s${i}]trim=start=${starts[k]!.toFixed(2)}:duration=40,setpts=PTS-STARTPTS[t${i}]`).join(';') +
         `;${order.map((_, i) => `[t${i}]`).join('')}concat=n=6:v=1:a=0,${half}[v]`;
       const out = path.join(dir, 'f10-reedit.mp4');
@@ -195,10 +250,26 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
     log(`[${o.elapsed()}] F7': three viewers averaged ...`);
     const f7Out = path.join(dir, 'f7-three.mp4');
     await ffmpeg(ff, [
-      '-threads', String(threads), '-i', trio[0]!.mp4, '-i', trio[1]!.mp4, '-i', trio[2]!.mp4,
-      '-filter_complex', `[0:v][1:v]blend=all_mode=average[ab];[ab][2:v]blend=all_expr='(A*2+B)/3'[v]`, '-map', '[v]', ...x264(23, threads), f7Out,
+      '-threads',
+      String(threads),
+      '-i',
+      trio[0]!.mp4,
+      '-i',
+      trio[1]!.mp4,
+      '-i',
+      trio[2]!.mp4,
+      '-filter_complex',
+      `[0:v][1:v]blend=all_mode=average[ab];[ab][2:v]blend=all_expr='(A*2+B)/3'[v]`,
+      '-map',
+      '[v]',
+      ...x264(23, threads),
+      f7Out,
     ]);
-    f7 = await o.detect('f7-three', f7Out, trio.map((v) => v.payload));
+    f7 = await o.detect(
+      'f7-three',
+      f7Out,
+      trio.map((v) => v.payload),
+    );
     log(`  accused ${f7.accused.join(', ') || 'nobody'}; z ${f7.trueZ.map((z) => fmt(z)).join(' / ')}`);
   }
 
@@ -209,7 +280,14 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
 
   // F6': null trials. Real readings (unmarked copies, other titles, marked leaks) against other titles' and other keys'
   // codebooks, plus noise readings against this title: 10,000 verdicts, each with its reported false-accusation figure.
-  let trials = 0, accusations = 0, maxZ = -Infinity, minEstimate = 1, sumEstimate = 0, bookTrials = 0, books = 0, setCount = 0;
+  let trials = 0,
+    accusations = 0,
+    maxZ = -Infinity,
+    minEstimate = 1,
+    sumEstimate = 0,
+    bookTrials = 0,
+    books = 0,
+    setCount = 0;
   const t6 = performance.now();
   if (want('f6b')) {
     log(`[${o.elapsed()}] F6': ${o.nullTrials} null trials ...`);
@@ -221,11 +299,20 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
       // The most suspicious null: the smallest chance it reports that an innocent payload scores as high as its best.
       minEstimate = Math.min(minEstimate, v.falseAccusation.estimate);
     };
-    const sets = [...o.readingSets, ...f2.map((x) => x.o.readings), ...f9.map((x) => x.o.readings), ...f10.map((x) => x.o.readings), ...(f7 ? [f7.readings] : [])].filter((r) => r.length);
+    const sets = [
+      ...o.readingSets,
+      ...f2.map((x) => x.o.readings),
+      ...f9.map((x) => x.o.readings),
+      ...f10.map((x) => x.o.readings),
+      ...(f7 ? [f7.readings] : []),
+    ].filter((r) => r.length);
     setCount = sets.length;
     books = Math.min(40, Math.ceil(o.nullTrials / 4 / Math.max(1, sets.length)));
     for (let b = 0; b < books; b++) {
-      const other = b % 2 ? packedCodebook(o.key, `bench-other-title-${o.seed}-${b}`, o.slots) : packedCodebook(Buffer.from(`another key ${o.seed} ${b}`), `title-${b}`, o.slots);
+      const other =
+        b % 2
+          ? packedCodebook(o.key, `bench-other-title-${o.seed}-${b}`, o.slots)
+          : packedCodebook(Buffer.from(`another key ${o.seed} ${b}`), `title-${b}`, o.slots);
       for (const r of sets) record(scorePayloads(r, other));
     }
     bookTrials = trials;
@@ -243,7 +330,7 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
   const f6Ok = accusations === 0 && trials >= 10000;
   const f6S = (performance.now() - t6) / 1000;
 
-  const part = <T,>(p: WavePart, items: T[]): T[] => (want(p) ? items : []);
+  const part = <T>(p: WavePart, items: T[]): T[] => (want(p) ? items : []);
   const lines = [
     ...part('f2b', [
       '',
@@ -282,7 +369,14 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
           "-- F7': three viewers averaged (CRF 23) --",
           `colluders ${trio.map((v) => v.payload).join(', ')}: accused ${f7.accused.join(', ') || 'nobody'}; their z in the first stage ${f7.trueZ.map((z) => fmt(z)).join(' / ')} (ranks ${f7.trueRank.join(' / ')}); ${f7.segmentsRead} slots read`,
           `stages: ${stages.map((s) => `${s.payload} z ${fmt(s.z)} ${s.accused ? 'accused' : 'not accused'} (P false ~ ${s.falseAccusationEstimate.toExponential(1)})`).join('; ')}`,
-          `innocents named: ${f7Innocent.length}; ${f7All ? 'all three named' : `not named: ${trio.filter((v) => !f7.accused.includes(v.payload)).map((v) => v.payload).join(', ')} (each keeps 1/3 of the mark: z ~ 0.58 sqrt(slots) before peeling)`}`,
+          `innocents named: ${f7Innocent.length}; ${
+            f7All
+              ? 'all three named'
+              : `not named: ${trio
+                  .filter((v) => !f7.accused.includes(v.payload))
+                  .map((v) => v.payload)
+                  .join(', ')} (each keeps 1/3 of the mark: z ~ 0.58 sqrt(slots) before peeling)`
+          }`,
           `F7' ${ok(f7Ok && f7All)}${f7Ok && !f7All ? ' (partly: no innocent named, not all three found)' : ''}`,
         ]
       : []),
@@ -295,12 +389,33 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
   ];
   const summary = [
     ...part('f2b', [["F2' 2-min leaks", ok(f2Ok), `z ${f2.map((x) => fmt(x.o.trueZ[0]!)).join(', ')}`]]),
-    ...part('f9', [['F9 camcorder', ok(f9Ok), `${f9.filter((x) => x.o.verdict === 'correct').length}/${f9.length}, z ${f9.map((x) => fmt(x.o.trueZ[0]!)).join(', ')}`]]),
+    ...part('f9', [
+      ['F9 camcorder', ok(f9Ok), `${f9.filter((x) => x.o.verdict === 'correct').length}/${f9.length}, z ${f9.map((x) => fmt(x.o.trueZ[0]!)).join(', ')}`],
+    ]),
     ...part('f10', [['F10 speed / re-edit', ok(f10Ok), f10.map((x) => `${x.name.split(',')[0]}: z ${fmt(x.o.trueZ[0]!)}`).join('; ')]]),
     ...(f7 ? [["F7' three colluders", ok(f7Ok && f7All), `accused ${f7.accused.join(', ') || 'nobody'}, innocents ${f7Innocent.length}`]] : []),
     ...part('f6b', [["F6' null trials", ok(f6Ok), `${accusations}/${trials}`]]),
   ];
-  const strip = (x: { name: string; o: Outcome }) => ({ name: x.name, z: x.o.trueZ, rank: x.o.trueRank, accused: x.o.accused, slots: x.o.segmentsRead, verdict: x.o.verdict, detectS: x.o.detectS });
+  const strip = (x: { name: string; o: Outcome }) => ({
+    name: x.name,
+    z: x.o.trueZ,
+    rank: x.o.trueRank,
+    accused: x.o.accused,
+    slots: x.o.segmentsRead,
+    verdict: x.o.verdict,
+    detectS: x.o.detectS,
+  });
   void PAYLOAD_COUNT;
-  return { lines, summary, json: { f2: f2.map(strip), f9: f9.map(strip), f9s: f9s.map((x) => ({ ...strip(x), soft: x.soft, spread: x.spread, errors: x.errors, live: x.live, fit: x.fit })), f10: f10.map(strip), f7: f7 ? { accused: f7.accused, z: f7.trueZ, stages } : null, f6: { trials, accusations, maxZ, minEstimate, bookTrials } } };
+  return {
+    lines,
+    summary,
+    json: {
+      f2: f2.map(strip),
+      f9: f9.map(strip),
+      f9s: f9s.map((x) => ({ ...strip(x), soft: x.soft, spread: x.spread, errors: x.errors, live: x.live, fit: x.fit })),
+      f10: f10.map(strip),
+      f7: f7 ? { accused: f7.accused, z: f7.trueZ, stages } : null,
+      f6: { trials, accusations, maxZ, minEstimate, bookTrials },
+    },
+  };
 }

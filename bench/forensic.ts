@@ -38,7 +38,17 @@ import { segmentFileName } from '../src/core/plan/segment-timing.js';
 import type { Sidecar } from '../src/core/forensic/detect-inputs.js';
 import { Z_THRESHOLD, type SegmentReading } from '../src/core/forensic/score.js';
 import { meanSd, scoreBook, scorePayloads, type Verdict } from '../src/core/forensic/score.js';
-import { codeword, forensicKey, GRID_COLUMNS, GRID_ROWS, packedBit, packedCodebook, patternGrid, PAYLOAD_COUNT, type PackedCodebook } from '../src/core/forensic/keyed-bits.js';
+import {
+  codeword,
+  forensicKey,
+  GRID_COLUMNS,
+  GRID_ROWS,
+  packedBit,
+  packedCodebook,
+  patternGrid,
+  PAYLOAD_COUNT,
+  type PackedCodebook,
+} from '../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField, patternFrameYuv420 } from '../src/core/forensic/pattern-image.js';
 import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
 import { detectLeak, type DetectResult } from '../src/engine/forensic/detect.js';
@@ -119,7 +129,12 @@ function x264(crf: number, threads: number): string[] {
 }
 
 /** One ffmpeg: decode `input` once (optionally a time window), one encoded output per branch. */
-function multiOutputArgs(input: string, branches: { filter: string; out: string; crf: number; extra?: string[] }[], threads: number, window?: { start: number; duration: number }): string[] {
+function multiOutputArgs(
+  input: string,
+  branches: { filter: string; out: string; crf: number; extra?: string[] }[],
+  threads: number,
+  window?: { start: number; duration: number },
+): string[] {
   const labels = branches.map((_, i) => `o${i}`);
   const split = branches.length > 1 ? `[0:v]split=${branches.length}${labels.map((l) => `[s${l}]`).join('')};` : '';
   const graph =
@@ -131,10 +146,18 @@ function multiOutputArgs(input: string, branches: { filter: string; out: string;
       })
       .join(';');
   return [
-    '-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-threads', String(threads),
+    '-hide_banner',
+    '-nostdin',
+    '-loglevel',
+    'error',
+    '-y',
+    '-threads',
+    String(threads),
     ...(window ? ['-ss', window.start.toFixed(3), '-t', window.duration.toFixed(3)] : []),
-    '-i', input,
-    '-filter_complex', graph,
+    '-i',
+    input,
+    '-filter_complex',
+    graph,
     ...branches.flatMap((b, i) => ['-map', `[${labels[i]}]`, '-an', ...x264(b.crf, threads), ...(b.extra ?? []), b.out]),
   ];
 }
@@ -183,7 +206,11 @@ interface Ctx {
 }
 
 const allScores = (readings: SegmentReading[], book: PackedCodebook) => {
-  const scores = scoreBook(readings.map((r) => r.segment), readings.map((r) => r.value), book);
+  const scores = scoreBook(
+    readings.map((r) => r.segment),
+    readings.map((r) => r.value),
+    book,
+  );
   return { scores, ...meanSd(scores) };
 };
 
@@ -197,7 +224,9 @@ function rankOf(scores: Float64Array, u: number): number {
 async function detectKeepingFrames(c: Ctx, name: string, file: string, truth: number[]): Promise<LeakOutcome> {
   const stageTimes: { stage: string; t: number }[] = [];
   const t0 = performance.now();
-  const r: DetectResult = await detectLeak(c.engine, { videoId: c.video.id }, file, (stage) => stageTimes.push({ stage, t: performance.now() }), { keepReadings: true });
+  const r: DetectResult = await detectLeak(c.engine, { videoId: c.video.id }, file, (stage) => stageTimes.push({ stage, t: performance.now() }), {
+    keepReadings: true,
+  });
   const detectS = (performance.now() - t0) / 1000;
   const stages: Record<string, number> = {};
   stageTimes.forEach((s, i) => (stages[s.stage] = ((stageTimes[i + 1]?.t ?? t0 + detectS * 1000) - s.t) / 1000));
@@ -269,14 +298,27 @@ async function ffmpeg(bin: string, args: string[]): Promise<{ stderr: string; st
   return { stdout: stdout as Buffer, stderr: (stderr as Buffer).toString('utf8'), wallS: (performance.now() - t0) / 1000 };
 }
 
-
 const verdictOk = (ok: boolean) => (ok ? 'MET' : 'MISSED');
 const mbps = (bytes: number, seconds: number) => (bytes * 8) / seconds / 1e6;
 
 /** Gray frames (full resolution) of one segment file: frame indexes wanted, e.g. [0] or [last]. */
 async function grayFrames(bin: string, file: string, indexes: number[], width: number, height: number): Promise<Uint8Array[]> {
   const select = indexes.map((i) => `eq(n\\,${i})`).join('+');
-  const { stdout } = await ffmpeg(bin, ['-v', 'error', '-i', file, '-map', '0:v:0', '-vf', `select='${select}',format=gray`, '-vsync', '0', '-f', 'rawvideo', 'pipe:1']);
+  const { stdout } = await ffmpeg(bin, [
+    '-v',
+    'error',
+    '-i',
+    file,
+    '-map',
+    '0:v:0',
+    '-vf',
+    `select='${select}',format=gray`,
+    '-vsync',
+    '0',
+    '-f',
+    'rawvideo',
+    'pipe:1',
+  ]);
   const n = width * height;
   return indexes.map((_, i) => new Uint8Array(stdout.buffer, stdout.byteOffset + i * n, n));
 }
@@ -292,11 +334,14 @@ function meanAbsDiff(a: Uint8Array, b: Uint8Array): number {
  * Returns the mean and the largest absolute cell mean.
  */
 function cellMeans(diff: (i: number) => number, width: number, height: number): { meanAbs: number; maxAbs: number } {
-  let sum = 0, max = 0;
+  let sum = 0,
+    max = 0;
   for (let cy = 0; cy < GRID_ROWS; cy++) {
     for (let cx = 0; cx < GRID_COLUMNS; cx++) {
-      const x0 = Math.floor((cx * width) / GRID_COLUMNS), x1 = Math.floor(((cx + 1) * width) / GRID_COLUMNS);
-      const y0 = Math.floor((cy * height) / GRID_ROWS), y1 = Math.floor(((cy + 1) * height) / GRID_ROWS);
+      const x0 = Math.floor((cx * width) / GRID_COLUMNS),
+        x1 = Math.floor(((cx + 1) * width) / GRID_COLUMNS);
+      const y0 = Math.floor((cy * height) / GRID_ROWS),
+        y1 = Math.floor(((cy + 1) * height) / GRID_ROWS);
       let s = 0;
       for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) s += diff(y * width + x);
       const m = Math.abs(s / ((x1 - x0) * (y1 - y0)));
@@ -396,7 +441,7 @@ export const suite: Suite = {
     const engine = await openEngine({ dataDir, workers: threads, encode: { ...ENGINE_ENCODE } });
     try {
       const video = (await engine.store.getVideoByKey(FORENSIC_KEY))!;
-      const plainVideo = (await engine.store.getVideoByKey(PLAIN_KEY));
+      const plainVideo = await engine.store.getVideoByKey(PLAIN_KEY);
       const videoDir = path.join(dataDir, 'media', 'videos', video.id);
       const forensicDir = path.join(videoDir, FORENSIC_DIR);
       const sidecarBytes = statSync(path.join(forensicDir, SIDECAR_NAME)).size;
@@ -433,7 +478,10 @@ export const suite: Suite = {
       const viewers: Viewer[] = [];
       for (const u of payloads) {
         settle();
-        const m1 = await runMeasured(process.execPath, wmark('watermark', '--key', FORENSIC_KEY, '--forensic', String(u), '--containers', 'm3u8'), { env, cwd });
+        const m1 = await runMeasured(process.execPath, wmark('watermark', '--key', FORENSIC_KEY, '--forensic', String(u), '--containers', 'm3u8'), {
+          env,
+          cwd,
+        });
         if (m1.exitCode !== 0) fail('wmark watermark --forensic (m3u8)', m1);
         const m2 = await runMeasured(process.execPath, wmark('watermark', '--key', FORENSIC_KEY, '--forensic', String(u), '--containers', 'mp4'), { env, cwd });
         if (m2.exitCode !== 0) fail('wmark watermark --forensic (mp4)', m2);
@@ -457,7 +505,9 @@ export const suite: Suite = {
           linkedSegments: linked,
           mp4Bytes: statSync(view.files.mp4).size,
         });
-        log(`  viewer ${u}: watermark ${(m1.wallMs / 1000).toFixed(2)} s (m3u8), +${(m2.wallMs / 1000).toFixed(2)} s (mp4 join), ${linked}/${segments} segments are links to variant files`);
+        log(
+          `  viewer ${u}: watermark ${(m1.wallMs / 1000).toFixed(2)} s (m3u8), +${(m2.wallMs / 1000).toFixed(2)} s (mp4 join), ${linked}/${segments} segments are links to variant files`,
+        );
       }
       // The per-viewer playlist itself: codeword + writeMediaPlaylist over the video's segments, timed in a child
       // process so this suite's heap (codebooks, decoded frames to come) does not distort tens of microseconds.
@@ -505,7 +555,9 @@ export const suite: Suite = {
           const file = leakFile(payload, a.id);
           const o = await detectKeepingFrames(c, `${a.id}/${payload}`, file, [payload]);
           f1.push({ ...o, attack: a.id });
-          log(`  detect ${a.id} / ${payload}: ${o.verdict}, z ${fmt(o.trueZ[0]!)} rank ${o.trueRank[0]} (best ${o.best} z ${fmt(o.bestZ)}), ${o.segmentsRead} segments, ${o.detectS.toFixed(1)} s`);
+          log(
+            `  detect ${a.id} / ${payload}: ${o.verdict}, z ${fmt(o.trueZ[0]!)} rank ${o.trueRank[0]} (best ${o.best} z ${fmt(o.bestZ)}), ${o.segmentsRead} segments, ${o.detectS.toFixed(1)} s`,
+          );
           if (!a.downscaled && !args.keep) await rm(file, { force: true });
         }
       };
@@ -533,7 +585,11 @@ export const suite: Suite = {
           ff,
           multiOutputArgs(
             viewers[0]!.mp4,
-            f2Branches.map((b) => ({ filter: `trim=start=${b.offset}:duration=${b.min * 60},setpts=PTS-STARTPTS,scale=${even(width / 2)}:${even(height / 2)}`, out: b.out, crf: 30 })),
+            f2Branches.map((b) => ({
+              filter: `trim=start=${b.offset}:duration=${b.min * 60},setpts=PTS-STARTPTS,scale=${even(width / 2)}:${even(height / 2)}`,
+              out: b.out,
+              crf: 30,
+            })),
             threads,
             window,
           ),
@@ -544,7 +600,10 @@ export const suite: Suite = {
           log(`  ${b.min} min from ${(window.start + b.offset).toFixed(1)} s: ${o.verdict}, z ${fmt(o.trueZ[0]!)}, ${o.segmentsRead} segments`);
         }
       }
-      const f2Shortest = f2.filter((o) => o.verdict === 'correct').map((o) => o.minutes).sort((a, b) => a - b)[0];
+      const f2Shortest = f2
+        .filter((o) => o.verdict === 'correct')
+        .map((o) => o.minutes)
+        .sort((a, b) => a - b)[0];
 
       // ---- F7: two viewers averaged -------------------------------------------------------------------------
       const [u1, u2] = [payloads[0]!, payloads[1]!];
@@ -554,8 +613,26 @@ export const suite: Suite = {
         log(`[${elapsed()}] F7: averaging viewers ${u1} and ${u2} (re-encoded at ${collusionScale}x, CRF 23) ...`);
         const scaleF7 = collusionScale === 1 ? '' : `,scale=${even(width * collusionScale)}:${even(height * collusionScale)}`;
         await ffmpeg(ff, [
-          '-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-threads', String(threads), '-i', viewers[0]!.mp4, '-threads', String(threads), '-i', viewers[1]!.mp4,
-          '-filter_complex', `[0:v][1:v]blend=all_mode=average${scaleF7}[v]`, '-map', '[v]', '-an', ...x264(23, threads), f7File,
+          '-hide_banner',
+          '-nostdin',
+          '-loglevel',
+          'error',
+          '-y',
+          '-threads',
+          String(threads),
+          '-i',
+          viewers[0]!.mp4,
+          '-threads',
+          String(threads),
+          '-i',
+          viewers[1]!.mp4,
+          '-filter_complex',
+          `[0:v][1:v]blend=all_mode=average${scaleF7}[v]`,
+          '-map',
+          '[v]',
+          '-an',
+          ...x264(23, threads),
+          f7File,
         ]);
         f7 = await detectKeepingFrames(c, 'f7-average', f7File, [u1, u2]);
         log(`  F7: accused ${f7.accused.join(', ') || 'nobody'}, collusion ${f7.collusion}, z ${f7.trueZ.map((z) => fmt(z)).join(' / ')}`);
@@ -583,9 +660,22 @@ export const suite: Suite = {
         {
           const halfS = SECONDS / 2;
           await ffmpeg(ff, [
-            '-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-threads', String(threads), '-i', nullBranches[0]!.out,
-            '-filter_complex', `[0:v]split[a][b];[a]trim=start=${halfS},setpts=PTS-STARTPTS[x];[b]trim=end=${halfS},setpts=PTS-STARTPTS[y];[x][y]concat=n=2:v=1:a=0[v]`,
-            '-map', '[v]', '-an', ...x264(23, threads), nullBranches[5]!.out,
+            '-hide_banner',
+            '-nostdin',
+            '-loglevel',
+            'error',
+            '-y',
+            '-threads',
+            String(threads),
+            '-i',
+            nullBranches[0]!.out,
+            '-filter_complex',
+            `[0:v]split[a][b];[a]trim=start=${halfS},setpts=PTS-STARTPTS[x];[b]trim=end=${halfS},setpts=PTS-STARTPTS[y];[x][y]concat=n=2:v=1:a=0[v]`,
+            '-map',
+            '[v]',
+            '-an',
+            ...x264(23, threads),
+            nullBranches[5]!.out,
           ]);
         }
         if (rawNull) {
@@ -600,7 +690,28 @@ export const suite: Suite = {
           const files = plainVideo!.segments.map((_, i) => path.join(plainDir, segmentFileName(i)));
           const out = path.join(nullDir, 'plain-working-half.mp4');
           await writeFile(list, files.map((f) => `file '${f}'`).join('\n'));
-          await ffmpeg(ff, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-threads', String(threads), '-f', 'concat', '-safe', '0', '-i', list, '-map', '0:v:0', '-vf', half, '-an', ...x264(23, threads), out]);
+          await ffmpeg(ff, [
+            '-hide_banner',
+            '-nostdin',
+            '-loglevel',
+            'error',
+            '-y',
+            '-threads',
+            String(threads),
+            '-f',
+            'concat',
+            '-safe',
+            '0',
+            '-i',
+            list,
+            '-map',
+            '0:v:0',
+            '-vf',
+            half,
+            '-an',
+            ...x264(23, threads),
+            out,
+          ]);
           nullBranches.push({ name: 'unmarked: plain ingest working copy, 0.5x', filter: half, crf: 23, out });
         }
         for (const b of nullBranches) {
@@ -612,8 +723,18 @@ export const suite: Suite = {
 
       // Score-level trials: real readings of unmarked copies, other titles and marked leaks, against the codebooks
       // of other video ids (a leak scored against the wrong title); and pure-noise readings against this title.
-      const readingSets = [...nullReal.map((o) => ({ name: o.name, readings: o.readings })), ...f1.map((o) => ({ name: `marked leak ${o.name}`, readings: o.readings }))].filter((s) => s.readings.length > 0);
-      interface TrialStats { trials: number; accusations: number; maxZ: number; over5: number; collusionFlags: number; seconds: number }
+      const readingSets = [
+        ...nullReal.map((o) => ({ name: o.name, readings: o.readings })),
+        ...f1.map((o) => ({ name: `marked leak ${o.name}`, readings: o.readings })),
+      ].filter((s) => s.readings.length > 0);
+      interface TrialStats {
+        trials: number;
+        accusations: number;
+        maxZ: number;
+        over5: number;
+        collusionFlags: number;
+        seconds: number;
+      }
       const stats = (): TrialStats => ({ trials: 0, accusations: 0, maxZ: -Infinity, over5: 0, collusionFlags: 0, seconds: 0 });
       const record = (s: TrialStats, v: Verdict) => {
         s.trials++;
@@ -663,17 +784,52 @@ export const suite: Suite = {
       const f3Dir = path.join(runDir, 'f3');
       await mkdir(f3Dir, { recursive: true });
       const gop = Math.round(4 * FPS);
-      const f3Rows: { k: number; markPsnrY: number; markPsnrCalc: number; markPsnrNoDither: number; aBytes: number; bBytes: number; cleanBytes: number; aVsClean: number; aVsWorking: number; cleanVsWorking: number }[] = [];
-      const edges: { k: number; viewerEdge: number; cleanEdge: number; viewerInside: number; step: { meanAbs: number; maxAbs: number }; designStep: { meanAbs: number; maxAbs: number } }[] = [];
+      const f3Rows: {
+        k: number;
+        markPsnrY: number;
+        markPsnrCalc: number;
+        markPsnrNoDither: number;
+        aBytes: number;
+        bBytes: number;
+        cleanBytes: number;
+        aVsClean: number;
+        aVsWorking: number;
+        cleanVsWorking: number;
+      }[] = [];
+      const edges: {
+        k: number;
+        viewerEdge: number;
+        cleanEdge: number;
+        viewerInside: number;
+        step: { meanAbs: number; maxAbs: number };
+        designStep: { meanAbs: number; maxAbs: number };
+      }[] = [];
       const code0 = codeword(key, video.id, payloads[0]!, layout.slots);
       const viewerSeg = (k: number) => path.join(path.dirname(viewers[0]!.mp4), segmentFileName(k));
       const cleanSeg = (k: number) => path.join(f3Dir, `clean_${k}.ts`);
       // Frames are paired by order: each file's video is re-timed to start at 0 (a variant carries audio that starts
       // earlier than its video, the clean re-encode has none, so their normalised timestamps differ).
       const psnrOf = async (x: string, y: string) =>
-        parsePsnrY((await ffmpeg(ff, ['-hide_banner', '-nostdin', '-i', x, '-i', y, '-lavfi', '[0:v]setpts=PTS-STARTPTS[x];[1:v]setpts=PTS-STARTPTS[y];[x][y]psnr', '-f', 'null', '-'])).stderr);
+        parsePsnrY(
+          (
+            await ffmpeg(ff, [
+              '-hide_banner',
+              '-nostdin',
+              '-i',
+              x,
+              '-i',
+              y,
+              '-lavfi',
+              '[0:v]setpts=PTS-STARTPTS[x];[1:v]setpts=PTS-STARTPTS[y];[x][y]psnr',
+              '-f',
+              'null',
+              '-',
+            ])
+          ).stderr,
+        );
       // Video-only bytes: the audio is copied identically into every variant, so it is left out of the overhead.
-      const videoBytes = async (file: string) => (await ffmpeg(ff, ['-v', 'error', '-i', file, '-map', '0:v:0', '-c', 'copy', '-f', 'h264', 'pipe:1'])).stdout.length;
+      const videoBytes = async (file: string) =>
+        (await ffmpeg(ff, ['-v', 'error', '-i', file, '-map', '0:v:0', '-c', 'copy', '-f', 'h264', 'pipe:1'])).stdout.length;
       const measureSegment = async (k: number) => {
         const working = path.join(videoDir, segmentFileName(k));
         const pattern = path.join(f3Dir, `pattern_${k}.yuv`);
@@ -681,8 +837,25 @@ export const suite: Suite = {
         await writeFile(pattern, frame);
         // The mark alone: PSNR of working+pattern (grainmerge, as variant A is made) against working, before any encode.
         const markRun = await ffmpeg(ff, [
-          '-hide_banner', '-nostdin', '-threads', '1', '-i', working, '-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${width}x${height}`, '-i', pattern,
-          '-filter_complex', '[0:v]split[v0][v1];[v0][1:v]blend=c0_mode=grainmerge:c1_mode=normal:c2_mode=normal[a];[a][v1]psnr', '-f', 'null', '-',
+          '-hide_banner',
+          '-nostdin',
+          '-threads',
+          '1',
+          '-i',
+          working,
+          '-f',
+          'rawvideo',
+          '-pix_fmt',
+          'yuv420p',
+          '-s',
+          `${width}x${height}`,
+          '-i',
+          pattern,
+          '-filter_complex',
+          '[0:v]split[v0][v1];[v0][1:v]blend=c0_mode=grainmerge:c1_mode=normal:c2_mode=normal[a];[a][v1]psnr',
+          '-f',
+          'null',
+          '-',
         ]);
         await rm(pattern, { force: true });
         let sq = 0;
@@ -691,9 +864,41 @@ export const suite: Suite = {
         for (const f of patternField(patternGrid(key, video.id, k), width, height)) sqIdeal += (MARK_AMPLITUDE * f) ** 2;
         // The clean working segment encoded exactly as the variants are (same settings; encoder threads as for A).
         await ffmpeg(ff, [
-          '-y', '-hide_banner', '-nostdin', '-loglevel', 'error', '-copyts', '-threads', '1', '-i', working, '-threads', '1',
-          '-map', '0:v:0', '-c:v', 'libx264', '-preset', ENGINE_ENCODE.preset, '-crf', String(ENGINE_ENCODE.crf),
-          '-g', String(gop), '-keyint_min', String(gop), '-sc_threshold', '0', '-x264-params', 'open-gop=0', '-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts', cleanSeg(k),
+          '-y',
+          '-hide_banner',
+          '-nostdin',
+          '-loglevel',
+          'error',
+          '-copyts',
+          '-threads',
+          '1',
+          '-i',
+          working,
+          '-threads',
+          '1',
+          '-map',
+          '0:v:0',
+          '-c:v',
+          'libx264',
+          '-preset',
+          ENGINE_ENCODE.preset,
+          '-crf',
+          String(ENGINE_ENCODE.crf),
+          '-g',
+          String(gop),
+          '-keyint_min',
+          String(gop),
+          '-sc_threshold',
+          '0',
+          '-x264-params',
+          'open-gop=0',
+          '-pix_fmt',
+          'yuv420p',
+          '-muxdelay',
+          '0',
+          '-f',
+          'mpegts',
+          cleanSeg(k),
         ]);
         const a = path.join(forensicDir, variantFileFor(layout, [1, 1], k).replace(/^[ab]+/, layout.slotsPerSegment[k] === 2 ? 'aa' : 'a'));
         const b = path.join(forensicDir, variantFileFor(layout, [-1, -1], k).replace(/^[ab]+/, layout.slotsPerSegment[k] === 2 ? 'bb' : 'b'));
@@ -717,8 +922,27 @@ export const suite: Suite = {
         await writeFile(grey, Buffer.alloc((width * height * 3) / 2, 128));
         const outA = path.join(f3Dir, `grey_a_${k}.ts`);
         const outB = path.join(f3Dir, `grey_b_${k}.ts`);
-        await ffmpeg(ff, ['-hide_banner', '-nostdin', '-loglevel', 'error', ...variantArgs({ input: path.join(videoDir, segmentFileName(k)), pattern: grey, width, height, outA, outB, gop, encode: ENGINE_ENCODE, hasAudio: video.hasAudio })]);
-        const [g, cl] = await Promise.all([ffmpeg(ff, ['-v', 'error', '-i', outA, '-map', '0:v:0', '-c', 'copy', '-f', 'h264', 'pipe:1']), ffmpeg(ff, ['-v', 'error', '-i', cleanSeg(k), '-map', '0:v:0', '-c', 'copy', '-f', 'h264', 'pipe:1'])]);
+        await ffmpeg(ff, [
+          '-hide_banner',
+          '-nostdin',
+          '-loglevel',
+          'error',
+          ...variantArgs({
+            input: path.join(videoDir, segmentFileName(k)),
+            pattern: grey,
+            width,
+            height,
+            outA,
+            outB,
+            gop,
+            encode: ENGINE_ENCODE,
+            hasAudio: video.hasAudio,
+          }),
+        ]);
+        const [g, cl] = await Promise.all([
+          ffmpeg(ff, ['-v', 'error', '-i', outA, '-map', '0:v:0', '-c', 'copy', '-f', 'h264', 'pipe:1']),
+          ffmpeg(ff, ['-v', 'error', '-i', cleanSeg(k), '-map', '0:v:0', '-c', 'copy', '-f', 'h264', 'pipe:1']),
+        ]);
         baselineIdentical = g.stdout.equals(cl.stdout);
         await rm(grey, { force: true });
       };
@@ -829,14 +1053,34 @@ export const suite: Suite = {
         skipped.push(...cells.map((c) => `${c.a.id}/${c.u}`));
         if (cells.length) log(`  ${cells.length} full-resolution cell(s) not run within the ${budgetMin}-min budget: ${skipped.join(', ')}`);
       }
-      f1.sort((a, b) => ATTACKS.findIndex((x) => x.id === a.attack) - ATTACKS.findIndex((x) => x.id === b.attack) || payloads.indexOf(a.truth[0]!) - payloads.indexOf(b.truth[0]!));
+      f1.sort(
+        (a, b) =>
+          ATTACKS.findIndex((x) => x.id === a.attack) - ATTACKS.findIndex((x) => x.id === b.attack) ||
+          payloads.indexOf(a.truth[0]!) - payloads.indexOf(b.truth[0]!),
+      );
 
       // ---- wave 2: F2' (2-min leaks), F9 (camcorder), F10 (speed, re-edit), F7' (three colluders), F6' (10,000 nulls)
       const w2 = await waveTwo({
         detect: async (name, file, truth) => detectKeepingFrames(c, name, file, truth),
-        codes, ff, threads, width, height, seconds: SECONDS, leakDir, viewers: viewers.map((v) => ({ payload: v.payload, mp4: v.mp4 })), R, log, elapsed,
-        readingSets: readingSets.map((x) => x.readings), key, seed, slots: layout.slots, nullTrials: num('null-trials', 10000),
-        want: (part) => want(part), keep: args.keep || reuse, reuse,
+        codes,
+        ff,
+        threads,
+        width,
+        height,
+        seconds: SECONDS,
+        leakDir,
+        viewers: viewers.map((v) => ({ payload: v.payload, mp4: v.mp4 })),
+        R,
+        log,
+        elapsed,
+        readingSets: readingSets.map((x) => x.readings),
+        key,
+        seed,
+        slots: layout.slots,
+        nullTrials: num('null-trials', 10000),
+        want: (part) => want(part),
+        keep: args.keep || reuse,
+        reuse,
       });
 
       // ---- report ----------------------------------------------------------------------------------------------
@@ -873,7 +1117,7 @@ export const suite: Suite = {
       const f8Ok = f8Ratio <= F8_RATIO * 1.25 && sidecarBytes <= F8_SIDECAR;
       const inconsistent = [...f1, ...f2, ...(f7 ? [f7] : []), ...nullReal].filter((o) => !o.consistent).length;
       /** A report section (or summary row) only for a part that ran. */
-      const part = <T,>(p: Part, items: T[]): T[] => (want(p) ? items : []);
+      const part = <T>(p: Part, items: T[]): T[] => (want(p) ? items : []);
 
       const lines = [
         '',
@@ -898,7 +1142,17 @@ export const suite: Suite = {
           '-- F2: shortest contiguous leak identified (CRF 30 + 0.5x, random start) --',
           table(
             ['leak min', 'start s', 'segs read', 'z ceiling', 'bit errors', 'soft mark', 'z (true)', 'rank', 'verdict'],
-            f2.map((o) => [o.minutes, o.startS, String(o.segmentsRead), Math.sqrt(o.segmentsRead), String(o.bitErrors[0]), o.softMean[0]!, o.trueZ[0]!, String(o.trueRank[0]), o.verdict]) as (string | number)[][],
+            f2.map((o) => [
+              o.minutes,
+              o.startS,
+              String(o.segmentsRead),
+              Math.sqrt(o.segmentsRead),
+              String(o.bitErrors[0]),
+              o.softMean[0]!,
+              o.trueZ[0]!,
+              String(o.trueRank[0]),
+              o.verdict,
+            ]) as (string | number)[][],
           ),
           `(z ceiling ~ sqrt(segments read): ${Z_THRESHOLD} needs at least ${Math.ceil(Z_THRESHOLD ** 2)} segments read, i.e. ${fmt((Math.ceil(Z_THRESHOLD ** 2) * 4) / 60, 1)} min of 4-s segments plus the partial ones at the ends)`,
           `F2 ${verdictOk(f2Ok)}: shortest identified ${f2Shortest !== undefined ? `${f2Shortest} min` : 'none'} (target <= ${F2_TARGET_MIN} min)`,
@@ -907,12 +1161,56 @@ export const suite: Suite = {
         ...part('f3', [
           `-- F3: mark quality and bitrate (${f3Rows.length} sampled segments; viewer ${payloads[0]} for the edges) --`,
           table(
-            ['segment', 'mark PSNR-Y', '(computed)', 'A bytes', 'B bytes', 'clean bytes', 'A/clean', 'B/clean', 'PSNR A vs clean', 'A vs working', 'clean vs working'],
-            f3Rows.map((r) => [String(r.k), r.markPsnrY, r.markPsnrCalc, String(r.aBytes), String(r.bBytes), String(r.cleanBytes), `${fmt((r.aBytes / r.cleanBytes - 1) * 100)} %`, `${fmt((r.bBytes / r.cleanBytes - 1) * 100)} %`, r.aVsClean, r.aVsWorking, r.cleanVsWorking]),
+            [
+              'segment',
+              'mark PSNR-Y',
+              '(computed)',
+              'A bytes',
+              'B bytes',
+              'clean bytes',
+              'A/clean',
+              'B/clean',
+              'PSNR A vs clean',
+              'A vs working',
+              'clean vs working',
+            ],
+            f3Rows.map((r) => [
+              String(r.k),
+              r.markPsnrY,
+              r.markPsnrCalc,
+              String(r.aBytes),
+              String(r.bBytes),
+              String(r.cleanBytes),
+              `${fmt((r.aBytes / r.cleanBytes - 1) * 100)} %`,
+              `${fmt((r.bBytes / r.cleanBytes - 1) * 100)} %`,
+              r.aVsClean,
+              r.aVsWorking,
+              r.cleanVsWorking,
+            ]),
           ),
           table(
-            ['edge', 'viewer |dY| at edge', 'clean |dY| at edge', 'ratio', 'viewer |dY| inside', 'cell step mean', 'cell step max', 'by design mean', 'by design max'],
-            edges.map((e) => [`${e.k}->${e.k + 1} ${code0[e.k]! > 0 ? 'A' : 'B'}${code0[e.k + 1]! > 0 ? 'A' : 'B'}`, e.viewerEdge, e.cleanEdge, e.viewerEdge / e.cleanEdge, e.viewerInside, e.step.meanAbs, e.step.maxAbs, e.designStep.meanAbs, e.designStep.maxAbs]),
+            [
+              'edge',
+              'viewer |dY| at edge',
+              'clean |dY| at edge',
+              'ratio',
+              'viewer |dY| inside',
+              'cell step mean',
+              'cell step max',
+              'by design mean',
+              'by design max',
+            ],
+            edges.map((e) => [
+              `${e.k}->${e.k + 1} ${code0[e.k]! > 0 ? 'A' : 'B'}${code0[e.k + 1]! > 0 ? 'A' : 'B'}`,
+              e.viewerEdge,
+              e.cleanEdge,
+              e.viewerEdge / e.cleanEdge,
+              e.viewerInside,
+              e.step.meanAbs,
+              e.step.maxAbs,
+              e.designStep.meanAbs,
+              e.designStep.maxAbs,
+            ]),
           ),
           `mark PSNR-Y (the mark alone, pre-encode) ${fmt(markPsnr)} dB (computed from the pattern frames ${fmt(markPsnrCalc)} dB; without the dither ${fmt(markPsnrNoDither)} dB; target >= ${F3_PSNR_DB})`,
           `delivered PSNR-Y vs the clean working copy (CRF 18): variant A ${fmt(median(f3Rows.map((r) => r.aVsWorking)))} dB, clean re-encode at the same settings ${fmt(median(f3Rows.map((r) => r.cleanVsWorking)))} dB; variant A vs that clean re-encode ${fmt(median(f3Rows.map((r) => r.aVsClean)))} dB (medians)`,
@@ -927,7 +1225,15 @@ export const suite: Suite = {
           '-- F4: cost of a new forensic viewer --',
           table(
             ['payload', 'watermark (m3u8) s', 'cpu s', '+mp4 join s', 'mp4 MB', 'segments linked', 'playlist bytes'],
-            viewers.map((v) => [String(v.payload), v.m3u8.wallS, v.m3u8.cpuS, v.mp4Join.wallS, v.mp4Bytes / 1e6, `${v.linkedSegments}/${segments}`, String(v.playlistBytes)]),
+            viewers.map((v) => [
+              String(v.payload),
+              v.m3u8.wallS,
+              v.m3u8.cpuS,
+              v.mp4Join.wallS,
+              v.mp4Bytes / 1e6,
+              `${v.linkedSegments}/${segments}`,
+              String(v.playlistBytes),
+            ]),
           ),
           `playlist generation in a child process (writeMediaPlaylist, ${segments} segments): ${fmt(playlistUs, 1)} us, ${playlistBytes} bytes; with the viewer's codeword computed and mapped: ${fmt(playlistCodeUs, 1)} us`,
           `F4 ${verdictOk(f4Ok)}: no encode (every segment a hard link to a variant file: ${viewers.every((v) => v.linkedSegments === segments) ? 'yes' : 'NO'}), ${fmt(playlistUs, 1)} us <= ${F4_US} us, ${playlistBytes} B <= ${F4_BYTES} B; the CLI call itself costs ${fmt(median(viewers.map((v) => v.m3u8.wallS)))} s (process start, database)`,
@@ -937,7 +1243,11 @@ export const suite: Suite = {
           '-- F5: wmark detect, end to end --',
           `leak: viewer ${payloads[0]}'s full copy (${(f5.bytes / 1e6).toFixed(0)} MB, ${mbps(f5.bytes, f5.seconds).toFixed(1)} Mbit/s, ${width}x${height}, ${fmt(f5.seconds, 1)} s)`,
           `wall ${fmt(f5.wallS)} s, cpu ${fmt(f5.cpuS)} s (engine's own elapsed ${fmt(f5.engineElapsedS)} s; other load ${fmt(f5.otherCores)} cores); correct: ${f5.correct}, z ${fmt(f5.z)}`,
-          `in-process stages on the full-resolution attacked leaks (median s): ${Object.entries(stageMedians).map(([s, v]) => `${s} ${fmt(v)}`).join(', ')}; downscaled leaks: median ${fmt(median(f1.filter((o) => ATTACKS.find((a) => a.id === o.attack)!.downscaled).map((o) => o.detectS)))} s`,
+          `in-process stages on the full-resolution attacked leaks (median s): ${Object.entries(stageMedians)
+            .map(([s, v]) => `${s} ${fmt(v)}`)
+            .join(
+              ', ',
+            )}; downscaled leaks: median ${fmt(median(f1.filter((o) => ATTACKS.find((a) => a.id === o.attack)!.downscaled).map((o) => o.detectS)))} s`,
           `F5 ${verdictOk(f5Ok)}: ${fmt(f5.wallS)} s (target <= ${F5_S} s)`,
           '',
         ]),
@@ -950,9 +1260,33 @@ export const suite: Suite = {
           table(
             ['trial kind', 'trials', 'accusations', 'collusion flags', 'max best z', 'best z >= 5', 's'],
             [
-              ['real detects (above)', String(nullReal.length), String(realNullAccusations), String(nullReal.filter((o) => o.collusion).length), Math.max(...nullReal.map((o) => o.bestZ)), String(nullReal.filter((o) => o.bestZ >= 5).length), '-'],
-              [`readings of ${readingSets.length} copies x ${nullCodebooks} other titles' codebooks`, String(codebookTrials.trials), String(codebookTrials.accusations), String(codebookTrials.collusionFlags), codebookTrials.maxZ, String(codebookTrials.over5), codebookTrials.seconds],
-              ['noise readings vs this title', String(noiseTrials.trials), String(noiseTrials.accusations), String(noiseTrials.collusionFlags), noiseTrials.maxZ, String(noiseTrials.over5), noiseTrials.seconds],
+              [
+                'real detects (above)',
+                String(nullReal.length),
+                String(realNullAccusations),
+                String(nullReal.filter((o) => o.collusion).length),
+                Math.max(...nullReal.map((o) => o.bestZ)),
+                String(nullReal.filter((o) => o.bestZ >= 5).length),
+                '-',
+              ],
+              [
+                `readings of ${readingSets.length} copies x ${nullCodebooks} other titles' codebooks`,
+                String(codebookTrials.trials),
+                String(codebookTrials.accusations),
+                String(codebookTrials.collusionFlags),
+                codebookTrials.maxZ,
+                String(codebookTrials.over5),
+                codebookTrials.seconds,
+              ],
+              [
+                'noise readings vs this title',
+                String(noiseTrials.trials),
+                String(noiseTrials.accusations),
+                String(noiseTrials.collusionFlags),
+                noiseTrials.maxZ,
+                String(noiseTrials.over5),
+                noiseTrials.seconds,
+              ],
             ],
           ),
           `F6 ${verdictOk(f6Ok)}: ${f6Accusations} accusations in ${f6Trials} null trials (target 0 of ${F6_TRIALS})`,
@@ -971,7 +1305,13 @@ export const suite: Suite = {
             ['ingest', 'wall s', 'cpu s', 'segment bytes (MB)', 'other load (cores)'],
             [
               ['plain', ingest.plain?.wallS ?? NaN, ingest.plain?.cpuS ?? NaN, plainWorkingBytes / 1e6, ingest.plain?.otherCores ?? NaN],
-              [`--forensic (${layoutChoice})`, ingest.forensic.wallS, ingest.forensic.cpuS, (workingBytes + variantBytes) / 1e6, ingest.forensic.otherCores ?? NaN],
+              [
+                `--forensic (${layoutChoice})`,
+                ingest.forensic.wallS,
+                ingest.forensic.cpuS,
+                (workingBytes + variantBytes) / 1e6,
+                ingest.forensic.otherCores ?? NaN,
+              ],
             ],
           ),
           `ratio forensic/plain: wall ${fmt(f8Ratio)}, cpu ${fmt(f8CpuRatio)} (target about ${F8_RATIO}: met up to ${fmt(F8_RATIO * 1.25)}); sidecar ${(sidecarBytes / 1e6).toFixed(2)} MB (target <= 5 MB); variants A+B ${(variantBytes / 1e6).toFixed(0)} MB on disk${ingest.reused ? ' [ingests reused from an earlier run]' : ''}`,
@@ -984,7 +1324,13 @@ export const suite: Suite = {
         table(
           ['target', 'result', 'measured'],
           [
-            ...part('f1', [['F1 attacks', verdictOk(f1Ok), `${f1.filter((o) => o.verdict === 'correct').length}/${f1.length} correct, min z ${fmt(Math.min(...f1.map((o) => o.trueZ[0]!)))}`]]),
+            ...part('f1', [
+              [
+                'F1 attacks',
+                verdictOk(f1Ok),
+                `${f1.filter((o) => o.verdict === 'correct').length}/${f1.length} correct, min z ${fmt(Math.min(...f1.map((o) => o.trueZ[0]!)))}`,
+              ],
+            ]),
             ...part('f2', [['F2 short leak', verdictOk(f2Ok), `shortest identified ${f2Shortest ?? 'none'} min`]]),
             ...part('f3', [['F3 quality', verdictOk(f3Ok), `mark ${fmt(markPsnr)} dB, overhead ${fmt(overheadAB * 100)} %, edges ${stepOk ? 'ok' : 'step'}`]]),
             ...part('f4', [['F4 new viewer', verdictOk(f4Ok), `${fmt(playlistUs, 1)} us, ${playlistBytes} B, no encode`]]),
@@ -1000,20 +1346,63 @@ export const suite: Suite = {
       ];
       process.stdout.write(lines.join('\n') + '\n');
 
-      const strip = (o: LeakOutcome) => ({ ...o, readings: undefined, readingsSummary: { count: o.readings.length, values: o.readings.map((r) => Number(r.value.toFixed(4))) } });
+      const strip = (o: LeakOutcome) => ({
+        ...o,
+        readings: undefined,
+        readingsSummary: { count: o.readings.length, values: o.readings.map((r) => Number(r.value.toFixed(4))) },
+      });
       const result = {
         suite: 'forensic',
         date: new Date().toISOString(),
         machine: ctx.machine,
-        options: { layout: layoutChoice, payloads: payloadCount, height, width, threads, seed, nullCodebooks, nullNoise, f3Samples, fullAttacks, budgetMin, collusionScale, rawNull, only: only ? [...only] : 'all' },
+        options: {
+          layout: layoutChoice,
+          payloads: payloadCount,
+          height,
+          width,
+          threads,
+          seed,
+          nullCodebooks,
+          nullNoise,
+          f3Samples,
+          fullAttacks,
+          budgetMin,
+          collusionScale,
+          rawNull,
+          only: only ? [...only] : 'all',
+        },
         source: { ...clip, bytes: clipBytes },
         video: { id: video.id, segments, markAmplitude: MARK_AMPLITUDE, threshold: Z_THRESHOLD },
         payloads,
         attacks: ATTACKS.map((a) => ({ id: a.id, label: a.label, filter: a.filter(width, height), crf: a.crf, extra: a.extra ?? [] })),
         f1: { met: f1Ok, leaks: f1.map((o) => ({ attack: o.attack, ...strip(o) })), attackWallS: attackWall, skippedForTime: skipped },
         f2: { met: f2Ok, shortestMinutes: f2Shortest ?? null, leaks: f2.map((o) => ({ minutes: o.minutes, startS: o.startS, ...strip(o) })) },
-        f3: { met: f3Ok, baselineIdentical, markPsnrY: markPsnr, markPsnrComputed: markPsnrCalc, markPsnrNoDither, overhead: { a: overheadA, b: overheadB, ab: overheadAB }, segments: f3Rows, edges, edgeExtra, edgeRatio, stepMax, stepMean, designMax, designMean, stepOk },
-        f4: { met: f4Ok, playlistUs, playlistWithCodewordUs: playlistCodeUs, playlistBytes, samplesUs: viewerTiming.samplesUs, samplesWithCodewordUs: viewerTiming.samplesWithCodewordUs, viewers },
+        f3: {
+          met: f3Ok,
+          baselineIdentical,
+          markPsnrY: markPsnr,
+          markPsnrComputed: markPsnrCalc,
+          markPsnrNoDither,
+          overhead: { a: overheadA, b: overheadB, ab: overheadAB },
+          segments: f3Rows,
+          edges,
+          edgeExtra,
+          edgeRatio,
+          stepMax,
+          stepMean,
+          designMax,
+          designMean,
+          stepOk,
+        },
+        f4: {
+          met: f4Ok,
+          playlistUs,
+          playlistWithCodewordUs: playlistCodeUs,
+          playlistBytes,
+          samplesUs: viewerTiming.samplesUs,
+          samplesWithCodewordUs: viewerTiming.samplesWithCodewordUs,
+          viewers,
+        },
         f5: { met: f5Ok, ...f5, stageMedians },
         f6: { met: f6Ok, trials: f6Trials, accusations: f6Accusations, real: nullReal.map(strip), codebookTrials, noiseTrials, unmarkedRms },
         f7: f7 ? { met: f7Ok, ...strip(f7) } : null,

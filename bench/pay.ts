@@ -21,7 +21,19 @@ import { firstFrameAt, launchBrowser, openViewer, timedSeek, waitForPlayback, ty
 import { measureForensicViewer, syntheticViewerSpec } from './lib/forensic-viewer.js';
 import { encodedSeconds, newPlayableWatermark } from './lib/playlist.js';
 import { startChild, stopChild, waitForIdle, type Child } from './lib/server-process.js';
-import { fmt, formatMachine, numberOption, OUT_DIR, table, verdict, warnIfDistStale, WMARK_BIN, wmarkEnvironment, type Suite, type SuiteContext } from './lib/suite.js';
+import {
+  fmt,
+  formatMachine,
+  numberOption,
+  OUT_DIR,
+  table,
+  verdict,
+  warnIfDistStale,
+  WMARK_BIN,
+  wmarkEnvironment,
+  type Suite,
+  type SuiteContext,
+} from './lib/suite.js';
 import { mediaDuration, psnr, sourceClip, type SourceClip } from './lib/video.js';
 import { measureServing, servingOptions } from './serve.js';
 import { measureTextJob, PLACEMENT, textJobOptions, textJobPsnr, textJobTable, wmarkArgs } from './text.js';
@@ -177,7 +189,8 @@ async function postWatermark(serve: Child, served: Served, key: string, text: st
     body: JSON.stringify({ key, settings: textSettings(text), containers: ['m3u8'] }),
   });
   const body = (await res.json()) as Answer;
-  if (res.status !== 201 || body.status !== 'READY' || !body.containers.m3u8) throw new Error(`POST /2.0/watermark: expected 201 READY with a playlist, got ${res.status} ${JSON.stringify(body)}`);
+  if (res.status !== 201 || body.status !== 'READY' || !body.containers.m3u8)
+    throw new Error(`POST /2.0/watermark: expected 201 READY with a playlist, got ${res.status} ${JSON.stringify(body)}`);
   return body;
 }
 
@@ -200,7 +213,8 @@ async function calm(b: Bench, serve: Child): Promise<void> {
   await b.quiet();
 }
 
-const stats = (values: number[]) => `median ${fmt(median(values))} s (min ${fmt(Math.min(...values))}, max ${fmt(Math.max(...values))}; ${values.map((v) => fmt(v)).join(' ')})`;
+const stats = (values: number[]) =>
+  `median ${fmt(median(values))} s (min ${fmt(Math.min(...values))}, max ${fmt(Math.max(...values))}; ${values.map((v) => fmt(v)).join(' ')})`;
 
 // ---------------------------------------------------------------------------------------------------------------
 // 1b: the CLI, a cold process.
@@ -215,7 +229,11 @@ async function leadCli(b: Bench, served: Served): Promise<PartResult> {
     settle();
     await b.quiet();
     b.ctx.log(`1b CLI trial ${t}/${b.o.trials} ...`);
-    const m = await runMeasured(process.execPath, [...args, '--no-wait'], { cwd: b.cwd, env: b.env, poll: { intervalMs: POLL_MS, check: newPlayableWatermark(wmRoot) } });
+    const m = await runMeasured(process.execPath, [...args, '--no-wait'], {
+      cwd: b.cwd,
+      env: b.env,
+      poll: { intervalMs: POLL_MS, check: newPlayableWatermark(wmRoot) },
+    });
     if (m.exitCode !== 0) fail('wmark watermark --no-wait', m);
     playable.push((m.readyMs ?? NaN) / 1000);
     exits.push(m.wallMs / 1000);
@@ -228,7 +246,16 @@ async function leadCli(b: Bench, served: Served): Promise<PartResult> {
   }
   return {
     part: 'lead',
-    figures: [{ id: '1b', name: 'lead: CLI --no-wait -> playable', what: 'CLI cold process (--no-wait): spawn -> playlist file lists a segment, median', measured: median(playable), unit: 's', target: LEAD_CLI_S }],
+    figures: [
+      {
+        id: '1b',
+        name: 'lead: CLI --no-wait -> playable',
+        what: 'CLI cold process (--no-wait): spawn -> playlist file lists a segment, median',
+        measured: median(playable),
+        unit: 's',
+        target: LEAD_CLI_S,
+      },
+    ],
     lines: [
       `1b CLI: \`wmark watermark --key ${LEAD_KEY} --text <unique> --containers m3u8 --no-wait\`, ${b.o.trials} trials, playlist polled every ${POLL_MS} ms`,
       `   spawn -> playlist lists a segment: ${stats(playable)}`,
@@ -259,7 +286,16 @@ async function leadServe(b: Bench, served: Served, serve: Child): Promise<PartRe
   }
   return {
     part: 'lead',
-    figures: [{ id: '1a', name: 'lead: serve POST -> playable', what: 'wmark serve (warm): POST /2.0/watermark -> READY, playlist lists a segment, median', measured: median(playable), unit: 's', target: LEAD_SERVE_S }],
+    figures: [
+      {
+        id: '1a',
+        name: 'lead: serve POST -> playable',
+        what: 'wmark serve (warm): POST /2.0/watermark -> READY, playlist lists a segment, median',
+        measured: median(playable),
+        unit: 's',
+        target: LEAD_SERVE_S,
+      },
+    ],
     lines: [
       `1a serve: POST /2.0/watermark (one TEXT setting, unique text, containers m3u8) on the ${b.clip.seconds} s clip, ${b.o.trials} trials after one untimed warm-up; each trial waits for serve's earlier rendering to end`,
       `   POST -> READY answer: ${stats(answers)}`,
@@ -292,7 +328,16 @@ async function leadBrowser(b: Bench, served: Served, serve: Child, browser: Brow
   }
   return {
     part: 'lead',
-    figures: [{ id: '1c', name: 'lead: POST -> first frame (Chromium)', what: 'POST -> first frame in Chromium via the player page (currentTime > 0), median', measured: median(frames), unit: 's', target: LEAD_BROWSER_S }],
+    figures: [
+      {
+        id: '1c',
+        name: 'lead: POST -> first frame (Chromium)',
+        what: 'POST -> first frame in Chromium via the player page (currentTime > 0), median',
+        measured: median(frames),
+        unit: 's',
+        target: LEAD_BROWSER_S,
+      },
+    ],
     lines: [
       `1c browser: browser running and a blank page open (fresh context: no cache) before the clock; POST, then the answer's player page (containers.href); ${b.o.trials} trials`,
       `   POST -> READY answer: ${stats(answers)}`,
@@ -369,7 +414,9 @@ async function seek(b: Bench, served: Served, serve: Child, browser: Browser): P
     await viewer.close();
   }
   const seconds = result.playingMs / 1000;
-  b.ctx.log(`  ${Number.isNaN(seconds) ? `no playback at ${b.o.seekTo} s within ${b.o.seekTimeoutMs / 1000} s` : `playing at ${b.o.seekTo} s after ${fmt(seconds)} s`}`);
+  b.ctx.log(
+    `  ${Number.isNaN(seconds) ? `no playback at ${b.o.seekTo} s within ${b.o.seekTimeoutMs / 1000} s` : `playing at ${b.o.seekTo} s after ${fmt(seconds)} s`}`,
+  );
   return {
     part: 'seek',
     figures: [
@@ -432,8 +479,12 @@ async function batch(b: Bench): Promise<PartResult> {
       await writeFile(csv, `name\n${names.map((n) => `"${n}"`).join('\n')}\n`);
       settle();
       const m = await wmark(b, batchDir, [...common, '--batch', csv, ...(b.o.batchConcurrency ? ['--concurrency', String(b.o.batchConcurrency)] : [])]);
-      const lines = m.stdout.trim().split('\n').map((l) => JSON.parse(l) as { status: string; mappings: { name: string }; files: { dir: string } });
-      if (lines.length !== names.length || lines.some((l) => l.status !== 'READY')) throw new Error(`batch: expected ${names.length} READY lines, got ${m.stdout.slice(0, 2000)}`);
+      const lines = m.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { status: string; mappings: { name: string }; files: { dir: string } });
+      if (lines.length !== names.length || lines.some((l) => l.status !== 'READY'))
+        throw new Error(`batch: expected ${names.length} READY lines, got ${m.stdout.slice(0, 2000)}`);
       return { wallS: m.wallMs / 1000, cpuS: m.cpuS, dirs: names.map((n) => lines.find((l) => l.mappings.name === n)!.files.dir) };
     };
     // Alternate which goes first, so drift (other load, page cache) does not favour one.
@@ -451,19 +502,45 @@ async function batch(b: Bench): Promise<PartResult> {
     b.ctx.log(`  separate ${fmt(separate.wallS)} s, batch ${fmt(batched.wallS)} s; PSNR of viewer 1 ...`);
     const full = { x: 0, y: 0, w: b.clip.width, h: b.clip.height };
     const p = await psnr(b.ctx.tools.ffmpeg.path, path.join(batched.dirs[0]!, 'video.m3u8'), path.join(separate.dirs[0]!, 'video.m3u8'), full);
-    rounds.push({ separateS: separate.wallS, batchS: batched.wallS, ratio: batched.wallS / separate.wallS, cpuRatio: batched.cpuS / separate.cpuS, psnrDb: p.average, names });
+    rounds.push({
+      separateS: separate.wallS,
+      batchS: batched.wallS,
+      ratio: batched.wallS / separate.wallS,
+      cpuRatio: batched.cpuS / separate.cpuS,
+      psnrDb: p.average,
+      names,
+    });
   }
   const ratio = median(rounds.map((r) => r.ratio));
   const psnrDb = Math.min(...rounds.map((r) => r.psnrDb));
   return {
     part: 'batch',
     figures: [
-      { id: '4', name: 'batch / separate jobs, wall', what: `--batch of ${b.o.viewers} viewers / ${b.o.viewers} separate jobs, wall`, measured: ratio, unit: 'x', target: BATCH_RATIO },
-      { id: '4', name: 'batch vs single job, PSNR', what: 'PSNR of a batch output vs the single-job output of the same viewer (viewer 1, all planes)', measured: psnrDb, unit: 'dB', target: BATCH_PSNR_DB, atLeast: true, note: psnrDb === Infinity ? 'identical' : undefined },
+      {
+        id: '4',
+        name: 'batch / separate jobs, wall',
+        what: `--batch of ${b.o.viewers} viewers / ${b.o.viewers} separate jobs, wall`,
+        measured: ratio,
+        unit: 'x',
+        target: BATCH_RATIO,
+      },
+      {
+        id: '4',
+        name: 'batch vs single job, PSNR',
+        what: 'PSNR of a batch output vs the single-job output of the same viewer (viewer 1, all planes)',
+        measured: psnrDb,
+        unit: 'dB',
+        target: BATCH_PSNR_DB,
+        atLeast: true,
+        note: psnrDb === Infinity ? 'identical' : undefined,
+      },
     ],
     lines: [
       `4  batch: \`wmark watermark --template <%name% at the corner> --batch <${b.o.viewers} rows>${b.o.batchConcurrency ? ` --concurrency ${b.o.batchConcurrency}` : ' (default concurrency)'}\` vs ${b.o.viewers} \`--map name=...\` runs one after another, on the ${b.clip.seconds} s clip, m3u8 only`,
-      ...rounds.map((r, i) => `   round ${i + 1}: separate ${fmt(r.separateS)} s (sum of ${b.o.viewers} process walls), batch ${fmt(r.batchS)} s: ratio ${fmt(r.ratio)}, CPU time ratio ${fmt(r.cpuRatio)}; PSNR ${r.psnrDb === Infinity ? 'inf (identical)' : `${fmt(r.psnrDb)} dB`}`),
+      ...rounds.map(
+        (r, i) =>
+          `   round ${i + 1}: separate ${fmt(r.separateS)} s (sum of ${b.o.viewers} process walls), batch ${fmt(r.batchS)} s: ratio ${fmt(r.ratio)}, CPU time ratio ${fmt(r.cpuRatio)}; PSNR ${r.psnrDb === Infinity ? 'inf (identical)' : `${fmt(r.psnrDb)} dB`}`,
+      ),
       `   (the wall ratio also rewards running jobs side by side: ${b.o.viewers} separate jobs pay ${b.o.viewers} process starts and each renders its lead segments one after another; the CPU ratio shows what shared decoding saves)`,
     ],
     json: { templateId: template.id, rounds, ratio, psnrDb },
@@ -479,10 +556,29 @@ async function fullJob(b: Bench): Promise<PartResult> {
   return {
     part: 'full',
     figures: [
-      { id: '5', name: 'full job / ffmpeg one-shot, wall', what: 'complete TEXT job, wmark / plain ffmpeg one-shot, wall (median of per-round ratios)', measured: r.ratio.wall, unit: 'x', target: FULL_RATIO },
-      { id: '5', name: 'full job PSNR-Y outside text, vs one-shot', what: 'PSNR-Y outside the text area, wmark minus one-shot (no worse: >= 0)', measured: r.psnr.wmark.y - r.psnr.baseline.y, unit: 'dB', target: 0, atLeast: true, note: noWorse ? undefined : 'wmark below the one-shot' },
+      {
+        id: '5',
+        name: 'full job / ffmpeg one-shot, wall',
+        what: 'complete TEXT job, wmark / plain ffmpeg one-shot, wall (median of per-round ratios)',
+        measured: r.ratio.wall,
+        unit: 'x',
+        target: FULL_RATIO,
+      },
+      {
+        id: '5',
+        name: 'full job PSNR-Y outside text, vs one-shot',
+        what: 'PSNR-Y outside the text area, wmark minus one-shot (no worse: >= 0)',
+        measured: r.psnr.wmark.y - r.psnr.baseline.y,
+        unit: 'dB',
+        target: 0,
+        atLeast: true,
+        note: noWorse ? undefined : 'wmark below the one-shot',
+      },
     ],
-    lines: [`5  full job (the text suite's measurement, ${r.rounds.length} round(s), wmark's default containers):`, ...[...textJobTable(r, b.ctx.machine.availableParallelism), ...textJobPsnr(r)].flatMap((l) => l.split('\n')).map((l) => `   ${l}`)],
+    lines: [
+      `5  full job (the text suite's measurement, ${r.rounds.length} round(s), wmark's default containers):`,
+      ...[...textJobTable(r, b.ctx.machine.availableParallelism), ...textJobPsnr(r)].flatMap((l) => l.split('\n')).map((l) => `   ${l}`),
+    ],
     json: r,
   };
 }
@@ -491,10 +587,23 @@ async function serving(b: Bench): Promise<PartResult> {
   const { result: r } = await measureServing(b.ctx, servingOptions(b.ctx, { runName: 'pay-serve-run', durationS: 5, quietWaitS: b.o.quietWaitMs / 1000 }));
   return {
     part: 'serving',
-    figures: [{ id: '6', name: 'signed GETs / bare node:http', what: 'signed segment GETs of wmark serve / a bare node:http handler, req/s', measured: r.ratio.getReqPerS, unit: 'x', target: SERVING_RATIO, atLeast: true }],
+    figures: [
+      {
+        id: '6',
+        name: 'signed GETs / bare node:http',
+        what: 'signed segment GETs of wmark serve / a bare node:http handler, req/s',
+        measured: r.ratio.getReqPerS,
+        unit: 'x',
+        target: SERVING_RATIO,
+        atLeast: true,
+      },
+    ],
     lines: [
       `6  serving (the serve suite's measurement: ${r.config.connections} connections, ${r.config.durationS} s per measurement, ${r.rounds.length} round(s)):`,
-      ...r.rounds.map((x) => `   round ${x.round}: wmark ${fmt(x.wmarkGet.reqPerS, 0)} req/s, bare ${fmt(x.bareGet.reqPerS, 0)} req/s: ${fmt(x.ratio)}; server CPU ${fmt(x.wmarkGet.serverCpuUsPerReq, 0)} vs ${fmt(x.bareGet.serverCpuUsPerReq, 0)} us/request`),
+      ...r.rounds.map(
+        (x) =>
+          `   round ${x.round}: wmark ${fmt(x.wmarkGet.reqPerS, 0)} req/s, bare ${fmt(x.bareGet.reqPerS, 0)} req/s: ${fmt(x.ratio)}; server CPU ${fmt(x.wmarkGet.serverCpuUsPerReq, 0)} vs ${fmt(x.bareGet.serverCpuUsPerReq, 0)} us/request`,
+      ),
     ],
     json: r,
   };
@@ -504,7 +613,16 @@ async function forensicViewer(): Promise<PartResult> {
   const t = await measureForensicViewer(syntheticViewerSpec(300, 4, 2000));
   return {
     part: 'forensic',
-    figures: [{ id: '7', name: 'new forensic viewer', what: `a new forensic viewer's playlist (${t.segments} segments, its own process), as FORENSIC.md F4`, measured: t.playlistUs, unit: 'us', target: FORENSIC_US }],
+    figures: [
+      {
+        id: '7',
+        name: 'new forensic viewer',
+        what: `a new forensic viewer's playlist (${t.segments} segments, its own process), as FORENSIC.md F4`,
+        measured: t.playlistUs,
+        unit: 'us',
+        target: FORENSIC_US,
+      },
+    ],
     lines: [
       `7  forensic viewer: a synthetic 5-minute title (4 s segments, 2 code slots each, no encode), playlist built 2000 times per repetition in a child process`,
       `   writeMediaPlaylist: median ${fmt(t.playlistUs, 1)} us (repetitions ${t.samplesUs.map((x) => fmt(x, 1)).join(' ')}), ${t.playlistBytes} bytes`,
@@ -524,7 +642,12 @@ async function servedParts(b: Bench): Promise<PartResult[]> {
   // The CLI runs before serve starts, so serve's process is not part of its machine.
   if (only.has('lead')) results.push(await leadCli(b, served));
   if (!['lead', 'ondemand', 'seek'].some((p) => only.has(p as Part))) return results;
-  const serve = await startChild('wmark serve', process.execPath, [WMARK_BIN, '--data-dir', served.dataDir, '--json', 'serve', '--host', '127.0.0.1', '--port', '0'], { cwd: b.cwd, env: b.env });
+  const serve = await startChild(
+    'wmark serve',
+    process.execPath,
+    [WMARK_BIN, '--data-dir', served.dataDir, '--json', 'serve', '--host', '127.0.0.1', '--port', '0'],
+    { cwd: b.cwd, env: b.env },
+  );
   let browser: Browser | undefined;
   try {
     if (only.has('lead')) results.push(await leadServe(b, served, serve));
@@ -549,7 +672,10 @@ function report(b: Bench, results: PartResult[], elapsedS: number): string[] {
     `clip:    ${path.relative(process.cwd(), b.clip.path)} (${b.clip.seconds} s ${b.clip.width}x${b.clip.height} ${b.clip.fps} fps, natural, with audio)`,
     '',
     ...results.flatMap((r) => [...r.lines, '']),
-    ...figures.map((f) => `${f.id.padEnd(2)} ${f.what}:  ${value(f)}  (target ${f.atLeast ? '>=' : '<='} ${fmt(f.target)} ${f.unit})  ${verdict(met(f))}${f.note && Number.isFinite(f.measured) ? `  [${f.note}]` : ''}`),
+    ...figures.map(
+      (f) =>
+        `${f.id.padEnd(2)} ${f.what}:  ${value(f)}  (target ${f.atLeast ? '>=' : '<='} ${fmt(f.target)} ${f.unit})  ${verdict(met(f))}${f.note && Number.isFinite(f.measured) ? `  [${f.note}]` : ''}`,
+    ),
     '',
     table(
       ['figure', 'measured', 'target', 'result'],

@@ -80,7 +80,9 @@ function skipClientBodies(): boolean {
 }
 
 const KEY = 'bench-serve';
-const TEXT_SETTINGS = [{ type: 'TEXT', content: 'bench viewer-0001@example.com', x: 0.97, y: 0.95, align: 'RIGHT', verticalAlign: 'BOTTOM', fontSize: 0.04, fontOpacity: 0.5 }];
+const TEXT_SETTINGS = [
+  { type: 'TEXT', content: 'bench viewer-0001@example.com', x: 0.97, y: 0.95, align: 'RIGHT', verticalAlign: 'BOTTOM', fontSize: 0.04, fontOpacity: 0.5 },
+];
 const CONTAINERS = ['m3u8'] as const;
 const CLK_TCK = 100; // USER_HZ on Linux: /proc/<pid>/stat times are in 1/100 s
 
@@ -305,7 +307,16 @@ export async function measureServing(ctx: SuiteContext, o: ServingOptions) {
   const profile = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
   const wmarkCmd =
     serverMode === 'src'
-      ? [...profile, '--import', import.meta.resolve('tsx'), '--input-type=module', '-e', `const { main } = await import(${JSON.stringify(mainUrl)}); const code = await main(process.argv.slice(1)); process.exitCode = code;`, '--', ...cliArgs]
+      ? [
+          ...profile,
+          '--import',
+          import.meta.resolve('tsx'),
+          '--input-type=module',
+          '-e',
+          `const { main } = await import(${JSON.stringify(mainUrl)}); const code = await main(process.argv.slice(1)); process.exitCode = code;`,
+          '--',
+          ...cliArgs,
+        ]
       : [...profile, WMARK_BIN, ...cliArgs];
   const children: Child[] = [];
   try {
@@ -382,12 +393,21 @@ export async function measureServing(ctx: SuiteContext, o: ServingOptions) {
             : which === 'bareGet'
               ? await measure('bare node:http GET segment', bare, bareGets, connections, durationS)
               : await measure('wmark POST /2.0/watermark (existing)', wmark, posts, connections, durationS);
-        log(`  ${fmt(m.reqPerS, 0)} req/s, p50 ${fmt(m.latencyP50Ms)} ms, p99 ${fmt(m.latencyP99Ms)} ms, ${fmt(m.mbPerS, 1)} MB/s, non-2xx ${m.non2xx}, server ${fmt(m.serverCores)} cores`);
+        log(
+          `  ${fmt(m.reqPerS, 0)} req/s, p50 ${fmt(m.latencyP50Ms)} ms, p99 ${fmt(m.latencyP99Ms)} ms, ${fmt(m.mbPerS, 1)} MB/s, non-2xx ${m.non2xx}, server ${fmt(m.serverCores)} cores`,
+        );
         got[which] = m;
       };
       const order: ('wmarkGet' | 'bareGet' | 'wmarkPost')[] = first === 'wmark' ? ['wmarkGet', 'bareGet', 'wmarkPost'] : ['bareGet', 'wmarkGet', 'wmarkPost'];
       for (const which of order) await runOne(which);
-      rounds.push({ round: r, order, wmarkGet: got.wmarkGet!, bareGet: got.bareGet!, wmarkPost: got.wmarkPost!, ratio: got.wmarkGet!.reqPerS / got.bareGet!.reqPerS });
+      rounds.push({
+        round: r,
+        order,
+        wmarkGet: got.wmarkGet!,
+        bareGet: got.bareGet!,
+        wmarkPost: got.wmarkPost!,
+        ratio: got.wmarkGet!.reqPerS / got.bareGet!.reqPerS,
+      });
     }
     const rss = { wmarkMiB: procRssMiB(wmark.proc.pid), bareMiB: procRssMiB(bare.proc.pid) };
 
@@ -423,7 +443,16 @@ export async function measureServing(ctx: SuiteContext, o: ServingOptions) {
     const cpuRatio = median(rounds.map((r) => r.wmarkGet.serverCpuUsPerReq / r.bareGet.serverCpuUsPerReq));
 
     const row = (label: string, m: Measurement): (string | number)[] => [
-      label, m.reqPerS, m.latencyP50Ms, m.latencyP99Ms, m.mbPerS, m.non2xx + m.errors + m.timeouts, m.serverCores, m.serverCpuUsPerReq, m.clientCores, m.otherCores,
+      label,
+      m.reqPerS,
+      m.latencyP50Ms,
+      m.latencyP99Ms,
+      m.mbPerS,
+      m.non2xx + m.errors + m.timeouts,
+      m.serverCores,
+      m.serverCpuUsPerReq,
+      m.clientCores,
+      m.otherCores,
     ];
     const rows: (string | number)[][] = [];
     for (const r of rounds) {

@@ -13,7 +13,19 @@ import { parseSettings } from '../src/core/setting-schema.js';
 import type { TextSetting } from '../src/core/setting-types.js';
 import { fail, median, runMeasured, settle, waitForQuiet, type Measured } from './lib/measure.js';
 import { newPlayableWatermark, playlistPlayable, playlistStats } from './lib/playlist.js';
-import { fmt, formatMachine, OUT_DIR, table, verdict, warnIfDistStale, WMARK_BIN, wmarkEnvironment, type MachineInfo, type Suite, type SuiteContext } from './lib/suite.js';
+import {
+  fmt,
+  formatMachine,
+  OUT_DIR,
+  table,
+  verdict,
+  warnIfDistStale,
+  WMARK_BIN,
+  wmarkEnvironment,
+  type MachineInfo,
+  type Suite,
+  type SuiteContext,
+} from './lib/suite.js';
 import { diffOptions, psnr, sourceClip, x264Options, type Region } from './lib/video.js';
 
 /** wmark's defaults (src/config/load-config.ts): the baseline must encode with the same preset and CRF. */
@@ -48,7 +60,15 @@ interface RoundResult {
 }
 
 function summarize(m: Measured, outputDir: string): JobResult {
-  return { wallS: m.wallMs / 1000, cpuS: m.cpuS, userS: m.userS, sysS: m.sysS, playableS: m.readyMs === undefined ? null : m.readyMs / 1000, otherCores: m.foreignCpuS / (m.wallMs / 1000), outputDir };
+  return {
+    wallS: m.wallMs / 1000,
+    cpuS: m.cpuS,
+    userS: m.userS,
+    sysS: m.sysS,
+    playableS: m.readyMs === undefined ? null : m.readyMs / 1000,
+    otherCores: m.foreignCpuS / (m.wallMs / 1000),
+    outputDir,
+  };
 }
 
 function textSetting(content: string): TextSetting {
@@ -65,14 +85,43 @@ function textSetting(content: string): TextSetting {
 function baselineArgs(source: string, filter: string, fps: number, outDir: string): string[] {
   const gop = String(framesPerSegment({ num: fps, den: 1 }));
   return [
-    '-hide_banner', '-nostdin', '-loglevel', 'error', '-y',
-    '-i', source,
-    '-map', '0:v:0', '-map', '0:a:0?',
-    '-vf', filter,
-    '-c:v', 'libx264', '-preset', PRESET, '-crf', String(CRF), '-g', gop, '-keyint_min', gop, '-sc_threshold', '0', '-pix_fmt', 'yuv420p',
-    '-c:a', 'copy',
-    '-f', 'hls', '-hls_time', '4', '-hls_playlist_type', 'vod',
-    '-hls_segment_filename', path.join(outDir, 'seg_%05d.ts'),
+    '-hide_banner',
+    '-nostdin',
+    '-loglevel',
+    'error',
+    '-y',
+    '-i',
+    source,
+    '-map',
+    '0:v:0',
+    '-map',
+    '0:a:0?',
+    '-vf',
+    filter,
+    '-c:v',
+    'libx264',
+    '-preset',
+    PRESET,
+    '-crf',
+    String(CRF),
+    '-g',
+    gop,
+    '-keyint_min',
+    gop,
+    '-sc_threshold',
+    '0',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'copy',
+    '-f',
+    'hls',
+    '-hls_time',
+    '4',
+    '-hls_playlist_type',
+    'vod',
+    '-hls_segment_filename',
+    path.join(outDir, 'seg_%05d.ts'),
     path.join(outDir, PLAYLIST),
   ];
 }
@@ -80,9 +129,27 @@ function baselineArgs(source: string, filter: string, fps: number, outDir: strin
 /** `node` arguments of `wmark watermark` drawing `text` at PLACEMENT on the video with `key`. */
 export function wmarkArgs(dataDir: string, text: string, containers: string | undefined, key = KEY): string[] {
   return [
-    WMARK_BIN, '--data-dir', dataDir, '--json', 'watermark', '--key', key, '--text', text,
-    '--x', String(PLACEMENT.x), '--y', String(PLACEMENT.y), '--align', PLACEMENT.align, '--vertical-align', PLACEMENT.verticalAlign,
-    '--font-size', String(PLACEMENT.fontSize), '--font-opacity', String(PLACEMENT.fontOpacity),
+    WMARK_BIN,
+    '--data-dir',
+    dataDir,
+    '--json',
+    'watermark',
+    '--key',
+    key,
+    '--text',
+    text,
+    '--x',
+    String(PLACEMENT.x),
+    '--y',
+    String(PLACEMENT.y),
+    '--align',
+    PLACEMENT.align,
+    '--vertical-align',
+    PLACEMENT.verticalAlign,
+    '--font-size',
+    String(PLACEMENT.fontSize),
+    '--font-opacity',
+    String(PLACEMENT.fontOpacity),
     ...(containers ? ['--containers', containers] : []),
   ];
 }
@@ -186,7 +253,8 @@ export async function measureTextJob(ctx: SuiteContext, options: TextJobOptions)
     const w = await runMeasured(process.execPath, wmarkCommand.slice(1), { cwd, env, poll: { intervalMs: POLL_MS, check: playable } });
     if (w.exitCode !== 0) fail('wmark watermark', w);
     const view = JSON.parse(w.stdout) as { id: string; status: string; created: boolean; files: { dir: string; m3u8?: string; mp4?: string } };
-    if (view.status !== 'READY' || !view.created) throw new Error(`wmark returned status ${view.status} created=${view.created}; expected a new READY watermark`);
+    if (view.status !== 'READY' || !view.created)
+      throw new Error(`wmark returned status ${view.status} created=${view.created}; expected a new READY watermark`);
     log(`  ${(w.wallMs / 1000).toFixed(2)} s wall, ${w.cpuS.toFixed(2)} s cpu, playable after ${((w.readyMs ?? NaN) / 1000).toFixed(2)} s`);
     rounds.push({ round: r, text, baseline: summarize(b, bDir), wmark: { ...summarize(w, view.files.dir), watermarkId: view.id } });
   }
@@ -248,7 +316,13 @@ export async function measureTextJob(ctx: SuiteContext, options: TextJobOptions)
     ingest: { wallS: ingest.wallMs / 1000, cpuS: ingest.cpuS, userS: ingest.userS, sysS: ingest.sysS, segments: video.segments, cpuSource: ingest.cpuSource },
     rounds: rounds.map((r) => ({ ...r, baseline: { ...r.baseline, outputDir: undefined }, wmark: { ...r.wmark, outputDir: undefined } })),
     median: m,
-    ratio: { wall: wallRatio, cpu: cpuRatio, perRoundWall: rounds.map((r) => r.wmark.wallS / r.baseline.wallS), target: TARGET_RATIO, met: wallRatio <= TARGET_RATIO },
+    ratio: {
+      wall: wallRatio,
+      cpu: cpuRatio,
+      perRoundWall: rounds.map((r) => r.wmark.wallS / r.baseline.wallS),
+      target: TARGET_RATIO,
+      met: wallRatio <= TARGET_RATIO,
+    },
     playable: { wmarkS: m.wmark.playableS, baselineS: m.baseline.playableS, target: TARGET_PLAYABLE_S, met: m.wmark.playableS <= TARGET_PLAYABLE_S },
     fixedCosts: { startupS: median(startup), repeatRequestS: median(repeat) },
     psnr: { region, wmark: psnrW, wmarkFrom: path.basename(wOut), baseline: psnrB },
@@ -259,7 +333,16 @@ export async function measureTextJob(ctx: SuiteContext, options: TextJobOptions)
 
 /** The per-round table of the two jobs (wall, CPU, playable, other load), with its medians and legend. */
 export function textJobTable(r: TextJobResult, cores: number): string[] {
-  const row = (label: string, j: Omit<JobResult, 'outputDir'>): (string | number)[] => [label, j.wallS, j.cpuS, j.userS, j.sysS, j.cpuS / j.wallS, j.playableS ?? NaN, j.otherCores];
+  const row = (label: string, j: Omit<JobResult, 'outputDir'>): (string | number)[] => [
+    label,
+    j.wallS,
+    j.cpuS,
+    j.userS,
+    j.sysS,
+    j.cpuS / j.wallS,
+    j.playableS ?? NaN,
+    j.otherCores,
+  ];
   const rows: (string | number)[][] = [];
   for (const round of r.rounds) {
     rows.push(row(`${round.round}  ffmpeg one-shot`, round.baseline));

@@ -89,7 +89,8 @@ for (const file of files) {
   }
   if (REACH_THROUGH.layers.includes(from)) {
     text.split('\n').forEach((line, i) => {
-      if (REACH_THROUGH.pattern.test(line)) problems.push(`reach: ${fromRel}:${i + 1} reaches through the service to its engine (give the service a method instead)`);
+      if (REACH_THROUGH.pattern.test(line))
+        problems.push(`reach: ${fromRel}:${i + 1} reaches through the service to its engine (give the service a method instead)`);
     });
   }
   edges.set(file, all);
@@ -106,7 +107,12 @@ if (runtimeEdges.has(entry)) {
   while (queue.length) {
     const file = queue.shift();
     for (const pkg of heavyImports.get(file) ?? []) {
-      problems.push(`startup: ${via.get(file).map((f) => path.relative(root, f)).join(' -> ')} imports ${pkg} (load it with import() where it is used)`);
+      problems.push(
+        `startup: ${via
+          .get(file)
+          .map((f) => path.relative(root, f))
+          .join(' -> ')} imports ${pkg} (load it with import() where it is used)`,
+      );
     }
     for (const next of runtimeEdges.get(file) ?? []) {
       if (runtimeEdges.has(next) && !via.has(next)) {

@@ -113,10 +113,14 @@ export function renderPicture(example: PictureExample, output: string): void {
       'format=rgb24',
     ].join(',');
     writeFileSync(path.join(work, 'graph.txt'), `${graph}[out]`);
-    execFileSync(tools.ffmpeg.path, ['-v', 'error', '-y', '-filter_complex_script', 'graph.txt', '-map', '[out]', '-frames:v', '1', '-vsync', '0', path.resolve(output)], {
-      cwd: work,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    execFileSync(
+      tools.ffmpeg.path,
+      ['-v', 'error', '-y', '-filter_complex_script', 'graph.txt', '-map', '[out]', '-frames:v', '1', '-vsync', '0', path.resolve(output)],
+      {
+        cwd: work,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

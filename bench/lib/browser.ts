@@ -31,7 +31,10 @@ export async function openViewer(browser: Browser, options: { rate?: number } = 
 export async function firstFrameAt(opened: OpenedPage, timeoutMs: number): Promise<number> {
   try {
     // A function, not a string: the player page's CSP forbids evaluating strings (Playwright passes functions as source).
-    const handle = await opened.page.waitForFunction(() => (window as unknown as { __benchFirstFrameAt?: number }).__benchFirstFrameAt, undefined, { timeout: timeoutMs, polling: 10 });
+    const handle = await opened.page.waitForFunction(() => (window as unknown as { __benchFirstFrameAt?: number }).__benchFirstFrameAt, undefined, {
+      timeout: timeoutMs,
+      polling: 10,
+    });
     return (await handle.jsonValue()) as number;
   } catch (error) {
     const state = await playbackState(opened.page).catch(() => undefined);

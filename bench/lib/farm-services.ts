@@ -84,7 +84,10 @@ export interface WorkerProcess {
  * Starts `wmark worker` (a command line for node) and resolves once it printed its id on stdout (its --json line).
  * `track` gets the process at once, so that whoever cleans up can stop it even when it never starts.
  */
-export async function startWorkerProcess(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; track: (proc: ChildProcess) => void }): Promise<WorkerProcess> {
+export async function startWorkerProcess(
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; track: (proc: ChildProcess) => void },
+): Promise<WorkerProcess> {
   const proc = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
   options.track(proc);
   let out = '';
@@ -96,7 +99,10 @@ export async function startWorkerProcess(args: string[], options: { cwd: string;
     const timer = setTimeout(() => reject(new Error(`wmark worker: no id on stdout within 30 s\n${err.slice(-3000)}`)), 30_000);
     proc.stdout!.on('data', (d: Buffer) => {
       out += d.toString('utf8');
-      const line = out.split('\n').slice(0, -1).find((l) => l.startsWith('{'));
+      const line = out
+        .split('\n')
+        .slice(0, -1)
+        .find((l) => l.startsWith('{'));
       if (line) {
         clearTimeout(timer);
         try {

@@ -12,7 +12,10 @@ const NOT_BY_DEFAULT: readonly Part[] = ['f9s'];
 export function parseOnly(value: string | true | undefined): Set<Part> | null {
   if (value === undefined) return null;
   if (value === true) throw new Error(`--only: expected a comma-separated list of parts (${PARTS.join(', ')})`);
-  const names = value.split(',').map((x) => x.trim().toLowerCase().replace(/'$/, 'b')).filter(Boolean);
+  const names = value
+    .split(',')
+    .map((x) => x.trim().toLowerCase().replace(/'$/, 'b'))
+    .filter(Boolean);
   const unknown = names.filter((x) => !(PARTS as readonly string[]).includes(x));
   if (unknown.length || !names.length) throw new Error(`--only: unknown part(s) ${unknown.join(', ') || '(none given)'}; parts: ${PARTS.join(', ')}`);
   return new Set(names as Part[]);

@@ -110,9 +110,7 @@ export async function runMeasured(cmd: string, args: readonly string[], options:
   const useGnu = await hasGnuTime();
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'bench-run-'));
   const timeFile = path.join(tmp, 'time');
-  const [bin, argv] = useGnu
-    ? gnuTimed(timeFile, cmd, args)
-    : ['bash', ['-c', '"$@"; rc=$?; times >&3; exit $rc', 'bench', cmd, ...args]];
+  const [bin, argv] = useGnu ? gnuTimed(timeFile, cmd, args) : ['bash', ['-c', '"$@"; rc=$?; times >&3; exit $rc', 'bench', cmd, ...args]];
   try {
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];

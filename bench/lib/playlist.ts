@@ -16,7 +16,8 @@ export function playlistPlayable(file: string): boolean {
  */
 export function newPlayableWatermark(videoWatermarks: string): () => boolean {
   const before = new Set(existsSync(videoWatermarks) ? readdirSync(videoWatermarks) : []);
-  return () => existsSync(videoWatermarks) && readdirSync(videoWatermarks).some((d) => !before.has(d) && playlistPlayable(path.join(videoWatermarks, d, PLAYLIST_NAME)));
+  return () =>
+    existsSync(videoWatermarks) && readdirSync(videoWatermarks).some((d) => !before.has(d) && playlistPlayable(path.join(videoWatermarks, d, PLAYLIST_NAME)));
 }
 
 export interface PlaylistStats {

@@ -101,7 +101,10 @@ function mediaTools(pid: number): number[] {
  * Waits until a server has had no ffmpeg under it for `quietMs`, up to `maxMs`: its background rendering has stopped.
  * Returns how long it waited, whether it went idle, and what still ran if it did not.
  */
-export async function waitForIdle(pid: number, options: { quietMs: number; maxMs: number; intervalMs?: number }): Promise<{ waitedMs: number; idle: boolean; running: string[] }> {
+export async function waitForIdle(
+  pid: number,
+  options: { quietMs: number; maxMs: number; intervalMs?: number },
+): Promise<{ waitedMs: number; idle: boolean; running: string[] }> {
   const t0 = Date.now();
   let quietSince = Date.now();
   for (;;) {

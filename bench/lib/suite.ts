@@ -89,7 +89,11 @@ export function table(header: string[], rows: (string | number)[][], digits: (nu
   const cells = [header, ...rows.map((r) => r.map((c, i) => (typeof c === 'number' ? fmt(c, digits[i]) : c)))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   const numeric = header.map((_, i) => rows.every((r) => typeof r[i] === 'number' || r[i] === '-'));
-  const line = (r: string[]) => r.map((c, i) => (numeric[i] && i > 0 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (numeric[i] && i > 0 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
 }
 
@@ -124,7 +128,10 @@ export function warnIfDistStale(log: (message: string) => void): void {
       const js = path.join(REPO_ROOT, 'dist', f.replace(/\.ts$/, '.js'));
       return existsSync(js) && statSync(path.join(src, f)).mtimeMs > statSync(js).mtimeMs;
     });
-  if (stale.length) log(`warning: dist/ is older than src/ for ${stale.slice(0, 5).join(', ')}${stale.length > 5 ? ` and ${stale.length - 5} more` : ''}; run \`npm run build\` to measure the current code`);
+  if (stale.length)
+    log(
+      `warning: dist/ is older than src/ for ${stale.slice(0, 5).join(', ')}${stale.length > 5 ? ` and ${stale.length - 5} more` : ''}; run \`npm run build\` to measure the current code`,
+    );
 }
 
 /** A non-negative number option (`--name value`), or the fallback when it is not given. */

@@ -74,7 +74,11 @@ export function treeRss(root: number): { total: number; top: { name: string; rss
   return { total, top };
 }
 
-export async function runTreeMeasured(cmd: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; sampleMs?: number } = {}): Promise<TreeMeasured> {
+export async function runTreeMeasured(
+  cmd: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; sampleMs?: number } = {},
+): Promise<TreeMeasured> {
   const gnu = await hasGnuTime();
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'bench-tree-'));
   const timeFile = path.join(tmp, 'time');
@@ -86,7 +90,8 @@ export async function runTreeMeasured(cmd: string, args: readonly string[], opti
     const child = spawn(bin, argv, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (d: Buffer) => stdout.push(d));
     child.stderr.on('data', (d: Buffer) => stderr.push(d));
-    let peakTreeRss = 0, samples = 0;
+    let peakTreeRss = 0,
+      samples = 0;
     let peakTreeTop = { name: '', rss: 0 };
     let cpuTicks = 0;
     const sample = () => {
@@ -112,7 +117,9 @@ export async function runTreeMeasured(cmd: string, args: readonly string[], opti
     const exitCode = await exitOf(child);
     clearInterval(timer);
     const wallMs = performance.now() - t0;
-    let userS = NaN, sysS = NaN, peakProcessRss = NaN;
+    let userS = NaN,
+      sysS = NaN,
+      peakProcessRss = NaN;
     if (gnu) {
       const t = await readGnuTime(timeFile);
       if (t) ({ userS, sysS, maxRss: peakProcessRss } = t);

@@ -29,12 +29,18 @@ export interface SourceClip {
  * The engine's own sample generator, cached under bench/out/: 'natural' (zooming fractal, film grain, a tone: costly to
  * encode, like real footage) unless the spec asks for 'scene' (the demo's landscape: cheap to encode, for long titles).
  */
-export async function sourceClip(tools: MediaTools, spec: Omit<SamplePlan, 'output' | 'kind'> & { kind?: SamplePlan['kind'] }, log: (m: string) => void): Promise<SourceClip> {
+export async function sourceClip(
+  tools: MediaTools,
+  spec: Omit<SamplePlan, 'output' | 'kind'> & { kind?: SamplePlan['kind'] },
+  log: (m: string) => void,
+): Promise<SourceClip> {
   const kind = spec.kind ?? 'natural';
   const output = path.join(OUT_DIR, `source-${kind}-${spec.width}x${spec.height}-${spec.seconds}s-${spec.fps}fps.mp4`);
   let generatedSeconds = 0;
   if (!existsSync(output)) {
-    log(`generating the ${spec.seconds} s ${spec.width}x${spec.height} ${kind} source clip (one-time cost, cached as ${path.relative(process.cwd(), output)}) ...`);
+    log(
+      `generating the ${spec.seconds} s ${spec.width}x${spec.height} ${kind} source clip (one-time cost, cached as ${path.relative(process.cwd(), output)}) ...`,
+    );
     const runner = createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path);
     const t0 = performance.now();
     let last = -1;
@@ -89,7 +95,15 @@ export async function psnr(ffmpeg: string, distorted: string, reference: string,
     const m = /PSNR y:(\S+) u:(\S+) v:(\S+) average:(\S+) min:(\S+) max:(\S+)/.exec(stderr);
     if (!m) throw new Error(`no PSNR line in ffmpeg output:\n${stderr.slice(-1500)}`);
     const stats = await readFile(path.join(dir, 'psnr.log'), 'utf8');
-    return { y: num(m[1]), u: num(m[2]), v: num(m[3]), average: num(m[4]), min: num(m[5]), max: num(m[6]), frames: stats.trim().split('\n').filter(Boolean).length };
+    return {
+      y: num(m[1]),
+      u: num(m[2]),
+      v: num(m[3]),
+      average: num(m[4]),
+      min: num(m[5]),
+      max: num(m[6]),
+      frames: stats.trim().split('\n').filter(Boolean).length,
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -98,10 +112,14 @@ export async function psnr(ffmpeg: string, distorted: string, reference: string,
 /** The x264 settings string (the SEI x264 writes into the first frame), as key=value pairs; read from the raw H.264 stream. */
 export async function x264Options(ffmpeg: string, file: string): Promise<Record<string, string> | undefined> {
   // MPEG-TS splits the SEI across 188-byte packets, so take the elementary stream out first.
-  const { stdout } = await execFileP(ffmpeg, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', file, '-map', '0:v:0', '-c', 'copy', '-frames:v', '1', '-f', 'h264', '-'], {
-    encoding: 'buffer',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { stdout } = await execFileP(
+    ffmpeg,
+    ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', file, '-map', '0:v:0', '-c', 'copy', '-frames:v', '1', '-f', 'h264', '-'],
+    {
+      encoding: 'buffer',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   const text = (stdout as Buffer).toString('latin1');
   const m = /x264 - core \d+[^\0]*? - options: ([ -~]+)/.exec(text);
   if (!m) return undefined;

@@ -50,7 +50,12 @@ export class CliContext {
     readonly io: CliIO,
     readonly flags: GlobalFlags,
   ) {
-    this.output = new Output(io, { json: Boolean(flags.json), quiet: Boolean(flags.quiet), verbose: Boolean(flags.verbose), color: flags.color === false ? false : undefined });
+    this.output = new Output(io, {
+      json: Boolean(flags.json),
+      quiet: Boolean(flags.quiet),
+      verbose: Boolean(flags.verbose),
+      color: flags.color === false ? false : undefined,
+    });
   }
 
   get signal(): AbortSignal | undefined {
@@ -76,7 +81,15 @@ export class CliContext {
   /** The engine on this run's data dir, opened once (closed with the run); only `serve` and the job runner hold it themselves. */
   openEngine(choice: EngineChoice = {}): Promise<Engine> {
     this.engine ??= this.loadConfig().then((config) =>
-      openEngine({ dataDir: config.dataDir, ffmpeg: config.ffmpeg, ffprobe: config.ffprobe, font: config.font, workers: config.workers, encode: config.encode, ...choice }),
+      openEngine({
+        dataDir: config.dataDir,
+        ffmpeg: config.ffmpeg,
+        ffprobe: config.ffprobe,
+        font: config.font,
+        workers: config.workers,
+        encode: config.encode,
+        ...choice,
+      }),
     );
     return this.engine;
   }
@@ -107,7 +120,10 @@ export class CliContext {
   /** The service a command talks to: a remote one with --remote, else the local engine. */
   async service(flags: RemoteFlags & { publicUrl?: string }, options: LocalOptions & { apiFlag?: string; defaultTimeout?: string } = {}): Promise<AnyService> {
     if (flags.remote === undefined) return this.localService({ ...options, publicUrl: flags.publicUrl ?? options.publicUrl });
-    const remote = await openRemote(this, flags, { ...('apiFlag' in options ? { apiFlag: options.apiFlag } : {}), ...(options.defaultTimeout ? { defaultTimeout: options.defaultTimeout } : {}) });
+    const remote = await openRemote(this, flags, {
+      ...('apiFlag' in options ? { apiFlag: options.apiFlag } : {}),
+      ...(options.defaultTimeout ? { defaultTimeout: options.defaultTimeout } : {}),
+    });
     return new RemoteService(remote.session, remote.api);
   }
 

@@ -14,9 +14,7 @@ export class DetachedJobQueue implements JobQueue {
   /** When each job was last handed to a process: not again until that process had time to take its lease. */
   private readonly started = new Map<string, number>();
 
-  constructor(
-    private readonly options: { dataDir: string; configFile?: string; io: Pick<CliIO, 'env' | 'cwd'> },
-  ) {}
+  constructor(private readonly options: { dataDir: string; configFile?: string; io: Pick<CliIO, 'env' | 'cwd'> }) {}
 
   enqueue(job: JobRef): void {
     const id = jobId(job.kind, job.id);
@@ -27,8 +25,22 @@ export class DetachedJobQueue implements JobQueue {
     mkdirSync(logs, { recursive: true });
     const log = openSync(path.join(logs, `job-${job.kind}-${job.id}.log`), 'a');
     const bin = fileURLToPath(new URL('../../bin/wmark.js', import.meta.url));
-    const args = [bin, '--data-dir', this.options.dataDir, ...(this.options.configFile ? ['--config', this.options.configFile] : []), 'job', 'run', job.kind, job.id];
-    spawn(process.execPath, args, { detached: true, stdio: ['ignore', log, log], env: { ...this.options.io.env } as NodeJS.ProcessEnv, cwd: this.options.io.cwd }).unref();
+    const args = [
+      bin,
+      '--data-dir',
+      this.options.dataDir,
+      ...(this.options.configFile ? ['--config', this.options.configFile] : []),
+      'job',
+      'run',
+      job.kind,
+      job.id,
+    ];
+    spawn(process.execPath, args, {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: { ...this.options.io.env } as NodeJS.ProcessEnv,
+      cwd: this.options.io.cwd,
+    }).unref();
   }
 
   async resume(): Promise<number> {

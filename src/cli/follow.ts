@@ -58,7 +58,12 @@ export interface Described {
 export function describeWatermark(p: WatermarkProgress): Described {
   if (!p.stage) return { status: p.status };
   if (p.total === undefined || p.done === undefined || p.total === 0) return { status: p.status, stage: p.stage, detail: p.stage };
-  return { status: p.status, stage: p.stage, detail: `${p.stage} ${p.done}/${p.total}${p.stage === 'joining mp4' ? '' : ' segments'}`, tenths: Math.floor((10 * p.done) / p.total) };
+  return {
+    status: p.status,
+    stage: p.stage,
+    detail: `${p.stage} ${p.done}/${p.total}${p.stage === 'joining mp4' ? '' : ' segments'}`,
+    tenths: Math.floor((10 * p.done) / p.total),
+  };
 }
 
 export function describeVideo(p: VideoProgress): Described {

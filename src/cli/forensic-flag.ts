@@ -12,13 +12,17 @@ export function parseForensicPayload(value: string): number {
   // A signed number ("-1", "+5") is two ASCII characters too, but meant as a number: marking the viewer with the payload
   // of the characters "-1" (11569) instead of refusing would silently issue a mark nobody asked for.
   if (/^[+-]\d+$/.test(v)) {
-    throw new WmarkError('BAD_FORENSIC', `--forensic: ${v} is a signed number; a payload is 0..65535, written without a sign`, { hint: `For the two characters themselves, write ascii:${v}.` });
+    throw new WmarkError('BAD_FORENSIC', `--forensic: ${v} is a signed number; a payload is 0..65535, written without a sign`, {
+      hint: `For the two characters themselves, write ascii:${v}.`,
+    });
   }
   const prefixed = /^(ascii|base64):(.*)$/s.exec(v);
   const [kind, body] = prefixed ? [prefixed[1], prefixed[2]!] : [v.length === 2 ? 'ascii' : 'base64', v];
   const decoded = decodeForensicContent(body, kind === 'ascii' ? '1.0' : '2.0');
   if (!decoded.ok) {
-    throw new WmarkError('BAD_FORENSIC', `--forensic: ${decoded.message}`, { hint: 'Give 0..65535, two ASCII characters (ascii:AB) or base64 of two bytes (base64:QUI=).' });
+    throw new WmarkError('BAD_FORENSIC', `--forensic: ${decoded.message}`, {
+      hint: 'Give 0..65535, two ASCII characters (ascii:AB) or base64 of two bytes (base64:QUI=).',
+    });
   }
   return decoded.payload;
 }

@@ -32,7 +32,10 @@ const EXAMPLES: Record<string, string[]> = {
     'wmark watermark view 3f2a... --open',
     'wmark watermark   # at a terminal: pick a video, type the text',
   ],
-  'watermark create': ['wmark watermark create --key movie --text "for alice@example.com"', 'wmark watermark create --key movie --settings settings.json --no-wait'],
+  'watermark create': [
+    'wmark watermark create --key movie --text "for alice@example.com"',
+    'wmark watermark create --key movie --settings settings.json --no-wait',
+  ],
   'watermark list': ['wmark watermark list', 'wmark watermark list --key movie --json'],
   'watermark view': ['wmark watermark view 3f2a...', 'wmark watermark view 3f2a... --open'],
   'watermark rm': ['wmark watermark rm 3f2a...', 'wmark watermark list --json | jq -r ".[].id" | xargs wmark watermark rm'],
@@ -41,7 +44,7 @@ const EXAMPLES: Record<string, string[]> = {
     'wmark serve --port 0   # any free port; local commands link to it',
     'wmark serve --host 0.0.0.0 --public-url https://videos.example.com',
     'wmark serve --queue redis://10.0.0.5:6379 --media s3://wmark-media/prod   # a render farm: `wmark worker`s on the same bucket do the encodes',
-    'wmark serve --queue redis://10.0.0.5:6379   # workers that mount this data folder\'s media folder',
+    "wmark serve --queue redis://10.0.0.5:6379   # workers that mount this data folder's media folder",
   ],
   status: ['wmark status', 'wmark status --url http://videos.internal:8080 --json'],
   worker: [
@@ -55,13 +58,20 @@ const EXAMPLES: Record<string, string[]> = {
   'auth keys create': ['wmark auth keys create --label "my app"'],
   'auth keys list': ['wmark auth keys list'],
   'auth keys revoke': ['wmark auth keys revoke wmc_...'],
-  'auth login': ['wmark auth login --remote https://watermark.example.com', 'WMARK_CLIENT_ID=... WMARK_API_KEY=... wmark auth login --remote https://watermark.example.com'],
+  'auth login': [
+    'wmark auth login --remote https://watermark.example.com',
+    'WMARK_CLIENT_ID=... WMARK_API_KEY=... wmark auth login --remote https://watermark.example.com',
+  ],
   'auth status': ['wmark auth status', 'wmark auth status --json'],
   'auth logout': ['wmark auth logout', 'wmark auth logout --all'],
   poll: ["wmark poll 'http://127.0.0.1:8080/1.0/watermark/...'"],
   doctor: ['wmark doctor', 'wmark doctor --json', 'wmark doctor --queue redis://10.0.0.5:6379 --media /mnt/wmark'],
   demo: ['wmark demo', 'wmark demo --viewer "Grace Hopper" --email grace@example.com', 'wmark demo --port 0 --no-keep-serving'],
-  completion: ['wmark completion bash >> ~/.bashrc', 'wmark completion zsh > "${fpath[1]}/_wmark"', 'wmark completion fish > ~/.config/fish/completions/wmark.fish'],
+  completion: [
+    'wmark completion bash >> ~/.bashrc',
+    'wmark completion zsh > "${fpath[1]}/_wmark"',
+    'wmark completion fish > ~/.config/fish/completions/wmark.fish',
+  ],
 };
 
 /** Where to read more, by the first word of the command path. */

@@ -14,7 +14,9 @@ export async function warnIfUnserved(ctx: CliContext, resource: Linked): Promise
   if (!link || ctx.output.mode === 'json' || ctx.output.options.quiet) return;
   if (await answersAt(link)) return;
   const origin = new URL(link).origin;
-  ctx.output.warn(`nothing answers at ${origin}, so these links will not play until a service runs there: start \`wmark serve\` (links follow a running serve on this data folder), or give --public-url`);
+  ctx.output.warn(
+    `nothing answers at ${origin}, so these links will not play until a service runs there: start \`wmark serve\` (links follow a running serve on this data folder), or give --public-url`,
+  );
 }
 
 /** The unserved-link check (local links), then --open on the player link. */

@@ -11,6 +11,13 @@ export async function main(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const code = await run(argv, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), signal: controller.signal });
+  const code = await run(argv, {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+  });
   return controller.signal.aborted && code !== 0 ? 130 : code;
 }

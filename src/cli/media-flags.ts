@@ -13,8 +13,11 @@ export interface MediaFlags {
 export function addMediaOptions(command: Command, what: string): Command {
   return command
     .option('--media <url>', `${what}: s3://BUCKET/PREFIX or a folder every machine mounts (env WMARK_MEDIA_URL, config media.url)`)
-    .option('--s3-endpoint <url>', 'an S3-compatible server (MinIO, Ceph, R2); default AWS or AWS_ENDPOINT_URL_S3 (env WMARK_S3_ENDPOINT). Credentials: the AWS SDK\'s usual env vars or profile')
-    .option('--s3-region <region>', 'the bucket\'s region (default AWS_REGION, the profile, or us-east-1 with --s3-endpoint; env WMARK_S3_REGION)');
+    .option(
+      '--s3-endpoint <url>',
+      "an S3-compatible server (MinIO, Ceph, R2); default AWS or AWS_ENDPOINT_URL_S3 (env WMARK_S3_ENDPOINT). Credentials: the AWS SDK's usual env vars or profile",
+    )
+    .option('--s3-region <region>', "the bucket's region (default AWS_REGION, the profile, or us-east-1 with --s3-endpoint; env WMARK_S3_REGION)");
 }
 
 /**

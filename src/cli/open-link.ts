@@ -3,7 +3,10 @@
 import { spawn } from 'node:child_process';
 import type { CliContext } from './context.js';
 
-export function openerFor(env: Readonly<Record<string, string | undefined>>, platform: NodeJS.Platform = process.platform): { command: string; args: string[] } {
+export function openerFor(
+  env: Readonly<Record<string, string | undefined>>,
+  platform: NodeJS.Platform = process.platform,
+): { command: string; args: string[] } {
   const custom = env.WMARK_OPENER?.trim();
   if (custom) {
     const [command, ...args] = custom.split(/\s+/);
@@ -21,7 +24,9 @@ export function openLink(ctx: CliContext, link: string): Promise<void> {
   return new Promise((resolve) => {
     const child = spawn(command, [...args, link], { stdio: 'ignore', detached: true, env: { ...process.env, ...ctx.io.env } });
     child.once('error', (error: NodeJS.ErrnoException) => {
-      ctx.output.warn(`could not open the link with ${command} (${error.code ?? error.message}); open it yourself, or set WMARK_OPENER to your browser command`);
+      ctx.output.warn(
+        `could not open the link with ${command} (${error.code ?? error.message}); open it yourself, or set WMARK_OPENER to your browser command`,
+      );
       resolve();
     });
     child.once('spawn', () => {

@@ -89,7 +89,13 @@ export class Output {
       if (!this.ora) this.pendingText = text;
       else if (!this.spinner) {
         this.pendingText = undefined;
-        this.spinner = this.ora({ text, stream: this.io.stderr as NodeJS.WritableStream, isEnabled: true, color: this.color.level > 0 ? 'cyan' : false, discardStdin: false }).start();
+        this.spinner = this.ora({
+          text,
+          stream: this.io.stderr as NodeJS.WritableStream,
+          isEnabled: true,
+          color: this.color.level > 0 ? 'cyan' : false,
+          discardStdin: false,
+        }).start();
       } else this.spinner.text = text;
     }
   }

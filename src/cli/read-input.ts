@@ -6,7 +6,8 @@ import type { CliIO } from './io.js';
 
 export async function readTextInput(io: CliIO, source: string): Promise<{ text: string; label: string }> {
   if (source === '-') {
-    if (io.stdin.isTTY) throw new WmarkError('STDIN_IS_TTY', 'expected input on stdin, but stdin is a terminal', { hint: 'Pipe the file in, or give its path instead of "-".' });
+    if (io.stdin.isTTY)
+      throw new WmarkError('STDIN_IS_TTY', 'expected input on stdin, but stdin is a terminal', { hint: 'Pipe the file in, or give its path instead of "-".' });
     const chunks: Buffer[] = [];
     for await (const chunk of io.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
     return { text: Buffer.concat(chunks).toString('utf8'), label: 'stdin' };
@@ -16,7 +17,10 @@ export async function readTextInput(io: CliIO, source: string): Promise<{ text: 
     return { text: await readFile(file, 'utf8'), label: source };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new WmarkError('INPUT_NOT_READABLE', `cannot read ${source}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message}`);
+    throw new WmarkError(
+      'INPUT_NOT_READABLE',
+      `cannot read ${source}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message}`,
+    );
   }
 }
 

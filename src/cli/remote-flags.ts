@@ -33,11 +33,25 @@ export const DEFAULT_TIMEOUT = '15m';
 export const REMOTE_GROUP = 'Remote options (with --remote):';
 
 export function addRemoteOptions(cmd: Command, options: { api?: boolean; timeoutDefault?: string } = {}): Command {
-  cmd.addOption(new Option('--remote [url]', 'use a remote watermarking service: this URL, or WMARK_API_URL, remote.url in the config, or the last `wmark auth login`').helpGroup(REMOTE_GROUP));
+  cmd.addOption(
+    new Option(
+      '--remote [url]',
+      'use a remote watermarking service: this URL, or WMARK_API_URL, remote.url in the config, or the last `wmark auth login`',
+    ).helpGroup(REMOTE_GROUP),
+  );
   if (options.api ?? true) {
-    cmd.addOption(new Option('--api <version>', 'remote API version (default: 2.0 when the service has it, else 1.0; env WMARK_API_VERSION)').choices(['1.0', '2.0']).helpGroup(REMOTE_GROUP));
+    cmd.addOption(
+      new Option('--api <version>', 'remote API version (default: 2.0 when the service has it, else 1.0; env WMARK_API_VERSION)')
+        .choices(['1.0', '2.0'])
+        .helpGroup(REMOTE_GROUP),
+    );
   }
-  cmd.addOption(new Option('--timeout <duration>', `give up after this long, retries included, exit 124 (e.g. 90s, 5m; default ${options.timeoutDefault ?? DEFAULT_TIMEOUT})`).helpGroup(REMOTE_GROUP));
+  cmd.addOption(
+    new Option(
+      '--timeout <duration>',
+      `give up after this long, retries included, exit 124 (e.g. 90s, 5m; default ${options.timeoutDefault ?? DEFAULT_TIMEOUT})`,
+    ).helpGroup(REMOTE_GROUP),
+  );
   return cmd;
 }
 
@@ -59,7 +73,8 @@ export function positionalBeforeRemote(given: string | undefined, flags: RemoteF
 export function durationFlag(text: string, flag: string): number {
   const t = text.trim();
   const parsed = /^\d+(\.\d+)?$/.test(t) ? { ok: true as const, ms: Number(t) * 1000 } : parseDuration(t);
-  if (!parsed.ok || parsed.ms <= 0) throw new WmarkError('BAD_DURATION', `${flag}: expected a duration such as 30s, 5m or 1h (a bare number is seconds), got "${text}"`);
+  if (!parsed.ok || parsed.ms <= 0)
+    throw new WmarkError('BAD_DURATION', `${flag}: expected a duration such as 30s, 5m or 1h (a bare number is seconds), got "${text}"`);
   return Math.round(parsed.ms);
 }
 

@@ -15,7 +15,8 @@ export function renderVideo(v: VideoResource, c: ChalkInstance): string {
     lines.push(`  picture    ${v.width}x${v.height}${rate}${audio}`);
   }
   if (num(v.duration)) lines.push(`  duration   ${v.duration.toFixed(3)} s${num(v.segments) ? ` in ${v.segments} segments` : ''}`);
-  if (typeof v.enableForensic === 'boolean') lines.push(`  forensic   ${v.enableForensic ? `enabled${typeof v.forensicLayout === 'string' ? ` (${v.forensicLayout} layout)` : ''}` : 'no'}`);
+  if (typeof v.enableForensic === 'boolean')
+    lines.push(`  forensic   ${v.enableForensic ? `enabled${typeof v.forensicLayout === 'string' ? ` (${v.forensicLayout} layout)` : ''}` : 'no'}`);
   if (typeof v.error === 'string') lines.push(`  error      ${c.red(v.error)}`);
   return lines.join('\n');
 }
@@ -33,7 +34,10 @@ export function renderTemplate(t: TemplateResource, c: ChalkInstance): string {
 export function renderTemplateList(all: TemplateResource[], where: string, c: ChalkInstance): string {
   if (!all.length) return c.dim(`no templates on ${where}`);
   return all
-    .map((t) => `${c.bold(t.id)}${t.builtin === true ? c.dim(' (built-in)') : ''}  ${t.name ?? ''}${t.placeholders ? `\n  placeholders: ${t.placeholders.length ? t.placeholders.join(', ') : c.dim('none')}` : ''}`)
+    .map(
+      (t) =>
+        `${c.bold(t.id)}${t.builtin === true ? c.dim(' (built-in)') : ''}  ${t.name ?? ''}${t.placeholders ? `\n  placeholders: ${t.placeholders.length ? t.placeholders.join(', ') : c.dim('none')}` : ''}`,
+    )
     .join('\n');
 }
 
@@ -49,7 +53,11 @@ export function renderWatermark(r: WatermarkResource & WatermarkExtras, c: Chalk
   const status = r.status === 'READY' ? c.green(r.status) : r.status === 'FAILED' ? c.red(r.status) : c.yellow(r.status);
   const containers = r.containers ?? {};
   const rendering = r.files?.complete === false && r.status === 'READY';
-  const notes = [...(r.created === false ? ['existing, nothing encoded'] : []), ...(rendering ? ['playable; later segments still rendering'] : []), ...(note ? [note] : [])];
+  const notes = [
+    ...(r.created === false ? ['existing, nothing encoded'] : []),
+    ...(rendering ? ['playable; later segments still rendering'] : []),
+    ...(note ? [note] : []),
+  ];
   return [
     `${c.bold('watermark')} ${typeof r.id === 'string' ? `${r.id}  ` : ''}${status}${notes.length ? c.dim(`  (${notes.join('; ')})`) : ''}`,
     ...(r.videoKey ? [`  video     ${r.videoKey}`] : []),
@@ -72,6 +80,10 @@ export function renderTable(headers: string[], rows: string[][], c: ChalkInstanc
   const visible = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, '').length;
   const all = header ? [headers, ...rows] : rows;
   const widths = headers.map((_, i) => Math.max(...all.map((r) => visible(r[i] ?? ''))));
-  const line = (r: string[]) => r.map((cell, i) => (i === r.length - 1 ? cell : cell + ' '.repeat(widths[i]! - visible(cell)))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((cell, i) => (i === r.length - 1 ? cell : cell + ' '.repeat(widths[i]! - visible(cell))))
+      .join('  ')
+      .trimEnd();
   return [...(header ? [c.bold(line(headers))] : []), ...rows.map(line)].join('\n');
 }

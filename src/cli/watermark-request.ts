@@ -47,15 +47,34 @@ export interface RequestFlags extends SettingFlags {
 }
 
 const SETTING_FLAGS: [keyof SettingFlags, string][] = [
-  ['text', 'content'], ['x', 'x'], ['y', 'y'], ['fontSize', 'fontSize'], ['fontColor', 'fontColor'], ['fontOpacity', 'fontOpacity'],
-  ['align', 'align'], ['verticalAlign', 'verticalAlign'], ['shadowColor', 'shadowColor'], ['shadowOpacity', 'shadowOpacity'],
-  ['shadowOffsetX', 'shadowOffsetX'], ['shadowOffsetY', 'shadowOffsetY'],
+  ['text', 'content'],
+  ['x', 'x'],
+  ['y', 'y'],
+  ['fontSize', 'fontSize'],
+  ['fontColor', 'fontColor'],
+  ['fontOpacity', 'fontOpacity'],
+  ['align', 'align'],
+  ['verticalAlign', 'verticalAlign'],
+  ['shadowColor', 'shadowColor'],
+  ['shadowOpacity', 'shadowOpacity'],
+  ['shadowOffsetX', 'shadowOffsetX'],
+  ['shadowOffsetY', 'shadowOffsetY'],
 ];
 
 const FLAG_NAMES: Record<string, string> = {
-  content: '--text', fontSize: '--font-size', fontColor: '--font-color', fontOpacity: '--font-opacity', verticalAlign: '--vertical-align',
-  shadowColor: '--shadow-color', shadowOpacity: '--shadow-opacity', shadowOffsetX: '--shadow-offset-x', shadowOffsetY: '--shadow-offset-y',
-  'animation.toX': '--move-to-x', 'animation.toY': '--move-to-y', 'animation.startTime': '--move-start', 'animation.endTime': '--move-end',
+  content: '--text',
+  fontSize: '--font-size',
+  fontColor: '--font-color',
+  fontOpacity: '--font-opacity',
+  verticalAlign: '--vertical-align',
+  shadowColor: '--shadow-color',
+  shadowOpacity: '--shadow-opacity',
+  shadowOffsetX: '--shadow-offset-x',
+  shadowOffsetY: '--shadow-offset-y',
+  'animation.toX': '--move-to-x',
+  'animation.toY': '--move-to-y',
+  'animation.startTime': '--move-start',
+  'animation.endTime': '--move-end',
 };
 
 /**
@@ -78,7 +97,10 @@ export function flagIssue(issue: string): string {
 }
 
 export function parseContainers(list: string): Container[] {
-  const items = list.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const items = list
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
   if (!items.length || items.some((c) => !(CONTAINERS as readonly string[]).includes(c))) {
     throw new WmarkError('BAD_CONTAINERS', `--containers: expected m3u8, mp4 or m3u8,mp4, got "${list}"`);
   }
@@ -110,12 +132,16 @@ export interface PlannedRequests {
 
 /** Checks the flags that need no service (which video, which settings source, containers, expiration, batch rows). */
 export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number): Promise<PlannedRequests> {
-  if (!opts.key && !opts.videoId) throw new WmarkError('VIDEO_REQUIRED', 'which video? give --key KEY or --video-id ID', { hint: 'See `wmark video list`. At a terminal, `wmark watermark` alone asks for the video and the text.' });
+  if (!opts.key && !opts.videoId)
+    throw new WmarkError('VIDEO_REQUIRED', 'which video? give --key KEY or --video-id ID', {
+      hint: 'See `wmark video list`. At a terminal, `wmark watermark` alone asks for the video and the text.',
+    });
   if (opts.key && opts.videoId) throw new WmarkError('VIDEO_CONFLICT', 'give either --key or --video-id, not both');
   const fromFlags = settingFromFlags(opts);
   const sources = [fromFlags && 'setting flags (--text, --x, ...)', opts.settings && '--settings', opts.template && '--template'].filter(Boolean);
   // A forensic mark alone is a complete watermark: nothing visible to draw.
-  if (sources.length === 0 && opts.forensic === undefined) throw new WmarkError('SETTINGS_REQUIRED', 'say what to draw: --text (with setting flags), --settings FILE, or --template ID with --map');
+  if (sources.length === 0 && opts.forensic === undefined)
+    throw new WmarkError('SETTINGS_REQUIRED', 'say what to draw: --text (with setting flags), --settings FILE, or --template ID with --map');
   if (sources.length > 1) throw new WmarkError('SETTINGS_CONFLICT', `use only one of ${sources.join(', ')}`);
   if (fromFlags && fromFlags.content === undefined) throw new WmarkError('TEXT_REQUIRED', 'setting flags need --text');
   if (!opts.template && opts.map?.length) throw new WmarkError('MAP_NEEDS_TEMPLATE', '--map only applies with --template');
@@ -135,7 +161,11 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
     if (!opts.batch) return { base, template: { id: opts.template, mappings: parseMaps(opts.map) } };
     const { text, label } = await readTextInput(io, opts.batch);
     const rows = parseBatch(text, /\.ndjson$|\.jsonl$/i.test(opts.batch) ? 'ndjson' : /\.csv$/i.test(opts.batch) ? 'csv' : 'auto');
-    if (!rows.ok) throw validationError('BATCH_INVALID', rows.issues.map((i) => `${label}: ${i}`));
+    if (!rows.ok)
+      throw validationError(
+        'BATCH_INVALID',
+        rows.issues.map((i) => `${label}: ${i}`),
+      );
     return { base, template: { id: opts.template, mappings: {} }, batch: { label, rows: rows.value } };
   }
   let settings: unknown[] = [];
@@ -162,7 +192,9 @@ export function settingsRequest(plan: PlannedRequests, api: ApiVersion): Waterma
     // "FORENSIC settings").
     const content = encodeForensicContent(plan.forensicPayload, api);
     if (content === undefined) {
-      throw new WmarkError('BAD_FORENSIC', `--forensic: payload ${plan.forensicPayload} cannot be written as 2 ASCII characters, which API 1.0 requires`, { hint: 'Use --api 2.0, or a payload whose two bytes are both below 128.' });
+      throw new WmarkError('BAD_FORENSIC', `--forensic: payload ${plan.forensicPayload} cannot be written as 2 ASCII characters, which API 1.0 requires`, {
+        hint: 'Use --api 2.0, or a payload whose two bytes are both below 128.',
+      });
     }
     settings = [...settings.filter((s) => (s as { type?: unknown }).type !== 'FORENSIC'), { type: 'FORENSIC', content }];
   }
@@ -180,9 +212,14 @@ function expirationFlag(text: string, nowMs: number): number {
  * The template's requests, their mappings checked against its placeholders first, so a typo on row 40 does not waste
  * 39 renders: TEMPLATE_MAPPING_INVALID for --map, BATCH_INVALID naming every bad row of a batch.
  */
-export function templateRequests(plan: PlannedRequests, template: TemplateResource): { label: string; line?: number; mappings: Record<string, string>; request: WatermarkRequest }[] {
+export function templateRequests(
+  plan: PlannedRequests,
+  template: TemplateResource,
+): { label: string; line?: number; mappings: Record<string, string>; request: WatermarkRequest }[] {
   const placeholders = template.placeholders ?? templatePlaceholders((template.settings ?? []) as TemplateSetting[]);
-  const rows = plan.batch ? plan.batch.rows.map((r) => ({ label: `${plan.batch!.label} line ${r.line}`, line: r.line, mappings: r.mappings })) : [{ label: '--map', mappings: plan.template!.mappings }];
+  const rows = plan.batch
+    ? plan.batch.rows.map((r) => ({ label: `${plan.batch!.label} line ${r.line}`, line: r.line, mappings: r.mappings }))
+    : [{ label: '--map', mappings: plan.template!.mappings }];
   const issues = rows.flatMap((r) => checkMappings(placeholders, r.mappings, r.label));
   if (issues.length) throw validationError(plan.batch ? 'BATCH_INVALID' : 'TEMPLATE_MAPPING_INVALID', issues);
   return rows.map((r) => ({ ...r, request: { ...plan.base, settingsTemplateMapping: { id: template.id, mappings: r.mappings } } }));

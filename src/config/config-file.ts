@@ -23,15 +23,7 @@ export const SEARCH_PLACES = [
 
 // Checked in the user config folder when nothing is found walking up (what cosmiconfig's
 // "global" strategy does, but with the folder taken from the injected env).
-export const USER_CONFIG_PLACES = [
-  'config',
-  'config.json',
-  'config.yaml',
-  'config.yml',
-  'config.js',
-  'config.mjs',
-  'config.cjs',
-];
+export const USER_CONFIG_PLACES = ['config', 'config.json', 'config.yaml', 'config.yml', 'config.js', 'config.mjs', 'config.cjs'];
 
 /** Where to look for the config file. */
 export interface ConfigFileSearch {
@@ -48,11 +40,7 @@ export interface FoundFile {
   config: unknown;
 }
 
-export async function readConfigFile(
-  options: ConfigFileSearch,
-  cwd: string,
-  dirs: PlatformDirs,
-): Promise<FoundFile | undefined> {
+export async function readConfigFile(options: ConfigFileSearch, cwd: string, dirs: PlatformDirs): Promise<FoundFile | undefined> {
   // cache off: a long-lived process (tests, `wmark serve`) must see edits between calls.
   const explorer = cosmiconfig('wmark', {
     searchStrategy: 'none',
@@ -101,11 +89,7 @@ function unwrapDefault(config: unknown): unknown {
 }
 
 /** Turns cosmiconfig's and the filesystem's errors into ConfigErrors that name the file. */
-async function guard(
-  read: () => Promise<CosmiconfigResult>,
-  where: string,
-  explicit: boolean,
-): Promise<CosmiconfigResult> {
+async function guard(read: () => Promise<CosmiconfigResult>, where: string, explicit: boolean): Promise<CosmiconfigResult> {
   try {
     return await read();
   } catch (error) {
@@ -145,12 +129,6 @@ function describeLoadFailure(file: string, err: Error): string {
     .trim();
   const ext = path.extname(file);
   const what =
-    ext === '.json'
-      ? 'invalid JSON'
-      : ext === '.yaml' || ext === '.yml'
-        ? 'invalid YAML'
-        : ext === ''
-          ? 'invalid JSON or YAML'
-          : 'cannot load module';
+    ext === '.json' ? 'invalid JSON' : ext === '.yaml' || ext === '.yml' ? 'invalid YAML' : ext === '' ? 'invalid JSON or YAML' : 'cannot load module';
   return `${what}: ${detail}`;
 }

@@ -102,11 +102,7 @@ function validateFile(raw: unknown, file: string): WmarkConfig {
   }
   const hint =
     unknownAt.length > 0
-      ? unique(
-          unknownAt.map(
-            (at) => `Known keys${at.length > 0 ? ` in "${at.join('.')}"` : ''}: ${knownKeysAt(at).join(', ')}.`,
-          ),
-        ).join(' ')
+      ? unique(unknownAt.map((at) => `Known keys${at.length > 0 ? ` in "${at.join('.')}"` : ''}: ${knownKeysAt(at).join(', ')}.`)).join(' ')
       : `Fix the listed field${lines.length > 1 ? 's' : ''} in ${file}.`;
   throw new ConfigError(unique(lines).join('\n'), { hint, file });
 }
@@ -141,12 +137,7 @@ export function flagLayer(flags: ConfigFlags, cwd: string): Layer {
 }
 
 /** Validates values assembled from env vars or flags, naming the variable or flag rather than the field. */
-function validateSource(
-  raw: Record<string, unknown>,
-  labels: Map<string, string>,
-  hintFor: (label: string) => string,
-  fromFlag = false,
-): WmarkConfig {
+function validateSource(raw: Record<string, unknown>, labels: Map<string, string>, hintFor: (label: string) => string, fromFlag = false): WmarkConfig {
   const parsed = wmarkConfigSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const bad = parsed.error.issues.map((issue: z.core.$ZodIssue) => {

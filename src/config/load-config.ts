@@ -77,7 +77,8 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
   if (merged.publicUrl !== undefined) resolved.publicUrl = merged.publicUrl;
   if (merged.color !== undefined) resolved.color = merged.color;
   if (merged.queue?.url !== undefined) resolved.queue = { url: merged.queue.url };
-  if (merged.media?.url !== undefined) resolved.media = { url: merged.media.url, ...withoutUndefined({ s3Endpoint: merged.media.s3Endpoint, s3Region: merged.media.s3Region }) };
+  if (merged.media?.url !== undefined)
+    resolved.media = { url: merged.media.url, ...withoutUndefined({ s3Endpoint: merged.media.s3Endpoint, s3Region: merged.media.s3Region }) };
   if (found) resolved.configFile = found.filepath;
   return resolved;
 }

@@ -4,17 +4,7 @@ import { API_VERSIONS } from '../core/api-version.js';
 import { isHttpUrl } from '../core/http-url.js';
 import { describeValue } from '../core/issue-text.js';
 
-export const X264_PRESETS = [
-  'ultrafast',
-  'superfast',
-  'veryfast',
-  'faster',
-  'fast',
-  'medium',
-  'slow',
-  'slower',
-  'veryslow',
-] as const;
+export const X264_PRESETS = ['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium', 'slow', 'slower', 'veryslow'] as const;
 export type X264Preset = (typeof X264_PRESETS)[number];
 
 // Each field carries one message for every way it can be wrong, so a user reads
@@ -25,9 +15,7 @@ function expected(what: string) {
 
 function intRange(min: number, max: number) {
   const error = expected(`an integer from ${min} to ${max}`);
-  return z
-    .number({ error })
-    .refine((n) => Number.isInteger(n) && n >= min && n <= max, { error });
+  return z.number({ error }).refine((n) => Number.isInteger(n) && n >= min && n <= max, { error });
 }
 
 function httpUrl() {

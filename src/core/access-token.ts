@@ -12,7 +12,12 @@ export type TokenCheck = { ok: true; claims: TokenClaims } | { ok: false; reason
 
 export async function signToken(key: Uint8Array, claims: TokenClaims): Promise<string> {
   const { SignJWT } = await jose();
-  return new SignJWT({}).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject(claims.sub).setIssuedAt(claims.iat).setExpirationTime(claims.exp).sign(key);
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(claims.sub)
+    .setIssuedAt(claims.iat)
+    .setExpirationTime(claims.exp)
+    .sign(key);
 }
 
 /** Checks signature, algorithm (HS256 only: "none" and the others are refused) and expiry at `nowSeconds`. */

@@ -16,7 +16,11 @@ export type Container = (typeof CONTAINERS)[number];
 export const DEFAULT_CONTAINERS: Container[] = ['m3u8', 'mp4'];
 
 const expected = (what: string) => (issue: { input?: unknown }) => `expected ${what}, got ${describeValue(issue.input)}`;
-const text = (what: string, max: number) => z.string({ error: expected(what) }).min(1, { error: expected(what) }).max(max, { error: `expected at most ${max} characters` });
+const text = (what: string, max: number) =>
+  z
+    .string({ error: expected(what) })
+    .min(1, { error: expected(what) })
+    .max(max, { error: `expected at most ${max} characters` });
 
 const watermarkBodySchema = z.object({
   key: text("the video's key (a non-empty string)", 2048).optional(),
@@ -40,23 +44,37 @@ const watermarkBodySchema = z.object({
   expiration: z.unknown().optional(),
 });
 
-const videoBodySchema = z.object({
-  sourceUrl: text('a file path or an http(s) URL (a non-empty string)', 4096),
-  key: text('a non-empty string', 2048).optional(),
-  name: z.string({ error: expected('a string') }).max(500, { error: 'expected at most 500 characters' }).optional(),
-  enableForensic: z.boolean({ error: expected('true or false') }).optional(),
-  /** wmark's own field (docs/forensic.md): how the segments carry the forensic code. */
-  forensicLayout: z.enum(FORENSIC_LAYOUTS, { error: expected(FORENSIC_LAYOUTS.join(', ')) }).optional(),
-}).superRefine((body, ctx) => {
-  if (body.forensicLayout !== undefined && body.enableForensic !== true) {
-    ctx.addIssue({ code: 'custom', path: ['forensicLayout'], message: 'applies to forensic videos only: send enableForensic: true with it' });
-  }
-});
+const videoBodySchema = z
+  .object({
+    sourceUrl: text('a file path or an http(s) URL (a non-empty string)', 4096),
+    key: text('a non-empty string', 2048).optional(),
+    name: z
+      .string({ error: expected('a string') })
+      .max(500, { error: 'expected at most 500 characters' })
+      .optional(),
+    enableForensic: z.boolean({ error: expected('true or false') }).optional(),
+    /** wmark's own field (docs/forensic.md): how the segments carry the forensic code. */
+    forensicLayout: z.enum(FORENSIC_LAYOUTS, { error: expected(FORENSIC_LAYOUTS.join(', ')) }).optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.forensicLayout !== undefined && body.enableForensic !== true) {
+      ctx.addIssue({ code: 'custom', path: ['forensicLayout'], message: 'applies to forensic videos only: send enableForensic: true with it' });
+    }
+  });
 
 const listQuerySchema = z.object({
   key: z.string().optional(),
-  limit: z.coerce.number({ error: expected('a whole number from 1 to 1000') }).int({ error: expected('a whole number from 1 to 1000') }).min(1, { error: expected('a whole number from 1 to 1000') }).max(1000, { error: expected('a whole number from 1 to 1000') }).default(100),
-  page: z.coerce.number({ error: expected('a whole number from 1') }).int({ error: expected('a whole number from 1') }).min(1, { error: expected('a whole number from 1') }).default(1),
+  limit: z.coerce
+    .number({ error: expected('a whole number from 1 to 1000') })
+    .int({ error: expected('a whole number from 1 to 1000') })
+    .min(1, { error: expected('a whole number from 1 to 1000') })
+    .max(1000, { error: expected('a whole number from 1 to 1000') })
+    .default(100),
+  page: z.coerce
+    .number({ error: expected('a whole number from 1') })
+    .int({ error: expected('a whole number from 1') })
+    .min(1, { error: expected('a whole number from 1') })
+    .default(1),
 });
 
 /** zod's issues as our `path: message` lines. */

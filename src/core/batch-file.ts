@@ -43,14 +43,28 @@ export function parseCsv(text: string): { line: number; fields: string[] }[] {
     const lines = text.replace(/^\uFEFF/, '').split(LINE_BREAKS);
     let start = lastEnd + 1;
     while (start <= lines.length && lines[start - 1]!.trim() === '') start++;
-    const what = error.code === 'CSV_QUOTE_NOT_CLOSED' ? 'unterminated quoted field' : error.message.replace(/ at line \d+.*$/, '').replace(/^[^:]+: /, '').toLowerCase();
+    const what =
+      error.code === 'CSV_QUOTE_NOT_CLOSED'
+        ? 'unterminated quoted field'
+        : error.message
+            .replace(/ at line \d+.*$/, '')
+            .replace(/^[^:]+: /, '')
+            .toLowerCase();
     throw new Error(`line ${start}: ${what}`);
   }
   return records;
 }
 
 export function parseBatch(text: string, format: 'csv' | 'ndjson' | 'auto' = 'auto'): Result<BatchRow[]> {
-  const kind = format === 'auto' ? (text.replace(/^\uFEFF/, '').trimStart().startsWith('{') ? 'ndjson' : 'csv') : format;
+  const kind =
+    format === 'auto'
+      ? text
+          .replace(/^\uFEFF/, '')
+          .trimStart()
+          .startsWith('{')
+        ? 'ndjson'
+        : 'csv'
+      : format;
   return kind === 'ndjson' ? parseNdjson(text) : parseCsvBatch(text);
 }
 
@@ -84,26 +98,29 @@ function parseCsvBatch(text: string): Result<BatchRow[]> {
 function parseNdjson(text: string): Result<BatchRow[]> {
   const issues: string[] = [];
   const out: BatchRow[] = [];
-  text.replace(/^\uFEFF/, '').split(/\r?\n/).forEach((raw, i) => {
-    if (!raw.trim()) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (error) {
-      issues.push(`batch line ${i + 1}: invalid JSON: ${(error as Error).message}`);
-      return;
-    }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      issues.push(`batch line ${i + 1}: expected an object of placeholder values`);
-      return;
-    }
-    const bad = Object.entries(value).filter(([, v]) => typeof v !== 'string');
-    if (bad.length) {
-      issues.push(...bad.map(([k, v]) => `batch line ${i + 1}: "${k}" must be a string, got ${JSON.stringify(v)}`));
-      return;
-    }
-    out.push({ line: i + 1, mappings: value as Record<string, string> });
-  });
+  text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .forEach((raw, i) => {
+      if (!raw.trim()) return;
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch (error) {
+        issues.push(`batch line ${i + 1}: invalid JSON: ${(error as Error).message}`);
+        return;
+      }
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        issues.push(`batch line ${i + 1}: expected an object of placeholder values`);
+        return;
+      }
+      const bad = Object.entries(value).filter(([, v]) => typeof v !== 'string');
+      if (bad.length) {
+        issues.push(...bad.map(([k, v]) => `batch line ${i + 1}: "${k}" must be a string, got ${JSON.stringify(v)}`));
+        return;
+      }
+      out.push({ line: i + 1, mappings: value as Record<string, string> });
+    });
   if (!out.length && !issues.length) issues.push('batch: no rows');
   return issues.length ? { ok: false, issues } : { ok: true, value: out };
 }

@@ -95,7 +95,10 @@ export const ERRORS = {
   SIGNATURE_INVALID: auth(403, SIGNED_LINK_HINT),
   SIGNATURE_EXPIRED: auth(403, SIGNED_LINK_HINT),
   LINK_EXPIRED: auth(403, 'A long-poll link expires shortly after READY: use the playlist link, or ask for the watermark again.'),
-  LINK_REFUSED: auth(403, 'A long-poll link expires shortly after READY. Send the same watermark request again for fresh links (it returns the same watermark, nothing is re-encoded).'),
+  LINK_REFUSED: auth(
+    403,
+    'A long-poll link expires shortly after READY. Send the same watermark request again for fresh links (it returns the same watermark, nothing is re-encoded).',
+  ),
 
   // ---- not found, conflict, gone (CLI exit 2)
   NOT_FOUND: notFound(),
@@ -108,7 +111,12 @@ export const ERRORS = {
   KEY_EXISTS: { kind: 'conflict', http: 409, exit: 2 },
   WATERMARK_BUSY: { kind: 'conflict', http: 409, exit: 2 },
   VIDEO_NOT_READY: { kind: 'conflict', http: 409, exit: 2, hint: 'Try again when its status is INGESTED.' },
-  WATERMARK_EXPIRED: { kind: 'gone', http: 410, exit: 2, hint: 'Change any setting to create a new watermark with a new expiration (docs/settings.md#identity-and-expiration).' },
+  WATERMARK_EXPIRED: {
+    kind: 'gone',
+    http: 410,
+    exit: 2,
+    hint: 'Change any setting to create a new watermark with a new expiration (docs/settings.md#identity-and-expiration).',
+  },
 
   // ---- a valid request the input cannot satisfy (HTTP 422, CLI exit 2: the input is the user's)
   SOURCE_NOT_FOUND: unprocessable(SOURCE_HINT),
@@ -118,7 +126,12 @@ export const ERRORS = {
   SOURCE_TOO_LARGE: unprocessable('The server caps downloads from API clients; ingest large files with the CLI on the server itself.'),
   SOURCE_TIMEOUT: unprocessable('The server caps how long a download from an API client may take; ingest it with the CLI on the server itself.'),
   // A source an API client may not make the server read (the server's source policy): local files outside --source-root, private networks.
-  SOURCE_PATH_FORBIDDEN: { kind: 'auth', http: 403, exit: 4, hint: 'Put the file under a folder the server was started with (wmark serve --source-root DIR), or pass an http(s) URL.' },
+  SOURCE_PATH_FORBIDDEN: {
+    kind: 'auth',
+    http: 403,
+    exit: 4,
+    hint: 'Put the file under a folder the server was started with (wmark serve --source-root DIR), or pass an http(s) URL.',
+  },
   SOURCE_ADDRESS_FORBIDDEN: { kind: 'auth', http: 403, exit: 4, hint: 'Use a public URL, or start the server with --allow-private-sources.' },
   NOT_A_VIDEO: unprocessable(),
   NO_VIDEO_STREAM: unprocessable(),
@@ -147,13 +160,25 @@ export const ERRORS = {
   BAD_RESPONSE: remote('Check that the URL points at a watermarking service that speaks API 1.0 or 2.0 (docs/api.md).'),
   NO_HREF: remote(),
   // The render farm's shared parts: the Redis queue and the media store, reached over the network.
-  QUEUE_UNREACHABLE: { kind: 'remote', http: 503, exit: 5, hint: 'Check --queue redis://HOST:PORT (or WMARK_QUEUE_URL) and that Redis runs and is reachable from here.' },
-  MEDIA_STORE_FAILED: { kind: 'remote', http: 502, exit: 5, hint: 'Check --media and --s3-endpoint, the bucket, and the credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or a profile).' },
+  QUEUE_UNREACHABLE: {
+    kind: 'remote',
+    http: 503,
+    exit: 5,
+    hint: 'Check --queue redis://HOST:PORT (or WMARK_QUEUE_URL) and that Redis runs and is reachable from here.',
+  },
+  MEDIA_STORE_FAILED: {
+    kind: 'remote',
+    http: 502,
+    exit: 5,
+    hint: 'Check --media and --s3-endpoint, the bucket, and the credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or a profile).',
+  },
 
   // ---- engine: ffmpeg and the media pipeline (exit 6)
   FFMPEG_FAILED: engine(),
   FFMPEG_CRASHED: engine(),
-  FFMPEG_STALLED: engine('ffmpeg stopped making progress. Run it again; if it stalls again at the same place, the input may be damaged (run `wmark doctor`, and try the source in another player).'),
+  FFMPEG_STALLED: engine(
+    'ffmpeg stopped making progress. Run it again; if it stalls again at the same place, the input may be damaged (run `wmark doctor`, and try the source in another player).',
+  ),
   FFMPEG_NOT_FOUND: engine('Run `wmark doctor`, or set WMARK_FFMPEG / WMARK_FFPROBE.'),
   PROBE_FAILED: engine(),
   FRAME_COUNT_MISMATCH: engine(),

@@ -6,9 +6,7 @@
 // instead of being accepted and silently never expiring.
 import { parseDuration } from './duration.js';
 
-export type ExpirationResult =
-  | { ok: true; unixSeconds: number }
-  | { ok: false; message: string; hint?: string };
+export type ExpirationResult = { ok: true; unixSeconds: number } | { ok: false; message: string; hint?: string };
 
 /** Unix seconds above this are almost certainly milliseconds (1e11 s is the year 5138). */
 export const MILLISECONDS_THRESHOLD = 1e11;
@@ -17,11 +15,9 @@ export const MAX_EXPIRATION_AHEAD_MS = 3653 * 24 * 3600 * 1000;
 
 // A calendar date is required; time and offset are optional. A time without an offset is
 // local time, as in ECMAScript's Date.parse.
-const ISO_PATTERN =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
+const ISO_PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
 
-const FORMS_HINT =
-  'use Unix seconds (e.g. 1893456000), an ISO 8601 date/time (e.g. 2030-01-01T00:00:00Z) or a duration (e.g. 30m, 12h, 7d, 1d12h)';
+const FORMS_HINT = 'use Unix seconds (e.g. 1893456000), an ISO 8601 date/time (e.g. 2030-01-01T00:00:00Z) or a duration (e.g. 30m, 12h, 7d, 1d12h)';
 
 /** The CLI flag: Unix seconds, an ISO 8601 date/time, or a duration from now (`30s`..`2w`, `1d12h`). */
 export function parseExpirationInput(input: string, nowMs: number): ExpirationResult {

@@ -66,7 +66,11 @@ export function isPublicAddress(ip: string): boolean {
   const bytes = ipBytes(ip);
   if (!bytes) return false;
   if (bytes.length === 4) return !V4_BLOCKED.some(([prefix, bits]) => inPrefix(bytes, prefix, bits));
-  const v4 = (from: number) => bytes.slice(from, from + 4).map(String).join('.');
+  const v4 = (from: number) =>
+    bytes
+      .slice(from, from + 4)
+      .map(String)
+      .join('.');
   // IPv4 inside IPv6: ::a.b.c.d, ::ffff:a.b.c.d, 64:ff9b::a.b.c.d (NAT64), 2002:AABB:CCDD:: (6to4).
   if (inPrefix(bytes, [], 80) && ((bytes[10] === 0 && bytes[11] === 0) || (bytes[10] === 0xff && bytes[11] === 0xff))) {
     return inPrefix(bytes, [], 96) && bytes.slice(12).every((b) => b === 0) ? false : isPublicAddress(v4(12));

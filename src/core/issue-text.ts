@@ -72,10 +72,7 @@ export function rejectKey(message: (key: string) => string) {
  * the keys are declared instead, unknown keys first, so a misspelt key comes right before the "required" it causes.
  * keysAt(depth) gives the declared keys of the object at that depth of the paths; ties keep zod's order.
  */
-export function inDeclaredOrder<T extends { path: readonly PropertyKey[] }>(
-  issues: readonly T[],
-  keysAt: (depth: number) => readonly string[],
-): T[] {
+export function inDeclaredOrder<T extends { path: readonly PropertyKey[] }>(issues: readonly T[], keysAt: (depth: number) => readonly string[]): T[] {
   const rank = (issue: T) => issue.path.map((key, depth) => keysAt(depth).indexOf(String(key)));
   return issues.toSorted((a, b) => {
     const [ra, rb] = [rank(a), rank(b)];

@@ -203,10 +203,7 @@ function findUriAttribute(line: string): { start: number; value: string } | unde
 
 function checkedUri(uri: string, kind: PlaylistUriKind): string {
   // A newline would inject playlist lines; a quote would end the attribute early.
-  const unsafe =
-    uri === '' ||
-    /[\r\n]/.test(uri) ||
-    (kind === 'segment' ? uri.startsWith('#') || uri.trim() !== uri : uri.includes('"'));
+  const unsafe = uri === '' || /[\r\n]/.test(uri) || (kind === 'segment' ? uri.startsWith('#') || uri.trim() !== uri : uri.includes('"'));
   if (unsafe) {
     throw new RangeError(`mapped ${kind} URI cannot be written into a playlist: ${JSON.stringify(uri)}`);
   }

@@ -29,12 +29,7 @@ function substitute(text: string, values: ReadonlyMap<string, string>): string {
  * Mapping problems (missing, unused, not a string) are reported first and alone, since rendering
  * with a hole would only produce follow-on noise.
  */
-export function renderTemplate(
-  settings: readonly TemplateSetting[],
-  mappings: unknown,
-  apiVersion: ApiVersion,
-  opts: RenderOptions = {},
-): Result<Setting[]> {
+export function renderTemplate(settings: readonly TemplateSetting[], mappings: unknown, apiVersion: ApiVersion, opts: RenderOptions = {}): Result<Setting[]> {
   const mappingsPath = opts.mappingsPath ?? 'settingsTemplateMapping.mappings';
   const issues = checkMappings(templatePlaceholders(settings), mappings, mappingsPath);
   if (issues.length > 0) return { ok: false, issues };

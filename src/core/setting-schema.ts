@@ -2,17 +2,7 @@
 import { z } from 'zod';
 import type { ApiVersion } from './api-version.js';
 import { decodeForensicContent } from './forensic/payload.js';
-import {
-  closestKey,
-  describeValue,
-  inDeclaredOrder,
-  isPlainObject,
-  issueLines,
-  joinPath,
-  quote,
-  rejectKey,
-  type Result,
-} from './issue-text.js';
+import { closestKey, describeValue, inDeclaredOrder, isPlainObject, issueLines, joinPath, quote, rejectKey, type Result } from './issue-text.js';
 import { hasPlaceholder } from './placeholders.js';
 import {
   DEFAULTS,
@@ -154,21 +144,27 @@ const ANIMATION = strictFields(
     endTime: SECONDS,
   },
   ({ input }) => `expected an object {type?: "MOVE", toX?, toY?, startTime, endTime}, got ${describeValue(input)}`,
-).superRefine((a, ctx) => {
-  if (a.endTime <= a.startTime) {
-    ctx.addIssue({ code: 'custom', path: ['endTime'], message: `must be greater than startTime (${a.startTime}), got ${a.endTime}` });
-  }
-}, whenValid('startTime', 'endTime'));
+).superRefine(
+  (a, ctx) => {
+    if (a.endTime <= a.startTime) {
+      ctx.addIssue({ code: 'custom', path: ['endTime'], message: `must be greater than startTime (${a.startTime}), got ${a.endTime}` });
+    }
+  },
+  whenValid('startTime', 'endTime'),
+);
 
 /** `alias` is another spelling of `key`: both may be given only if they agree. */
 const agree = (key: 'align' | 'verticalAlign', alias: 'horizontalAlignment' | 'verticalAlignment') =>
-  z.superRefine((s: Partial<Record<typeof key | typeof alias, string>>, ctx) => {
-    const [main, other] = [s[key], s[alias]];
-    if (main !== undefined && other !== undefined && main !== other) {
-      const message = `conflicts with ${key} (${other} vs ${main}); give only one of ${key} or ${alias}`;
-      ctx.addIssue({ code: 'custom', path: [alias], message });
-    }
-  }, whenValid(key, alias));
+  z.superRefine(
+    (s: Partial<Record<typeof key | typeof alias, string>>, ctx) => {
+      const [main, other] = [s[key], s[alias]];
+      if (main !== undefined && other !== undefined && main !== other) {
+        const message = `conflicts with ${key} (${other} vs ${main}); give only one of ${key} or ${alias}`;
+        ctx.addIssue({ code: 'custom', path: [alias], message });
+      }
+    },
+    whenValid(key, alias),
+  );
 
 function textSetting(template: boolean) {
   return strictFields({
@@ -223,8 +219,7 @@ const FORENSIC_CONTENT = requiredString('the 16-bit forensic payload');
 
 /** A FORENSIC setting has type and content only; TEXT fields on it are named as such, being the likely mix-up. */
 function forensicSetting<T extends z.ZodType>(content: T) {
-  const refusal = (key: string) =>
-    TEXT_KEYS.includes(key) ? 'not allowed on a FORENSIC setting (only type and content)' : unknownKey(key, FORENSIC_KEYS);
+  const refusal = (key: string) => (TEXT_KEYS.includes(key) ? 'not allowed on a FORENSIC setting (only type and content)' : unknownKey(key, FORENSIC_KEYS));
   return z.object({ type: z.unknown().optional(), content }).catchall(rejectKey(refusal));
 }
 
@@ -258,15 +253,11 @@ type ElementSchemas<T> = Record<'TEXT' | 'FORENSIC', z.ZodType<T>>;
 
 const requestSchemas = (apiVersion: ApiVersion): ElementSchemas<Setting> => ({
   TEXT: TEXT_SETTING,
-  FORENSIC: forensicSetting(forensicPayload(apiVersion)).transform(
-    ({ content }): ForensicSetting => ({ type: 'FORENSIC', payload: content }),
-  ),
+  FORENSIC: forensicSetting(forensicPayload(apiVersion)).transform(({ content }): ForensicSetting => ({ type: 'FORENSIC', payload: content })),
 });
 const templateSchemas = (apiVersion: ApiVersion | undefined): ElementSchemas<TemplateSetting> => ({
   TEXT: TEMPLATE_TEXT_SETTING,
-  FORENSIC: forensicSetting(forensicTemplateContent(apiVersion)).transform(
-    ({ content }): ForensicTemplateSetting => ({ type: 'FORENSIC', content }),
-  ),
+  FORENSIC: forensicSetting(forensicTemplateContent(apiVersion)).transform(({ content }): ForensicTemplateSetting => ({ type: 'FORENSIC', content })),
 });
 // Built once per mode, not per call: building a zod object and its first parse cost far more than a parse.
 const REQUEST = { '1.0': requestSchemas('1.0'), '2.0': requestSchemas('2.0') };
@@ -312,14 +303,8 @@ function parseArray<T>(input: unknown, path: string, schemas: ElementSchemas<T>)
  */
 export function parseSettings(input: unknown, opts: ParseOptions & { allowPlaceholders?: false }): Result<Setting[]>;
 export function parseSettings(input: unknown, opts: ParseOptions & { allowPlaceholders: true }): Result<TemplateSetting[]>;
-export function parseSettings(
-  input: unknown,
-  opts: ParseOptions & { allowPlaceholders?: boolean },
-): Result<Setting[]> | Result<TemplateSetting[]>;
-export function parseSettings(
-  input: unknown,
-  opts: ParseOptions & { allowPlaceholders?: boolean },
-): Result<Setting[]> | Result<TemplateSetting[]> {
+export function parseSettings(input: unknown, opts: ParseOptions & { allowPlaceholders?: boolean }): Result<Setting[]> | Result<TemplateSetting[]>;
+export function parseSettings(input: unknown, opts: ParseOptions & { allowPlaceholders?: boolean }): Result<Setting[]> | Result<TemplateSetting[]> {
   if (opts.allowPlaceholders === true) return parseTemplateSettings(input, opts);
   return parseArray(input, opts.path ?? 'settings', REQUEST[opts.apiVersion]);
 }

@@ -33,9 +33,7 @@ export interface VerifySignedUrlOptions {
 
 export type SignatureFailureReason = 'missing' | 'malformed' | 'expired' | 'invalid';
 
-export type VerifySignedUrlResult =
-  | { ok: true; expirationMs: number }
-  | { ok: false; reason: SignatureFailureReason };
+export type VerifySignedUrlResult = { ok: true; expirationMs: number } | { ok: false; reason: SignatureFailureReason };
 
 export const EXPIRATION_PARAM = 'expiration';
 export const SIGNATURE_PARAM = 'signature';
@@ -94,12 +92,7 @@ export function signUrl(secret: SigningSecret, url: URL | string, options: SignU
   return `${head}?${query}${parts.fragment === undefined ? '' : `#${parts.fragment}`}`;
 }
 
-export function verifySignedUrl(
-  secret: SigningSecret,
-  url: URL | string,
-  nowMs: number,
-  options: VerifySignedUrlOptions = {},
-): VerifySignedUrlResult {
+export function verifySignedUrl(secret: SigningSecret, url: URL | string, nowMs: number, options: VerifySignedUrlOptions = {}): VerifySignedUrlResult {
   let pathname: string;
   let query: string;
   if (url instanceof URL) {

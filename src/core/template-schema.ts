@@ -28,10 +28,7 @@ const TEMPLATE_BODY = z
 const TEMPLATE_KEYS = Object.keys(TEMPLATE_BODY.shape);
 
 /** Validates a template body, listing every problem in one TEMPLATE_INVALID error; the name comes back trimmed. */
-export function parseTemplateBody(
-  input: unknown,
-  apiVersion?: ApiVersion,
-): { name: string; description: string | null; settings: TemplateSetting[] } {
+export function parseTemplateBody(input: unknown, apiVersion?: ApiVersion): { name: string; description: string | null; settings: TemplateSetting[] } {
   if (!isPlainObject(input)) {
     throw new WmarkError('TEMPLATE_INVALID', 'a template must be a JSON object {"name", "description"?, "settings"}');
   }

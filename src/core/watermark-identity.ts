@@ -33,8 +33,7 @@ function canonicalSetting(s: Setting): Record<string, unknown> {
     shadowOpacity: s.shadowOpacity,
     shadowOffsetX: s.shadowOffsetX,
     shadowOffsetY: s.shadowOffsetY,
-    animation:
-      a === undefined ? undefined : { type: 'MOVE', toX: a.toX, toY: a.toY, startTime: a.startTime, endTime: a.endTime },
+    animation: a === undefined ? undefined : { type: 'MOVE', toX: a.toX, toY: a.toY, startTime: a.startTime, endTime: a.endTime },
   };
 }
 

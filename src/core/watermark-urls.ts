@@ -61,8 +61,7 @@ export function watermarkUrls(input: WatermarkUrlInput): WatermarkUrls {
   const { baseUrl, apiVersion, videoId, watermarkId, secret } = input;
   const scope = mediaScope(apiVersion, videoId, watermarkId);
   const basePath = new URL(baseUrl).pathname.replace(/\/+$/, '');
-  const media = (file: string) =>
-    signUrl(secret, join(baseUrl, scope + file), { expirationMs: input.mediaExpirationMs, scope: basePath + scope });
+  const media = (file: string) => signUrl(secret, join(baseUrl, scope + file), { expirationMs: input.mediaExpirationMs, scope: basePath + scope });
   const m3u8 = media('video.m3u8');
   const status = signUrl(secret, join(baseUrl, statusPath(apiVersion, videoId, watermarkId)), { expirationMs: input.statusExpirationMs });
   const playerUrl = join(baseUrl, playerPath(apiVersion));
@@ -83,7 +82,10 @@ export function signPlayerUrl(secret: SigningSecret, url: URL | string, expirati
   const copy = new URL(String(url));
   copy.searchParams.delete('signature');
   copy.searchParams.set('expiration', String(expirationMs));
-  copy.searchParams.set('signature', signPath(secret, playerScope(copy.pathname, copy.searchParams.get('sourceUrl'), copy.searchParams.get('href')), expirationMs));
+  copy.searchParams.set(
+    'signature',
+    signPath(secret, playerScope(copy.pathname, copy.searchParams.get('sourceUrl'), copy.searchParams.get('href')), expirationMs),
+  );
   return copy.href;
 }
 

@@ -46,7 +46,12 @@ async function queueChecks(url: string, timeoutMs: number): Promise<Check[]> {
   const [major = 0, minor = 0] = version.split('.').map(Number);
   const recent = major > MIN_REDIS[0]! || (major === MIN_REDIS[0] && minor >= MIN_REDIS[1]!);
   const checks: Check[] = [
-    { name: 'queue', ok: recent, detail: `${shown} answers (Redis ${version}${recent ? '' : `; the queue needs ${MIN_REDIS.join('.')} or later`})`, required: true },
+    {
+      name: 'queue',
+      ok: recent,
+      detail: `${shown} answers (Redis ${version}${recent ? '' : `; the queue needs ${MIN_REDIS.join('.')} or later`})`,
+      required: true,
+    },
   ];
   try {
     const queue = await TaskQueue.open(url, { connectTimeoutMs: timeoutMs });

@@ -58,7 +58,8 @@ export async function connectFarm(options: { queueUrl: string; dataDir: string; 
 }
 
 async function openSharedStore(flags: SharedMediaFlags, mediaFolder: string): Promise<MediaStore | undefined> {
-  if (flags.s3Endpoint !== undefined && !isHttpUrl(flags.s3Endpoint)) throw new WmarkError('BAD_FLAG', `--s3-endpoint takes an http(s) URL, e.g. http://minio.internal:9000; got ${JSON.stringify(flags.s3Endpoint)}`);
+  if (flags.s3Endpoint !== undefined && !isHttpUrl(flags.s3Endpoint))
+    throw new WmarkError('BAD_FLAG', `--s3-endpoint takes an http(s) URL, e.g. http://minio.internal:9000; got ${JSON.stringify(flags.s3Endpoint)}`);
   // Loaded here, not at start: the AWS SDK takes a while to load, which every other command would pay.
   const { openMediaStore } = await import('../media/open-media-store.js');
   const store = openMediaStore(flags.media!, { endpoint: flags.s3Endpoint, region: flags.s3Region });

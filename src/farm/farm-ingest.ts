@@ -51,7 +51,11 @@ export class FarmIngest implements IngestPath {
     if (await done()) return result;
     await queue.forgetTask(task);
     const again = await abortable(queue.enqueue(task, { priority: INGEST_PRIORITY }), signal);
-    if (!(await done())) throw new WmarkError('INGEST_FAILED', `a worker reported ${task.outputPrefix} done, but its output is not in ${store.location} (do the workers use this store as --media?)`);
+    if (!(await done()))
+      throw new WmarkError(
+        'INGEST_FAILED',
+        `a worker reported ${task.outputPrefix} done, but its output is not in ${store.location} (do the workers use this store as --media?)`,
+      );
     return again;
   }
 
@@ -116,7 +120,8 @@ export class FarmIngest implements IngestPath {
         const key = measureKey(forensicPrefix, index);
         await this.onFarm(task, () => store.exists(key), signal);
         const measure = decodeMeasure(await store.read(key));
-        if (!measure || measure.slots !== grids.length) throw new WmarkError('INGEST_FAILED', `the forensic measurement ${key} a worker stored is not one of ${grids.length} slot(s)`);
+        if (!measure || measure.slots !== grids.length)
+          throw new WmarkError('INGEST_FAILED', `the forensic measurement ${key} a worker stored is not one of ${grids.length} slot(s)`);
         report(++done, durations.length, stage);
         return measure;
       }),

@@ -130,7 +130,10 @@ export class FarmRenderer implements SegmentRenderer {
       await queue.forget(task.output);
       await abortable(queue.enqueue(task, options), signal);
       if (!(await media.exists(job.output))) {
-        const ask = media.location === this.options.folder.location ? 'do the workers mount this folder as --media?' : 'do the workers use the same --media (and --s3-endpoint)?';
+        const ask =
+          media.location === this.options.folder.location
+            ? 'do the workers mount this folder as --media?'
+            : 'do the workers use the same --media (and --s3-endpoint)?';
         throw new WmarkError('WATERMARK_FAILED', `a worker reported ${task.output} done, but it is not in ${media.location} (${ask})`);
       }
     }

@@ -104,7 +104,14 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
     const label = String(job.data?.output ?? job.data?.outputPrefix ?? job.id);
     if (typeof planned === 'string' && planned !== version) {
       log(`refused ${label}: planned by wmark ${planned}, this worker is ${version}`);
-      return passOn(job, token, new WmarkError('WORKER_VERSION_MISMATCH', `worker ${id} runs wmark ${version} and refuses a task planned by wmark ${planned} (its output could differ)`));
+      return passOn(
+        job,
+        token,
+        new WmarkError(
+          'WORKER_VERSION_MISMATCH',
+          `worker ${id} runs wmark ${version} and refuses a task planned by wmark ${planned} (its output could differ)`,
+        ),
+      );
     }
     let task: FarmTask;
     try {
@@ -115,7 +122,14 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
     const fontSha = 'fontSha256' in task ? task.fontSha256 : undefined;
     if (fontSha && fontSha !== ownFont) {
       log(`refused ${label}: another font`);
-      return passOn(job, token, new WmarkError('WORKER_FONT_MISMATCH', `worker ${id} draws with ${options.tools.font}, not the font the task was laid out with (sha256 ${fontSha.slice(0, 12)}…)`));
+      return passOn(
+        job,
+        token,
+        new WmarkError(
+          'WORKER_FONT_MISMATCH',
+          `worker ${id} draws with ${options.tools.font}, not the font the task was laid out with (sha256 ${fontSha.slice(0, 12)}…)`,
+        ),
+      );
     }
     const what = `${taskKind(task) === 'segment' ? '' : `${taskKind(task)} `}${taskOutput(task)}`;
     try {
@@ -144,7 +158,9 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
   worker.on('error', (error) => log(`queue: ${error.message}`));
   void worker.run().catch((error: unknown) => log(`worker stopped: ${(error as Error).message}`));
   await worker.waitUntilReady();
-  log(`worker ${id} (wmark ${version}) takes up to ${concurrency} task(s) at once, ${threads} ffmpeg thread(s) each, from ${TASK_QUEUE}; media in ${options.store.location}`);
+  log(
+    `worker ${id} (wmark ${version}) takes up to ${concurrency} task(s) at once, ${threads} ffmpeg thread(s) each, from ${TASK_QUEUE}; media in ${options.store.location}`,
+  );
 
   return {
     id,

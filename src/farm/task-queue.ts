@@ -130,9 +130,9 @@ export class TaskQueue {
       if (waiter) {
         waiter.promises.push({ resolve: resolve as (result: unknown) => void, reject });
         // The more urgent asker wins: submit() below raises the queued job's priority.
-        if (options.priority && !(waiter.options.priority && waiter.options.priority <= options.priority)) waiter.options = { ...waiter.options, priority: options.priority };
-      }
-      else this.waiters.set(jobId, { task, options, promises: [{ resolve: resolve as (result: unknown) => void, reject }] });
+        if (options.priority && !(waiter.options.priority && waiter.options.priority <= options.priority))
+          waiter.options = { ...waiter.options, priority: options.priority };
+      } else this.waiters.set(jobId, { task, options, promises: [{ resolve: resolve as (result: unknown) => void, reject }] });
       this.poller ??= setInterval(() => void this.poll(), this.options.pollMs);
       this.poller.unref();
       void this.submit(jobId, { retryFailed: true }).catch((error: unknown) => this.settle(jobId, { error }));

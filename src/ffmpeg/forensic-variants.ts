@@ -55,16 +55,51 @@ export async function prepareSegmentVariants(runner: ProcessRunner, plan: Segmen
     const pair: [string, string] = [patterns[0]!, patterns[1]!];
     if (slots === 1) {
       const [outA, outB] = variantNames(1).map(name) as [string, string];
-      await runner.ffmpeg(variantArgs({ input: plan.input, pattern: patterns[0]!, width: plan.width, height: plan.height, outA, outB, gop: plan.gop, encode: plan.encode, hasAudio: plan.hasAudio }));
+      await runner.ffmpeg(
+        variantArgs({
+          input: plan.input,
+          pattern: patterns[0]!,
+          width: plan.width,
+          height: plan.height,
+          outA,
+          outB,
+          gop: plan.gop,
+          encode: plan.encode,
+          hasAudio: plan.hasAudio,
+        }),
+      );
       decode = [outA, outB];
     } else if (plan.halves) {
       const halves = (['a1', 'b1', 'a2', 'b2'] as const).map((h) => path.join(plan.outDir, `half_${h}_${pad}.ts`)) as [string, string, string, string];
       temporary.push(...halves);
-      await runner.ffmpeg(halfVariantArgs({ input: plan.input, patterns: pair, width: plan.width, height: plan.height, split: plan.split, out: halves, gop: plan.gop, encode: plan.encode }));
+      await runner.ffmpeg(
+        halfVariantArgs({
+          input: plan.input,
+          patterns: pair,
+          width: plan.width,
+          height: plan.height,
+          split: plan.split,
+          out: halves,
+          gop: plan.gop,
+          encode: plan.encode,
+        }),
+      );
       await runner.ffmpeg(joinHalvesArgs({ halves, ...(plan.hasAudio ? { audioFrom: plan.input } : {}), out: four }));
       decode = halves;
     } else {
-      await runner.ffmpeg(wholeVariantArgs({ input: plan.input, patterns: pair, width: plan.width, height: plan.height, split: plan.split, out: four, gop: plan.gop, encode: plan.encode, hasAudio: plan.hasAudio }));
+      await runner.ffmpeg(
+        wholeVariantArgs({
+          input: plan.input,
+          patterns: pair,
+          width: plan.width,
+          height: plan.height,
+          split: plan.split,
+          out: four,
+          gop: plan.gop,
+          encode: plan.encode,
+          hasAudio: plan.hasAudio,
+        }),
+      );
       decode = [four.aa, four.bb];
     }
     await Promise.all(patterns.map((p) => rm(p, { force: true })));

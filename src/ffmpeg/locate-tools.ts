@@ -73,8 +73,18 @@ function pick(explicit: string | undefined, bundled: () => string | undefined, f
 
 export function locateTools(overrides: ToolOverrides, envPath: string | undefined = process.env.PATH): MediaTools {
   return {
-    ffmpeg: pick(overrides.ffmpeg, () => bundledBinary('@ffmpeg-installer/ffmpeg'), () => onPath('ffmpeg', envPath), 'ffmpeg'),
-    ffprobe: pick(overrides.ffprobe, () => bundledBinary('@ffprobe-installer/ffprobe'), () => onPath('ffprobe', envPath), 'ffprobe'),
+    ffmpeg: pick(
+      overrides.ffmpeg,
+      () => bundledBinary('@ffmpeg-installer/ffmpeg'),
+      () => onPath('ffmpeg', envPath),
+      'ffmpeg',
+    ),
+    ffprobe: pick(
+      overrides.ffprobe,
+      () => bundledBinary('@ffprobe-installer/ffprobe'),
+      () => onPath('ffprobe', envPath),
+      'ffprobe',
+    ),
     font: pick(overrides.font, bundledFont, () => undefined, 'DejaVuSans.ttf'),
   };
 }

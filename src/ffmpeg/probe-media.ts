@@ -49,7 +49,7 @@ export function interpretProbe(json: ProbeJson, label: string): MediaInfo {
   if (!video) {
     throw new WmarkError('NO_VIDEO_STREAM', `${label} has no video stream`, {
       hint: streams.length
-        ? `It contains: ${streams.map((s) => (s.disposition?.attached_pic ? 'cover art' : s.codec_type ?? 'unknown')).join(', ')}.`
+        ? `It contains: ${streams.map((s) => (s.disposition?.attached_pic ? 'cover art' : (s.codec_type ?? 'unknown'))).join(', ')}.`
         : undefined,
     });
   }
@@ -73,7 +73,14 @@ export function interpretProbe(json: ProbeJson, label: string): MediaInfo {
   };
 }
 
-const PROBE_ARGS = ['-v', 'error', '-show_entries', 'format=format_name,duration,size:stream=codec_type,codec_name,width,height,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic', '-of', 'json'];
+const PROBE_ARGS = [
+  '-v',
+  'error',
+  '-show_entries',
+  'format=format_name,duration,size:stream=codec_type,codec_name,width,height,avg_frame_rate,r_frame_rate,duration:stream_disposition=attached_pic',
+  '-of',
+  'json',
+];
 
 export async function probeMedia(runner: ProcessRunner, input: string, label = input, signal?: AbortSignal): Promise<MediaInfo> {
   let json: ProbeJson;
@@ -92,7 +99,10 @@ export async function probeMedia(runner: ProcessRunner, input: string, label = i
 }
 
 function firstLine(text: string | undefined): string | undefined {
-  return text?.split('\n').find((l) => l.trim())?.trim();
+  return text
+    ?.split('\n')
+    .find((l) => l.trim())
+    ?.trim();
 }
 
 async function probeViaRemux(runner: ProcessRunner, input: string, signal?: AbortSignal): Promise<ProbeJson> {

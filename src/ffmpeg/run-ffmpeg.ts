@@ -61,7 +61,10 @@ export const DEFAULT_STALL_MS = 5 * 60_000;
  * Watches a run's progress: `seen` takes each parsed report, `stalledFor(now)` says how long nothing has moved. Pure
  * (the clock is passed in), so the rule is tested without waiting.
  */
-export function progressWatch(start: number): { seen(report: { time?: number; frames?: number; bytes?: number }, now: number): void; stalledFor(now: number): number } {
+export function progressWatch(start: number): {
+  seen(report: { time?: number; frames?: number; bytes?: number }, now: number): void;
+  stalledFor(now: number): number;
+} {
   let last = start;
   let state = '';
   return {
@@ -165,15 +168,21 @@ export function createProcessRunner(ffmpegPath: string, ffprobePath: string, opt
     const result = await runToEnd(bin, fullArgs, {
       cwd: options.cwd,
       signal: options.signal,
-      ...(progress ? { onProgress: onProgressData, stalled: () => watch.stalledFor(Date.now()) > stallMs, checkEveryMs: Math.min(1000, Math.max(50, stallMs / 4)) } : {}),
+      ...(progress
+        ? { onProgress: onProgressData, stalled: () => watch.stalledFor(Date.now()) > stallMs, checkEveryMs: Math.min(1000, Math.max(50, stallMs / 4)) }
+        : {}),
     });
     const name = bin.includes('ffprobe') ? 'ffprobe' : 'ffmpeg';
     if (options.signal?.aborted) throw new WmarkError('CANCELLED', `${name} was cancelled`);
     if (result.stalled) {
       const at = frames !== undefined ? ` (at frame ${frames})` : ' (before its first frame)';
-      throw new WmarkError('FFMPEG_STALLED', `${name} made no progress for ${Math.round(stallMs / 1000)} s${at} and was stopped: ${tail(result.stderr, 600) || '(no output)'}`, {
-        details: [tail(result.stderr)],
-      });
+      throw new WmarkError(
+        'FFMPEG_STALLED',
+        `${name} made no progress for ${Math.round(stallMs / 1000)} s${at} and was stopped: ${tail(result.stderr, 600) || '(no output)'}`,
+        {
+          details: [tail(result.stderr)],
+        },
+      );
     }
     if (result.error) {
       if (result.error.code === 'ENOENT') {

@@ -28,7 +28,11 @@ export async function transcodeToSegments(
   plan: TranscodePlan & { source: string; outDir: string; label: string },
   options: { durationSeconds?: number; onProgress?: (fraction: number) => void; signal?: AbortSignal } = {},
 ): Promise<TranscodeResult> {
-  const { frames } = await runner.ffmpeg(ingestArgs(plan), { durationSeconds: options.durationSeconds, onProgress: options.onProgress, signal: options.signal });
+  const { frames } = await runner.ffmpeg(ingestArgs(plan), {
+    durationSeconds: options.durationSeconds,
+    onProgress: options.onProgress,
+    signal: options.signal,
+  });
   const list = parseSegmentList(await readFile(path.join(plan.outDir, 'segments.csv'), 'utf8'));
   if (list.length === 0) throw new WmarkError('NO_FRAMES', `${plan.label} has no decodable video frames`);
   list.forEach((entry, i) => {

@@ -162,7 +162,10 @@ async function copyInto(from: string, to: string, missing: () => WmarkError, opt
   const temp = tempBeside(to);
   try {
     if (!options.link) await copyFile(from, temp);
-    else await link(from, temp).catch((error: unknown) => (NO_LINK.includes((error as NodeJS.ErrnoException).code ?? '') ? copyFile(from, temp) : Promise.reject(error)));
+    else
+      await link(from, temp).catch((error: unknown) =>
+        NO_LINK.includes((error as NodeJS.ErrnoException).code ?? '') ? copyFile(from, temp) : Promise.reject(error),
+      );
     await rename(temp, to);
   } catch (error) {
     await rm(temp, { force: true });

@@ -167,7 +167,9 @@ export class S3MediaStore implements MediaStore {
     const keys: string[] = [];
     let ContinuationToken: string | undefined;
     do {
-      const page = await this.call('list', prefix, (c) => c.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.prefix}${prefix}`, ContinuationToken })));
+      const page = await this.call('list', prefix, (c) =>
+        c.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.prefix}${prefix}`, ContinuationToken })),
+      );
       for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key.slice(this.prefix.length));
       ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (ContinuationToken);
@@ -184,7 +186,11 @@ export class S3MediaStore implements MediaStore {
         c.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((k) => ({ Key: `${this.prefix}${k}` })), Quiet: true } })),
       );
       const failed = answer.Errors ?? [];
-      if (failed.length) throw new WmarkError('MEDIA_STORE_FAILED', `delete ${prefix} in ${this.location}: ${failed.length} object(s) not deleted (${failed[0]?.Code}: ${failed[0]?.Message})`);
+      if (failed.length)
+        throw new WmarkError(
+          'MEDIA_STORE_FAILED',
+          `delete ${prefix} in ${this.location}: ${failed.length} object(s) not deleted (${failed[0]?.Code}: ${failed[0]?.Message})`,
+        );
     }
     return keys.length;
   }
@@ -213,7 +219,8 @@ async function readRange(file: string, start: number, length: number): Promise<B
     let done = 0;
     while (done < length) {
       const { bytesRead } = await handle.read(buffer, done, length - done, start + done);
-      if (bytesRead === 0) throw new WmarkError('INPUT_NOT_READABLE', `${file} ended at ${start + done} bytes while being stored (was it still being written?)`);
+      if (bytesRead === 0)
+        throw new WmarkError('INPUT_NOT_READABLE', `${file} ended at ${start + done} bytes while being stored (was it still being written?)`);
       done += bytesRead;
     }
     return buffer;
@@ -229,7 +236,8 @@ function storeError(store: S3MediaStore, operation: string, key: string, error: 
   if (e.name === 'NoSuchKey' || e.name === 'NotFound' || (status === 404 && e.name !== 'NoSuchBucket')) {
     return new WmarkError('MEDIA_NOT_FOUND', `no ${key} in the media store ${store.location}`, { cause: error });
   }
-  if (e.name === 'InvalidRange' || status === 416) return new WmarkError('RANGE_NOT_SATISFIABLE', `${operation} ${key}: byte range outside the object`, { cause: error });
+  if (e.name === 'InvalidRange' || status === 416)
+    return new WmarkError('RANGE_NOT_SATISFIABLE', `${operation} ${key}: byte range outside the object`, { cause: error });
   const why = e.name === 'NoSuchBucket' ? 'the bucket does not exist' : (e.code ?? e.name ?? 'error') + (e.message ? `: ${e.message}` : '');
   return new WmarkError('MEDIA_STORE_FAILED', `${operation} ${key} in ${store.location} failed (${why})`, {
     cause: error,

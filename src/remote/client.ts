@@ -150,17 +150,31 @@ export class HttpClient {
       if (remaining <= 0) throw timeoutError(request, this.now() - started, spec.timeoutLabel);
       const result = await this.attempt(spec, headers, body, Math.min(this.options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS, remaining));
       const outcome: AttemptOutcome =
-        result.kind === 'response' ? { kind: 'response', status: result.status, retryAfter: result.headers.get('retry-after') } : result.kind === 'timeout' ? { kind: 'timeout' } : { kind: 'network', code: result.code };
+        result.kind === 'response'
+          ? { kind: 'response', status: result.status, retryAfter: result.headers.get('retry-after') }
+          : result.kind === 'timeout'
+            ? { kind: 'timeout' }
+            : { kind: 'network', code: result.code };
       if (result.kind === 'response' && result.status < 400) return { ...result, request, attempts: attempt };
       const decision = decideRetry({ outcome, attempt, idempotent, remainingMs: spec.deadline - this.now(), nowMs: this.now(), random: this.random(), policy });
       if (!decision.retry) {
-        if (result.kind === 'response') return { ...result, request, attempts: attempt, ...(attempt > 1 || result.status === 429 || result.status >= 500 ? { gaveUp: decision.reason } : {}) };
+        if (result.kind === 'response')
+          return {
+            ...result,
+            request,
+            attempts: attempt,
+            ...(attempt > 1 || result.status === 429 || result.status >= 500 ? { gaveUp: decision.reason } : {}),
+          };
         if (result.kind === 'timeout' || spec.deadline - this.now() <= 0) throw timeoutError(request, this.now() - started, spec.timeoutLabel);
         const words = (result.code && NETWORK_WORDS[result.code]) ?? result.message;
-        throw new WmarkError('REMOTE_UNREACHABLE', `cannot reach the service: ${request}: ${words}${result.code && !words.includes(result.code) ? ` (${result.code})` : ''}${attempt > 1 ? ` (gave up after ${attempt} attempts)` : ''}`, {
-          hint: 'Check the URL (--remote, WMARK_API_URL or remote.url in the config) and that the service is running.',
-          cause: result.error,
-        });
+        throw new WmarkError(
+          'REMOTE_UNREACHABLE',
+          `cannot reach the service: ${request}: ${words}${result.code && !words.includes(result.code) ? ` (${result.code})` : ''}${attempt > 1 ? ` (gave up after ${attempt} attempts)` : ''}`,
+          {
+            hint: 'Check the URL (--remote, WMARK_API_URL or remote.url in the config) and that the service is running.',
+            cause: result.error,
+          },
+        );
       }
       this.options.onRetry?.({ request, attempt, delayMs: decision.delayMs, reason: decision.reason });
       await sleep(decision.delayMs, this.options.signal);
@@ -172,7 +186,11 @@ export class HttpClient {
     headers: Record<string, string>,
     body: string | undefined,
     timeoutMs: number,
-  ): Promise<{ kind: 'response'; status: number; headers: Headers; text: string } | { kind: 'timeout' } | { kind: 'network'; code?: string; message: string; error: unknown }> {
+  ): Promise<
+    | { kind: 'response'; status: number; headers: Headers; text: string }
+    | { kind: 'timeout' }
+    | { kind: 'network'; code?: string; message: string; error: unknown }
+  > {
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -207,9 +225,13 @@ export function expectJson<S extends z.ZodType>(res: RawResponse, schema: S, wha
     value = JSON.parse(res.text);
   } catch {
     const snippet = res.text.trim().replace(/\s+/g, ' ').slice(0, 120);
-    throw new WmarkError('BAD_RESPONSE', `the service answered HTTP ${res.status} to ${res.request} with a body that is not valid JSON${snippet ? `: ${JSON.stringify(snippet)}${res.text.trim().length > 120 ? '…' : ''}` : ' (empty)'}`, {
-      hint: 'Check that the URL points at a watermarking service that speaks API 1.0 or 2.0 (docs/api.md).',
-    });
+    throw new WmarkError(
+      'BAD_RESPONSE',
+      `the service answered HTTP ${res.status} to ${res.request} with a body that is not valid JSON${snippet ? `: ${JSON.stringify(snippet)}${res.text.trim().length > 120 ? '…' : ''}` : ' (empty)'}`,
+      {
+        hint: 'Check that the URL points at a watermarking service that speaks API 1.0 or 2.0 (docs/api.md).',
+      },
+    );
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {

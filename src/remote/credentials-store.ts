@@ -57,7 +57,8 @@ export async function readCredentials(file: string): Promise<CredentialsFile> {
     throw new WmarkError('CREDENTIALS_INVALID', `${file} is not valid JSON`, { hint: `Remove it (wmark auth logout --all) and log in again.` });
   }
   const parsed = fileSchema.safeParse(json);
-  if (!parsed.success) throw new WmarkError('CREDENTIALS_INVALID', `${file} has an unexpected shape`, { hint: `Remove it (wmark auth logout --all) and log in again.` });
+  if (!parsed.success)
+    throw new WmarkError('CREDENTIALS_INVALID', `${file} has an unexpected shape`, { hint: `Remove it (wmark auth logout --all) and log in again.` });
   return parsed.data;
 }
 

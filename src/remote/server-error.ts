@@ -35,7 +35,10 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 function asMessages(v: unknown): string[] {
   if (typeof v === 'string') return v.trim() ? [v] : [];
-  if (Array.isArray(v)) return v.flatMap((m) => (typeof m === 'string' ? [m] : isRecord(m) && typeof m.message === 'string' ? [m.message] : m === null || m === undefined ? [] : [JSON.stringify(m)]));
+  if (Array.isArray(v))
+    return v.flatMap((m) =>
+      typeof m === 'string' ? [m] : isRecord(m) && typeof m.message === 'string' ? [m.message] : m === null || m === undefined ? [] : [JSON.stringify(m)],
+    );
   return [];
 }
 
@@ -103,7 +106,12 @@ export function serverError(info: ServerErrorInfo, options: ServerErrorOptions =
   const reason = REASONS[info.status];
   const serviceCode = info.code && /^[A-Za-z0-9_.-]{1,64}$/.test(info.code) ? info.code : undefined;
   const head = `HTTP ${info.status}${reason ? ` ${reason}` : ''}${serviceCode ? ` (${serviceCode})` : ''}`;
-  const body = info.messages.length === 0 ? 'the service gave no message' : info.messages.length === 1 ? info.messages[0]! : `${info.messages.length} problems:\n  - ${info.messages.join('\n  - ')}`;
+  const body =
+    info.messages.length === 0
+      ? 'the service gave no message'
+      : info.messages.length === 1
+        ? info.messages[0]!
+        : `${info.messages.length} problems:\n  - ${info.messages.join('\n  - ')}`;
   const message = `${head}: ${body}${options.note ? ` ${options.note}` : ''}`;
   const code = serviceCode ?? `HTTP_${info.status}`;
   const kind = options.kind ?? kindForStatus(info.status);

@@ -4,7 +4,16 @@ import type { ApiVersion } from '../core/api-version.js';
 import type { Env } from '../config/paths.js';
 import { errorFromResponse, expectJson, type HttpClient, type RawResponse } from './client.js';
 import { readCredentials, saveService, type StoredService } from './credentials-store.js';
-import { templateListSchema, templateSchema, tokenResponseSchema, videoSchema, watermarkResponseSchema, type RemoteTemplate, type RemoteVideo, type RemoteWatermark } from './schemas.js';
+import {
+  templateListSchema,
+  templateSchema,
+  tokenResponseSchema,
+  videoSchema,
+  watermarkResponseSchema,
+  type RemoteTemplate,
+  type RemoteVideo,
+  type RemoteWatermark,
+} from './schemas.js';
 
 /** A token this close to its expiry is renewed before use rather than sent to be refused. */
 export const TOKEN_EXPIRY_SKEW_MS = 30_000;
@@ -112,7 +121,10 @@ export class RemoteSession {
       timeoutLabel: this.timeoutLabel,
     });
     if (res.status === 401 || res.status === 403) {
-      throw errorFromResponse(res, { kind: 'auth', hint: 'Check the client id and API key (flags, WMARK_CLIENT_ID / WMARK_API_KEY, or the ones saved at login).' });
+      throw errorFromResponse(res, {
+        kind: 'auth',
+        hint: 'Check the client id and API key (flags, WMARK_CLIENT_ID / WMARK_API_KEY, or the ones saved at login).',
+      });
     }
     return readTokenResponse(res, this.now());
   }
@@ -170,9 +182,13 @@ export class RemoteSession {
           hint: `Run \`wmark auth login --remote ${this.baseUrl}\`, or set WMARK_TOKEN, or WMARK_CLIENT_ID and WMARK_API_KEY.`,
         });
       }
-      throw new WmarkError('TOKEN_EXPIRED', `${where ?? 'the access token'} ${why === 'expired' ? 'has expired' : 'was refused'} and cannot be renewed: no API key at hand`, {
-        hint: 'Log in again (`wmark auth login`, add --save-key to renew automatically), or set WMARK_CLIENT_ID and WMARK_API_KEY.',
-      });
+      throw new WmarkError(
+        'TOKEN_EXPIRED',
+        `${where ?? 'the access token'} ${why === 'expired' ? 'has expired' : 'was refused'} and cannot be renewed: no API key at hand`,
+        {
+          hint: 'Log in again (`wmark auth login`, add --save-key to renew automatically), or set WMARK_CLIENT_ID and WMARK_API_KEY.',
+        },
+      );
     }
     if (this.refreshes >= 1) {
       throw new WmarkError('TOKEN_REFUSED', `the service refused a freshly issued token for ${this.baseUrl}`, { hint: 'Check the client id and API key.' });
@@ -217,7 +233,15 @@ export class RemoteSession {
   async call(api: ApiVersion, spec: { method: 'GET' | 'POST'; path: string; body?: unknown; idempotent?: boolean }): Promise<RawResponse> {
     const send = async () => {
       const auth = await this.authHeaders(api);
-      const res = await this.client.send({ method: spec.method, url: this.url(`/${api}${spec.path}`), headers: auth.headers, body: spec.body, idempotent: spec.idempotent, deadline: this.deadline, timeoutLabel: this.timeoutLabel });
+      const res = await this.client.send({
+        method: spec.method,
+        url: this.url(`/${api}${spec.path}`),
+        headers: auth.headers,
+        body: spec.body,
+        idempotent: spec.idempotent,
+        deadline: this.deadline,
+        timeoutLabel: this.timeoutLabel,
+      });
       return { res, auth };
     };
     let { res, auth } = await send();

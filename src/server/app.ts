@@ -3,7 +3,17 @@
 import { readFile } from 'node:fs/promises';
 import { WmarkError, isWmarkError } from '../core/errors.js';
 import type { LocalService } from '../engine/app/local-service.js';
-import { bodyTooLarge, BODY_LIMIT_BYTES, errorResponse, isFileBody, isStoreBody, MEDIA_CORS, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
+import {
+  bodyTooLarge,
+  BODY_LIMIT_BYTES,
+  errorResponse,
+  isFileBody,
+  isStoreBody,
+  MEDIA_CORS,
+  parseJsonBody,
+  type ApiRequest,
+  type ApiResponse,
+} from './http-types.js';
 import { AUTH_LIMIT, authLimiter, type AuthLimitOptions } from './auth-limit.js';
 import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from './cors.js';
 import { Routes } from './route-table.js';
@@ -80,7 +90,8 @@ export function createApp(options: AppOptions): App {
       });
       return match.cors ? response : { ...response, headers: { ...cors, ...response.headers } };
     } catch (error) {
-      if (!isWmarkError(error) || error.kind === 'unexpected') ctx.log(`${req.method} ${req.path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      if (!isWmarkError(error) || error.kind === 'unexpected')
+        ctx.log(`${req.method} ${req.path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       return errorResponse(error, cors);
     }
   }

@@ -36,7 +36,9 @@ export function authLimiter(options: AuthLimitOptions, now: () => number): AuthL
       const t = now();
       if (!w || t >= w.resetAt || w.count < options.failures) return;
       const seconds = Math.max(1, Math.ceil((w.resetAt - t) / 1000));
-      throw new WmarkError('RATE_LIMITED', `too many failed credential checks from this address; try again in ${seconds} s`, { headers: { 'Retry-After': String(seconds) } });
+      throw new WmarkError('RATE_LIMITED', `too many failed credential checks from this address; try again in ${seconds} s`, {
+        headers: { 'Retry-After': String(seconds) },
+      });
     },
     record(req, error) {
       if (!req.remoteAddress || !(error instanceof WmarkError) || !FAILURES.has(error.code)) return;

@@ -36,7 +36,11 @@ export function bodyEtag(info: BodyStat): string {
  * The status and headers for a body, whether a file or a stored object: 304 on a matching If-None-Match, 416 for a
  * range past the end, 206 with Content-Range for a satisfiable one, else 200; `range` is the bytes to send, if any.
  */
-export function bodyResponseHead(req: ApiRequest, info: BodyStat, options: FileResponseOptions): { status: number; headers: Record<string, string>; range?: { start: number; end: number } } {
+export function bodyResponseHead(
+  req: ApiRequest,
+  info: BodyStat,
+  options: FileResponseOptions,
+): { status: number; headers: Record<string, string>; range?: { start: number; end: number } } {
   const etag = bodyEtag(info);
   const headers: Record<string, string> = {
     ...options.headers,

@@ -78,7 +78,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${options.host === 'localhost' ? 'localhost' : host}:${address.port}`;
   const service = options.service(options.publicUrl ?? url);
-  app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds, log, corsOrigins: options.corsOrigins, authLimit: options.authLimit });
+  app = createApp({
+    service,
+    publicUrl: options.publicUrl,
+    tokenTtlSeconds: options.tokenTtlSeconds,
+    log,
+    corsOrigins: options.corsOrigins,
+    authLimit: options.authLimit,
+  });
   const resumed = await service.queue.resume();
   let closing: Promise<void> | undefined;
   return {
@@ -158,7 +165,8 @@ async function write(req: IncomingMessage, res: ServerResponse, response: ApiRes
     await sendStored(res, body);
     return;
   }
-  const headers = body === undefined || 'Content-Length' in response.headers ? response.headers : { ...response.headers, 'Content-Length': String(Buffer.byteLength(body)) };
+  const headers =
+    body === undefined || 'Content-Length' in response.headers ? response.headers : { ...response.headers, 'Content-Length': String(Buffer.byteLength(body)) };
   res.writeHead(response.status, headers);
   res.end(head ? undefined : body);
 }

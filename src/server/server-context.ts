@@ -27,7 +27,11 @@ export function serverContext(options: { service: LocalService; publicUrl?: stri
 
   const checkKeyHeaders = async (req: ApiRequest): Promise<string> => {
     const pair = keyPairOf(req.headers);
-    if (!pair) throw new WmarkError('AUTH_REQUIRED', 'missing credentials: send x-api-client-id and x-api-key, or x-api-key and x-api-secret (or Authorization: Bearer <token>)');
+    if (!pair)
+      throw new WmarkError(
+        'AUTH_REQUIRED',
+        'missing credentials: send x-api-client-id and x-api-key, or x-api-key and x-api-secret (or Authorization: Bearer <token>)',
+      );
     const found = await service.checkKey(pair.clientId, pair.apiKey);
     if (!found) throw new WmarkError('AUTH_INVALID', 'invalid client id or API key');
     return found;
@@ -48,13 +52,15 @@ export function serverContext(options: { service: LocalService; publicUrl?: stri
       if (bearer) {
         const check = await verifyToken(key, bearer, Math.floor(service.now() / 1000));
         if (!check.ok) {
-          if (check.reason === 'expired') throw new WmarkError('TOKEN_EXPIRED', 'the access token has expired; get a new one from /1.0/authenticate/accessToken');
+          if (check.reason === 'expired')
+            throw new WmarkError('TOKEN_EXPIRED', 'the access token has expired; get a new one from /1.0/authenticate/accessToken');
           throw new WmarkError('TOKEN_INVALID', 'invalid access token');
         }
         if (!(await service.isActiveClient(check.claims.sub))) throw new WmarkError('TOKEN_INVALID', 'the credentials behind this token were revoked');
         return check.claims.sub;
       }
-      if (version === '1.0') throw new WmarkError('AUTH_REQUIRED', 'missing credentials: send Authorization: Bearer <token> (get one from GET /1.0/authenticate/accessToken)');
+      if (version === '1.0')
+        throw new WmarkError('AUTH_REQUIRED', 'missing credentials: send Authorization: Bearer <token> (get one from GET /1.0/authenticate/accessToken)');
       return checkKeyHeaders(req);
     },
     checkKeyHeaders,

@@ -47,7 +47,8 @@ export async function* watch<T>(options: WatchOptions<T>): AsyncGenerator<T, voi
       } catch (error) {
         // A read that ran out of time because the watch's own deadline came (a timer may wake a hair early, then the
         // read has no time left) says what the watch last saw, not "no answer": the service did answer before.
-        if (last !== undefined && options.deadline !== undefined && now() >= options.deadline && error instanceof WmarkError && error.code === 'TIMEOUT') throw timedOut();
+        if (last !== undefined && options.deadline !== undefined && now() >= options.deadline && error instanceof WmarkError && error.code === 'TIMEOUT')
+          throw timedOut();
         throw error;
       }
       last = state;

@@ -42,7 +42,11 @@ describe('API calls from a page on another origin', () => {
         const out: Record<string, unknown> = { origin: location.origin };
         const list = await fetch(`${api}/2.0/videos`, { headers: sdk });
         out.list = { status: list.status, body: await list.json() };
-        const created = await fetch(`${api}/2.0/videos`, { method: 'POST', headers: { ...sdk, 'content-type': 'application/json' }, body: JSON.stringify({ sourceUrl: '/nonexistent/clip.mp4' }) });
+        const created = await fetch(`${api}/2.0/videos`, {
+          method: 'POST',
+          headers: { ...sdk, 'content-type': 'application/json' },
+          body: JSON.stringify({ sourceUrl: '/nonexistent/clip.mp4' }),
+        });
         out.create = { status: created.status, body: await created.json() };
         const token = await fetch(`${api}/1.0/authenticate/accessToken`, { headers: sdk });
         const { token: bearer } = await token.json();

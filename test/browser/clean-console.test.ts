@@ -49,7 +49,7 @@ beforeAll(async () => {
   const { video } = await ingestVideo(engine, { source: await natural(10), key: KEY });
   expect(video.status).toBe('INGESTED');
   server = await startServer({ service: serverService(engine, { host: '127.0.0.1' }), host: '127.0.0.1', port: 0, tokenTtlSeconds: 600 });
-  credential = (await createCredential(engine, 'clean console test'));
+  credential = await createCredential(engine, 'clean console test');
   browser = await launchBrowser();
 });
 

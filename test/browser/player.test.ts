@@ -98,7 +98,7 @@ function holdSegmentRenders(delayMs: number): { release(): void; restore(): void
 async function waitReady(id: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while ((await engine.store.getWatermark(id))?.status !== 'READY') {
-    if (Date.now() > deadline) throw new Error(`watermark ${id} not READY after ${timeoutMs} ms: ${JSON.stringify((await engine.store.getWatermark(id)))}`);
+    if (Date.now() > deadline) throw new Error(`watermark ${id} not READY after ${timeoutMs} ms: ${JSON.stringify(await engine.store.getWatermark(id))}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -108,8 +108,14 @@ beforeAll(async () => {
   const source = await natural(14);
   const { video } = await ingestVideo(engine, { source, key: KEY });
   expect(video.status).toBe('INGESTED');
-  server = await startServer({ service: serverService(engine, { host: '127.0.0.1' }), host: '127.0.0.1', port: 0, tokenTtlSeconds: 600, log: (line) => serverLog.push(line) });
-  credential = (await createCredential(engine, 'browser test'));
+  server = await startServer({
+    service: serverService(engine, { host: '127.0.0.1' }),
+    host: '127.0.0.1',
+    port: 0,
+    tokenTtlSeconds: 600,
+    log: (line) => serverLog.push(line),
+  });
+  credential = await createCredential(engine, 'browser test');
   const tokenResponse = await fetch(`${server.url}/1.0/authenticate/accessToken`, {
     headers: { 'x-api-client-id': credential.clientId, 'x-api-key': credential.apiKey },
   });
@@ -300,7 +306,7 @@ describe('from another site', () => {
     await saveScreenshot(page, 'hls-test-page-2.0.png');
   });
 
-  it('the 1.0 containers.iframe snippet plays when embedded in another site\'s page', async () => {
+  it("the 1.0 containers.iframe snippet plays when embedded in another site's page", async () => {
     const created = await api<WatermarkBody>('POST', '/1.0/watermark', 'bearer', ALICE);
     expect(created.body.status).toBe('READY');
     const snippet = created.body.containers.iframe!;
@@ -373,7 +379,11 @@ describe('links that are not valid', () => {
 
     const cases = [
       { name: 'player-forged-m3u8.png', url: signPlayerUrl(engine.secret, forgedSource, expirationMs), hlsError: 'manifestLoadError' },
-      { name: 'player-forged-href.png', url: signPlayerUrl(engine.secret, forgedStatus, Number(forgedStatus.searchParams.get('expiration'))), hlsError: 'manifestLoadError' },
+      {
+        name: 'player-forged-href.png',
+        url: signPlayerUrl(engine.secret, forgedStatus, Number(forgedStatus.searchParams.get('expiration'))),
+        hlsError: 'manifestLoadError',
+      },
     ];
     for (const c of cases) {
       const opened = await newPage();

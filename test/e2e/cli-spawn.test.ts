@@ -70,7 +70,14 @@ describe('spawned wmark', () => {
     const r = await wmark(args);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toBe('');
-    const view = JSON.parse(r.stdout) as { id: string; status: string; created: boolean; videoId: string; containers: Record<string, string>; files: Record<string, string> };
+    const view = JSON.parse(r.stdout) as {
+      id: string;
+      status: string;
+      created: boolean;
+      videoId: string;
+      containers: Record<string, string>;
+      files: Record<string, string>;
+    };
     expect(view.status).toBe('READY');
     expect(view.created).toBe(true);
     expect(view.videoId).toBe(video.id);
@@ -117,7 +124,10 @@ describe('spawned wmark', () => {
     const runs: [string[], Record<string, string | undefined>][] = [
       [['template', 'list'], {}],
       // Without NO_COLOR and CI only the piped (non-TTY) streams keep colour and spinners off.
-      ...[['template', 'list'], ['doctor'], ['template', 'show', 'nope']].map((args): [string[], Record<string, undefined>] => [args, { NO_COLOR: undefined, CI: undefined }]),
+      ...[['template', 'list'], ['doctor'], ['template', 'show', 'nope']].map((args): [string[], Record<string, undefined>] => [
+        args,
+        { NO_COLOR: undefined, CI: undefined },
+      ]),
     ];
     const results = await Promise.all(runs.map(([args, extra]) => wmark(args, extra)));
     results.forEach((r, i) => {
@@ -143,11 +153,16 @@ describe('spawned wmark', () => {
     let interrupted: SpawnResult;
     try {
       // Interrupt once the first segment is published (the playlist is playable) while the rest are still rendering.
-      dir = await until(() => {
-        if (first.child.exitCode !== null) throw new Error(`wmark exited before it could be interrupted (${first.child.exitCode}): ${first.stderr()}`);
-        const wm = existsSync(videoDir) ? readdirSync(videoDir).find((d) => existsSync(path.join(videoDir, d, 'video.m3u8'))) : undefined;
-        return wm && path.join(videoDir, wm);
-      }, 'the first rendered segment', 60_000, 20);
+      dir = await until(
+        () => {
+          if (first.child.exitCode !== null) throw new Error(`wmark exited before it could be interrupted (${first.child.exitCode}): ${first.stderr()}`);
+          const wm = existsSync(videoDir) ? readdirSync(videoDir).find((d) => existsSync(path.join(videoDir, d, 'video.m3u8'))) : undefined;
+          return wm && path.join(videoDir, wm);
+        },
+        'the first rendered segment',
+        60_000,
+        20,
+      );
       first.child.kill('SIGINT');
       interrupted = await first.done;
     } finally {

@@ -31,7 +31,12 @@ beforeAll(() => {
   prefix = path.join(root, 'prefix');
   elsewhere = path.join(root, 'somewhere-else');
   for (const d of [prefix, elsewhere]) mkdirSync(d, { recursive: true });
-  const packed = execFileSync('npm', ['pack', '--json', '--pack-destination', root], { cwd: REPO, env: npmEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const packed = execFileSync('npm', ['pack', '--json', '--pack-destination', root], {
+    cwd: REPO,
+    env: npmEnv(),
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   tarball = path.join(root, (JSON.parse(packed.slice(packed.indexOf('['))) as { filename: string }[])[0]!.filename);
   const install = spawnSync('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', `--allow-scripts=${ALLOW_SCRIPTS}`, tarball], {
     cwd: elsewhere,
@@ -68,14 +73,23 @@ describe('package.json', () => {
 describe('npm pack + npm install -g into a temporary prefix', () => {
   it('the tarball holds the build, docs and templates, and no sources or tests', () => {
     const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n');
-    for (const f of ['package/bin/wmark.js', 'package/dist/cli/main.js', 'package/docs/api.md', 'package/docs/img/corners.png', 'package/templates/player/index.html', 'package/README.md']) {
+    for (const f of [
+      'package/bin/wmark.js',
+      'package/dist/cli/main.js',
+      'package/docs/api.md',
+      'package/docs/img/corners.png',
+      'package/templates/player/index.html',
+      'package/README.md',
+    ]) {
       expect(files).toContain(f);
     }
     expect(files.filter((f) => /^package\/(src|test|scripts)\//.test(f))).toEqual([]);
   });
 
   it('installs only runtime dependencies: no tsx, vitest or typescript', () => {
-    const deps = existsSync(path.join(installed, 'node_modules')) ? execFileSync('ls', [path.join(installed, 'node_modules')], { encoding: 'utf8' }).split('\n') : [];
+    const deps = existsSync(path.join(installed, 'node_modules'))
+      ? execFileSync('ls', [path.join(installed, 'node_modules')], { encoding: 'utf8' }).split('\n')
+      : [];
     for (const dev of ['tsx', 'vitest', 'typescript', 'playwright-core']) {
       expect(deps).not.toContain(dev);
       expect(existsSync(path.join(prefix, 'lib', 'node_modules', dev))).toBe(false);

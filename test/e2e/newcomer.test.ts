@@ -78,17 +78,19 @@ describe('links point at the running service', () => {
     expect(playerLink(r.stdout)).toMatch(/^http:\/\/127\.0\.0\.1:9\//);
     expect(r.stderr).toContain('warning: nothing answers at http://127.0.0.1:9, so these links will not play until a service runs there');
     // --json keeps stderr for errors: the links are data there.
-    const json = await wmark(['--json', 'watermark', '--key', 'clip-1', '--text', 'for bob', '--containers', 'm3u8'], { WMARK_PUBLIC_URL: 'http://127.0.0.1:9' });
+    const json = await wmark(['--json', 'watermark', '--key', 'clip-1', '--text', 'for bob', '--containers', 'm3u8'], {
+      WMARK_PUBLIC_URL: 'http://127.0.0.1:9',
+    });
     expect(json.code).toBe(0);
     expect(json.stderr).toBe('');
   });
 });
 
 describe('wmark completion', () => {
-  const bash = (script: string) => startProcess('bash', ['--norc', '--noprofile', '-c', script], { env: { PATH: process.env.PATH!, HOME: box.root, WMARK_BIN: BIN } }).done;
+  const bash = (script: string) =>
+    startProcess('bash', ['--norc', '--noprofile', '-c', script], { env: { PATH: process.env.PATH!, HOME: box.root, WMARK_BIN: BIN } }).done;
   // What bash does on TAB: set COMP_WORDS/COMP_CWORD, call the function, read COMPREPLY.
-  const complete = (words: string[]) =>
-    `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _wmark; echo "\${COMPREPLY[*]}"`;
+  const complete = (words: string[]) => `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _wmark; echo "\${COMPREPLY[*]}"`;
 
   it('bash: sourcing the script registers wmark; subcommands, nested subcommands and flags complete', async () => {
     const r = await bash(
@@ -108,7 +110,9 @@ describe('wmark completion', () => {
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe('complete -o default -F _wmark wmark');
     expect(lines[1]).toBe('watermark');
-    expect(lines[2]!.split(' ')).toEqual(expect.arrayContaining(['ingest', 'video', 'template', 'watermark', 'serve', 'detect', 'auth', 'poll', 'doctor', 'demo', 'completion']));
+    expect(lines[2]!.split(' ')).toEqual(
+      expect.arrayContaining(['ingest', 'video', 'template', 'watermark', 'serve', 'detect', 'auth', 'poll', 'doctor', 'demo', 'completion']),
+    );
     expect(lines[2]).not.toContain('job');
     expect(lines[3]).toBe('list');
     expect(lines[4]).toBe('revoke');
@@ -167,15 +171,18 @@ describe.skipIf(!HAS_SCRIPT)('prompts at a terminal only', () => {
   it('wmark watermark with no arguments picks a video from the list and asks for the text', async () => {
     const second = await wmark(['ingest', await flat('669933', 4), '--key', 'clip-2']);
     expect(second.code, second.stderr).toBe(0);
-    const r = await onTerminal(['watermark', '--containers', 'm3u8'], [
-      [/Which video\?/, '\u001b[B'],
-      [/clip-2/, '\r'],
-      [/Text to draw/, 'for dave\r'],
-    ]);
+    const r = await onTerminal(
+      ['watermark', '--containers', 'm3u8'],
+      [
+        [/Which video\?/, '\u001b[B'],
+        [/clip-2/, '\r'],
+        [/Text to draw/, 'for dave\r'],
+      ],
+    );
     expect(r.code, r.output).toBe(0);
     expect(r.output).toMatch(/Which video\?.*clip-2/s);
     expect(r.output).toContain('✔ Which video? clip-2');
-    expect(r.output).toContain('✔ Text to draw (e.g. the viewer\'s email) for dave');
+    expect(r.output).toContain("✔ Text to draw (e.g. the viewer's email) for dave");
     expect(r.output).toMatch(/watermark \S+ +READY/);
     const list = JSON.parse((await wmark(['--json', 'watermark', 'list', '--key', 'clip-2'])).stdout) as { text: string }[];
     expect(list.map((w) => w.text)).toContain('for dave');

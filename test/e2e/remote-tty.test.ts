@@ -65,10 +65,13 @@ describe.skipIf(!HAS_SCRIPT)('remote mode on a terminal', () => {
       res.writeHead(req.url === '/1.0/authenticate/accessToken' ? 200 : 404, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ token: 'tok-tty', expiresIn: 600 }));
     });
-    const r = await onTerminal(['auth', 'login', '--remote', url, '--api', '1.0'], [
-      [/Client id/, 'tty-client'],
-      [/API key/, 'tty-secret-key'],
-    ]);
+    const r = await onTerminal(
+      ['auth', 'login', '--remote', url, '--api', '1.0'],
+      [
+        [/Client id/, 'tty-client'],
+        [/API key/, 'tty-secret-key'],
+      ],
+    );
     expect(r.code, r.output).toBe(0);
     expect(seen.find((h) => h['x-api-key'])).toMatchObject({ 'x-api-client-id': 'tty-client', 'x-api-key': 'tty-secret-key' });
     expect(r.output).toContain('**************');

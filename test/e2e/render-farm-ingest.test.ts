@@ -34,7 +34,11 @@ const workers: SpawnedWorker[] = [];
 beforeAll(async () => {
   // Forensic needs 5 minutes: a grain-free scene at 5 fps keeps its 75 segments cheap to prepare, and without audio its
   // transcode takes 1.5 s instead of 15 (the AAC encode of 5 minutes dominates; the TEXT clip covers audio).
-  [redis, textSource, forensicSource] = await Promise.all([startRedis(), natural(12), fixture({ kind: 'scene', width: 320, height: 180, seconds: 300, fps: 5, audio: false })]);
+  [redis, textSource, forensicSource] = await Promise.all([
+    startRedis(),
+    natural(12),
+    fixture({ kind: 'scene', width: 320, height: 180, seconds: 300, fps: 5, audio: false }),
+  ]);
   const engine = await testEngine();
   const { video } = await ingestVideo(engine, { source: textSource, key: 'embedded-text' });
   expect(video.status).toBe('INGESTED');
@@ -62,7 +66,13 @@ function newDir(label: string): string {
   return dir;
 }
 
-const segmentFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((f) => /^seg_\d{5}\.ts$/.test(f)).sort().map((f) => path.join(dir, f)) : []);
+const segmentFiles = (dir: string) =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => /^seg_\d{5}\.ts$/.test(f))
+        .sort()
+        .map((f) => path.join(dir, f))
+    : [];
 
 /** An ffmpeg stand-in that logs each call and sleeps before an ingest transcode (the one run with a segment list). */
 function wrapper(dir: string, name: string, ingestSleepSeconds = 0): { ffmpeg: string; log: string } {
@@ -70,7 +80,13 @@ function wrapper(dir: string, name: string, ingestSleepSeconds = 0): { ffmpeg: s
   const log = path.join(dir, `${name}.log`);
   writeFileSync(
     file,
-    ['#!/bin/sh', `printf '%s %s %s\\n' "$(date +%s.%N)" "$$" "$*" >> '${log}'`, `case "$*" in *segment_list*) sleep ${ingestSleepSeconds};; esac`, `exec '${FFMPEG}' "$@"`, ''].join('\n'),
+    [
+      '#!/bin/sh',
+      `printf '%s %s %s\\n' "$(date +%s.%N)" "$$" "$*" >> '${log}'`,
+      `case "$*" in *segment_list*) sleep ${ingestSleepSeconds};; esac`,
+      `exec '${FFMPEG}' "$@"`,
+      '',
+    ].join('\n'),
   );
   chmodSync(file, 0o755);
   return { ffmpeg: file, log };
@@ -137,7 +153,11 @@ async function ingested(s: Served, id: string, timeoutMs = 120_000): Promise<Vid
     timeoutMs,
     200,
   );
-  const [row] = dbRows<{ segments: string; time_origin: number; duration: number; width: number; height: number }>(path.join(s.dataDir, 'wmark.db'), 'SELECT * FROM videos WHERE id = ?', id);
+  const [row] = dbRows<{ segments: string; time_origin: number; duration: number; width: number; height: number }>(
+    path.join(s.dataDir, 'wmark.db'),
+    'SELECT * FROM videos WHERE id = ?',
+    id,
+  );
   return { ...row!, segments: JSON.parse(row!.segments) as number[], timeOrigin: row!.time_origin, durationSeconds: row!.duration } as unknown as VideoRecord;
 }
 
@@ -228,7 +248,10 @@ describe('ingest on the render farm', () => {
   it("forensic preparation in the 'split' layout: the task carries it, workers encode halves, and the result equals an embedded one", async () => {
     const { s, id, runs } = await farmForensic('farm-ingest-forensic-split', 'split');
     // Each segment's run encodes its halves (the split layout's plan), not four whole variants.
-    expect(runs.every((l) => l.includes('trim=end_frame=10') && !l.includes("enable='lt(n,")), runs[0]).toBe(true);
+    expect(
+      runs.every((l) => l.includes('trim=end_frame=10') && !l.includes("enable='lt(n,")),
+      runs[0],
+    ).toBe(true);
     const r = await call(s.base, 'GET', `/2.0/videos/${id}`, { headers: s.headers });
     expect(r.json).toMatchObject({ enableForensic: true, forensicLayout: 'split' });
   });
@@ -249,8 +272,14 @@ async function farmForensic(label: string, layout?: ForensicLayoutChoice): Promi
   expect(video.segments).toHaveLength(75);
 
   const perWorker = logs.map((l) => variantRuns(l.log).length);
-  expect(perWorker.reduce((a, b) => a + b, 0), JSON.stringify(perWorker)).toBe(75);
-  expect(perWorker.every((n) => n > 0), JSON.stringify(perWorker)).toBe(true);
+  expect(
+    perWorker.reduce((a, b) => a + b, 0),
+    JSON.stringify(perWorker),
+  ).toBe(75);
+  expect(
+    perWorker.every((n) => n > 0),
+    JSON.stringify(perWorker),
+  ).toBe(true);
   expect(mediaRuns(s.ffmpegLog)).toEqual([]);
 
   // The embedded preparation of the same working segments, with this title's id and serve's secret.
@@ -286,6 +315,8 @@ async function farmForensic(label: string, layout?: ForensicLayoutChoice): Promi
   const at = (lines: string[]) => Number(lines[0]?.split(' ')[0]);
   const transcodeStarted = at(logs.flatMap((l) => ingestRuns(l.log)));
   const variantsStarted = Math.min(...logs.map((l) => at(variantRuns(l.log))));
-  console.log(`forensic ingest (${layout ?? 'whole'}) of 5 min (5 fps, 320x180) on 2 workers: ${farmMs} ms end to end, of which the transcode ${Math.round((variantsStarted - transcodeStarted) * 1000)} ms; embedded preparation alone (2 threads): ${embeddedMs} ms`);
+  console.log(
+    `forensic ingest (${layout ?? 'whole'}) of 5 min (5 fps, 320x180) on 2 workers: ${farmMs} ms end to end, of which the transcode ${Math.round((variantsStarted - transcodeStarted) * 1000)} ms; embedded preparation alone (2 threads): ${embeddedMs} ms`,
+  );
   return { s, id, runs: logs.flatMap((l) => variantRuns(l.log)) };
 }

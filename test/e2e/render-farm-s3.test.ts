@@ -90,7 +90,9 @@ async function watermarkReady(s: Served, body: Record<string, unknown>): Promise
     async () => {
       const r = await call(s.base, 'GET', posted.json.href as string);
       expect(r.json.status, r.text).not.toBe('FAILED');
-      return r.json.status === 'READY' && r.json.containers.m3u8 && (!wantsMp4 || r.json.containers.mp4) ? { id: posted.json.id as string, m3u8: r.json.containers.m3u8 as string, mp4: r.json.containers.mp4 as string | undefined } : undefined;
+      return r.json.status === 'READY' && r.json.containers.m3u8 && (!wantsMp4 || r.json.containers.mp4)
+        ? { id: posted.json.id as string, m3u8: r.json.containers.m3u8 as string, mp4: r.json.containers.mp4 as string | undefined }
+        : undefined;
     },
     'the watermark to be READY',
     240_000,
@@ -172,7 +174,8 @@ describe('wmark serve --queue --media s3://… with workers that share only the 
     expect(fetched.files).toHaveLength(segments);
     expect(fetched.text).toContain('#EXT-X-ENDLIST');
     // What serve streamed is the object, byte for byte.
-    for (const [i, file] of fetched.files.entries()) expect((await objectBytes(`${prefix}${segmentName(i)}`)).equals(readFileSync(file)), segmentName(i)).toBe(true);
+    for (const [i, file] of fetched.files.entries())
+      expect((await objectBytes(`${prefix}${segmentName(i)}`)).equals(readFileSync(file)), segmentName(i)).toBe(true);
 
     // The same request on a serve without --queue or --media, rendering in its own process.
     const embedded = await serve('embedded', []);
@@ -236,10 +239,12 @@ describe('wmark serve --queue --media s3://… with workers that share only the 
     expect(await frameHashes(file)).toEqual(perSegment.flat());
   });
 
-  it('wmark watermark rm (another process on the data folder) removes the watermark\'s objects from the bucket', async () => {
+  it("wmark watermark rm (another process on the data folder) removes the watermark's objects from the bucket", async () => {
     const prefix = `watermarks/${videoId}/${watermark.id}/`;
     expect((await store.list(prefix)).length).toBeGreaterThan(segments);
-    const rm = startWmark(['--data-dir', farm.dataDir, '--json', 'watermark', 'rm', watermark.id], { env: { ...s3.env, WMARK_CONFIG_DIR: path.join(work, 'cli-config') } });
+    const rm = startWmark(['--data-dir', farm.dataDir, '--json', 'watermark', 'rm', watermark.id], {
+      env: { ...s3.env, WMARK_CONFIG_DIR: path.join(work, 'cli-config') },
+    });
     const done = await rm.done;
     expect(done.code, rm.stderr()).toBe(0);
     expect(JSON.parse(rm.stdout())).toEqual({ deleted: [watermark.id] });
@@ -249,8 +254,11 @@ describe('wmark serve --queue --media s3://… with workers that share only the 
     expect((await fetch(fetched.urls[0]!)).status).toBe(404);
   });
 
-  it('a forensic viewer\'s playlist names its segments as any other: the variant each is shows nowhere, and two viewers differ in the bytes only', async () => {
-    const created = await call(farm.base, 'POST', '/1.0/videos', { headers: farm.headers, body: { sourceUrl: await natural(300), key: 'farm-s3-forensic', enableForensic: true } });
+  it("a forensic viewer's playlist names its segments as any other: the variant each is shows nowhere, and two viewers differ in the bytes only", async () => {
+    const created = await call(farm.base, 'POST', '/1.0/videos', {
+      headers: farm.headers,
+      body: { sourceUrl: await natural(300), key: 'farm-s3-forensic', enableForensic: true },
+    });
     expect(created.status, created.text).toBe(201);
     const forensicId = created.json.id as string;
     await waitFor(
@@ -268,7 +276,9 @@ describe('wmark serve --queue --media s3://… with workers that share only the 
     expect(variants).toContain(`videos/${forensicId}/forensic/sidecar.bin.gz`);
 
     const viewers = await Promise.all(
-      ['AB', 'yz'].map((payload) => watermarkReady(farm, { key: 'farm-s3-forensic', settings: [{ type: 'FORENSIC', content: payload }], containers: ['m3u8'] })),
+      ['AB', 'yz'].map((payload) =>
+        watermarkReady(farm, { key: 'farm-s3-forensic', settings: [{ type: 'FORENSIC', content: payload }], containers: ['m3u8'] }),
+      ),
     );
     const [one, two] = await Promise.all(viewers.map((v, i) => fetchPlaylist(v.m3u8, path.join(work, `forensic-${i}`))));
     for (const p of [one!, two!]) {
@@ -290,7 +300,11 @@ describe('wmark serve --queue --media s3://… with workers that share only the 
 
     // Visible text over the variants: the workers render each (text, variant, segment) once into the bucket, and the
     // viewer's segments are copies of those under its own names.
-    const texted = await watermarkReady(farm, { key: 'farm-s3-forensic', settings: [{ content: 'seen by viewer AB' }, { type: 'FORENSIC', content: 'AB' }], containers: ['m3u8'] });
+    const texted = await watermarkReady(farm, {
+      key: 'farm-s3-forensic',
+      settings: [{ content: 'seen by viewer AB' }, { type: 'FORENSIC', content: 'AB' }],
+      containers: ['m3u8'],
+    });
     const seen = await fetchPlaylist(texted.m3u8, path.join(work, 'forensic-texted'));
     expect(seen.files).toHaveLength(one!.files.length);
     expect(seen.text).not.toMatch(/forensic|_shared/);
@@ -311,9 +325,14 @@ describe('wmark serve --media: what it refuses, at start', () => {
   /** `wmark --json serve` on a fresh data folder; it must exit before it listens. */
   async function refused(args: string[]): Promise<{ code: number | null; error: { code: string; message: string; hint?: string } }> {
     const dataDir = path.join(work, `refused-${Math.random().toString(36).slice(2, 8)}`);
-    const proc = startWmark(['--data-dir', dataDir, '--json', 'serve', '--port', '0', ...args], { env: { ...s3.env, WMARK_CONFIG_DIR: path.join(dataDir, 'config') } });
+    const proc = startWmark(['--data-dir', dataDir, '--json', 'serve', '--port', '0', ...args], {
+      env: { ...s3.env, WMARK_CONFIG_DIR: path.join(dataDir, 'config') },
+    });
     const done = await proc.done;
-    const line = proc.stdout().split('\n').find((l) => l.startsWith('{"error"'));
+    const line = proc
+      .stdout()
+      .split('\n')
+      .find((l) => l.startsWith('{"error"'));
     expect(line, `${proc.stdout()}\n${proc.stderr()}`).toBeDefined();
     expect(proc.stderr()).not.toMatch(/\n\s+at /);
     return { code: done.code, error: JSON.parse(line!).error };

@@ -50,7 +50,9 @@ function wrapper(dir: string, name: string, sleepSeconds: number): { ffmpeg: str
   const log = path.join(dir, `${name}.log`);
   writeFileSync(
     file,
-    ['#!/bin/sh', `printf '%s %s\\n' "$$" "$*" >> '${log}'`, `case "$*" in *filter_script*) sleep ${sleepSeconds};; esac`, `exec '${FFMPEG}' "$@"`, ''].join('\n'),
+    ['#!/bin/sh', `printf '%s %s\\n' "$$" "$*" >> '${log}'`, `case "$*" in *filter_script*) sleep ${sleepSeconds};; esac`, `exec '${FFMPEG}' "$@"`, ''].join(
+      '\n',
+    ),
   );
   chmodSync(file, 0o755);
   return { ffmpeg: file, log };
@@ -70,7 +72,8 @@ async function serve(dataDir: string, extra: string[], env: Record<string, strin
   const clientId = /client id:\s+(wmc_\S+)/.exec(proc.stderr())?.[1] ?? credentials.get(dataDir)?.clientId;
   const apiKey = /API key:\s+(wmk_\S+)/.exec(proc.stderr())?.[1] ?? credentials.get(dataDir)?.apiKey;
   credentials.set(dataDir, { clientId: clientId!, apiKey: apiKey! });
-  const token = (await call(base, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders({ clientId: clientId!, apiKey: apiKey! }) })).json.token as string;
+  const token = (await call(base, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders({ clientId: clientId!, apiKey: apiKey! }) })).json
+    .token as string;
   return { proc, base, headers: bearer(token) };
 }
 const credentials = new Map<string, { clientId: string; apiKey: string }>();
@@ -95,7 +98,12 @@ async function watermark(s: Served, dataDir: string, text: string): Promise<{ hr
   return { href: posted.json.href as string, dir: path.join(dataDir, 'media', 'watermarks', video.id, posted.json.id), segments: video.segments as number };
 }
 
-const finished = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((f) => /^seg_\d{5}\.ts$/.test(f)).sort() : []);
+const finished = (dir: string) =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => /^seg_\d{5}\.ts$/.test(f))
+        .sort()
+    : [];
 
 /** Polls the job like a client until it is READY with every segment and the mp4. */
 async function ready(s: Served, href: string): Promise<void> {
@@ -113,7 +121,12 @@ async function ready(s: Served, href: string): Promise<void> {
 
 const segmentRenders = (log: string) => renderLines(log).length;
 /** serve's own segment renders: ffmpeg calls with a filter script (ingest and the mp4 join have none). */
-const ownRenders = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('filter_script')).length : 0);
+const ownRenders = (log: string) =>
+  existsSync(log)
+    ? readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('filter_script')).length
+    : 0;
 
 describe('wmark serve --queue', () => {
   it('two workers render every segment exactly once between them, serve none, and the result matches an embedded render', async () => {
@@ -129,8 +142,14 @@ describe('wmark serve --queue', () => {
     await ready(s, job.href);
     expect(finished(job.dir)).toHaveLength(job.segments);
     const perWorker = logs.map((l) => segmentRenders(l.log));
-    expect(perWorker.reduce((a, b) => a + b, 0), JSON.stringify(perWorker)).toBe(job.segments);
-    expect(perWorker.every((n) => n > 0), JSON.stringify(perWorker)).toBe(true);
+    expect(
+      perWorker.reduce((a, b) => a + b, 0),
+      JSON.stringify(perWorker),
+    ).toBe(job.segments);
+    expect(
+      perWorker.every((n) => n > 0),
+      JSON.stringify(perWorker),
+    ).toBe(true);
     expect(ownRenders(own.log)).toBe(0);
 
     // The same request on a serve without --queue.
@@ -151,10 +170,21 @@ describe('wmark serve --queue', () => {
       url: s.base,
       pid: s.proc.child.pid,
       ok: true,
-      queue: { url: redis.url, media: path.join(farmDir, 'media'), reachable: true, depth: { waiting: 0, active: 0 }, workers: started.map((w) => ({ id: w.id, version: VERSION })).sort((a, b) => a.id.localeCompare(b.id)) },
+      queue: {
+        url: redis.url,
+        media: path.join(farmDir, 'media'),
+        reachable: true,
+        depth: { waiting: 0, active: 0 },
+        workers: started.map((w) => ({ id: w.id, version: VERSION })).sort((a, b) => a.id.localeCompare(b.id)),
+      },
     });
     const text = await runCli(['--data-dir', farmDir, 'status']);
-    expect(text.stdout).toContain(`workers: 2 (${started.map((w) => `${w.id} wmark ${VERSION}`).sort().join(', ')})`);
+    expect(text.stdout).toContain(
+      `workers: 2 (${started
+        .map((w) => `${w.id} wmark ${VERSION}`)
+        .sort()
+        .join(', ')})`,
+    );
     const embeddedStatus = await runCli(['--data-dir', embeddedDir, 'status']);
     expect(embeddedStatus.code).toBe(0);
     expect(embeddedStatus.stdout).toContain('renders: in its own process (no --queue)');
@@ -220,7 +250,9 @@ describe('wmark serve --queue', () => {
     await worker(farmDir, slow.ffmpeg);
     await ingestOverHttp(s.base, s.headers, source, 'farm-clip', '1.0');
     const posted = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => call(s.base, 'POST', '/1.0/watermark', { headers: s.headers, body: { key: 'farm-clip', settings: [{ content: `reviewer ${i}` }] } })),
+      Array.from({ length: 12 }, (_, i) =>
+        call(s.base, 'POST', '/1.0/watermark', { headers: s.headers, body: { key: 'farm-clip', settings: [{ content: `reviewer ${i}` }] } }),
+      ),
     );
     expect(posted.every((p) => p.status === 201)).toBe(true);
     // Each job queues its opening one segment at a time: more tasks at once than the 8 jobs an embedded serve runs.

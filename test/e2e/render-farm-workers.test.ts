@@ -109,7 +109,10 @@ describe('wmark worker', () => {
     // Eight outputs, eight encodes in all three workers' ffmpeg calls: none rendered twice.
     expect(renderLines(logged.log)).toHaveLength(8);
     const byWorker = new Map(started.map((w) => [w.id, results.filter((r) => r.worker === w.id).length]));
-    expect([...byWorker.values()].every((count) => count > 0), JSON.stringify([...byWorker])).toBe(true);
+    expect(
+      [...byWorker.values()].every((count) => count > 0),
+      JSON.stringify([...byWorker]),
+    ).toBe(true);
     expect([...byWorker.values()].reduce((a, b) => a + b, 0)).toBe(8);
     for (const t of tasks.slice(0, 3)) await decodesCleanly(await fetched(t.output));
   });
@@ -168,7 +171,10 @@ describe('wmark worker refuses to start', () => {
     const cwd = path.join(box.root, 'with-config');
     mkdirSync(cwd, { recursive: true });
     writeFileSync(path.join(cwd, '.wmarkrc.json'), JSON.stringify({ queue: { url: 'redis://127.0.0.1:9' } }));
-    const r = await runCli(['--json', 'worker', '--media', MEDIA, '--s3-endpoint', s3.endpoint], { cwd, env: { WMARK_HOME: box.dataDir, WMARK_CONFIG_DIR: box.configDir, ...s3.env } });
+    const r = await runCli(['--json', 'worker', '--media', MEDIA, '--s3-endpoint', s3.endpoint], {
+      cwd,
+      env: { WMARK_HOME: box.dataDir, WMARK_CONFIG_DIR: box.configDir, ...s3.env },
+    });
     expect(r.code).toBe(5);
     expect(r.json().error).toMatchObject({ code: 'QUEUE_UNREACHABLE', message: expect.stringContaining('redis://127.0.0.1:9') });
   });

@@ -161,7 +161,8 @@ export async function waitForPlayback(
     const state = await playbackState(opened.page, selector);
     if (state.fatal.length) throw new Error(`fatal hls.js error while waiting for currentTime > ${minTime}:\n${describe(state, opened.log)}`);
     if (state.mediaError) throw new Error(`media element error while waiting for currentTime > ${minTime}:\n${describe(state, opened.log)}`);
-    if (state.player?.state === 'error') throw new Error(`the player shows an error while waiting for currentTime > ${minTime}:\n${describe(state, opened.log)}`);
+    if (state.player?.state === 'error')
+      throw new Error(`the player shows an error while waiting for currentTime > ${minTime}:\n${describe(state, opened.log)}`);
     if (state.currentTime > minTime) return state;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for currentTime > ${minTime}:\n${describe(state, opened.log)}`);
     await new Promise((r) => setTimeout(r, 200));
@@ -169,17 +170,14 @@ export async function waitForPlayback(
 }
 
 /** Waits for a condition evaluated in the page, reporting the playback state on timeout. */
-export async function waitForPage(
-  opened: { page: PageLike; log: string[] },
-  what: string,
-  predicate: () => boolean,
-  timeoutMs = 30_000,
-): Promise<void> {
+export async function waitForPage(opened: { page: PageLike; log: string[] }, what: string, predicate: () => boolean, timeoutMs = 30_000): Promise<void> {
   try {
     await opened.page.waitForFunction(predicate, undefined, { timeout: timeoutMs, polling: 100 });
   } catch (error) {
     const state = await playbackState(opened.page).catch(() => undefined);
-    throw new Error(`timed out waiting for ${what}: ${(error as Error).message.split('\n')[0]}\n${state ? describe(state, opened.log) : opened.log.join('\n')}`);
+    throw new Error(
+      `timed out waiting for ${what}: ${(error as Error).message.split('\n')[0]}\n${state ? describe(state, opened.log) : opened.log.join('\n')}`,
+    );
   }
 }
 

@@ -36,6 +36,10 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
     stdout,
     stderr,
     json: () => JSON.parse(stdout),
-    lines: () => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)),
+    lines: () =>
+      stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
   };
 }

@@ -31,13 +31,24 @@ export const SIZE = { width: 320, height: 180 };
 /** The 10 s flat fixture ingested into uniform closed-GOP segments, no lead (cached per machine): 3 files, 4 + 4 + 2 s. */
 export async function workingSegments(): Promise<string[]> {
   const dir = path.join(TEST_ROOT, 'fixtures', 'cluster-segments-v1');
-  const names = () => (existsSync(dir) ? readdirSync(dir).filter((f) => /^seg_\d{5}\.ts$/.test(f)).sort() : []);
+  const names = () =>
+    existsSync(dir)
+      ? readdirSync(dir)
+          .filter((f) => /^seg_\d{5}\.ts$/.test(f))
+          .sort()
+      : [];
   if (names().length === 3) return names().map((n) => path.join(dir, n));
   // Made in a private folder and renamed into place, so parallel test files never see half of it.
   const staging = `${dir}.${process.pid}.${Date.now()}`;
   mkdirSync(staging, { recursive: true });
   const source = await flat('336699', 10);
-  await run(FFMPEG, ['-hide_banner', '-nostdin', '-v', 'error', ...ingestArgs({ source, outDir: staging, fps: FPS, ...SIZE, hasAudio: true, encode: { preset: 'veryfast', crf: 18 }, lead: false })]);
+  await run(FFMPEG, [
+    '-hide_banner',
+    '-nostdin',
+    '-v',
+    'error',
+    ...ingestArgs({ source, outDir: staging, fps: FPS, ...SIZE, hasAudio: true, encode: { preset: 'veryfast', crf: 18 }, lead: false }),
+  ]);
   const { rename, rm } = await import('node:fs/promises');
   await rename(staging, dir).catch(() => rm(staging, { recursive: true, force: true }));
   return names().map((n) => path.join(dir, n));
@@ -45,7 +56,10 @@ export async function workingSegments(): Promise<string[]> {
 
 /** A task that draws `text` on the stored `input`, as serve would plan it (the font by its in-task name). */
 export function textTask(input: string, output: string, text: string, extra: Partial<SegmentTask> = {}): SegmentTask {
-  const parsed = parseSettings([{ type: 'TEXT', content: text, x: 0.5, y: 0.5, align: 'CENTER', verticalAlign: 'MIDDLE', fontSize: 0.12, fontColor: 'FFFFFF', fontOpacity: 1 }], { apiVersion: '2.0' });
+  const parsed = parseSettings(
+    [{ type: 'TEXT', content: text, x: 0.5, y: 0.5, align: 'CENTER', verticalAlign: 'MIDDLE', fontSize: 0.12, fontColor: 'FFFFFF', fontOpacity: 1 }],
+    { apiVersion: '2.0' },
+  );
   if (!parsed.ok) throw new Error(parsed.issues.join('; '));
   const setting = parsed.value[0] as TextSetting;
   const filter = drawtextFilter({ setting, textFile: 'text_0.txt', fontFile: TASK_FONT_FILE, frameHeight: SIZE.height, timeOrigin: 0 });
@@ -81,7 +95,17 @@ export async function spawnWorker(args: string[], env: Record<string, string | u
   const proc = startWmark(['--json', 'worker', ...args], { env });
   let exited = false;
   void proc.done.then(() => (exited = true));
-  const line = await until(() => (exited ? 'exited' : proc.stdout().split('\n').find((l) => l.startsWith('{'))), 'the worker to start', 30_000).catch((error: unknown) => {
+  const line = await until(
+    () =>
+      exited
+        ? 'exited'
+        : proc
+            .stdout()
+            .split('\n')
+            .find((l) => l.startsWith('{')),
+    'the worker to start',
+    30_000,
+  ).catch((error: unknown) => {
     proc.child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}\nstderr:\n${proc.stderr()}`);
   });
@@ -91,7 +115,11 @@ export async function spawnWorker(args: string[], env: Record<string, string | u
 
 /** Lines of an ffmpeg wrapper log that rendered (libx264) the scratch output of a task. */
 export function renderLines(log: string): string[] {
-  return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('libx264') && l.includes('output.ts')) : [];
+  return existsSync(log)
+    ? readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('libx264') && l.includes('output.ts'))
+    : [];
 }
 
 /**

@@ -21,7 +21,14 @@ export interface TestEngine extends Engine {
 export async function testEngine(options: { dataDir?: string; workers?: number; now?: () => number; deployment?: Deployment } = {}): Promise<TestEngine> {
   const dataDir = options.dataDir ?? tempDir('engine');
   const runner = countingRunner();
-  const engine = await openEngine({ dataDir, workers: options.workers ?? 2, encode: { preset: 'veryfast', crf: 23 }, runner, now: options.now, ...(options.deployment ? { deployment: options.deployment } : {}) });
+  const engine = await openEngine({
+    dataDir,
+    workers: options.workers ?? 2,
+    encode: { preset: 'veryfast', crf: 23 },
+    runner,
+    now: options.now,
+    ...(options.deployment ? { deployment: options.deployment } : {}),
+  });
   return {
     ...engine,
     runner,

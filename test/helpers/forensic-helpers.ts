@@ -42,7 +42,15 @@ export interface SyntheticTitle {
  * A sidecar as ingest would measure it, made up: per segment a random smooth mean M_k and D_k = amplitude x the
  * segment's real keyed pattern field. Segments last `segmentSeconds`; signatures are left empty (not read here).
  */
-export function syntheticTitle(options: { seed: number; segments?: number; width?: number; height?: number; fps?: number; segmentSeconds?: number; videoId?: string }): SyntheticTitle {
+export function syntheticTitle(options: {
+  seed: number;
+  segments?: number;
+  width?: number;
+  height?: number;
+  fps?: number;
+  segmentSeconds?: number;
+  videoId?: string;
+}): SyntheticTitle {
   const { seed, segments = 75, width = 32, height = 18, fps = 5, segmentSeconds = 4, videoId = `video-${seed}` } = options;
   const r = rng(seed);
   const key = Buffer.from(Array.from({ length: 32 }, () => r.int(256)));
@@ -149,14 +157,16 @@ export function leakSignatures(leak: LeakFrames): Float32Array {
 
 /** Least-squares slope of y on x (both centred): how much of x is in y. */
 export function slope(x: ArrayLike<number>, y: ArrayLike<number>): number {
-  let mx = 0, my = 0;
+  let mx = 0,
+    my = 0;
   for (let i = 0; i < x.length; i++) {
     mx += x[i]!;
     my += y[i]!;
   }
   mx /= x.length;
   my /= y.length;
-  let sxy = 0, sxx = 0;
+  let sxy = 0,
+    sxx = 0;
   for (let i = 0; i < x.length; i++) {
     sxy += (x[i]! - mx) * (y[i]! - my);
     sxx += (x[i]! - mx) ** 2;
@@ -205,23 +215,62 @@ export async function degrade(
   const vf = [`scale=trunc(iw*${options.scale}/2)*2:trunc(ih*${options.scale}/2)*2`, ...(options.extraFilters ?? [])].join(',');
   // The excerpt is cut after decoding (-ss after -i): seeking the input of a raw TS lands between keyframes, and the
   // gap up to the next one is filled with copies of the next segment's first frame.
-  await run(FFMPEG, [
-    '-v', 'error', '-y', '-i', input,
-    ...(options.start !== undefined ? ['-ss', String(options.start)] : []),
-    ...(options.duration !== undefined ? ['-t', String(options.duration)] : []),
-    '-map', '0:v:0', '-vf', vf, '-c:v', 'libx264', '-preset', options.preset ?? 'veryfast', '-crf', String(options.crf), '-an', output,
-  ], { maxBuffer: 16 * 1024 * 1024 });
+  await run(
+    FFMPEG,
+    [
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      input,
+      ...(options.start !== undefined ? ['-ss', String(options.start)] : []),
+      ...(options.duration !== undefined ? ['-t', String(options.duration)] : []),
+      '-map',
+      '0:v:0',
+      '-vf',
+      vf,
+      '-c:v',
+      'libx264',
+      '-preset',
+      options.preset ?? 'veryfast',
+      '-crf',
+      String(options.crf),
+      '-an',
+      output,
+    ],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
   return output;
 }
 
 /** Two viewers' copies averaged frame by frame (the classic collusion attack), scaled and re-encoded like a leak. */
 export async function averageCopies(a: string, b: string, output: string, options: { crf: number; scale: number }): Promise<string> {
   const scale = `scale=trunc(iw*${options.scale}/2)*2:trunc(ih*${options.scale}/2)*2`;
-  await run(FFMPEG, [
-    '-v', 'error', '-y', '-i', a, '-i', b,
-    '-filter_complex', `[0:v][1:v]blend=all_mode=average,${scale}[v]`,
-    '-map', '[v]', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(options.crf), '-an', output,
-  ], { maxBuffer: 16 * 1024 * 1024 });
+  await run(
+    FFMPEG,
+    [
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      a,
+      '-i',
+      b,
+      '-filter_complex',
+      `[0:v][1:v]blend=all_mode=average,${scale}[v]`,
+      '-map',
+      '[v]',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-crf',
+      String(options.crf),
+      '-an',
+      output,
+    ],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
   return output;
 }
 
@@ -244,7 +293,11 @@ export async function frameSize(file: string): Promise<{ width: number; height: 
  * (the file's mean frame over that half, minus the mean of aa's and bb's) against the slot's pattern field, decoded
  * small and grey (gray16: levels x 256). `split` frames are in the first half, `frames` in all.
  */
-export async function halfSlopes(files: Record<'aa' | 'ab' | 'ba' | 'bb', string>, patterns: [Float32Array, Float32Array], size: { width: number; height: number; split: number; frames: number }): Promise<Record<'aa' | 'ab' | 'ba' | 'bb', [number, number]>> {
+export async function halfSlopes(
+  files: Record<'aa' | 'ab' | 'ba' | 'bb', string>,
+  patterns: [Float32Array, Float32Array],
+  size: { width: number; height: number; split: number; frames: number },
+): Promise<Record<'aa' | 'ab' | 'ba' | 'bb', [number, number]>> {
   const { width: w, height: h, split, frames } = size;
   const halves = {} as Record<'aa' | 'ab' | 'ba' | 'bb', [Float64Array, Float64Array]>;
   for (const v of ['aa', 'ab', 'ba', 'bb'] as const) {
@@ -260,7 +313,10 @@ export async function halfSlopes(files: Record<'aa' | 'ab' | 'ba' | 'bb', string
   for (const v of ['aa', 'ab', 'ba', 'bb'] as const) {
     out[v] = [0, 1].map((s) => {
       const clean = halves.aa[s]!.map((x, p) => (x + halves.bb[s]![p]!) / 2);
-      return slope(patterns[s]!, halves[v][s]!.map((x, p) => x - clean[p]!));
+      return slope(
+        patterns[s]!,
+        halves[v][s]!.map((x, p) => x - clean[p]!),
+      );
     }) as [number, number];
   }
   return out;

@@ -30,10 +30,27 @@ export async function ffmpegFixture(name: string, args: string[]): Promise<strin
 /** 7 s at 30000/1001 fps, 321x181 (odd: yuv444p, which allows it), with an AAC tone. */
 export const ntscOddSize = () =>
   ffmpegFixture('ntsc-321x181-7s-29.97fps-audio.mp4', [
-    '-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=30000/1001',
-    '-f', 'lavfi', '-i', 'sine=frequency=330:sample_rate=48000',
-    '-t', '7', '-vf', 'scale=321:181,format=yuv444p',
-    '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'aac', '-b:a', '64k', '-shortest',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=320x180:rate=30000/1001',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=330:sample_rate=48000',
+    '-t',
+    '7',
+    '-vf',
+    'scale=321:181,format=yuv444p',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '64k',
+    '-shortest',
   ]);
 
 /** 2 s of AAC audio in an mp4 container: no video stream at all. */
@@ -87,10 +104,14 @@ export function privateInstall(dir: string): { bin: string; dist: string } {
   for (const link of ['node_modules', 'templates']) symlinkSync(path.join(REPO, link), path.join(dir, link), 'dir');
   const dist = path.join(dir, 'dist');
   // Type errors elsewhere in the tree must not stop the build: tsc still emits, and what matters is that it did.
-  const tsc = spawnSync(process.execPath, [path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(REPO, 'tsconfig.build.json'), '--outDir', dist], {
-    cwd: REPO,
-    encoding: 'utf8',
-  });
+  const tsc = spawnSync(
+    process.execPath,
+    [path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(REPO, 'tsconfig.build.json'), '--outDir', dist],
+    {
+      cwd: REPO,
+      encoding: 'utf8',
+    },
+  );
   if (!existsSync(path.join(dist, 'cli', 'main.js')) || !existsSync(path.join(dist, 'engine', 'state', 'sqlite-state-store.js'))) {
     throw new Error(`private build failed: ${tsc.stdout}${tsc.stderr}`);
   }

@@ -53,7 +53,9 @@ export async function videoPackets(input: string): Promise<Packet[]> {
   try {
     const nut = path.join(dir, 'v.nut');
     await run(FFMPEG, ['-v', 'error', '-copyts', '-i', input, '-map', '0:v:0', '-c', 'copy', '-f', 'nut', nut]);
-    const { stdout } = await run(FFPROBE, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,flags', '-of', 'csv=p=0', nut], { maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run(FFPROBE, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,flags', '-of', 'csv=p=0', nut], {
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return stdout
       .trim()
       .split('\n')
@@ -83,7 +85,11 @@ export function diffBox(
   threshold = 60,
   region = { x0: 0, y0: 0, x1: f.width - 1, y1: f.height - 1 },
 ): { x0: number; y0: number; x1: number; y1: number; count: number } | undefined {
-  let x0 = Infinity, y0 = Infinity, x1 = -1, y1 = -1, count = 0;
+  let x0 = Infinity,
+    y0 = Infinity,
+    x1 = -1,
+    y1 = -1,
+    count = 0;
   for (let y = region.y0; y <= region.y1; y++) {
     for (let x = region.x0; x <= region.x1; x++) {
       const [r, g, b] = f.at(x, y);
@@ -101,10 +107,14 @@ export function diffBox(
 
 /** Every frame of a file's video, area-scaled to width x height, as 16-bit grey (full range, levels x 256). */
 export async function grayFrames(input: string, width: number, height: number): Promise<Uint16Array> {
-  const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', input, '-map', '0:v:0', '-vf', `scale=${width}:${height}:flags=area,format=gray16le`, '-f', 'rawvideo', 'pipe:1'], {
-    encoding: 'buffer',
-    maxBuffer: 256 * 1024 * 1024,
-  });
+  const { stdout } = await run(
+    FFMPEG,
+    ['-v', 'error', '-i', input, '-map', '0:v:0', '-vf', `scale=${width}:${height}:flags=area,format=gray16le`, '-f', 'rawvideo', 'pipe:1'],
+    {
+      encoding: 'buffer',
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  );
   const bytes = stdout as unknown as Buffer;
   return new Uint16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
 }

@@ -176,13 +176,21 @@ async function withCredentials(engine: Engine, app: App, logs: string[]): Promis
  */
 export async function serveEngine(
   engine: Engine,
-  options: { tokenTtlSeconds?: number } & Pick<ServerServiceOptions, 'jobConcurrency' | 'playableTimeoutMs' | 'sourcePolicy' | 'render'> & Pick<ServerOptions, 'timeouts' | 'corsOrigins' | 'authLimit'> = {},
+  options: { tokenTtlSeconds?: number } & Pick<ServerServiceOptions, 'jobConcurrency' | 'playableTimeoutMs' | 'sourcePolicy' | 'render'> &
+    Pick<ServerOptions, 'timeouts' | 'corsOrigins' | 'authLimit'> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
   const host = '127.0.0.1';
   const server = await startServer({
-    service: serverService(engine, { host, jobConcurrency: options.jobConcurrency ?? 2, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy: options.sourcePolicy, render: options.render, log }),
+    service: serverService(engine, {
+      host,
+      jobConcurrency: options.jobConcurrency ?? 2,
+      playableTimeoutMs: options.playableTimeoutMs,
+      sourcePolicy: options.sourcePolicy,
+      render: options.render,
+      log,
+    }),
     host,
     port: 0,
     tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
@@ -197,14 +205,36 @@ export async function serveEngine(
 /** The same service without a socket: routes and handlers called in-process. */
 export async function serveInProcess(
   engine: Engine,
-  options: { tokenTtlSeconds?: number; jobConcurrency?: number; playableTimeoutMs?: number; publicUrl?: string; sourcePolicy?: SourcePolicy; corsOrigins?: string[]; authLimit?: AuthLimitOptions } = {},
+  options: {
+    tokenTtlSeconds?: number;
+    jobConcurrency?: number;
+    playableTimeoutMs?: number;
+    publicUrl?: string;
+    sourcePolicy?: SourcePolicy;
+    corsOrigins?: string[];
+    authLimit?: AuthLimitOptions;
+  } = {},
 ): Promise<TestApp> {
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
   const url = options.publicUrl ?? `http://${IN_PROCESS_HOST}`;
   // The policy of a server on loopback, as `wmark serve` would have; rendered in full, as the in-process tests expect.
-  const service = serverService(engine, { host: '127.0.0.1', jobConcurrency: options.jobConcurrency ?? 2, playableTimeoutMs: options.playableTimeoutMs, render: 'full', log, ...(options.sourcePolicy ? { sourcePolicy: options.sourcePolicy } : {}) })(url);
-  const app = createApp({ service, publicUrl: options.publicUrl, tokenTtlSeconds: options.tokenTtlSeconds ?? 3600, log, corsOrigins: options.corsOrigins, authLimit: options.authLimit });
+  const service = serverService(engine, {
+    host: '127.0.0.1',
+    jobConcurrency: options.jobConcurrency ?? 2,
+    playableTimeoutMs: options.playableTimeoutMs,
+    render: 'full',
+    log,
+    ...(options.sourcePolicy ? { sourcePolicy: options.sourcePolicy } : {}),
+  })(url);
+  const app = createApp({
+    service,
+    publicUrl: options.publicUrl,
+    tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
+    log,
+    corsOrigins: options.corsOrigins,
+    authLimit: options.authLimit,
+  });
   const queue = service.queue;
   await queue.resume();
   return { app, service, queue, url, ...(await withCredentials(engine, app, logs)), close: () => queue.close() };
@@ -285,7 +315,9 @@ export function gateFfmpeg(engine: Engine, when: (args: readonly string[]) => bo
     if (!opened && when(args)) {
       held++;
       // A closing queue aborts its jobs: the held call gives up too, so a failed test cannot hang the teardown.
-      const aborted = new Promise<void>((_, reject) => options?.signal?.addEventListener('abort', () => reject(new Error('aborted while held')), { once: true }));
+      const aborted = new Promise<void>((_, reject) =>
+        options?.signal?.addEventListener('abort', () => reject(new Error('aborted while held')), { once: true }),
+      );
       aborted.catch(() => {}); // an abort after the gate opened is nobody's business
       await Promise.race([gate, aborted]).finally(() => held--);
     }
@@ -312,13 +344,7 @@ export function slowFfmpeg(dir: string, log: string, sleepSeconds: number): stri
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   writeFileSync(
     file,
-    [
-      '#!/bin/sh',
-      `printf '%s\\n' "$*" >> ${q(log)}`,
-      `case "$*" in *.ts.part*) sleep ${sleepSeconds};; esac`,
-      `exec ${q(FFMPEG)} "$@"`,
-      '',
-    ].join('\n'),
+    ['#!/bin/sh', `printf '%s\\n' "$*" >> ${q(log)}`, `case "$*" in *.ts.part*) sleep ${sleepSeconds};; esac`, `exec ${q(FFMPEG)} "$@"`, ''].join('\n'),
   );
   chmodSync(file, 0o755);
   return file;

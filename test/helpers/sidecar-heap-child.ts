@@ -5,7 +5,12 @@ import type { Sidecar } from '../../src/core/forensic/detect-inputs.js';
 
 const slots = Number(process.argv[2]);
 const frames = Number(process.argv[3]);
-const width = 128, height = 72, diffWidth = 64, diffHeight = 36, n = width * height, dn = diffWidth * diffHeight;
+const width = 128,
+  height = 72,
+  diffWidth = 64,
+  diffHeight = 36,
+  n = width * height,
+  dn = diffWidth * diffHeight;
 // Typed arrays live outside the V8 heap: only JS lists of their values would count against its limit.
 const mean = new Float32Array(slots * n);
 const diff = new Float32Array(slots * dn);
@@ -36,5 +41,13 @@ const back = decodeSidecar(bytes);
 let meanErr = 0;
 for (let i = 0; i < mean.length; i++) meanErr = Math.max(meanErr, Math.abs(back.mean[i]! - mean[i]!));
 process.stdout.write(
-  JSON.stringify({ mean: back.mean.length, diff: back.diff.length, signature: back.signature.length, frames: back.signatureTimes.length, meanErr, lastDiff: back.diff[back.diff.length - 1], lastTime: back.signatureTimes[frames - 1] }),
+  JSON.stringify({
+    mean: back.mean.length,
+    diff: back.diff.length,
+    signature: back.signature.length,
+    frames: back.signatureTimes.length,
+    meanErr,
+    lastDiff: back.diff[back.diff.length - 1],
+    lastTime: back.signatureTimes[frames - 1],
+  }),
 );

@@ -68,7 +68,17 @@ export class FakeRenderer implements SegmentRenderer {
 
   async render(job: SegmentRender, urgency: RenderUrgency): Promise<void> {
     const { graph } = job.drawing(FAKE_FONT);
-    this.renders.push({ input: job.input, output: job.output, drawingFolder: job.drawingFolder, gop: job.gop, hasAudio: job.hasAudio, shareable: job.shareable, group: job.group, urgency, graph });
+    this.renders.push({
+      input: job.input,
+      output: job.output,
+      drawingFolder: job.drawingFolder,
+      gop: job.gop,
+      hasAudio: job.hasAudio,
+      shareable: job.shareable,
+      group: job.group,
+      urgency,
+      graph,
+    });
     if (this.gate) await this.gate;
     const error = this.failWith?.(job);
     if (error) throw error;
@@ -213,7 +223,11 @@ export async function writeForensicMedia(engine: Engine, video: VideoRecord): Pr
   const slotsPerSegment = slotsOf(video.segments);
   await engine.media.put(mediaKeys.forensicFile(video.id, LAYOUT_NAME), JSON.stringify({ version: 2, slotsPerSegment }));
   await Promise.all(
-    slotsPerSegment.flatMap((slots, k) => variantNames(slots).map((letters) => engine.media.put(mediaKeys.forensicFile(video.id, variantFileName(letters, k)), variantContent(video.id, letters, k)))),
+    slotsPerSegment.flatMap((slots, k) =>
+      variantNames(slots).map((letters) =>
+        engine.media.put(mediaKeys.forensicFile(video.id, variantFileName(letters, k)), variantContent(video.id, letters, k)),
+      ),
+    ),
   );
   return slotsPerSegment;
 }

@@ -53,12 +53,12 @@ export async function renderWith(
   raw: unknown[],
   options: { containers?: Container[]; expirationSeconds?: number } = {},
 ): Promise<Rendered> {
-  const request = (await requestWatermark(engine, {
+  const request = await requestWatermark(engine, {
     video: { key },
     settings: settingsOf(raw),
     containers: options.containers ?? ['m3u8'],
     expirationSeconds: options.expirationSeconds,
-  }));
+  });
   const record = (await runWatermarkJob(engine, request.watermark.id))!;
   const dir = watermarkDir(engine, request.video.id, record.id);
   return { request, record, dir, playlist: path.join(dir, PLAYLIST_NAME) };
@@ -194,14 +194,36 @@ export function referenceFrame(input: string, seconds: number, ref: ReferenceTex
  * The frame at `seconds` of `input` through a filter graph, unencoded (raw RGB): `files` (name -> UTF-8 content) are
  * written next to the graph, which is run from that folder, so relative textfile= names find them.
  */
-export async function filteredFrame(input: string, seconds: number, graph: string, files: Map<string, string>, size: { width: number; height: number }): Promise<RgbFrame> {
+export async function filteredFrame(
+  input: string,
+  seconds: number,
+  graph: string,
+  files: Map<string, string>,
+  size: { width: number; height: number },
+): Promise<RgbFrame> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-ref-'));
   try {
     for (const [name, content] of files) writeFileSync(path.join(dir, name), content, 'utf8');
     writeFileSync(path.join(dir, 'filter.txt'), `${graph},select=gte(t\\,${seconds})`);
     const { stdout } = await run(
       FFMPEG,
-      ['-v', 'error', '-i', path.resolve(input), '-filter_script:v', 'filter.txt', '-vsync', '0', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+      [
+        '-v',
+        'error',
+        '-i',
+        path.resolve(input),
+        '-filter_script:v',
+        'filter.txt',
+        '-vsync',
+        '0',
+        '-frames:v',
+        '1',
+        '-f',
+        'rawvideo',
+        '-pix_fmt',
+        'rgb24',
+        'pipe:1',
+      ],
       { cwd: dir, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
     );
     const expected = size.width * size.height * 3;
@@ -250,12 +272,7 @@ export function parsePlaylist(file: string): ParsedPlaylist {
 export function ffmpegWrapper(dir: string, options: { log: string; sleepPerSegment?: number; failSegment?: string; failFlag?: string }): string {
   const file = path.join(dir, 'ffmpeg-wrapper.sh');
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const lines = [
-    '#!/bin/sh',
-    `printf '%s\\n' "$*" >> ${q(options.log)}`,
-    'render=""',
-    'for a in "$@"; do case "$a" in *.ts.part) render="$a";; esac; done',
-  ];
+  const lines = ['#!/bin/sh', `printf '%s\\n' "$*" >> ${q(options.log)}`, 'render=""', 'for a in "$@"; do case "$a" in *.ts.part) render="$a";; esac; done'];
   if (options.failSegment && options.failFlag) {
     lines.push(
       `case "$render" in *${options.failSegment}.part) if [ -e ${q(options.failFlag)} ]; then echo "simulated encoder failure on ${options.failSegment}" >&2; exit 1; fi;; esac`,
@@ -285,8 +302,17 @@ export function diffBoxIn(f: RgbFrame, background: Rgb, region: Box, threshold =
 }
 
 /** Bounding box of pixels within `tolerance` (max channel difference) of `colour`. */
-export function colourBox(f: RgbFrame, colour: Rgb, tolerance: number, region: Box = { x0: 0, y0: 0, x1: f.width - 1, y1: f.height - 1 }): (Box & { count: number }) | undefined {
-  let x0 = Infinity, y0 = Infinity, x1 = -1, y1 = -1, count = 0;
+export function colourBox(
+  f: RgbFrame,
+  colour: Rgb,
+  tolerance: number,
+  region: Box = { x0: 0, y0: 0, x1: f.width - 1, y1: f.height - 1 },
+): (Box & { count: number }) | undefined {
+  let x0 = Infinity,
+    y0 = Infinity,
+    x1 = -1,
+    y1 = -1,
+    count = 0;
   for (let y = region.y0; y <= region.y1; y++) {
     for (let x = region.x0; x <= region.x1; x++) {
       if (maxChannelDiff(f.at(x, y), colour) <= tolerance) {

@@ -17,7 +17,12 @@ inProcessAppPerFile((e, app) => {
 });
 
 /** A route as the docs write it: the version as {v}, parameters as {name}, no trailing slash. */
-const asDocumented = (p: string) => p.replace(/^\/(1\.0|2\.0)(?=\/|$)/, '/{v}').replace(/^\/player\/(1\.0|2\.0)\//, '/player/{v}/').replace(/:(\w+)/g, '{$1}').replace(/(.)\/$/, '$1');
+const asDocumented = (p: string) =>
+  p
+    .replace(/^\/(1\.0|2\.0)(?=\/|$)/, '/{v}')
+    .replace(/^\/player\/(1\.0|2\.0)\//, '/player/{v}/')
+    .replace(/:(\w+)/g, '{$1}')
+    .replace(/(.)\/$/, '$1');
 
 describe('docs/api.md and the route table', () => {
   it('documents every path the server routes', () => {
@@ -27,7 +32,10 @@ describe('docs/api.md and the route table', () => {
     const escape = (t: string) => t.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
     const missing = paths.filter((p) => {
       // A parameter may be written with another name ({id}) or as an example value (video.m3u8, seg_00000.ts).
-      const pattern = p.split(/\{\w+\}/).map(escape).join('(\\{\\w+\\}|[\\w.{},-]+)');
+      const pattern = p
+        .split(/\{\w+\}/)
+        .map(escape)
+        .join('(\\{\\w+\\}|[\\w.{},-]+)');
       return !new RegExp(`${pattern}/?(?=[\\s\`?:)]|$)`, 'm').test(DOC);
     });
     expect(missing).toEqual([]);

@@ -179,7 +179,9 @@ describe('help and errors', () => {
   it('every command has Examples, subcommands list the global options, and nothing points outside the repository', async () => {
     const program = buildProgram({ stdout: { write: () => true }, stderr: { write: () => true }, stdin: process.stdin, env: {}, cwd: box.cwd });
     const paths = visibleCommands(program).map(pathOf);
-    expect(paths).toEqual(expect.arrayContaining(['ingest', 'watermark', 'watermark list', 'watermark view', 'watermark rm', 'completion', 'auth keys create']));
+    expect(paths).toEqual(
+      expect.arrayContaining(['ingest', 'watermark', 'watermark list', 'watermark view', 'watermark rm', 'completion', 'auth keys create']),
+    );
     for (const p of ['', ...paths]) {
       const r = await cli([...p.split(' ').filter(Boolean), '--help']);
       expect(r.code, p).toBe(0);
@@ -204,7 +206,7 @@ describe('help and errors', () => {
     expect(ingest.slice(ingest.indexOf('Remote options'))).toContain('--interval');
   });
 
-  it('with --json every error prints once (commander\'s own too), and user mistakes exit 2', async () => {
+  it("with --json every error prints once (commander's own too), and user mistakes exit 2", async () => {
     const runs = [
       ['--json', 'frob'],
       ['--json', 'watermark', '--bogus'],

@@ -94,7 +94,7 @@ describe('version and help', () => {
 });
 
 describe('unknown commands and options', () => {
-  it('an unknown command exits 2 with commander\'s message, and a suggestion for a typo', async () => {
+  it("an unknown command exits 2 with commander's message, and a suggestion for a typo", async () => {
     const r = await cli(['frob']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("error: unknown command 'frob'");
@@ -105,7 +105,7 @@ describe('unknown commands and options', () => {
     expect(typo.stderr).toContain('Did you mean watermark?');
   });
 
-  it('an unknown option (root or command) exits 2 with commander\'s message', async () => {
+  it("an unknown option (root or command) exits 2 with commander's message", async () => {
     const root = await cli(['--frob']);
     expect(root.code).toBe(2);
     expect(root.stderr).toContain("error: unknown option '--frob'");
@@ -134,7 +134,10 @@ describe('unknown commands and options', () => {
     const arg = await cli(['--json', 'template', 'show']);
     expect(arg.code).toBe(2);
     expect(jsonError(arg)).toEqual({ code: 'USAGE', message: "missing required argument 'id'", hint: 'See --help.' });
-    for (const [command, name] of [[['ingest', '--key', 'k'], 'file-or-url'], [['template', 'create'], 'file']] as const) {
+    for (const [command, name] of [
+      [['ingest', '--key', 'k'], 'file-or-url'],
+      [['template', 'create'], 'file'],
+    ] as const) {
       const missing = await cli(['--json', ...command]);
       expect(missing.code).toBe(2);
       expect(jsonError(missing)).toEqual({ code: 'USAGE', message: `missing required argument '${name}'`, hint: 'See --help.' });
@@ -183,7 +186,12 @@ describe('templates', () => {
     expect(json.code).toBe(0);
     const all = json.json<{ id: string; builtin: boolean; placeholders: string[] }[]>();
     const byId = Object.fromEntries(all.map((t) => [t.id, t]));
-    expect(all.filter((t) => t.builtin).map((t) => t.id).sort()).toEqual(BUILTINS);
+    expect(
+      all
+        .filter((t) => t.builtin)
+        .map((t) => t.id)
+        .sort(),
+    ).toEqual(BUILTINS);
     // viewer-corner uses [%name%] notation, the others plain %name%.
     expect(byId['viewer-corner']!.placeholders).toEqual(['name', 'email']);
     expect(byId['session-stamp']!.placeholders).toEqual(['viewer', 'time']);
@@ -252,7 +260,14 @@ describe('templates', () => {
     const r = await cli(['template', 'create', '-'], { stdin: JSON.stringify(body) });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('error: 6 problems:');
-    const issues = ['extra: unknown field', 'name: expected a non-empty string', 'description: expected a string', 'settings[0].content: expected a string', 'settings[0].x: expected a number', 'settings[0].fontOpacity: expected a number in [0, 1]'];
+    const issues = [
+      'extra: unknown field',
+      'name: expected a non-empty string',
+      'description: expected a string',
+      'settings[0].content: expected a string',
+      'settings[0].x: expected a number',
+      'settings[0].fontOpacity: expected a number in [0, 1]',
+    ];
     for (const issue of issues) expect(r.stderr).toContain(`  - ${issue}`);
 
     const j = await cli(['--json', 'template', 'create', '-'], { stdin: JSON.stringify(body) });
@@ -277,23 +292,68 @@ describe('watermark usage errors', () => {
   // Each case: argv after `watermark`, the error code, and text that must name the flag(s) at fault.
   const cases: { name: string; argv: string[]; code: string; text: (string | RegExp)[] }[] = [
     { name: 'no video', argv: ['--text', 'hi'], code: 'VIDEO_REQUIRED', text: ['--key', '--video-id'] },
-    { name: 'both --key and --video-id', argv: ['--key', 'k', '--video-id', 'v', '--text', 'hi'], code: 'VIDEO_CONFLICT', text: ['either --key or --video-id'] },
+    {
+      name: 'both --key and --video-id',
+      argv: ['--key', 'k', '--video-id', 'v', '--text', 'hi'],
+      code: 'VIDEO_CONFLICT',
+      text: ['either --key or --video-id'],
+    },
     { name: 'no settings source', argv: ['--key', 'k'], code: 'SETTINGS_REQUIRED', text: ['--text', '--settings', '--template'] },
-    { name: '--text and --template', argv: ['--key', 'k', '--text', 'hi', '--template', 'viewer-corner'], code: 'SETTINGS_CONFLICT', text: ['--text', '--template'] },
-    { name: '--settings and --template', argv: ['--key', 'k', '--settings', 's.json', '--template', 'viewer-corner'], code: 'SETTINGS_CONFLICT', text: ['--settings', '--template'] },
+    {
+      name: '--text and --template',
+      argv: ['--key', 'k', '--text', 'hi', '--template', 'viewer-corner'],
+      code: 'SETTINGS_CONFLICT',
+      text: ['--text', '--template'],
+    },
+    {
+      name: '--settings and --template',
+      argv: ['--key', 'k', '--settings', 's.json', '--template', 'viewer-corner'],
+      code: 'SETTINGS_CONFLICT',
+      text: ['--settings', '--template'],
+    },
     { name: 'setting flags without --text', argv: ['--key', 'k', '--x', '0.3'], code: 'TEXT_REQUIRED', text: ['--text'] },
     { name: '--map without --template', argv: ['--key', 'k', '--text', 'hi', '--map', 'name=A'], code: 'MAP_NEEDS_TEMPLATE', text: ['--map', '--template'] },
-    { name: '--batch without --template', argv: ['--key', 'k', '--text', 'hi', '--batch', 'rows.csv'], code: 'BATCH_NEEDS_TEMPLATE', text: ['--batch needs --template'] },
-    { name: '--batch with --map', argv: ['--key', 'k', '--template', 'viewer-corner', '--batch', 'rows.csv', '--map', 'name=A'], code: 'BATCH_AND_MAP', text: ['--batch', '--map'] },
+    {
+      name: '--batch without --template',
+      argv: ['--key', 'k', '--text', 'hi', '--batch', 'rows.csv'],
+      code: 'BATCH_NEEDS_TEMPLATE',
+      text: ['--batch needs --template'],
+    },
+    {
+      name: '--batch with --map',
+      argv: ['--key', 'k', '--template', 'viewer-corner', '--batch', 'rows.csv', '--map', 'name=A'],
+      code: 'BATCH_AND_MAP',
+      text: ['--batch', '--map'],
+    },
     { name: 'bad --containers', argv: ['--key', 'k', '--text', 'hi', '--containers', 'avi'], code: 'BAD_CONTAINERS', text: ['--containers', '"avi"'] },
-    { name: '--expiration yesterday', argv: ['--key', 'k', '--text', 'hi', '--expiration', 'yesterday'], code: 'BAD_EXPIRATION', text: [/^--expiration: expected Unix time in seconds/, '"yesterday"'] },
-    { name: '--expiration in ms', argv: ['--key', 'k', '--text', 'hi', '--expiration', '1700000000000'], code: 'BAD_EXPIRATION', text: [/^--expiration: /, 'looks like milliseconds'] },
-    { name: '--expiration in the past', argv: ['--key', 'k', '--text', 'hi', '--expiration', '1000'], code: 'BAD_EXPIRATION', text: ['--expiration', 'not in the future'] },
+    {
+      name: '--expiration yesterday',
+      argv: ['--key', 'k', '--text', 'hi', '--expiration', 'yesterday'],
+      code: 'BAD_EXPIRATION',
+      text: [/^--expiration: expected Unix time in seconds/, '"yesterday"'],
+    },
+    {
+      name: '--expiration in ms',
+      argv: ['--key', 'k', '--text', 'hi', '--expiration', '1700000000000'],
+      code: 'BAD_EXPIRATION',
+      text: [/^--expiration: /, 'looks like milliseconds'],
+    },
+    {
+      name: '--expiration in the past',
+      argv: ['--key', 'k', '--text', 'hi', '--expiration', '1000'],
+      code: 'BAD_EXPIRATION',
+      text: ['--expiration', 'not in the future'],
+    },
     { name: '--out with --no-wait', argv: ['--key', 'k', '--text', 'hi', '--out', 'o', '--no-wait'], code: 'OUT_NEEDS_WAIT', text: ['--out', '--no-wait'] },
     { name: '--x abc', argv: ['--key', 'k', '--text', 'hi', '--x', 'abc'], code: 'BAD_FLAG', text: ['--x: expected a number, got "abc"'] },
     { name: '--font-size out of range', argv: ['--key', 'k', '--text', 'hi', '--font-size', '3'], code: 'SETTINGS_INVALID', text: ['--font-size', 'got 3'] },
     { name: 'bad --map', argv: ['--key', 'k', '--template', 'viewer-corner', '--map', 'name'], code: 'BAD_MAP', text: ['--map: expected name=value'] },
-    { name: 'missing placeholder value', argv: ['--key', 'k', '--template', 'viewer-corner', '--map', 'name=A'], code: 'TEMPLATE_MAPPING_INVALID', text: ['--map', 'placeholder "email"'] },
+    {
+      name: 'missing placeholder value',
+      argv: ['--key', 'k', '--template', 'viewer-corner', '--map', 'name=A'],
+      code: 'TEMPLATE_MAPPING_INVALID',
+      text: ['--map', 'placeholder "email"'],
+    },
     { name: 'unknown --template', argv: ['--key', 'k', '--template', 'nope'], code: 'TEMPLATE_NOT_FOUND', text: ['"nope"'] },
   ];
 

@@ -115,7 +115,7 @@ describe('wmark demo', () => {
     expect(outside).toBe(0);
     expect(text).toBeGreaterThan(400);
     // WCAG-style contrast of the text against the picture it covers.
-    const rel = (l: number) => ((l / 255) ** 2.2);
+    const rel = (l: number) => (l / 255) ** 2.2;
     const contrast = (rel(textLuma / text) + 0.05) / (rel(backLuma / text) + 0.05);
     expect(contrast, `text ${textLuma / text}, background ${backLuma / text}`).toBeGreaterThan(4.5);
   });

@@ -61,7 +61,12 @@ describe('wmark doctor --queue --media', () => {
     const r = await doctor(['--queue', redis.url, '--media', media]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.report.ok).toBe(true);
-    expect(r.check('queue')).toEqual({ name: 'queue', ok: true, required: true, detail: expect.stringMatching(/^redis:\/\/127\.0\.0\.1:\d+ answers \(Redis \d+\.\d+/) });
+    expect(r.check('queue')).toEqual({
+      name: 'queue',
+      ok: true,
+      required: true,
+      detail: expect.stringMatching(/^redis:\/\/127\.0\.0\.1:\d+ answers \(Redis \d+\.\d+/),
+    });
     expect(r.check('workers')).toMatchObject({ ok: false, required: false, detail: expect.stringContaining('none connected') });
     expect(r.check('media store')).toEqual({ name: 'media store', ok: true, required: true, detail: `${media} (write, read, list and delete work)` });
     // The probe cleans up after itself.
@@ -69,15 +74,26 @@ describe('wmark doctor --queue --media', () => {
   });
 
   it('lists the connected workers; WMARK_QUEUE_URL works as --queue', async () => {
-    worker = await startFarmWorker({ queueUrl: redis.url, store: new FolderMediaStore(tempDir('doctor-worker')), runner: createProcessRunner(FFMPEG, FFPROBE), tools: { ffmpeg: FFMPEG, font: FONT } });
+    worker = await startFarmWorker({
+      queueUrl: redis.url,
+      store: new FolderMediaStore(tempDir('doctor-worker')),
+      runner: createProcessRunner(FFMPEG, FFPROBE),
+      tools: { ffmpeg: FFMPEG, font: FONT },
+    });
     const r = await doctor([], { WMARK_QUEUE_URL: redis.url });
     expect(r.code).toBe(0);
     expect(r.check('workers')).toMatchObject({ ok: true, detail: expect.stringContaining(`1 connected: ${worker.id} (wmark ${VERSION})`) });
     expect(r.check('media store')).toBeUndefined();
   });
 
-  it('flags a worker of another version (it refuses this version\'s tasks), as a warning', async () => {
-    worker = await startFarmWorker({ queueUrl: redis.url, store: new FolderMediaStore(tempDir('doctor-worker')), runner: createProcessRunner(FFMPEG, FFPROBE), tools: { ffmpeg: FFMPEG, font: FONT }, version: '0.0.1-old' });
+  it("flags a worker of another version (it refuses this version's tasks), as a warning", async () => {
+    worker = await startFarmWorker({
+      queueUrl: redis.url,
+      store: new FolderMediaStore(tempDir('doctor-worker')),
+      runner: createProcessRunner(FFMPEG, FFPROBE),
+      tools: { ffmpeg: FFMPEG, font: FONT },
+      version: '0.0.1-old',
+    });
     const r = await doctor(['--queue', redis.url]);
     expect(r.code).toBe(0);
     expect(r.check('workers')).toMatchObject({ ok: false, required: false, detail: expect.stringContaining(`${worker.id} (wmark 0.0.1-old)`) });
@@ -88,7 +104,11 @@ describe('wmark doctor --queue --media', () => {
     const port = await freePort();
     const r = await doctor(['--queue', `redis://:hunter2@127.0.0.1:${port}`]);
     expect(r.code).toBe(6);
-    expect(r.check('queue')).toMatchObject({ ok: false, required: true, detail: expect.stringContaining(`cannot reach Redis at redis://:***@127.0.0.1:${port}`) });
+    expect(r.check('queue')).toMatchObject({
+      ok: false,
+      required: true,
+      detail: expect.stringContaining(`cannot reach Redis at redis://:***@127.0.0.1:${port}`),
+    });
     expect(r.stdout + r.stderr).not.toContain('hunter2');
   });
 

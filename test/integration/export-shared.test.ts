@@ -23,7 +23,11 @@ const rendered = new Map<string, Buffer>();
 beforeAll(async () => {
   engine = await testEngine();
   const video = await ingestFixture(engine, await flat('446688', 9), 'export-shared');
-  const r = (await requestWatermark(engine, { video: { key: video.key }, settings: settingsOf([{ type: 'text', content: 'for the farm' }]), containers: ['m3u8', 'mp4'] }));
+  const r = await requestWatermark(engine, {
+    video: { key: video.key },
+    settings: settingsOf([{ type: 'text', content: 'for the farm' }]),
+    containers: ['m3u8', 'mp4'],
+  });
   await runWatermarkJob(engine, r.watermark.id);
   id = r.watermark.id;
   // As a farm leaves it: segments and mp4 in the store only; the playlist in both places (serve keeps its copy).

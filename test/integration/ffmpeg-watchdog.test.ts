@@ -17,12 +17,7 @@ const alive = (pid: number) => {
     return false;
   }
 };
-const childrenOf = (pid: number) =>
-  readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-    .trim()
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number);
+const childrenOf = (pid: number) => readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
 const commandOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
 
 describe.skipIf(process.platform !== 'linux')('ffmpeg watchdog', () => {
@@ -35,12 +30,7 @@ describe.skipIf(process.platform !== 'linux')('ffmpeg watchdog', () => {
       await r.ffmpeg(['-re', '-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=5', '-t', '600', '-f', 'null', '-']);`;
     const parent = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      const ffmpegPid = await waitFor(
-        () => childrenOf(parent.pid!).find((pid) => commandOf(pid)[0] === FFMPEG),
-        'the ffmpeg child',
-        15_000,
-        50,
-      );
+      const ffmpegPid = await waitFor(() => childrenOf(parent.pid!).find((pid) => commandOf(pid)[0] === FFMPEG), 'the ffmpeg child', 15_000, 50);
       // It really runs: still there a moment later.
       await new Promise((r) => setTimeout(r, 300));
       expect(alive(ffmpegPid)).toBe(true);

@@ -28,7 +28,9 @@ function modes(root: string): Map<string, number> {
 
 function expectPrivate(root: string): void {
   const all = modes(root);
-  const wrong = [...all].filter(([file, mode]) => mode !== (lstatSync(file).isDirectory() ? 0o700 : 0o600)).map(([f, m]) => `${path.relative(root, f) || '.'} ${m.toString(8)}`);
+  const wrong = [...all]
+    .filter(([file, mode]) => mode !== (lstatSync(file).isDirectory() ? 0o700 : 0o600))
+    .map(([f, m]) => `${path.relative(root, f) || '.'} ${m.toString(8)}`);
   expect(wrong).toEqual([]);
 }
 
@@ -44,7 +46,11 @@ describe('file modes', () => {
     chmodSync(dataDir, 0o755);
     engine = await testEngine({ dataDir });
     const video = await ingestFixture(engine, await flat('884422', 4), 'modes');
-    const r = (await requestWatermark(engine, { video: { key: video.key }, settings: settingsOf([{ type: 'text', content: 'for alice' }]), containers: ['m3u8', 'mp4'] }));
+    const r = await requestWatermark(engine, {
+      video: { key: video.key },
+      settings: settingsOf([{ type: 'text', content: 'for alice' }]),
+      containers: ['m3u8', 'mp4'],
+    });
     await runWatermarkJob(engine, r.watermark.id);
   });
   afterAll(async () => {
@@ -55,8 +61,14 @@ describe('file modes', () => {
   it('a new data folder and everything an ingest and a render create in it are 0700 / 0600', () => {
     for (const f of ['wmark.db', 'wmark.db-wal', 'wmark.db-shm', 'secret.key']) expect(existsSync(path.join(dataDir, f)), f).toBe(true);
     const all = modes(dataDir);
-    expect([...all.keys()].some((f) => f.endsWith('.ts')), 'segments were rendered').toBe(true);
-    expect([...all.keys()].some((f) => f.endsWith('video.mp4')), 'an mp4 was rendered').toBe(true);
+    expect(
+      [...all.keys()].some((f) => f.endsWith('.ts')),
+      'segments were rendered',
+    ).toBe(true);
+    expect(
+      [...all.keys()].some((f) => f.endsWith('video.mp4')),
+      'an mp4 was rendered',
+    ).toBe(true);
     expectPrivate(dataDir);
   });
 
@@ -66,7 +78,9 @@ describe('file modes', () => {
     const copied = await exportWatermark(engine, (await engine.store.getWatermark(id))!, out);
     const all = modes(copied);
     expect([...all.keys()].some((f) => f.endsWith('video.mp4'))).toBe(true);
-    const wrong = [...all].filter(([file, mode]) => mode !== (lstatSync(file).isDirectory() ? 0o755 : 0o644)).map(([f, m]) => `${path.relative(copied, f) || '.'} ${m.toString(8)}`);
+    const wrong = [...all]
+      .filter(([file, mode]) => mode !== (lstatSync(file).isDirectory() ? 0o755 : 0o644))
+      .map(([f, m]) => `${path.relative(copied, f) || '.'} ${m.toString(8)}`);
     expect(wrong).toEqual([]);
     // The data folder itself stays private.
     expectPrivate(dataDir);

@@ -115,10 +115,18 @@ describe("the 'split' layout", () => {
         const packets = await videoPackets(file(v));
         expect(packets, `${v} ${k}`).toHaveLength(FRAMES);
         // A keyframe opens each half: the first packet of each half in decode order.
-        expect(packets.flatMap((p, i) => (p.keyframe ? [i] : [])), `${v} ${k}: keyframes`).toEqual([0, at]);
+        expect(
+          packets.flatMap((p, i) => (p.keyframe ? [i] : [])),
+          `${v} ${k}: keyframes`,
+        ).toEqual([0, at]);
       }
       const patterns = [0, 1].map((slot) => patternField(patternGrid(key, split.id, layout.firstSlot[k]! + slot), W, H)) as [Float32Array, Float32Array];
-      const slopes = await halfSlopes({ aa: file('aa'), ab: file('ab'), ba: file('ba'), bb: file('bb') }, patterns, { width: W, height: H, split: at, frames: FRAMES });
+      const slopes = await halfSlopes({ aa: file('aa'), ab: file('ab'), ba: file('ba'), bb: file('bb') }, patterns, {
+        width: W,
+        height: H,
+        split: at,
+        frames: FRAMES,
+      });
       for (const [v, both] of Object.entries(slopes)) {
         both.forEach((m, slot) => {
           const signed = m * (v[slot] === 'a' ? 1 : -1);
@@ -144,7 +152,9 @@ describe("the 'single' layout", () => {
     expect(layout).toMatchObject({ version: 2, slots: SEGMENTS, slotsPerSegment: new Array(SEGMENTS).fill(1) });
     const files = readdirSync(path.dirname(forensicFile(single, 'x')));
     expect(files.filter((f) => f.endsWith('.ts')).sort()).toEqual(
-      Array.from({ length: SEGMENTS }, (_, k) => [variantFileName('a', k), variantFileName('b', k)]).flat().sort(),
+      Array.from({ length: SEGMENTS }, (_, k) => [variantFileName('a', k), variantFileName('b', k)])
+        .flat()
+        .sort(),
     );
     // One ffmpeg per segment, with two encodes in it (A and B).
     const prep = engine.runner.calls.filter((c) => c.args.some((a) => a.includes('grainmerge')));
@@ -175,13 +185,19 @@ describe("the 'single' layout", () => {
 
 describe('refusals', () => {
   it('the API refuses an unknown layout, and a layout without enableForensic, naming the field', async () => {
-    const bad = await call(server.url, 'POST', '/2.0/videos', { headers: server.v2, body: { sourceUrl: source, key: 'bad-layout', enableForensic: true, forensicLayout: 'diagonal' } });
+    const bad = await call(server.url, 'POST', '/2.0/videos', {
+      headers: server.v2,
+      body: { sourceUrl: source, key: 'bad-layout', enableForensic: true, forensicLayout: 'diagonal' },
+    });
     expectError(bad, 400, 'VALIDATION_FAILED');
     expect(messagesOf(bad)).toEqual(['forensicLayout: expected whole, split, single, got the string "diagonal"']);
-    const alone = await call(server.url, 'POST', '/2.0/videos', { headers: server.v2, body: { sourceUrl: source, key: 'bad-layout', forensicLayout: 'single' } });
+    const alone = await call(server.url, 'POST', '/2.0/videos', {
+      headers: server.v2,
+      body: { sourceUrl: source, key: 'bad-layout', forensicLayout: 'single' },
+    });
     expectError(alone, 400, 'VALIDATION_FAILED');
     expect(messagesOf(alone)).toEqual([expect.stringMatching(/^forensicLayout: applies to forensic videos only/)]);
-    expect((await engine.store.getVideoByKey('bad-layout'))).toBeUndefined();
+    expect(await engine.store.getVideoByKey('bad-layout')).toBeUndefined();
   });
 
   it('the CLI refuses an unknown layout; a key prepared with another layout needs --replace', async () => {

@@ -21,7 +21,18 @@ import { runCli, type CliResult } from '../helpers/cli.js';
 import { sandbox, type Sandbox } from '../helpers/cli-helpers.js';
 import { type TestEngine, ingestVideo, testEngine, videoDir, watermarkDir, workingSegment } from '../helpers/engine.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
-import { averageCopies, concatSegments, cutCopy, degrade, fetchBytes, frameSize, halfSlopes, segmentUrls, slope, withoutQueries } from '../helpers/forensic-helpers.js';
+import {
+  averageCopies,
+  concatSegments,
+  cutCopy,
+  degrade,
+  fetchBytes,
+  frameSize,
+  halfSlopes,
+  segmentUrls,
+  slope,
+  withoutQueries,
+} from '../helpers/forensic-helpers.js';
 import { call, expectError, messagesOf, serveEngine, waitFor, type TestServer } from '../helpers/serve-helpers.js';
 import { decodeFrame, videoPackets } from '../helpers/media.js';
 import { FORENSIC_DIR, SIDECAR_NAME } from '../../src/engine/data-folder/layout.js';
@@ -94,7 +105,7 @@ afterAll(async () => {
 });
 
 describe('ingest with enableForensic', () => {
-  it('keeps variants A and B of every segment and a small sidecar whose (A-B)/2 is +a x the segment\'s pattern', () => {
+  it("keeps variants A and B of every segment and a small sidecar whose (A-B)/2 is +a x the segment's pattern", () => {
     expect(video).toMatchObject({ status: 'INGESTED', enableForensic: true, width: 320, height: 180 });
     expect(video.segments).toHaveLength(SEGMENTS);
     const dir = path.join(videoDir(engine, video.id), FORENSIC_DIR);
@@ -108,7 +119,14 @@ describe('ingest with enableForensic', () => {
     measured.sidecarBytes = bytes.length;
     expect(bytes.length).toBeLessThan(5 * 1024 * 1024);
     const sidecar = decodeSidecar(bytes);
-    expect({ w: sidecar.width, h: sidecar.height, segments: sidecar.segmentStarts.length, slots: sidecar.slotStarts.length, frames: sidecar.signatureTimes.length, version: sidecar.version }).toEqual({
+    expect({
+      w: sidecar.width,
+      h: sidecar.height,
+      segments: sidecar.segmentStarts.length,
+      slots: sidecar.slotStarts.length,
+      frames: sidecar.signatureTimes.length,
+      version: sidecar.version,
+    }).toEqual({
       w: SIDECAR_WIDTH,
       h: SIDECAR_HEIGHT,
       segments: SEGMENTS,
@@ -137,7 +155,7 @@ describe('ingest with enableForensic', () => {
     // One normalising encode, one A+B encode per segment.
     expect(engine.runner.calls.filter((c) => c.args.some((a) => a.includes('grainmerge'))).length).toBe(SEGMENTS);
   });
-  it('a two-slot segment\'s four variants are each one GOP (one keyframe), and each carries its two signs on its halves', async () => {
+  it("a two-slot segment's four variants are each one GOP (one keyframe), and each carries its two signs on its halves", async () => {
     const dir = path.join(videoDir(engine, video.id), FORENSIC_DIR);
     const key = forensicKey(engine.secret);
     const [w, h] = [SIDECAR_DIFF_WIDTH, SIDECAR_DIFF_HEIGHT];
@@ -150,7 +168,12 @@ describe('ingest with enableForensic', () => {
         expect(packets.filter((p) => p.keyframe).length, `${v} ${k}: keyframes`).toBe(1);
       }
       const patterns = [0, 1].map((slot) => patternField(patternGrid(key, video.id, layout.firstSlot[k]! + slot), w, h)) as [Float32Array, Float32Array];
-      const slopes = await halfSlopes({ aa: file('aa'), ab: file('ab'), ba: file('ba'), bb: file('bb') }, patterns, { width: w, height: h, split: splitFrame(4, 30), frames: 120 });
+      const slopes = await halfSlopes({ aa: file('aa'), ab: file('ab'), ba: file('ba'), bb: file('bb') }, patterns, {
+        width: w,
+        height: h,
+        split: splitFrame(4, 30),
+        frames: 120,
+      });
       for (const [v, both] of Object.entries(slopes)) {
         both.forEach((measured, slot) => {
           const sign = v[slot] === 'a' ? 1 : -1;
@@ -168,7 +191,10 @@ describe('refusals', () => {
       code: 'FORENSIC_TOO_SHORT',
       message: expect.stringMatching(/at least 5 minutes.*lasts 4:59/),
     });
-    for (const [v, headers] of [['2.0', server.v2], ['1.0', server.v1]] as const) {
+    for (const [v, headers] of [
+      ['2.0', server.v2],
+      ['1.0', server.v1],
+    ] as const) {
       const r = await call(server.url, 'POST', `/${v}/videos`, { headers, body: { sourceUrl: short, key: `short-${v}`, enableForensic: true } });
       expectError(r, 422, 'FORENSIC_TOO_SHORT');
       expect(messagesOf(r).join(' ')).toMatch(/at least 5 minutes/);
@@ -177,11 +203,14 @@ describe('refusals', () => {
     expect(c.code, c.stderr).toBe(2);
     expect(c.stderr).toMatch(/at least 5 minutes/);
     // Nothing registered for any of them.
-    for (const key of ['short-engine', 'short-2.0', 'short-1.0', 'short-cli']) expect((await engine.store.getVideoByKey(key))).toBeUndefined();
+    for (const key of ['short-engine', 'short-2.0', 'short-1.0', 'short-cli']) expect(await engine.store.getVideoByKey(key)).toBeUndefined();
   });
 
   it('a FORENSIC request on a video ingested without it is refused: 422 in 1.0 and 2.0, exit 2 in the CLI', async () => {
-    const r2 = await call(server.url, 'POST', '/2.0/watermark', { headers: server.v2, body: { key: PLAIN_KEY, settings: [{ type: 'FORENSIC', content: 'QUI=' }] } });
+    const r2 = await call(server.url, 'POST', '/2.0/watermark', {
+      headers: server.v2,
+      body: { key: PLAIN_KEY, settings: [{ type: 'FORENSIC', content: 'QUI=' }] },
+    });
     expectError(r2, 422, 'FORENSIC_NOT_ENABLED');
     expect(messagesOf(r2).join(' ')).toMatch(/enableForensic/);
     const r1 = await call(server.url, 'POST', '/1.0/watermark', {
@@ -192,7 +221,7 @@ describe('refusals', () => {
     const c = await cli(['watermark', '--key', PLAIN_KEY, '--forensic', 'AB', '--containers', 'm3u8']);
     expect(c.code, c.stderr).toBe(2);
     expect(c.stderr).toMatch(/not ingested with forensic/);
-    expect((await engine.store.listWatermarks(plain.id))).toEqual([]);
+    expect(await engine.store.listWatermarks(plain.id)).toEqual([]);
     const d = await cli(['detect', source, '--key', PLAIN_KEY]);
     expect(d.code, d.stderr).toBe(2);
     expect(d.stderr).toMatch(/not ingested with forensic/);
@@ -210,12 +239,15 @@ describe('refusals', () => {
       ['2.0', 'QUJ=', /expected base64 of exactly 2 bytes/],
     ] as const;
     for (const [v, content, expected] of cases) {
-      const r = await call(server.url, 'POST', `/${v}/watermark`, { headers: v === '1.0' ? server.v1 : server.v2, body: { key: KEY, settings: [{ type: 'FORENSIC', content }] } });
+      const r = await call(server.url, 'POST', `/${v}/watermark`, {
+        headers: v === '1.0' ? server.v1 : server.v2,
+        body: { key: KEY, settings: [{ type: 'FORENSIC', content }] },
+      });
       expectError(r, 400, 'VALIDATION_FAILED');
       expect(messagesOf(r), `${v} ${content}`).toEqual([expect.stringMatching(expected)]);
       expect(messagesOf(r)[0]).toMatch(/^settings\[0\]\.content: /);
     }
-    expect((await engine.store.listWatermarks(video.id))).toEqual([]);
+    expect(await engine.store.listWatermarks(video.id)).toEqual([]);
   });
 });
 
@@ -235,7 +267,10 @@ describe('forensic viewers', () => {
     });
     const ms2 = Date.now() - t0;
     const t1 = Date.now();
-    const r1 = await call(server.url, 'POST', '/1.0/watermark', { headers: server.v1, body: { key: KEY, settings: [{ type: 'FORENSIC', content: 'Zq' }], containers: ['m3u8'] } });
+    const r1 = await call(server.url, 'POST', '/1.0/watermark', {
+      headers: server.v1,
+      body: { key: KEY, settings: [{ type: 'FORENSIC', content: 'Zq' }], containers: ['m3u8'] },
+    });
     const ms1 = Date.now() - t1;
     measured.forensicResponseMs = { '2.0': ms2, '1.0': ms1 };
     for (const r of [r2, r1]) {
@@ -255,7 +290,10 @@ describe('forensic viewers', () => {
     // A new viewer costs a playlist of under 3 KB (FORENSIC.md F4).
     for (const r of [r2, r1]) expect(statSync(path.join(watermarkDir(engine, video.id, r.json.id), 'video.m3u8')).size).toBeLessThanOrEqual(3 * 1024);
     // Each segment is the variant file itself (a hard link), not a copy made by ffmpeg.
-    for (const [r, p] of [[r2, P1], [r1, P2]] as const) {
+    for (const [r, p] of [
+      [r2, P1],
+      [r1, P2],
+    ] as const) {
       for (const k of [0, 1, 37, 74]) {
         const served = statSync(path.join(watermarkDir(engine, video.id, r.json.id), `seg_${String(k).padStart(5, '0')}.ts`));
         expect(served.ino).toBe(statSync(variantFile(p, k)).ino);
@@ -267,7 +305,10 @@ describe('forensic viewers', () => {
       viewers.push({ id: r.json.id, m3u8: r.json.containers.m3u8, playlist: pl.text });
     }
     // Asking again is the same watermark (no new work).
-    const again = await call(server.url, 'POST', '/2.0/watermark', { headers: server.v2, body: { key: KEY, settings: [{ type: 'FORENSIC', content: encodeForensicContent(P1, '2.0') }] } });
+    const again = await call(server.url, 'POST', '/2.0/watermark', {
+      headers: server.v2,
+      body: { key: KEY, settings: [{ type: 'FORENSIC', content: encodeForensicContent(P1, '2.0') }] },
+    });
     expect({ status: again.status, id: again.json.id }).toEqual({ status: 200, id: r2.json.id });
     expect(encodes() - before).toBe(0);
   });
@@ -316,7 +357,15 @@ describe('forensic viewers', () => {
     for (let k = 0; k < SEGMENTS; k++) {
       const bytes = await fetchBytes(v1Segments[k]!);
       expect(bytes.equals(readFileSync(variantFile(P1, k))), `viewer 1 segment ${k}`).toBe(true);
-      const other = path.join(videoDir(engine, video.id), FORENSIC_DIR, variantFileFor(layout, codeOf(P1).map((v) => -v), k));
+      const other = path.join(
+        videoDir(engine, video.id),
+        FORENSIC_DIR,
+        variantFileFor(
+          layout,
+          codeOf(P1).map((v) => -v),
+          k,
+        ),
+      );
       expect(bytes.equals(readFileSync(other)), `viewer 1 segment ${k} is not the other variant`).toBe(false);
       leakSegments.push(bytes);
     }
@@ -331,7 +380,7 @@ describe('forensic viewers', () => {
     }
   });
 
-  it('viewer 1\'s copy, re-encoded at CRF 30 and downscaled 0.5x, names viewer 1 and the watermark exactly (CLI detect, exit 0)', async () => {
+  it("viewer 1's copy, re-encoded at CRF 30 and downscaled 0.5x, names viewer 1 and the watermark exactly (CLI detect, exit 0)", async () => {
     expect(leakSegments).toHaveLength(SEGMENTS);
     viewer1Copy = await concatSegments(leakSegments, path.join(work, 'viewer1.ts'));
     const leak = await degrade(viewer1Copy, path.join(work, 'leak-crf30-half.mp4'), { crf: 30, scale: 0.5 });
@@ -372,7 +421,7 @@ describe('forensic viewers', () => {
     expect(r.accused.map((a) => a.payload)).toEqual([P1]);
   });
 
-  it('two viewers\' copies averaged (collusion), CRF 30 + 0.5x: both are named and collusion is flagged', async () => {
+  it("two viewers' copies averaged (collusion), CRF 30 + 0.5x: both are named and collusion is flagged", async () => {
     const viewer2Copy = await concatSegments(viewer2Segments, path.join(work, 'viewer2.ts'));
     const leak = await averageCopies(viewer1Copy, viewer2Copy, path.join(work, 'leak-averaged.mp4'), { crf: 30, scale: 0.5 });
     const r = await detectLeak(engine, { key: KEY }, leak);
@@ -381,7 +430,12 @@ describe('forensic viewers', () => {
     expect(r.collusion.suspected).toBe(true);
     expect([...r.collusion.payloads].sort()).toEqual([P1, P2].sort());
     expect(r.accused.map((a) => a.payload).sort()).toEqual([P1, P2].sort());
-    expect(r.accused.map((a) => a.watermarks.map((w) => w.id)).flat().sort()).toEqual(viewers.map((v) => v.id).sort());
+    expect(
+      r.accused
+        .map((a) => a.watermarks.map((w) => w.id))
+        .flat()
+        .sort(),
+    ).toEqual(viewers.map((v) => v.id).sort());
   });
 
   it('an unmarked copy (the source, same degradation) yields "no forensic mark found", exit 8', async () => {
@@ -424,13 +478,21 @@ describe('forensic viewers', () => {
       headers: server.v2,
       body: {
         key: KEY,
-        settings: [{ content: 'viewer three', fontSize: 0.12, fontOpacity: 0.9, y: 0.15 }, { type: 'FORENSIC', content: encodeForensicContent(P3, '2.0') }],
+        settings: [
+          { content: 'viewer three', fontSize: 0.12, fontOpacity: 0.9, y: 0.15 },
+          { type: 'FORENSIC', content: encodeForensicContent(P3, '2.0') },
+        ],
         containers: ['m3u8'],
       },
     });
     expect(r.status, r.text).toBe(201);
     expect((await engine.store.getWatermark(r.json.id))?.forensicPayload).toBe(P3);
-    await waitFor(async () => ((await engine.store.getWatermark(r.json.id))?.status === 'READY' ? true : undefined), 'the TEXT + FORENSIC watermark to be READY', 180_000, 250);
+    await waitFor(
+      async () => ((await engine.store.getWatermark(r.json.id))?.status === 'READY' ? true : undefined),
+      'the TEXT + FORENSIC watermark to be READY',
+      180_000,
+      250,
+    );
     expect(encodes() - before).toBe(SEGMENTS);
     const dir = watermarkDir(engine, video.id, r.json.id);
     const seg = path.join(dir, 'seg_00003.ts');
@@ -443,7 +505,8 @@ describe('forensic viewers', () => {
       let count = 0;
       for (let y = y0; y < y1; y++) {
         for (let x = 0; x < 320; x++) {
-          const a = drawn.at(x, y), b = base.at(x, y);
+          const a = drawn.at(x, y),
+            b = base.at(x, y);
           if (Math.abs(a[0] - b[0]) + Math.abs(a[1] - b[1]) + Math.abs(a[2] - b[2]) > 150) count++;
         }
       }

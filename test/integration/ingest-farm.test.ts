@@ -78,7 +78,10 @@ describe('ingest on the render farm, in process', () => {
       lead: false,
     };
     const refused = await queue.enqueue(task).catch((error: unknown) => error);
-    expect(refused).toMatchObject({ code: 'WORKER_VERSION_MISMATCH', message: expect.stringContaining(`runs wmark ${VERSION} and refuses a task planned by wmark 0.0.1-elsewhere`) });
+    expect(refused).toMatchObject({
+      code: 'WORKER_VERSION_MISMATCH',
+      message: expect.stringContaining(`runs wmark ${VERSION} and refuses a task planned by wmark 0.0.1-elsewhere`),
+    });
     const malformed = await queue.enqueue({ ...task, version: VERSION, outputPrefix: 'videos/../../etc' }).catch((error: unknown) => error);
     expect(malformed).toMatchObject({ code: 'TASK_INVALID', message: expect.stringContaining('ingest task outputPrefix: not a media key') });
   });
@@ -86,7 +89,10 @@ describe('ingest on the render farm, in process', () => {
   it('a transcode failing on the worker fails the video with its reason and code, and leaves nothing in the store', async () => {
     const real = createProcessRunner(FFMPEG, FFPROBE);
     const broken: ProcessRunner = {
-      ffmpeg: (args, options) => (args.includes('-segment_list') ? Promise.reject(new WmarkError('FFMPEG_FAILED', 'ffmpeg exited with code 1: No space left on device')) : real.ffmpeg(args, options)),
+      ffmpeg: (args, options) =>
+        args.includes('-segment_list')
+          ? Promise.reject(new WmarkError('FFMPEG_FAILED', 'ffmpeg exited with code 1: No space left on device'))
+          : real.ffmpeg(args, options),
       ffprobe: (args, options) => real.ffprobe(args, options),
     };
     await startWorker(broken);
@@ -94,7 +100,7 @@ describe('ingest on the render farm, in process', () => {
     const failure = await runIngestJob(engine, video.id).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(WmarkError);
     expect(failure).toMatchObject({ code: 'FFMPEG_FAILED', message: expect.stringContaining('No space left on device') });
-    expect((await engine.store.getVideo(video.id))).toMatchObject({ status: 'FAILED_ENCODING', error: expect.stringContaining('No space left on device') });
+    expect(await engine.store.getVideo(video.id)).toMatchObject({ status: 'FAILED_ENCODING', error: expect.stringContaining('No space left on device') });
     expect(await store.list(`videos/${video.id}/`)).toEqual([]);
   });
 });

@@ -43,7 +43,10 @@ async function checkWorkingSegments(engine: TestEngine, video: VideoRecord, size
     expect(packets, `segment ${i} packet count`).toHaveLength(frames);
     if (i < video.segments.length - 1) expect(frames, `segment ${i} holds its planned frames (lead segments, then one GOP)`).toBe(planned[i]);
     expect(packets[0]!.keyframe, `segment ${i} starts with a keyframe`).toBe(true);
-    expect(packets.filter((p) => p.keyframe), `segment ${i} holds exactly one keyframe`).toHaveLength(1);
+    expect(
+      packets.filter((p) => p.keyframe),
+      `segment ${i} holds exactly one keyframe`,
+    ).toHaveLength(1);
     for (let k = 1; k < packets.length; k++) {
       expect(Math.abs(packets[k]!.pts - packets[k - 1]!.pts - frame), `segment ${i} frame ${k} follows at a constant rate`).toBeLessThan(frame / 2);
     }
@@ -85,7 +88,17 @@ describe('ingest of a 10 s 320x180 30 fps video', () => {
 
   it('records the probed video with segment durations that add up to the source within one frame', async () => {
     const info = await probe(source);
-    expect(video).toMatchObject({ key: 'flat-10s', name: 'Flat ten', status: 'INGESTED', width: 320, height: 180, fpsNum: 30, fpsDen: 1, hasAudio: true, error: null });
+    expect(video).toMatchObject({
+      key: 'flat-10s',
+      name: 'Flat ten',
+      status: 'INGESTED',
+      width: 320,
+      height: 180,
+      fpsNum: 30,
+      fpsDen: 1,
+      hasAudio: true,
+      error: null,
+    });
     expect(video.sourceUrl).toBe(source);
     expect(video.segments).toEqual([1, 1, 2, 4, 2]);
     const total = video.segments.reduce((a, b) => a + b, 0);
@@ -93,7 +106,18 @@ describe('ingest of a 10 s 320x180 30 fps video', () => {
     expect(video.durationSeconds).toBeCloseTo(total, 6);
     // The row as stored, read through a second connection.
     expect(dbRows(engine.paths.db, 'SELECT key, status, segments, duration, fps_num, fps_den, width, height, has_audio, error FROM videos')).toEqual([
-      { key: 'flat-10s', status: 'INGESTED', segments: '[1,1,2,4,2]', duration: 10, fps_num: 30, fps_den: 1, width: 320, height: 180, has_audio: 1, error: null },
+      {
+        key: 'flat-10s',
+        status: 'INGESTED',
+        segments: '[1,1,2,4,2]',
+        duration: 10,
+        fps_num: 30,
+        fps_den: 1,
+        width: 320,
+        height: 180,
+        has_audio: 1,
+        error: null,
+      },
     ]);
   });
 
@@ -174,8 +198,20 @@ describe('bad inputs', () => {
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
   const cases = () => [
-    { what: 'a text file named .mp4', source: textAsMp4, code: 'NOT_A_VIDEO', message: `${textAsMp4} is not a readable media file`, hint: /moov atom not found/ },
-    { what: 'a missing path', source: path.join(work, 'missing.mp4'), code: 'SOURCE_NOT_FOUND', message: `source file not found: ${path.join(work, 'missing.mp4')}`, hint: /Check the path/ },
+    {
+      what: 'a text file named .mp4',
+      source: textAsMp4,
+      code: 'NOT_A_VIDEO',
+      message: `${textAsMp4} is not a readable media file`,
+      hint: /moov atom not found/,
+    },
+    {
+      what: 'a missing path',
+      source: path.join(work, 'missing.mp4'),
+      code: 'SOURCE_NOT_FOUND',
+      message: `source file not found: ${path.join(work, 'missing.mp4')}`,
+      hint: /Check the path/,
+    },
     { what: 'a zero-length file', source: empty, code: 'SOURCE_EMPTY', message: `source file is empty (0 bytes): ${empty}`, hint: null },
     { what: 'an audio-only file', source: audio, code: 'NO_VIDEO_STREAM', message: `${audio} has no video stream`, hint: /^It contains: audio\.$/ },
     {

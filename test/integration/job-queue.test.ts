@@ -27,7 +27,8 @@ describe('InProcessJobQueue', () => {
       }
       return inner(args, options);
     };
-    const make = async (text: string) => (await requestWatermark(engine!, { video: { videoId: video.id }, settings: settingsOf([{ content: text }]), containers: ['m3u8'] })).watermark.id;
+    const make = async (text: string) =>
+      (await requestWatermark(engine!, { video: { videoId: video.id }, settings: settingsOf([{ content: text }]), containers: ['m3u8'] })).watermark.id;
     const [a, b, c] = [await make('first'), await make('second'), await make('third')];
     const jobStatus = async (id: string) => (await engine!.store.getJob(`watermark:${id}`))?.status;
     const queue = new InProcessJobQueue(engine, { concurrency: 1, watermarkConcurrency: 1 });
@@ -49,7 +50,9 @@ describe('InProcessJobQueue', () => {
     release();
     // Watched the way every caller watches a job: its progress stream, until playable.
     const service = new LocalService(engine, { queue, baseUrl: 'http://127.0.0.1:8080' });
-    const done = await Promise.all([a, b, c].map((id) => lastOf(service.watchWatermark({ status: 'PENDING', id }, 'playable', { deadline: Date.now() + 60_000 }))));
+    const done = await Promise.all(
+      [a, b, c].map((id) => lastOf(service.watchWatermark({ status: 'PENDING', id }, 'playable', { deadline: Date.now() + 60_000 }))),
+    );
     expect(done.map((p) => p.status)).toEqual(['READY', 'READY', 'READY']);
     await queue.close();
   });

@@ -16,7 +16,8 @@ import { slope } from '../helpers/forensic-helpers.js';
 import { FFMPEG } from '../helpers/tools.js';
 
 const run = promisify(execFile);
-const W = 128, H = 72;
+const W = 128,
+  H = 72;
 let dir: string;
 let leak: string;
 
@@ -31,16 +32,18 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const read = (skipLoopFilter: boolean) => readLeak({ ffmpeg: FFMPEG, file: leak, fps: { num: 30, den: 1 }, durationSeconds: 6, width: W, height: H, skipLoopFilter });
+const read = (skipLoopFilter: boolean) =>
+  readLeak({ ffmpeg: FFMPEG, file: leak, fps: { num: 30, den: 1 }, durationSeconds: 6, width: W, height: H, skipLoopFilter });
 
 describe('readLeak without deblocking', () => {
-  it('gives the same frames in time, close signatures, and a difference with nothing of the mark\'s shape', async () => {
+  it("gives the same frames in time, close signatures, and a difference with nothing of the mark's shape", async () => {
     const [exact, fast] = await Promise.all([read(false), read(true)]);
     expect(exact.frameCount).toBe(180);
     expect(fast.frameCount).toBe(exact.frameCount);
     expect(Array.from(fast.times)).toEqual(Array.from(exact.times));
     const n = W * H;
-    let frameDiff = 0, sigDiff = 0;
+    let frameDiff = 0,
+      sigDiff = 0;
     for (let i = 0; i < exact.frameCount * n; i++) frameDiff += Math.abs(exact.frames.frames[i]! - fast.frames.frames[i]!) / 256;
     for (let i = 0; i < exact.signature.length; i++) sigDiff += Math.abs(exact.signature[i]! - fast.signature[i]!);
     frameDiff /= exact.frameCount * n;
@@ -54,7 +57,8 @@ describe('readLeak without deblocking', () => {
     const projections: number[] = [];
     for (let s = 0; s < 3; s++) {
       const d = new Float64Array(n);
-      for (let f = s * 60; f < (s + 1) * 60; f++) for (let p = 0; p < n; p++) d[p]! += (fast.frames.frames[f * n + p]! - exact.frames.frames[f * n + p]!) / 256 / 60;
+      for (let f = s * 60; f < (s + 1) * 60; f++)
+        for (let p = 0; p < n; p++) d[p]! += (fast.frames.frames[f * n + p]! - exact.frames.frames[f * n + p]!) / 256 / 60;
       for (let slot = 0; slot < 8; slot++) projections.push(slope(patternField(patternGrid(key, 'video', slot), W, H), d));
     }
     // At CRF 38 (the worst case for blocking): typically under a tenth of the mark, none above a fifth. The

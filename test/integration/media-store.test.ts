@@ -30,7 +30,11 @@ let made = 0;
 const kinds: [string, (name?: string) => MediaStore][] = [
   ['folder', (name = `f${made++}`) => track(openMediaStore(path.join(work, 'stores', name)))],
   // Small parts so a modest file takes the multipart path.
-  ['s3', (name = `p${made++}`) => track(openMediaStore(`s3://wmark-media/${name}`, { endpoint: s3.endpoint, credentials: s3.credentials, partSize: 5 * 1024 * 1024 }))],
+  [
+    's3',
+    (name = `p${made++}`) =>
+      track(openMediaStore(`s3://wmark-media/${name}`, { endpoint: s3.endpoint, credentials: s3.credentials, partSize: 5 * 1024 * 1024 })),
+  ],
 ];
 
 function track(store: MediaStore): MediaStore {
@@ -51,7 +55,11 @@ async function readAll(stream: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-const codeOf = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error: { code?: string }) => error.code ?? String(error));
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (error: { code?: string }) => error.code ?? String(error),
+  );
 
 describe.each(kinds)('%s media store', (_kind, makeStore) => {
   it('puts a local file and gets it back byte for byte, with its size', async () => {
@@ -115,9 +123,21 @@ describe.each(kinds)('%s media store', (_kind, makeStore) => {
 
   it('lists a prefix, sorted: a folder, part of a name, and nothing of a sibling whose name starts the same', async () => {
     const store = makeStore();
-    const keys = ['videos/v1/seg_00001.ts', 'videos/v1/seg_00000.ts', 'videos/v1/forensic/a_00000.ts', 'videos/v1/playlist.m3u8', 'videos/v10/seg_00000.ts', 'watermarks/w1/seg_00000.ts'];
+    const keys = [
+      'videos/v1/seg_00001.ts',
+      'videos/v1/seg_00000.ts',
+      'videos/v1/forensic/a_00000.ts',
+      'videos/v1/playlist.m3u8',
+      'videos/v10/seg_00000.ts',
+      'watermarks/w1/seg_00000.ts',
+    ];
     for (const key of keys) await store.putFile(key, localFile('l', Buffer.from(key)));
-    expect(await store.list('videos/v1/')).toEqual(['videos/v1/forensic/a_00000.ts', 'videos/v1/playlist.m3u8', 'videos/v1/seg_00000.ts', 'videos/v1/seg_00001.ts']);
+    expect(await store.list('videos/v1/')).toEqual([
+      'videos/v1/forensic/a_00000.ts',
+      'videos/v1/playlist.m3u8',
+      'videos/v1/seg_00000.ts',
+      'videos/v1/seg_00001.ts',
+    ]);
     expect(await store.list('videos/v1/seg_')).toEqual(['videos/v1/seg_00000.ts', 'videos/v1/seg_00001.ts']);
     expect(await store.list('videos/v1')).toEqual([...keys].filter((k) => k.startsWith('videos/v1')).sort());
     expect(await store.list('')).toEqual([...keys].sort());
@@ -126,7 +146,8 @@ describe.each(kinds)('%s media store', (_kind, makeStore) => {
 
   it('deletes a prefix and only that prefix, and refuses the empty prefix', async () => {
     const store = makeStore();
-    for (const key of ['videos/v1/seg_00000.ts', 'videos/v1/sub/x.ts', 'videos/v10/seg_00000.ts', 'videos/v2/seg_00000.ts']) await store.putFile(key, localFile('d', Buffer.from(key)));
+    for (const key of ['videos/v1/seg_00000.ts', 'videos/v1/sub/x.ts', 'videos/v10/seg_00000.ts', 'videos/v2/seg_00000.ts'])
+      await store.putFile(key, localFile('d', Buffer.from(key)));
     expect(await store.deletePrefix('videos/v1/')).toBe(2);
     expect(await store.list('')).toEqual(['videos/v10/seg_00000.ts', 'videos/v2/seg_00000.ts']);
     expect(await store.deletePrefix('videos/v1/')).toBe(0);
@@ -200,7 +221,9 @@ describe('folder media store', () => {
 
   it('says which store lacks a key', async () => {
     const store = kinds[0]![1]();
-    await expect(store.getFile('videos/x/seg_00000.ts', path.join(work, 'local', 'n'))).rejects.toThrow(`no videos/x/seg_00000.ts in the media store ${store.location}`);
+    await expect(store.getFile('videos/x/seg_00000.ts', path.join(work, 'local', 'n'))).rejects.toThrow(
+      `no videos/x/seg_00000.ts in the media store ${store.location}`,
+    );
   });
 });
 

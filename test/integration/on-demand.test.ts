@@ -36,7 +36,14 @@ async function serve(render: RenderMode, source: string): Promise<Served> {
   const queue = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
   const service = new LocalService(engine, { queue, baseUrl: 'http://wmark.test', render });
   const app = createApp({ service, tokenTtlSeconds: 3600 });
-  return { engine, app, queue, headers: keyHeaders((await createCredential(engine, 'on-demand test'))), videoId: video.id, ingestEncodes: engine.runner.encodes() };
+  return {
+    engine,
+    app,
+    queue,
+    headers: keyHeaders(await createCredential(engine, 'on-demand test')),
+    videoId: video.id,
+    ingestEncodes: engine.runner.encodes(),
+  };
 }
 
 const segmentsOnDisk = (s: Served, id: string) =>
@@ -45,7 +52,8 @@ const segmentsOnDisk = (s: Served, id: string) =>
     .sort();
 
 /** The job of a watermark is over (its opening is rendered, or everything in full mode). */
-const jobDone = (s: Served, id: string) => waitFor(async () => ((await s.engine.store.getJob(`watermark:${id}`))?.status === 'done' ? true : undefined), `job of ${id}`);
+const jobDone = (s: Served, id: string) =>
+  waitFor(async () => ((await s.engine.store.getJob(`watermark:${id}`))?.status === 'done' ? true : undefined), `job of ${id}`);
 
 const get = (s: Served, url: string, headers: Record<string, string> = {}) => call(s.app, 'GET', url, { headers: { host: 'wmark.test', ...headers } });
 
@@ -66,7 +74,10 @@ beforeAll(async () => {
   source = await natural(20);
   s = await serve('on-demand', source);
   full = await serve('full', source);
-  const created = await call(s.app, 'POST', '/2.0/watermark', { headers: { ...s.headers, host: 'wmark.test' }, body: { key: KEY, settings, containers: ['m3u8'] } });
+  const created = await call(s.app, 'POST', '/2.0/watermark', {
+    headers: { ...s.headers, host: 'wmark.test' },
+    body: { key: KEY, settings, containers: ['m3u8'] },
+  });
   if (created.status !== 201) throw new Error(`setup: ${created.status} ${created.text}`);
   watermark = created.json;
   await jobDone(s, watermark.id);
@@ -112,14 +123,20 @@ describe('a new watermark served on demand', () => {
     writeFileSync(file, reply.body);
     await decodesCleanly(file);
     // Render-ahead: the following segments (up to the end) come without being asked; earlier ones stay unrendered.
-    await waitFor(() => (existsSync(path.join(watermarkDir(s.engine, s.videoId, watermark.id), segmentFileName(6))) ? true : undefined), 'render-ahead of segments 5 and 6');
+    await waitFor(
+      () => (existsSync(path.join(watermarkDir(s.engine, s.videoId, watermark.id), segmentFileName(6))) ? true : undefined),
+      'render-ahead of segments 5 and 6',
+    );
     await waitFor(() => (s.engine.renderer.depth().running === 0 ? true : undefined), 'renders to settle');
     expect(segmentsOnDisk(s, watermark.id)).toEqual([0, 1, 2, 4, 5, 6].map(segmentFileName));
     expect(s.engine.runner.encodes() - before).toBe(3);
   });
 
   it('serves what a full render serves: the same picture with the text drawn', async () => {
-    const created = await call(full.app, 'POST', '/2.0/watermark', { headers: { ...full.headers, host: 'wmark.test' }, body: { key: KEY, settings, containers: ['m3u8'] } });
+    const created = await call(full.app, 'POST', '/2.0/watermark', {
+      headers: { ...full.headers, host: 'wmark.test' },
+      body: { key: KEY, settings, containers: ['m3u8'] },
+    });
     expect(created.status).toBe(201);
     await jobDone(full, created.json.id);
     expect((await full.engine.store.getWatermark(created.json.id))!.status).toBe('READY');
@@ -155,11 +172,17 @@ describe('a new watermark served on demand', () => {
 describe('requests for every output', () => {
   it('an mp4 container renders the rest in the background and joins the mp4', async () => {
     const other = [{ content: 'viewer 43 wants a download', y: 0.2 }];
-    const first = await call(s.app, 'POST', '/2.0/watermark', { headers: { ...s.headers, host: 'wmark.test' }, body: { key: KEY, settings: other, containers: ['m3u8'] } });
+    const first = await call(s.app, 'POST', '/2.0/watermark', {
+      headers: { ...s.headers, host: 'wmark.test' },
+      body: { key: KEY, settings: other, containers: ['m3u8'] },
+    });
     expect(first.status).toBe(201);
     await jobDone(s, first.json.id);
     expect(segmentsOnDisk(s, first.json.id)).toHaveLength(3);
-    const withMp4 = await call(s.app, 'POST', '/2.0/watermark', { headers: { ...s.headers, host: 'wmark.test' }, body: { key: KEY, settings: other, containers: ['m3u8', 'mp4'] } });
+    const withMp4 = await call(s.app, 'POST', '/2.0/watermark', {
+      headers: { ...s.headers, host: 'wmark.test' },
+      body: { key: KEY, settings: other, containers: ['m3u8', 'mp4'] },
+    });
     expect(withMp4.json.id).toBe(first.json.id);
     await waitFor(async () => ((await s.engine.store.getWatermark(first.json.id))!.status === 'READY' ? true : undefined), 'the full render');
     const record = (await s.engine.store.getWatermark(first.json.id))!;
@@ -169,7 +192,10 @@ describe('requests for every output', () => {
     const playlist = parseM3u8((await get(s, withMp4.json.containers.m3u8)).text);
     expect(playlist.segments).toHaveLength(7);
     expect(playlist.endList).toBe(true);
-    const finished = await call(s.app, 'POST', '/2.0/watermark', { headers: { ...s.headers, host: 'wmark.test' }, body: { key: KEY, settings: other, containers: ['m3u8', 'mp4'] } });
+    const finished = await call(s.app, 'POST', '/2.0/watermark', {
+      headers: { ...s.headers, host: 'wmark.test' },
+      body: { key: KEY, settings: other, containers: ['m3u8', 'mp4'] },
+    });
     expect((await get(s, finished.json.containers.mp4)).status).toBe(200);
   });
 });

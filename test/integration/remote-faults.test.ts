@@ -30,7 +30,13 @@ async function fakeService(handler: Handler): Promise<FakeService> {
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const seen: Seen = { method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+    const seen: Seen = {
+      method: req.method ?? '',
+      path: (req.url ?? '').split('?')[0]!,
+      headers: req.headers,
+      body: Buffer.concat(chunks).toString('utf8'),
+      at: Date.now(),
+    };
     requests.push(seen);
     await handler(req, res, seen);
   });
@@ -77,7 +83,8 @@ function withTokens(rest: Handler, options: { expiresIn?: number } = {}): Handle
   let issued = 0;
   return (req, res, seen) => {
     if (seen.path === '/1.0/authenticate/accessToken') {
-      if (req.headers['x-api-client-id'] !== 'client-1' || req.headers['x-api-key'] !== 'secret-key-1') return json(res, 401, { message: 'invalid client id or API key', code: 'AUTH_INVALID' });
+      if (req.headers['x-api-client-id'] !== 'client-1' || req.headers['x-api-key'] !== 'secret-key-1')
+        return json(res, 401, { message: 'invalid client id or API key', code: 'AUTH_INVALID' });
       return json(res, 200, { token: `tok-${++issued}`, expiresIn: options.expiresIn ?? 3600 });
     }
     return rest(req, res, seen);
@@ -97,7 +104,19 @@ afterEach(async () => {
 });
 
 const watermark1 = (extra: string[] = []) => ['--json', 'watermark', '--remote', '--api', '1.0', '--key', 'movie', '--text', 'for alice', ...extra];
-const watermark2 = (extra: string[] = []) => ['--json', 'watermark', '--remote', service!.url, '--api', '2.0', '--key', 'movie', '--text', 'for alice', ...extra];
+const watermark2 = (extra: string[] = []) => [
+  '--json',
+  'watermark',
+  '--remote',
+  service!.url,
+  '--api',
+  '2.0',
+  '--key',
+  'movie',
+  '--text',
+  'for alice',
+  ...extra,
+];
 
 describe('tokens', () => {
   it('a 401 on a stored token renews it once from the saved key, then the request succeeds; unknown fields are kept', async () => {
@@ -126,7 +145,9 @@ describe('tokens', () => {
 
   it('a 401 after the renewal is exit 4 with the service message; only one renewal', async () => {
     service = await fakeService(withTokens((_req, res) => json(res, 401, { message: 'client suspended', code: 'AUTH_INVALID' })));
-    expect((await cli(['auth', 'login', '--remote', service.url, '--api', '1.0', '--client-id', 'client-1', '--api-key', 'secret-key-1', '--save-key'])).code).toBe(0);
+    expect(
+      (await cli(['auth', 'login', '--remote', service.url, '--api', '1.0', '--client-id', 'client-1', '--api-key', 'secret-key-1', '--save-key'])).code,
+    ).toBe(0);
     const r = await cli(['watermark', '--remote', '--key', 'movie', '--text', 'x']);
     expect(r.code).toBe(4);
     expect(r.stderr).toContain('HTTP 401 Unauthorized (AUTH_INVALID): client suspended');
@@ -138,7 +159,8 @@ describe('tokens', () => {
   it('an expired stored token is renewed before use from WMARK_CLIENT_ID/WMARK_API_KEY; the file never holds the key', async () => {
     service = await fakeService(
       withTokens(
-        (req, res) => (req.headers.authorization === 'Bearer tok-2' ? json(res, 200, READY(service!.url)) : json(res, 401, { message: 'expired', code: 'TOKEN_EXPIRED' })),
+        (req, res) =>
+          req.headers.authorization === 'Bearer tok-2' ? json(res, 200, READY(service!.url)) : json(res, 401, { message: 'expired', code: 'TOKEN_EXPIRED' }),
         { expiresIn: 1 },
       ),
     );
@@ -176,7 +198,9 @@ describe('request bodies', () => {
     service = await fakeService((_req, res) => json(res, 200, READY(service!.url)));
     expect((await cli(watermark2(['--forensic', 'AB']), KEYS)).code).toBe(0);
     expect(JSON.parse(service.to('POST', '/2.0/watermark')[0]!.body).settings).toEqual([{ content: 'for alice' }, { type: 'FORENSIC', content: 'QUI=' }]);
-    expect((await cli(['watermark', '--remote', service.url, '--api', '1.0', '--key', 'movie', '--forensic', '16706'], { WMARK_TOKEN: 'tok-env' })).code).toBe(0);
+    expect((await cli(['watermark', '--remote', service.url, '--api', '1.0', '--key', 'movie', '--forensic', '16706'], { WMARK_TOKEN: 'tok-env' })).code).toBe(
+      0,
+    );
     expect(JSON.parse(service.to('POST', '/1.0/watermark')[0]!.body)).toEqual({ key: 'movie', settings: [{ type: 'FORENSIC', content: 'AB' }] });
     const template = await cli(['watermark', '--remote', service.url, '--key', 'movie', '--template', 't', '--forensic', 'AB'], KEYS);
     expect(template.code).toBe(2);
@@ -185,7 +209,24 @@ describe('request bodies', () => {
 
   it('--containers, --expiration and --video-id are sent only when given', async () => {
     service = await fakeService((_req, res) => json(res, 200, READY(service!.url)));
-    const r = await cli(['watermark', '--remote', service.url, '--api', '2.0', '--video-id', 'vid-1', '--text', 'x', '--containers', 'mp4', '--expiration', '2030-01-01T00:00:00Z'], KEYS);
+    const r = await cli(
+      [
+        'watermark',
+        '--remote',
+        service.url,
+        '--api',
+        '2.0',
+        '--video-id',
+        'vid-1',
+        '--text',
+        'x',
+        '--containers',
+        'mp4',
+        '--expiration',
+        '2030-01-01T00:00:00Z',
+      ],
+      KEYS,
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(service.requests[0]!.body)).toEqual({ videoId: 'vid-1', containers: ['mp4'], expiration: 1893456000, settings: [{ content: 'x' }] });
   });
@@ -194,7 +235,9 @@ describe('request bodies', () => {
 describe('transient failures and timeouts', () => {
   it('503 twice, then 200: retried with backoff, exit 0', async () => {
     let n = 0;
-    service = await fakeService((_req, res) => (++n <= 2 ? json(res, 503, { message: 'warming up', code: 'UNAVAILABLE' }) : json(res, 200, READY(service!.url))));
+    service = await fakeService((_req, res) =>
+      ++n <= 2 ? json(res, 503, { message: 'warming up', code: 'UNAVAILABLE' }) : json(res, 200, READY(service!.url)),
+    );
     const r = await cli(watermark2(), KEYS);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json().status).toBe('READY');
@@ -204,7 +247,9 @@ describe('transient failures and timeouts', () => {
 
   it('429 with Retry-After waits as asked, then succeeds', async () => {
     let n = 0;
-    service = await fakeService((_req, res) => (++n === 1 ? json(res, 429, { message: 'slow down', code: 'RATE_LIMITED' }, { 'Retry-After': '1' }) : json(res, 200, READY(service!.url))));
+    service = await fakeService((_req, res) =>
+      ++n === 1 ? json(res, 429, { message: 'slow down', code: 'RATE_LIMITED' }, { 'Retry-After': '1' }) : json(res, 200, READY(service!.url)),
+    );
     const r = await cli(watermark2(), KEYS);
     expect(r.code, r.stderr).toBe(0);
     const [first, second] = service.to('POST', '/2.0/watermark');
@@ -245,7 +290,10 @@ describe('transient failures and timeouts', () => {
     const closed = await fakeService(() => {});
     const url = closed.url;
     await closed.close();
-    const r = await runCli(['watermark', '--remote', url, '--api', '2.0', '--key', 'movie', '--text', 'x', '--timeout', '3s'], { cwd: root, env: { WMARK_CONFIG_DIR: configDir, ...KEYS } });
+    const r = await runCli(['watermark', '--remote', url, '--api', '2.0', '--key', 'movie', '--text', 'x', '--timeout', '3s'], {
+      cwd: root,
+      env: { WMARK_CONFIG_DIR: configDir, ...KEYS },
+    });
     expect(r.code).toBe(5);
     expect(r.stderr).toContain(`cannot reach the service: POST ${url}/2.0/watermark: connection refused`);
     expect(r.stderr).toMatch(/retrying in/);
@@ -269,18 +317,26 @@ describe('bad answers', () => {
   });
 
   it('an error body with an array of messages is shown as sent, with the status; a 4xx is not retried', async () => {
-    service = await fakeService((_req, res) => json(res, 400, { message: ['settings[0].x: must be a number', 'settings[0].fontColor: must be RRGGBB'], code: 'VALIDATION_FAILED' }));
+    service = await fakeService((_req, res) =>
+      json(res, 400, { message: ['settings[0].x: must be a number', 'settings[0].fontColor: must be RRGGBB'], code: 'VALIDATION_FAILED' }),
+    );
     const human = await cli(['watermark', '--remote', service.url, '--api', '2.0', '--key', 'movie', '--text', 'x'], KEYS);
     expect(human.code).toBe(2);
-    expect(human.stderr).toContain('HTTP 400 Bad Request (VALIDATION_FAILED): 2 problems:\n  - settings[0].x: must be a number\n  - settings[0].fontColor: must be RRGGBB');
+    expect(human.stderr).toContain(
+      'HTTP 400 Bad Request (VALIDATION_FAILED): 2 problems:\n  - settings[0].x: must be a number\n  - settings[0].fontColor: must be RRGGBB',
+    );
     expect(service.to('POST', '/2.0/watermark')).toHaveLength(1);
     const j = await cli(watermark2(), KEYS);
-    expect(j.json().error).toMatchObject({ code: 'VALIDATION_FAILED', details: expect.arrayContaining(['settings[0].x: must be a number', 'settings[0].fontColor: must be RRGGBB']) });
+    expect(j.json().error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: expect.arrayContaining(['settings[0].x: must be a number', 'settings[0].fontColor: must be RRGGBB']),
+    });
   });
 
   it('a {message, code} 422 keeps both; an HTML 500 is exit 5 without dumping the page', async () => {
     service = await fakeService((_req, res, seen) => {
-      if (JSON.parse(seen.body).key === 'short') return json(res, 422, { message: 'forensic watermarks need a video of at least 5 minutes', code: 'FORENSIC_TOO_SHORT' });
+      if (JSON.parse(seen.body).key === 'short')
+        return json(res, 422, { message: 'forensic watermarks need a video of at least 5 minutes', code: 'FORENSIC_TOO_SHORT' });
       res.writeHead(500, { 'Content-Type': 'text/html' });
       res.end('<html><body><h1>Internal Server Error</h1><pre>Traceback ...</pre></body></html>');
     });
@@ -297,7 +353,9 @@ describe('bad answers', () => {
 describe('poll', () => {
   it('a 403 on the href is a clear message, exit 4; a 410 likewise', async () => {
     service = await fakeService((_req, res, seen) =>
-      seen.path.endsWith('/gone') ? json(res, 410, { message: 'this watermarked video expired', code: 'WATERMARK_EXPIRED' }) : json(res, 403, { message: 'this link has expired', code: 'SIGNATURE_EXPIRED' }),
+      seen.path.endsWith('/gone')
+        ? json(res, 410, { message: 'this watermarked video expired', code: 'WATERMARK_EXPIRED' })
+        : json(res, 403, { message: 'this link has expired', code: 'SIGNATURE_EXPIRED' }),
     );
     const r = await cli(['poll', `${service.url}/1.0/watermark/v/h?expiration=1&signature=x`]);
     expect(r.code).toBe(4);
@@ -318,7 +376,13 @@ describe('poll', () => {
         return;
       }
       if (/^\d+$/.test(step)) return json(res, Number(step), { message: 'gateway trouble' });
-      json(res, 200, step === 'READY' ? { status: 'READY', containers: { href: 'http://p/player', m3u8: 'http://p/v.m3u8' } } : { status: 'PENDING', containers: { href: 'http://p/player' } });
+      json(
+        res,
+        200,
+        step === 'READY'
+          ? { status: 'READY', containers: { href: 'http://p/player', m3u8: 'http://p/v.m3u8' } }
+          : { status: 'PENDING', containers: { href: 'http://p/player' } },
+      );
     });
     const r = await cli(['poll', `${service.url}/1.0/watermark/v/h?expiration=1&signature=x`, '--interval', '100ms', '--timeout', '30s']);
     expect(r.code, r.stderr).toBe(0);
@@ -359,7 +423,8 @@ describe('batch', () => {
     let maxInFlight = 0;
     service = await fakeService(async (_req, res, seen) => {
       // The CLI reads the template once to check every row's mappings before sending any request.
-      if (seen.method === 'GET' && seen.path === '/2.0/templates/tpl-1') return json(res, 200, { id: 'tpl-1', name: 'greeting', settings: [{ content: 'for %name%' }] });
+      if (seen.method === 'GET' && seen.path === '/2.0/templates/tpl-1')
+        return json(res, 200, { id: 'tpl-1', name: 'greeting', settings: [{ content: 'for %name%' }] });
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       await new Promise((r) => setTimeout(r, 150));
@@ -370,7 +435,10 @@ describe('batch', () => {
     });
     const { writeFileSync } = await import('node:fs');
     writeFileSync(path.join(root, 'rows.ndjson'), ['Ann', 'Ben', 'Bad', 'Dee', 'Eve', 'Fay'].map((name) => JSON.stringify({ name })).join('\n'));
-    const r = await cli(['--json', 'watermark', '--remote', service.url, '--api', '2.0', '--key', 'movie', '--template', 'tpl-1', '--batch', 'rows.ndjson', '--concurrency', '2'], KEYS);
+    const r = await cli(
+      ['--json', 'watermark', '--remote', service.url, '--api', '2.0', '--key', 'movie', '--template', 'tpl-1', '--batch', 'rows.ndjson', '--concurrency', '2'],
+      KEYS,
+    );
     expect(r.code).toBe(2);
     const lines = r.lines();
     expect(lines).toHaveLength(6);

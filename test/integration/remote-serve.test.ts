@@ -43,9 +43,15 @@ beforeAll(async () => {
   source = await flat('2a4d6f', 4);
   engine = await testEngine({ workers: 2 });
   server = await startServer({ service: serverService(engine, { host: '127.0.0.1' }), host: '127.0.0.1', port: 0, tokenTtlSeconds: 3600 });
-  cred = (await createCredential(engine, 'remote test'));
+  cred = await createCredential(engine, 'remote test');
   server.server.prependListener('request', (req) => {
-    seen.push({ method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, bearer: /^Bearer /.test(req.headers.authorization ?? ''), apiKey: Boolean(req.headers['x-api-key']), clientId: Boolean(req.headers['x-api-client-id']) });
+    seen.push({
+      method: req.method ?? '',
+      path: (req.url ?? '').split('?')[0]!,
+      bearer: /^Bearer /.test(req.headers.authorization ?? ''),
+      apiKey: Boolean(req.headers['x-api-key']),
+      clientId: Boolean(req.headers['x-api-client-id']),
+    });
   });
 });
 
@@ -143,7 +149,11 @@ describe('remote mode against a real wmark serve', () => {
       return 'settings.json';
     };
     const forms: [string, () => string[], (w: any) => void][] = [
-      ['flags', () => ['--text', 'alice@example.com', '--x', '0.2', '--font-size', '0.06'], (w) => expect(w.settings[0]).toMatchObject({ content: 'alice@example.com', x: 0.2, fontSize: 0.06 })],
+      [
+        'flags',
+        () => ['--text', 'alice@example.com', '--x', '0.2', '--font-size', '0.06'],
+        (w) => expect(w.settings[0]).toMatchObject({ content: 'alice@example.com', x: 0.2, fontSize: 0.06 }),
+      ],
       ['--settings', () => ['--settings', settingsFile()], (w) => expect(w.settings[0]).toMatchObject({ content: 'from a file', fontColor: 'FFCC00' })],
       ['--template + --map', () => ['--template', templateId, '--map', 'name=Bob'], (w) => expect(w.settings[0]).toMatchObject({ content: 'for Bob' })],
       ['--containers', () => ['--text', 'only hls', '--containers', 'm3u8'], (w) => expect(w.containers).toEqual(['m3u8'])],
@@ -198,7 +208,10 @@ describe('remote mode against a real wmark serve', () => {
 
   it('a batch of 3 runs concurrently and streams one NDJSON line per row', async () => {
     writeFileSync(path.join(cwd, 'viewers.csv'), 'name\nAnn\nBen\n"Cy, Jr."\n');
-    const r = await cli(['--json', 'watermark', '--remote', '--key', 'movie-1', '--template', templateId, '--batch', 'viewers.csv', '--concurrency', '2'], keyEnv());
+    const r = await cli(
+      ['--json', 'watermark', '--remote', '--key', 'movie-1', '--template', templateId, '--batch', 'viewers.csv', '--concurrency', '2'],
+      keyEnv(),
+    );
     expect(r.code, r.stderr).toBe(0);
     const lines = r.lines();
     expect(lines).toHaveLength(3);

@@ -21,22 +21,25 @@ it('replace and rm are refused while a live job holds the watermark; both succee
   await service.queue.close();
   const id = resource.id!;
   // Another process renders it: a live lease on its job.
-  (await engine.store.ensureJob('watermark', id, engine.now()));
-  (await engine.store.resetJob(jobId('watermark', id), engine.now()));
-  expect((await engine.store.acquireJob(jobId('watermark', id), 'someone-else', engine.now(), 20_000))).toBe(true);
+  await engine.store.ensureJob('watermark', id, engine.now());
+  await engine.store.resetJob(jobId('watermark', id), engine.now());
+  expect(await engine.store.acquireJob(jobId('watermark', id), 'someone-else', engine.now(), 20_000)).toBe(true);
 
-  await expect(registerVideo(engine, { source: b, key: 'k', replace: true })).rejects.toMatchObject({ code: 'KEY_EXISTS', message: expect.stringContaining('still being worked on') });
+  await expect(registerVideo(engine, { source: b, key: 'k', replace: true })).rejects.toMatchObject({
+    code: 'KEY_EXISTS',
+    message: expect.stringContaining('still being worked on'),
+  });
   await expect(testService(engine).deleteWatermark(id)).rejects.toMatchObject({ code: 'WATERMARK_BUSY' });
   expect((await engine.store.getVideoByKey('k'))?.id).toBe(video.id);
 
-  (await engine.store.finishJob(jobId('watermark', id), 'someone-else', engine.now(), { status: 'done' }));
+  await engine.store.finishJob(jobId('watermark', id), 'someone-else', engine.now(), { status: 'done' });
   const dir = watermarkDir(engine, video.id, id);
   expect(existsSync(dir)).toBe(true);
   const replaced = await registerVideo(engine, { source: b, key: 'k', replace: true });
   expect(replaced).toMatchObject({ created: true, replaced: { videoId: video.id, sourceUrl: a, watermarks: 1 } });
-  expect((await engine.store.getVideo(video.id))).toBeUndefined();
-  expect((await engine.store.getWatermark(id))).toBeUndefined();
-  expect((await engine.store.getJob(jobId('watermark', id)))).toBeUndefined();
-  expect((await engine.store.getJob(jobId('ingest', video.id)))).toBeUndefined();
+  expect(await engine.store.getVideo(video.id)).toBeUndefined();
+  expect(await engine.store.getWatermark(id)).toBeUndefined();
+  expect(await engine.store.getJob(jobId('watermark', id))).toBeUndefined();
+  expect(await engine.store.getJob(jobId('ingest', video.id))).toBeUndefined();
   expect(existsSync(dir)).toBe(false);
 });

@@ -58,7 +58,11 @@ describe('createProcessRunner', () => {
 
   it('says which binary is missing, with a hint', async () => {
     const broken = createProcessRunner(path.join(dir, 'nowhere', 'ffmpeg'), FFPROBE);
-    await expect(broken.ffmpeg(TEN_FRAMES)).rejects.toMatchObject({ code: 'FFMPEG_NOT_FOUND', message: expect.stringContaining('nowhere/ffmpeg'), hint: expect.stringContaining('wmark doctor') });
+    await expect(broken.ffmpeg(TEN_FRAMES)).rejects.toMatchObject({
+      code: 'FFMPEG_NOT_FOUND',
+      message: expect.stringContaining('nowhere/ffmpeg'),
+      hint: expect.stringContaining('wmark doctor'),
+    });
   });
 
   it('reports a crash (killed by a signal) apart from a failure', async () => {
@@ -89,7 +93,9 @@ describe('createProcessRunner', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(FORCE_KILL_AFTER_MS);
   });
 
-  it('stops an ffmpeg whose filter graph deadlocks (its reports go on, its frame count does not): FFMPEG_STALLED', { timeout: FORCE_KILL_AFTER_MS + 20_000 }, async () => {
+  it('stops an ffmpeg whose filter graph deadlocks (its reports go on, its frame count does not): FFMPEG_STALLED', {
+    timeout: FORCE_KILL_AFTER_MS + 20_000,
+  }, async () => {
     // A one-frame input split four ways into blends: ffmpeg 4's scheduler waits forever once that input ends (this
     // hung forensic ingest before its plan gave every blend an input of its own; see wholeVariantArgs).
     const pattern = path.join(dir, 'one-frame.yuv');
@@ -99,11 +105,28 @@ describe('createProcessRunner', () => {
     const blends = [0, 1, 2, 3].map((i) => `[v${i}][p${i}]blend=all_mode=grainmerge[o${i}]`).join(';');
     const started = Date.now();
     const run = watched.ffmpeg([
-      '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=64x36:rate=30:d=4', '-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', '64x36', '-i', pattern,
-      '-filter_complex', `[0:v]split=4[v0][v1][v2][v3];[1:v]split=4[p0][p1][p2][p3];${blends}`,
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=64x36:rate=30:d=4',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'yuv420p',
+      '-s',
+      '64x36',
+      '-i',
+      pattern,
+      '-filter_complex',
+      `[0:v]split=4[v0][v1][v2][v3];[1:v]split=4[p0][p1][p2][p3];${blends}`,
       ...[0, 1, 2, 3].flatMap((i) => ['-map', `[o${i}]`, '-f', 'null', '-']),
     ]);
-    await expect(run).rejects.toMatchObject({ code: 'FFMPEG_STALLED', message: expect.stringMatching(/^ffmpeg made no progress for 2 s \(at frame \d+\) and was stopped/) });
+    await expect(run).rejects.toMatchObject({
+      code: 'FFMPEG_STALLED',
+      message: expect.stringMatching(/^ffmpeg made no progress for 2 s \(at frame \d+\) and was stopped/),
+    });
     expect(Date.now() - started).toBeLessThan(1500 + FORCE_KILL_AFTER_MS + 5000);
     expect(alive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
   });

@@ -97,7 +97,11 @@ describe('authentication', () => {
     expectError(await call(s.app, 'GET', '/1.0', { headers: { 'x-api-key': s.cred.apiKey } }), 401, 'AUTH_REQUIRED');
     expectError(await call(s.app, 'GET', '/1.0', { headers: keyHeaders(s.cred) }), 401, 'AUTH_REQUIRED');
     expectError(await call(s.app, 'GET', '/1.0/videos', { headers: keyHeaders(s.cred) }), 401, 'AUTH_REQUIRED');
-    expectError(await call(s.app, 'POST', '/1.0/watermark', { headers: keyHeaders(s.cred), body: { key: 'api-clip', settings: [{ content: 'x' }] } }), 401, 'AUTH_REQUIRED');
+    expectError(
+      await call(s.app, 'POST', '/1.0/watermark', { headers: keyHeaders(s.cred), body: { key: 'api-clip', settings: [{ content: 'x' }] } }),
+      401,
+      'AUTH_REQUIRED',
+    );
     expect((await call(s.app, 'GET', '/1.0', { headers: s.v1 })).status).toBe(200);
     expect((await call(s.app, 'GET', '/1.0/videos', { headers: s.v1 })).status).toBe(200);
   });
@@ -172,7 +176,17 @@ describe('videos', () => {
     expect(ingestReply.status).toBe(201);
     expect(ingestReply.json).toMatchObject({ key: 'api-clip', sourceUrl: clip, status: 'PENDING', enableForensic: false, name: null });
     expect(ingestReply.json.id).toMatch(UUID);
-    expect(video).toMatchObject({ id: ingestReply.json.id, key: 'api-clip', sourceUrl: clip, status: 'INGESTED', enableForensic: false, width: 320, height: 180, hasAudio: true, segments: 5 });
+    expect(video).toMatchObject({
+      id: ingestReply.json.id,
+      key: 'api-clip',
+      sourceUrl: clip,
+      status: 'INGESTED',
+      enableForensic: false,
+      width: 320,
+      height: 180,
+      hasAudio: true,
+      segments: 5,
+    });
     // 10 s: the lead segments of 1, 1 and 2 s, one 4-s GOP, then the last 2 s.
     expect(video.segments).toBe(segmentFrameCounts({ num: 30, den: 1 }, 10 * 30, true).length);
     expect(video.duration).toBeCloseTo(10, 1);
@@ -210,7 +224,11 @@ describe('videos', () => {
     expectError(typed, 400, 'VALIDATION_FAILED');
     const messages = messagesOf(typed);
     expect(messages).toHaveLength(3);
-    for (const field of ['sourceUrl', 'enableForensic', 'key']) expect(messages.some((m) => m.startsWith(`${field}: `)), field).toBe(true);
+    for (const field of ['sourceUrl', 'enableForensic', 'key'])
+      expect(
+        messages.some((m) => m.startsWith(`${field}: `)),
+        field,
+      ).toBe(true);
   });
 
   it('GET /2.0/videos lists videos with a ?key= filter and limit/page paging (trailing slash accepted)', async () => {
@@ -261,7 +279,11 @@ describe('templates', () => {
   });
 
   it('POST /2.0/templates creates a template (both placeholder notations); GET by id returns it', async () => {
-    const body = { name: 'both notations', description: 'name and email', settings: [{ content: '[%name%] %email%', x: 0.1, y: 0.1, align: 'LEFT', verticalAlign: 'TOP' }] };
+    const body = {
+      name: 'both notations',
+      description: 'name and email',
+      settings: [{ content: '[%name%] %email%', x: 0.1, y: 0.1, align: 'LEFT', verticalAlign: 'TOP' }],
+    };
     const r = await call(s.app, 'POST', '/2.0/templates', { headers: s.v2, body });
     expect(r.status).toBe(201);
     expect(r.json).toMatchObject({ name: 'both notations', description: 'name and email', placeholders: ['name', 'email'] });
@@ -280,10 +302,17 @@ describe('templates', () => {
   });
 
   it('an invalid template is 400 listing every issue; an unknown id is 404 TEMPLATE_NOT_FOUND', async () => {
-    const r = await call(s.app, 'POST', '/2.0/templates', { headers: s.v2, body: { name: '', settings: [{ content: '%a%', fontSize: 'big' }], colour: 'red' } });
+    const r = await call(s.app, 'POST', '/2.0/templates', {
+      headers: s.v2,
+      body: { name: '', settings: [{ content: '%a%', fontSize: 'big' }], colour: 'red' },
+    });
     expectError(r, 400, 'TEMPLATE_INVALID');
     const messages = messagesOf(r);
-    for (const field of ['colour', 'name', 'fontSize']) expect(messages.some((m) => m.includes(field)), `${field} in ${messages.join(' | ')}`).toBe(true);
+    for (const field of ['colour', 'name', 'fontSize'])
+      expect(
+        messages.some((m) => m.includes(field)),
+        `${field} in ${messages.join(' | ')}`,
+      ).toBe(true);
     expectError(await call(s.app, 'GET', '/2.0/templates/nope', { headers: s.v2 }), 404, 'TEMPLATE_NOT_FOUND');
     expectError(await call(s.app, 'POST', '/2.0/templates', { headers: s.v2, raw: '{"name":', contentType: 'application/json' }), 400, 'INVALID_JSON');
   });
@@ -297,18 +326,27 @@ describe('templates', () => {
     expect((stored.settings as any[]).map((x) => x.content)).toEqual(['Ann Lee ann@example.com']);
 
     // The same rendering again is the same watermark.
-    const again = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'api-clip', settingsTemplateMapping: mapping, containers: ['m3u8'] } });
+    const again = await call(s.app, 'POST', '/1.0/watermark', {
+      headers: s.v1,
+      body: { key: 'api-clip', settingsTemplateMapping: mapping, containers: ['m3u8'] },
+    });
     expect(again.status).toBe(200);
     expect(again.json.id).toBe(r.json.id);
 
-    const missing = await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'api-clip', settingsTemplateMapping: { id: 'viewer-corner', mappings: { name: 'Ann' } } } });
+    const missing = await call(s.app, 'POST', '/2.0/watermark', {
+      headers: s.v2,
+      body: { key: 'api-clip', settingsTemplateMapping: { id: 'viewer-corner', mappings: { name: 'Ann' } } },
+    });
     expectError(missing, 400, 'VALIDATION_FAILED');
     expect(messagesOf(missing)).toEqual([expect.stringMatching(/placeholder "email"/)]);
     const none = await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'api-clip', settingsTemplateMapping: { id: created.id } } });
     expectError(none, 400, 'VALIDATION_FAILED');
     expect(messagesOf(none).join('\n')).toMatch(/"name"[\s\S]*"email"/);
     expectError(
-      await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'api-clip', settingsTemplateMapping: { id: 'no-such-template', mappings: {} } } }),
+      await call(s.app, 'POST', '/2.0/watermark', {
+        headers: s.v2,
+        body: { key: 'api-clip', settingsTemplateMapping: { id: 'no-such-template', mappings: {} } },
+      }),
       404,
       'TEMPLATE_NOT_FOUND',
     );
@@ -318,7 +356,10 @@ describe('templates', () => {
 
 describe('POST /1.0/watermark and its long-poll href', () => {
   it('answers 201 PENDING with a signed player link, an iframe of it and a signed href; the href then reports READY with containers.m3u8', async () => {
-    const r = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'api-clip', settings: [{ content: 'viewer one', fontColor: 'FFCC00' }], containers: ['m3u8', 'mp4'] } });
+    const r = await call(s.app, 'POST', '/1.0/watermark', {
+      headers: s.v1,
+      body: { key: 'api-clip', settings: [{ content: 'viewer one', fontColor: 'FFCC00' }], containers: ['m3u8', 'mp4'] },
+    });
     expect(r.status).toBe(201);
     expect(r.json.status).toBe('PENDING');
     expect(Object.keys(r.json.containers).sort()).toEqual(['href', 'iframe']);
@@ -361,7 +402,10 @@ describe('POST /1.0/watermark and its long-poll href', () => {
     expectSigned(withMp4.json.containers.mp4, new RegExp(`/${r.json.id}/video\\.mp4$`));
     expect(existsSync(path.join(watermarkDir(engine, video.id, r.json.id), MP4_NAME))).toBe(true);
 
-    const again = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'api-clip', settings: [{ content: 'viewer one', fontColor: 'FFCC00' }], containers: ['m3u8', 'mp4'] } });
+    const again = await call(s.app, 'POST', '/1.0/watermark', {
+      headers: s.v1,
+      body: { key: 'api-clip', settings: [{ content: 'viewer one', fontColor: 'FFCC00' }], containers: ['m3u8', 'mp4'] },
+    });
     expect(again.status).toBe(200);
     expect(again.json).toMatchObject({ id: r.json.id, status: 'READY' });
     expect(again.json.containers.m3u8).toBeDefined();
@@ -437,10 +481,21 @@ describe('job states over HTTP', () => {
     expect(again.status).toBe(200);
     expect(again.json).toMatchObject({ id: created.json.id, status: 'PENDING' });
     // Another source under the same key is a conflict, not a silent no-op.
-    expectError(await call(s.app, 'POST', '/2.0/videos', { headers: s.v2, body: { sourceUrl: 'https://example.com/other.mp4', key: 'slow-ingest' } }), 409, 'KEY_EXISTS');
-    expectError(await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'slow-ingest', settings: [{ content: 'too early' }] } }), 409, 'VIDEO_NOT_READY');
+    expectError(
+      await call(s.app, 'POST', '/2.0/videos', { headers: s.v2, body: { sourceUrl: 'https://example.com/other.mp4', key: 'slow-ingest' } }),
+      409,
+      'KEY_EXISTS',
+    );
+    expectError(
+      await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'slow-ingest', settings: [{ content: 'too early' }] } }),
+      409,
+      'VIDEO_NOT_READY',
+    );
     gate.open();
-    await waitFor(async () => ((await call(s.app, 'GET', `/2.0/videos/${created.json.id}`, { headers: s.v2 })).json.status === 'INGESTED' ? true : undefined), 'the held ingest');
+    await waitFor(
+      async () => ((await call(s.app, 'GET', `/2.0/videos/${created.json.id}`, { headers: s.v2 })).json.status === 'INGESTED' ? true : undefined),
+      'the held ingest',
+    );
   });
 
   it('a failed render is 2.0 status FAILED with a short reason (no stack); the same request again retries and is READY', async () => {
@@ -473,7 +528,10 @@ describe('job states over HTTP', () => {
     const impatient = await serveInProcess(engine, { tokenTtlSeconds: 60, playableTimeoutMs: 200 });
     const gate = gateFfmpeg(engine, isSegmentRender);
     try {
-      const r = await call(impatient.app, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'api-clip', settings: [{ content: 'slow start' }], containers: ['m3u8'] } });
+      const r = await call(impatient.app, 'POST', '/2.0/watermark', {
+        headers: s.v2,
+        body: { key: 'api-clip', settings: [{ content: 'slow start' }], containers: ['m3u8'] },
+      });
       expectError(r, 503, 'NOT_READY_YET');
       expect(r.headers.get('retry-after')).toBe('5');
     } finally {
@@ -496,12 +554,19 @@ describe('watermark request errors', () => {
     const off = await post({ key: 'api-clip', settings: [{ content: 'fine' }, { content: 'lost', x: 2 }] });
     expectError(off, 400, 'VALIDATION_FAILED');
     expect(messagesOf(off).join('\n')).toMatch(/^settings\[1\]\.x: the text at x 2, y 0.5 lies wholly outside the frame/);
-    const across = await post({ key: 'api-clip', containers: ['m3u8'], settings: [{ content: 'passing', x: -1, animation: { toX: 2, startTime: 0, endTime: 10 } }] });
+    const across = await post({
+      key: 'api-clip',
+      containers: ['m3u8'],
+      settings: [{ content: 'passing', x: -1, animation: { toX: 2, startTime: 0, endTime: 10 } }],
+    });
     expect(across.status, across.text).toBeLessThan(300);
   });
 
   it('a FORENSIC request on a short video ingested without enableForensic is 422', async () => {
-    for (const [version, content] of [['1.0', 'AB'], ['2.0', 'QUI=']] as const) {
+    for (const [version, content] of [
+      ['1.0', 'AB'],
+      ['2.0', 'QUI='],
+    ] as const) {
       const r = await post({ key: 'api-clip', settings: [{ type: 'FORENSIC', content }] }, version);
       expect(r.status, r.text).toBe(422);
       expectError(r, 422, r.json.code);
@@ -516,11 +581,14 @@ describe('watermark request errors', () => {
     const real = await serveEngine(engine);
     const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const u = new URL(real.url);
-      const req = http.request({ host: u.hostname, port: u.port, method: 'POST', path: '/2.0/watermark', headers: { ...s.v2, 'content-type': 'application/json' } }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString('utf8')));
-        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-      });
+      const req = http.request(
+        { host: u.hostname, port: u.port, method: 'POST', path: '/2.0/watermark', headers: { ...s.v2, 'content-type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+          res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+        },
+      );
       req.on('error', reject);
       for (let i = 0; i < 18; i++) req.write('a'.repeat(64 * 1024));
       req.end();
@@ -535,11 +603,19 @@ describe('watermark request errors', () => {
   it('a non-JSON content type is 415; malformed JSON is 400 INVALID_JSON; a non-object body is 400 INVALID_BODY', async () => {
     const json = JSON.stringify({ key: 'api-clip', settings: [{ content: 'x' }] });
     expectError(await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, raw: json, contentType: 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
-    expectError(await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, raw: 'key=api-clip', contentType: 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectError(
+      await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, raw: 'key=api-clip', contentType: 'application/x-www-form-urlencoded' }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
     const bad = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, raw: '{"key": "api-clip", settings: }', contentType: 'application/json' });
     expectError(bad, 400, 'INVALID_JSON');
     expect(bad.json.message).toMatch(/^malformed JSON body/);
-    expectError(await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, raw: '[1,2]', contentType: 'application/json; charset=utf-8' }), 400, 'INVALID_BODY');
+    expectError(
+      await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, raw: '[1,2]', contentType: 'application/json; charset=utf-8' }),
+      400,
+      'INVALID_BODY',
+    );
     expectError(await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2, raw: '"text"', contentType: 'application/json' }), 400, 'INVALID_BODY');
     const empty = await call(s.app, 'POST', '/2.0/watermark', { headers: s.v2 });
     expectError(empty, 400, 'VALIDATION_FAILED');
@@ -549,13 +625,21 @@ describe('watermark request errors', () => {
     const top = await post({ key: 5, containers: ['avi'], videoId: false, settingsTemplateMapping: { id: 3 } });
     expectError(top, 400, 'VALIDATION_FAILED');
     const topMessages = messagesOf(top);
-    for (const field of ['key', 'containers.0', 'videoId', 'settingsTemplateMapping.id']) expect(topMessages.some((m) => m.startsWith(`${field}: `)), `${field} in ${topMessages.join(' | ')}`).toBe(true);
+    for (const field of ['key', 'containers.0', 'videoId', 'settingsTemplateMapping.id'])
+      expect(
+        topMessages.some((m) => m.startsWith(`${field}: `)),
+        `${field} in ${topMessages.join(' | ')}`,
+      ).toBe(true);
 
     const settings = await post({ key: 'api-clip', settings: [{ content: 7, fontSize: 'big', fontColor: 'red', align: 'DIAGONAL', x: '0.5' }] }, '1.0');
     expectError(settings, 400, 'VALIDATION_FAILED');
     const messages = messagesOf(settings);
     expect(messages.length).toBeGreaterThanOrEqual(5);
-    for (const field of ['content', 'fontSize', 'fontColor', 'align', '.x']) expect(messages.some((m) => m.includes(field)), `${field} in ${messages.join(' | ')}`).toBe(true);
+    for (const field of ['content', 'fontSize', 'fontColor', 'align', '.x'])
+      expect(
+        messages.some((m) => m.includes(field)),
+        `${field} in ${messages.join(' | ')}`,
+      ).toBe(true);
 
     expectError(await post({ key: 'api-clip', settings: 'viewer' }), 400, 'VALIDATION_FAILED');
     expectError(await post({ key: 'api-clip', settings: [] }), 400, 'VALIDATION_FAILED');

@@ -23,7 +23,11 @@ describe('wmark auth keys', () => {
     const r = await cli('--json', 'auth', 'keys', 'create', '--label', 'reviewer laptop');
     expect(r.code, r.stderr).toBe(0);
     created = r.json();
-    expect(created).toMatchObject({ clientId: expect.stringMatching(/^wmc_[0-9a-f]{16}$/), apiKey: expect.stringMatching(/^wmk_[A-Za-z0-9_-]{43}$/), label: 'reviewer laptop' });
+    expect(created).toMatchObject({
+      clientId: expect.stringMatching(/^wmc_[0-9a-f]{16}$/),
+      apiKey: expect.stringMatching(/^wmk_[A-Za-z0-9_-]{43}$/),
+      label: 'reviewer laptop',
+    });
 
     const t = await call(s.app, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(created) });
     expect(t.status).toBe(200);
@@ -42,14 +46,19 @@ describe('wmark auth keys', () => {
     expect(r.code).toBe(0);
     const list = r.json<any[]>();
     expect(list.map((k) => k.clientId)).toEqual(expect.arrayContaining([s.cred.clientId, created.clientId]));
-    expect(list.find((k) => k.clientId === created.clientId)).toEqual({ clientId: created.clientId, label: 'reviewer laptop', createdOn: expect.any(Number), revokedOn: null });
+    expect(list.find((k) => k.clientId === created.clientId)).toEqual({
+      clientId: created.clientId,
+      label: 'reviewer laptop',
+      createdOn: expect.any(Number),
+      revokedOn: null,
+    });
     expect(r.stdout).not.toContain(created.apiKey);
     expect(r.stdout).not.toMatch(/keyHash|[0-9a-f]{64}/);
     const plain = await cli('auth', 'keys', 'list');
     expect(plain.stdout).toMatch(new RegExp(`${created.clientId}\\s+active\\s+.*reviewer laptop`));
   });
 
-  it('revoke stops the client\'s API keys and its already-issued tokens (401); other clients keep working', async () => {
+  it("revoke stops the client's API keys and its already-issued tokens (401); other clients keep working", async () => {
     const r = await cli('--json', 'auth', 'keys', 'revoke', created.clientId);
     expect(r.code).toBe(0);
     expect(r.json()).toEqual({ clientId: created.clientId, revoked: true });

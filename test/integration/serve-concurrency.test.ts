@@ -30,7 +30,11 @@ function unsigned(body: any): unknown {
 }
 
 async function settle(id: string): Promise<void> {
-  await waitFor(async () => ((await engine.store.getWatermark(id))!.status === 'READY' && (await engine.store.getJob(`watermark:${id}`))?.status === 'done' ? true : undefined), `watermark ${id} to finish`);
+  await waitFor(
+    async () =>
+      (await engine.store.getWatermark(id))!.status === 'READY' && (await engine.store.getJob(`watermark:${id}`))?.status === 'done' ? true : undefined,
+    `watermark ${id} to finish`,
+  );
 }
 
 describe('20 simultaneous identical POSTs', () => {
@@ -101,7 +105,7 @@ describe('simultaneous identical ingests', () => {
     expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
     const id = [...ids][0] as string;
     await waitFor(async () => ((await engine.store.getVideo(id))?.status === 'INGESTED' ? true : undefined), 'the ingest');
-    expect((await engine.store.listVideos({ key: 'crowd-ingest' }))).toHaveLength(1);
+    expect(await engine.store.listVideos({ key: 'crowd-ingest' })).toHaveLength(1);
     expect(ingestEncodes() - before).toBe(1);
   });
 });

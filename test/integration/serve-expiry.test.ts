@@ -77,7 +77,10 @@ describe('watermark expiration', () => {
     first = (await call(s.app, 'GET', r.json.href)).json;
     expect(first.containers.mp4).toBeDefined();
 
-    const later = await call(s.app, 'POST', '/1.0/watermark', { headers: await token(), body: { key: 'expiry-clip', settings, expiration: expSeconds + 3600 } });
+    const later = await call(s.app, 'POST', '/1.0/watermark', {
+      headers: await token(),
+      body: { key: 'expiry-clip', settings, expiration: expSeconds + 3600 },
+    });
     expect(later.status).toBe(200);
     expect(later.json).toMatchObject({ id: first.id, status: 'READY', expiration: expSeconds * 1000 });
     expect((await engine.store.getWatermark(first.id))!.expiration).toBe(expSeconds * 1000);
@@ -97,10 +100,16 @@ describe('watermark expiration', () => {
     const longLived = signUrl(engine.secret, `${s.url}${scope}video.m3u8`, { expirationMs: clock() + 3600_000, scope });
     expectError(await call(s.app, 'GET', longLived), 410, 'WATERMARK_EXPIRED');
 
-    for (const [version, headers] of [['2.0', s.v2], ['1.0', await token()]] as const) {
+    for (const [version, headers] of [
+      ['2.0', s.v2],
+      ['1.0', await token()],
+    ] as const) {
       const again = await call(s.app, 'POST', `/${version}/watermark`, { headers, body: { key: 'expiry-clip', settings } });
       expectError(again, 410, 'WATERMARK_EXPIRED');
-      const withNew = await call(s.app, 'POST', `/${version}/watermark`, { headers, body: { key: 'expiry-clip', settings, expiration: Math.floor(clock() / 1000) + 600 } });
+      const withNew = await call(s.app, 'POST', `/${version}/watermark`, {
+        headers,
+        body: { key: 'expiry-clip', settings, expiration: Math.floor(clock() / 1000) + 600 },
+      });
       expectError(withNew, 410, 'WATERMARK_EXPIRED');
     }
     // The player page of an expired watermark is refused too.
@@ -111,7 +120,10 @@ describe('watermark expiration', () => {
 
   it('changing the settings in any way makes a new watermark that takes a new expiration', async () => {
     const newExp = Math.floor(clock() / 1000) + 600;
-    const r = await call(s.app, 'POST', '/1.0/watermark', { headers: await token(), body: { key: 'expiry-clip', settings: [{ content: 'expires soon ' }], expiration: newExp } });
+    const r = await call(s.app, 'POST', '/1.0/watermark', {
+      headers: await token(),
+      body: { key: 'expiry-clip', settings: [{ content: 'expires soon ' }], expiration: newExp },
+    });
     expect(r.status).toBe(201);
     expect(r.json.id).not.toBe(first.id);
     expect(r.json).toMatchObject({ status: 'PENDING', expiration: newExp * 1000 });

@@ -59,7 +59,9 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
     const open = () => openMediaStore(mediaUrl(), { endpoint: s3.endpoint, credentials: s3.credentials });
     const queueUrl = `${redis.url}/${db}`;
     store = open();
-    engine = await testEngine({ deployment: testFarmDeployment(await TaskQueue.open(queueUrl, { pollMs: 500 }), queueUrl, { media: store, ingestOnFarm: true }) });
+    engine = await testEngine({
+      deployment: testFarmDeployment(await TaskQueue.open(queueUrl, { pollMs: 500 }), queueUrl, { media: store, ingestOnFarm: true }),
+    });
     const real = createProcessRunner(FFMPEG, FFPROBE);
     const slow: ProcessRunner = {
       ffmpeg: async (args, options) => {
@@ -74,7 +76,7 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
     jobs = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
     app = createApp({ service: new LocalService(engine, { queue: jobs, baseUrl: 'http://wmark.test', render: 'on-demand' }), tokenTtlSeconds: 3600 });
     await jobs.resume();
-    headers = { ...keyHeaders((await createCredential(engine, 'farm with a shared store'))), host: 'wmark.test' };
+    headers = { ...keyHeaders(await createCredential(engine, 'farm with a shared store')), host: 'wmark.test' };
   });
   afterAll(async () => {
     await jobs?.close();
@@ -97,60 +99,72 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
     const playlist = await call(app, 'GET', created.json.containers.m3u8, { headers: { host: 'wmark.test' } });
     expect(playlist.status, playlist.text).toBe(200);
     // Playable now; its job still renders the rest of the opening, and a watermark being rendered cannot be deleted.
-    await waitFor(async () => ((await engine.store.getJob(jobId('watermark', created.json.id)))?.status === 'done' ? true : undefined), 'the opening to be rendered', 60_000, 50);
+    await waitFor(
+      async () => ((await engine.store.getJob(jobId('watermark', created.json.id)))?.status === 'done' ? true : undefined),
+      'the opening to be rendered',
+      60_000,
+      50,
+    );
     return { id: created.json.id, urls: parseM3u8(playlist.text).segments.map((s) => new URL(s.uri, created.json.containers.m3u8).href) };
   }
 
-    it('on demand: a player\'s request waits for the worker to render into the store and gets those bytes; render-ahead lands there too', async () => {
-      const { video } = await ingestVideo(engine, { source: await natural(20), key: 'bucket-on-demand' });
-      expect(await store.list(`videos/${video.id}/seg_`)).toHaveLength(video.segments.length);
-      const w = await onDemand('bucket-on-demand', 'asked for by a player');
-      const prefix = `watermarks/${video.id}/${w.id}/`;
-      const last = w.urls.length - 1;
-      expect(await store.exists(`${prefix}${segmentFileName(last - 2)}`)).toBe(false);
-      const reply = await call(app, 'GET', w.urls[last - 2]!, { headers: { host: 'wmark.test' } });
-      expect(reply.status).toBe(200);
-      expect(reply.body.equals(await objectBytes(`${prefix}${segmentFileName(last - 2)}`))).toBe(true);
-      await waitFor(async () => ((await store.exists(`${prefix}${segmentFileName(last)}`)) && (await store.exists(`${prefix}${segmentFileName(last - 1)}`)) ? true : undefined), 'render-ahead into the store');
-      // The playlist is in the bucket too; no rendered segment is on serve's disk.
-      expect(await store.exists(`${prefix}video.m3u8`)).toBe(true);
-      expect(existsSync(path.join(engine.paths.media, 'watermarks', video.id, w.id, segmentFileName(last - 2)))).toBe(false);
-    });
+  it("on demand: a player's request waits for the worker to render into the store and gets those bytes; render-ahead lands there too", async () => {
+    const { video } = await ingestVideo(engine, { source: await natural(20), key: 'bucket-on-demand' });
+    expect(await store.list(`videos/${video.id}/seg_`)).toHaveLength(video.segments.length);
+    const w = await onDemand('bucket-on-demand', 'asked for by a player');
+    const prefix = `watermarks/${video.id}/${w.id}/`;
+    const last = w.urls.length - 1;
+    expect(await store.exists(`${prefix}${segmentFileName(last - 2)}`)).toBe(false);
+    const reply = await call(app, 'GET', w.urls[last - 2]!, { headers: { host: 'wmark.test' } });
+    expect(reply.status).toBe(200);
+    expect(reply.body.equals(await objectBytes(`${prefix}${segmentFileName(last - 2)}`))).toBe(true);
+    await waitFor(
+      async () =>
+        (await store.exists(`${prefix}${segmentFileName(last)}`)) && (await store.exists(`${prefix}${segmentFileName(last - 1)}`)) ? true : undefined,
+      'render-ahead into the store',
+    );
+    // The playlist is in the bucket too; no rendered segment is on serve's disk.
+    expect(await store.exists(`${prefix}video.m3u8`)).toBe(true);
+    expect(existsSync(path.join(engine.paths.media, 'watermarks', video.id, w.id, segmentFileName(last - 2)))).toBe(false);
+  });
 
-    it('a watermark deleted while the worker renders its segment: the player hears an error, and what the worker wrote goes again', async () => {
-      await ingestVideo(engine, { source: await natural(20), key: 'bucket-deleted' });
-      const video = (await engine.store.getVideoByKey('bucket-deleted'))!;
-      const w = await onDemand('bucket-deleted', 'deleted mid-render');
-      const prefix = `watermarks/${video.id}/${w.id}/`;
-      renderDelay = 2;
-      try {
-        const asked = call(app, 'GET', w.urls[w.urls.length - 1]!, { headers: { host: 'wmark.test' } });
-        await new Promise((resolve) => setTimeout(resolve, 800));
-        const service = new LocalService(engine, { queue: jobs, baseUrl: 'http://wmark.test' });
-        await service.deleteWatermark(w.id);
-        const reply = await asked;
-        expect(reply.status).toBe(503);
-        expect(reply.json.code).toBe('CANCELLED');
-        // The worker's segment (and its render-ahead) landed after the delete and were removed again.
-        await new Promise((resolve) => setTimeout(resolve, 4_000));
-        await waitFor(async () => ((await store.list(prefix)).length === 0 ? true : undefined), 'the deleted watermark\'s objects to be gone', 15_000, 250);
-      } finally {
-        renderDelay = 0;
-      }
-    });
+  it('a watermark deleted while the worker renders its segment: the player hears an error, and what the worker wrote goes again', async () => {
+    await ingestVideo(engine, { source: await natural(20), key: 'bucket-deleted' });
+    const video = (await engine.store.getVideoByKey('bucket-deleted'))!;
+    const w = await onDemand('bucket-deleted', 'deleted mid-render');
+    const prefix = `watermarks/${video.id}/${w.id}/`;
+    renderDelay = 2;
+    try {
+      const asked = call(app, 'GET', w.urls[w.urls.length - 1]!, { headers: { host: 'wmark.test' } });
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      const service = new LocalService(engine, { queue: jobs, baseUrl: 'http://wmark.test' });
+      await service.deleteWatermark(w.id);
+      const reply = await asked;
+      expect(reply.status).toBe(503);
+      expect(reply.json.code).toBe('CANCELLED');
+      // The worker's segment (and its render-ahead) landed after the delete and were removed again.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      await waitFor(async () => ((await store.list(prefix)).length === 0 ? true : undefined), "the deleted watermark's objects to be gone", 15_000, 250);
+    } finally {
+      renderDelay = 0;
+    }
+  });
 
-    it('re-ingesting a key with replace removes the old video\'s objects (working media and watermarks) from the bucket', async () => {
-      const { video: old } = await ingestVideo(engine, { source: await natural(10), key: 'bucket-replaced' });
-      const w = await onDemand('bucket-replaced', 'replaced soon');
-      await call(app, 'GET', w.urls[0]!, { headers: { host: 'wmark.test' } });
-      expect((await store.list(`watermarks/${old.id}/`)).length).toBeGreaterThan(0);
-      // Its render-ahead in the bucket first: a task landing after the replace is another case (the test above).
-      const prefix = `watermarks/${old.id}/${w.id}/`;
-      await waitFor(async () => ((await store.exists(`${prefix}${segmentFileName(1)}`)) && (await store.exists(`${prefix}${segmentFileName(2)}`)) ? true : undefined), 'render-ahead into the store');
-      const { video: fresh } = await ingestVideo(engine, { source: await natural(20), key: 'bucket-replaced', replace: true });
-      expect(fresh.id).not.toBe(old.id);
-      expect(await store.list(`videos/${old.id}/`)).toEqual([]);
-      expect(await store.list(`watermarks/${old.id}/`)).toEqual([]);
-      expect(await store.list(`videos/${fresh.id}/seg_`)).toHaveLength(fresh.segments.length);
-    });
+  it("re-ingesting a key with replace removes the old video's objects (working media and watermarks) from the bucket", async () => {
+    const { video: old } = await ingestVideo(engine, { source: await natural(10), key: 'bucket-replaced' });
+    const w = await onDemand('bucket-replaced', 'replaced soon');
+    await call(app, 'GET', w.urls[0]!, { headers: { host: 'wmark.test' } });
+    expect((await store.list(`watermarks/${old.id}/`)).length).toBeGreaterThan(0);
+    // Its render-ahead in the bucket first: a task landing after the replace is another case (the test above).
+    const prefix = `watermarks/${old.id}/${w.id}/`;
+    await waitFor(
+      async () => ((await store.exists(`${prefix}${segmentFileName(1)}`)) && (await store.exists(`${prefix}${segmentFileName(2)}`)) ? true : undefined),
+      'render-ahead into the store',
+    );
+    const { video: fresh } = await ingestVideo(engine, { source: await natural(20), key: 'bucket-replaced', replace: true });
+    expect(fresh.id).not.toBe(old.id);
+    expect(await store.list(`videos/${old.id}/`)).toEqual([]);
+    expect(await store.list(`watermarks/${old.id}/`)).toEqual([]);
+    expect(await store.list(`videos/${fresh.id}/seg_`)).toHaveLength(fresh.segments.length);
+  });
 });

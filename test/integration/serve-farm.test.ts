@@ -100,21 +100,27 @@ describe('serve with a render farm, in process', () => {
     const { video } = await ingestOverHttp(s.app, s.v1, await natural(10), 'farm-twins', '1.0');
     const before = workerRunner.encodes();
     const body = { key: 'farm-twins', settings: [{ content: 'asked twice' }] };
-    const [a, b] = await Promise.all([call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body }), call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body })]);
+    const [a, b] = await Promise.all([
+      call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body }),
+      call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body }),
+    ]);
     expect(a.json.id).toBe(b.json.id);
     await untilReady(a.json.href);
     expect(workerRunner.encodes() - before).toBe(video.segments);
   });
 
-  it('on demand (serve\'s default): a player\'s request waits for the worker to render its segment, and the next ones follow', async () => {
+  it("on demand (serve's default): a player's request waits for the worker to render its segment, and the next ones follow", async () => {
     const queue = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
     const service = new LocalService(engine, { queue, baseUrl: 'http://wmark.test', render: 'on-demand' });
     const app = createApp({ service, tokenTtlSeconds: 3600 });
-    const headers = { ...keyHeaders((await createCredential(engine, 'farm on demand'))), host: 'wmark.test' };
+    const headers = { ...keyHeaders(await createCredential(engine, 'farm on demand')), host: 'wmark.test' };
     try {
       const { video } = await ingestVideo(engine, { source: await natural(20), key: 'farm-on-demand' });
       const before = { engine: engine.runner.encodes(), worker: workerRunner.encodes() };
-      const created = await call(app, 'POST', '/2.0/watermark', { headers, body: { key: 'farm-on-demand', settings: [{ content: 'asked for by a player' }], containers: ['m3u8'] } });
+      const created = await call(app, 'POST', '/2.0/watermark', {
+        headers,
+        body: { key: 'farm-on-demand', settings: [{ content: 'asked for by a player' }], containers: ['m3u8'] },
+      });
       expect(created.status, created.text).toBe(201);
       expect(created.json.status).toBe('READY');
       const dir = path.join(engine.paths.media, 'watermarks', video.id, created.json.id);
@@ -126,7 +132,10 @@ describe('serve with a render farm, in process', () => {
       expect(reply.status).toBe(200);
       expect(reply.body.length).toBeGreaterThan(1000);
       // Render-ahead: the two after it come without being asked.
-      await waitFor(() => (existsSync(path.join(dir, segmentFileName(last))) && existsSync(path.join(dir, segmentFileName(last - 1))) ? true : undefined), 'render-ahead on the farm');
+      await waitFor(
+        () => (existsSync(path.join(dir, segmentFileName(last))) && existsSync(path.join(dir, segmentFileName(last - 1))) ? true : undefined),
+        'render-ahead on the farm',
+      );
       await decodesCleanly(path.join(dir, segmentFileName(last - 2)));
       expect(engine.runner.encodes()).toBe(before.engine);
       const opening = readdirSync(dir).filter((f) => /^seg_\d{5}\.ts$/.test(f)).length - 3;
@@ -139,7 +148,10 @@ describe('serve with a render farm, in process', () => {
   it('a forensic viewer with text: each text-over-variant segment is rendered on the worker, into the shared folder', async () => {
     const { video } = await ingestVideo(engine, { source: await natural(300), key: 'farm-forensic', enableForensic: true });
     const encodesAfterIngest = engine.runner.encodes();
-    const posted = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'farm-forensic', settings: [{ content: 'visible' }, { type: 'FORENSIC', content: 'AB' }] } });
+    const posted = await call(s.app, 'POST', '/1.0/watermark', {
+      headers: s.v1,
+      body: { key: 'farm-forensic', settings: [{ content: 'visible' }, { type: 'FORENSIC', content: 'AB' }] },
+    });
     expect(posted.status, posted.text).toBe(201);
     await untilReady(posted.json.href, { mp4: true, timeoutMs: 180_000 });
     const segments = await store.list(`watermarks/${video.id}/${posted.json.id}/seg_`);
@@ -159,11 +171,27 @@ describe('serve with a render farm, in process', () => {
     });
   });
 
-  it('GET /healthz from another machine tells the queue\'s health only: no queue URL, no media store, no worker host names', async () => {
-    const r = await s.app.handle({ method: 'GET', rawUrl: '/healthz', path: '/healthz', url: new URL('http://wmark.test/healthz'), headers: {}, remoteAddress: '198.51.100.7', body: async () => undefined });
+  it("GET /healthz from another machine tells the queue's health only: no queue URL, no media store, no worker host names", async () => {
+    const r = await s.app.handle({
+      method: 'GET',
+      rawUrl: '/healthz',
+      path: '/healthz',
+      url: new URL('http://wmark.test/healthz'),
+      headers: {},
+      remoteAddress: '198.51.100.7',
+      body: async () => undefined,
+    });
     expect(r.status).toBe(200);
     expect(JSON.parse(String(r.body))).toEqual({ ok: true, queue: { reachable: true, depth: { waiting: 0, active: 0 }, workers: [{ version: VERSION }] } });
-    const local = await s.app.handle({ method: 'GET', rawUrl: '/healthz', path: '/healthz', url: new URL('http://wmark.test/healthz'), headers: {}, remoteAddress: '::ffff:127.0.0.1', body: async () => undefined });
+    const local = await s.app.handle({
+      method: 'GET',
+      rawUrl: '/healthz',
+      path: '/healthz',
+      url: new URL('http://wmark.test/healthz'),
+      headers: {},
+      remoteAddress: '::ffff:127.0.0.1',
+      body: async () => undefined,
+    });
     expect(JSON.parse(String(local.body)).queue.workers).toEqual([{ id: worker.id, version: VERSION }]);
   });
 

@@ -47,12 +47,14 @@ function rawSend(target: string, options: { method?: string; headers?: string[];
 async function pool<T, R>(items: T[], width: number, task: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await task(items[i]!);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await task(items[i]!);
+      }
+    }),
+  );
   return out;
 }
 
@@ -65,7 +67,10 @@ function checkErrorBody(status: number, contentType: string, body: string, where
   }
   expect(contentType, `${where}: ${body}`).toMatch(/^application\/json/);
   const parsed = JSON.parse(body) as Record<string, unknown>;
-  expect(Object.keys(parsed).filter((k) => !['message', 'code', 'hint'].includes(k)), where).toEqual([]);
+  expect(
+    Object.keys(parsed).filter((k) => !['message', 'code', 'hint'].includes(k)),
+    where,
+  ).toEqual([]);
   expect(typeof parsed.code, where).toBe('string');
   expect(typeof parsed.message === 'string' || Array.isArray(parsed.message), where).toBe(true);
   expectNoLeak(body);
@@ -80,13 +85,25 @@ beforeAll(async () => {
   // No brake on failed credentials here: the malformed-header run sends many on purpose.
   s = await serveEngine(engine, { authLimit: { failures: 1e9, windowMs: 1 } });
   await ingestOverHttp(s.url, s.v2, await flat('446688', 4), 'fuzz');
-  const v2 = await call(s.url, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'fuzz', settings: [{ content: 'fuzz' }], containers: ['m3u8', 'mp4'] } });
+  const v2 = await call(s.url, 'POST', '/2.0/watermark', {
+    headers: s.v2,
+    body: { key: 'fuzz', settings: [{ content: 'fuzz' }], containers: ['m3u8', 'mp4'] },
+  });
   const v1 = await call(s.url, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'fuzz', settings: [{ content: 'fuzz one' }] } });
-  await waitFor(async () => ((await Promise.all([v1, v2].map((r) => engine.store.getWatermark(r.json.id)))).every((w) => w?.status === 'READY') ? true : undefined), 'watermarks READY');
+  await waitFor(
+    async () => ((await Promise.all([v1, v2].map((r) => engine.store.getWatermark(r.json.id)))).every((w) => w?.status === 'READY') ? true : undefined),
+    'watermarks READY',
+  );
   const a = (await call(s.url, 'GET', v2.json.href)).json;
   const playlist = await call(s.url, 'GET', a.containers.m3u8);
   const segmentUri = playlist.text.split('\n').find((l) => l.startsWith('seg_'))!;
-  links = { playlist: a.containers.m3u8, mp4: a.containers.mp4, segment: new URL(segmentUri, a.containers.m3u8).href, player: v1.json.player ?? v1.json.containers?.href, href: v1.json.href };
+  links = {
+    playlist: a.containers.m3u8,
+    mp4: a.containers.mp4,
+    segment: new URL(segmentUri, a.containers.m3u8).href,
+    player: v1.json.player ?? v1.json.containers?.href,
+    href: v1.json.href,
+  };
   for (const [name, link] of Object.entries(links)) {
     if (!link) throw new Error(`setup: no ${name} link in ${JSON.stringify({ v1: v1.json, a })}`);
     const ok = await rawSend(link.slice(s.url.length));
@@ -142,7 +159,22 @@ const MUTATIONS: Record<string, Mutation> = {
     const { pathname, pairs } = splitTarget(t);
     const i = paramIndex(pairs, 'expiration');
     const exp = pairs[i]!.slice('expiration='.length);
-    const forms = [`0${exp}`, `${exp}.0`, `+${exp}`, `-${exp}`, `${exp}e0`, '', '9007199254740992', '9999999999999999', '99999999999999999', 'NaN', 'Infinity', `0x${Number(exp).toString(16)}`, ` ${exp}`, `${exp}%00`];
+    const forms = [
+      `0${exp}`,
+      `${exp}.0`,
+      `+${exp}`,
+      `-${exp}`,
+      `${exp}e0`,
+      '',
+      '9007199254740992',
+      '9999999999999999',
+      '99999999999999999',
+      'NaN',
+      'Infinity',
+      `0x${Number(exp).toString(16)}`,
+      ` ${exp}`,
+      `${exp}%00`,
+    ];
     pairs[i] = `expiration=${pick(forms, r[0]!)}`;
     return join(pathname, pairs);
   },
@@ -198,10 +230,12 @@ describe('signed-link mutations', () => {
     const kinds = Object.keys(links) as (keyof typeof links)[];
     const cases = fc.sample(
       // fast-check picks the link and the mutation; a uniform seeded PRNG picks inside it (fc.double leans to the edges).
-      fc.record({ kind: fc.constantFrom(...kinds), mutation: fc.constantFrom(...Object.keys(MUTATIONS)), seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }) }).map((c) => {
-        const r = rng(c.seed);
-        return { ...c, rnd: [r.next(), r.next(), r.next()] };
-      }),
+      fc
+        .record({ kind: fc.constantFrom(...kinds), mutation: fc.constantFrom(...Object.keys(MUTATIONS)), seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }) })
+        .map((c) => {
+          const r = rng(c.seed);
+          return { ...c, rnd: [r.next(), r.next(), r.next()] };
+        }),
       { seed: SEED, numRuns: 2_400 },
     );
     const targets = cases.map((c) => ({ ...c, target: MUTATIONS[c.mutation]!(links[c.kind].slice(s.url.length), c.rnd) }));
@@ -225,7 +259,25 @@ describe('traversal forms', () => {
     const m = links.playlist.slice(s.url.length);
     const [folder, query] = [m.slice(0, m.lastIndexOf('/') + 1), m.slice(m.indexOf('?'))];
     const prefixes = ['/', '/2.0/', '/2.0/watermark/', folder, '/player/assets/', '/player/2.0/', '/1.0/videos/', '/2.0/templates/', '/healthz/'];
-    const climbs = ['..', '%2e%2e', '%2E%2e', '.%2e', '%2e.', '%252e%252e', '..%2f', '..%5c', '%c0%ae%c0%ae', '..;', '....', '..%00', '.', '%2e', '..%u2215', '\u2025', '%e2%80%a5'];
+    const climbs = [
+      '..',
+      '%2e%2e',
+      '%2E%2e',
+      '.%2e',
+      '%2e.',
+      '%252e%252e',
+      '..%2f',
+      '..%5c',
+      '%c0%ae%c0%ae',
+      '..;',
+      '....',
+      '..%00',
+      '.',
+      '%2e',
+      '..%u2215',
+      '\u2025',
+      '%e2%80%a5',
+    ];
     const seps = ['/', '%2f', '%2F', '\\', '%5c', '//', '/./', '%252f'];
     const files = ['secret.key', 'wmark.db', 'etc/passwd', 'media/videos', 'package.json', 'src/server/app.ts', 'video.m3u8', 'hls.min.js', ''];
     const forms = fc.sample(
@@ -254,40 +306,139 @@ describe('traversal forms', () => {
 describe('malformed bodies and headers', () => {
   it('>= 300 requests: 0 5xx, every error {message, code}', async () => {
     const ascii = (text: string) => text.replace(/[^\x20-\x7e]/g, '');
-    const posts = ['/2.0/videos', '/1.0/videos', '/2.0/watermark', '/1.0/watermark', '/2.0/templates', '/1.0/templates', '/2.0/', '/1.0/authenticate/accessToken'];
-    const fixedBodies = ['[]', 'null', '1e999', '"x"', '{"sourceUrl":{"__proto__":{"polluted":1}}}', '{"constructor":{"prototype":{"x":1}}}', '['.repeat(5_000), '{"key":"fuzz","settings":[{"content":"' + 'x'.repeat(100_000) + '"}]}', '{"key":"fuzz","settings":' + JSON.stringify(Array(500).fill({ content: 'x' })) + '}', '\u0000\u0001', '{"a":1', 'x'.repeat(1_100_000)];
+    const posts = [
+      '/2.0/videos',
+      '/1.0/videos',
+      '/2.0/watermark',
+      '/1.0/watermark',
+      '/2.0/templates',
+      '/1.0/templates',
+      '/2.0/',
+      '/1.0/authenticate/accessToken',
+    ];
+    const fixedBodies = [
+      '[]',
+      'null',
+      '1e999',
+      '"x"',
+      '{"sourceUrl":{"__proto__":{"polluted":1}}}',
+      '{"constructor":{"prototype":{"x":1}}}',
+      '['.repeat(5_000),
+      '{"key":"fuzz","settings":[{"content":"' + 'x'.repeat(100_000) + '"}]}',
+      '{"key":"fuzz","settings":' + JSON.stringify(Array(500).fill({ content: 'x' })) + '}',
+      '\u0000\u0001',
+      '{"a":1',
+      'x'.repeat(1_100_000),
+    ];
     const bodyArb = fc.oneof(
       fc.constantFrom(...fixedBodies),
       fc.jsonValue().map((v) => JSON.stringify(v)),
       fc.string(),
-      fc.record({ key: fc.oneof(fc.constant('fuzz'), fc.string()), settings: fc.array(fc.dictionary(fc.constantFrom('type', 'content', 'x', 'y', 'fontSize', 'fontColor', 'animation', 'align'), fc.jsonValue()), { maxLength: 3 }), containers: fc.array(fc.string(), { maxLength: 3 }), expiration: fc.oneof(fc.integer(), fc.string()) }).map((v) => JSON.stringify(v)),
-      fc.record({ sourceUrl: fc.oneof(fc.string(), fc.webUrl(), fc.constantFrom('file:///etc/passwd', '/etc/passwd', 'http://169.254.169.254/', 'ftp://x/y')), key: fc.string(), enableForensic: fc.jsonValue() }).map((v) => JSON.stringify(v)),
+      fc
+        .record({
+          key: fc.oneof(fc.constant('fuzz'), fc.string()),
+          settings: fc.array(fc.dictionary(fc.constantFrom('type', 'content', 'x', 'y', 'fontSize', 'fontColor', 'animation', 'align'), fc.jsonValue()), {
+            maxLength: 3,
+          }),
+          containers: fc.array(fc.string(), { maxLength: 3 }),
+          expiration: fc.oneof(fc.integer(), fc.string()),
+        })
+        .map((v) => JSON.stringify(v)),
+      fc
+        .record({
+          sourceUrl: fc.oneof(fc.string(), fc.webUrl(), fc.constantFrom('file:///etc/passwd', '/etc/passwd', 'http://169.254.169.254/', 'ftp://x/y')),
+          key: fc.string(),
+          enableForensic: fc.jsonValue(),
+        })
+        .map((v) => JSON.stringify(v)),
     );
-    const contentTypes = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', '', 'application/vnd.api+json', 'application/json; charset=utf-16', 'multipart/form-data; boundary=x'];
+    const contentTypes = [
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      '',
+      'application/vnd.api+json',
+      'application/json; charset=utf-16',
+      'multipart/form-data; boundary=x',
+    ];
     const authArb = fc.oneof(
       fc.constant('valid'),
       fc.constant('valid'),
-      fc.constantFrom('Authorization: Bearer ', 'Authorization: Bearer a.b.c', 'Authorization: Basic dXNlcjpwYXNz', 'Authorization: Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.', 'x-api-key: ', 'x-api-secret: only', 'x-api-client-id: wmc_nobody\r\nx-api-key: wmk_wrong'),
+      fc.constantFrom(
+        'Authorization: Bearer ',
+        'Authorization: Bearer a.b.c',
+        'Authorization: Basic dXNlcjpwYXNz',
+        'Authorization: Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.',
+        'x-api-key: ',
+        'x-api-secret: only',
+        'x-api-client-id: wmc_nobody\r\nx-api-key: wmk_wrong',
+      ),
       fc.string().map((v) => `Authorization: ${ascii(v)}`),
       fc.string().map((v) => `x-api-key: ${ascii(v)}`),
     );
-    const bodyCases = fc.sample(fc.record({ path: fc.constantFrom(...posts), body: bodyArb, type: fc.constantFrom(...contentTypes), auth: authArb }), { seed: SEED + 2, numRuns: 320 });
+    const bodyCases = fc.sample(fc.record({ path: fc.constantFrom(...posts), body: bodyArb, type: fc.constantFrom(...contentTypes), auth: authArb }), {
+      seed: SEED + 2,
+      numRuns: 320,
+    });
     const media = [links.playlist, links.mp4, links.segment].map((l) => l.slice(s.url.length));
-    const rangeArb = fc.oneof(fc.constantFrom('bytes=abc', 'bytes=-0', 'bytes=999999999999-', 'bytes=5-1', 'bytes=0-1,2-3', 'bytes=', 'items=0-1', 'bytes=-99999999999999999999', 'bytes=0-0'), fc.string().map((v) => `bytes=${ascii(v)}`));
-    const headerCases = fc.sample(fc.record({ target: fc.constantFrom(...media), range: rangeArb, extra: fc.constantFrom('If-None-Match: *', 'If-Range: garbage', 'Origin: null', 'Accept-Encoding: br;q=2', 'X-Forwarded-For: 10.0.0.1') }), { seed: SEED + 3, numRuns: 100 });
+    const rangeArb = fc.oneof(
+      fc.constantFrom(
+        'bytes=abc',
+        'bytes=-0',
+        'bytes=999999999999-',
+        'bytes=5-1',
+        'bytes=0-1,2-3',
+        'bytes=',
+        'items=0-1',
+        'bytes=-99999999999999999999',
+        'bytes=0-0',
+      ),
+      fc.string().map((v) => `bytes=${ascii(v)}`),
+    );
+    const headerCases = fc.sample(
+      fc.record({
+        target: fc.constantFrom(...media),
+        range: rangeArb,
+        extra: fc.constantFrom('If-None-Match: *', 'If-Range: garbage', 'Origin: null', 'Accept-Encoding: br;q=2', 'X-Forwarded-For: 10.0.0.1'),
+      }),
+      { seed: SEED + 3, numRuns: 100 },
+    );
     const credentials = [`x-api-client-id: ${s.cred.clientId}`, `x-api-key: ${s.cred.apiKey}`];
     const results = [
       ...(await pool(bodyCases, 8, async (c) => {
-        const headers = [...(c.auth === 'valid' ? (c.path.startsWith('/1.0/') && !c.path.includes('authenticate') ? [`Authorization: Bearer ${s.token}`] : credentials) : [c.auth]), ...(c.type ? [`Content-Type: ${c.type}`] : [])];
-        return { what: `POST ${c.path} ${c.type} ${c.body.slice(0, 80)}`, reply: await rawSend(c.path, { method: 'POST', headers, body: Buffer.from(c.body, 'utf8').toString('latin1') }) };
+        const headers = [
+          ...(c.auth === 'valid'
+            ? c.path.startsWith('/1.0/') && !c.path.includes('authenticate')
+              ? [`Authorization: Bearer ${s.token}`]
+              : credentials
+            : [c.auth]),
+          ...(c.type ? [`Content-Type: ${c.type}`] : []),
+        ];
+        return {
+          what: `POST ${c.path} ${c.type} ${c.body.slice(0, 80)}`,
+          reply: await rawSend(c.path, { method: 'POST', headers, body: Buffer.from(c.body, 'utf8').toString('latin1') }),
+        };
       })),
-      ...(await pool(headerCases, 8, async (c) => ({ what: `GET ${c.target} Range: ${c.range}`, reply: await rawSend(c.target, { headers: [`Range: ${c.range}`, c.extra] }) }))),
+      ...(await pool(headerCases, 8, async (c) => ({
+        what: `GET ${c.target} Range: ${c.range}`,
+        reply: await rawSend(c.target, { headers: [`Range: ${c.range}`, c.extra] }),
+      }))),
     ];
     expect(results.length).toBeGreaterThanOrEqual(300);
-    expect(results.filter((r) => r.reply.status >= 500 || r.reply.status === 0).map((r) => `${r.reply.status} ${r.what} ${r.reply.body.slice(0, 200)}`)).toEqual([]);
+    expect(
+      results.filter((r) => r.reply.status >= 500 || r.reply.status === 0).map((r) => `${r.reply.status} ${r.what} ${r.reply.body.slice(0, 200)}`),
+    ).toEqual([]);
     for (const r of results) checkErrorBody(r.reply.status, contentTypeOf(r.reply.headers), r.reply.body, r.what);
     // The run reached the validators, not only the front door.
-    const codes = new Set(results.map((r) => (/^application\/json/.test(contentTypeOf(r.reply.headers)) && r.reply.status >= 400 ? (JSON.parse(r.reply.body) as { code: string }).code : String(r.reply.status))));
-    for (const code of ['VALIDATION_FAILED', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'BODY_TOO_LARGE', 'AUTH_INVALID']) expect(codes, [...codes].join(' ')).toContain(code);
+    const codes = new Set(
+      results.map((r) =>
+        /^application\/json/.test(contentTypeOf(r.reply.headers)) && r.reply.status >= 400
+          ? (JSON.parse(r.reply.body) as { code: string }).code
+          : String(r.reply.status),
+      ),
+    );
+    for (const code of ['VALIDATION_FAILED', 'INVALID_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'BODY_TOO_LARGE', 'AUTH_INVALID'])
+      expect(codes, [...codes].join(' ')).toContain(code);
   }, 60_000);
 });

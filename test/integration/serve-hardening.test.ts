@@ -70,7 +70,9 @@ describe('socket timeouts (real socket)', () => {
 
   it('a body trickled one byte every 2 s is cut off with 408 within the request timeout', async () => {
     const c = rawClient(s.url);
-    c.socket.write(`POST /2.0/videos HTTP/1.1\r\nHost: x\r\nx-api-client-id: ${s.cred.clientId}\r\nx-api-key: ${s.cred.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{`);
+    c.socket.write(
+      `POST /2.0/videos HTTP/1.1\r\nHost: x\r\nx-api-client-id: ${s.cred.clientId}\r\nx-api-key: ${s.cred.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{`,
+    );
     const trickle = setInterval(() => c.socket.writable && c.socket.write(' '), 2_000);
     const closedAfter = await c.closed;
     clearInterval(trickle);
@@ -119,7 +121,9 @@ describe('a client that hangs up mid-body (real socket)', () => {
   it('is one info line without a stack trace', async () => {
     const before = s.logs.length;
     const c = rawClient(s.url);
-    c.socket.write(`POST /2.0/videos HTTP/1.1\r\nHost: x\r\nx-api-client-id: ${s.cred.clientId}\r\nx-api-key: ${s.cred.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"sourceUrl":`);
+    c.socket.write(
+      `POST /2.0/videos HTTP/1.1\r\nHost: x\r\nx-api-client-id: ${s.cred.clientId}\r\nx-api-key: ${s.cred.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"sourceUrl":`,
+    );
     await new Promise((r) => setTimeout(r, 200));
     c.socket.destroy();
     await c.closed;
@@ -169,13 +173,18 @@ describe('CORS for the API (in-process)', () => {
     const refused = await call(open.app, 'GET', '/2.0/videos', { headers: { origin: 'https://elsewhere.example' } });
     expectError(refused, 401, 'AUTH_REQUIRED');
     expect(refused.headers.get('access-control-allow-origin')).toBe('*');
-    const token = await call(open.app, 'GET', '/1.0/authenticate/accessToken', { headers: { 'x-api-key': open.cred.clientId, 'x-api-secret': open.cred.apiKey } });
+    const token = await call(open.app, 'GET', '/1.0/authenticate/accessToken', {
+      headers: { 'x-api-key': open.cred.clientId, 'x-api-secret': open.cred.apiKey },
+    });
     expect(token.status).toBe(200);
     expect(token.headers.get('access-control-allow-origin')).toBe('*');
   });
 
   it('with --cors-origin only the listed origins are answered, by name and with Vary: Origin', async () => {
-    const pre = (origin: string) => call(listed.app, 'OPTIONS', '/2.0/watermark', { headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': SDK_HEADERS } });
+    const pre = (origin: string) =>
+      call(listed.app, 'OPTIONS', '/2.0/watermark', {
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': SDK_HEADERS },
+      });
     const yes = await pre('https://app.example');
     expect(yes.headers.get('access-control-allow-origin')).toBe('https://app.example');
     expect(yes.headers.get('vary')).toBe('Origin');
@@ -188,7 +197,9 @@ describe('CORS for the API (in-process)', () => {
   });
 
   it('signed media keep their own CORS (any origin, Range)', async () => {
-    const r = await call(listed.app, 'OPTIONS', `/2.0/watermark/${VIDEO}/${MARK}/video.m3u8`, { headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } });
+    const r = await call(listed.app, 'OPTIONS', `/2.0/watermark/${VIDEO}/${MARK}/video.m3u8`, {
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' },
+    });
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
     expect(r.headers.get('access-control-allow-headers')).toBe('Range');
   });
@@ -208,7 +219,15 @@ describe('failed credential checks are rate-limited per client address', () => {
   });
   /** One request as if from `address` (the in-process edge takes the socket's address from here). */
   const from = (address: string, target: string, headers: Record<string, string>) =>
-    s.app.handle({ method: 'GET', rawUrl: target, path: target.split('?')[0]!, url: new URL(target, 'http://x'), headers, body: async () => undefined, remoteAddress: address });
+    s.app.handle({
+      method: 'GET',
+      rawUrl: target,
+      path: target.split('?')[0]!,
+      url: new URL(target, 'http://x'),
+      headers,
+      body: async () => undefined,
+      remoteAddress: address,
+    });
 
   it('the token route: 5 wrong keys are 401, then 429 with Retry-After, even for the right key, until the window ends', async () => {
     const wrong = { 'x-api-client-id': s.cred.clientId, 'x-api-key': 'wmk_wrong' };

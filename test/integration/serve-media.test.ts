@@ -43,9 +43,15 @@ beforeAll(async () => {
   s = await serveEngine(engine, { render: 'full' });
   ({ video } = await ingestOverHttp(s.url, s.v2, await flat('336699', 10), 'media-clip'));
   const ra = await call(s.url, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'media-clip', settings: [{ content: 'media A' }] } });
-  const rb = await call(s.url, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'media-clip', settings: [{ content: 'media B' }], containers: ['m3u8'] } });
+  const rb = await call(s.url, 'POST', '/1.0/watermark', {
+    headers: s.v1,
+    body: { key: 'media-clip', settings: [{ content: 'media B' }], containers: ['m3u8'] },
+  });
   if (ra.status !== 201 || rb.status !== 201) throw new Error(`setup: ${ra.text} ${rb.text}`);
-  await waitFor(async () => ((await Promise.all([ra, rb].map((r) => engine.store.getWatermark(r.json.id)))).every((w) => w!.status === 'READY') ? true : undefined), 'both watermarks to finish');
+  await waitFor(
+    async () => ((await Promise.all([ra, rb].map((r) => engine.store.getWatermark(r.json.id)))).every((w) => w!.status === 'READY') ? true : undefined),
+    'both watermarks to finish',
+  );
   a = (await call(s.url, 'GET', ra.json.href)).json;
   b = (await call(s.url, 'GET', rb.json.href)).json;
   if (!a.containers.mp4 || !b.containers.m3u8) throw new Error(`setup: ${JSON.stringify({ a, b })}`);
@@ -165,7 +171,10 @@ describe('segments and mp4', () => {
 
   it('OPTIONS preflight is 204 allowing GET and Range from any origin, without credentials', async () => {
     for (const url of [segmentUrls[0]!, a.containers.m3u8, a.href]) {
-      const res = await fetch(url, { method: 'OPTIONS', headers: { origin: 'https://player.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'range' } });
+      const res = await fetch(url, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://player.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'range' },
+      });
       expect(res.status).toBe(204);
       expectMediaCors(res.headers);
       expect(res.headers.get('access-control-allow-methods')).toMatch(/\bGET\b/);
@@ -181,13 +190,14 @@ describe('segments and mp4', () => {
     const bytes = Buffer.alloc(16 * 1024 * 1024, 7);
     writeFileSync(big, bytes);
     const url = segmentUrls[0]!.replace('seg_00000.ts', 'seg_00099.ts');
-    const openOnBig = () => readdirSync('/proc/self/fd').filter((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`) === big;
-      } catch {
-        return false;
-      }
-    }).length;
+    const openOnBig = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === big;
+        } catch {
+          return false;
+        }
+      }).length;
     try {
       for (let i = 0; i < 10; i++) {
         await new Promise<void>((resolve, reject) => {
@@ -256,7 +266,7 @@ describe('signatures', () => {
     expect((await fetch(fresh)).status).toBe(200);
   });
 
-  it('a segment URL carrying another watermark\'s (or another version\'s, or the status link\'s) signature is 403', async () => {
+  it("a segment URL carrying another watermark's (or another version's, or the status link's) signature is 403", async () => {
     expect((await fetch(`${segPath(b, '1.0')}${sigOf(b.containers.m3u8)}`)).status).toBe(200);
     const cases = [
       `${segPath(a, '2.0')}${sigOf(b.containers.m3u8)}`, // B's signature on A's segment
@@ -397,7 +407,15 @@ describe('behind a reverse proxy', () => {
       expect(player.status).toBe(200);
       expect(player.headers.get('content-type')).toBe('text/html; charset=utf-8');
       // A forged link is still refused there.
-      expectError(await call(s.url, 'GET', withParam(viaProxy(r.json.containers.m3u8), 'signature', forge(new URL(r.json.containers.m3u8).searchParams.get('signature')!))), 403, 'SIGNATURE_INVALID');
+      expectError(
+        await call(
+          s.url,
+          'GET',
+          withParam(viaProxy(r.json.containers.m3u8), 'signature', forge(new URL(r.json.containers.m3u8).searchParams.get('signature')!)),
+        ),
+        403,
+        'SIGNATURE_INVALID',
+      );
     } finally {
       await proxied.close();
     }

@@ -17,7 +17,12 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-const finishedSegments = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((f) => /^seg_\d{5}\.ts$/.test(f)).sort() : []);
+const finishedSegments = (dir: string) =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => /^seg_\d{5}\.ts$/.test(f))
+        .sort()
+    : [];
 
 describe('wmark serve restart', () => {
   it('SIGKILL mid-job, start again: the job finishes without redoing segments and the long-poll href reports READY', async () => {
@@ -44,7 +49,10 @@ describe('wmark serve restart', () => {
     // this on-demand server renders the whole watermark in one job.
     expect(video.segments).toBe(7);
     const count = video.segments as number;
-    const posted = await call(base, 'POST', '/1.0/watermark', { headers: bearer(token), body: { key: 'crash-clip', settings: [{ content: 'survives a crash' }] } });
+    const posted = await call(base, 'POST', '/1.0/watermark', {
+      headers: bearer(token),
+      body: { key: 'crash-clip', settings: [{ content: 'survives a crash' }] },
+    });
     expect(posted.status).toBe(201);
     expect(posted.json.status).toBe('PENDING');
     const dir = path.join(dataDir, 'media', 'watermarks', video.id, posted.json.id);
@@ -55,7 +63,9 @@ describe('wmark serve restart', () => {
     const before = finishedSegments(dir);
     expect(before.length).toBeGreaterThan(0);
     expect(before.length).toBeLessThan(count);
-    const rendersBefore = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('.ts.part')).length;
+    const rendersBefore = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('.ts.part')).length;
 
     const second = spawnServe(dataDir, args, env);
     spawned.push(second);
@@ -95,8 +105,14 @@ describe('wmark serve restart', () => {
     expect(finishedSegments(dir)).toHaveLength(count);
 
     // Segments finished before the crash were not rendered again; the one in flight was (once).
-    const renders = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('.ts.part'));
-    for (const name of before) expect(renders.filter((l) => l.includes(`${name}.part`)), name).toHaveLength(1);
+    const renders = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('.ts.part'));
+    for (const name of before)
+      expect(
+        renders.filter((l) => l.includes(`${name}.part`)),
+        name,
+      ).toHaveLength(1);
     expect(renders.length - rendersBefore).toBe(count - before.length);
 
     // SIGTERM is a graceful stop: requests finish, the process exits 0.

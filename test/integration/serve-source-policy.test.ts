@@ -33,7 +33,9 @@ beforeAll(async () => {
       const t = setInterval(() => res.write(clip.subarray(0, 1)), 200);
       res.on('close', () => clearInterval(t));
     } else if (req.url === '/list.m3u8') {
-      res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(`#EXTM3U\n#EXT-X-TARGETDURATION:3\n#EXTINF:3,\nhttp://127.0.0.1:${(origin.address() as AddressInfo).port}/inner.ts\n#EXT-X-ENDLIST\n`);
+      res
+        .writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' })
+        .end(`#EXTM3U\n#EXT-X-TARGETDURATION:3\n#EXTINF:3,\nhttp://127.0.0.1:${(origin.address() as AddressInfo).port}/inner.ts\n#EXT-X-ENDLIST\n`);
     } else if (req.url === '/moved') res.writeHead(302, { location: '/clip.mp4' }).end();
     else res.writeHead(404).end();
   });
@@ -74,7 +76,15 @@ describe('a server with --source-root and no private sources', () => {
   });
 
   it('refuses files outside it (plain, climbing, through a symbolic link) with 403 SOURCE_PATH_FORBIDDEN and records nothing', async () => {
-    const tries = [path.join(outside, 'out.mp4'), `${root}/../outside/out.mp4`, path.join(root, 'link.mp4'), path.join(root, 'linked-dir', 'out.mp4'), '/etc/passwd', root, 'relative.mp4'];
+    const tries = [
+      path.join(outside, 'out.mp4'),
+      `${root}/../outside/out.mp4`,
+      path.join(root, 'link.mp4'),
+      path.join(root, 'linked-dir', 'out.mp4'),
+      '/etc/passwd',
+      root,
+      'relative.mp4',
+    ];
     for (const [i, sourceUrl] of tries.entries()) {
       const r = await call(s.url, 'POST', '/2.0/videos', { headers: s.v2, body: { sourceUrl, key: `out-${i}` } });
       expectError(r, 403, 'SOURCE_PATH_FORBIDDEN');
@@ -113,7 +123,9 @@ describe('a server that allows private sources, with small download caps', () =>
   let s: TestServer;
   beforeAll(async () => {
     engine = await testEngine();
-    s = await serveEngine(engine, { sourcePolicy: serverSourcePolicy('0.0.0.0', { allowPrivateSources: true, limits: { maxDownloadBytes: clip.length - 1, downloadTimeoutMs: 1_000 } }) });
+    s = await serveEngine(engine, {
+      sourcePolicy: serverSourcePolicy('0.0.0.0', { allowPrivateSources: true, limits: { maxDownloadBytes: clip.length - 1, downloadTimeoutMs: 1_000 } }),
+    });
   });
   afterAll(async () => {
     await s.close();
@@ -175,10 +187,14 @@ describe('a resumed ingest', () => {
       // The next server keeps the default loopback policy (no private sources): the resumed job must not fetch it.
       const strict = await serveEngine(engine);
       try {
-        const failed = await waitFor(async () => {
-          const v = (await engine.store.getVideo(video.id))!;
-          return v.status === 'PENDING' ? undefined : v;
-        }, 'the resumed ingest to end', 30_000);
+        const failed = await waitFor(
+          async () => {
+            const v = (await engine.store.getVideo(video.id))!;
+            return v.status === 'PENDING' ? undefined : v;
+          },
+          'the resumed ingest to end',
+          30_000,
+        );
         expect(failed.status).toBe('FAILED_ENCODING');
         expect(failed.error).toMatch(/private|loopback|address/i);
         expect(hits).toEqual([]);

@@ -13,7 +13,9 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 /** The picture (or a crop of it, one frame wide) as grey levels. */
 function rgb(png: string, crop?: string): { width: number; height: number; at(x: number, y: number): number } {
-  const data = execFileSync(FFMPEG, ['-v', 'error', '-i', png, ...(crop ? ['-vf', crop] : []), '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'], { maxBuffer: 16 << 20 });
+  const data = execFileSync(FFMPEG, ['-v', 'error', '-i', png, ...(crop ? ['-vf', crop] : []), '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'], {
+    maxBuffer: 16 << 20,
+  });
   const width = FRAME.width;
   return { width, height: data.length / width, at: (x, y) => data[y * width + x]! };
 }
@@ -75,7 +77,9 @@ describe('the settings pictures', () => {
       const fresh = path.join(out, `fresh-${example.name}`);
       renderPicture(example, fresh);
       const a = execFileSync(FFMPEG, ['-v', 'error', '-i', fresh, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { maxBuffer: 16 << 20 });
-      const b = execFileSync(FFMPEG, ['-v', 'error', '-i', path.join(REPO, 'docs', 'img', example.name), '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { maxBuffer: 16 << 20 });
+      const b = execFileSync(FFMPEG, ['-v', 'error', '-i', path.join(REPO, 'docs', 'img', example.name), '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {
+        maxBuffer: 16 << 20,
+      });
       expect(b.equals(a), `${example.name} is out of date: run node --import tsx scripts/settings-pictures.ts`).toBe(true);
       expect(readFileSync(path.join(REPO, 'docs', 'img', example.name)).length).toBeLessThan(40_000);
     }

@@ -34,7 +34,8 @@ beforeAll(async () => {
   single = await testEngine({ workers: 2 });
   batchVideo = (await ingestVideo(batch, { source, key: 'clip' })).video;
   singleVideo = (await ingestVideo(single, { source, key: 'clip' })).video;
-  const request = async (engine: TestEngine, viewer: string) => (await requestWatermark(engine, { video: { key: 'clip' }, settings: settingsFor(viewer), containers: ['m3u8'] })).watermark.id;
+  const request = async (engine: TestEngine, viewer: string) =>
+    (await requestWatermark(engine, { video: { key: 'clip' }, settings: settingsFor(viewer), containers: ['m3u8'] })).watermark.id;
   // Three viewers at once (as a --batch or three requests queued together), and each alone, one after the other.
   batchIds = await Promise.all(VIEWERS.map((v) => request(batch, v)));
   await Promise.all(batchIds.map((id) => runWatermarkJob(batch, id)));

@@ -37,8 +37,8 @@ describe('openEngine with a state store of its own', () => {
     const { store, calls } = recording(new SqliteStateStore(':memory:'));
     engine = await openEngine({ dataDir, workers: 1, encode: { preset: 'veryfast', crf: 23 }, store });
 
-    const created = (await createTemplate(engine, { name: 'corner', settings: [{ content: 'viewer %name%' }] }));
-    expect((await getTemplate(engine, created.id))).toMatchObject({ id: created.id, name: 'corner' });
+    const created = await createTemplate(engine, { name: 'corner', settings: [{ content: 'viewer %name%' }] });
+    expect(await getTemplate(engine, created.id)).toMatchObject({ id: created.id, name: 'corner' });
     expect((await store.getTemplate(created.id))?.name).toBe('corner');
     expect(calls).toEqual(expect.arrayContaining(['insertTemplate', 'getTemplate']));
     expect(existsSync(engine.paths.db)).toBe(false);

@@ -89,7 +89,9 @@ describe('two wmark processes on one data dir', () => {
     // 10 s: the lead segments (1, 1, 2 s), one 4-s GOP and the last 2 s.
     expect(va.segments).toBe(5);
     // Exactly one of them did the work; the other waited for it, or found it done.
-    const waited = [a, b].filter((r) => r.stderr.includes(`already ingested as ${va.id}; nothing to do`) || r.stderr.includes(`already being ingested as ${va.id}; waiting for it`));
+    const waited = [a, b].filter(
+      (r) => r.stderr.includes(`already ingested as ${va.id}; nothing to do`) || r.stderr.includes(`already being ingested as ${va.id}; waiting for it`),
+    );
     expect(waited).toHaveLength(1);
     const log = readFileSync(ffmpegLog, 'utf8').split('\n').filter(Boolean);
     expect(log.filter((l) => l.includes('libx264'))).toHaveLength(1);
@@ -162,7 +164,12 @@ describe('Store under concurrent writers', () => {
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     expect(results.map((r) => r.stdout.trim()).sort()).toEqual(['done a', 'done b']);
     expect(inspect(db)).toMatchObject({ integrity: 'ok', version: SCHEMA_VERSION });
-    expect(dbRows(db, "SELECT substr(id, 1, 1) AS who, COUNT(*) AS n, COUNT(DISTINCT name) AS names, SUM(description IS NOT NULL) AS described FROM templates GROUP BY who ORDER BY who")).toEqual([
+    expect(
+      dbRows(
+        db,
+        'SELECT substr(id, 1, 1) AS who, COUNT(*) AS n, COUNT(DISTINCT name) AS names, SUM(description IS NOT NULL) AS described FROM templates GROUP BY who ORDER BY who',
+      ),
+    ).toEqual([
       { who: 'a', n: 300, names: 300, described: 300 },
       { who: 'b', n: 300, names: 300, described: 300 },
     ]);

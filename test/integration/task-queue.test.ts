@@ -75,11 +75,24 @@ describe('runSegmentTask', () => {
     const local = path.join(work, 'local-render');
     mkdirSync(local, { recursive: true });
     writeFileSync(path.join(local, 'text_0.txt'), 'for alice@example.com');
-    const setting = { type: 'TEXT', content: 'for alice@example.com', x: 0.5, y: 0.5, align: 'CENTER', verticalAlign: 'MIDDLE', fontSize: 0.12, fontColor: 'FFFFFF', fontOpacity: 1 };
+    const setting = {
+      type: 'TEXT',
+      content: 'for alice@example.com',
+      x: 0.5,
+      y: 0.5,
+      align: 'CENTER',
+      verticalAlign: 'MIDDLE',
+      fontSize: 0.12,
+      fontColor: 'FFFFFF',
+      fontOpacity: 1,
+    };
     const { parseSettings } = await import('../../src/core/setting-schema.js');
     const parsed = parseSettings([setting], { apiVersion: '2.0' });
     if (!parsed.ok) throw new Error(parsed.issues.join());
-    writeFileSync(path.join(local, 'filter.txt'), drawtextFilter({ setting: parsed.value[0] as never, textFile: 'text_0.txt', fontFile: FONT, frameHeight: SIZE.height, timeOrigin: 0 }));
+    writeFileSync(
+      path.join(local, 'filter.txt'),
+      drawtextFilter({ setting: parsed.value[0] as never, textFile: 'text_0.txt', fontFile: FONT, frameHeight: SIZE.height, timeOrigin: 0 }),
+    );
     await createProcessRunner(FFMPEG, FFPROBE).ffmpeg(
       segmentRenderArgs({ input: segments[0]!, output: 'out.ts', filterScript: 'filter.txt', gop: GOP, threads: 1, encode: task.encode, hasAudio: true }),
       { cwd: local },
@@ -101,7 +114,10 @@ describe('runSegmentTask', () => {
 
   it('names the missing input', async () => {
     const task = textTask('videos/v9/seg_00000.ts', output(), 'x');
-    await expect(runSegmentTask(task, store, countingRunner(), { fontFile: FONT })).rejects.toMatchObject({ code: 'MEDIA_NOT_FOUND', message: expect.stringContaining('videos/v9/seg_00000.ts') });
+    await expect(runSegmentTask(task, store, countingRunner(), { fontFile: FONT })).rejects.toMatchObject({
+      code: 'MEDIA_NOT_FOUND',
+      message: expect.stringContaining('videos/v9/seg_00000.ts'),
+    });
     expect(await store.exists(task.output)).toBe(false);
   });
 });
@@ -150,7 +166,10 @@ describe('the queue with workers', () => {
   it('a farm mid-upgrade: a task a worker of another version refuses goes to a worker of the right version', async () => {
     const inner = createProcessRunner(FFMPEG, FFPROBE);
     // The right worker is slow, so the stale one, idle, takes tasks first.
-    const slow = { ...inner, ffmpeg: async (...args: Parameters<typeof inner.ffmpeg>) => (await new Promise((r) => setTimeout(r, 400)), inner.ffmpeg(...args)) };
+    const slow = {
+      ...inner,
+      ffmpeg: async (...args: Parameters<typeof inner.ffmpeg>) => (await new Promise((r) => setTimeout(r, 400)), inner.ffmpeg(...args)),
+    };
     const good = await worker({ runner: slow, concurrency: 1 });
     const staleLog: string[] = [];
     const stale = await worker({ version: '0.0.1-old', log: (line) => staleLog.push(line) });
@@ -158,7 +177,10 @@ describe('the queue with workers', () => {
     const tasks = ['grace', 'hank', 'ivy', 'jack'].map((name) => textTask('videos/v1/seg_00002.ts', output(), name));
     const results = await Promise.all(tasks.map((t) => q.enqueue(t)));
     expect(results.map((r) => r.worker)).toEqual(tasks.map(() => good.id));
-    expect(staleLog.some((l) => l.startsWith('passed ')), staleLog.join('\n')).toBe(true);
+    expect(
+      staleLog.some((l) => l.startsWith('passed ')),
+      staleLog.join('\n'),
+    ).toBe(true);
     expect(stale.id).not.toBe(good.id);
   });
 
@@ -179,13 +201,22 @@ describe('the queue with workers', () => {
     });
     const notAFont = path.join(work, 'not-a-font.ttf');
     writeFileSync(notAFont, 'hello');
-    await expect(worker({ tools: { ffmpeg: FFMPEG, font: notAFont } })).rejects.toMatchObject({ code: 'WORKER_UNUSABLE', message: expect.stringContaining(`the font ${notAFont} is not a TrueType/OpenType font`) });
-    await expect(worker({ tools: { ffmpeg: FFMPEG, font: path.join(work, 'nope.ttf') } })).rejects.toMatchObject({ code: 'WORKER_UNUSABLE', message: expect.stringContaining('cannot be read') });
+    await expect(worker({ tools: { ffmpeg: FFMPEG, font: notAFont } })).rejects.toMatchObject({
+      code: 'WORKER_UNUSABLE',
+      message: expect.stringContaining(`the font ${notAFont} is not a TrueType/OpenType font`),
+    });
+    await expect(worker({ tools: { ffmpeg: FFMPEG, font: path.join(work, 'nope.ttf') } })).rejects.toMatchObject({
+      code: 'WORKER_UNUSABLE',
+      message: expect.stringContaining('cannot be read'),
+    });
   });
 
   it('reports an unreachable Redis as QUEUE_UNREACHABLE, quickly', async () => {
     const started = Date.now();
-    await expect(TaskQueue.open('redis://127.0.0.1:9', { connectTimeoutMs: 1_500 })).rejects.toMatchObject({ code: 'QUEUE_UNREACHABLE', message: expect.stringContaining('redis://127.0.0.1:9') });
+    await expect(TaskQueue.open('redis://127.0.0.1:9', { connectTimeoutMs: 1_500 })).rejects.toMatchObject({
+      code: 'QUEUE_UNREACHABLE',
+      message: expect.stringContaining('redis://127.0.0.1:9'),
+    });
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
@@ -212,7 +243,10 @@ describe('the queue with workers', () => {
   it('drops a queued task that no worker took yet (its watermark was deleted): whoever waits hears CANCELLED, and it is never rendered', async () => {
     const q = await queue();
     const [dropped, kept] = ['mallory', 'nina'].map((name) => textTask('videos/v1/seg_00002.ts', output(), name));
-    const droppedResult = q.enqueue(dropped!).then(() => 'rendered', (error: { code?: string }) => error.code);
+    const droppedResult = q.enqueue(dropped!).then(
+      () => 'rendered',
+      (error: { code?: string }) => error.code,
+    );
     const keptResult = q.enqueue(kept!);
     await new Promise((resolve) => setTimeout(resolve, 300));
     await q.discard([dropped!.output, 'watermarks/none/none/seg_00000.ts']);

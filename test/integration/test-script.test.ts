@@ -34,7 +34,8 @@ function runScript(options: { root: boolean; chromium?: boolean; redis?: boolean
   if (options.chromium) stub('chromium', 'exit 0');
   if (options.redis) stub('redis-server', 'exit 0');
   // Only the stand-ins and the few real tools the script uses, so a chromium elsewhere on this machine is not found.
-  for (const tool of ['dirname', 'mkdir', 'ls']) symlinkSync(execFileSync('/bin/sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), path.join(bin, tool));
+  for (const tool of ['dirname', 'mkdir', 'ls'])
+    symlinkSync(execFileSync('/bin/sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), path.join(bin, tool));
   const log = path.join(root, 'out.log');
   const fd = openSync(log, 'a');
   try {
@@ -82,6 +83,6 @@ describe('scripts/test.sh', () => {
     expect(lines.some((l) => /^RAN apt-get/.test(l))).toBe(false);
     expect(lines.some((l) => /redis-server \(apt-get/.test(l))).toBe(false);
     expect(lines.some((l) => /the render-farm tests need Redis: install it/.test(l))).toBe(true);
-    expect(readFileSync(path.join(REPO, 'scripts', 'test.sh'), 'utf8')).toContain("or set WMARK_CHROMIUM");
+    expect(readFileSync(path.join(REPO, 'scripts', 'test.sh'), 'utf8')).toContain('or set WMARK_CHROMIUM');
   });
 });

@@ -8,7 +8,18 @@ import { runCli } from '../helpers/cli.js';
 import { testEngine, workingSegment } from '../helpers/engine.js';
 import { fixture, tempDir } from '../helpers/fixtures.js';
 import { decodeFrame, decodesCleanly, diffBox, type RgbFrame } from '../helpers/media.js';
-import { compareRegion, ffmpegWrapper, grow, loggedEncodes, meanRgb, parsePlaylist, referenceFrame, segmentAt, unionBox, type FrameDiff } from '../helpers/watermark-helpers.js';
+import {
+  compareRegion,
+  ffmpegWrapper,
+  grow,
+  loggedEncodes,
+  meanRgb,
+  parsePlaylist,
+  referenceFrame,
+  segmentAt,
+  unionBox,
+  type FrameDiff,
+} from '../helpers/watermark-helpers.js';
 
 // viewer-corner draws at 0.035 of the frame height: 6 px on 180p is too small to tell names apart, 13 px on 360p is not.
 const SIZE = { width: 640, height: 360 };
@@ -70,7 +81,14 @@ async function rowReference(row: { name: string; email: string }): Promise<RgbFr
   return referenceFrame(
     file,
     offset,
-    { text: `${row.name} <${row.email}>`, fontPx, color: '0xFFFFFF@0.5', x: 'w*0.97-tw', y: 'h*0.95-th', shadow: { color: '0x000000@0.4', x: shadow, y: shadow } },
+    {
+      text: `${row.name} <${row.email}>`,
+      fontPx,
+      color: '0xFFFFFF@0.5',
+      x: 'w*0.97-tw',
+      y: 'h*0.95-th',
+      shadow: { color: '0x000000@0.4', x: shadow, y: shadow },
+    },
     SIZE,
   );
 }
@@ -91,10 +109,19 @@ describe('a CSV batch of 3 viewers', () => {
 
   beforeAll(async () => {
     const file = path.join(dir, 'viewers.csv');
-    writeFileSync(file, csv('name,email', ROWS.map((r) => `${csvField(r.name)},${csvField(r.email)}`)));
+    writeFileSync(
+      file,
+      csv(
+        'name,email',
+        ROWS.map((r) => `${csvField(r.name)},${csvField(r.email)}`),
+      ),
+    );
     outDir = path.join(dir, 'out');
     const before = loggedEncodes(log).length;
-    const res = await runCli(['--json', '--data-dir', dataDir, 'watermark', '--key', KEY, '--template', 'viewer-corner', '--batch', file, '--out', outDir], { env, cwd: dir });
+    const res = await runCli(['--json', '--data-dir', dataDir, 'watermark', '--key', KEY, '--template', 'viewer-corner', '--batch', file, '--out', outDir], {
+      env,
+      cwd: dir,
+    });
     expect(res.code, res.stdout + res.stderr).toBe(0);
     // A line is printed as its row finishes, and rows in flight together (8 locally) may finish in any order: by row.
     lines = res.lines<(typeof lines)[number]>().sort((x, y) => x.line - y.line);
@@ -117,7 +144,11 @@ describe('a CSV batch of 3 viewers', () => {
     const segments = segmentFrameCounts({ num: 30, den: 1 }, 10 * 30, true);
     expect((await clip()).segments).toEqual(segments.map((n) => n / 30));
     expect(encodes).toHaveLength(3 * segments.length);
-    for (const [k] of segments.entries()) expect(encodes.filter((part) => part.endsWith(`.${segmentFileName(k)}.part`)), `segment ${k}`).toHaveLength(3);
+    for (const [k] of segments.entries())
+      expect(
+        encodes.filter((part) => part.endsWith(`.${segmentFileName(k)}.part`)),
+        `segment ${k}`,
+      ).toHaveLength(3);
   });
 
   it('copies each finished HLS folder and mp4 to <out>/<id>/', async () => {
@@ -164,7 +195,10 @@ describe('a batch with a bad row', () => {
     );
     const logged = existsSync(log) ? loggedEncodes(log).length : 0;
     const watermarksBefore = await countWatermarks();
-    const res = await runCli(['--json', '--data-dir', dataDir, 'watermark', '--key', KEY, '--template', 'viewer-corner', '--batch', file, '--out', path.join(dir, 'bad-out')], { env, cwd: dir });
+    const res = await runCli(
+      ['--json', '--data-dir', dataDir, 'watermark', '--key', KEY, '--template', 'viewer-corner', '--batch', file, '--out', path.join(dir, 'bad-out')],
+      { env, cwd: dir },
+    );
     expect(res.code).toBe(2);
     const { error } = res.json<{ error: { code: string; message: string; details?: string[] } }>();
     expect(error.code).toBe('BATCH_INVALID');

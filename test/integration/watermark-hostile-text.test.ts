@@ -151,17 +151,22 @@ describe('text that ffmpeg would expand', () => {
     expect(difference(a, b).maxBlock).toBeLessThan(SAME.maxBlock);
     // An expanded %{pts} would: the same string rendered by ffmpeg with expansion on differs between 1 s and 5 s.
     const expanded = (s: number) =>
-      referenceFrame(sourceAt(s).file, sourceAt(s).offset, { text: 't=%{pts} n=%{n}', fontPx: FONT_PX, color: 'white@1', x: '(w-tw)/2', y: '(h-th)/2', expansion: 'normal' }, SMALL);
+      referenceFrame(
+        sourceAt(s).file,
+        sourceAt(s).offset,
+        { text: 't=%{pts} n=%{n}', fontPx: FONT_PX, color: 'white@1', x: '(w-tw)/2', y: '(h-th)/2', expansion: 'normal' },
+        SMALL,
+      );
     expect(difference(await expanded(1), await expanded(3)).maxBlock).toBeGreaterThan(2 * SAME.maxBlock);
   });
 });
 
 describe('template rendering', () => {
   it('a mapping value that looks like a placeholder (%other%, [%name%]) is drawn literally', async () => {
-    const template = (await createTemplate(engine, {
+    const template = await createTemplate(engine, {
       name: 'hostile mapping',
       settings: [{ ...centred('to %name%!'), fontSize: FONT_SIZE }],
-    }));
+    });
     const rendered = renderTemplate(template.settings as TextSetting[], { name: '%other% [%name%]' }, '2.0');
     expect(rendered.ok).toBe(true);
     if (!rendered.ok) return;

@@ -41,7 +41,9 @@ beforeAll(async () => {
 afterAll(async () => await engine?.dispose());
 
 function segmentFiles(dir: string): string[] {
-  return readdirSync(dir).filter((f) => /^seg_\d+\.ts$/.test(f)).sort();
+  return readdirSync(dir)
+    .filter((f) => /^seg_\d+\.ts$/.test(f))
+    .sort();
 }
 
 function fingerprint(dir: string): Record<string, { ino: number; mtimeMs: number; size: number }> {
@@ -69,7 +71,16 @@ async function thrown(fn: () => unknown): Promise<WmarkError> {
 }
 
 describe('identity and idempotency', () => {
-  const original = { content: 'same request', x: 0.9, y: 0.1, align: 'RIGHT', verticalAlign: 'TOP', fontColor: 'FF8800', shadowColor: '112233', shadowOpacity: 0.33 };
+  const original = {
+    content: 'same request',
+    x: 0.9,
+    y: 0.1,
+    align: 'RIGHT',
+    verticalAlign: 'TOP',
+    fontColor: 'FF8800',
+    shadowColor: '112233',
+    shadowOpacity: 0.33,
+  };
 
   it('the same request again, spelled with aliases, lowercase and prefixed colours, returns the same watermark and encodes nothing', async () => {
     const encodes0 = engine.runner.encodes();
@@ -82,7 +93,19 @@ describe('identity and idempotency', () => {
     const calls = engine.runner.calls.length;
     const respellings = [
       [{ ...original }],
-      [{ type: 'text', content: 'same request', x: 0.9, y: 0.1, horizontalAlignment: 'right', verticalAlignment: 'top', fontColor: '#ff8800', shadowColor: '0x112233', shadowOpacity: 0.33 }],
+      [
+        {
+          type: 'text',
+          content: 'same request',
+          x: 0.9,
+          y: 0.1,
+          horizontalAlignment: 'right',
+          verticalAlignment: 'top',
+          fontColor: '#ff8800',
+          shadowColor: '0x112233',
+          shadowOpacity: 0.33,
+        },
+      ],
       // Defaults given explicitly are the same setting.
       [{ ...original, fontSize: 0.05, fontOpacity: 0.3, shadowOffsetX: 0.08, shadowOffsetY: 0.08 }],
     ];
@@ -111,7 +134,7 @@ describe('identity and idempotency', () => {
 describe('expiration (SPEC 2.5)', () => {
   const setting = { content: 'expiring', x: 0.5, y: 0.3 };
   const request = async (raw: Record<string, unknown>, expirationSeconds?: number) =>
-    (await requestWatermark(engine, { video: { key: KEY }, settings: settingsOf([raw]), containers: ['m3u8'], expirationSeconds }));
+    await requestWatermark(engine, { video: { key: KEY }, settings: settingsOf([raw]), containers: ['m3u8'], expirationSeconds });
   const firstExpiration = START / 1000 + 3600;
 
   it('(1) an expiration given with the first request is stored, and caps the signed URLs', async () => {
@@ -274,7 +297,7 @@ describe('segments finishing out of order', () => {
 });
 
 describe('ffmpeg failure', () => {
-  it('marks the watermark FAILED with ffmpeg\'s reason (an engine error), and the next identical request retries and succeeds', async () => {
+  it("marks the watermark FAILED with ffmpeg's reason (an engine error), and the next identical request retries and succeeds", async () => {
     const corrupt = path.join(engine.dataDir, 'not-a-video.ts');
     writeFileSync(corrupt, 'this is not an MPEG-TS segment\n'.repeat(200));
     const inner = engine.runner.ffmpeg;
@@ -290,7 +313,7 @@ describe('ffmpeg failure', () => {
     };
     const settings = [{ content: 'fails once', y: 0.8 }];
     try {
-      const request = (await requestWatermark(engine, { video: { key: KEY }, settings: settingsOf(settings), containers: ['m3u8', 'mp4'] }));
+      const request = await requestWatermark(engine, { video: { key: KEY }, settings: settingsOf(settings), containers: ['m3u8', 'mp4'] });
       const error = await runWatermarkJob(engine, request.watermark.id).then(
         () => undefined,
         (e: unknown) => e,
@@ -371,7 +394,10 @@ describe('CLI jobs', () => {
     return withStore((e) => watermarkDir(e, video.id, id));
   };
 
-  function spawnCli(args: string[], extraEnv: Record<string, string>): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+  function spawnCli(
+    args: string[],
+    extraEnv: Record<string, string>,
+  ): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
     const child = spawn(process.execPath, [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir(), '--json', ...args], {
       cwd: dir,
       detached: true,
@@ -383,7 +409,9 @@ describe('CLI jobs', () => {
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+    const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      child.on('close', (code) => resolve({ code, stdout, stderr })),
+    );
     return { child, done };
   }
 
@@ -399,8 +427,13 @@ describe('CLI jobs', () => {
     const body = failed.json<{ status: string; error: string }>();
     expect(body.status).toBe('FAILED');
     expect(body.error).toContain('simulated encoder failure on seg_00001.ts');
-    const id = await withStore(async (e) => (await e.store.listWatermarks()).find((w) => (w.settings[0] as { content: string }).content === 'fails once in the CLI')!.id);
-    expect(await withStore(async (e) => (await e.store.getWatermark(id))!)).toMatchObject({ status: 'FAILED', error: expect.stringContaining('simulated encoder failure') });
+    const id = await withStore(
+      async (e) => (await e.store.listWatermarks()).find((w) => (w.settings[0] as { content: string }).content === 'fails once in the CLI')!.id,
+    );
+    expect(await withStore(async (e) => (await e.store.getWatermark(id))!)).toMatchObject({
+      status: 'FAILED',
+      error: expect.stringContaining('simulated encoder failure'),
+    });
 
     rmSync(flag);
     const retried = await runCli(args, { env: { ...env, WMARK_FFMPEG: ffmpeg }, cwd: dir });
@@ -421,7 +454,9 @@ describe('CLI jobs', () => {
       for (const id of existsSync(watermarksOfVideo) ? readdirSync(watermarksOfVideo) : []) {
         const folder = path.join(watermarksOfVideo, id);
         const segments = segmentFiles(folder);
-        const isOurs = await withStore(async (e) => ((await e.store.getWatermark(id))?.settings[0] as { content?: string } | undefined)?.content === 'resume after SIGKILL');
+        const isOurs = await withStore(
+          async (e) => ((await e.store.getWatermark(id))?.settings[0] as { content?: string } | undefined)?.content === 'resume after SIGKILL',
+        );
         if (isOurs && segments.length) return { folder, segments };
       }
       return undefined;
@@ -452,7 +487,9 @@ describe('CLI jobs', () => {
     for (const [name, stat] of Object.entries(kept)) expect(after[name], `${name} untouched`).toEqual(stat);
     expect(Object.keys(after)).toHaveLength(count);
     // Only the missing segments were rendered by the second run.
-    const renders = loggedEncodes(log).slice(rendersBefore).filter((l) => l.includes('.ts.part'));
+    const renders = loggedEncodes(log)
+      .slice(rendersBefore)
+      .filter((l) => l.includes('.ts.part'));
     expect(renders).toHaveLength(count - keptCount);
     expect(allFiles(folder).filter((f) => f.includes('.part'))).toEqual([]);
     const playlist = parsePlaylist(path.join(folder, 'video.m3u8'));

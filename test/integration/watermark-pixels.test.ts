@@ -54,7 +54,9 @@ const SOLID = { fontColor: 'FFFFFF', fontOpacity: 1, shadowOpacity: 0 } as const
 describe('anchor and alignment', () => {
   const x = 0.4;
   const y = 0.6;
-  const cases = (['LEFT', 'CENTER', 'RIGHT'] as const).flatMap((align) => (['TOP', 'MIDDLE', 'BOTTOM'] as const).map((verticalAlign) => [align, verticalAlign] as const));
+  const cases = (['LEFT', 'CENTER', 'RIGHT'] as const).flatMap((align) =>
+    (['TOP', 'MIDDLE', 'BOTTOM'] as const).map((verticalAlign) => [align, verticalAlign] as const),
+  );
 
   it.each(cases)('align %s / verticalAlign %s puts that edge of the text on (x*W, y*H)', async (align, verticalAlign) => {
     const { frame, bg } = await frameOf([{ content: 'HHHH', x, y, align, verticalAlign, fontSize: 0.1, ...SOLID }]);
@@ -115,7 +117,9 @@ describe('colour and opacity', () => {
     const colour: Rgb = [parseInt(fontColor.slice(0, 2), 16), parseInt(fontColor.slice(2, 4), 16), parseInt(fontColor.slice(4, 6), 16)];
     const expected = blend(bg, colour, fontOpacity);
     const got = meanRgb(frame, inner);
-    expect(maxChannelDiff(got, expected), `got ${got.map(Math.round)} expected ${expected.map(Math.round)} on bg ${bg.map(Math.round)}`).toBeLessThanOrEqual(COLOUR_TOLERANCE);
+    expect(maxChannelDiff(got, expected), `got ${got.map(Math.round)} expected ${expected.map(Math.round)} on bg ${bg.map(Math.round)}`).toBeLessThanOrEqual(
+      COLOUR_TOLERANCE,
+    );
     // Every pixel of that area, not only the mean.
     for (let yy = inner.y0; yy <= inner.y1; yy += 3) {
       for (let xx = inner.x0; xx <= inner.x1; xx += 3) expect(maxChannelDiff(frame.at(xx, yy), expected)).toBeLessThanOrEqual(COLOUR_TOLERANCE + 4);
@@ -132,31 +136,45 @@ describe('shadow', () => {
   it.each([
     [0.1, 0.05],
     [-0.08, 0.12],
-  ])('shadowOffsetX %s / shadowOffsetY %s (fractions of the font size) shift the shadow by round(offset*fontPx) pixels', async (shadowOffsetX, shadowOffsetY) => {
-    const fontSize = 0.4;
-    const fontPx = Math.round(fontSize * H); // 72
-    const { frame, bg } = await frameOf([
-      { content: 'H', x: 0.5, y: 0.5, fontSize, fontColor: 'FFFFFF', fontOpacity: 1, shadowColor: '000000', shadowOpacity: 1, shadowOffsetX, shadowOffsetY },
-    ]);
-    const text = colourBox(frame, [255, 255, 255], 40);
-    const shadow = colourBox(frame, [0, 0, 0], 40);
-    expect(text).toBeDefined();
-    expect(shadow).toBeDefined();
-    const dx = Math.round(shadowOffsetX * fontPx);
-    const dy = Math.round(shadowOffsetY * fontPx);
-    // The shadow is the text's shape moved by (dx, dy); the text covers it on the near side, so compare the far edges.
-    const farX = dx >= 0 ? shadow!.x1 - text!.x1 : shadow!.x0 - text!.x0;
-    const farY = dy >= 0 ? shadow!.y1 - text!.y1 : shadow!.y0 - text!.y0;
-    expect(farX, 'shadow x offset in pixels').toBe(dx);
-    expect(farY, 'shadow y offset in pixels').toBe(dy);
-  });
+  ])(
+    'shadowOffsetX %s / shadowOffsetY %s (fractions of the font size) shift the shadow by round(offset*fontPx) pixels',
+    async (shadowOffsetX, shadowOffsetY) => {
+      const fontSize = 0.4;
+      const fontPx = Math.round(fontSize * H); // 72
+      const { frame, bg } = await frameOf([
+        { content: 'H', x: 0.5, y: 0.5, fontSize, fontColor: 'FFFFFF', fontOpacity: 1, shadowColor: '000000', shadowOpacity: 1, shadowOffsetX, shadowOffsetY },
+      ]);
+      const text = colourBox(frame, [255, 255, 255], 40);
+      const shadow = colourBox(frame, [0, 0, 0], 40);
+      expect(text).toBeDefined();
+      expect(shadow).toBeDefined();
+      const dx = Math.round(shadowOffsetX * fontPx);
+      const dy = Math.round(shadowOffsetY * fontPx);
+      // The shadow is the text's shape moved by (dx, dy); the text covers it on the near side, so compare the far edges.
+      const farX = dx >= 0 ? shadow!.x1 - text!.x1 : shadow!.x0 - text!.x0;
+      const farY = dy >= 0 ? shadow!.y1 - text!.y1 : shadow!.y0 - text!.y0;
+      expect(farX, 'shadow x offset in pixels').toBe(dx);
+      expect(farY, 'shadow y offset in pixels').toBe(dy);
+    },
+  );
 
   it('shadow-only pixels are shadowColor blended at shadowOpacity', async () => {
     const fontSize = 0.4;
     const fontPx = Math.round(fontSize * H);
     const shadowOffsetX = 0.3; // a 22 px strip right of a solid block is shadow only
     const { frame, bg } = await frameOf([
-      { content: '█', x: 0.4, y: 0.5, fontSize, fontColor: 'FFFFFF', fontOpacity: 1, shadowColor: 'FFFF00', shadowOpacity: 0.5, shadowOffsetX, shadowOffsetY: 0 },
+      {
+        content: '█',
+        x: 0.4,
+        y: 0.5,
+        fontSize,
+        fontColor: 'FFFFFF',
+        fontOpacity: 1,
+        shadowColor: 'FFFF00',
+        shadowOpacity: 0.5,
+        shadowOffsetX,
+        shadowOffsetY: 0,
+      },
     ]);
     const text = colourBox(frame, [255, 255, 255], 40)!;
     expect(text).toBeDefined();
@@ -195,7 +213,16 @@ describe('MOVE animation over the video timeline', () => {
 
   beforeAll(async () => {
     const r = await renderWith(engine, KEY, [
-      { content: 'H', x: from.x, y: from.y, align: 'LEFT', verticalAlign: 'TOP', fontSize: 0.15, ...SOLID, animation: { type: 'MOVE', toX: to.x, toY: to.y, startTime: start, endTime: end } },
+      {
+        content: 'H',
+        x: from.x,
+        y: from.y,
+        align: 'LEFT',
+        verticalAlign: 'TOP',
+        fontSize: 0.15,
+        ...SOLID,
+        animation: { type: 'MOVE', toX: to.x, toY: to.y, startTime: start, endTime: end },
+      },
     ]);
     playlist = r.playlist;
   });
@@ -324,7 +351,7 @@ describe('multi-line text', () => {
     expect(Math.abs((blockTop + blockBottom) / 2 - y * H)).toBeLessThanOrEqual(1.5);
   });
 
-  it('verticalAlign BOTTOM puts the last line\'s descent on y, TOP the first line\'s ascent', async () => {
+  it("verticalAlign BOTTOM puts the last line's descent on y, TOP the first line's ascent", async () => {
     const bottom = await frameOf([{ content: 'HHH\nHHH', x: 0.5, y: 0.9, verticalAlign: 'BOTTOM', fontSize: 0.1, ...SOLID }]);
     const lastBaseline = lineBoxes(bottom.frame, bottom.bg, INK).at(-1)!.y1 + 1;
     expect(Math.abs(lastBaseline + DESCENT * FONT_PX - 0.9 * H)).toBeLessThanOrEqual(1.5);

@@ -12,7 +12,8 @@ describe('10,000 null trials', () => {
   it('accuse nobody', () => {
     const r = rng(2024);
     const book = packedCodebook(Buffer.alloc(32, 1), 'title', SLOTS);
-    let accusations = 0, maxZ = 0;
+    let accusations = 0,
+      maxZ = 0;
     for (let i = 0; i < 10_000; i++) {
       let readings: SegmentReading[];
       if (i % 4 === 3) {

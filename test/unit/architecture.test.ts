@@ -47,7 +47,8 @@ describe('architecture check', () => {
       'core/pure.ts': "import { store } from '../engine/state/store.js';\nexport const pure = store;\n",
       'engine/state/store.ts': 'export const store = 1;\n',
       'engine/state/state-store.ts': 'export type Record = { id: string };\n',
-      'cli/cmd.ts': "import { store } from '../engine/state/store.js';\nimport type { Record } from '../engine/state/state-store.js';\nexport const cmd = store;\nexport type R = Record;\n",
+      'cli/cmd.ts':
+        "import { store } from '../engine/state/store.js';\nimport type { Record } from '../engine/state/state-store.js';\nexport const cmd = store;\nexport type R = Record;\n",
       'server/app.ts': "import { cmd } from '../cli/cmd.js';\nexport const app = cmd;\n",
       'version.ts': 'export const VERSION = "0";\n',
       'server/ok.ts': "import { VERSION } from '../version.js';\nexport const ok = VERSION;\n",
@@ -65,7 +66,8 @@ describe('architecture check', () => {
     const root = tree('gateway', {
       'engine/app/local-service.ts': 'export class LocalService { now() { return 0; } }\n',
       'engine/watermark/job.ts': 'export const ensureSegment = 1;\n',
-      'server/routes.ts': "import { ensureSegment } from '../engine/watermark/job.js';\nimport type { LocalService } from '../engine/app/local-service.js';\nexport const f = (s: LocalService & { engine: unknown }) => [ensureSegment, s.engine];\n",
+      'server/routes.ts':
+        "import { ensureSegment } from '../engine/watermark/job.js';\nimport type { LocalService } from '../engine/app/local-service.js';\nexport const f = (s: LocalService & { engine: unknown }) => [ensureSegment, s.engine];\n",
       'server/ok.ts': "import type { LocalService } from '../engine/app/local-service.js';\nexport const g = (service: LocalService) => service.now();\n",
       'cli/cmd.ts': 'export const h = (ctx: { service: { engine: { store: unknown } } }) => ctx.service.engine.store;\n',
     });

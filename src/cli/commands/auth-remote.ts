@@ -3,7 +3,15 @@ import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import type { ApiVersion } from '../../core/api-version.js';
 import type { Env } from '../../config/paths.js';
-import { credentialsPath, looseMode, normalizeBaseUrl, readCredentials, removeServices, saveService, type StoredService } from '../../remote/credentials-store.js';
+import {
+  credentialsPath,
+  looseMode,
+  normalizeBaseUrl,
+  readCredentials,
+  removeServices,
+  saveService,
+  type StoredService,
+} from '../../remote/credentials-store.js';
 import { jwtExpiry, TOKEN_EXPIRY_SKEW_MS } from '../../remote/session.js';
 import type { CliContext } from '../context.js';
 import { canPrompt } from '../io.js';
@@ -28,7 +36,9 @@ export async function collectLoginCredentials(
     if (!apiKey) apiKey = (await prompter.password('API key')).trim() || undefined;
   }
   if (!clientId || !apiKey) {
-    const missing = [!clientId && 'the client id (--client-id or WMARK_CLIENT_ID)', !apiKey && 'the API key (--api-key or WMARK_API_KEY)'].filter(Boolean).join(' and ');
+    const missing = [!clientId && 'the client id (--client-id or WMARK_CLIENT_ID)', !apiKey && 'the API key (--api-key or WMARK_API_KEY)']
+      .filter(Boolean)
+      .join(' and ');
     throw new WmarkError('CREDENTIALS_REQUIRED', `missing ${missing}`, {
       hint: prompter
         ? 'Both are needed to get a token.'
@@ -101,7 +111,14 @@ export function registerRemoteAuth(auth: Command, prompterFor: (ctx: CliContext)
       ...(opts.saveKey ? { apiKey: creds.apiKey } : {}),
     };
     await saveService(file, entry);
-    const result = { baseUrl: entry.baseUrl, clientId: entry.clientId, expiresAt: entry.expiresAt, api: entry.api ?? null, apiKeySaved: Boolean(opts.saveKey), file };
+    const result = {
+      baseUrl: entry.baseUrl,
+      clientId: entry.clientId,
+      expiresAt: entry.expiresAt,
+      api: entry.api ?? null,
+      apiKeySaved: Boolean(opts.saveKey),
+      file,
+    };
     ctx.output.result(result, (c) =>
       [
         `${c.green('✓')} logged in to ${c.bold(entry.baseUrl)} as ${entry.clientId}`,
@@ -177,7 +194,9 @@ export function registerRemoteAuth(auth: Command, prompterFor: (ctx: CliContext)
     const { file, baseUrl } = await selectService(ctx, opts);
     const target = opts.all ? 'all' : baseUrl;
     const removed = target ? await removeServices(file, target) : [];
-    ctx.output.result({ removed, file }, () => (removed.length ? removed.map((u) => `logged out of ${u}`).join('\n') : `not logged in${baseUrl && !opts.all ? ` to ${baseUrl}` : ''}; nothing to do`));
+    ctx.output.result({ removed, file }, () =>
+      removed.length ? removed.map((u) => `logged out of ${u}`).join('\n') : `not logged in${baseUrl && !opts.all ? ` to ${baseUrl}` : ''}; nothing to do`,
+    );
     if (ctx.io.env.WMARK_TOKEN?.trim()) ctx.output.warn('WMARK_TOKEN is still set in the environment and is used until you unset it');
     return 0;
   }

@@ -4,7 +4,9 @@ import { action } from '../action.js';
 import { renderTable } from '../render.js';
 
 export function registerAuth(program: Command): Command {
-  const auth = program.command('auth').description('credentials: a token for a remote service (auth login|status|logout), API keys for `wmark serve` (auth keys ...)');
+  const auth = program
+    .command('auth')
+    .description('credentials: a token for a remote service (auth login|status|logout), API keys for `wmark serve` (auth keys ...)');
   const keys = auth.command('keys').description('API keys that the local `wmark serve` accepts');
   keys
     .command('create')
@@ -13,7 +15,10 @@ export function registerAuth(program: Command): Command {
     .action(
       action(async (ctx, opts: { label?: string }) => {
         const cred = await (await ctx.localService()).createKey(opts.label);
-        ctx.output.result(cred, (c) => `${c.bold('client id')} ${cred.clientId}\n${c.bold('API key')}   ${cred.apiKey}\n${c.dim('Store the key now: only its hash is kept.')}`);
+        ctx.output.result(
+          cred,
+          (c) => `${c.bold('client id')} ${cred.clientId}\n${c.bold('API key')}   ${cred.apiKey}\n${c.dim('Store the key now: only its hash is kept.')}`,
+        );
       }),
     );
   keys

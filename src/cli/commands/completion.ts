@@ -72,7 +72,10 @@ export function fishScript(root: Command): string {
     const words = n.path === '' ? [] : n.path.split(' ');
     const last = words[words.length - 1];
     const below = n.subcommands;
-    const here = n.path === '' ? '__fish_use_subcommand' : `__fish_seen_subcommand_from ${last}${below.length ? `; and not __fish_seen_subcommand_from ${below.join(' ')}` : ''}`;
+    const here =
+      n.path === ''
+        ? '__fish_use_subcommand'
+        : `__fish_seen_subcommand_from ${last}${below.length ? `; and not __fish_seen_subcommand_from ${below.join(' ')}` : ''}`;
     const cmd = findCommand(root, words);
     const children = cmd?.commands.filter((c) => !(c as Command & { _hidden?: boolean })._hidden) ?? [];
     for (const c of children) lines.push(`complete -c wmark -n ${quoteFish(here)} -a ${c.name()} -d ${quoteFish(c.description())}`);

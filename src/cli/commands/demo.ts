@@ -50,7 +50,15 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
   try {
     // The demo talks to its service like any client: the remote client, with a token for a dedicated demo client id.
     const client = new HttpClient({ signal: ctx.signal, userAgent: `wmark/${VERSION}` });
-    const session = new RemoteSession({ baseUrl: server.url, client, env: {}, credentialsFile: '', deadline: Date.now() + 10 * 60_000, timeoutLabel: 'the demo', token: await local.tokenFor(DEMO_LABEL) });
+    const session = new RemoteSession({
+      baseUrl: server.url,
+      client,
+      env: {},
+      credentialsFile: '',
+      deadline: Date.now() + 10 * 60_000,
+      timeoutLabel: 'the demo',
+      token: await local.tokenFor(DEMO_LABEL),
+    });
     const api = new RemoteService(session, '1.0');
     ctx.output.stage(`4/4 POST ${server.url}/1.0/watermark for ${opts.viewer}`);
     const started = Date.now();
@@ -62,7 +70,18 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     const playableMs = Date.now() - started;
     const keep = opts.keepServing ?? (Boolean(ctx.io.stdout.isTTY) && !ctx.io.env.CI);
     const files = path.resolve((await local.files(state)).dir);
-    const summary = { sample, videoId: video.id, server: server.url, settings, playableAfterMs: playableMs, response: created, ready: state, player: state.containers?.href, files, keepServing: keep };
+    const summary = {
+      sample,
+      videoId: video.id,
+      server: server.url,
+      settings,
+      playableAfterMs: playableMs,
+      response: created,
+      ready: state,
+      player: state.containers?.href,
+      files,
+      keepServing: keep,
+    };
     ctx.output.result(summary, (c) =>
       [
         `${c.bold('sample')}     ${sample}`,

@@ -37,23 +37,36 @@ export function renderDetect(r: DetectResult, c: ChalkInstance): string {
   ];
   // A leak frame that is partly something else (a camcorder's dark border, a bezel, a logo) is read without that part.
   const partly = r.geometry.live < 0.97 ? `; ${(r.geometry.live * 100).toFixed(0)}% of the leak frame shows it (the rest is not read)` : '';
-  if (r.geometry.w < 0.995 || r.geometry.h < 0.995 || r.geometry.w > 1.005 || r.geometry.h > 1.005 || partly) lines.push(`${c.bold('geometry')}   shows about ${(r.geometry.w * 100).toFixed(0)}% x ${(r.geometry.h * 100).toFixed(0)}% of the frame${r.geometry.warp.k1 !== 0 || r.geometry.warp.h[6] !== 0 ? ' (warped: perspective/lens)' : ''}${partly}`);
+  if (r.geometry.w < 0.995 || r.geometry.h < 0.995 || r.geometry.w > 1.005 || r.geometry.h > 1.005 || partly)
+    lines.push(
+      `${c.bold('geometry')}   shows about ${(r.geometry.w * 100).toFixed(0)}% x ${(r.geometry.h * 100).toFixed(0)}% of the frame${r.geometry.warp.k1 !== 0 || r.geometry.warp.h[6] !== 0 ? ' (warped: perspective/lens)' : ''}${partly}`,
+    );
   if (!r.found) {
-    lines.push(`${c.yellow('no forensic mark found')}: the best payload scored z = ${(r.best?.z ?? 0).toFixed(2)}, below the ${r.threshold} needed to accuse anyone.`);
+    lines.push(
+      `${c.yellow('no forensic mark found')}: the best payload scored z = ${(r.best?.z ?? 0).toFixed(2)}, below the ${r.threshold} needed to accuse anyone.`,
+    );
     lines.push(c.dim(`  (a score that high happens by chance with probability about ${formatProbability(r.falseAccusation.estimate)})`));
     return lines.join('\n');
   }
-  if (r.collusion.suspected) lines.push(c.red(`collusion suspected: the leak is best explained by two copies averaged together (pair z = ${r.collusion.z.toFixed(2)})`));
+  if (r.collusion.suspected)
+    lines.push(c.red(`collusion suspected: the leak is best explained by two copies averaged together (pair z = ${r.collusion.z.toFixed(2)})`));
   for (const a of r.accused) {
     lines.push(
       `${c.green('payload')}    ${a.payload}  ascii ${a.ascii !== null ? JSON.stringify(a.ascii) : '-'}  base64 ${a.base64}  z = ${a.z.toFixed(2)}` +
         (r.best && r.best.payload === a.payload ? `  rank 1, gap to runner-up ${r.best.gap.toFixed(2)}` : ''),
     );
-    lines.push(a.watermarks.length ? `  issued as watermark ${a.watermarks.map((w) => `${w.id} (${new Date(w.createdOn).toISOString()})`).join(', ')}` : c.dim('  no watermark record carries this payload in this data dir'));
+    lines.push(
+      a.watermarks.length
+        ? `  issued as watermark ${a.watermarks.map((w) => `${w.id} (${new Date(w.createdOn).toISOString()})`).join(', ')}`
+        : c.dim('  no watermark record carries this payload in this data dir'),
+    );
   }
   const missed = r.stages.find((s) => !s.accused);
-  if (r.collusion.suspected && missed) lines.push(c.dim(`  next candidate ${missed.payload} reached only z = ${missed.z.toFixed(2)} after the accused were taken out: not named`));
-  lines.push(`${c.bold('false accusation')} probability ${formatProbability(r.falseAccusation.estimate)} (estimate; at most ${formatProbability(r.falseAccusation.bound)} whatever the noise)`);
+  if (r.collusion.suspected && missed)
+    lines.push(c.dim(`  next candidate ${missed.payload} reached only z = ${missed.z.toFixed(2)} after the accused were taken out: not named`));
+  lines.push(
+    `${c.bold('false accusation')} probability ${formatProbability(r.falseAccusation.estimate)} (estimate; at most ${formatProbability(r.falseAccusation.bound)} whatever the noise)`,
+  );
   return lines.join('\n');
 }
 

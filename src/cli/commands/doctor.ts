@@ -13,28 +13,27 @@ function printChecks(checks: Check[], c: ChalkInstance): string {
 export function registerDoctor(program: Command): void {
   const command = program
     .command('doctor')
-    .description('check ffmpeg, ffprobe, filters, font, data dir and database (and a render farm\'s queue and media store)')
-    .option('--queue <url>', 'also check the render farm\'s Redis and list its workers: redis://HOST:PORT (env WMARK_QUEUE_URL)');
-  addMediaOptions(command, 'also check that the shared media store takes writes')
-    .action(
-      action(async (ctx, opts: { queue?: string; media?: string; s3Endpoint?: string; s3Region?: string }) => {
-        ctx.setConfigFlags({ queue: opts.queue });
-        const config = await ctx.loadConfig();
-        const media = mediaFlags(opts, config);
-        const checks = await collectChecks(config);
-        if (config.queue?.url || media.media) {
-          // The Redis client and the AWS SDK load only when there is a farm to check.
-          const { collectFarmChecks } = await import('../../farm/farm-checks.js');
-          checks.push(...(await collectFarmChecks({ queue: config.queue?.url, media: media.media, s3: { endpoint: media.s3Endpoint, region: media.s3Region } })));
-        }
-        const ok = checks.every((k) => k.ok || !k.required);
-        ctx.output.result({ ok, checks }, (c) => printChecks(checks, c));
-        if (!ok) {
-          const missing = checks.filter((k) => !k.ok && k.required).map((k) => k.name);
-          if (ctx.output.mode !== 'json') ctx.output.warn(`missing: ${missing.join(', ')}`);
-          return new WmarkError('DOCTOR_FAILED', '').exitCode;
-        }
-        return 0;
-      }),
-    );
+    .description("check ffmpeg, ffprobe, filters, font, data dir and database (and a render farm's queue and media store)")
+    .option('--queue <url>', "also check the render farm's Redis and list its workers: redis://HOST:PORT (env WMARK_QUEUE_URL)");
+  addMediaOptions(command, 'also check that the shared media store takes writes').action(
+    action(async (ctx, opts: { queue?: string; media?: string; s3Endpoint?: string; s3Region?: string }) => {
+      ctx.setConfigFlags({ queue: opts.queue });
+      const config = await ctx.loadConfig();
+      const media = mediaFlags(opts, config);
+      const checks = await collectChecks(config);
+      if (config.queue?.url || media.media) {
+        // The Redis client and the AWS SDK load only when there is a farm to check.
+        const { collectFarmChecks } = await import('../../farm/farm-checks.js');
+        checks.push(...(await collectFarmChecks({ queue: config.queue?.url, media: media.media, s3: { endpoint: media.s3Endpoint, region: media.s3Region } })));
+      }
+      const ok = checks.every((k) => k.ok || !k.required);
+      ctx.output.result({ ok, checks }, (c) => printChecks(checks, c));
+      if (!ok) {
+        const missing = checks.filter((k) => !k.ok && k.required).map((k) => k.name);
+        if (ctx.output.mode !== 'json') ctx.output.warn(`missing: ${missing.join(', ')}`);
+        return new WmarkError('DOCTOR_FAILED', '').exitCode;
+      }
+      return 0;
+    }),
+  );
 }

@@ -44,7 +44,9 @@ export function registerIngest(program: Command): void {
       action(async (ctx, given: string | undefined, opts: IngestOptions) => {
         const source = positionalBeforeRemote(given, opts, 'file-or-url');
         if (opts.replace && opts.remote !== undefined) {
-          throw new WmarkError('LOCAL_ONLY', '--replace applies to the local engine; the service API has no replace', { hint: 'Ingest under a new --key instead.' });
+          throw new WmarkError('LOCAL_ONLY', '--replace applies to the local engine; the service API has no replace', {
+            hint: 'Ingest under a new --key instead.',
+          });
         }
         const intervalMs = opts.interval !== undefined ? durationFlag(opts.interval, '--interval') : undefined;
         const service = await ctx.service(opts, { queue: opts.wait === false ? 'detached' : 'in-process', defaultTimeout: '1h' });
@@ -58,15 +60,21 @@ export function registerIngest(program: Command): void {
           ...(opts.forensic || opts.forensicLayout ? { enableForensic: true } : {}),
           ...(opts.forensicLayout ? { forensicLayout: opts.forensicLayout } : {}),
         };
-        const { video: registered, created, replaced }: Awaited<ReturnType<LocalService['replaceVideo']>> =
-          opts.replace && service.kind === 'local' ? await service.replaceVideo(request) : await service.createVideo(request);
+        const {
+          video: registered,
+          created,
+          replaced,
+        }: Awaited<ReturnType<LocalService['replaceVideo']>> = opts.replace && service.kind === 'local'
+          ? await service.replaceVideo(request)
+          : await service.createVideo(request);
         if (replaced) {
           const lost = replaced.watermarks ? ` and its ${replaced.watermarks} watermark(s), whose links no longer play` : '';
           ctx.output.warn(`replaced video ${replaced.videoId} (${replaced.sourceUrl})${lost}`);
         }
         let video = registered;
         if (!created && video.status === 'INGESTED') ctx.output.info(`already ingested as ${video.id}; nothing to do`);
-        else if (!created && video.status === 'PENDING') ctx.output.info(`already being ingested as ${video.id}${opts.wait === false ? '' : '; waiting for it'}`);
+        else if (!created && video.status === 'PENDING')
+          ctx.output.info(`already being ingested as ${video.id}${opts.wait === false ? '' : '; waiting for it'}`);
         if (opts.wait !== false && !isFinalVideoStatus(video.status)) {
           const last = await follow(ctx, service.watchVideo(video.id, { signal: ctx.signal, intervalMs }), describeVideo, { label: `ingesting ${source}` });
           video = last.video;
@@ -81,4 +89,3 @@ export function registerIngest(program: Command): void {
     );
   addRemoteOptions(ingest, { timeoutDefault: '1h' });
 }
-

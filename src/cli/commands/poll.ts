@@ -28,7 +28,11 @@ export function registerPoll(program: Command): void {
         const timeout = opts.timeout ?? DEFAULT_TIMEOUT;
         const deadline = Date.now() + durationFlag(timeout, '--timeout');
         const started = Date.now();
-        const states = watchHref(httpClient(ctx), { status: 'PENDING', href }, { intervalMs, deadline, timeoutLabel: `--timeout (now ${timeout})`, signal: ctx.signal });
+        const states = watchHref(
+          httpClient(ctx),
+          { status: 'PENDING', href },
+          { intervalMs, deadline, timeoutLabel: `--timeout (now ${timeout})`, signal: ctx.signal },
+        );
         const last = await follow(ctx, states, describeWatermark, { label: 'watermark', pollEveryMs: intervalMs });
         const seconds = ((Date.now() - started) / 1000).toFixed(1);
         ctx.output.result(last.resource, (c) => renderWatermark(last.resource, c, `after ${seconds} s`));

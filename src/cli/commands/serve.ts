@@ -25,65 +25,89 @@ export function registerServe(program: Command): void {
     .option('--render <mode>', 'on-demand: render the opening, then the segments players ask for (default); full: every segment of every watermark')
     .option('--source-root <dir>', 'a folder API clients may ingest local files from (repeatable; default: any file on loopback, none beyond)', collect)
     .option('--cors-origin <origin>', 'an origin whose pages may call the API (repeatable; default *, never with credentials)', collect)
-    .option('--queue <url>', 'a render farm: ingests, forensic preparation and segment renders go to `wmark worker`s through this Redis, redis://HOST:PORT (env WMARK_QUEUE_URL)');
-  addMediaOptions(command, 'with --queue, the media store shared with the workers (default: this data folder\'s media folder, which workers must mount)')
+    .option(
+      '--queue <url>',
+      'a render farm: ingests, forensic preparation and segment renders go to `wmark worker`s through this Redis, redis://HOST:PORT (env WMARK_QUEUE_URL)',
+    );
+  addMediaOptions(command, "with --queue, the media store shared with the workers (default: this data folder's media folder, which workers must mount)")
     .option('--allow-private-sources', 'let API clients ingest http(s) sources on loopback, private or link-local addresses')
     .action(
-      action(async (ctx, opts: { port?: string; host?: string; publicUrl?: string; workers?: string; render?: string; sourceRoot?: string[]; allowPrivateSources?: boolean; corsOrigin?: string[]; queue?: string } & MediaFlags) => {
-        const render = renderMode(opts.render);
-        ctx.setConfigFlags({ port: opts.port, host: opts.host, publicUrl: opts.publicUrl, workers: opts.workers, queue: opts.queue });
-        const config = await ctx.loadConfig();
-        const media = mediaFlags(opts, config);
-        if (media.media && !config.queue) {
-          throw new WmarkError('BAD_FLAG', '--media needs --queue: the shared media store is where a render farm\'s workers read and write, and without a farm serve renders into its own data folder', {
-            hint: 'Give --queue redis://HOST:PORT too (or set WMARK_QUEUE_URL), or leave out --media (and unset WMARK_MEDIA_URL / media.url).',
+      action(
+        async (
+          ctx,
+          opts: {
+            port?: string;
+            host?: string;
+            publicUrl?: string;
+            workers?: string;
+            render?: string;
+            sourceRoot?: string[];
+            allowPrivateSources?: boolean;
+            corsOrigin?: string[];
+            queue?: string;
+          } & MediaFlags,
+        ) => {
+          const render = renderMode(opts.render);
+          ctx.setConfigFlags({ port: opts.port, host: opts.host, publicUrl: opts.publicUrl, workers: opts.workers, queue: opts.queue });
+          const config = await ctx.loadConfig();
+          const media = mediaFlags(opts, config);
+          if (media.media && !config.queue) {
+            throw new WmarkError(
+              'BAD_FLAG',
+              "--media needs --queue: the shared media store is where a render farm's workers read and write, and without a farm serve renders into its own data folder",
+              {
+                hint: 'Give --queue redis://HOST:PORT too (or set WMARK_QUEUE_URL), or leave out --media (and unset WMARK_MEDIA_URL / media.url).',
+              },
+            );
+          }
+          // The deployment is chosen before the engine is built: a farm's queue and store are connected first.
+          const farm = config.queue ? await connectFarm(config.queue.url, config.dataDir, media) : undefined;
+          const engine = await ctx.openEngine(farm ? { deployment: farm.deployment } : {}).catch(async (error: unknown) => {
+            await farm?.abandon();
+            throw error;
           });
-        }
-        // The deployment is chosen before the engine is built: a farm's queue and store are connected first.
-        const farm = config.queue ? await connectFarm(config.queue.url, config.dataDir, media) : undefined;
-        const engine = await ctx.openEngine(farm ? { deployment: farm.deployment } : {}).catch(async (error: unknown) => {
-          await farm?.abandon();
-          throw error;
-        });
-        const log = (line: string) => ctx.output.info(line);
-        const sourcePolicy = serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources });
-        const server = await (await import('../../server/node-server.js'))
-          .startServer({
-            service: serverService(engine, { host: config.server.host, render, sourcePolicy, log }),
-            host: config.server.host,
-            port: config.server.port,
-            publicUrl: config.publicUrl,
-            tokenTtlSeconds: config.server.tokenTtlSeconds,
-            corsOrigins: opts.corsOrigin,
-            log,
-          })
-          .catch((error: unknown) => {
-            throw listenError(error, config.server.host, config.server.port);
-          });
-        const local = server.service;
-        if (farm) await describeFarm(ctx, local.dataDir, config.queue!.url, media, farm.shared?.location);
-        if ((await local.listKeys()).every((k) => k.revokedOn !== null)) {
-          const cred = await local.createKey('created by first `wmark serve`');
-          ctx.output.info(
-            [
-              'No API credentials existed, so one pair was created. It is shown only this once:',
-              `  client id: ${cred.clientId}`,
-              `  API key:   ${cred.apiKey}`,
-              'Manage credentials with `wmark auth keys list|create|revoke`.',
-            ].join('\n'),
+          const log = (line: string) => ctx.output.info(line);
+          const sourcePolicy = serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources });
+          const server = await (await import('../../server/node-server.js'))
+            .startServer({
+              service: serverService(engine, { host: config.server.host, render, sourcePolicy, log }),
+              host: config.server.host,
+              port: config.server.port,
+              publicUrl: config.publicUrl,
+              tokenTtlSeconds: config.server.tokenTtlSeconds,
+              corsOrigins: opts.corsOrigin,
+              log,
+            })
+            .catch((error: unknown) => {
+              throw listenError(error, config.server.host, config.server.port);
+            });
+          const local = server.service;
+          if (farm) await describeFarm(ctx, local.dataDir, config.queue!.url, media, farm.shared?.location);
+          if ((await local.listKeys()).every((k) => k.revokedOn !== null)) {
+            const cred = await local.createKey('created by first `wmark serve`');
+            ctx.output.info(
+              [
+                'No API credentials existed, so one pair was created. It is shown only this once:',
+                `  client id: ${cred.clientId}`,
+                `  API key:   ${cred.apiKey}`,
+                'Manage credentials with `wmark auth keys list|create|revoke`.',
+              ].join('\n'),
+            );
+          }
+          const dataDir = local.dataDir;
+          // Local commands on this data folder sign their links for this address while it runs.
+          // Bound to every interface (0.0.0.0, ::), it is reached here through loopback.
+          const reachable = server.url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, (_, host: string) =>
+            host === '[::]' ? 'http://[::1]' : 'http://127.0.0.1',
           );
-        }
-        const dataDir = local.dataDir;
-        // Local commands on this data folder sign their links for this address while it runs.
-        // Bound to every interface (0.0.0.0, ::), it is reached here through loopback.
-        const reachable = server.url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, (_, host: string) => (host === '[::]' ? 'http://[::1]' : 'http://127.0.0.1'));
-        await writeServeRecord(dataDir, { url: server.url, baseUrl: config.publicUrl ?? reachable, pid: process.pid, startedOn: new Date().toISOString() });
-        try {
-          return await serveUntilStopped(ctx, server, dataDir);
-        } finally {
-          removeServeRecord(dataDir);
-        }
-      }),
+          await writeServeRecord(dataDir, { url: server.url, baseUrl: config.publicUrl ?? reachable, pid: process.pid, startedOn: new Date().toISOString() });
+          try {
+            return await serveUntilStopped(ctx, server, dataDir);
+          } finally {
+            removeServeRecord(dataDir);
+          }
+        },
+      ),
     );
 }
 
@@ -108,13 +132,20 @@ async function connectFarm(url: string, dataDir: string, media: MediaFlags) {
 /** Says where the farm's work goes and how to start its workers, and writes down a shared store for later commands. */
 async function describeFarm(ctx: CliContext, dataDir: string, url: string, media: MediaFlags, shared: string | undefined): Promise<void> {
   const paths = dataLayout(dataDir);
-  if (shared) await rememberSharedMedia(paths, { url: media.media!, ...(media.s3Endpoint ? { s3Endpoint: media.s3Endpoint } : {}), ...(media.s3Region ? { s3Region: media.s3Region } : {}) });
+  if (shared)
+    await rememberSharedMedia(paths, {
+      url: media.media!,
+      ...(media.s3Endpoint ? { s3Endpoint: media.s3Endpoint } : {}),
+      ...(media.s3Region ? { s3Region: media.s3Region } : {}),
+    });
   const mediaFolder = paths.media;
   const store = shared ? [`--media ${shared}`, ...(media.s3Endpoint ? [`--s3-endpoint ${media.s3Endpoint}`] : [])].join(' ') : `--media ${mediaFolder}`;
   ctx.output.info(
     [
       `render farm: segment renders, ingests and forensic preparation go to ${redactQueueUrl(url)}; this process encodes none itself.`,
-      shared ? `  media: ${shared} (rendered segments and mp4s live there only); start workers with:` : `  start workers on machines that mount ${mediaFolder}:`,
+      shared
+        ? `  media: ${shared} (rendered segments and mp4s live there only); start workers with:`
+        : `  start workers on machines that mount ${mediaFolder}:`,
       `  wmark worker --queue ${redactQueueUrl(url)} ${store}`,
     ].join('\n'),
   );
@@ -128,13 +159,17 @@ function renderMode(value: string | undefined): RenderMode {
 /** A port that cannot be had is the user's to change (exit 2), not a bug. */
 function listenError(error: unknown, host: string, port: number): unknown {
   const code = (error as { code?: string } | undefined)?.code;
-  if (code === 'EADDRINUSE') return new WmarkError('PORT_IN_USE', `port ${port} on ${host} is already in use (another wmark serve or another program listens there)`, { cause: error });
+  if (code === 'EADDRINUSE')
+    return new WmarkError('PORT_IN_USE', `port ${port} on ${host} is already in use (another wmark serve or another program listens there)`, { cause: error });
   if (code === 'EACCES') return new WmarkError('PORT_NOT_ALLOWED', `not allowed to listen on port ${port} on ${host}`, { cause: error });
-  if (code === 'EADDRNOTAVAIL') return new WmarkError('BAD_FLAG', `cannot listen on ${host}: no such address on this machine`, { hint: 'Give --host 127.0.0.1, 0.0.0.0 or an address of this machine.', cause: error });
+  if (code === 'EADDRNOTAVAIL')
+    return new WmarkError('BAD_FLAG', `cannot listen on ${host}: no such address on this machine`, {
+      hint: 'Give --host 127.0.0.1, 0.0.0.0 or an address of this machine.',
+      cause: error,
+    });
   return error;
 }
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
-

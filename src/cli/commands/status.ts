@@ -51,7 +51,7 @@ function printStatus(s: ServeStatus, c: ChalkInstance): string {
 export function registerStatus(program: Command): void {
   program
     .command('status')
-    .description('the running `wmark serve` of this data folder (or --url): healthy, and its render farm\'s queue and workers')
+    .description("the running `wmark serve` of this data folder (or --url): healthy, and its render farm's queue and workers")
     .option('--url <url>', 'ask the serve at this URL instead of the one running on the data folder')
     .action(
       action(async (ctx, opts: { url?: string }) => {
@@ -59,7 +59,9 @@ export function registerStatus(program: Command): void {
         const record = opts.url ? undefined : readServeRecord(config.dataDir);
         const url = opts.url ?? record?.url;
         if (!url) {
-          throw new WmarkError('REMOTE_UNREACHABLE', `no wmark serve runs on ${config.dataDir}`, { hint: 'Start `wmark serve`, or give --url of a running one.' });
+          throw new WmarkError('REMOTE_UNREACHABLE', `no wmark serve runs on ${config.dataDir}`, {
+            hint: 'Start `wmark serve`, or give --url of a running one.',
+          });
         }
         let origin: string;
         try {

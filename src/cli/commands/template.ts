@@ -18,7 +18,8 @@ export function registerTemplate(program: Command): void {
       action(async (ctx, given: string | undefined, opts: RemoteFlags) => {
         const file = positionalBeforeRemote(given, opts, 'file');
         const body = await readJsonInput(ctx.io, file);
-        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new WmarkError('TEMPLATE_INVALID', `${file}: expected a JSON object {"name", "description"?, "settings": [...]}`);
+        if (typeof body !== 'object' || body === null || Array.isArray(body))
+          throw new WmarkError('TEMPLATE_INVALID', `${file}: expected a JSON object {"name", "description"?, "settings": [...]}`);
         const service = await ctx.service(opts);
         const created = await service.createTemplate(body);
         ctx.output.result(created, (c) => renderTemplate(created, c));

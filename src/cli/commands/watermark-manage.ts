@@ -52,7 +52,13 @@ export function registerWatermarkManagement(watermark: Command): void {
         const opts = mergedOptions<{ open?: boolean; publicUrl?: string }>(cmd);
         const local = await ctx.localService({ publicUrl: opts.publicUrl });
         const record = await local.watermarkRecord(id);
-        const resource = { ...local.body(record), videoKey: (await local.findVideo(record.videoId))?.key, files: await local.files(record.id), settings: record.settings, createdOn: new Date(record.createdOn).toISOString() };
+        const resource = {
+          ...local.body(record),
+          videoKey: (await local.findVideo(record.videoId))?.key,
+          files: await local.files(record.id),
+          settings: record.settings,
+          createdOn: new Date(record.createdOn).toISOString(),
+        };
         ctx.output.result(resource, (c) => renderWatermark(resource, c));
         await afterLinks(ctx, resource, opts.open);
       }),

@@ -39,7 +39,9 @@ export function registerWatermark(program: Command): Command {
   // `wmark watermark [flags]` and `wmark watermark create [flags]` are the same command; list, view and rm manage
   // what exists. Commander gives the parent every flag it knows, so subcommands read theirs with mergedOptions.
   const command = withCreateOptions(
-    program.command('watermark').description('watermark an ingested video (local engine, or a remote service with --remote); list, view and rm manage watermarks'),
+    program
+      .command('watermark')
+      .description('watermark an ingested video (local engine, or a remote service with --remote); list, view and rm manage watermarks'),
   );
   withCreateOptions(command.command('create').description('watermark an ingested video (the same as `wmark watermark` with flags)'));
   return command;
@@ -77,14 +79,19 @@ function withCreateOptions(cmd: Command): Command {
     .option('--concurrency <n>', '--batch: requests in flight at once (default 4 remotely; locally 8, and viewers rendered together share each decode)')
     .option('--containers <list>', 'outputs: m3u8, mp4 or both (default: both)')
     .option('--expiration <when>', 'Unix seconds, an ISO date, or a duration such as 7d (only when the watermark is created)')
-    .addOption(new Option('--api <version>', 'API version: the URL shapes printed locally (default 2.0); with --remote, the version to call (default: 2.0 when the service has it)').choices(['1.0', '2.0']))
+    .addOption(
+      new Option(
+        '--api <version>',
+        'API version: the URL shapes printed locally (default 2.0); with --remote, the version to call (default: 2.0 when the service has it)',
+      ).choices(['1.0', '2.0']),
+    )
     .option('--open', 'open the player link in the browser (WMARK_OPENER overrides the opener)')
     .optionsGroup('Local options (the engine on this machine; the default):')
     .option('--no-wait', 'return once the playlist plays; rendering goes on in the background (default: wait for every segment and the mp4)')
     .option('--out <dir>', 'also copy each finished HLS folder and mp4 to <dir>/<watermark id>/')
     .option('--public-url <url>', 'base URL of the printed links (default: the running `wmark serve`, then config publicUrl, then http://127.0.0.1:8080)')
     .optionsGroup('Remote options (with --remote):')
-    .option('--wait', 'wait until the watermark is READY (default: return the service\'s first answer)')
+    .option('--wait', "wait until the watermark is READY (default: return the service's first answer)")
     .option('--interval <duration>', 'time between polls while waiting (default 3s)')
     .action(action((ctx, _opts: WatermarkOptions, cmd: Command) => watermarkCommand(ctx, mergedOptions<WatermarkOptions>(cmd), cmd)));
   // --no-wait is declared first for the help's grouping, which would make "wait" default to true; unset means
@@ -154,7 +161,10 @@ async function askMissing(ctx: CliContext, service: WatermarkService, opts: Wate
   const context = { input: ctx.io.stdin as NodeJS.ReadableStream, output: ctx.io.stderr as unknown as NodeJS.WritableStream, signal: ctx.signal };
   if (!opts.key && !opts.videoId) {
     const videos = (await service.listVideos()).filter((v) => v.status === 'INGESTED');
-    if (videos.length === 0) throw new WmarkError('VIDEO_REQUIRED', `no ingested video on ${service.description} to watermark`, { hint: 'Ingest one first: wmark ingest movie.mp4 --key movie' });
+    if (videos.length === 0)
+      throw new WmarkError('VIDEO_REQUIRED', `no ingested video on ${service.description} to watermark`, {
+        hint: 'Ingest one first: wmark ingest movie.mp4 --key movie',
+      });
     const picked = await prompts.select(
       {
         message: 'Which video?',
@@ -169,12 +179,21 @@ async function askMissing(ctx: CliContext, service: WatermarkService, opts: Wate
     else opts.videoId = picked.id;
   }
   if (opts.text === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined) {
-    opts.text = await prompts.input({ message: 'Text to draw (e.g. the viewer\'s email)', required: true, validate: (t) => t.trim() !== '' || 'type some text' }, context);
+    opts.text = await prompts.input(
+      { message: "Text to draw (e.g. the viewer's email)", required: true, validate: (t) => t.trim() !== '' || 'type some text' },
+      context,
+    );
   }
 }
 
 /** Follows the watermark to the goal the flags ask for; returns the resource as it stands then. */
-async function settle(ctx: CliContext, service: WatermarkService, result: WatermarkResult, wait: boolean, options: { intervalMs?: number; label: string }): Promise<WatermarkResource> {
+async function settle(
+  ctx: CliContext,
+  service: WatermarkService,
+  result: WatermarkResult,
+  wait: boolean,
+  options: { intervalMs?: number; label: string },
+): Promise<WatermarkResource> {
   const goal = service.kind === 'local' ? (wait ? 'complete' : 'playable') : wait ? 'complete' : undefined;
   if (!goal || result.resource.status === 'FAILED') return result.resource;
   const last = await follow(ctx, service.watchWatermark(result.resource, goal, { signal: ctx.signal, intervalMs: options.intervalMs }), describeWatermark, {
@@ -184,7 +203,12 @@ async function settle(ctx: CliContext, service: WatermarkService, result: Waterm
   return last.resource ?? (await service.getWatermark(result.resource, { api: result.api }));
 }
 
-async function withExtras(local: LocalService | undefined, resource: WatermarkResource, result: WatermarkResult, out: string | undefined): Promise<WatermarkResource & WatermarkExtras> {
+async function withExtras(
+  local: LocalService | undefined,
+  resource: WatermarkResource,
+  result: WatermarkResult,
+  out: string | undefined,
+): Promise<WatermarkResource & WatermarkExtras> {
   const shaped: WatermarkResource & WatermarkExtras = { ...resource, created: result.created };
   if (!local) return shaped;
   shaped.files = await local.files(resource);
@@ -194,7 +218,8 @@ async function withExtras(local: LocalService | undefined, resource: WatermarkRe
 
 async function printResult(ctx: CliContext, resource: WatermarkResource & WatermarkExtras, api: ApiVersion, local: boolean, open?: boolean): Promise<number> {
   ctx.output.result(resource, (c) => renderWatermark(resource, c, `API ${api}`));
-  if (resource.status === 'PENDING' && resource.href && ctx.output.mode !== 'json') ctx.output.info(`not READY yet: follow it with  wmark poll '${resource.href}'  (or use --wait)`);
+  if (resource.status === 'PENDING' && resource.href && ctx.output.mode !== 'json')
+    ctx.output.info(`not READY yet: follow it with  wmark poll '${resource.href}'  (or use --wait)`);
   if (local && resource.status !== 'FAILED') await afterLinks(ctx, resource, open);
   else if (open && resource.containers?.href) await afterLinks(ctx, resource, open, { check: false });
   return failedExit(ctx, resource);
@@ -229,7 +254,12 @@ async function runBatch(
             failed++;
             exitCode ||= new WmarkError('WATERMARK_FAILED', '').exitCode;
           }
-          ctx.output.line({ line: row.line, mappings: row.mappings, ...resource }, (c) => `${resource.status === 'FAILED' ? c.red('✗') : c.green('✓')} ${label} ${resource.id ?? ''} ${resource.status} ${resource.containers?.href ?? ''}`.replace(/ {2,}/g, ' '));
+          ctx.output.line({ line: row.line, mappings: row.mappings, ...resource }, (c) =>
+            `${resource.status === 'FAILED' ? c.red('✗') : c.green('✓')} ${label} ${resource.id ?? ''} ${resource.status} ${resource.containers?.href ?? ''}`.replace(
+              / {2,}/g,
+              ' ',
+            ),
+          );
         } catch (error) {
           const e = toWmarkError(error);
           if (ctx.signal?.aborted || e.kind === 'interrupted') throw e;

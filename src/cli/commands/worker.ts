@@ -19,7 +19,7 @@ const positiveInt = (flag: string) =>
 
 const optionsSchema = z.object({
   queue: z.string({ error: 'which queue? give --queue redis://HOST:PORT or set WMARK_QUEUE_URL' }).min(1),
-  media: z.string({ error: 'which media store? give --media s3://BUCKET/PREFIX or a shared folder (serve\'s --media), or set WMARK_MEDIA_URL' }).min(1),
+  media: z.string({ error: "which media store? give --media s3://BUCKET/PREFIX or a shared folder (serve's --media), or set WMARK_MEDIA_URL" }).min(1),
   concurrency: positiveInt('--concurrency').default(1),
   threads: positiveInt('--threads').optional(),
   s3Endpoint: z.url({ error: '--s3-endpoint takes a URL, e.g. http://minio.internal:9000' }).optional(),
@@ -32,16 +32,21 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('render segments, ingests and forensic variants for a `wmark serve --queue` render farm: tasks from Redis, media in a shared store')
     .option('--queue <url>', 'the Redis that serve queues work on: redis://HOST:PORT (env WMARK_QUEUE_URL, config queue.url)');
-  addMediaOptions(command, 'the shared media store, the same as serve\'s')
+  addMediaOptions(command, "the shared media store, the same as serve's")
     .option('--concurrency <n>', 'segments rendered at once (default 1; about one per 2 cores)')
     .option('--threads <n>', 'ffmpeg threads per segment (default: the cores shared among --concurrency)')
-    .addOption(new Option('--lock-timeout <seconds>', 'seconds before a dead worker\'s task goes to another worker (default 30)').hideHelp())
+    .addOption(new Option('--lock-timeout <seconds>', "seconds before a dead worker's task goes to another worker (default 30)").hideHelp())
     .action(
       action(async (ctx, raw: Record<string, string | undefined>) => {
         // The queue as serve finds it: --queue (checked below, as BAD_QUEUE_URL), WMARK_QUEUE_URL or queue.url in the config.
         const config = await ctx.loadConfig();
         const parsed = optionsSchema.safeParse({ ...raw, queue: raw.queue ?? config.queue?.url, ...mediaFlags(raw, config) });
-        if (!parsed.success) throw validationError('BAD_FLAG', parsed.error.issues.map((i) => i.message), 'See `wmark worker --help`.');
+        if (!parsed.success)
+          throw validationError(
+            'BAD_FLAG',
+            parsed.error.issues.map((i) => i.message),
+            'See `wmark worker --help`.',
+          );
         const opts = parsed.data;
         const tools = locateTools({ ffmpeg: config.ffmpeg, ffprobe: config.ffprobe, font: config.font });
         // Loaded here, not at start: BullMQ and the AWS SDK are slow to load, and every other command would pay for it.

@@ -14,7 +14,19 @@ import { explainStretches } from './explain-stretches.js';
 import { ALIGN_RATE, binFeatures, buildIndex, castVotes, clearVotes, fingerprints, votePeaks, voteTable, windowProbes } from './fingerprint-votes.js';
 import { clipFeatures } from './stretch-search.js';
 import { sameStory, type TimeMap, type TimePiece } from './time-map.js';
-import { binSimilarity, mappedPearson, refine, SCALE_MAX, SCALE_MIN, SCALE_STEP, UNIT_SCALE_SLACK, unitScaleFit, WINDOW_BINS, WINDOW_MIN_R, type WindowFit } from './window-fit.js';
+import {
+  binSimilarity,
+  mappedPearson,
+  refine,
+  SCALE_MAX,
+  SCALE_MIN,
+  SCALE_STEP,
+  UNIT_SCALE_SLACK,
+  unitScaleFit,
+  WINDOW_BINS,
+  WINDOW_MIN_R,
+  type WindowFit,
+} from './window-fit.js';
 
 export { ALIGN_RATE, binFeatures, fingerprints } from './fingerprint-votes.js';
 export { mapTime, pieceAt, type TimeMap, type TimePiece } from './time-map.js';
@@ -53,7 +65,8 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
   for (let s = SCALE_MIN; s <= SCALE_MAX + 1e-9; s += SCALE_STEP) scales.push(Number(s.toFixed(4)));
 
   const fits: WindowFit[] = [];
-  let votesCast = 0, windows = 0;
+  let votesCast = 0,
+    windows = 0;
   const votes = voteTable(oBins, scales.length);
   const lastStart = Math.max(0, lBins - WINDOW_BINS);
   for (let i0 = 0; ; i0 = Math.min(i0 + HOP_BINS, lastStart)) {
@@ -65,7 +78,8 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
     const scored = votePeaks(votes);
     let best: WindowFit | undefined;
     for (const cand of scored.slice(0, 3)) {
-      const jc = Math.floor(cand.key / 64), si = cand.key - jc * 64;
+      const jc = Math.floor(cand.key / 64),
+        si = cand.key - jc * 64;
       const s = scales[si]!;
       // t_o = s * t_l + off at the window centre: (jc + 0.5) / R = s * (ic + 0.5) / R + off.
       const off = (jc + 0.5 - s * (ic + 0.5)) / ALIGN_RATE;
@@ -87,7 +101,11 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
     const centre = (f.i0 + f.i1) / 2 / ALIGN_RATE;
     const g = groups.find((grp) => {
       const last = grp[grp.length - 1]!;
-      return Math.abs(last.scale - f.scale) < 0.015 && Math.abs(last.scale * centre + last.offset - (f.scale * centre + f.offset)) < 0.25 && f.i0 <= last.i1 + WINDOW_BINS * 4;
+      return (
+        Math.abs(last.scale - f.scale) < 0.015 &&
+        Math.abs(last.scale * centre + last.offset - (f.scale * centre + f.offset)) < 0.25 &&
+        f.i0 <= last.i1 + WINDOW_BINS * 4
+      );
     });
     if (g) g.push(f);
     else groups.push([f]);
@@ -97,11 +115,17 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
     // One window alone (8 s) is trusted only when the leak has no more, or when it fits very well.
     if (g.length === 1 && fits.length > 1 && g[0]!.r < 0.75) continue;
     // Least squares over the windows' centres, then a fine search over the whole piece.
-    let sx = 0, sy = 0, sxx = 0, sxy = 0;
+    let sx = 0,
+      sy = 0,
+      sxx = 0,
+      sxy = 0;
     for (const f of g) {
       const x = (f.i0 + f.i1) / 2 / ALIGN_RATE;
       const y = f.scale * x + f.offset;
-      sx += x; sy += y; sxx += x * x; sxy += x * y;
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
     }
     const n = g.length;
     const varx = sxx - (sx * sx) / n;
@@ -130,10 +154,13 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
   pieces.sort((a, b) => a.firstCentre - b.firstCentre);
   // Cuts: between consecutive pieces, the bin that best separates "looks like A" from "looks like B".
   for (let p = 0; p + 1 < pieces.length; p++) {
-    const A = pieces[p]!, B = pieces[p + 1]!;
+    const A = pieces[p]!,
+      B = pieces[p + 1]!;
     const lo = Math.floor(Math.min(A.lastCentre, B.firstCentre));
     const hi = Math.ceil(Math.max(A.lastCentre, B.firstCentre));
-    let best = lo, acc = 0, bestAcc = -Infinity;
+    let best = lo,
+      acc = 0,
+      bestAcc = -Infinity;
     // acc(c) = sum_{b<c} simA - sum_{b<c} simB (+ const): maximise over c.
     for (let c = lo; c <= hi; c++) {
       if (acc > bestAcc) {
@@ -160,8 +187,11 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
   // A piece shorter than one window between two that agree with each other is a mis-vote inside one excerpt when
   // their mapping fits its stretch nearly as well as its own (it would otherwise cut a straight copy in three).
   for (let p = 1; p + 1 < pieces.length; ) {
-    const A = pieces[p - 1]!, M = pieces[p]!, B = pieces[p + 1]!;
-    const i0 = Math.round(M.leakStart * ALIGN_RATE), i1 = Math.round(M.leakEnd * ALIGN_RATE);
+    const A = pieces[p - 1]!,
+      M = pieces[p]!,
+      B = pieces[p + 1]!;
+    const i0 = Math.round(M.leakStart * ALIGN_RATE),
+      i1 = Math.round(M.leakEnd * ALIGN_RATE);
     if (M.leakEnd - M.leakStart < WINDOW_BINS / ALIGN_RATE && sameStory(A, B, M.leakStart)) {
       const own = mappedPearson(l, o, oBins, i0, i1, M.scale, M.offset).r;
       const theirs = mappedPearson(l, o, oBins, i0, i1, A.scale, A.offset).r;
@@ -176,10 +206,12 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
   // Neighbours that tell the same story (same speed, same original time at their cut) are one piece: windows that
   // voted a little apart split them, the 1x fit above brought them back together.
   for (let p = 0; p + 1 < pieces.length; ) {
-    const A = pieces[p]!, B = pieces[p + 1]!;
+    const A = pieces[p]!,
+      B = pieces[p + 1]!;
     const cut = A.leakEnd;
     if (sameStory(A, B, cut)) {
-      const la = A.leakEnd - A.leakStart, lb = B.leakEnd - B.leakStart;
+      const la = A.leakEnd - A.leakStart,
+        lb = B.leakEnd - B.leakStart;
       const keep = la >= lb ? A : B;
       pieces.splice(p, 2, {
         ...keep,
@@ -198,13 +230,19 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
     pieces[pieces.length - 1]!.leakEnd = lBins / ALIGN_RATE + 1;
   }
   pieces = pieces.filter((p) => p.leakEnd > p.leakStart);
-  const found = explainStretches({ l: clipFeatures(l), o: clipFeatures(o), oBins, lBins, moving: Int32Array.from(lf.hash, (h) => (h >= 0 ? 1 : 0)), scales, votes }, pieces, stats);
+  const found = explainStretches(
+    { l: clipFeatures(l), o: clipFeatures(o), oBins, lBins, moving: Int32Array.from(lf.hash, (h) => (h >= 0 ? 1 : 0)), scales, votes },
+    pieces,
+    stats,
+  );
   // Keep only the part of each piece that maps inside the original.
   return {
-    pieces: found.map((p) => {
-      const lo = Math.max(p.leakStart, (0 - p.offset) / p.scale);
-      const hi = Math.min(p.leakEnd, (oEnd + 0.5 - p.offset) / p.scale);
-      return { leakStart: lo, leakEnd: hi, scale: p.scale, offset: p.offset, score: p.score };
-    }).filter((p) => p.leakEnd > p.leakStart),
+    pieces: found
+      .map((p) => {
+        const lo = Math.max(p.leakStart, (0 - p.offset) / p.scale);
+        const hi = Math.min(p.leakEnd, (oEnd + 0.5 - p.offset) / p.scale);
+        return { leakStart: lo, leakEnd: hi, scale: p.scale, offset: p.offset, score: p.score };
+      })
+      .filter((p) => p.leakEnd > p.leakStart),
   };
 }

@@ -63,7 +63,8 @@ export function registeredSignature(leak: LeakFrames, frameCount: number, warp: 
 }
 
 const sameMap = (a: TimeMap, b: TimeMap) =>
-  a.pieces.length === b.pieces.length && a.pieces.every((p, i) => {
+  a.pieces.length === b.pieces.length &&
+  a.pieces.every((p, i) => {
     const q = b.pieces[i]!;
     return Math.abs(p.leakStart - q.leakStart) < 0.05 && Math.abs(p.leakEnd - q.leakEnd) < 0.05 && p.scale === q.scale && Math.abs(p.offset - q.offset) < 0.005;
   });
@@ -71,12 +72,13 @@ const sameMap = (a: TimeMap, b: TimeMap) =>
 /** Up to `groups` pairs (original mean, leak mean) over consecutive aligned stretches of the leak. */
 export function meanPairs(sidecar: Sidecar, leak: LeakFrames, map: TimeMap, groups = 6): ImagePair[] {
   const n = leak.width * leak.height;
-  if (sidecar.width !== leak.width || sidecar.height !== leak.height) throw new Error('leak frames must be at the sidecar\'s size');
+  if (sidecar.width !== leak.width || sidecar.height !== leak.height) throw new Error("leak frames must be at the sidecar's size");
   const mapped: { i: number; slot: number }[] = [];
   for (let i = 0; i < leak.times.length; i++) {
     const t = mapTime(map, leak.times[i]!);
     if (Number.isNaN(t)) continue;
-    let lo = 0, hi = sidecar.slotStarts.length - 1;
+    let lo = 0,
+      hi = sidecar.slotStarts.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
       if (sidecar.slotStarts[mid]! <= t) lo = mid;
@@ -130,10 +132,11 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
   if (pairs.length) {
     // The best crop of the overall mean picture first (a wide, cheap search), then the projective + lens refinement.
     const all = { original: new Float32Array(pairs[0]!.original.length), leak: new Float32Array(pairs[0]!.leak.length) };
-    for (const p of pairs) for (let q = 0; q < all.leak.length; q++) {
-      all.original[q]! += p.original[q]! / pairs.length;
-      all.leak[q]! += p.leak[q]! / pairs.length;
-    }
+    for (const p of pairs)
+      for (let q = 0; q < all.leak.length; q++) {
+        all.original[q]! += p.original[q]! / pairs.length;
+        all.leak[q]! += p.leak[q]! / pairs.length;
+      }
     const crop = registerGeometry(all.original, all.leak, leak.width, leak.height);
     const fine = registerWarp(pairs, leak.width, leak.height, cropWarp(crop, aspect));
     warp = fine.warp;
@@ -148,7 +151,9 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
   if (pairs.length && !isPlainFrame(warp, live)) {
     const sig = registeredSignature(leak, frameTimes.length, warp, live);
     const stats2: AlignStats = { windows: 0, windowsAligned: 0, votes: 0, stretchesSearched: 0, stretchesFound: 0 };
-    const map2 = sig ? alignPieces({ originalTimes: sidecar.signatureTimes, originalSig: sidecar.signature, leakTimes: frameTimes, leakSig: sig }, stats2) : undefined;
+    const map2 = sig
+      ? alignPieces({ originalTimes: sidecar.signatureTimes, originalSig: sidecar.signature, leakTimes: frameTimes, leakSig: sig }, stats2)
+      : undefined;
     if (map2 && map2.pieces.length && !sameMap(map, map2)) {
       const before = slotContentResidual(sidecar, leak, map, warp, live);
       const after = slotContentResidual(sidecar, leak, map2, warp, live);
@@ -170,5 +175,16 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
     if (end > p.leakStart) alignedSeconds += end - p.leakStart;
   }
   void pieceAt;
-  return { map, alignStats, warp, box: warpBox(warp, aspect), registration, readings, verdict, alignedSeconds, realigned, timings: { align, register, realign, read, score } };
+  return {
+    map,
+    alignStats,
+    warp,
+    box: warpBox(warp, aspect),
+    registration,
+    readings,
+    verdict,
+    alignedSeconds,
+    realigned,
+    timings: { align, register, realign, read, score },
+  };
 }

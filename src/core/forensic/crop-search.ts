@@ -31,11 +31,20 @@ export function warp(img: Float32Array, width: number, height: number, g: Omit<G
 }
 
 function pearson(a: Float32Array, b: Float32Array): number {
-  let sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+  let sa = 0,
+    sb = 0,
+    saa = 0,
+    sbb = 0,
+    sab = 0;
   const n = a.length;
   for (let i = 0; i < n; i++) {
-    const x = a[i]!, y = b[i]!;
-    sa += x; sb += y; saa += x * x; sbb += y * y; sab += x * y;
+    const x = a[i]!,
+      y = b[i]!;
+    sa += x;
+    sb += y;
+    saa += x * x;
+    sbb += y * y;
+    sab += x * y;
   }
   const den = Math.sqrt((saa - (sa * sa) / n) * (sbb - (sb * sb) / n));
   return den > 0 ? (sab - (sa * sb) / n) / den : 0;
@@ -48,7 +57,8 @@ export function registerGeometry(original: Float32Array, leak: Float32Array, wid
   const scales = [1, 0.97, 0.94, 0.92, 0.9, 0.88, 0.85];
   for (const w of scales) {
     for (const h of scales) {
-      const stepX = 1 / width, stepY = 1 / height;
+      const stepX = 1 / width,
+        stepY = 1 / height;
       for (let x0 = 0; x0 <= 1 - w + 1e-9; x0 += stepX * 2) {
         for (let y0 = 0; y0 <= 1 - h + 1e-9; y0 += stepY * 2) {
           const score = pearson(warp(original, width, height, { x0, y0, w, h }, scratch), leak);

@@ -17,7 +17,9 @@ const SEARCH_ROUNDS = 6;
  * pieces): argmax over c of sum_{b<c} left(b) + sum_{b>=c} right(b).
  */
 function bestCut(lo: number, hi: number, left: (i: number) => number, right: (i: number) => number): number {
-  let best = lo, acc = 0, bestAcc = -Infinity;
+  let best = lo,
+    acc = 0,
+    bestAcc = -Infinity;
   for (let i = lo; i <= hi; i++) {
     if (acc > bestAcc) {
       bestAcc = acc;
@@ -45,39 +47,54 @@ export function explainStretches(c: SearchContext, pieces: TimePiece[], stats?: 
   const sim = (m: number, i: number) => binSimilarity(c.l, c.o, c.oBins, i, maps[m]!.scale, maps[m]!.offset);
   // "Nothing" resembles a bin half as well as a mapping resembles the bins it explains.
   const floor = (m: number) => {
-    let sum = 0, n = 0;
-    for (let i = 0; i < c.lBins; i++) if (owner[i] === m) { sum += sim(m, i); n++; }
+    let sum = 0,
+      n = 0;
+    for (let i = 0; i < c.lBins; i++)
+      if (owner[i] === m) {
+        sum += sim(m, i);
+        n++;
+      }
     return n ? 0.5 * (sum / n) : 0;
   };
 
   /** Moves the boundary between what owns bin `at - 1` and what owns bin `at` to where the leak changes story. */
   const recut = (at: number, reach: number) => {
     if (at <= 0 || at >= c.lBins) return;
-    const L = owner[at - 1]!, R = owner[at]!;
+    const L = owner[at - 1]!,
+      R = owner[at]!;
     if (L === R) return;
-    let lo = at, hi = at;
+    let lo = at,
+      hi = at;
     while (lo > Math.max(0, at - reach) && owner[lo - 1] === L) lo--;
     while (hi < Math.min(c.lBins, at + reach) && owner[hi] === R) hi++;
     const none = L < 0 ? floor(R) : R < 0 ? floor(L) : 0;
-    const cut = bestCut(lo, hi, (i) => (L >= 0 ? sim(L, i) : none), (i) => (R >= 0 ? sim(R, i) : none));
+    const cut = bestCut(
+      lo,
+      hi,
+      (i) => (L >= 0 ? sim(L, i) : none),
+      (i) => (R >= 0 ? sim(R, i) : none),
+    );
     for (let i = lo; i < hi; i++) owner[i] = i < cut ? L : R;
   };
   // Trying so many places and speeds finds some correlation by chance (over slow footage, at a wrong speed): a find
   // must also correlate about as well as the pieces the windows found, which such chance finds do not.
-  let span = 0, weighted = 0;
+  let span = 0,
+    weighted = 0;
   for (const p of pieces) {
     span += p.leakEnd - p.leakStart;
     weighted += p.score * (p.leakEnd - p.leakStart);
   }
   const minR = Math.max(WINDOW_MIN_R, span > 0 ? STRETCH_REL_R * (weighted / span) : 0);
-  let searched = 0, explained = 0;
+  let searched = 0,
+    explained = 0;
   const tried: [number, number][] = [];
   for (let round = 0; round < SEARCH_ROUNDS; round++) {
     let gained = false;
     for (const [r0, r1] of unexplainedRuns(c, maps, owner)) {
       const parts = Math.ceil((r1 - r0) / STRETCH_MAX_BINS);
       for (let k = 0; k < parts; k++) {
-        const a = r0 + Math.round(((r1 - r0) * k) / parts), b = r0 + Math.round(((r1 - r0) * (k + 1)) / parts);
+        const a = r0 + Math.round(((r1 - r0) * k) / parts),
+          b = r0 + Math.round(((r1 - r0) * (k + 1)) / parts);
         // The same stretch searched again would find the same; what is left of one after a find is searched anew.
         if (tried.some(([x, y]) => Math.min(y, b) - Math.max(x, a) >= 0.8 * Math.max(b - a, y - x))) continue;
         tried.push([a, b]);
@@ -97,7 +114,8 @@ export function explainStretches(c: SearchContext, pieces: TimePiece[], stats?: 
   // of one excerpt, whose slots still read. The unread stretch's edges move to where the leak stops resembling its
   // neighbours.
   for (const [a, b] of unexplainedRuns(c, maps, owner)) {
-    const L = a > 0 ? owner[a - 1]! : -1, R = b < c.lBins ? owner[b]! : -1;
+    const L = a > 0 ? owner[a - 1]! : -1,
+      R = b < c.lBins ? owner[b]! : -1;
     if (L >= 0 && R >= 0 && sameStory(maps[L]!, maps[R]!, a / ALIGN_RATE, 0.01, 1)) continue;
     owner.fill(-1, a, b);
     recut(a, WINDOW_BINS / 2);
@@ -112,9 +130,19 @@ export function explainStretches(c: SearchContext, pieces: TimePiece[], stats?: 
   for (let i = 0; i < c.lBins; ) {
     let j = i;
     while (j < c.lBins && owner[j] === owner[i]) j++;
-    if (owner[i]! < 0 && j - i < STRETCH_MIN_BINS && i > 0 && j < c.lBins && owner[i - 1]! >= 0 && owner[j]! >= 0 && sameStory(maps[owner[i - 1]!]!, maps[owner[j]!]!, i / ALIGN_RATE)) owner.fill(owner[i - 1]!, i, j);
+    if (
+      owner[i]! < 0 &&
+      j - i < STRETCH_MIN_BINS &&
+      i > 0 &&
+      j < c.lBins &&
+      owner[i - 1]! >= 0 &&
+      owner[j]! >= 0 &&
+      sameStory(maps[owner[i - 1]!]!, maps[owner[j]!]!, i / ALIGN_RATE)
+    )
+      owner.fill(owner[i - 1]!, i, j);
     else if (owner[i]! >= 0 && j - i < STRETCH_MIN_BINS) {
-      let best = -1, bestSim = -Infinity;
+      let best = -1,
+        bestSim = -Infinity;
       for (const m of new Set([owner[i]!, i > 0 ? owner[i - 1]! : -1, j < c.lBins ? owner[j]! : -1])) {
         if (m < 0) continue;
         let sum = 0;

@@ -37,7 +37,8 @@ export function fingerprints(features: Float64Array): { hash: Int32Array; weak: 
     if (Number.isNaN(row[0]!)) continue;
     const sorted = Array.from(row).sort((x, y) => x - y);
     const med = (sorted[7]! + sorted[8]!) / 2;
-    let energy = 0, h = 0;
+    let energy = 0,
+      h = 0;
     for (let c = 0; c < CELLS; c++) {
       dev[c] = row[c]! - med;
       energy += Math.abs(dev[c]!);
@@ -45,7 +46,8 @@ export function fingerprints(features: Float64Array): { hash: Int32Array; weak: 
     }
     // A still picture (less than ~0.02 levels of change per cell) says nothing about where it is.
     if (energy < 0.3) continue;
-    let w1 = 0, w2 = 1;
+    let w1 = 0,
+      w2 = 1;
     if (Math.abs(dev[w2]!) < Math.abs(dev[w1]!)) [w1, w2] = [w2, w1];
     for (let c = 2; c < CELLS; c++) {
       const a = Math.abs(dev[c]!);
@@ -94,7 +96,8 @@ export function windowProbes(fp: { hash: Int32Array; weak: Int32Array }): Probes
   fp.hash.forEach((h, i) => {
     if (h < 0) return;
     keys[i * 2] = h;
-    const w1 = fp.weak[i]! & 0xffff, w2 = fp.weak[i]! >>> 16;
+    const w1 = fp.weak[i]! & 0xffff,
+      w2 = fp.weak[i]! >>> 16;
     if (!(h & w1) !== !(h & w2)) keys[i * 2 + 1] = h ^ w1 ^ w2;
   });
   return { keys, per: 2 };
@@ -135,7 +138,8 @@ export function castVotes(probes: Probes, index: Index, scales: number[], i0: nu
     for (let q = 0; q < probes.per; q++) {
       const probe = probes.keys[i * probes.per + q]!;
       if (probe < 0) continue;
-      const from = index.starts[probe]!, to = index.starts[probe + 1]!;
+      const from = index.starts[probe]!,
+        to = index.starts[probe + 1]!;
       if (to - from > index.maxBucket) continue;
       for (let e = from; e < to; e++) {
         const j = index.entries[e]!;
@@ -160,7 +164,8 @@ export function votePeaks(votes: Votes): { key: number; v: number }[] {
   const places = counts.length / speeds;
   for (const entry of votes.touched) {
     if (counts[entry]! < 2) continue;
-    const place = Math.floor(entry / speeds), si = entry - place * speeds;
+    const place = Math.floor(entry / speeds),
+      si = entry - place * speeds;
     let sum = 0;
     for (let dp = -1; dp <= 1; dp++) {
       if (place + dp < 0 || place + dp >= places) continue;

@@ -30,7 +30,8 @@ function binSignature(times: Float64Array, sig: Float32Array, origin: number, bi
     counts[b]!++;
     for (let c = 0; c < SIGNATURE_CELLS; c++) out[b * SIGNATURE_CELLS + c]! += sig[i * SIGNATURE_CELLS + c]!;
   }
-  for (let b = 0; b < bins; b++) for (let c = 0; c < SIGNATURE_CELLS; c++) out[b * SIGNATURE_CELLS + c] = counts[b] ? out[b * SIGNATURE_CELLS + c]! / counts[b]! : NaN;
+  for (let b = 0; b < bins; b++)
+    for (let c = 0; c < SIGNATURE_CELLS; c++) out[b * SIGNATURE_CELLS + c] = counts[b] ? out[b * SIGNATURE_CELLS + c]! / counts[b]! : NaN;
   return out;
 }
 
@@ -62,7 +63,12 @@ export function alignLeak(sidecar: Pick<Sidecar, 'signatureTimes' | 'signature'>
   let best: Alignment = { offset: 0, score: -Infinity, overlapSeconds: 0 };
   const minOverlap = Math.min(lBins, 10 * SIGNATURE_RATE);
   for (let lag = -(lBins - minOverlap); lag <= oBins - minOverlap; lag++) {
-    let sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0, n = 0;
+    let sx = 0,
+      sy = 0,
+      sxx = 0,
+      syy = 0,
+      sxy = 0,
+      n = 0;
     const from = Math.max(0, -lag);
     const to = Math.min(lBins, oBins - lag);
     for (let b = from; b < to; b++) {
@@ -72,7 +78,12 @@ export function alignLeak(sidecar: Pick<Sidecar, 'signatureTimes' | 'signature'>
         const x = l[lb + c]!;
         const y = o[ob + c]!;
         if (Number.isNaN(x) || Number.isNaN(y)) continue;
-        sx += x; sy += y; sxx += x * x; syy += y * y; sxy += x * y; n++;
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        syy += y * y;
+        sxy += x * y;
+        n++;
       }
     }
     if (n < SIGNATURE_CELLS * 20) continue;

@@ -28,7 +28,8 @@ export function mapPoint(w: Warp, u: number, v: number, aspect: number): [number
   const X = u - 0.5;
   const Y = (v - 0.5) / aspect;
   const f = 1 + w.k1 * (X * X + Y * Y);
-  const xu = X * f, yu = Y * f;
+  const xu = X * f,
+    yu = Y * f;
   const h = w.h;
   const d = h[6]! * xu + h[7]! * yu + h[8]!;
   return [(h[0]! * xu + h[1]! * yu + h[2]!) / d + 0.5, ((h[3]! * xu + h[4]! * yu + h[5]!) / d) * aspect + 0.5];
@@ -36,9 +37,20 @@ export function mapPoint(w: Warp, u: number, v: number, aspect: number): [number
 
 /** The original's region the leak frame shows, as a bounding box (for reports). */
 export function warpBox(w: Warp, aspect: number): { x0: number; y0: number; w: number; h: number } {
-  const pts = [[0, 0], [1, 0], [0, 1], [1, 1], [0.5, 0], [0.5, 1], [0, 0.5], [1, 0.5]].map(([u, v]) => mapPoint(w, u!, v!, aspect));
-  const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
-  const x0 = Math.min(...xs), y0 = Math.min(...ys);
+  const pts = [
+    [0, 0],
+    [1, 0],
+    [0, 1],
+    [1, 1],
+    [0.5, 0],
+    [0.5, 1],
+    [0, 0.5],
+    [1, 0.5],
+  ].map(([u, v]) => mapPoint(w, u!, v!, aspect));
+  const xs = pts.map((p) => p[0]),
+    ys = pts.map((p) => p[1]);
+  const x0 = Math.min(...xs),
+    y0 = Math.min(...ys);
   return { x0, y0, w: Math.max(...xs) - x0, h: Math.max(...ys) - y0 };
 }
 
@@ -46,9 +58,12 @@ export function warpBox(w: Warp, aspect: number): { x0: number; y0: number; w: n
 export function sampleBilinear(img: Float32Array, width: number, height: number, x: number, y: number): number {
   const cx = Math.min(Math.max(x, 0), width - 1);
   const cy = Math.min(Math.max(y, 0), height - 1);
-  const x0 = Math.floor(cx), y0 = Math.floor(cy);
-  const x1 = Math.min(x0 + 1, width - 1), y1 = Math.min(y0 + 1, height - 1);
-  const fx = cx - x0, fy = cy - y0;
+  const x0 = Math.floor(cx),
+    y0 = Math.floor(cy);
+  const x1 = Math.min(x0 + 1, width - 1),
+    y1 = Math.min(y0 + 1, height - 1);
+  const fx = cx - x0,
+    fy = cy - y0;
   return (img[y0 * width + x0]! * (1 - fx) + img[y0 * width + x1]! * fx) * (1 - fy) + (img[y1 * width + x0]! * (1 - fx) + img[y1 * width + x1]! * fx) * fy;
 }
 
@@ -56,7 +71,16 @@ export function sampleBilinear(img: Float32Array, width: number, height: number,
  * The original picture `img` (iw x ih) as the leak (ow x oh) shows it: for each leak pixel, the original sampled
  * where the warp maps it. `mask` (optional) gets 1 where that point lies inside the original frame, else 0.
  */
-export function warpImage(img: Float32Array, iw: number, ih: number, w: Warp, ow: number, oh: number, out = new Float32Array(ow * oh), mask?: Uint8Array): Float32Array {
+export function warpImage(
+  img: Float32Array,
+  iw: number,
+  ih: number,
+  w: Warp,
+  ow: number,
+  oh: number,
+  out = new Float32Array(ow * oh),
+  mask?: Uint8Array,
+): Float32Array {
   const aspect = ow / oh;
   for (let y = 0; y < oh; y++) {
     const v = (y + 0.5) / oh;
@@ -71,11 +95,22 @@ export function warpImage(img: Float32Array, iw: number, ih: number, w: Warp, ow
 
 /** Pearson correlation over the pixels where mask is set (all when no mask). */
 export function maskedPearson(a: Float32Array, b: Float32Array, mask?: Uint8Array): number {
-  let n = 0, sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+  let n = 0,
+    sa = 0,
+    sb = 0,
+    saa = 0,
+    sbb = 0,
+    sab = 0;
   for (let i = 0; i < a.length; i++) {
     if (mask && !mask[i]) continue;
-    const x = a[i]!, y = b[i]!;
-    n++; sa += x; sb += y; saa += x * x; sbb += y * y; sab += x * y;
+    const x = a[i]!,
+      y = b[i]!;
+    n++;
+    sa += x;
+    sb += y;
+    saa += x * x;
+    sbb += y * y;
+    sab += x * y;
   }
   if (n < 16) return 0;
   const den = Math.sqrt((saa - (sa * sa) / n) * (sbb - (sb * sb) / n));
@@ -89,7 +124,8 @@ export function smooth(img: Float32Array, width: number, height: number): Float3
     const out = new Float32Array(width * height);
     for (let y = 0; y < height; y++) {
       for (let x = 0; x < width; x++) {
-        let s = 0, c = 0;
+        let s = 0,
+          c = 0;
         for (let dy = -1; dy <= 1; dy++) {
           const yy = y + dy;
           if (yy < 0 || yy >= height) continue;
@@ -179,8 +215,13 @@ export function liveMask(pairs: ImagePair[], width: number, height: number, w: W
   const res = new Float32Array(n);
   for (const pair of pairs) {
     warpImage(pair.original, width, height, w, width, height, img, mask);
-    let cnt = 0, mu = 0;
-    for (let q = 0; q < n; q++) if (mask[q]) { cnt++; mu += img[q]!; }
+    let cnt = 0,
+      mu = 0;
+    for (let q = 0; q < n; q++)
+      if (mask[q]) {
+        cnt++;
+        mu += img[q]!;
+      }
     if (cnt < 16) return new Uint8Array(n).fill(1);
     mu /= cnt;
     let v = 0;
@@ -188,7 +229,11 @@ export function liveMask(pairs: ImagePair[], width: number, height: number, w: W
     const sd = Math.sqrt(v / cnt) || 1;
     let use = (q: number) => mask[q] === 1;
     for (let pass = 0; pass < 2; pass++) {
-      const A = [[0, 0, 0], [0, 0, 0], [0, 0, 0]];
+      const A = [
+        [0, 0, 0],
+        [0, 0, 0],
+        [0, 0, 0],
+      ];
       const b = [0, 0, 0];
       for (let q = 0; q < n; q++) {
         if (!use(q)) continue;
@@ -222,7 +267,12 @@ export function liveMask(pairs: ImagePair[], width: number, height: number, w: W
   const typical = rms.filter((_, q) => inside[q]).sort();
   if (!typical.length) return new Uint8Array(n).fill(1);
   const limit = Math.max(DEAD_RESIDUAL_FACTOR * typical[typical.length >> 1]!, DEAD_RESIDUAL_FLOOR);
-  return erodeMask(Uint8Array.from(rms, (v) => (v > limit ? 0 : 1)), width, height, 1);
+  return erodeMask(
+    Uint8Array.from(rms, (v) => (v > limit ? 0 : 1)),
+    width,
+    height,
+    1,
+  );
 }
 
 /**
@@ -242,11 +292,20 @@ export function refineWarp(pairs: ImagePair[], width: number, height: number, st
     pairs.forEach((pair, i) => {
       warpImage(pair.original, width, height, w, width, height, img, mask);
       if (live) for (let q = 0; q < n; q++) mask[q]! &= live[q]!;
-      let c = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+      let c = 0,
+        sx = 0,
+        sy = 0,
+        sxx = 0,
+        sxy = 0;
       for (let q = 0; q < n; q++) {
         if (!mask[q]) continue;
-        const x = img[q]!, y = pair.leak[q]!;
-        c++; sx += x; sy += y; sxx += x * x; sxy += x * y;
+        const x = img[q]!,
+          y = pair.leak[q]!;
+        c++;
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
       }
       const varx = sxx - (sx * sx) / Math.max(1, c);
       const a = varx > 1e-9 ? (sxy - (sx * sy) / c) / varx : 0;
@@ -276,7 +335,8 @@ export function refineWarp(pairs: ImagePair[], width: number, height: number, st
     for (let a = 0; a < m; a++) {
       for (let b = a; b < m; b++) {
         let s = 0;
-        const ja = J[a]!, jb = J[b]!;
+        const ja = J[a]!,
+          jb = J[b]!;
         for (let k = 0; k < ja.length; k++) s += ja[k]! * jb[k]!;
         JtJ[a]![b] = s;
         JtJ[b]![a] = s;
@@ -289,7 +349,10 @@ export function refineWarp(pairs: ImagePair[], width: number, height: number, st
     let improved = false;
     for (let tries = 0; tries < 6 && !improved; tries++) {
       const A = JtJ.map((row, i) => row.map((v, j) => (i === j ? v * (1 + lambda) + 1e-9 : v)));
-      const step = solveLinear(A, Jtr.map((v) => -v));
+      const step = solveLinear(
+        A,
+        Jtr.map((v) => -v),
+      );
       if (!step) break;
       const q = [...p];
       free.forEach((i, j) => (q[i]! += step[j]!));
@@ -314,7 +377,12 @@ export function refineWarp(pairs: ImagePair[], width: number, height: number, st
  * border) would otherwise pull the fit and, far worse, every slot's reading: a residual of 100 levels on a few hundred
  * pixels outweighs a mark of 1.25.
  */
-export function registerWarp(pairs: ImagePair[], width: number, height: number, start: Warp): { warp: Warp; score: number; startScore: number; live: Uint8Array } {
+export function registerWarp(
+  pairs: ImagePair[],
+  width: number,
+  height: number,
+  start: Warp,
+): { warp: Warp; score: number; startScore: number; live: Uint8Array } {
   // Coarse to fine: blurred pictures first (a wider basin), then the pictures themselves; the lens term last.
   const blurred = pairs.map((p) => ({ original: smooth(p.original, width, height), leak: smooth(p.leak, width, height) }));
   let w = refineWarp(blurred, width, height, start, 15, [8]);

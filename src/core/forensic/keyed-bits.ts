@@ -13,7 +13,10 @@ export function forensicKey(secret: Buffer): Buffer {
 function expand(seed: Buffer, bits: number): Uint8Array {
   const out = new Uint8Array(bits);
   for (let block = 0; block * 256 < bits; block++) {
-    const digest = createHash('sha256').update(seed).update(Uint8Array.of(block >>> 8, block & 255)).digest();
+    const digest = createHash('sha256')
+      .update(seed)
+      .update(Uint8Array.of(block >>> 8, block & 255))
+      .digest();
     for (let i = 0; i < 256 && block * 256 + i < bits; i++) out[block * 256 + i] = (digest[i >>> 3]! >>> (7 - (i & 7))) & 1;
   }
   return out;
@@ -56,7 +59,10 @@ export function packedCodebook(key: Buffer, videoId: string, bits: number, paylo
   for (let u = 0; u < payloads; u++) {
     const seed = createHmac('sha256', key).update(`code|${videoId}|${u}`).digest();
     for (let block = 0; block * 32 < stride; block++) {
-      const digest = createHash('sha256').update(seed).update(Uint8Array.of(block >>> 8, block & 255)).digest();
+      const digest = createHash('sha256')
+        .update(seed)
+        .update(Uint8Array.of(block >>> 8, block & 255))
+        .digest();
       bytes.set(digest.subarray(0, Math.min(32, stride - block * 32)), u * stride + block * 32);
     }
   }

@@ -64,7 +64,17 @@ export function meanSd(scores: Float64Array): { mean: number; sd: number } {
 export function erfc(x: number): number {
   const z = Math.abs(x);
   const t = 1 / (1 + 0.5 * z);
-  const r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  const r =
+    t *
+    Math.exp(
+      -z * z -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
   return x >= 0 ? r : 2 - r;
 }
 
@@ -114,7 +124,8 @@ export interface Verdict {
 export function pairThreshold(threshold: number, payloads: number): number {
   const target = payloads * normalTail(threshold);
   const pairs = (payloads * (payloads - 1)) / 2;
-  let lo = threshold, hi = threshold + 10;
+  let lo = threshold,
+    hi = threshold + 10;
   for (let i = 0; i < 60; i++) {
     const mid = (lo + hi) / 2;
     if (pairs * normalTail(mid) > target) lo = mid;
@@ -126,11 +137,13 @@ export function pairThreshold(threshold: number, payloads: number): number {
 /** Least squares: the readings minus their projection on the accused payloads' codewords (over the bits read). */
 function residual(values: Float64Array, bits: ArrayLike<number>, codes: Int8Array[]): Float64Array {
   const k = codes.length;
-  const A = Array.from({ length: k }, (_, a) => Array.from({ length: k }, (_, b) => {
-    let s = 0;
-    for (let i = 0; i < values.length; i++) s += codes[a]![i]! * codes[b]![i]!;
-    return s;
-  }));
+  const A = Array.from({ length: k }, (_, a) =>
+    Array.from({ length: k }, (_, b) => {
+      let s = 0;
+      for (let i = 0; i < values.length; i++) s += codes[a]![i]! * codes[b]![i]!;
+      return s;
+    }),
+  );
   const rhs = Array.from({ length: k }, (_, a) => {
     let s = 0;
     for (let i = 0; i < values.length; i++) s += codes[a]![i]! * values[i]!;
@@ -144,12 +157,19 @@ function residual(values: Float64Array, bits: ArrayLike<number>, codes: Int8Arra
 }
 
 /** The pair of top candidates whose averaged codewords best explain the readings (z of the pair, ~N(0,1) by chance). */
-function bestPair(candidates: Candidate[], bits: ArrayLike<number>, values: Float64Array, book: PackedCodebook, norm: number): { a: number; b: number; z: number; za: number; zb: number } | undefined {
+function bestPair(
+  candidates: Candidate[],
+  bits: ArrayLike<number>,
+  values: Float64Array,
+  book: PackedCodebook,
+  norm: number,
+): { a: number; b: number; z: number; za: number; zb: number } | undefined {
   let best: { a: number; b: number; z: number; za: number; zb: number } | undefined;
   const codes = candidates.map((c) => codeOf(book, c.payload, bits));
   for (let i = 0; i < candidates.length; i++) {
     for (let j = i + 1; j < candidates.length; j++) {
-      let dot = 0, nn = 0;
+      let dot = 0,
+        nn = 0;
       for (let k = 0; k < values.length; k++) {
         const p = (codes[i]![k]! + codes[j]![k]!) / 2;
         dot += values[k]! * p;
@@ -176,7 +196,11 @@ function codeOf(book: PackedCodebook, payload: number, bits: ArrayLike<number>):
  * The verdict on a leak's readings: stage by stage, the best payload not yet accused is accused when its z reaches
  * the threshold; its codeword is then projected out and the rest scored again (see the file comment).
  */
-export function scorePayloads(readings: SegmentReading[], book: PackedCodebook, options: { threshold?: number; maxAccused?: number; top?: number; payloads?: number } = {}): Verdict {
+export function scorePayloads(
+  readings: SegmentReading[],
+  book: PackedCodebook,
+  options: { threshold?: number; maxAccused?: number; top?: number; payloads?: number } = {},
+): Verdict {
   const threshold = options.threshold ?? Z_THRESHOLD;
   const maxAccused = options.maxAccused ?? MAX_ACCUSED;
   const top = options.top ?? 20;
@@ -200,7 +224,8 @@ export function scorePayloads(readings: SegmentReading[], book: PackedCodebook, 
     if (!(norm > 1e-9)) break;
     const scores = scoreBook(bits, current, book, payloads);
     const { mean, sd } = meanSd(scores);
-    let best = -1, second = -1;
+    let best = -1,
+      second = -1;
     for (let u = 0; u < payloads; u++) {
       if (verdict.accused.includes(u)) continue;
       if (best < 0 || scores[u]! > scores[best]!) {
@@ -213,7 +238,9 @@ export function scorePayloads(readings: SegmentReading[], book: PackedCodebook, 
     const t = scores[best]! / norm;
     const fa = falseAccusation(t, z, payloads - verdict.accused.length);
     if (stage === 0) {
-      const order = Array.from({ length: payloads }, (_, u) => u).sort((a, b) => scores[b]! - scores[a]!).slice(0, top);
+      const order = Array.from({ length: payloads }, (_, u) => u)
+        .sort((a, b) => scores[b]! - scores[a]!)
+        .slice(0, top);
       verdict.candidates = order.map((u) => ({ payload: u, z: (scores[u]! - mean) / sd }));
       verdict.best = { payload: best, z, rank: 1, gap };
       verdict.falseAccusation = { bound: fa.bound, estimate: fa.estimate };
@@ -229,7 +256,8 @@ export function scorePayloads(readings: SegmentReading[], book: PackedCodebook, 
       if (pair && pair.z >= pairThreshold(threshold, payloads) && pair.z > z + 1 && Math.min(pair.za, pair.zb) >= 4.5) {
         // Multiplicity: every pair of payloads (the search looks at a subset, so this over-counts).
         const pairs = (payloads * (payloads - 1)) / 2;
-        const est = Math.min(1, pairs * normalTail(pair.z)), bound = Math.min(1, pairs * Math.exp(-(pair.z * pair.z) / 2));
+        const est = Math.min(1, pairs * normalTail(pair.z)),
+          bound = Math.min(1, pairs * Math.exp(-(pair.z * pair.z) / 2));
         verdict.stages[0] = { payload: pair.a, z: pair.z, t, accused: true, falseAccusationBound: bound, falseAccusationEstimate: est, gap };
         verdict.stages.push({ payload: pair.b, z: pair.z, t: pair.z, accused: true, falseAccusationBound: 0, falseAccusationEstimate: 0, gap: 0 });
         verdict.accused.push(pair.a, pair.b);
@@ -246,8 +274,14 @@ export function scorePayloads(readings: SegmentReading[], book: PackedCodebook, 
   const accusing = verdict.stages.filter((s) => s.accused);
   if (accusing.length) {
     verdict.falseAccusation = {
-      bound: Math.min(1, accusing.reduce((a, s) => a + s.falseAccusationBound, 0)),
-      estimate: Math.min(1, accusing.reduce((a, s) => a + s.falseAccusationEstimate, 0)),
+      bound: Math.min(
+        1,
+        accusing.reduce((a, s) => a + s.falseAccusationBound, 0),
+      ),
+      estimate: Math.min(
+        1,
+        accusing.reduce((a, s) => a + s.falseAccusationEstimate, 0),
+      ),
     };
   }
   if (verdict.accused.length >= 2) {

@@ -91,8 +91,13 @@ export function encodeSidecar(s: Sidecar): Buffer {
 
 /** Writes the v1 format (one slot per segment, diff at the mean's size): what ingest wrote before v2; kept for tests of old videos. */
 export function encodeSidecarV1(s: Sidecar): Buffer {
-  if (s.slotStarts.length !== s.segmentStarts.length || s.diffWidth !== s.width || s.diffHeight !== s.height) throw new Error('a v1 sidecar has one slot per segment and diff at the mean\'s size');
-  return frame(MAGIC_V1, { width: s.width, height: s.height, fps: s.fps, segmentStarts: s.segmentStarts, segmentDurations: s.segmentDurations, frames: s.signatureTimes.length }, body(s));
+  if (s.slotStarts.length !== s.segmentStarts.length || s.diffWidth !== s.width || s.diffHeight !== s.height)
+    throw new Error("a v1 sidecar has one slot per segment and diff at the mean's size");
+  return frame(
+    MAGIC_V1,
+    { width: s.width, height: s.height, fps: s.fps, segmentStarts: s.segmentStarts, segmentDurations: s.segmentDurations, frames: s.signatureTimes.length },
+    body(s),
+  );
 }
 
 export function decodeSidecar(data: Buffer): Sidecar {
@@ -101,7 +106,14 @@ export function decodeSidecar(data: Buffer): Sidecar {
   if (magic !== MAGIC_V1 && magic !== MAGIC_V2) throw new Error('not a wmark forensic sidecar');
   const headerLength = raw.readUInt32LE(magic.length);
   let at = magic.length + 4;
-  const parsed = JSON.parse(raw.subarray(at, at + headerLength).toString()) as Partial<HeaderV2> & { width: number; height: number; fps: number; segmentStarts: number[]; segmentDurations: number[]; frames: number };
+  const parsed = JSON.parse(raw.subarray(at, at + headerLength).toString()) as Partial<HeaderV2> & {
+    width: number;
+    height: number;
+    fps: number;
+    segmentStarts: number[];
+    segmentDurations: number[];
+    frames: number;
+  };
   at += headerLength;
   // v1: every segment is one slot, and the diff has the mean's size.
   const header: HeaderV2 = {

@@ -17,7 +17,8 @@ function medianStep(times: Float64Array): number {
 
 /** Index of the slot whose interval holds original time t (binary search), or -1. */
 function slotAt(starts: number[], durations: number[], t: number): number {
-  let lo = 0, hi = starts.length - 1;
+  let lo = 0,
+    hi = starts.length - 1;
   if (hi < 0 || t < starts[0]!) return -1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
@@ -63,7 +64,8 @@ function eachSlot(
     const t1 = t0 + Math.max(span, 1e-6) - 1e-6;
     const p = pieceAt(map, t0);
     if (p < 0 || pieceAt(map, t1) !== p) continue;
-    const o0 = mapTime(map, t0), o1 = mapTime(map, t1 + (leak.spans ? 0 : 1e-6));
+    const o0 = mapTime(map, t0),
+      o1 = mapTime(map, t1 + (leak.spans ? 0 : 1e-6));
     const k = slotAt(sidecar.slotStarts, sidecar.slotDurations, o0);
     if (k < 0) continue;
     const start = sidecar.slotStarts[k]! + marginSeconds;
@@ -72,7 +74,9 @@ function eachSlot(
     slotOf[i] = k;
     covered[k]! += leak.spans ? o1 - o0 : map.pieces[p]!.scale * step;
   }
-  const order = Array.from({ length: entries }, (_, i) => i).filter((i) => slotOf[i]! >= 0).sort((a, b) => slotOf[a]! - slotOf[b]! || a - b);
+  const order = Array.from({ length: entries }, (_, i) => i)
+    .filter((i) => slotOf[i]! >= 0)
+    .sort((a, b) => slotOf[a]! - slotOf[b]! || a - b);
   const sum = new Float64Array(n);
   const leakMean = new Float32Array(n);
   const mask = new Uint8Array(n);
@@ -94,14 +98,30 @@ function eachSlot(
     for (let p = 0; p < n; p++) leakMean[p] = sum[p]! / frames / 256;
     const { width, height, diffWidth, diffHeight } = sidecar;
     const m = toLeakSize(sidecar.mean.subarray(k * width * height, (k + 1) * width * height), width, height, warp, leak.width, leak.height, mask);
-    const d = toLeakSize(sidecar.diff.subarray(k * diffWidth * diffHeight, (k + 1) * diffWidth * diffHeight), diffWidth, diffHeight, warp, leak.width, leak.height, dmask);
+    const d = toLeakSize(
+      sidecar.diff.subarray(k * diffWidth * diffHeight, (k + 1) * diffWidth * diffHeight),
+      diffWidth,
+      diffHeight,
+      warp,
+      leak.width,
+      leak.height,
+      dmask,
+    );
     if (live) for (let p = 0; p < n; p++) mask[p]! &= live[p]!;
     visit(k, leakMean, m, d, mask, frames);
   }
 }
 
 /** One soft bit per code slot covered by the leak (see eachSlot): `fitSlot` of its mean against the sidecar's. */
-export function readSlots(sidecar: Sidecar, leak: LeakFrames, map: TimeMap, warp: Warp, marginSeconds = 0.15, minSeconds = 1, live?: Uint8Array): SegmentReading[] {
+export function readSlots(
+  sidecar: Sidecar,
+  leak: LeakFrames,
+  map: TimeMap,
+  warp: Warp,
+  marginSeconds = 0.15,
+  minSeconds = 1,
+  live?: Uint8Array,
+): SegmentReading[] {
   const readings: SegmentReading[] = [];
   eachSlot(sidecar, leak, map, warp, marginSeconds, minSeconds, live, (k, leakMean, m, d, mask, frames) => {
     const value = fitSlot(m, d, leakMean, mask);
@@ -117,16 +137,26 @@ export function readSlots(sidecar: Sidecar, leak: LeakFrames, map: TimeMap, warp
  * neighbouring pictures and fits worse.
  */
 export function slotContentResidual(sidecar: Sidecar, leak: LeakFrames, map: TimeMap, warp: Warp, live?: Uint8Array): { slots: number; residual: number } {
-  let slots = 0, total = 0;
+  let slots = 0,
+    total = 0;
   eachSlot(sidecar, leak, map, warp, 0.15, 1, live, (_k, leakMean, m, _d, mask) => {
-    let cnt = 0, mu = 0;
-    for (let p = 0; p < m.length; p++) if (mask[p]) { cnt++; mu += m[p]!; }
+    let cnt = 0,
+      mu = 0;
+    for (let p = 0; p < m.length; p++)
+      if (mask[p]) {
+        cnt++;
+        mu += m[p]!;
+      }
     if (cnt < 16) return;
     mu /= cnt;
     let v = 0;
     for (let p = 0; p < m.length; p++) if (mask[p]) v += (m[p]! - mu) ** 2;
     const sd = Math.sqrt(v / cnt) || 1;
-    const A = [[0, 0, 0], [0, 0, 0], [0, 0, 0]];
+    const A = [
+      [0, 0, 0],
+      [0, 0, 0],
+      [0, 0, 0],
+    ];
     const b = [0, 0, 0];
     for (let p = 0; p < m.length; p++) {
       if (!mask[p]) continue;
@@ -152,7 +182,13 @@ export function slotContentResidual(sidecar: Sidecar, leak: LeakFrames, map: Tim
 }
 
 /** readSlots with one offset and a crop (the v1 detector's interface, kept for its tests and callers). */
-export function readSegments(sidecar: Sidecar, leak: LeakFrames, alignment: Alignment, geometry: Omit<Geometry, 'score'>, marginSeconds = 0.15): SegmentReading[] {
+export function readSegments(
+  sidecar: Sidecar,
+  leak: LeakFrames,
+  alignment: Alignment,
+  geometry: Omit<Geometry, 'score'>,
+  marginSeconds = 0.15,
+): SegmentReading[] {
   const map: TimeMap = { pieces: [{ leakStart: -Infinity, leakEnd: Infinity, scale: 1, offset: alignment.offset, score: alignment.score }] };
   const aspect = leak.width / leak.height;
   const warp: Warp = { h: [geometry.w, 0, geometry.x0 + geometry.w / 2 - 0.5, 0, geometry.h, (geometry.y0 + geometry.h / 2 - 0.5) / aspect, 0, 0, 1], k1: 0 };
@@ -166,10 +202,18 @@ export function readSegments(sidecar: Sidecar, leak: LeakFrames, alignment: Alig
  */
 export function fitSlot(m: Float32Array, d: Float32Array, leak: Float32Array, mask?: Uint8Array): number | undefined {
   const n = m.length;
-  let cnt = 0, sm = 0, smm = 0, sd = 0, sdd = 0;
+  let cnt = 0,
+    sm = 0,
+    smm = 0,
+    sd = 0,
+    sdd = 0;
   for (let p = 0; p < n; p++) {
     if (mask && !mask[p]) continue;
-    cnt++; sm += m[p]!; smm += m[p]! * m[p]!; sd += d[p]!; sdd += d[p]! * d[p]!;
+    cnt++;
+    sm += m[p]!;
+    smm += m[p]! * m[p]!;
+    sd += d[p]!;
+    sdd += d[p]! * d[p]!;
   }
   if (cnt < 16) return undefined;
   const mu = sm / cnt;
@@ -182,7 +226,12 @@ export function fitSlot(m: Float32Array, d: Float32Array, leak: Float32Array, ma
     // Pass 1: columns [1, x, x^2, d] with x = standardised m; pass 2: the mark column weighted by the fitted slope f'(m).
     let slope: (p: number) => number = () => 1;
     for (let pass = 0; pass < 2; pass++) {
-      const A = [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]];
+      const A = [
+        [0, 0, 0, 0],
+        [0, 0, 0, 0],
+        [0, 0, 0, 0],
+        [0, 0, 0, 0],
+      ];
       const rhs = [0, 0, 0, 0];
       for (let p = 0; p < n; p++) {
         if (mask && !mask[p]) continue;
@@ -210,7 +259,8 @@ export function fitSlot(m: Float32Array, d: Float32Array, leak: Float32Array, ma
     }
   }
   // Flat picture (or an implausible curve): leak - m = o + s*d, fitted for o and s.
-  let sr = 0, srd = 0;
+  let sr = 0,
+    srd = 0;
   for (let p = 0; p < n; p++) {
     if (mask && !mask[p]) continue;
     const r = leak[p]! - m[p]!;

@@ -65,7 +65,8 @@ function lagFeatures(f: Float64Array, lag: number): Float64Array {
   const bins = f.length / CELLS;
   const out = new Float64Array(f.length).fill(NaN);
   for (let c = 0; c < CELLS; c++) {
-    let sum = 0, missing = 0;
+    let sum = 0,
+      missing = 0;
     for (let b = 0; b < bins; b++) {
       const x = f[b * CELLS + c]!;
       if (Number.isNaN(x)) missing++;
@@ -96,7 +97,10 @@ function swapProbes(features: Float64Array): Probes {
     const row = features.subarray(b * CELLS, (b + 1) * CELLS);
     order.sort((x, y) => row[x]! - row[y]!);
     // order[7], order[6]: the clear bits nearest the median; order[8], order[9]: the set ones.
-    const u1 = 1 << order[7]!, u2 = 1 << order[6]!, s1 = 1 << order[8]!, s2 = 1 << order[9]!;
+    const u1 = 1 << order[7]!,
+      u2 = 1 << order[6]!,
+      s1 = 1 << order[8]!,
+      s2 = 1 << order[9]!;
     keys.set([h, h ^ u1 ^ s1, h ^ u2 ^ s1, h ^ u1 ^ s2, h ^ u1 ^ s1 ^ u2 ^ s2], b * 5);
   }
   return { keys, per: 5 };
@@ -107,7 +111,12 @@ function ownedPrefix(c: SearchContext, maps: Mapping[], owner: Int32Array, a0 = 
   const P = Array.from({ length: 6 }, () => new Float64Array(b0 - a0 + 1));
   const [N, SX, SY, SXX, SYY, SXY] = P as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
   for (let i = 0; i < b0 - a0; i++) {
-    let n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+    let n = 0,
+      sx = 0,
+      sy = 0,
+      sxx = 0,
+      syy = 0,
+      sxy = 0;
     const m = owner[a0 + i]! >= 0 ? maps[owner[a0 + i]!]! : undefined;
     const j = m ? m.scale * (a0 + i + 0.5) + m.offset * ALIGN_RATE - 0.5 : -1;
     if (m && j >= 0 && j <= c.oBins - 1) {
@@ -115,11 +124,20 @@ function ownedPrefix(c: SearchContext, maps: Mapping[], owner: Int32Array, a0 = 
         const x = c.l[(a0 + i) * CELLS + k]!;
         const y = featureAt(c.o, c.oBins, j, k);
         if (Number.isNaN(x) || Number.isNaN(y)) continue;
-        n++; sx += x; sy += y; sxx += x * x; syy += y * y; sxy += x * y;
+        n++;
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        syy += y * y;
+        sxy += x * y;
       }
     }
-    N[i + 1] = N[i]! + n; SX[i + 1] = SX[i]! + sx; SY[i + 1] = SY[i]! + sy;
-    SXX[i + 1] = SXX[i]! + sxx; SYY[i + 1] = SYY[i]! + syy; SXY[i + 1] = SXY[i]! + sxy;
+    N[i + 1] = N[i]! + n;
+    SX[i + 1] = SX[i]! + sx;
+    SY[i + 1] = SY[i]! + sy;
+    SXX[i + 1] = SXX[i]! + sxx;
+    SYY[i + 1] = SYY[i]! + syy;
+    SXY[i + 1] = SXY[i]! + sxy;
   }
   return P;
 }
@@ -142,7 +160,8 @@ export function unexplainedRuns(c: SearchContext, maps: Mapping[], owner: Int32A
   for (let i = 0; i <= c.lBins; i++) {
     let bad = false;
     if (i < c.lBins) {
-      const a = Math.max(0, i - WINDOW_BINS / 2), b = Math.min(c.lBins, i + WINDOW_BINS / 2);
+      const a = Math.max(0, i - WINDOW_BINS / 2),
+        b = Math.min(c.lBins, i + WINDOW_BINS / 2);
       // A still stretch says nothing against its mapping.
       if (moving[b]! - moving[a]! >= 0.5 * (b - a)) bad = owner[i]! < 0 || prefixPearson(P, a, b) < Math.max(LOCAL_MIN_R, 0.5 * maps[owner[i]!]!.score);
     }
@@ -180,7 +199,8 @@ export function searchStretch(c: SearchContext, maps: Mapping[], owner: Int32Arr
     places.push(jc);
     if (places.length === STRETCH_CANDIDATES) break;
   }
-  const lo = Math.max(0, a - WINDOW_BINS), hi = Math.min(c.lBins, b + WINDOW_BINS);
+  const lo = Math.max(0, a - WINDOW_BINS),
+    hi = Math.min(c.lBins, b + WINDOW_BINS);
   const current = new Float64Array(hi - lo);
   for (let i = lo; i < hi; i++) current[i - lo] = owner[i]! >= 0 ? binSimilarity(c.l, c.o, c.oBins, i, maps[owner[i]!]!.scale, maps[owner[i]!]!.offset) : 0;
   let best: StretchFit | undefined;
@@ -199,7 +219,11 @@ export function searchStretch(c: SearchContext, maps: Mapping[], owner: Int32Arr
     }
     fit = refine(c.l, c.o, c.oBins, a, b, fit!.scale, fit!.offset, SCALE_STEP, 0.15, 3);
     // The run of bins this mapping explains better (Kadane's maximum-sum subarray).
-    let sum = 0, start = lo, bestSum = 0, i0 = lo, i1 = lo;
+    let sum = 0,
+      start = lo,
+      bestSum = 0,
+      i0 = lo,
+      i1 = lo;
     for (let i = lo; i < hi; i++) {
       if (sum <= 0) {
         sum = 0;

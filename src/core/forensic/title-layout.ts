@@ -7,7 +7,15 @@
 // detection read the layout file and the sidecar, never the layout choice, so titles prepared any way live side by side.
 import { forensicKey, patternGrid } from './keyed-bits.js';
 import { encodeSidecar } from './sidecar-format.js';
-import { buildSidecar, DEFAULT_FORENSIC_LAYOUT, slotsOfSegments, splitFrame, variantFileName, type ForensicLayoutChoice, type SegmentMeasure } from './variant-plan.js';
+import {
+  buildSidecar,
+  DEFAULT_FORENSIC_LAYOUT,
+  slotsOfSegments,
+  splitFrame,
+  variantFileName,
+  type ForensicLayoutChoice,
+  type SegmentMeasure,
+} from './variant-plan.js';
 
 export interface ForensicLayout {
   version: 1 | 2;
@@ -48,7 +56,13 @@ export function variantFileFor(layout: ForensicLayout, code: ArrayLike<number>, 
  * Each segment's split frame, the pattern grids of its code slots (derived from the secret, which stays with the
  * caller), and whether its halves are encoded as GOPs of their own.
  */
-export function segmentPatterns(secret: Buffer, videoId: string, segmentDurations: readonly number[], fps: number, choice: ForensicLayoutChoice = DEFAULT_FORENSIC_LAYOUT): { split: number; grids: Int8Array[]; halves: boolean }[] {
+export function segmentPatterns(
+  secret: Buffer,
+  videoId: string,
+  segmentDurations: readonly number[],
+  fps: number,
+  choice: ForensicLayoutChoice = DEFAULT_FORENSIC_LAYOUT,
+): { split: number; grids: Int8Array[]; halves: boolean }[] {
   const key = forensicKey(secret);
   const layout = makeLayout(2, slotsOfSegments(segmentDurations, fps, choice));
   return segmentDurations.map((d, k) => ({
@@ -59,7 +73,11 @@ export function segmentPatterns(secret: Buffer, videoId: string, segmentDuration
 }
 
 /** The sidecar's bytes and the layout file, from every segment's measurement (in this process or from workers). */
-export function forensicFiles(segmentDurations: readonly number[], fps: number, measures: readonly SegmentMeasure[]): { sidecar: Buffer; layout: string; slots: number } {
+export function forensicFiles(
+  segmentDurations: readonly number[],
+  fps: number,
+  measures: readonly SegmentMeasure[],
+): { sidecar: Buffer; layout: string; slots: number } {
   const slotsPerSegment = measures.map((m) => m.slots);
   return {
     sidecar: encodeSidecar(buildSidecar(segmentDurations, fps, measures)),

@@ -45,11 +45,7 @@ export function slotsOfSegments(segmentDurations: readonly number[], fps: number
 }
 
 function x264(gop: number, encode: EncodeOptions): string[] {
-  return [
-    '-c:v', 'libx264', '-preset', encode.preset, '-crf', String(encode.crf),
-    ...x264Gop(gop),
-    '-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts',
-  ];
+  return ['-c:v', 'libx264', '-preset', encode.preset, '-crf', String(encode.crf), ...x264Gop(gop), '-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts'];
 }
 
 /** A one-frame pattern (raw yuv420p at the segment's size) as an ffmpeg input. */
@@ -59,18 +55,42 @@ const patternInput = (file: string, width: number, height: number) => ['-f', 'ra
  * Adds (sign 'a': grainmerge = +pattern) or subtracts ('b': grainextract = -pattern) the pattern in luma; chroma passes
  * through untouched ("normal" keeps the top layer). With `enable`, only on the frames it selects.
  */
-const markBlend = (sign: string, enable?: string) => `blend=c0_mode=${sign === 'a' ? 'grainmerge' : 'grainextract'}:c1_mode=normal:c2_mode=normal${enable ? `:enable='${enable}'` : ''}`;
+const markBlend = (sign: string, enable?: string) =>
+  `blend=c0_mode=${sign === 'a' ? 'grainmerge' : 'grainextract'}:c1_mode=normal:c2_mode=normal${enable ? `:enable='${enable}'` : ''}`;
 
 /** One output of a variant plan: the labelled video (with the working segment's audio, if any), one closed GOP. */
 const variantOutput = (label: string, out: string, plan: { gop: number; encode: EncodeOptions; hasAudio: boolean }) => [
-  '-map', `[${label}]`, ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : ['-an']), ...x264(plan.gop, plan.encode), out,
+  '-map',
+  `[${label}]`,
+  ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : ['-an']),
+  ...x264(plan.gop, plan.encode),
+  out,
 ];
 
 /** One decode of the working segment, split into A (+pattern) and B (-pattern), both encoded alike. */
-export function variantArgs(plan: { input: string; pattern: string; width: number; height: number; outA: string; outB: string; gop: number; encode: EncodeOptions; hasAudio: boolean }): string[] {
+export function variantArgs(plan: {
+  input: string;
+  pattern: string;
+  width: number;
+  height: number;
+  outA: string;
+  outB: string;
+  gop: number;
+  encode: EncodeOptions;
+  hasAudio: boolean;
+}): string[] {
   return [
-    '-y', '-copyts', '-threads', '1', '-i', plan.input, ...patternInput(plan.pattern, plan.width, plan.height), '-threads', '1',
-    '-filter_complex', `[0:v]split[va][vb];[1:v]split[pa][pb];[va][pa]${markBlend('a')}[a];[vb][pb]${markBlend('b')}[b]`,
+    '-y',
+    '-copyts',
+    '-threads',
+    '1',
+    '-i',
+    plan.input,
+    ...patternInput(plan.pattern, plan.width, plan.height),
+    '-threads',
+    '1',
+    '-filter_complex',
+    `[0:v]split[va][vb];[1:v]split[pa][pb];[va][pa]${markBlend('a')}[a];[vb][pb]${markBlend('b')}[b]`,
     ...variantOutput('a', plan.outA, plan),
     ...variantOutput('b', plan.outB, plan),
   ];
@@ -83,14 +103,36 @@ export function variantArgs(plan: { input: string; pattern: string; width: numbe
  * into GOPs of their own ('split': halfVariantArgs) needs two encodes instead of four, but puts a second keyframe in
  * every segment, whose bytes are paid on every view (docs/forensic.md compares the layouts).
  */
-export function wholeVariantArgs(plan: { input: string; patterns: [string, string]; width: number; height: number; split: number; out: { aa: string; ab: string; ba: string; bb: string }; gop: number; encode: EncodeOptions; hasAudio: boolean }): string[] {
+export function wholeVariantArgs(plan: {
+  input: string;
+  patterns: [string, string];
+  width: number;
+  height: number;
+  split: number;
+  out: { aa: string; ab: string; ba: string; bb: string };
+  gop: number;
+  encode: EncodeOptions;
+  hasAudio: boolean;
+}): string[] {
   const names = ['aa', 'ab', 'ba', 'bb'] as const;
   // Each blend reads its own one-frame pattern input (inputs 1..8: slot 1's then slot 2's, per variant): splitting a
   // one-frame input four ways deadlocks ffmpeg's scheduler once that input ends (two ways does not).
-  const chains = names.map((v, i) => `[v${i}][${1 + 2 * i}:v]${markBlend(v[0]!, `lt(n,${plan.split})`)}[h${i}];[h${i}][${2 + 2 * i}:v]${markBlend(v[1]!, `gte(n,${plan.split})`)}[${v}]`);
+  const chains = names.map(
+    (v, i) =>
+      `[v${i}][${1 + 2 * i}:v]${markBlend(v[0]!, `lt(n,${plan.split})`)}[h${i}];[h${i}][${2 + 2 * i}:v]${markBlend(v[1]!, `gte(n,${plan.split})`)}[${v}]`,
+  );
   return [
-    '-y', '-copyts', '-threads', '1', '-i', plan.input, ...names.flatMap(() => plan.patterns.flatMap((p) => patternInput(p, plan.width, plan.height))), '-threads', '1',
-    '-filter_complex', `[0:v]split=4[v0][v1][v2][v3];${chains.join(';')}`,
+    '-y',
+    '-copyts',
+    '-threads',
+    '1',
+    '-i',
+    plan.input,
+    ...names.flatMap(() => plan.patterns.flatMap((p) => patternInput(p, plan.width, plan.height))),
+    '-threads',
+    '1',
+    '-filter_complex',
+    `[0:v]split=4[v0][v1][v2][v3];${chains.join(';')}`,
     ...names.flatMap((v) => variantOutput(v, plan.out[v], plan)),
   ];
 }
@@ -100,9 +142,26 @@ export function wholeVariantArgs(plan: { input: string; patterns: [string, strin
  * video-only encodes (first half A, B; second half A, B), each half its own closed GOP so that any first half joins
  * any second half (joinHalvesArgs). Two encodes' work instead of wholeVariantArgs' four, for a keyframe more per segment.
  */
-export function halfVariantArgs(plan: { input: string; patterns: [string, string]; width: number; height: number; split: number; out: [string, string, string, string]; gop: number; encode: EncodeOptions }): string[] {
+export function halfVariantArgs(plan: {
+  input: string;
+  patterns: [string, string];
+  width: number;
+  height: number;
+  split: number;
+  out: [string, string, string, string];
+  gop: number;
+  encode: EncodeOptions;
+}): string[] {
   return [
-    '-y', '-copyts', '-threads', '1', '-i', plan.input, ...plan.patterns.flatMap((p) => patternInput(p, plan.width, plan.height)), '-threads', '1',
+    '-y',
+    '-copyts',
+    '-threads',
+    '1',
+    '-i',
+    plan.input,
+    ...plan.patterns.flatMap((p) => patternInput(p, plan.width, plan.height)),
+    '-threads',
+    '1',
     '-filter_complex',
     `[0:v]split[h1][h2];[h1]trim=end_frame=${plan.split},split[x1][y1];[h2]trim=start_frame=${plan.split},split[x2][y2];` +
       `[1:v]split[p1][q1];[2:v]split[p2][q2];` +
@@ -112,12 +171,22 @@ export function halfVariantArgs(plan: { input: string; patterns: [string, string
 }
 
 /** The four segment files aa, ab, ba, bb: halves joined by stream copy (concat protocol), with the working segment's audio. */
-export function joinHalvesArgs(plan: { halves: [string, string, string, string]; audioFrom?: string; out: { aa: string; ab: string; ba: string; bb: string } }): string[] {
+export function joinHalvesArgs(plan: {
+  halves: [string, string, string, string];
+  audioFrom?: string;
+  out: { aa: string; ab: string; ba: string; bb: string };
+}): string[] {
   const [a1, b1, a2, b2] = plan.halves;
-  const combos = [[a1, a2, plan.out.aa], [a1, b2, plan.out.ab], [b1, a2, plan.out.ba], [b1, b2, plan.out.bb]] as const;
+  const combos = [
+    [a1, a2, plan.out.aa],
+    [a1, b2, plan.out.ab],
+    [b1, a2, plan.out.ba],
+    [b1, b2, plan.out.bb],
+  ] as const;
   const audio = plan.audioFrom !== undefined;
   return [
-    '-y', '-copyts',
+    '-y',
+    '-copyts',
     ...combos.flatMap(([x, y]) => ['-f', 'mpegts', '-i', `concat:${x}|${y}`]),
     ...(audio ? ['-i', plan.audioFrom!] : []),
     ...combos.flatMap(([, , out], i) => ['-map', `${i}:v:0`, ...(audio ? ['-map', '4:a:0'] : []), '-c', 'copy', '-muxdelay', '0', '-f', 'mpegts', out]),
@@ -132,7 +201,8 @@ export function slotOrderFromWhole(frames: Uint16Array, frameSize: number, split
   const perVariant = frames.length / frameSize / 2;
   const rest = perVariant - split;
   const out = new Uint16Array(frames.length);
-  const copy = (fromFrame: number, count: number, toFrame: number) => out.set(frames.subarray(fromFrame * frameSize, (fromFrame + count) * frameSize), toFrame * frameSize);
+  const copy = (fromFrame: number, count: number, toFrame: number) =>
+    out.set(frames.subarray(fromFrame * frameSize, (fromFrame + count) * frameSize), toFrame * frameSize);
   copy(0, split, 0); // A1
   copy(perVariant, split, split); // B1
   copy(split, rest, 2 * split); // A2
@@ -161,9 +231,13 @@ export interface SegmentMeasure {
 
 /** 2x2 area average: the sidecar's mark at SIDECAR_DIFF size. */
 function halve(src: Float64Array, width: number, height: number): Float32Array {
-  const w = width >> 1, h = height >> 1;
+  const w = width >> 1,
+    h = height >> 1;
   const out = new Float32Array(w * h);
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) out[y * w + x] = (src[2 * y * width + 2 * x]! + src[2 * y * width + 2 * x + 1]! + src[(2 * y + 1) * width + 2 * x]! + src[(2 * y + 1) * width + 2 * x + 1]!) / 4;
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++)
+      out[y * w + x] =
+        (src[2 * y * width + 2 * x]! + src[2 * y * width + 2 * x + 1]! + src[(2 * y + 1) * width + 2 * x]! + src[(2 * y + 1) * width + 2 * x + 1]!) / 4;
   return out;
 }
 
@@ -182,12 +256,14 @@ export function measureSegment(frames: Uint16Array, slots: number, split: number
   const signature = new Float32Array(segFrames * SIGNATURE_CELLS);
   const avg = new Float32Array(n);
   const d = new Float64Array(n);
-  let base = 0, f0 = 0;
+  let base = 0,
+    f0 = 0;
   for (let s = 0; s < slots; s++) {
     const fr = perSlot[s]!;
     d.fill(0);
     for (let f = 0; f < fr; f++) {
-      const a = (base + f) * n, b = (base + fr + f) * n;
+      const a = (base + f) * n,
+        b = (base + fr + f) * n;
       for (let p = 0; p < n; p++) {
         const av = frames[a + p]! / 256;
         const bv = frames[b + p]! / 256;
@@ -249,7 +325,9 @@ export function buildSidecar(segmentDurations: readonly number[], fps: number, m
     starts.push(Number(t.toFixed(6)));
     t += d;
   }
-  const slotStarts: number[] = [], slotDurations: number[] = [], slotSegments: number[] = [];
+  const slotStarts: number[] = [],
+    slotDurations: number[] = [],
+    slotSegments: number[] = [];
   segmentDurations.forEach((dur, k) => {
     if (slotsPerSegment[k] === 1) {
       slotStarts.push(starts[k]!);

@@ -27,8 +27,22 @@ export function featureAt(o: Float64Array, bins: number, j: number, c: number): 
 }
 
 /** Pearson correlation of leak bins [i0, i1) (every step-th) with the original under t_o = s*t_l + off (bin centres). */
-export function mappedPearson(l: Float64Array, o: Float64Array, oBins: number, i0: number, i1: number, s: number, off: number, step = 1): { r: number; n: number } {
-  let n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+export function mappedPearson(
+  l: Float64Array,
+  o: Float64Array,
+  oBins: number,
+  i0: number,
+  i1: number,
+  s: number,
+  off: number,
+  step = 1,
+): { r: number; n: number } {
+  let n = 0,
+    sx = 0,
+    sy = 0,
+    sxx = 0,
+    syy = 0,
+    sxy = 0;
   for (let i = i0; i < i1; i += step) {
     const j = s * (i + 0.5) + off * ALIGN_RATE - 0.5;
     if (j < 0 || j > oBins - 1) continue;
@@ -37,7 +51,12 @@ export function mappedPearson(l: Float64Array, o: Float64Array, oBins: number, i
       if (Number.isNaN(x)) continue;
       const y = featureAt(o, oBins, j, c);
       if (Number.isNaN(y)) continue;
-      n++; sx += x; sy += y; sxx += x * x; syy += y * y; sxy += x * y;
+      n++;
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      syy += y * y;
+      sxy += x * y;
     }
   }
   if (n < CELLS * 10) return { r: 0, n };
@@ -49,12 +68,16 @@ export function mappedPearson(l: Float64Array, o: Float64Array, oBins: number, i
 export function binSimilarity(l: Float64Array, o: Float64Array, oBins: number, i: number, s: number, off: number): number {
   const j = s * (i + 0.5) + off * ALIGN_RATE - 0.5;
   if (j < 0 || j > oBins - 1) return 0;
-  let xx = 0, yy = 0, xy = 0;
+  let xx = 0,
+    yy = 0,
+    xy = 0;
   for (let c = 0; c < CELLS; c++) {
     const x = l[i * CELLS + c]!;
     const y = featureAt(o, oBins, j, c);
     if (Number.isNaN(x) || Number.isNaN(y)) return 0;
-    xx += x * x; yy += y * y; xy += x * y;
+    xx += x * x;
+    yy += y * y;
+    xy += x * y;
   }
   return xx > 0 && yy > 0 ? xy / Math.sqrt(xx * yy) : 0;
 }
@@ -67,7 +90,18 @@ export interface WindowFit {
   r: number;
 }
 
-export function refine(l: Float64Array, o: Float64Array, oBins: number, i0: number, i1: number, s0: number, off0: number, ds: number, dOff: number, steps: number): WindowFit {
+export function refine(
+  l: Float64Array,
+  o: Float64Array,
+  oBins: number,
+  i0: number,
+  i1: number,
+  s0: number,
+  off0: number,
+  ds: number,
+  dOff: number,
+  steps: number,
+): WindowFit {
   let best: WindowFit = { i0, i1, scale: s0, offset: off0, r: -Infinity };
   for (let a = -steps; a <= steps; a++) {
     const s = s0 + (a * ds) / steps;

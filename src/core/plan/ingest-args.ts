@@ -29,19 +29,46 @@ export function ingestArgs(plan: IngestPlan): string[] {
   // GOP as well keeps later boundaries where the fixed GOP puts them. The muxer then cuts at exact frame numbers. Its
   // list has to be finite, so it runs well past the probed length (frames beyond it would join the last segment).
   const cuts = lead.length
-    ? ['-force_key_frames', `expr:eq(n,${lead[0]})+eq(n,${lead[0]! + lead[1]!})+not(mod(n,${gop}))`,
-       '-segment_frames', segmentBoundaries(lead, gop, plan.maxFrames).join(',')]
+    ? [
+        '-force_key_frames',
+        `expr:eq(n,${lead[0]})+eq(n,${lead[0]! + lead[1]!})+not(mod(n,${gop}))`,
+        '-segment_frames',
+        segmentBoundaries(lead, gop, plan.maxFrames).join(','),
+      ]
     : ['-segment_time', segmentSeconds.toFixed(6), '-segment_time_delta', halfFrame.toFixed(6)];
   return [
-    '-y', '-i', plan.source,
-    '-map', '0:v:0', ...(plan.hasAudio ? ['-map', '0:a:0'] : []),
-    '-vf', filters.join(','),
+    '-y',
+    '-i',
+    plan.source,
+    '-map',
+    '0:v:0',
+    ...(plan.hasAudio ? ['-map', '0:a:0'] : []),
+    '-vf',
+    filters.join(','),
     // fastdecode: the working copy is only ever decoded by wmark, and decoding is a large share of every segment render.
-    '-c:v', 'libx264', '-preset', plan.encode.preset, '-tune', 'fastdecode', '-crf', String(plan.encode.crf), ...x264Gop(gop),
+    '-c:v',
+    'libx264',
+    '-preset',
+    plan.encode.preset,
+    '-tune',
+    'fastdecode',
+    '-crf',
+    String(plan.encode.crf),
+    ...x264Gop(gop),
     ...(plan.hasAudio ? ['-c:a', 'aac', '-b:a', '128k', '-ac', '2', '-ar', '48000'] : []),
-    '-sn', '-dn', '-map_metadata', '-1',
-    '-f', 'segment', '-segment_format', 'mpegts', ...cuts,
-    '-segment_list', `${plan.outDir}/segments.csv`, '-segment_list_type', 'csv',
+    '-sn',
+    '-dn',
+    '-map_metadata',
+    '-1',
+    '-f',
+    'segment',
+    '-segment_format',
+    'mpegts',
+    ...cuts,
+    '-segment_list',
+    `${plan.outDir}/segments.csv`,
+    '-segment_list_type',
+    'csv',
     `${plan.outDir}/seg_%05d.ts`,
   ];
 }

@@ -17,11 +17,33 @@ export function segmentRenderArgs(plan: SegmentRenderPlan): string[] {
   const threads = String(plan.threads);
   // -threads before -i limits the decoder, after it the filters and encoder; both are needed for a truly single-threaded worker.
   return [
-    '-y', '-copyts', '-threads', threads, '-i', plan.input,
-    '-threads', threads, '-filter_script:v', plan.filterScript,
-    '-map', '0:v:0', ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : []),
-    '-c:v', 'libx264', '-preset', plan.encode.preset, '-crf', String(plan.encode.crf), ...x264Gop(plan.gop),
-    '-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts', plan.output,
+    '-y',
+    '-copyts',
+    '-threads',
+    threads,
+    '-i',
+    plan.input,
+    '-threads',
+    threads,
+    '-filter_script:v',
+    plan.filterScript,
+    '-map',
+    '0:v:0',
+    ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : []),
+    '-c:v',
+    'libx264',
+    '-preset',
+    plan.encode.preset,
+    '-crf',
+    String(plan.encode.crf),
+    ...x264Gop(plan.gop),
+    '-pix_fmt',
+    'yuv420p',
+    '-muxdelay',
+    '0',
+    '-f',
+    'mpegts',
+    plan.output,
   ];
 }
 
@@ -46,13 +68,34 @@ export function sharedFilterGraph(chains: string[]): string {
 export function sharedSegmentRenderArgs(plan: SharedSegmentRenderPlan): string[] {
   const threads = String(plan.threads);
   return [
-    '-y', '-copyts', '-threads', threads, '-i', plan.input,
-    '-filter_complex_script', plan.filterScript,
+    '-y',
+    '-copyts',
+    '-threads',
+    threads,
+    '-i',
+    plan.input,
+    '-filter_complex_script',
+    plan.filterScript,
     ...plan.outputs.flatMap((o, j) => [
-      '-map', `[v${j}]`, ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : []),
-      '-threads', threads,
-      '-c:v', 'libx264', '-preset', plan.encode.preset, '-crf', String(plan.encode.crf), ...x264Gop(plan.gop),
-      '-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts', o.output,
+      '-map',
+      `[v${j}]`,
+      ...(plan.hasAudio ? ['-map', '0:a:0', '-c:a', 'copy'] : []),
+      '-threads',
+      threads,
+      '-c:v',
+      'libx264',
+      '-preset',
+      plan.encode.preset,
+      '-crf',
+      String(plan.encode.crf),
+      ...x264Gop(plan.gop),
+      '-pix_fmt',
+      'yuv420p',
+      '-muxdelay',
+      '0',
+      '-f',
+      'mpegts',
+      o.output,
     ]),
   ];
 }
@@ -60,9 +103,19 @@ export function sharedSegmentRenderArgs(plan: SharedSegmentRenderPlan): string[]
 /** Joins finished MPEG-TS segments into an mp4 by stream copy (no second encode). */
 export function joinMp4Args(segmentFiles: string[], output: string, hasAudio: boolean): string[] {
   return [
-    '-y', '-i', `concat:${segmentFiles.join('|')}`,
-    '-map', '0:v:0', ...(hasAudio ? ['-map', '0:a:0'] : []),
-    '-c', 'copy', ...(hasAudio ? ['-bsf:a', 'aac_adtstoasc'] : []),
-    '-movflags', '+faststart', '-f', 'mp4', output,
+    '-y',
+    '-i',
+    `concat:${segmentFiles.join('|')}`,
+    '-map',
+    '0:v:0',
+    ...(hasAudio ? ['-map', '0:a:0'] : []),
+    '-c',
+    'copy',
+    ...(hasAudio ? ['-bsf:a', 'aac_adtstoasc'] : []),
+    '-movflags',
+    '+faststart',
+    '-f',
+    'mp4',
+    output,
   ];
 }

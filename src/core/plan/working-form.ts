@@ -27,7 +27,15 @@ export function workingFormPlan(video: ProbedVideo) {
   // segments are copies of prepared files, so there is no first render for short lead segments to speed up.
   const maxFrames = leadFramesBound(video.durationSeconds, fps);
   const lead = !video.enableForensic && maxFrames !== undefined;
-  return { fps, width: video.width!, height: video.height!, hasAudio: video.hasAudio, encode: WORKING_ENCODE, lead, ...(maxFrames !== undefined ? { maxFrames } : {}) };
+  return {
+    fps,
+    width: video.width!,
+    height: video.height!,
+    hasAudio: video.hasAudio,
+    encode: WORKING_ENCODE,
+    lead,
+    ...(maxFrames !== undefined ? { maxFrames } : {}),
+  };
 }
 
 /**

@@ -23,7 +23,12 @@ export async function collectChecks(config: { dataDir: string; ffmpeg?: string; 
     try {
       const { stdout } = name === 'ffmpeg' ? await runner.ffmpeg(['-version'], { captureStdout: true }) : await runner.ffprobe(['-version']);
       const first = stdout.toString('utf8').split('\n')[0] ?? '';
-      checks.push({ name, ok: true, detail: `${loc.path} (${loc.source}) ${first.replace(/^\w+ version /, 'version ').split(' Copyright')[0]}`, required: true });
+      checks.push({
+        name,
+        ok: true,
+        detail: `${loc.path} (${loc.source}) ${first.replace(/^\w+ version /, 'version ').split(' Copyright')[0]}`,
+        required: true,
+      });
       return true;
     } catch (error) {
       checks.push({ name, ok: false, detail: `${loc.path} (${loc.source}): ${(error as Error).message.split('\n')[0]}`, required: true });
@@ -34,7 +39,12 @@ export async function collectChecks(config: { dataDir: string; ffmpeg?: string; 
     const list = async (flag: string) => (await runner.ffmpeg([flag], { captureStdout: true })).stdout.toString('utf8');
     const [filters, encoders, muxers] = await Promise.all([list('-filters'), list('-encoders'), list('-muxers')]);
     const has = (text: string, name: string) => new RegExp(`^\\s*\\S*\\s+${name}\\s`, 'm').test(text);
-    checks.push({ name: 'drawtext filter', ok: has(filters, 'drawtext'), detail: has(filters, 'drawtext') ? 'available' : 'missing: visible watermarks cannot be drawn', required: true });
+    checks.push({
+      name: 'drawtext filter',
+      ok: has(filters, 'drawtext'),
+      detail: has(filters, 'drawtext') ? 'available' : 'missing: visible watermarks cannot be drawn',
+      required: true,
+    });
     checks.push({ name: 'libx264 encoder', ok: has(encoders, 'libx264'), detail: has(encoders, 'libx264') ? 'available' : 'missing', required: true });
     checks.push({ name: 'aac encoder', ok: has(encoders, 'aac'), detail: has(encoders, 'aac') ? 'available' : 'missing', required: true });
     for (const m of ['segment', 'mpegts', 'hls', 'mp4']) {

@@ -111,7 +111,11 @@ export class LocalService implements WatermarkService {
 
   private async register(request: VideoRequest, replace: boolean): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
     const body = parseVideoRequest(request);
-    const { video, created, replaced } = await registerVideo(this.engine, { source: body.sourceUrl, key: body.key, name: body.name, enableForensic: body.enableForensic, forensicLayout: body.forensicLayout, replace }, this.options.sourcePolicy);
+    const { video, created, replaced } = await registerVideo(
+      this.engine,
+      { source: body.sourceUrl, key: body.key, name: body.name, enableForensic: body.enableForensic, forensicLayout: body.forensicLayout, replace },
+      this.options.sourcePolicy,
+    );
     // A video still PENDING (new, or left by a stopped process) gets its ingest job; a running one is left alone.
     if (video.status === 'PENDING') this.queue.enqueue({ kind: 'ingest', id: video.id });
     return { video: videoBody(video), created, ...(replaced ? { replaced } : {}) };
@@ -200,10 +204,14 @@ export class LocalService implements WatermarkService {
     if (api === '2.0' && record.status === 'PENDING') {
       record = await this.settle(record.id, 'playable', this.options.playableTimeoutMs ?? 120_000, options.signal);
       if (record.status === 'PENDING') {
-        throw new WmarkError('NOT_READY_YET', 'the watermark is still being prepared; send the same request again shortly', { headers: { 'Retry-After': '5' } });
+        throw new WmarkError('NOT_READY_YET', 'the watermark is still being prepared; send the same request again shortly', {
+          headers: { 'Retry-After': '5' },
+        });
       }
     }
-    const warnings = result.expirationIgnored ? ['this watermark already exists; its expiration is kept as it was set at creation (docs/settings.md#identity-and-expiration)'] : [];
+    const warnings = result.expirationIgnored
+      ? ['this watermark already exists; its expiration is kept as it was set at creation (docs/settings.md#identity-and-expiration)']
+      : [];
     return { resource: this.body(record, api, options.baseUrl), created: result.created, api, warnings };
   }
 

@@ -40,7 +40,11 @@ export class MediaAccess {
    * Verifies a watermark link (`signedUrl`: its path and query as they were signed, over `scope` or its own path) and
    * returns the watermark it names and the link's expiration. Any other form is an error that says why.
    */
-  async checkLink(signedUrl: string, ids: { videoId: string; watermarkId: string }, scope?: string): Promise<{ watermark: WatermarkRecord; expirationMs: number }> {
+  async checkLink(
+    signedUrl: string,
+    ids: { videoId: string; watermarkId: string },
+    scope?: string,
+  ): Promise<{ watermark: WatermarkRecord; expirationMs: number }> {
     const { videoId, watermarkId } = ids;
     const expired = (w: WatermarkRecord) => new WmarkError('WATERMARK_EXPIRED', `this watermarked video expired on ${new Date(w.expiration!).toISOString()}`);
     const check = verifySignedUrl(this.engine.secret, signedUrl, this.engine.now(), scope ? { scope } : {});
@@ -51,7 +55,12 @@ export class MediaAccess {
         const gone = await this.lookup(watermarkId);
         if (gone && gone.videoId === videoId && isExpired(gone, this.engine.now())) throw expired(gone);
       }
-      const messages = { missing: 'this link needs its expiration and signature parameters', malformed: 'malformed signed link', expired: 'this link has expired', invalid: 'invalid signature' };
+      const messages = {
+        missing: 'this link needs its expiration and signature parameters',
+        malformed: 'malformed signed link',
+        expired: 'this link has expired',
+        invalid: 'invalid signature',
+      };
       throw new WmarkError(check.reason === 'expired' ? 'SIGNATURE_EXPIRED' : 'SIGNATURE_INVALID', messages[check.reason]);
     }
     const w = await this.lookup(watermarkId);

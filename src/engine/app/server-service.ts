@@ -32,5 +32,6 @@ export function serverService(engine: Engine, options: ServerServiceOptions): (b
     ...(options.log ? { log: options.log } : {}),
     sourcePolicy,
   });
-  return (baseUrl) => new LocalService(engine, { queue, baseUrl, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy, render: options.render ?? 'on-demand' });
+  return (baseUrl) =>
+    new LocalService(engine, { queue, baseUrl, playableTimeoutMs: options.playableTimeoutMs, sourcePolicy, render: options.render ?? 'on-demand' });
 }

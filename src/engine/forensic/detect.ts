@@ -85,19 +85,31 @@ export function titleCodebook(engine: Engine, videoId: string, bits: number): Pa
 }
 
 async function describePayload(engine: Engine, videoId: string, payload: number, z: number): Promise<DetectedPayload> {
-  const watermarks = (await engine.store.listWatermarks(videoId)).filter((w) => w.forensicPayload === payload).map((w) => ({ id: w.id, createdOn: w.createdOn }));
+  const watermarks = (await engine.store.listWatermarks(videoId))
+    .filter((w) => w.forensicPayload === payload)
+    .map((w) => ({ id: w.id, createdOn: w.createdOn }));
   return { payload, ascii: encodeForensicContent(payload, '1.0') ?? null, base64: encodeForensicContent(payload, '2.0')!, z, watermarks };
 }
 
-export async function detectLeak(engine: Engine, ref: VideoRef, file: string, onStage?: (s: string) => void, options: DetectOptions = {}): Promise<DetectResult> {
+export async function detectLeak(
+  engine: Engine,
+  ref: VideoRef,
+  file: string,
+  onStage?: (s: string) => void,
+  options: DetectOptions = {},
+): Promise<DetectResult> {
   const started = Date.now();
   const video = ref.videoId ? await engine.store.getVideo(ref.videoId) : ref.key !== undefined ? await engine.store.getVideoByKey(ref.key) : undefined;
   if (!video) throw new WmarkError('VIDEO_NOT_FOUND', `no video with ${ref.videoId ? `id "${ref.videoId}"` : `key "${ref.key}"`}`);
-  if (!video.enableForensic) throw new WmarkError('FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation, so it has no marks to look for`);
+  if (!video.enableForensic)
+    throw new WmarkError('FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation, so it has no marks to look for`);
   const sidecarKey = mediaKeys.forensicFile(video.id, SIDECAR_NAME);
   const sidecar = decodeSidecar(
     await engine.media.read(sidecarKey).catch(() => {
-      throw new WmarkError('SIDECAR_MISSING', `the detection sidecar of video ${video.key} is missing (${engine.media.localFile?.(sidecarKey) ?? `${engine.media.location}/${sidecarKey}`})`);
+      throw new WmarkError(
+        'SIDECAR_MISSING',
+        `the detection sidecar of video ${video.key} is missing (${engine.media.localFile?.(sidecarKey) ?? `${engine.media.location}/${sidecarKey}`})`,
+      );
     }),
   );
   try {
@@ -116,7 +128,16 @@ export async function detectLeak(engine: Engine, ref: VideoRef, file: string, on
   const info = await probeMedia(engine.runner, file, file);
   lap('probe');
   onStage?.('decoding the leak');
-  const streamed = await readLeak({ ffmpeg: engine.tools.ffmpeg.path, file, fps: info.fps, durationSeconds: info.durationSeconds, width: SIDECAR_WIDTH, height: SIDECAR_HEIGHT, budgetBytes: options.frameBudgetBytes, skipLoopFilter: options.skipLoopFilter ?? skipsLoopFilter(info.durationSeconds) });
+  const streamed = await readLeak({
+    ffmpeg: engine.tools.ffmpeg.path,
+    file,
+    fps: info.fps,
+    durationSeconds: info.durationSeconds,
+    width: SIDECAR_WIDTH,
+    height: SIDECAR_HEIGHT,
+    budgetBytes: options.frameBudgetBytes,
+    skipLoopFilter: options.skipLoopFilter ?? skipsLoopFilter(info.durationSeconds),
+  });
   lap('decode');
   const fps = info.fps.num / info.fps.den;
   const count = streamed.frameCount;
@@ -134,7 +155,9 @@ export async function detectLeak(engine: Engine, ref: VideoRef, file: string, on
     found: verdict.accused.length > 0,
     videoId: video.id,
     leak: { file, durationSeconds: count / fps, frames: count },
-    alignment: first ? { offsetSeconds: first.offset, score: Number(first.score.toFixed(4)), overlapSeconds: Number(a.alignedSeconds.toFixed(2)) } : { offsetSeconds: 0, score: 0, overlapSeconds: 0 },
+    alignment: first
+      ? { offsetSeconds: first.offset, score: Number(first.score.toFixed(4)), overlapSeconds: Number(a.alignedSeconds.toFixed(2)) }
+      : { offsetSeconds: 0, score: 0, overlapSeconds: 0 },
     pieces: a.map.pieces,
     geometry: { ...a.box, score: Number(a.registration.score.toFixed(4)), warp: a.warp, live: Number(a.registration.liveFraction.toFixed(4)) },
     sidecarVersion: sidecar.version,

@@ -41,11 +41,23 @@ export interface LeakReadOptions {
 /** ffmpeg's arguments: the leak's first video stream at its own frame rate, area-scaled small, 16-bit grey, raw to stdout. */
 export function leakDecodeArgs(o: Pick<LeakReadOptions, 'file' | 'fps' | 'width' | 'height' | 'threads' | 'skipLoopFilter'>): string[] {
   return [
-    '-hide_banner', '-nostdin', '-v', 'error', '-threads', String(o.threads ?? 0),
+    '-hide_banner',
+    '-nostdin',
+    '-v',
+    'error',
+    '-threads',
+    String(o.threads ?? 0),
     // A decoder option: it must come before the input it applies to.
     ...(o.skipLoopFilter ? ['-skip_loop_filter', 'all'] : []),
-    '-i', o.file, '-map', '0:v:0',
-    '-vf', `fps=${o.fps.num}/${o.fps.den},scale=${o.width}:${o.height}:flags=area,format=gray16le`, '-f', 'rawvideo', 'pipe:1',
+    '-i',
+    o.file,
+    '-map',
+    '0:v:0',
+    '-vf',
+    `fps=${o.fps.num}/${o.fps.den},scale=${o.width}:${o.height}:flags=area,format=gray16le`,
+    '-f',
+    'rawvideo',
+    'pipe:1',
   ];
 }
 
@@ -65,7 +77,9 @@ export async function readLeak(o: LeakReadOptions): Promise<StreamedLeak> {
   let signature = new Float32Array(sigCapacity * SIGNATURE_CELLS);
   const acc = new Float64Array(n);
   const grey = new Float32Array(n);
-  let frameCount = 0, inChunk = 0, entries = 0;
+  let frameCount = 0,
+    inChunk = 0,
+    entries = 0;
   const pending = Buffer.alloc(frameBytes);
   let pendingBytes = 0;
 

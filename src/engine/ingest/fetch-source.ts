@@ -41,7 +41,8 @@ export async function downloadSource(tmpDir: string, url: string, policy?: Sourc
     // the request below reports the malformed URL.
   }
   const file = path.join(tmpDir, `download-${randomUUID()}${/^\.[A-Za-z0-9]{1,8}$/.test(ext) ? ext : ''}`);
-  const unreachable = (why: string) => new WmarkError('SOURCE_UNREACHABLE', `could not read ${url}: ${why}`, { hint: 'Check the URL, and that the server is up and reachable from here.' });
+  const unreachable = (why: string) =>
+    new WmarkError('SOURCE_UNREACHABLE', `could not read ${url}: ${why}`, { hint: 'Check the URL, and that the server is up and reachable from here.' });
   const deadline = new AbortController();
   const timer = policy ? setTimeout(() => deadline.abort(), policy.downloadTimeoutMs) : undefined;
   const timedOut = () => new WmarkError('SOURCE_TIMEOUT', `the download of ${url} took longer than ${Math.round(policy!.downloadTimeoutMs / 1000)} s`);
@@ -69,7 +70,8 @@ export async function downloadSource(tmpDir: string, url: string, policy?: Sourc
       response.resume();
       throw unreachable(`the server answered ${status} ${response.statusMessage ?? ''}`.trim());
     }
-    const tooLarge = () => new WmarkError('SOURCE_TOO_LARGE', `${url} is larger than the ${policy!.maxDownloadBytes} bytes this server downloads for an API client`);
+    const tooLarge = () =>
+      new WmarkError('SOURCE_TOO_LARGE', `${url} is larger than the ${policy!.maxDownloadBytes} bytes this server downloads for an API client`);
     const declared = Number(response.headers['content-length'] ?? NaN);
     if (policy && Number.isFinite(declared) && declared > policy.maxDownloadBytes) {
       response.destroy();

@@ -28,7 +28,11 @@ export interface ForensicPlan {
   layout?: ForensicLayoutChoice;
 }
 
-export async function prepareForensic(runner: ProcessRunner, plan: ForensicPlan, onProgress?: (done: number, total: number) => void): Promise<{ sidecarBytes: number; slots: number }> {
+export async function prepareForensic(
+  runner: ProcessRunner,
+  plan: ForensicPlan,
+  onProgress?: (done: number, total: number) => void,
+): Promise<{ sidecarBytes: number; slots: number }> {
   const out = path.join(plan.dir, FORENSIC_DIR);
   await mkdir(out, { recursive: true });
   const count = plan.segmentDurations.length;

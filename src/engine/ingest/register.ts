@@ -68,7 +68,12 @@ export async function registerVideo(engine: Engine, request: IngestRequest, poli
         hint: 'Ingest it again with --forensic and --replace (or under another --key).',
       });
     }
-    if (request.enableForensic && request.forensicLayout && existing.enableForensic && request.forensicLayout !== (existing.forensicLayout ?? DEFAULT_FORENSIC_LAYOUT)) {
+    if (
+      request.enableForensic &&
+      request.forensicLayout &&
+      existing.enableForensic &&
+      request.forensicLayout !== (existing.forensicLayout ?? DEFAULT_FORENSIC_LAYOUT)
+    ) {
       const how = existing.forensicLayout ? `with the '${existing.forensicLayout}' forensic layout` : 'by a wmark that had no choice of forensic layout';
       throw new WmarkError('KEY_EXISTS', `a video with key "${key}" was already prepared ${how}, not '${request.forensicLayout}'`, {
         hint: `Ingest it again with --forensic-layout ${request.forensicLayout} and --replace (or under another --key).`,
@@ -84,7 +89,10 @@ export async function registerVideo(engine: Engine, request: IngestRequest, poli
     await checkNotAPlaylist(policy, input, source);
     const info = await probeMedia(engine.runner, input, source);
     if (request.enableForensic && info.durationSeconds < FORENSIC_MIN_SECONDS) {
-      throw new WmarkError('FORENSIC_TOO_SHORT', `forensic watermarking needs a video of at least 5 minutes; ${source} lasts ${formatDuration(info.durationSeconds)}`);
+      throw new WmarkError(
+        'FORENSIC_TOO_SHORT',
+        `forensic watermarking needs a video of at least 5 minutes; ${source} lasts ${formatDuration(info.durationSeconds)}`,
+      );
     }
     // Only now, with the new source read and probed, is the old video forgotten: a bad source leaves it as it was.
     if (replacing) replaced = await forgetReplacedVideo(engine, replacing);
@@ -147,9 +155,13 @@ async function assertIdle(engine: Engine, video: VideoRecord): Promise<unknown[]
   const jobs = await Promise.all([jobId('ingest', video.id), ...watermarks.map((w) => jobId('watermark', w.id))].map((id) => engine.store.getJob(id)));
   const busy = jobs.some((j) => isLeaseLive(j, now));
   if (busy) {
-    throw new WmarkError('KEY_EXISTS', `the video under key "${video.key}" is still being worked on (an ingest or watermark job is running), so it cannot be replaced now`, {
-      hint: 'Wait for its jobs to finish (see `wmark video show`), then run the same command again.',
-    });
+    throw new WmarkError(
+      'KEY_EXISTS',
+      `the video under key "${video.key}" is still being worked on (an ingest or watermark job is running), so it cannot be replaced now`,
+      {
+        hint: 'Wait for its jobs to finish (see `wmark video show`), then run the same command again.',
+      },
+    );
   }
   return watermarks;
 }

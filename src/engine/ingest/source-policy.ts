@@ -23,7 +23,10 @@ export const SOURCE_DOWNLOAD_LIMITS = { maxDownloadBytes: 8 * 1024 ** 3, downloa
  * The policy of a server bound to `host`: the folders given, or when none are, any file on loopback (a service only
  * this machine reaches) and no file beyond it.
  */
-export function serverSourcePolicy(host: string, options: { sourceRoots?: readonly string[]; allowPrivateSources?: boolean; limits?: Partial<typeof SOURCE_DOWNLOAD_LIMITS> } = {}): SourcePolicy {
+export function serverSourcePolicy(
+  host: string,
+  options: { sourceRoots?: readonly string[]; allowPrivateSources?: boolean; limits?: Partial<typeof SOURCE_DOWNLOAD_LIMITS> } = {},
+): SourcePolicy {
   const roots = options.sourceRoots?.length ? options.sourceRoots.map((r) => path.resolve(r)) : isLoopbackHost(host) ? undefined : [];
   return { sourceRoots: roots, allowPrivateSources: options.allowPrivateSources ?? false, ...SOURCE_DOWNLOAD_LIMITS, ...options.limits };
 }
@@ -37,7 +40,12 @@ export function isLoopbackHost(host: string): boolean {
 export async function checkSourcePath(policy: SourcePolicy | undefined, file: string): Promise<void> {
   if (!policy?.sourceRoots) return;
   const refuse = () =>
-    new WmarkError('SOURCE_PATH_FORBIDDEN', policy.sourceRoots!.length ? `local sources must be inside the server's source folders: ${file} is not` : 'this server does not ingest local files for API clients');
+    new WmarkError(
+      'SOURCE_PATH_FORBIDDEN',
+      policy.sourceRoots!.length
+        ? `local sources must be inside the server's source folders: ${file} is not`
+        : 'this server does not ingest local files for API clients',
+    );
   if (!policy.sourceRoots.length) throw refuse();
   // A file that does not exist is reported as such by the caller only when it would be allowed.
   const real = await realpath(file).catch(() => undefined);
@@ -60,7 +68,10 @@ function isInside(file: string, folder: string): boolean {
 /** Refuses (403 SOURCE_ADDRESS_FORBIDDEN) an address that is not public, unless the policy allows private sources. */
 export function checkSourceAddress(policy: SourcePolicy | undefined, host: string, address: string): void {
   if (!policy || policy.allowPrivateSources || isPublicAddress(address)) return;
-  throw new WmarkError('SOURCE_ADDRESS_FORBIDDEN', `${host} resolves to a loopback, private or link-local address; this server does not fetch sources from those`);
+  throw new WmarkError(
+    'SOURCE_ADDRESS_FORBIDDEN',
+    `${host} resolves to a loopback, private or link-local address; this server does not fetch sources from those`,
+  );
 }
 
 /**
@@ -72,7 +83,11 @@ export async function checkNotAPlaylist(policy: SourcePolicy | undefined, file: 
   const handle = await open(file, 'r');
   try {
     const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, 64, 0);
-    const head = buffer.subarray(0, bytesRead).toString('latin1').replace(/^\uFEFF|^\xEF\xBB\xBF/, '').trimStart();
+    const head = buffer
+      .subarray(0, bytesRead)
+      .toString('latin1')
+      .replace(/^\uFEFF|^\xEF\xBB\xBF/, '')
+      .trimStart();
     if (/^(#EXTM3U|ffconcat|<)/i.test(head)) {
       throw new WmarkError('NOT_A_VIDEO', `${label} is a playlist or manifest; API clients can ingest media files only`);
     }

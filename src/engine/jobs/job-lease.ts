@@ -58,7 +58,14 @@ export async function holdLease<T>(engine: Engine, kind: JobKind, targetId: stri
   } catch (error) {
     clearInterval(heartbeat);
     const interrupted = isInterruption(error);
-    await write(() => engine.store.finishJob(id, engine.owner, engine.now(), interrupted ? { status: 'queued' } : { status: 'failed', error: error instanceof Error ? error.message : String(error) }));
+    await write(() =>
+      engine.store.finishJob(
+        id,
+        engine.owner,
+        engine.now(),
+        interrupted ? { status: 'queued' } : { status: 'failed', error: error instanceof Error ? error.message : String(error) },
+      ),
+    );
     throw error;
   } finally {
     clearInterval(heartbeat);

@@ -82,7 +82,10 @@ export class InProcessJobQueue implements JobQueue {
   }
 
   resume(): Promise<number> {
-    this.sweeper ??= setInterval(() => void this.sweep().catch((error: unknown) => this.options.log?.(`looking for unfinished jobs failed: ${(error as Error).message}`)), SWEEP_MS).unref();
+    this.sweeper ??= setInterval(
+      () => void this.sweep().catch((error: unknown) => this.options.log?.(`looking for unfinished jobs failed: ${(error as Error).message}`)),
+      SWEEP_MS,
+    ).unref();
     return this.sweep();
   }
 
@@ -107,7 +110,8 @@ export class InProcessJobQueue implements JobQueue {
   private pump(): void {
     for (;;) {
       const running = (kind: JobRef['kind']) => [...this.activeKinds.values()].filter((k) => k === kind).length;
-      const limit = (kind: JobRef['kind']) => (kind === 'ingest' ? this.concurrency : (this.options.watermarkConcurrency ?? this.engine.renderer.concurrency.watermarkJobs));
+      const limit = (kind: JobRef['kind']) =>
+        kind === 'ingest' ? this.concurrency : (this.options.watermarkConcurrency ?? this.engine.renderer.concurrency.watermarkJobs);
       const next = this.waiting.findIndex((j) => running(j.kind) < limit(j.kind));
       if (this.closed || next < 0) return;
       this.start(this.waiting.splice(next, 1)[0]!);

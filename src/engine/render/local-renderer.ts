@@ -48,9 +48,10 @@ export class LocalRenderer implements SegmentRenderer {
     this.concurrency = { watermarkJobs: MAX_SHARED_RENDERS, ingestJobs: 2 };
   }
 
-
   render(job: SegmentRender, urgency: RenderUrgency, signal?: AbortSignal): Promise<void> {
-    const share: SharedMember | undefined = job.shareable ? { key: job.input, job, runMany: (members, threads, s) => this.renderMany(members as SharedMember[], threads, s) } : undefined;
+    const share: SharedMember | undefined = job.shareable
+      ? { key: job.input, job, runMany: (members, threads, s) => this.renderMany(members as SharedMember[], threads, s) }
+      : undefined;
     return this.scheduler.render(job.output, urgency, job.group, (threads, s) => this.renderOne(job, threads, s), signal, share);
   }
 
@@ -68,7 +69,11 @@ export class LocalRenderer implements SegmentRenderer {
         const drawing = job.drawing(this.options.fontFile);
         // The same content every time: written atomically, so a render starting meanwhile never reads half a file. No
         // fsync: they are written again whenever they are missing.
-        await Promise.all([...drawing.files, { name: FILTER_NAME, content: drawing.graph }].map((f) => writeFileAtomic(path.join(dir, f.name), f.content, { encoding: 'utf8', fsync: false })));
+        await Promise.all(
+          [...drawing.files, { name: FILTER_NAME, content: drawing.graph }].map((f) =>
+            writeFileAtomic(path.join(dir, f.name), f.content, { encoding: 'utf8', fsync: false }),
+          ),
+        );
         return dir;
       })();
       written.catch(() => this.drawings.delete(dir));
@@ -92,7 +97,15 @@ export class LocalRenderer implements SegmentRenderer {
     const part = await this.partFor(job.output, randomUUID().slice(0, 8));
     try {
       await this.options.runner.ffmpeg(
-        segmentRenderArgs({ input: this.file(job.input), output: part, filterScript: path.join(draw, FILTER_NAME), gop: job.gop, threads, encode: this.options.encode, hasAudio: job.hasAudio }),
+        segmentRenderArgs({
+          input: this.file(job.input),
+          output: part,
+          filterScript: path.join(draw, FILTER_NAME),
+          gop: job.gop,
+          threads,
+          encode: this.options.encode,
+          hasAudio: job.hasAudio,
+        }),
         { signal, cwd: draw },
       );
       await rename(part, target);

@@ -178,7 +178,9 @@ export class RenderScheduler {
     task.run = { threads, controller, preempted: false, members, startedAt: Date.now() };
     this.running.add(task);
     this.stats.started++;
-    const run = members.length ? task.share!.runMany([task.share!, ...members.map((m) => m.share!)], threads, controller.signal) : task.work(threads, controller.signal, task.urgency);
+    const run = members.length
+      ? task.share!.runMany([task.share!, ...members.map((m) => m.share!)], threads, controller.signal)
+      : task.work(threads, controller.signal, task.urgency);
     run.then(
       () => this.finish(task, (t) => t.settle.resolve()),
       (error: unknown) => {

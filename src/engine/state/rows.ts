@@ -1,7 +1,17 @@
 // Records to table rows and back: JSON columns, 0/1 flags, and the camelCase names the engine uses.
 import type { ForensicLayoutChoice } from '../../core/forensic/variant-plan.js';
 import type { CredentialsTable, JobsTable, TemplatesTable, VideosTable, WatermarksTable } from './schema.js';
-import type { Container, CredentialRecord, JobRecord, RenderMode, TemplateRecord, VideoRecord, VideoStatus, WatermarkRecord, WatermarkStatus } from './state-store.js';
+import type {
+  Container,
+  CredentialRecord,
+  JobRecord,
+  RenderMode,
+  TemplateRecord,
+  VideoRecord,
+  VideoStatus,
+  WatermarkRecord,
+  WatermarkStatus,
+} from './state-store.js';
 
 /** Drivers hand 64-bit integers back as numbers or strings (PostgreSQL's BIGINT); records hold numbers. */
 const int = (v: number | string | bigint): number => (typeof v === 'number' ? v : Number(v));

@@ -140,7 +140,11 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
      )`,
   ],
   // Progress lives with the job, so a process watching it (CLI --wait, serve, demo) sees work done by another one.
-  ['ALTER TABLE jobs ADD COLUMN done INTEGER NOT NULL DEFAULT 0', 'ALTER TABLE jobs ADD COLUMN total INTEGER NOT NULL DEFAULT 0', 'ALTER TABLE jobs ADD COLUMN stage TEXT'],
+  [
+    'ALTER TABLE jobs ADD COLUMN done INTEGER NOT NULL DEFAULT 0',
+    'ALTER TABLE jobs ADD COLUMN total INTEGER NOT NULL DEFAULT 0',
+    'ALTER TABLE jobs ADD COLUMN stage TEXT',
+  ],
   // Watermarks made before on-demand rendering were rendered in full.
   ["ALTER TABLE watermarks ADD COLUMN render TEXT NOT NULL DEFAULT 'full'"],
   // How a forensic video's segments carry the code; videos recorded before the choice have none (their files and

@@ -141,7 +141,10 @@ export class SqlStateStore implements StateStore {
   // ---- jobs
   async ensureJob(kind: JobRecord['kind'], targetId: string, now: number): Promise<JobRecord> {
     const id = `${kind}:${targetId}`;
-    await this.db.run("INSERT INTO jobs (id, kind, target_id, status, attempts, created_on, updated_on) VALUES (?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (id) DO NOTHING", [id, kind, targetId, now, now]);
+    await this.db.run(
+      "INSERT INTO jobs (id, kind, target_id, status, attempts, created_on, updated_on) VALUES (?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (id) DO NOTHING",
+      [id, kind, targetId, now, now],
+    );
     return (await this.getJob(id))!;
   }
 
@@ -168,15 +171,30 @@ export class SqlStateStore implements StateStore {
   }
 
   async finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }): Promise<void> {
-    await this.db.run('UPDATE jobs SET status = ?, error = ?, owner = NULL, heartbeat = NULL, updated_on = ? WHERE id = ? AND owner = ?', [outcome.status, outcome.error ?? null, now, id, owner]);
+    await this.db.run('UPDATE jobs SET status = ?, error = ?, owner = NULL, heartbeat = NULL, updated_on = ? WHERE id = ? AND owner = ?', [
+      outcome.status,
+      outcome.error ?? null,
+      now,
+      id,
+      owner,
+    ]);
   }
 
   async setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number): Promise<void> {
-    await this.db.run('UPDATE jobs SET done = ?, total = ?, stage = ?, updated_on = ? WHERE id = ?', [progress.done, progress.total, progress.stage ?? null, now, id]);
+    await this.db.run('UPDATE jobs SET done = ?, total = ?, stage = ?, updated_on = ? WHERE id = ?', [
+      progress.done,
+      progress.total,
+      progress.stage ?? null,
+      now,
+      id,
+    ]);
   }
 
   async resumableJobs(now: number, staleMs: number): Promise<JobRecord[]> {
-    const rows = await this.db.all<JobsTable>("SELECT * FROM jobs WHERE status IN ('queued', 'running') AND (owner IS NULL OR heartbeat IS NULL OR heartbeat < ?) ORDER BY created_on", [now - staleMs]);
+    const rows = await this.db.all<JobsTable>(
+      "SELECT * FROM jobs WHERE status IN ('queued', 'running') AND (owner IS NULL OR heartbeat IS NULL OR heartbeat < ?) ORDER BY created_on",
+      [now - staleMs],
+    );
     return rows.map(toJob);
   }
 

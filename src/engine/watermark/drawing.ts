@@ -13,7 +13,13 @@ export function textSettings(w: Pick<WatermarkRecord, 'settings'>): TextSetting[
 }
 
 /** The filtergraph for a watermark (drawtext filters for every TEXT setting) and the text files it reads. */
-export function watermarkFilterGraph(w: Pick<WatermarkRecord, 'settings'>, video: VideoRecord, fontFile: string, metrics: FontMetrics, textDir?: string): { graph: string; files: TextFile[] } {
+export function watermarkFilterGraph(
+  w: Pick<WatermarkRecord, 'settings'>,
+  video: VideoRecord,
+  fontFile: string,
+  metrics: FontMetrics,
+  textDir?: string,
+): { graph: string; files: TextFile[] } {
   const drawings = textSettings(w).map((setting, index) =>
     textDrawing({ setting, index, fontFile, metrics, frameHeight: video.height!, timeOrigin: video.timeOrigin, ...(textDir ? { textDir } : {}) }),
   );

@@ -41,7 +41,9 @@ export async function watermarkFiles(engine: Engine, w: WatermarkRecord): Promis
  */
 export async function deleteWatermark(engine: Engine, watermark: WatermarkRecord): Promise<void> {
   if (isLeaseLive(await engine.store.getJob(jobId('watermark', watermark.id)), engine.now())) {
-    throw new WmarkError('WATERMARK_BUSY', `watermark ${watermark.id} is being rendered right now, so it cannot be removed`, { hint: 'Wait until it is READY or FAILED, then remove it.' });
+    throw new WmarkError('WATERMARK_BUSY', `watermark ${watermark.id} is being rendered right now, so it cannot be removed`, {
+      hint: 'Wait until it is READY or FAILED, then remove it.',
+    });
   }
   await engine.store.deleteWatermark(watermark.id);
   // The same settings later make the same id again, and its plan must be made anew.

@@ -40,8 +40,10 @@ export async function resolveVideo(engine: Engine, ref: VideoRef): Promise<Video
     const what = ref.videoId ? `id "${ref.videoId}"` : `key "${ref.key}"`;
     throw new WmarkError('VIDEO_NOT_FOUND', `no video with ${what}`, { hint: 'List videos with `wmark video list`, or ingest it first with `wmark ingest`.' });
   }
-  if (video.status === 'PENDING') throw new WmarkError('VIDEO_NOT_READY', `video ${video.key} is still being ingested`, { hint: 'Try again when its status is INGESTED.' });
-  if (video.status !== 'INGESTED') throw new WmarkError('VIDEO_FAILED', `video ${video.key} could not be ingested (${video.status}): ${video.error ?? 'no reason recorded'}`);
+  if (video.status === 'PENDING')
+    throw new WmarkError('VIDEO_NOT_READY', `video ${video.key} is still being ingested`, { hint: 'Try again when its status is INGESTED.' });
+  if (video.status !== 'INGESTED')
+    throw new WmarkError('VIDEO_FAILED', `video ${video.key} could not be ingested (${video.status}): ${video.error ?? 'no reason recorded'}`);
   return video;
 }
 
@@ -58,12 +60,17 @@ export function needsJob(w: WatermarkRecord): boolean {
 export async function requestWatermark(engine: Engine, request: WatermarkRequest): Promise<WatermarkRequestResult> {
   const video = await resolveVideo(engine, request.video);
   const offFrame = offFrameIssues(request.settings, { width: video.width ?? 0, height: video.height ?? 0, duration: video.durationSeconds });
-  if (offFrame.length) throw validationError('VALIDATION_FAILED', offFrame, `The video is ${video.width}x${video.height}; see docs/settings.md for where text lands.`);
+  if (offFrame.length)
+    throw validationError('VALIDATION_FAILED', offFrame, `The video is ${video.width}x${video.height}; see docs/settings.md for where text lands.`);
   const forensic = request.settings.find((s): s is ForensicSetting => s.type === 'FORENSIC');
   if (forensic && !video.enableForensic) {
-    throw new WmarkError('FORENSIC_NOT_ENABLED', `video ${video.key} was not ingested with forensic preparation (enableForensic), so it cannot carry a FORENSIC watermark`, {
-      hint: 'Ingest it again under a new key with --forensic (videos of 5 minutes or more).',
-    });
+    throw new WmarkError(
+      'FORENSIC_NOT_ENABLED',
+      `video ${video.key} was not ingested with forensic preparation (enableForensic), so it cannot carry a FORENSIC watermark`,
+      {
+        hint: 'Ingest it again under a new key with --forensic (videos of 5 minutes or more).',
+      },
+    );
   }
   const id = watermarkIdentity(video.id, request.settings);
   const now = engine.now();
@@ -115,4 +122,3 @@ export async function requestWatermark(engine: Engine, request: WatermarkRequest
   }
   return { watermark, video, created, expirationIgnored: !created && expiration !== null && expiration !== record.expiration };
 }
-

@@ -129,7 +129,10 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
   // in order in the background, which keeps every core busy and each next segment ready before the last has played.
   const opening = w.render === 'on-demand' ? openingSegments(video.segments, SEGMENT_SECONDS) : 1;
   const todo = done.flatMap((d, i) => (d ? [] : [i]));
-  const pending: [number, RenderUrgency][] = [...todo.filter((i) => i < opening).map((i) => [i, 'now'] as [number, RenderUrgency]), ...(w.render === 'full' ? todo.filter((i) => i >= opening).map((i) => [i, 'background'] as [number, RenderUrgency]) : [])];
+  const pending: [number, RenderUrgency][] = [
+    ...todo.filter((i) => i < opening).map((i) => [i, 'now'] as [number, RenderUrgency]),
+    ...(w.render === 'full' ? todo.filter((i) => i >= opening).map((i) => [i, 'background'] as [number, RenderUrgency]) : []),
+  ];
   if (pending.length) {
     // One failed segment stops the rest of this job's renders, and the job ends once every render it started has
     // stopped: no ffmpeg of a FAILED job is still running (or writing) when its failure is reported.
@@ -195,7 +198,8 @@ async function joinMp4(engine: Engine, folder: string, video: VideoRecord, signa
 /** READY (every output written) once every segment is there; an on-demand watermark gets there as players ask. */
 export async function markCompleteIfDone(engine: Engine, id: string, folder: string, count: number): Promise<WatermarkRecord> {
   const w = (await engine.store.getWatermark(id))!;
-  const complete = (await doneSegments(engine.media, folder, count)).every(Boolean) && (!w.containers.includes('mp4') || (await engine.media.exists(`${folder}/${MP4_NAME}`)));
+  const complete =
+    (await doneSegments(engine.media, folder, count)).every(Boolean) && (!w.containers.includes('mp4') || (await engine.media.exists(`${folder}/${MP4_NAME}`)));
   if (complete && w.status !== 'READY') {
     await engine.store.updateWatermark(id, { status: 'READY', readyOn: engine.now(), error: null });
     // Every segment is there, so no render of this watermark is under way: what a killed process left goes.

@@ -50,7 +50,8 @@ export async function watermarkSegments(engine: Engine, w: WatermarkRecord): Pro
   // A forensic viewer's segment k is the variant its payload's codeword picks; otherwise the clean working segment.
   const layout = w.forensicPayload !== null ? await readTitleLayout(engine, video) : undefined;
   const code = layout ? codeword(forensicKey(engine.secret), video.id, w.forensicPayload!, layout.slots) : undefined;
-  const sourceOf = (index: number) => (code ? mediaKeys.forensicFile(video.id, variantFileFor(layout!, code, index)) : mediaKeys.workingSegment(video.id, index));
+  const sourceOf = (index: number) =>
+    code ? mediaKeys.forensicFile(video.id, variantFileFor(layout!, code, index)) : mediaKeys.workingSegment(video.id, index);
   // TEXT over a forensic variant: rendered segments are shared by every viewer with the same TEXT settings, so each
   // (text set, variant, segment) is encoded at most once; a viewer with unique text costs one encode per segment.
   const textHash = code && texts.length ? createHash('sha256').update(canonicalSettings(texts)).digest('hex').slice(0, 32) : undefined;

@@ -19,7 +19,9 @@ export type FarmTaskKind = 'segment' | IngestTask['kind'] | ForensicTask['kind']
 export const taskKind = (task: FarmTask): FarmTaskKind => ('kind' in task && task.kind ? task.kind : 'segment');
 
 /** What a finished task reports, by kind, with the worker that did it. */
-export type FarmResult<T extends FarmTask> = (T extends IngestTask ? IngestRunResult : T extends ForensicTask ? ForensicRunResult : SegmentRunResult) & { worker: string };
+export type FarmResult<T extends FarmTask> = (T extends IngestTask ? IngestRunResult : T extends ForensicTask ? ForensicRunResult : SegmentRunResult) & {
+  worker: string;
+};
 
 /** Reads a task off the queue; anything malformed is TASK_INVALID, naming every problem. */
 export function parseFarmTask(data: unknown): FarmTask {
@@ -33,7 +35,10 @@ export function parseFarmTask(data: unknown): FarmTask {
     return parsed.data;
   }
   const kind = (data as { kind?: unknown } | null)?.kind ?? 'segment';
-  throw validationError('TASK_INVALID', parsed.error.issues.map((i) => `${String(kind)} task ${i.path.join('.') || ''}: ${i.message}`.replace('task : ', 'task: ')));
+  throw validationError(
+    'TASK_INVALID',
+    parsed.error.issues.map((i) => `${String(kind)} task ${i.path.join('.') || ''}: ${i.message}`.replace('task : ', 'task: ')),
+  );
 }
 
 /** What the task makes, for logs and messages: the segment, the video's folder, or the measurement. */

@@ -54,7 +54,12 @@ export interface ForensicRunResult {
  * Runs a forensic task: fetches the working segment into a scratch folder, encodes and measures its variants, and
  * stores the variants, then the measurement. Idempotent like a segment render: a stored measurement is not redone.
  */
-export async function runForensicTask(task: ForensicTask, store: MediaStore, runner: ProcessRunner, options: { tmpDir?: string; signal?: AbortSignal } = {}): Promise<ForensicRunResult> {
+export async function runForensicTask(
+  task: ForensicTask,
+  store: MediaStore,
+  runner: ProcessRunner,
+  options: { tmpDir?: string; signal?: AbortSignal } = {},
+): Promise<ForensicRunResult> {
   const started = Date.now();
   const output = measureKey(task.outputPrefix, task.index);
   if (await store.exists(output)) return { output, rendered: false, ms: Date.now() - started };
@@ -65,7 +70,8 @@ export async function runForensicTask(task: ForensicTask, store: MediaStore, run
     await Promise.all([store.getFile(task.input, input), mkdir(outDir)]);
     const measure = await prepareSegmentVariants(runner, { ...task, input, outDir });
     if (options.signal?.aborted) throw new WmarkError('CANCELLED', `forensic preparation of ${task.input} cancelled`);
-    for (const v of variantNames(task.grids.length)) await store.putFile(`${task.outputPrefix}/${variantFileName(v, task.index)}`, path.join(outDir, variantFileName(v, task.index)));
+    for (const v of variantNames(task.grids.length))
+      await store.putFile(`${task.outputPrefix}/${variantFileName(v, task.index)}`, path.join(outDir, variantFileName(v, task.index)));
     const file = path.join(work, 'measure.bin');
     await writeFile(file, encodeMeasure(measure));
     await store.putFile(output, file);

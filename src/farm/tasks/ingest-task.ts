@@ -41,7 +41,12 @@ export interface IngestRunResult extends TranscodeResult {
  * Runs an ingest task: fetches the source into a scratch folder, transcodes it, and stores every working segment.
  * Retried after its worker died, it runs again from the start and writes the same objects (the encode is the same).
  */
-export async function runIngestTask(task: IngestTask, store: MediaStore, runner: ProcessRunner, options: { tmpDir?: string; signal?: AbortSignal } = {}): Promise<IngestRunResult> {
+export async function runIngestTask(
+  task: IngestTask,
+  store: MediaStore,
+  runner: ProcessRunner,
+  options: { tmpDir?: string; signal?: AbortSignal } = {},
+): Promise<IngestRunResult> {
   const started = Date.now();
   const work = await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-ingest-'));
   try {
@@ -49,7 +54,11 @@ export async function runIngestTask(task: IngestTask, store: MediaStore, runner:
     await store.getFile(task.source, source);
     const outDir = path.join(work, 'out');
     await mkdir(outDir);
-    const result = await transcodeToSegments(runner, { ...task, source, outDir, label: task.source }, { durationSeconds: task.durationSeconds, signal: options.signal });
+    const result = await transcodeToSegments(
+      runner,
+      { ...task, source, outDir, label: task.source },
+      { durationSeconds: task.durationSeconds, signal: options.signal },
+    );
     if (options.signal?.aborted) throw new WmarkError('CANCELLED', `ingest of ${task.source} cancelled`);
     for (let i = 0; i < result.segments; i++) await store.putFile(`${task.outputPrefix}/${segmentFileName(i)}`, path.join(outDir, segmentFileName(i)));
     // The muxer's list too, so the video's folder holds what an embedded ingest publishes.

@@ -26,10 +26,21 @@ export const segmentTaskSchema = z.object({
   /** The filtergraph, read by ffmpeg with -filter_script; it names its text files and the font by plain file name. */
   filterScript: z.string().min(1).max(1_000_000),
   textFiles: z
-    .array(z.object({ name: z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/).refine((n) => !RESERVED.has(n), 'a reserved name'), content: z.string().max(100_000) }))
+    .array(
+      z.object({
+        name: z
+          .string()
+          .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/)
+          .refine((n) => !RESERVED.has(n), 'a reserved name'),
+        content: z.string().max(100_000),
+      }),
+    )
     .max(1000),
   /** SHA-256 of the font the layout was measured with (hex); a worker whose font differs refuses the task. */
-  fontSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  fontSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
   encode: encodeSchema,
   gop: z.number().int().positive(),
   hasAudio: z.boolean(),
@@ -41,12 +52,17 @@ export type SegmentTask = z.infer<typeof segmentTaskSchema>;
 export function parseSegmentTask(data: unknown): SegmentTask {
   const parsed = segmentTaskSchema.safeParse(data);
   if (parsed.success) return parsed.data;
-  throw validationError('TASK_INVALID', parsed.error.issues.map((i) => `segment task ${i.path.join('.') || ''}: ${i.message}`.replace('task : ', 'task: ')));
+  throw validationError(
+    'TASK_INVALID',
+    parsed.error.issues.map((i) => `segment task ${i.path.join('.') || ''}: ${i.message}`.replace('task : ', 'task: ')),
+  );
 }
 
 /** SHA-256 (hex) of a font file, to tell whether two machines draw with the same font. */
 export async function fontSha256(fontFile: string): Promise<string> {
-  return createHash('sha256').update(await readFile(fontFile)).digest('hex');
+  return createHash('sha256')
+    .update(await readFile(fontFile))
+    .digest('hex');
 }
 
 export interface SegmentRunOptions {
@@ -84,7 +100,15 @@ export async function runSegmentTask(task: SegmentTask, store: MediaStore, runne
     ]);
     const threads = Math.max(1, options.threads ?? 1);
     await runner.ffmpeg(
-      segmentRenderArgs({ input: 'input.ts', output: 'output.ts', filterScript: 'filter.txt', gop: task.gop, threads, encode: task.encode, hasAudio: task.hasAudio }),
+      segmentRenderArgs({
+        input: 'input.ts',
+        output: 'output.ts',
+        filterScript: 'filter.txt',
+        gop: task.gop,
+        threads,
+        encode: task.encode,
+        hasAudio: task.hasAudio,
+      }),
       { cwd: work, signal: options.signal },
     );
     if (options.signal?.aborted) throw new WmarkError('CANCELLED', `render of ${task.output} cancelled`);

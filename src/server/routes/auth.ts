@@ -33,7 +33,13 @@ export function authRoutes(routes: Routes, ctx: ServerContext): void {
         version: VERSION,
         apiVersions: ['1.0', '2.0'],
         client,
-        limits: { requestBodyBytes: BODY_LIMIT_BYTES, settingsPerRequest: MAX_SETTINGS, forensicMinimumSeconds: ctx.service.forensicMinimumSeconds, forensicPayloadBits: 16, pollIntervalSeconds: 3 },
+        limits: {
+          requestBodyBytes: BODY_LIMIT_BYTES,
+          settingsPerRequest: MAX_SETTINGS,
+          forensicMinimumSeconds: ctx.service.forensicMinimumSeconds,
+          forensicPayloadBits: 16,
+          pollIntervalSeconds: 3,
+        },
       });
     });
   }

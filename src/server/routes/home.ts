@@ -44,9 +44,21 @@ export function homeRoutes(routes: Routes, ctx: ServerContext): void {
   routes.add(['GET', 'HEAD'], ['/'], async (req) => {
     const s = await status(req);
     if (!prefersHtml(req.headers.accept)) return json(200, s, { Vary: 'Accept' });
-    return { status: 200, headers: { 'Content-Type': CONTENT_TYPES['.html']!, 'Cache-Control': 'no-store', 'Content-Security-Policy': PAGE_CSP, 'X-Content-Type-Options': 'nosniff', Vary: 'Accept' }, body: homePage(s) };
+    return {
+      status: 200,
+      headers: {
+        'Content-Type': CONTENT_TYPES['.html']!,
+        'Cache-Control': 'no-store',
+        'Content-Security-Policy': PAGE_CSP,
+        'X-Content-Type-Options': 'nosniff',
+        Vary: 'Accept',
+      },
+      body: homePage(s),
+    };
   });
-  routes.add(['GET', 'HEAD'], ['/favicon.ico'], async (req) => fileResponse(req, FAVICON, { contentType: CONTENT_TYPES['.svg']!, cacheControl: 'public, max-age=86400' }));
+  routes.add(['GET', 'HEAD'], ['/favicon.ico'], async (req) =>
+    fileResponse(req, FAVICON, { contentType: CONTENT_TYPES['.svg']!, cacheControl: 'public, max-age=86400' }),
+  );
   routes.add(['GET', 'HEAD'], ['/docs/:name'], async (req, params) => {
     if (!DOC_NAME.test(params.name!)) throw new WmarkError('NOT_FOUND', `no document ${params.name}`);
     return fileResponse(req, path.join(DOCS_DIR, params.name!), { contentType: 'text/plain; charset=utf-8', cacheControl: 'public, max-age=300' });

@@ -30,7 +30,11 @@ export function mediaRoutes(routes: Routes, ctx: ServerContext, links: SignedLin
         const segment = SEGMENT_FILE.exec(file);
         if (segment && !(await media.segment(w, Number(segment[1])))) throw new WmarkError('NOT_FOUND', 'no such segment');
         const maxAge = Math.max(0, Math.floor((expirationMs - ctx.service.now()) / 1000));
-        const options = { contentType: CONTENT_TYPES[path.extname(file)]!, cacheControl: `private, max-age=${Math.min(maxAge, 31_536_000)}, immutable`, headers: MEDIA_CORS };
+        const options = {
+          contentType: CONTENT_TYPES[path.extname(file)]!,
+          cacheControl: `private, max-age=${Math.min(maxAge, 31_536_000)}, immutable`,
+          headers: MEDIA_CORS,
+        };
         const { store, key } = media.object(w, file);
         return storeResponse(req, store, key, options);
       },

@@ -12,11 +12,17 @@ import type { ServerContext } from '../server-context.js';
 const require = createRequire(import.meta.url);
 const PLAYER_DIR = fileURLToPath(new URL('../../../templates/player/', import.meta.url));
 const HLS_JS = path.join(path.dirname(require.resolve('hls.js/package.json')), 'dist', 'hls.min.js');
-const ASSETS: Readonly<Record<string, string>> = { 'hls.min.js': HLS_JS, 'player.js': path.join(PLAYER_DIR, 'player.js'), 'player.css': path.join(PLAYER_DIR, 'player.css'), 'favicon.svg': path.join(PLAYER_DIR, 'favicon.svg') };
+const ASSETS: Readonly<Record<string, string>> = {
+  'hls.min.js': HLS_JS,
+  'player.js': path.join(PLAYER_DIR, 'player.js'),
+  'player.css': path.join(PLAYER_DIR, 'player.css'),
+  'favicon.svg': path.join(PLAYER_DIR, 'favicon.svg'),
+};
 
 // hls.js runs its transmuxer in a Web Worker it creates from a blob: URL; without worker-src that falls back to
 // script-src and is refused (a CSP violation in the console, and transmuxing on the main thread).
-const PAGE_CSP = "default-src 'none'; script-src 'self'; worker-src blob:; style-src 'self'; media-src * blob:; connect-src *; img-src 'self' data:; frame-ancestors *";
+const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; worker-src blob:; style-src 'self'; media-src * blob:; connect-src *; img-src 'self' data:; frame-ancestors *";
 
 export function playerRoutes(routes: Routes, ctx: ServerContext): void {
   routes.add(['GET', 'HEAD'], ['/player/1.0/', '/player/2.0/'], async (req) => {

@@ -9,7 +9,7 @@ describe('forensic bench --only', () => {
     expect(PARTS.filter((p) => wants(only, p))).toEqual(['f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8', 'f2b', 'f9', 'f10', 'f7b', 'f6b']);
   });
 
-  it('runs just the parts named, in any case, with F2\'-style names accepted', () => {
+  it("runs just the parts named, in any case, with F2'-style names accepted", () => {
     const only = parseOnly(" F9, f6,F6',f9s ");
     expect(PARTS.filter((p) => wants(only, p))).toEqual(['f6', 'f9', 'f9s', 'f6b']);
   });

@@ -8,7 +8,16 @@ import type { IngestTask } from '../../../src/farm/tasks/ingest-task.js';
 import type { SegmentTask } from '../../../src/farm/tasks/segment-task.js';
 import { WmarkError } from '../../../src/core/errors.js';
 import { SIGNATURE_CELLS } from '../../../src/core/forensic/frame-signature.js';
-import { buildSidecar, decodeMeasure, encodeMeasure, SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_WIDTH, type SegmentMeasure } from '../../../src/core/forensic/variant-plan.js';
+import {
+  buildSidecar,
+  decodeMeasure,
+  encodeMeasure,
+  SIDECAR_DIFF_HEIGHT,
+  SIDECAR_DIFF_WIDTH,
+  SIDECAR_HEIGHT,
+  SIDECAR_WIDTH,
+  type SegmentMeasure,
+} from '../../../src/core/forensic/variant-plan.js';
 import { rng } from '../../helpers/rng.js';
 
 const segment: SegmentTask = {
@@ -118,9 +127,13 @@ describe('forensic measurements', () => {
     expect(decodeMeasure(Buffer.from('not a measurement'))).toBeUndefined();
   });
 
-  it('join into a sidecar with every segment\'s slots and frames in order', () => {
+  it("join into a sidecar with every segment's slots and frames in order", () => {
     const measures = [randomMeasure(2, 2, 120), randomMeasure(3, 2, 120), randomMeasure(4, 1, 60)];
-    const sidecar = buildSidecar([4, 4, 2], 30, measures.map((m) => decodeMeasure(encodeMeasure(m))!));
+    const sidecar = buildSidecar(
+      [4, 4, 2],
+      30,
+      measures.map((m) => decodeMeasure(encodeMeasure(m))!),
+    );
     expect(sidecar.slotSegments).toEqual([0, 0, 1, 1, 2]);
     expect(sidecar.slotStarts).toEqual([0, 2, 4, 6, 8]);
     expect(sidecar.slotDurations).toEqual([2, 2, 2, 2, 2]);

@@ -80,7 +80,10 @@ describe('job failures', () => {
   });
 
   it('wrap a reason without a known code, naming the segment', () => {
-    expect(errorFromReason('NOT_A_CODE: x', 'watermarks/w1/seg_00003.ts')).toMatchObject({ code: 'WATERMARK_FAILED', message: 'rendering watermarks/w1/seg_00003.ts failed: NOT_A_CODE: x' });
+    expect(errorFromReason('NOT_A_CODE: x', 'watermarks/w1/seg_00003.ts')).toMatchObject({
+      code: 'WATERMARK_FAILED',
+      message: 'rendering watermarks/w1/seg_00003.ts failed: NOT_A_CODE: x',
+    });
   });
 
   it('give one job id per output, without the characters BullMQ reserves', () => {

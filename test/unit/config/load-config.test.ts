@@ -361,7 +361,7 @@ describe('queue.url (the render farm, issue 11)', () => {
   });
 });
 
-describe('media.* (the render farm\'s shared store, issue 11)', () => {
+describe("media.* (the render farm's shared store, issue 11)", () => {
   it('is unset by default: media lives in the data folder', async () => {
     expect((await load()).media).toBeUndefined();
   });
@@ -372,7 +372,10 @@ describe('media.* (the render farm\'s shared store, issue 11)', () => {
     const fromEnv = await load({ env: { WMARK_MEDIA_URL: '/mnt/wmark', WMARK_S3_REGION: 'eu-west-1' } });
     expect(fromEnv.media).toEqual({ url: '/mnt/wmark', s3Endpoint: 'http://minio.file:9000', s3Region: 'eu-west-1' });
     expect(fromEnv.sources['media.url']).toBe('env WMARK_MEDIA_URL');
-    const fromFlag = await load({ env: { WMARK_S3_ENDPOINT: 'http://minio.env:9000' }, flags: { media: 's3://flag-bucket', s3Endpoint: 'https://r2.example' } });
+    const fromFlag = await load({
+      env: { WMARK_S3_ENDPOINT: 'http://minio.env:9000' },
+      flags: { media: 's3://flag-bucket', s3Endpoint: 'https://r2.example' },
+    });
     expect(fromFlag.media).toEqual({ url: 's3://flag-bucket', s3Endpoint: 'https://r2.example' });
     expect(fromFlag.sources['media.s3Endpoint']).toBe('flag --s3-endpoint');
   });

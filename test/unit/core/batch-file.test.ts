@@ -123,10 +123,7 @@ describe('parseBatch: CSV', () => {
   });
 
   it('reports header problems and ragged rows together', () => {
-    expect(issues(parseBatch('name,name\nx\n'))).toEqual([
-      'batch line 1: column "name" appears twice',
-      'batch line 2: expected 2 fields (name, name), got 1',
-    ]);
+    expect(issues(parseBatch('name,name\nx\n'))).toEqual(['batch line 1: column "name" appears twice', 'batch line 2: expected 2 fields (name, name), got 1']);
   });
 
   it('rejects an empty file, a header without rows and an unterminated quote', () => {

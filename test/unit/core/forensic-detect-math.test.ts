@@ -68,7 +68,7 @@ describe('readSegments + scorePayloads: one viewer', () => {
     }
   });
 
-  it('fits the leak\'s own gain and offset (contrast/brightness change) before reading the mark', () => {
+  it("fits the leak's own gain and offset (contrast/brightness change) before reading the mark", () => {
     const payload = 0x7a31;
     const { leak } = syntheticLeak(title, { signs: signsOf(payload), noise: 5, gain: 0.8, offset: 14, seed: 2 });
     const readings = read(leak);
@@ -135,7 +135,12 @@ describe('readSegments + scorePayloads: two viewers averaged', () => {
     expect([...v.collusion.payloads].sort()).toEqual([p1, p2].sort());
     expect([...v.accused].sort()).toEqual([p1, p2].sort());
     expect(v.collusion.z).toBeGreaterThanOrEqual(Z_THRESHOLD);
-    expect(v.candidates.slice(0, 2).map((c) => c.payload).sort()).toEqual([p1, p2].sort());
+    expect(
+      v.candidates
+        .slice(0, 2)
+        .map((c) => c.payload)
+        .sort(),
+    ).toEqual([p1, p2].sort());
   });
 
   it('flags collusion for several different pairs', { timeout: 60_000 }, () => {
@@ -153,7 +158,7 @@ describe('readSegments + scorePayloads: two viewers averaged', () => {
 });
 
 describe('no false accusations', () => {
-  it('200 null trials (unmarked leaks, other titles\' marks, pure noise, trimmed) accuse nobody', { timeout: 120_000 }, () => {
+  it("200 null trials (unmarked leaks, other titles' marks, pure noise, trimmed) accuse nobody", { timeout: 120_000 }, () => {
     // Two frames a second are plenty for a null trial (same seed as `title`: same key, means and codewords).
     const same = syntheticTitle({ seed: 7, segments: SEGMENTS, fps: 2 });
     const other = syntheticTitle({ seed: 1234, segments: SEGMENTS, fps: 2 });
@@ -184,7 +189,13 @@ describe('no false accusations', () => {
         // Pure noise readings over a random contiguous stretch of at least 43 segments.
         const length = 43 + r.int(SEGMENTS - 43 + 1);
         const start = r.int(SEGMENTS - length + 1);
-        tally(noiseReadings(r, Array.from({ length }, (_, i) => start + i), kind === 2 ? 0.05 : 1));
+        tally(
+          noiseReadings(
+            r,
+            Array.from({ length }, (_, i) => start + i),
+            kind === 2 ? 0.05 : 1,
+          ),
+        );
       }
     }
     expect({ accusations, collusions }).toEqual({ accusations: 0, collusions: 0 });
@@ -199,7 +210,12 @@ describe('fitSegment', () => {
     const r = rng(5);
     const m = smoothImage(r, 32, 18);
     const d = Float32Array.from(title.sidecar.diff.subarray(0, 32 * 18));
-    for (const [s, g, o] of [[1, 1, 0], [-1, 1, 0], [0.5, 0.7, 20], [-0.25, 1.3, -15]] as const) {
+    for (const [s, g, o] of [
+      [1, 1, 0],
+      [-1, 1, 0],
+      [0.5, 0.7, 20],
+      [-0.25, 1.3, -15],
+    ] as const) {
       const leak = Float32Array.from(m, (v, p) => g * (v + s * d[p]!) + o);
       expect(fitSegment(m, d, leak)).toBeCloseTo(s, 5);
     }
@@ -216,8 +232,20 @@ describe('fitSegment', () => {
     const r = rng(6);
     const m = smoothImage(r, 32, 18);
     const d = Float32Array.from(title.sidecar.diff.subarray(0, 32 * 18));
-    expect(fitSegment(m, d, Float32Array.from(m, (v, p) => v + 9 * d[p]!))).toBe(2);
-    expect(fitSegment(m, d, Float32Array.from(m, (v, p) => v - 9 * d[p]!))).toBe(-2);
+    expect(
+      fitSegment(
+        m,
+        d,
+        Float32Array.from(m, (v, p) => v + 9 * d[p]!),
+      ),
+    ).toBe(2);
+    expect(
+      fitSegment(
+        m,
+        d,
+        Float32Array.from(m, (v, p) => v - 9 * d[p]!),
+      ),
+    ).toBe(-2);
     expect(fitSegment(m, new Float32Array(m.length).fill(1), m)).toBeUndefined();
   });
 });
@@ -238,7 +266,12 @@ describe('alignLeak', () => {
   }
 
   it('finds a known offset to the 0.1 s bin, through a brightness/contrast change', { timeout: 60_000 }, () => {
-    for (const [fromFrame, frames] of [[2502, 90 * FPS], [0, 60 * FPS], [4000, 2000], [173, 12 * FPS]] as const) {
+    for (const [fromFrame, frames] of [
+      [2502, 90 * FPS],
+      [0, 60 * FPS],
+      [4000, 2000],
+      [173, 12 * FPS],
+    ] as const) {
       const leak = cut(fromFrame, frames, (v) => 0.85 * v + 20, fromFrame);
       const a = alignLeak({ signatureTimes: original.times, signature: original.sig }, leak.times, leak.sig);
       expect(Math.abs(a.offset - fromFrame / FPS), `leak from frame ${fromFrame}: ${JSON.stringify(a)}`).toBeLessThanOrEqual(0.1 + 1e-9);
@@ -258,14 +291,19 @@ describe('alignLeak', () => {
 
   it('a different title correlates poorly', () => {
     const stranger = syntheticSignatures(rng(12), 60 * FPS);
-    const a = alignLeak({ signatureTimes: original.times, signature: original.sig }, Float64Array.from({ length: 60 * FPS }, (_, i) => i / FPS), stranger);
+    const a = alignLeak(
+      { signatureTimes: original.times, signature: original.sig },
+      Float64Array.from({ length: 60 * FPS }, (_, i) => i / FPS),
+      stranger,
+    );
     expect(a.score).toBeLessThan(0.2);
   });
 });
 
 describe('registerGeometry + readSegments on a cropped leak', () => {
   it('finds an 8 % crop and reads the mark through it', { timeout: 60_000 }, () => {
-    const W = 64, H = 36;
+    const W = 64,
+      H = 36;
     const t = syntheticTitle({ seed: 31, segments: SEGMENTS, width: W, height: H, fps: 2, videoId: 'crop' });
     const tc = packedCodebook(t.key, t.videoId, SEGMENTS);
     const payload = 0x0bad;
@@ -277,7 +315,10 @@ describe('registerGeometry + readSegments on a cropped leak', () => {
     const frame = new Float32Array(n);
     for (let i = 0; i < leak.times.length; i++) {
       for (let p = 0; p < n; p++) frame[p] = leak.frames[i * n + p]!;
-      cropped.set(Uint16Array.from(warp(frame, W, H, crop), (v) => Math.round(v)), i * n);
+      cropped.set(
+        Uint16Array.from(warp(frame, W, H, crop), (v) => Math.round(v)),
+        i * n,
+      );
     }
     const cLeak = { ...leak, frames: cropped };
     const origMean = new Float32Array(n);

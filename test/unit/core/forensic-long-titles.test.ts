@@ -18,9 +18,12 @@ const CHILD = fileURLToPath(new URL('../../helpers/sidecar-heap-child.ts', impor
 describe('sidecar format: long titles', () => {
   // A 30-minute title's sidecar (8.3 M mean values) under a 48 MB V8 heap, in a child process: a list of its values
   // alone would need 66 MB or more.
-  it('a 30-minute title\'s sidecar round-trips under a 48 MB JS heap', { timeout: 60_000 }, async () => {
-    const slots = 900, frames = 54_000;
-    const { stdout } = await execFileP(process.execPath, ['--max-old-space-size=48', '--import', 'tsx', CHILD, String(slots), String(frames)], { maxBuffer: 1 << 20 });
+  it("a 30-minute title's sidecar round-trips under a 48 MB JS heap", { timeout: 60_000 }, async () => {
+    const slots = 900,
+      frames = 54_000;
+    const { stdout } = await execFileP(process.execPath, ['--max-old-space-size=48', '--import', 'tsx', CHILD, String(slots), String(frames)], {
+      maxBuffer: 1 << 20,
+    });
     const r = JSON.parse(stdout) as { mean: number; diff: number; signature: number; frames: number; meanErr: number; lastDiff: number; lastTime: number };
     expect(r).toMatchObject({ mean: slots * 128 * 72, diff: slots * 64 * 36, signature: frames * 16, frames });
     expect(r.meanErr).toBeLessThanOrEqual(0.5 / 64 + 1e-6);

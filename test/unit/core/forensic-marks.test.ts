@@ -64,7 +64,7 @@ describe('codeword', () => {
     expect(codeword(KEY, VIDEO, 7, 300).subarray(0, 75)).toEqual(codeword(KEY, VIDEO, 7, 75));
   });
 
-  it('allCodewords holds every payload\'s codeword, row by row, and no two of a 75-segment title are equal', { timeout: 60_000 }, () => {
+  it("allCodewords holds every payload's codeword, row by row, and no two of a 75-segment title are equal", { timeout: 60_000 }, () => {
     const segments = 75;
     const all = allCodewords(KEY, VIDEO, segments);
     expect(all).toHaveLength(PAYLOAD_COUNT * segments);
@@ -118,7 +118,11 @@ describe('patternField', () => {
 });
 
 describe('patternFrameYuv420', () => {
-  for (const [width, height] of [[320, 180], [1280, 720], [322, 182]] as const) {
+  for (const [width, height] of [
+    [320, 180],
+    [1280, 720],
+    [322, 182],
+  ] as const) {
     it(`is a mid-grey ${width}x${height} frame carrying amplitude x pattern in luma only`, { timeout: 30_000 }, () => {
       const grid = patternGrid(KEY, VIDEO, 11);
       const frame = patternFrameYuv420(grid, width, height);
@@ -163,7 +167,9 @@ describe('patternFrameYuv420', () => {
   });
 
   it('keeps the mark alone at >= 47 dB PSNR-Y over many 720p segments (FORENSIC.md F3), at the designed amplitude', { timeout: 60_000 }, () => {
-    const width = 1280, height = 720, n = width * height;
+    const width = 1280,
+      height = 720,
+      n = width * height;
     let squares = 0;
     let projection = 0;
     let energy = 0;
@@ -188,7 +194,9 @@ describe('patternFrameYuv420', () => {
 describe('sidecar format', () => {
   function sampleSidecar(segments: number, frames: number): Sidecar {
     const r = rng(3);
-    const width = 128, height = 72, n = width * height;
+    const width = 128,
+      height = 72,
+      n = width * height;
     const mean = new Float32Array(segments * n);
     const diff = new Float32Array(segments * n);
     for (let k = 0; k < segments; k++) {
@@ -242,7 +250,7 @@ describe('sidecar format', () => {
     expect(d.version).toBe(2);
   });
 
-  it('still reads v1 sidecars (videos ingested before code slots): one slot per segment, diff at the mean\'s size', () => {
+  it("still reads v1 sidecars (videos ingested before code slots): one slot per segment, diff at the mean's size", () => {
     const s = sampleSidecar(6, 300);
     const d = decodeSidecar(encodeSidecarV1(s));
     expect(d.version).toBe(1);
@@ -256,7 +264,7 @@ describe('sidecar format', () => {
     expect(d.diff[100]).toBeCloseTo(s.diff[100]!, 2);
   });
 
-  it('a 5-minute title\'s sidecar (75 segments, 9000 frames) stays well under 5 MB', { timeout: 60_000 }, () => {
+  it("a 5-minute title's sidecar (75 segments, 9000 frames) stays well under 5 MB", { timeout: 60_000 }, () => {
     const bytes = encodeSidecar(sampleSidecar(75, 9000));
     expect(bytes.length).toBeLessThan(5 * 1024 * 1024);
     expect(decodeSidecar(bytes).segmentStarts).toHaveLength(75);

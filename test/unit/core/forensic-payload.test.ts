@@ -90,7 +90,7 @@ describe('encodeForensicContent', () => {
       expect(b64).toMatch(/^[A-Za-z0-9+/]{3}=$/);
       if (ok(b64, '2.0') !== u) throw new Error(`2.0 round trip of ${u} gave ${ok(b64, '2.0')}`);
       const a = encodeForensicContent(u, '1.0');
-      if ((u >> 8) < 128 && (u & 0xff) < 128) {
+      if (u >> 8 < 128 && (u & 0xff) < 128) {
         ascii++;
         if (a === undefined || ok(a, '1.0') !== u) throw new Error(`1.0 round trip of ${u} failed (${a})`);
       } else if (a !== undefined) throw new Error(`payload ${u} has a non-ASCII byte but 1.0 spelled it ${JSON.stringify(a)}`);

@@ -3,12 +3,31 @@
 // The other layouts: 'split' halves with GOPs of their own joined by stream copy, and 'single' one slot per segment.
 import { describe, expect, it } from 'vitest';
 import { parseVideoRequest } from '../../../src/core/api-requests.js';
-import { halfVariantArgs, joinHalvesArgs, measureSegment, SIDECAR_HEIGHT, SIDECAR_WIDTH, slotOrderFromWhole, slotsOfSegments, wholeVariantArgs } from '../../../src/core/forensic/variant-plan.js';
+import {
+  halfVariantArgs,
+  joinHalvesArgs,
+  measureSegment,
+  SIDECAR_HEIGHT,
+  SIDECAR_WIDTH,
+  slotOrderFromWhole,
+  slotsOfSegments,
+  wholeVariantArgs,
+} from '../../../src/core/forensic/variant-plan.js';
 import { segmentPatterns } from '../../../src/core/forensic/title-layout.js';
 
 const out = { aa: 'aa.ts', ab: 'ab.ts', ba: 'ba.ts', bb: 'bb.ts' };
 const plan = (hasAudio: boolean) =>
-  wholeVariantArgs({ input: 'seg.ts', patterns: ['p1.yuv', 'p2.yuv'], width: 320, height: 180, split: 60, out, gop: 120, encode: { preset: 'veryfast', crf: 23 }, hasAudio });
+  wholeVariantArgs({
+    input: 'seg.ts',
+    patterns: ['p1.yuv', 'p2.yuv'],
+    width: 320,
+    height: 180,
+    split: 60,
+    out,
+    gop: 120,
+    encode: { preset: 'veryfast', crf: 23 },
+    hasAudio,
+  });
 
 /** The output files in argument order, each with the arguments that apply to it (from the previous output on). */
 function outputs(args: string[]): Map<string, string[]> {
@@ -42,7 +61,7 @@ describe('wholeVariantArgs', () => {
     }
   });
 
-  it('each variant adds (a) or subtracts (b) slot 1\'s pattern before the split frame and slot 2\'s from it', () => {
+  it("each variant adds (a) or subtracts (b) slot 1's pattern before the split frame and slot 2's from it", () => {
     const args = plan(false);
     const graph = args[args.indexOf('-filter_complex') + 1]!;
     const files = outputs(args);
@@ -64,7 +83,7 @@ describe('wholeVariantArgs', () => {
     }
   });
 
-  it('copies the working segment\'s audio into every variant when it has audio', () => {
+  it("copies the working segment's audio into every variant when it has audio", () => {
     const files = outputs(plan(true));
     for (const [, a] of files) {
       expect(a.slice(a.indexOf('0:a:0') - 1, a.indexOf('0:a:0') + 3)).toEqual(['-map', '0:a:0', '-c:a', 'copy']);
@@ -73,9 +92,10 @@ describe('wholeVariantArgs', () => {
 });
 
 describe('slotOrderFromWhole', () => {
-  it('turns A1 A2 B1 B2 (aa then bb) into A1 B1 A2 B2, and measureSegment then reads each slot\'s sign', () => {
+  it("turns A1 A2 B1 B2 (aa then bb) into A1 B1 A2 B2, and measureSegment then reads each slot's sign", () => {
     const n = SIDECAR_WIDTH * SIDECAR_HEIGHT;
-    const split = 3, rest = 4;
+    const split = 3,
+      rest = 4;
     // Frame values: base 100 levels; slot 1 +2 on A, -2 on B; slot 2 +1 on A, -1 on B (as 8.8 fixed point).
     const frame = (level: number) => new Uint16Array(n).fill(level * 256);
     const aa = [...Array(split).fill(102), ...Array(rest).fill(101)];
@@ -110,9 +130,21 @@ describe('the layouts', () => {
     const whole = segmentPatterns(secret, 'v1', durations, 30);
     const split = segmentPatterns(secret, 'v1', durations, 30, 'split');
     const single = segmentPatterns(secret, 'v1', durations, 30, 'single');
-    expect(whole.map((s) => [s.grids.length, s.halves, s.split])).toEqual([[2, false, 60], [2, false, 60], [1, false, 60]]);
-    expect(split.map((s) => [s.grids.length, s.halves])).toEqual([[2, true], [2, true], [1, false]]);
-    expect(single.map((s) => [s.grids.length, s.halves])).toEqual([[1, false], [1, false], [1, false]]);
+    expect(whole.map((s) => [s.grids.length, s.halves, s.split])).toEqual([
+      [2, false, 60],
+      [2, false, 60],
+      [1, false, 60],
+    ]);
+    expect(split.map((s) => [s.grids.length, s.halves])).toEqual([
+      [2, true],
+      [2, true],
+      [1, false],
+    ]);
+    expect(single.map((s) => [s.grids.length, s.halves])).toEqual([
+      [1, false],
+      [1, false],
+      [1, false],
+    ]);
     // The same keyed grid for the same slot number: segment 1's first slot is slot 2 in whole and split, slot 1 in single.
     expect(split[1]!.grids[0]).toEqual(whole[1]!.grids[0]);
     expect(single[1]!.grids[0]).toEqual(whole[0]!.grids[1]);
@@ -120,7 +152,16 @@ describe('the layouts', () => {
   });
 
   it("'split': one decode cut at the split frame, four video-only encodes of a half each, each half its own GOP", () => {
-    const args = halfVariantArgs({ input: 'seg.ts', patterns: ['p1.yuv', 'p2.yuv'], width: 320, height: 180, split: 60, out: ['a1.ts', 'b1.ts', 'a2.ts', 'b2.ts'], gop: 120, encode: { preset: 'veryfast', crf: 23 } });
+    const args = halfVariantArgs({
+      input: 'seg.ts',
+      patterns: ['p1.yuv', 'p2.yuv'],
+      width: 320,
+      height: 180,
+      split: 60,
+      out: ['a1.ts', 'b1.ts', 'a2.ts', 'b2.ts'],
+      gop: 120,
+      encode: { preset: 'veryfast', crf: 23 },
+    });
     expect(args.filter((a) => a === '-i')).toHaveLength(3);
     const graph = args[args.indexOf('-filter_complex') + 1]!.split(';');
     expect(graph).toContain('[h1]trim=end_frame=60,split[x1][y1]');
@@ -161,9 +202,16 @@ describe('the video request', () => {
   it('takes forensicLayout with enableForensic, and names the field when it is unknown or alone', () => {
     expect(parseVideoRequest({ sourceUrl: '/v.mp4', enableForensic: true, forensicLayout: 'split' })).toMatchObject({ forensicLayout: 'split' });
     expect(parseVideoRequest({ sourceUrl: '/v.mp4', enableForensic: true })).not.toHaveProperty('forensicLayout');
-    expect(() => parseVideoRequest({ sourceUrl: '/v.mp4', enableForensic: true, forensicLayout: 'diagonal' })).toThrow(/forensicLayout: expected whole, split, single, got the string "diagonal"/);
-    expect(() => parseVideoRequest({ sourceUrl: '/v.mp4', enableForensic: true, forensicLayout: 2 })).toThrow(/forensicLayout: expected whole, split, single, got 2/);
-    for (const body of [{ sourceUrl: '/v.mp4', forensicLayout: 'single' }, { sourceUrl: '/v.mp4', enableForensic: false, forensicLayout: 'whole' }]) {
+    expect(() => parseVideoRequest({ sourceUrl: '/v.mp4', enableForensic: true, forensicLayout: 'diagonal' })).toThrow(
+      /forensicLayout: expected whole, split, single, got the string "diagonal"/,
+    );
+    expect(() => parseVideoRequest({ sourceUrl: '/v.mp4', enableForensic: true, forensicLayout: 2 })).toThrow(
+      /forensicLayout: expected whole, split, single, got 2/,
+    );
+    for (const body of [
+      { sourceUrl: '/v.mp4', forensicLayout: 'single' },
+      { sourceUrl: '/v.mp4', enableForensic: false, forensicLayout: 'whole' },
+    ]) {
       expect(() => parseVideoRequest(body)).toThrow(/forensicLayout: applies to forensic videos only/);
     }
   });

@@ -15,14 +15,22 @@ import { rng, slope, smoothImage, syntheticSignatures, syntheticTitle } from '..
 const FPS = 10;
 
 /** Signature of the original at time t (linear interpolation between frames) plus noise and a gain change. */
-function leakFrom(orig: Float32Array, frames: number, mapping: (t: number) => number, seconds: number, seed: number, noise = 0.8): { times: Float64Array; sig: Float32Array } {
+function leakFrom(
+  orig: Float32Array,
+  frames: number,
+  mapping: (t: number) => number,
+  seconds: number,
+  seed: number,
+  noise = 0.8,
+): { times: Float64Array; sig: Float32Array } {
   const r = rng(seed);
   const count = Math.floor(seconds * 25);
   const times = Float64Array.from({ length: count }, (_, i) => i / 25);
   const sig = new Float32Array(count * SIGNATURE_CELLS);
   for (let i = 0; i < count; i++) {
     const f = Math.min(frames - 1.001, Math.max(0, mapping(times[i]!) * FPS));
-    const f0 = Math.floor(f), a = f - f0;
+    const f0 = Math.floor(f),
+      a = f - f0;
     for (let c = 0; c < SIGNATURE_CELLS; c++) {
       const v = orig[f0 * SIGNATURE_CELLS + c]! * (1 - a) + orig[(f0 + 1) * SIGNATURE_CELLS + c]! * a;
       sig[i * SIGNATURE_CELLS + c] = 0.9 * v + 10 + noise * r.gauss();
@@ -57,7 +65,10 @@ describe('alignPieces', () => {
       const start = 200.4;
       const leak = leakFrom(grainy, frames, (t) => start + t, 150, seed, 4);
       const map = alignPieces({ originalTimes: origTimes, originalSig: grainy, leakTimes: leak.times, leakSig: leak.sig });
-      expect(map.pieces.map((p) => p.scale), `seed ${seed}`).toEqual([1]);
+      expect(
+        map.pieces.map((p) => p.scale),
+        `seed ${seed}`,
+      ).toEqual([1]);
       let good = 0;
       for (let t = 1; t < 150; t++) if (Math.abs(mapTime(map, t) - (start + t)) < 0.1) good++;
       expect(good, `seed ${seed}`).toBe(149);
@@ -71,7 +82,9 @@ describe('alignPieces', () => {
     return starts[k]! + speed * t - 40 * k;
   };
   const coverage = (map: ReturnType<typeof alignPieces>, mapping: (t: number) => number, seconds: number) => {
-    let good = 0, unread = 0, total = 0;
+    let good = 0,
+      unread = 0,
+      total = 0;
     for (let t = 0.25; t < seconds; t += 0.5) {
       total++;
       const m = mapTime(map, t);
@@ -140,7 +153,12 @@ describe('alignPieces', () => {
 
   it('maps nothing for a title that is not this one', () => {
     const other = syntheticSignatures(rng(77), 120 * FPS);
-    const map = alignPieces({ originalTimes: origTimes, originalSig: orig, leakTimes: Float64Array.from({ length: 120 * FPS }, (_, i) => i / FPS), leakSig: other });
+    const map = alignPieces({
+      originalTimes: origTimes,
+      originalSig: orig,
+      leakTimes: Float64Array.from({ length: 120 * FPS }, (_, i) => i / FPS),
+      leakSig: other,
+    });
     const covered = map.pieces.reduce((a, p) => a + (p.leakEnd - p.leakStart), 0);
     expect(covered).toBeLessThan(20);
   });
@@ -148,7 +166,8 @@ describe('alignPieces', () => {
 
 describe('registerWarp', () => {
   it('recovers a few degrees of perspective and a barrel lens from mean pictures, to a fraction of a pixel', { timeout: 60_000 }, () => {
-    const W = 128, H = 72;
+    const W = 128,
+      H = 72;
     const r = rng(11);
     const truth: Warp = { h: [0.93, 0.03, 0.01, -0.02, 0.94, -0.005, 0.09, -0.05, 1], k1: 0.25 };
     const pairs = Array.from({ length: 3 }, () => {
@@ -162,8 +181,15 @@ describe('registerWarp', () => {
     const { warp, score } = registerWarp(pairs, W, H, cropWarp({ x0: 0.03, y0: 0.03, w: 0.94, h: 0.94 }, W / H));
     expect(score).toBeGreaterThan(0.98);
     let worst = 0;
-    for (const [u, v] of [[0.1, 0.1], [0.9, 0.1], [0.5, 0.5], [0.1, 0.9], [0.9, 0.9]] as const) {
-      const a = mapPoint(warp, u, v, W / H), b = mapPoint(truth, u, v, W / H);
+    for (const [u, v] of [
+      [0.1, 0.1],
+      [0.9, 0.1],
+      [0.5, 0.5],
+      [0.1, 0.9],
+      [0.9, 0.9],
+    ] as const) {
+      const a = mapPoint(warp, u, v, W / H),
+        b = mapPoint(truth, u, v, W / H);
       worst = Math.max(worst, Math.abs(a[0] - b[0]) * W, Math.abs(a[1] - b[1]) * H);
     }
     expect(worst).toBeLessThan(0.5);
@@ -180,13 +206,21 @@ function addDetail(img: Float32Array, W: number): void {
  * where the lens looks past the screen's picture (as ffmpeg's lenscorrection fills it: the bench's F9 loses 8 % of
  * its frame that way), then a gamma of 1.2, a gain and sensor noise.
  */
-function camcorderView(original: Float32Array, W: number, H: number, truth: Warp, r: ReturnType<typeof rng>, noise = 0.5): { view: Float32Array; dark: Uint8Array } {
+function camcorderView(
+  original: Float32Array,
+  W: number,
+  H: number,
+  truth: Warp,
+  r: ReturnType<typeof rng>,
+  noise = 0.5,
+): { view: Float32Array; dark: Uint8Array } {
   const view = warpImage(original, W, H, truth, W, H);
   const dark = new Uint8Array(W * H);
   const aspect = W / H;
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
-      const X = (x + 0.5) / W - 0.5, Y = ((y + 0.5) / H - 0.5) / aspect;
+      const X = (x + 0.5) / W - 0.5,
+        Y = ((y + 0.5) / H - 0.5) / aspect;
       const f = 1 + truth.k1 * (X * X + Y * Y);
       const q = y * W + x;
       if (Math.abs(X * f) > 0.5 || Math.abs(Y * f) > 0.5 / aspect) {
@@ -200,7 +234,8 @@ function camcorderView(original: Float32Array, W: number, H: number, truth: Warp
 }
 
 describe('a camcorder copy with a dark lens border', () => {
-  const W = 128, H = 72;
+  const W = 128,
+    H = 72;
   const truth: Warp = { h: [0.93, 0.03, 0.01, -0.02, 0.94, -0.005, 0.09, -0.05, 1], k1: 0.25 };
 
   it('registers the warp to a fraction of a pixel and leaves the border out (liveMask)', { timeout: 60_000 }, () => {
@@ -217,13 +252,21 @@ describe('a camcorder copy with a dark lens border', () => {
     expect(darkCount / (W * H)).toBeGreaterThan(0.04);
     const { warp, live } = registerWarp(pairs, W, H, cropWarp({ x0: 0.03, y0: 0.03, w: 0.94, h: 0.94 }, W / H));
     let worst = 0;
-    for (const [u, v] of [[0.15, 0.15], [0.85, 0.15], [0.5, 0.5], [0.15, 0.85], [0.85, 0.85]] as const) {
-      const a = mapPoint(warp, u, v, W / H), b = mapPoint(truth, u, v, W / H);
+    for (const [u, v] of [
+      [0.15, 0.15],
+      [0.85, 0.15],
+      [0.5, 0.5],
+      [0.15, 0.85],
+      [0.85, 0.85],
+    ] as const) {
+      const a = mapPoint(warp, u, v, W / H),
+        b = mapPoint(truth, u, v, W / H);
       worst = Math.max(worst, Math.abs(a[0] - b[0]) * W, Math.abs(a[1] - b[1]) * H);
     }
     expect(worst).toBeLessThan(0.5);
     // Every dark pixel is left out; of the picture, only a thin band along the border goes with them.
-    let darkLive = 0, pictureDead = 0;
+    let darkLive = 0,
+      pictureDead = 0;
     for (let q = 0; q < W * H; q++) {
       if (dark[q] && live[q]) darkLive++;
       if (!dark[q] && !live[q]) pictureDead++;
@@ -231,12 +274,17 @@ describe('a camcorder copy with a dark lens border', () => {
     expect(darkLive).toBe(0);
     expect(pictureDead / (W * H - darkCount)).toBeLessThan(0.12);
     // A picture that shows the original everywhere keeps (nearly) every pixel.
-    const clean = pairs.map((p) => ({ original: p.original, leak: Float32Array.from(warpImage(p.original, W, H, truth, W, H), (v) => 0.8 * v + 12 + 0.5 * r.gauss()) }));
+    const clean = pairs.map((p) => ({
+      original: p.original,
+      leak: Float32Array.from(warpImage(p.original, W, H, truth, W, H), (v) => 0.8 * v + 12 + 0.5 * r.gauss()),
+    }));
     const cleanLive = liveMask(clean, W, H, truth);
     expect(cleanLive.reduce((a, v) => a + v, 0) / (W * H)).toBeGreaterThan(0.97);
   });
 
-  it('reads every slot right once the border is left out (with it, the border drowns the mark); a map half a slot off fits worse; the registered signature follows the original\'s', { timeout: 120_000 }, () => {
+  it("reads every slot right once the border is left out (with it, the border drowns the mark); a map half a slot off fits worse; the registered signature follows the original's", {
+    timeout: 120_000,
+  }, () => {
     const slots = 50;
     const t = syntheticTitle({ seed: 21, segments: slots, width: W, height: H, fps: 5, videoId: 'camcorder' });
     const n = W * H;
@@ -291,7 +339,8 @@ describe('a camcorder copy with a dark lens border', () => {
     const registered = registeredSignature(leak, times.length, reg.warp, reg.live)!;
     const changes = (sig: Float32Array, stride: number) =>
       Array.from({ length: (slots - 1) * SIGNATURE_CELLS }, (_, i) => {
-        const k = Math.floor(i / SIGNATURE_CELLS) + 1, c = i % SIGNATURE_CELLS;
+        const k = Math.floor(i / SIGNATURE_CELLS) + 1,
+          c = i % SIGNATURE_CELLS;
         return sig[k * stride * SIGNATURE_CELLS + c]! - sig[(k - 1) * stride * SIGNATURE_CELLS + c]!;
       });
     const truthChanges = changes(orig, 1);
@@ -320,15 +369,25 @@ describe('scoring with a packed codebook', () => {
     const scores = scoreBook(bits, values, book);
     for (const u of [0, 1234, 65535]) {
       const cu = codeword(key, 'v', u, BITS);
-      expect(scores[u]).toBeCloseTo(bits.reduce((a, b, i) => a + values[i]! * cu[b]!, 0), 9);
+      expect(scores[u]).toBeCloseTo(
+        bits.reduce((a, b, i) => a + values[i]! * cu[b]!, 0),
+        9,
+      );
     }
   });
 
   it('three colluders averaged are all named by peeling, and nobody else', () => {
     const r = rng(21);
-    for (const trio of [[11, 22222, 60000], [7, 8, 9]]) {
+    for (const trio of [
+      [11, 22222, 60000],
+      [7, 8, 9],
+    ]) {
       const codes = trio.map((u) => codeword(key, 'v', u, BITS));
-      const readings: SegmentReading[] = Array.from({ length: BITS }, (_, j) => ({ segment: j, value: (codes[0]![j]! + codes[1]![j]! + codes[2]![j]!) / 3 + 0.15 * r.gauss(), frames: 60 }));
+      const readings: SegmentReading[] = Array.from({ length: BITS }, (_, j) => ({
+        segment: j,
+        value: (codes[0]![j]! + codes[1]![j]! + codes[2]![j]!) / 3 + 0.15 * r.gauss(),
+        frames: 60,
+      }));
       const v = scorePayloads(readings, book);
       expect([...v.accused].sort((a, b) => a - b)).toEqual([...trio].sort((a, b) => a - b));
       expect(v.collusion.suspected).toBe(true);

@@ -7,7 +7,10 @@ import type { Setting } from '../../../src/core/setting-types.js';
 const FRAME = { width: 320, height: 180, duration: 10 };
 
 function settings(...raw: Record<string, unknown>[]): Setting[] {
-  const r = parseSettings(raw.map((s) => ({ content: 'for alice', ...s })), { apiVersion: '2.0' });
+  const r = parseSettings(
+    raw.map((s) => ({ content: 'for alice', ...s })),
+    { apiVersion: '2.0' },
+  );
   if (!r.ok) throw new Error(r.issues.join('\n'));
   return r.value;
 }

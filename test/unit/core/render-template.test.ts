@@ -74,11 +74,7 @@ describe('findPlaceholders', () => {
 
 describe('templatePlaceholders', () => {
   it('collects over every content field including FORENSIC', () => {
-    const t = template([
-      { content: 'Licensed to %name%' },
-      { content: '[%email%] at %time% for %name%' },
-      { type: 'FORENSIC', content: '[%payload%]' },
-    ]);
+    const t = template([{ content: 'Licensed to %name%' }, { content: '[%email%] at %time% for %name%' }, { type: 'FORENSIC', content: '[%payload%]' }]);
     expect(templatePlaceholders(t)).toEqual(['name', 'email', 'time', 'payload']);
   });
 });
@@ -112,17 +108,13 @@ describe('renderTemplate', () => {
     expect(contents(ok(renderTemplate(tt, { a: '%' }, '2.0')))).toEqual(['%b%']);
   });
 
-  it.each([
-    'O\'Brien: "quoted" \\ back',
-    '%{pts} %{localtime:%X}',
-    'line1\nline2',
-    'שלום 👋 Ω',
-    "text='x':fontsize=200,drawbox",
-    '  spaced  ',
-  ])('inserts hostile value %j verbatim', (value) => {
-    const r = ok(renderTemplate(template([{ content: '>[%v%]<' }]), { v: value }, '2.0'));
-    expect(contents(r)).toEqual([`>${value}<`]);
-  });
+  it.each(['O\'Brien: "quoted" \\ back', '%{pts} %{localtime:%X}', 'line1\nline2', 'שלום 👋 Ω', "text='x':fontsize=200,drawbox", '  spaced  '])(
+    'inserts hostile value %j verbatim',
+    (value) => {
+      const r = ok(renderTemplate(template([{ content: '>[%v%]<' }]), { v: value }, '2.0'));
+      expect(contents(r)).toEqual([`>${value}<`]);
+    },
+  );
 
   it('reports each missing placeholder', () => {
     expect(issues(renderTemplate(t, {}, '2.0'))).toEqual([
@@ -135,9 +127,7 @@ describe('renderTemplate', () => {
     expect(issues(renderTemplate(template([{ content: '%constructor%' }]), {}, '2.0'))).toEqual([
       'settingsTemplateMapping.mappings: missing value for placeholder "constructor"',
     ]);
-    expect(contents(ok(renderTemplate(template([{ content: '%constructor%' }]), { constructor: 'c' }, '2.0')))).toEqual([
-      'c',
-    ]);
+    expect(contents(ok(renderTemplate(template([{ content: '%constructor%' }]), { constructor: 'c' }, '2.0')))).toEqual(['c']);
   });
 
   it('reports each unused mapping', () => {
@@ -169,13 +159,9 @@ describe('renderTemplate', () => {
   });
 
   it('uses the given paths', () => {
-    expect(issues(renderTemplate(t, {}, '2.0', { mappingsPath: 'mappings' }))[0]).toBe(
-      'mappings: missing value for placeholder "name"',
-    );
+    expect(issues(renderTemplate(t, {}, '2.0', { mappingsPath: 'mappings' }))[0]).toBe('mappings: missing value for placeholder "name"');
     const long = 'x'.repeat(1001);
-    expect(issues(renderTemplate(t, { name: 'a', email: long }, '2.0', { path: 'tpl' }))).toEqual([
-      'tpl[1].content: expected 1 to 1000 characters, got 1001',
-    ]);
+    expect(issues(renderTemplate(t, { name: 'a', email: long }, '2.0', { path: 'tpl' }))).toEqual(['tpl[1].content: expected 1 to 1000 characters, got 1001']);
   });
 
   it('validates the rendered content', () => {

@@ -37,9 +37,7 @@ function bad(setting: Record<string, unknown>, apiVersion: ApiVersion = '2.0'): 
 
 describe('parseSettings: array shape', () => {
   it('rejects a non-array', () => {
-    expect(issues(parseSettings({ content: 'x' }, v2))).toEqual([
-      'settings: expected a non-empty array of setting objects, got an object',
-    ]);
+    expect(issues(parseSettings({ content: 'x' }, v2))).toEqual(['settings: expected a non-empty array of setting objects, got an object']);
     expect(issues(parseSettings(undefined, v2))[0]).toMatch(/^settings: expected a non-empty array/);
   });
 
@@ -50,9 +48,7 @@ describe('parseSettings: array shape', () => {
   it('accepts 20 settings and rejects 21', () => {
     const twenty = Array.from({ length: 20 }, (_, i) => ({ content: `t${i}` }));
     expect(ok(parseSettings(twenty, v2))).toHaveLength(20);
-    expect(issues(parseSettings([...twenty, { content: 'x' }], v2))).toEqual([
-      'settings: expected at most 20 settings, got 21',
-    ]);
+    expect(issues(parseSettings([...twenty, { content: 'x' }], v2))).toEqual(['settings: expected at most 20 settings, got 21']);
   });
 
   it('rejects non-object elements with their index', () => {
@@ -64,9 +60,7 @@ describe('parseSettings: array shape', () => {
   });
 
   it('uses opts.path as the prefix', () => {
-    expect(issues(parseSettings([{ content: 'a', x: 'no' }], { apiVersion: '1.0', path: 'body.settings' }))[0]).toMatch(
-      /^body\.settings\[0\]\.x: /,
-    );
+    expect(issues(parseSettings([{ content: 'a', x: 'no' }], { apiVersion: '1.0', path: 'body.settings' }))[0]).toMatch(/^body\.settings\[0\]\.x: /);
   });
 
   it('keeps the order of settings (drawing order)', () => {
@@ -139,9 +133,7 @@ describe('parseSettings: TEXT defaults and fields', () => {
     expect(bad({ type: 'TXT', content: 'a' })).toEqual([
       'settings[0].type: expected TEXT or FORENSIC (case-insensitive), got the string "TXT" (did you mean "TEXT"?)',
     ]);
-    expect(bad({ type: 'IMAGE', content: 'a' })[0]).toBe(
-      'settings[0].type: expected TEXT or FORENSIC (case-insensitive), got the string "IMAGE"',
-    );
+    expect(bad({ type: 'IMAGE', content: 'a' })[0]).toBe('settings[0].type: expected TEXT or FORENSIC (case-insensitive), got the string "IMAGE"');
   });
 
   it.each([
@@ -169,9 +161,7 @@ describe('parseSettings: TEXT defaults and fields', () => {
   });
 
   it('rejects bad alignment values', () => {
-    expect(bad({ content: 'a', align: 'TOP' })).toEqual([
-      'settings[0].align: expected one of LEFT, CENTER, RIGHT (case-insensitive), got "TOP"',
-    ]);
+    expect(bad({ content: 'a', align: 'TOP' })).toEqual(['settings[0].align: expected one of LEFT, CENTER, RIGHT (case-insensitive), got "TOP"']);
     expect(bad({ content: 'a', verticalAlignment: 'LEFT' })).toEqual([
       'settings[0].verticalAlignment: expected one of TOP, MIDDLE, CENTER, BOTTOM (case-insensitive), got "LEFT"',
     ]);
@@ -199,14 +189,11 @@ describe('parseSettings: TEXT defaults and fields', () => {
     expect(s.shadowColor).toBe(expected);
   });
 
-  it.each(['red', 'FFF', '#FFF', 'FFFFFFF', '0x', '##FFFFFF', 'GGGGGG', ' FFFFFF', 'FFFFFF ', '0xFFFFFFFF'])(
-    'rejects colour %j',
-    (input) => {
-      expect(bad({ content: 'a', fontColor: input })).toEqual([
-        `settings[0].fontColor: expected a colour as RRGGBB (6 hex digits, optional # or 0x prefix), got ${JSON.stringify(input)}`,
-      ]);
-    },
-  );
+  it.each(['red', 'FFF', '#FFF', 'FFFFFFF', '0x', '##FFFFFF', 'GGGGGG', ' FFFFFF', 'FFFFFF ', '0xFFFFFFFF'])('rejects colour %j', (input) => {
+    expect(bad({ content: 'a', fontColor: input })).toEqual([
+      `settings[0].fontColor: expected a colour as RRGGBB (6 hex digits, optional # or 0x prefix), got ${JSON.stringify(input)}`,
+    ]);
+  });
 
   it('rejects a non-string colour', () => {
     expect(bad({ content: 'a', shadowColor: 0xffffff })).toEqual([
@@ -218,13 +205,9 @@ describe('parseSettings: TEXT defaults and fields', () => {
     expect(bad({ content: 'a', fontOpacity: '0.5' })).toEqual([
       'settings[0].fontOpacity: expected a number (opacity 0..1), got the string "0.5" (numbers must be sent unquoted)',
     ]);
-    expect(bad({ content: 'a', x: 'left' })).toEqual([
-      'settings[0].x: expected a number (fraction of frame width), got the string "left"',
-    ]);
+    expect(bad({ content: 'a', x: 'left' })).toEqual(['settings[0].x: expected a number (fraction of frame width), got the string "left"']);
     expect(bad({ content: 'a', y: null })).toEqual(['settings[0].y: expected a number (fraction of frame height), got null']);
-    expect(bad({ content: 'a', fontSize: true })).toEqual([
-      'settings[0].fontSize: expected a number (fraction of frame height), got true',
-    ]);
+    expect(bad({ content: 'a', fontSize: true })).toEqual(['settings[0].fontSize: expected a number (fraction of frame height), got true']);
   });
 
   it.each([
@@ -493,18 +476,9 @@ describe('parseSettings: FORENSIC', () => {
   });
 
   it('allows at most one FORENSIC setting per request', () => {
-    expect(
-      issues(
-        parseSettings(
-          [
-            { type: 'FORENSIC', content: 'QUI' },
-            { content: 'visible' },
-            { type: 'forensic', content: 'QUM' },
-          ],
-          v2,
-        ),
-      ),
-    ).toEqual(['settings[2]: at most one FORENSIC setting per request (settings[0] is already FORENSIC)']);
+    expect(issues(parseSettings([{ type: 'FORENSIC', content: 'QUI' }, { content: 'visible' }, { type: 'forensic', content: 'QUM' }], v2))).toEqual([
+      'settings[2]: at most one FORENSIC setting per request (settings[0] is already FORENSIC)',
+    ]);
   });
 
   it('mixes TEXT and FORENSIC', () => {
@@ -539,25 +513,17 @@ describe('parseTemplateSettings / allowPlaceholders', () => {
 
   it('parseSettings with allowPlaceholders gives the same result', () => {
     const input = [{ type: 'FORENSIC', content: '%payload%' }];
-    expect(parseSettings(input, { apiVersion: '1.0', allowPlaceholders: true })).toEqual(
-      parseTemplateSettings(input, { apiVersion: '1.0' }),
-    );
+    expect(parseSettings(input, { apiVersion: '1.0', allowPlaceholders: true })).toEqual(parseTemplateSettings(input, { apiVersion: '1.0' }));
   });
 
   it('without placeholders, placeholders-free text is checked now', () => {
-    expect(issues(parseTemplateSettings([{ content: '   ' }]))).toEqual([
-      'settings[0].content: must contain at least one non-whitespace character',
-    ]);
+    expect(issues(parseTemplateSettings([{ content: '   ' }]))).toEqual(['settings[0].content: must contain at least one non-whitespace character']);
   });
 
   it('checks literal FORENSIC content only when a version is given', () => {
     expect(ok(parseTemplateSettings([{ type: 'FORENSIC', content: 'ABC' }]))).toEqual([{ type: 'FORENSIC', content: 'ABC' }]);
-    expect(issues(parseTemplateSettings([{ type: 'FORENSIC', content: 'ABC' }], { apiVersion: '1.0' }))[0]).toContain(
-      'exactly 2 ASCII characters',
-    );
-    expect(ok(parseTemplateSettings([{ type: 'FORENSIC', content: 'AB' }], { apiVersion: '1.0' }))).toEqual([
-      { type: 'FORENSIC', content: 'AB' },
-    ]);
+    expect(issues(parseTemplateSettings([{ type: 'FORENSIC', content: 'ABC' }], { apiVersion: '1.0' }))[0]).toContain('exactly 2 ASCII characters');
+    expect(ok(parseTemplateSettings([{ type: 'FORENSIC', content: 'AB' }], { apiVersion: '1.0' }))).toEqual([{ type: 'FORENSIC', content: 'AB' }]);
     expect(issues(parseTemplateSettings([{ type: 'FORENSIC', content: '' }]))[0]).toContain('empty string');
   });
 
@@ -566,9 +532,7 @@ describe('parseTemplateSettings / allowPlaceholders', () => {
   });
 
   it('caps raw template content at 1000 characters', () => {
-    expect(issues(parseTemplateSettings([{ content: `%a%${'x'.repeat(1000)}` }]))).toEqual([
-      'settings[0].content: expected at most 1000 characters, got 1003',
-    ]);
+    expect(issues(parseTemplateSettings([{ content: `%a%${'x'.repeat(1000)}` }]))).toEqual(['settings[0].content: expected at most 1000 characters, got 1003']);
   });
 
   it('without allowPlaceholders, placeholder-looking text is literal content', () => {
@@ -578,8 +542,7 @@ describe('parseTemplateSettings / allowPlaceholders', () => {
 });
 
 describe('canonicalSettings and watermarkIdentity', () => {
-  const canon = (input: unknown[], apiVersion: ApiVersion = '2.0'): string =>
-    canonicalSettings(ok(parseSettings(input, { apiVersion })));
+  const canon = (input: unknown[], apiVersion: ApiVersion = '2.0'): string => canonicalSettings(ok(parseSettings(input, { apiVersion })));
 
   it('is sorted JSON with defaults filled', () => {
     const c = canon([{ content: 'a' }]);
@@ -672,7 +635,10 @@ describe('canonicalSettings and watermarkIdentity', () => {
   it('watermarkIdentity matches sha256(videoId + "\\n" + canonical)', async () => {
     const { createHash } = await import('node:crypto');
     const s = ok(parseSettings([{ content: 'שלום 😀\n' }], v2));
-    const expected = createHash('sha256').update(`v\n${canonicalSettings(s)}`).digest('hex').slice(0, 32);
+    const expected = createHash('sha256')
+      .update(`v\n${canonicalSettings(s)}`)
+      .digest('hex')
+      .slice(0, 32);
     expect(watermarkIdentity('v', s)).toBe(expected);
   });
 });

@@ -83,9 +83,7 @@ describe('signUrl + verifySignedUrl', () => {
   });
 
   it('refuses to sign a URL outside the scope it names', () => {
-    expect(() => signUrl(SECRET, `${BASE}/2.0/watermark/vid1/other/x.ts`, { expirationMs: LATER, scope: FOLDER })).toThrow(
-      RangeError,
-    );
+    expect(() => signUrl(SECRET, `${BASE}/2.0/watermark/vid1/other/x.ts`, { expirationMs: LATER, scope: FOLDER })).toThrow(RangeError);
   });
 });
 

@@ -20,7 +20,15 @@ const problems = (input: unknown, apiVersion?: ApiVersion): string[] => thrown(i
 
 describe('parseTemplateBody: valid bodies', () => {
   it('trims the name, defaults the description to null and normalises the settings', () => {
-    expect(parseTemplateBody({ name: '  Corner stamp ', settings: [{ content: '%name%', fontColor: '#abcdef' }, { type: 'forensic', content: '%p%' }] })).toEqual({
+    expect(
+      parseTemplateBody({
+        name: '  Corner stamp ',
+        settings: [
+          { content: '%name%', fontColor: '#abcdef' },
+          { type: 'forensic', content: '%p%' },
+        ],
+      }),
+    ).toEqual({
       name: 'Corner stamp',
       description: null,
       settings: [

@@ -6,13 +6,24 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO } from '../../helpers/fixtures.js';
 
-const DOCS = ['README.md', ...readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(path.join(REPO, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
 function anchors(markdown: string): Set<string> {
   const out = new Set<string>();
   for (const m of markdown.matchAll(/^#{1,6}\s+(.+)$/gm)) {
-    out.add(m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-'));
+    out.add(
+      m[1]!
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-'),
+    );
   }
   return out;
 }
@@ -62,11 +73,13 @@ describe('links in the user docs', () => {
         const file = path.join(dir, entry.name);
         if (entry.isDirectory()) walk(file);
         else if (file.endsWith('.ts')) {
-          readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-            const code = line.replace(/\/\/.*$/, '');
-            if (/^\s*(\*|\/\*)/.test(line)) return;
-            if (/['"`][^'"`]*\b(SPEC|DESIGN)\b[^'"`]*['"`]/.test(code)) offenders.push(`${path.relative(REPO, file)}:${i + 1}: ${line.trim()}`);
-          });
+          readFileSync(file, 'utf8')
+            .split('\n')
+            .forEach((line, i) => {
+              const code = line.replace(/\/\/.*$/, '');
+              if (/^\s*(\*|\/\*)/.test(line)) return;
+              if (/['"`][^'"`]*\b(SPEC|DESIGN)\b[^'"`]*['"`]/.test(code)) offenders.push(`${path.relative(REPO, file)}:${i + 1}: ${line.trim()}`);
+            });
         }
       }
     };

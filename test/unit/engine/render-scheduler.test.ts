@@ -21,7 +21,15 @@ function harness(threads: number) {
   const work = (key: string) => (t: number, signal: AbortSignal, urgency: string) =>
     new Promise<void>((resolve, reject) => {
       signal.addEventListener('abort', () => reject(new Error(`${key} stopped`)), { once: true });
-      const r: FakeRender = { key, threads: t, urgency, signal, settled: false, finish: () => ((r.settled = true), resolve()), fail: (e) => ((r.settled = true), reject(e)) };
+      const r: FakeRender = {
+        key,
+        threads: t,
+        urgency,
+        signal,
+        settled: false,
+        finish: () => ((r.settled = true), resolve()),
+        fail: (e) => ((r.settled = true), reject(e)),
+      };
       started.push(r);
     });
   const running = () => started.filter((r) => !r.signal.aborted && !r.settled).map((r) => r.key);
@@ -63,7 +71,10 @@ describe('RenderScheduler', () => {
     void h.scheduler.render('a/2', 'background', 'a', h.work('a/2'));
     expect(h.running()).toEqual(['a/0']);
     await h.finish('a/0');
-    expect(h.started.slice(1).map((r) => [r.key, r.threads])).toEqual([['a/1', 1], ['a/2', 1]]);
+    expect(h.started.slice(1).map((r) => [r.key, r.threads])).toEqual([
+      ['a/1', 1],
+      ['a/2', 1],
+    ]);
   });
 
   it('shares one render between callers of the same key, and makes it more urgent', async () => {

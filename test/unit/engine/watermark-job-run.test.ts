@@ -17,11 +17,11 @@ async function watermarkOn(video: VideoRecord, raw: unknown[], render: RenderMod
   return (await requestWatermark(unit.engine, { video: { videoId: video.id }, settings: settingsOf(raw), containers: ['m3u8'], render })).watermark;
 }
 
-const playlistOf = async (video: VideoRecord, w: WatermarkRecord) => (await unit.engine.media.read(mediaKeys.watermarkFile(video.id, w.id, PLAYLIST_NAME))).toString('utf8');
+const playlistOf = async (video: VideoRecord, w: WatermarkRecord) =>
+  (await unit.engine.media.read(mediaKeys.watermarkFile(video.id, w.id, PLAYLIST_NAME))).toString('utf8');
 const allSegmentNames = UNIT_SEGMENTS.map((_, i) => `seg_0000${i}.ts`);
 /** Recorded renders as (segment index, urgency), sorted by index: concurrent renders are asked for in no fixed order. */
-const byIndex = () =>
-  unit.renders.map((r) => [Number(/seg_(\d+)\.ts$/.exec(r.output)![1]), r.urgency] as const).sort((a, b) => a[0] - b[0]);
+const byIndex = () => unit.renders.map((r) => [Number(/seg_(\d+)\.ts$/.exec(r.output)![1]), r.urgency] as const).sort((a, b) => a[0] - b[0]);
 
 describe('runWatermarkJob: a full watermark', () => {
   it('renders every segment, the opening now and the rest in the background', async () => {
@@ -164,7 +164,12 @@ describe('runWatermarkJob: a failed render', () => {
     expect(again).toMatchObject({ id: w.id, status: 'PENDING', error: null });
     expect((await runWatermarkJob(unit.engine, w.id))?.status).toBe('READY');
     // Segments that were rendered before the failure are not rendered again.
-    const rendered = new Set(unit.renders.slice(0, before).filter((r) => !r.output.endsWith('seg_00000.ts')).map((r) => r.output));
+    const rendered = new Set(
+      unit.renders
+        .slice(0, before)
+        .filter((r) => !r.output.endsWith('seg_00000.ts'))
+        .map((r) => r.output),
+    );
     expect(unit.renders.slice(before).filter((r) => rendered.has(r.output))).toEqual([]);
   });
 });

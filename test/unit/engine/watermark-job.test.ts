@@ -9,7 +9,14 @@ describe('segmentsListed', () => {
   });
 
   it('ignores other files, other folders, deeper keys and segments past the count', () => {
-    const keys = [`${prefix}video.m3u8`, `${prefix}.work/seg_00001.ts`, 'watermarks/v1/w2/seg_00001.ts', `${prefix}seg_00001.ts.part`, `${prefix}seg_00009.ts`, `${prefix}seg_00001.ts`];
+    const keys = [
+      `${prefix}video.m3u8`,
+      `${prefix}.work/seg_00001.ts`,
+      'watermarks/v1/w2/seg_00001.ts',
+      `${prefix}seg_00001.ts.part`,
+      `${prefix}seg_00009.ts`,
+      `${prefix}seg_00001.ts`,
+    ];
     expect(segmentsListed(keys, prefix, 3)).toEqual([false, true, false]);
   });
 

@@ -24,10 +24,20 @@ describe('ensureSegment', () => {
     expect(await ensureSegment(unit.engine, w, 1)).toBe(true);
     // Resolved once the asked segment is in place; the ones ahead may still be under way.
     expect(await present(video, w, 1)).toBe(true);
-    expect(unit.renders[0]).toMatchObject({ output: mediaKeys.segment(video.id, w.id, 1), input: mediaKeys.workingSegment(video.id, 1), urgency: 'now', group: w.id });
+    expect(unit.renders[0]).toMatchObject({
+      output: mediaKeys.segment(video.id, w.id, 1),
+      input: mediaKeys.workingSegment(video.id, 1),
+      urgency: 'now',
+      group: w.id,
+    });
     await vi.waitFor(() => expect(unit.renders).toHaveLength(3));
     // The asked one is asked for first; the ones ahead follow in no fixed order.
-    expect([asked()[0], ...asked().slice(1).sort((a, b) => a[0] - b[0])]).toEqual([
+    expect([
+      asked()[0],
+      ...asked()
+        .slice(1)
+        .sort((a, b) => a[0] - b[0]),
+    ]).toEqual([
       [1, 'now'],
       [2, 'ahead'],
       [3, 'ahead'],

@@ -14,7 +14,20 @@ unitEnginePerTest((u) => (unit = u), clock);
 async function seedWatermark(videoId: string, raw: unknown[], patch: Partial<WatermarkRecord>): Promise<string> {
   const settings = settingsOf(raw);
   const id = watermarkIdentity(videoId, settings);
-  const record: WatermarkRecord = { id, videoId, settings, containers: ['m3u8'], expiration: null, status: 'PENDING', error: null, createdOn: clock.now(), readyOn: null, forensicPayload: null, render: 'full', ...patch };
+  const record: WatermarkRecord = {
+    id,
+    videoId,
+    settings,
+    containers: ['m3u8'],
+    expiration: null,
+    status: 'PENDING',
+    error: null,
+    createdOn: clock.now(),
+    readyOn: null,
+    forensicPayload: null,
+    render: 'full',
+    ...patch,
+  };
   await unit.engine.store.insertWatermarkIfAbsent(record);
   return id;
 }
@@ -31,10 +44,21 @@ describe('requestWatermark: identity', () => {
     expect(second.created).toBe(false);
     expect(second.watermark.id).toBe(first.watermark.id);
     expect(first.watermark.id).toBe(watermarkIdentity(video.id, settingsOf([text('Alice')])));
-    expect(first.watermark).toMatchObject({ videoId: video.id, status: 'PENDING', containers: ['m3u8'], render: 'full', forensicPayload: null, createdOn: clock.now() });
+    expect(first.watermark).toMatchObject({
+      videoId: video.id,
+      status: 'PENDING',
+      containers: ['m3u8'],
+      render: 'full',
+      forensicPayload: null,
+      createdOn: clock.now(),
+    });
     expect(first.video.id).toBe(video.id);
     expect(await unit.engine.store.listWatermarks(video.id)).toHaveLength(1);
-    expect(await unit.engine.store.getJob(jobId('watermark', first.watermark.id))).toMatchObject({ kind: 'watermark', targetId: first.watermark.id, status: 'queued' });
+    expect(await unit.engine.store.getJob(jobId('watermark', first.watermark.id))).toMatchObject({
+      kind: 'watermark',
+      targetId: first.watermark.id,
+      status: 'queued',
+    });
   });
 
   it('finds the video by id as well as by key', async () => {
@@ -174,14 +198,18 @@ describe('requestWatermark: retry', () => {
 describe('requestWatermark: refusals', () => {
   it('VIDEO_NOT_FOUND for an unknown key or id', async () => {
     await expect(ask('nope', [text('Alice')])).rejects.toMatchObject({ code: 'VIDEO_NOT_FOUND', message: 'no video with key "nope"' });
-    await expect(requestWatermark(unit.engine, { video: { videoId: 'v-missing' }, settings: settingsOf([text('Alice')]), containers: ['m3u8'] })).rejects.toMatchObject({
+    await expect(
+      requestWatermark(unit.engine, { video: { videoId: 'v-missing' }, settings: settingsOf([text('Alice')]), containers: ['m3u8'] }),
+    ).rejects.toMatchObject({
       code: 'VIDEO_NOT_FOUND',
       message: 'no video with id "v-missing"',
     });
   });
 
   it('VIDEO_REQUIRED when neither key nor id is given', async () => {
-    await expect(requestWatermark(unit.engine, { video: {}, settings: settingsOf([text('Alice')]), containers: ['m3u8'] })).rejects.toMatchObject({ code: 'VIDEO_REQUIRED' });
+    await expect(requestWatermark(unit.engine, { video: {}, settings: settingsOf([text('Alice')]), containers: ['m3u8'] })).rejects.toMatchObject({
+      code: 'VIDEO_REQUIRED',
+    });
   });
 
   it('VIDEO_NOT_READY while the video is being ingested, VIDEO_FAILED when its ingest failed', async () => {

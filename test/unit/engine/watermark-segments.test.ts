@@ -12,7 +12,19 @@ import { watermarkFilterGraph, fontMetrics, textSettings } from '../../../src/en
 import { deleteWatermark } from '../../../src/engine/watermark/manage.js';
 import { requestWatermark } from '../../../src/engine/watermark/request.js';
 import { readTitleLayout, watermarkSegments } from '../../../src/engine/watermark/watermark-segments.js';
-import { addVideo, FAKE_FONT, forensic, renderedContent, settingsOf, slotsOf, text, unitEnginePerTest, UNIT_SEGMENTS, variantContent, type UnitEngine } from '../../helpers/unit-engine.js';
+import {
+  addVideo,
+  FAKE_FONT,
+  forensic,
+  renderedContent,
+  settingsOf,
+  slotsOf,
+  text,
+  unitEnginePerTest,
+  UNIT_SEGMENTS,
+  variantContent,
+  type UnitEngine,
+} from '../../helpers/unit-engine.js';
 
 let unit: UnitEngine;
 unitEnginePerTest((u) => (unit = u));

@@ -9,10 +9,28 @@ import { segmentDurations } from '../../../src/core/plan/working-form.js';
 
 type Probe = Parameters<typeof interpretProbe>[0];
 
-const H264_320 = { codec_name: 'h264', codec_type: 'video', width: 320, height: 180, r_frame_rate: '30/1', avg_frame_rate: '30/1', duration: '10.000000', disposition: { attached_pic: 0 } };
+const H264_320 = {
+  codec_name: 'h264',
+  codec_type: 'video',
+  width: 320,
+  height: 180,
+  r_frame_rate: '30/1',
+  avg_frame_rate: '30/1',
+  duration: '10.000000',
+  disposition: { attached_pic: 0 },
+};
 const AAC = { codec_name: 'aac', codec_type: 'audio', r_frame_rate: '0/0', avg_frame_rate: '0/0', duration: '10.000000', disposition: { attached_pic: 0 } };
 const MP3 = { codec_name: 'mp3', codec_type: 'audio', r_frame_rate: '0/0', avg_frame_rate: '0/0', duration: '1.044898', disposition: { attached_pic: 0 } };
-const COVER = { codec_name: 'mjpeg', codec_type: 'video', width: 64, height: 64, r_frame_rate: '90000/1', avg_frame_rate: '0/0', duration: '1.044900', disposition: { attached_pic: 1 } };
+const COVER = {
+  codec_name: 'mjpeg',
+  codec_type: 'video',
+  width: 64,
+  height: 64,
+  r_frame_rate: '90000/1',
+  avg_frame_rate: '0/0',
+  duration: '1.044900',
+  disposition: { attached_pic: 1 },
+};
 const MP4 = { format_name: 'mov,mp4,m4a,3gp,3g2,mj2', duration: '10.000000', size: '138444' };
 
 /** Runs fn, expecting a WmarkError, and returns it. */
@@ -143,7 +161,20 @@ describe('parseRational', () => {
 
 describe('parseProgress', () => {
   const block = (frame: number, us: number, progress = 'continue') =>
-    [`frame=${frame}`, 'fps=0.00', 'stream_0_0_q=28.0', 'bitrate=N/A', 'total_size=48', `out_time_us=${us}`, `out_time_ms=${us}`, `out_time=00:00:0${Math.floor(us / 1e6)}.000000`, 'dup_frames=0', 'drop_frames=0', 'speed=1.2x', `progress=${progress}`].join('\n');
+    [
+      `frame=${frame}`,
+      'fps=0.00',
+      'stream_0_0_q=28.0',
+      'bitrate=N/A',
+      'total_size=48',
+      `out_time_us=${us}`,
+      `out_time_ms=${us}`,
+      `out_time=00:00:0${Math.floor(us / 1e6)}.000000`,
+      'dup_frames=0',
+      'drop_frames=0',
+      'speed=1.2x',
+      `progress=${progress}`,
+    ].join('\n');
 
   it('reads the time, frame count and bytes written of a report', () => {
     expect(parseProgress(block(42, 1_400_000))).toEqual({ time: 1.4, frames: 42, bytes: 48 });
@@ -224,7 +255,7 @@ describe('segmentDurations', () => {
   });
 });
 
-describe('progressWatch (the stall watchdog\'s rule)', () => {
+describe("progressWatch (the stall watchdog's rule)", () => {
   it('counts the time since the frame count, output time or size last moved', () => {
     const w = progressWatch(1000);
     expect(w.stalledFor(1500)).toBe(500);

@@ -25,7 +25,10 @@ describe('parseMediaUrl', () => {
 
   it('refuses what it cannot name, saying what to give', () => {
     for (const url of ['s3://ab/x', 's3://Upper/x', 's3://-bad', 's3://a..b', 's3://bucket/../x', 'relative/folder', 'http://example.com/x', 'gs://bucket']) {
-      expect(codeOf(() => parseMediaUrl(url)), url).toBe('BAD_MEDIA_URL');
+      expect(
+        codeOf(() => parseMediaUrl(url)),
+        url,
+      ).toBe('BAD_MEDIA_URL');
     }
     expect(() => parseMediaUrl('s3://ab')).toThrow(/"ab" is not an S3 bucket name/);
   });
@@ -38,7 +41,10 @@ describe('media keys', () => {
 
   it('refuses anything that could escape the store or collide with a temp file', () => {
     for (const key of ['', '/a', 'a/', 'a//b', '.', '..', 'a/../b', '.a', 'a/.b', 'a\\b', 'a b', 'ü', 'x'.repeat(901)]) {
-      expect(codeOf(() => checkKey(key)), key).toBe('MEDIA_KEY_INVALID');
+      expect(
+        codeOf(() => checkKey(key)),
+        key,
+      ).toBe('MEDIA_KEY_INVALID');
     }
   });
 

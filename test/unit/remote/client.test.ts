@@ -22,20 +22,35 @@ function scripted(steps: Step[]): FetchLike & { calls: { url: string; init: Requ
 
 const fetchFailed = (code: string) => Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(`connect ${code}`), { code }) });
 const fast = { maxAttempts: 5, baseDelayMs: 1, maxDelayMs: 2 };
-const res = (status: number, body: unknown = {}, headers: Record<string, string> = {}) => new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers });
+const res = (status: number, body: unknown = {}, headers: Record<string, string> = {}) =>
+  new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers });
 
 describe('HttpClient.send', () => {
   it('sends JSON with the right headers and returns the response', async () => {
     const f = scripted([res(201, { ok: true })]);
-    const r = await new HttpClient({ fetch: f, userAgent: 'wmark/test' }).send({ method: 'POST', url: 'http://h/2.0/watermark', body: { a: 1 }, headers: { 'x-api-key': 'k' }, deadline: Date.now() + 5000 });
+    const r = await new HttpClient({ fetch: f, userAgent: 'wmark/test' }).send({
+      method: 'POST',
+      url: 'http://h/2.0/watermark',
+      body: { a: 1 },
+      headers: { 'x-api-key': 'k' },
+      deadline: Date.now() + 5000,
+    });
     expect(r).toMatchObject({ status: 201, attempts: 1, request: 'POST http://h/2.0/watermark' });
-    expect(f.calls[0]!.init).toMatchObject({ method: 'POST', body: '{"a":1}', headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'User-Agent': 'wmark/test', 'x-api-key': 'k' } });
+    expect(f.calls[0]!.init).toMatchObject({
+      method: 'POST',
+      body: '{"a":1}',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'User-Agent': 'wmark/test', 'x-api-key': 'k' },
+    });
   });
 
   it('retries 503 and a refused connection, reporting each retry', async () => {
     const notices: string[] = [];
     const f = scripted([res(503), fetchFailed('ECONNREFUSED'), res(200, { done: 1 })]);
-    const r = await new HttpClient({ fetch: f, retry: fast, onRetry: (n) => notices.push(n.reason) }).send({ method: 'GET', url: 'http://h/x', deadline: Date.now() + 5000 });
+    const r = await new HttpClient({ fetch: f, retry: fast, onRetry: (n) => notices.push(n.reason) }).send({
+      method: 'GET',
+      url: 'http://h/x',
+      deadline: Date.now() + 5000,
+    });
     expect(r).toMatchObject({ status: 200, attempts: 3 });
     expect(notices).toEqual(['HTTP 503', 'ECONNREFUSED']);
   });
@@ -51,7 +66,9 @@ describe('HttpClient.send', () => {
     expect((await new HttpClient({ fetch: f, retry: fast }).send({ method: 'GET', url: 'http://h/x', deadline: Date.now() + 5000 })).status).toBe(400);
     expect(f.calls).toHaveLength(1);
     const g = scripted([fetchFailed('ECONNRESET')]);
-    await expect(new HttpClient({ fetch: g, retry: fast }).send({ method: 'POST', url: 'http://h/t', body: {}, deadline: Date.now() + 5000 })).rejects.toMatchObject({ exitCode: 5, code: 'REMOTE_UNREACHABLE', message: expect.stringContaining('connection reset') });
+    await expect(
+      new HttpClient({ fetch: g, retry: fast }).send({ method: 'POST', url: 'http://h/t', body: {}, deadline: Date.now() + 5000 }),
+    ).rejects.toMatchObject({ exitCode: 5, code: 'REMOTE_UNREACHABLE', message: expect.stringContaining('connection reset') });
     expect(g.calls).toHaveLength(1);
   });
 
@@ -61,7 +78,9 @@ describe('HttpClient.send', () => {
     expect(r).toMatchObject({ status: 200, attempts: 2 });
     const g = scripted(['hang', 'hang', 'hang', 'hang']);
     const started = Date.now();
-    const err = await new HttpClient({ fetch: g, retry: fast }).send({ method: 'GET', url: 'http://h/x?signature=secret', deadline: Date.now() + 200, timeoutLabel: '--timeout' }).catch((e: unknown) => e);
+    const err = await new HttpClient({ fetch: g, retry: fast })
+      .send({ method: 'GET', url: 'http://h/x?signature=secret', deadline: Date.now() + 200, timeoutLabel: '--timeout' })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ exitCode: 124, code: 'TIMEOUT' });
     expect((err as Error).message).toMatch(/^timed out after 0\.\d s: no answer from GET http:\/\/h\/x$/);
     expect(Date.now() - started).toBeLessThan(1000);
@@ -77,7 +96,13 @@ describe('HttpClient.send', () => {
 });
 
 describe('expectJson', () => {
-  const raw = (status: number, text: string) => ({ status, text, headers: new Headers({ 'content-type': 'application/json' }), request: 'GET http://h/x', attempts: 1 });
+  const raw = (status: number, text: string) => ({
+    status,
+    text,
+    headers: new Headers({ 'content-type': 'application/json' }),
+    request: 'GET http://h/x',
+    attempts: 1,
+  });
   const schema = z.looseObject({ status: z.string() });
 
   it('keeps unknown fields', () => {
@@ -100,7 +125,9 @@ describe('expectJson', () => {
 describe('helpers', () => {
   it('finds the code under "fetch failed"', () => {
     expect(networkCode(fetchFailed('ECONNREFUSED'))).toBe('ECONNREFUSED');
-    expect(networkCode(Object.assign(new TypeError('fetch failed'), { cause: new AggregateError([Object.assign(new Error('x'), { code: 'EHOSTUNREACH' })]) }))).toBe('EHOSTUNREACH');
+    expect(
+      networkCode(Object.assign(new TypeError('fetch failed'), { cause: new AggregateError([Object.assign(new Error('x'), { code: 'EHOSTUNREACH' })]) })),
+    ).toBe('EHOSTUNREACH');
     expect(networkCode(new Error('plain'))).toBeUndefined();
   });
   it('describes a request without its query (signatures stay out of messages)', () => {

@@ -3,7 +3,15 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { credentialsPath, looseMode, normalizeBaseUrl, readCredentials, removeServices, saveService, writeCredentials } from '../../../src/remote/credentials-store.js';
+import {
+  credentialsPath,
+  looseMode,
+  normalizeBaseUrl,
+  readCredentials,
+  removeServices,
+  saveService,
+  writeCredentials,
+} from '../../../src/remote/credentials-store.js';
 
 let dir: string;
 let file: string;

@@ -15,7 +15,10 @@ const prompter = (answers: { input?: string; password?: string }): Prompter & { 
 describe('collectLoginCredentials', () => {
   it('flags beat env vars; nothing is prompted when both are known', async () => {
     const p = prompter({});
-    expect(await collectLoginCredentials({ clientId: 'flag-id', apiKey: 'flag-key' }, { WMARK_CLIENT_ID: 'env-id', WMARK_API_KEY: 'env-key' }, p)).toEqual({ clientId: 'flag-id', apiKey: 'flag-key' });
+    expect(await collectLoginCredentials({ clientId: 'flag-id', apiKey: 'flag-key' }, { WMARK_CLIENT_ID: 'env-id', WMARK_API_KEY: 'env-key' }, p)).toEqual({
+      clientId: 'flag-id',
+      apiKey: 'flag-key',
+    });
     expect(await collectLoginCredentials({}, { WMARK_CLIENT_ID: 'env-id', WMARK_API_KEY: 'env-key' }, p)).toEqual({ clientId: 'env-id', apiKey: 'env-key' });
     expect(p.calls).toEqual([]);
   });

@@ -85,12 +85,18 @@ describe('decideRetry', () => {
   });
 
   it('does not wait past the deadline', () => {
-    expect(decide({ kind: 'response', status: 429, retryAfter: '120' }, { remainingMs: 5000 })).toMatchObject({ retry: false, reason: expect.stringContaining('no time left') });
+    expect(decide({ kind: 'response', status: 429, retryAfter: '120' }, { remainingMs: 5000 })).toMatchObject({
+      retry: false,
+      reason: expect.stringContaining('no time left'),
+    });
     expect(decide({ kind: 'response', status: 503 }, { remainingMs: 10 })).toMatchObject({ retry: false });
   });
 
   it('stops after maxAttempts, unless the policy is bounded by time only', () => {
-    expect(decide({ kind: 'response', status: 503 }, { attempt: DEFAULT_RETRY.maxAttempts })).toMatchObject({ retry: false, reason: expect.stringContaining('gave up after 5 attempts') });
+    expect(decide({ kind: 'response', status: 503 }, { attempt: DEFAULT_RETRY.maxAttempts })).toMatchObject({
+      retry: false,
+      reason: expect.stringContaining('gave up after 5 attempts'),
+    });
     expect(decide({ kind: 'response', status: 503 }, { attempt: 50, policy: { ...DEFAULT_RETRY, maxAttempts: Infinity } }).retry).toBe(true);
   });
 });

@@ -4,11 +4,20 @@ import { kindForStatus, parseErrorBody, serverError } from '../../../src/remote/
 
 describe('parseErrorBody', () => {
   it('reads {message, code} and {message: [...]}', () => {
-    expect(parseErrorBody(404, 'application/json', '{"message":"no video with key \\"x\\"","code":"VIDEO_NOT_FOUND"}')).toEqual({ status: 404, code: 'VIDEO_NOT_FOUND', messages: ['no video with key "x"'] });
+    expect(parseErrorBody(404, 'application/json', '{"message":"no video with key \\"x\\"","code":"VIDEO_NOT_FOUND"}')).toEqual({
+      status: 404,
+      code: 'VIDEO_NOT_FOUND',
+      messages: ['no video with key "x"'],
+    });
     expect(parseErrorBody(400, 'application/json', '{"message":["a: bad","b: worse"]}')).toEqual({ status: 400, messages: ['a: bad', 'b: worse'] });
   });
   it('reads nested and alternative shapes', () => {
-    expect(parseErrorBody(401, null, '{"error":{"message":"expired","code":"TOKEN_EXPIRED","hint":"log in"}}')).toEqual({ status: 401, code: 'TOKEN_EXPIRED', messages: ['expired'], hint: 'log in' });
+    expect(parseErrorBody(401, null, '{"error":{"message":"expired","code":"TOKEN_EXPIRED","hint":"log in"}}')).toEqual({
+      status: 401,
+      code: 'TOKEN_EXPIRED',
+      messages: ['expired'],
+      hint: 'log in',
+    });
     expect(parseErrorBody(400, null, '{"error":"bad thing"}').messages).toEqual(['bad thing']);
     expect(parseErrorBody(400, null, '{"errors":[{"message":"one"},{"message":"two"}]}').messages).toEqual(['one', 'two']);
     expect(parseErrorBody(400, null, '"plain json string"').messages).toEqual(['plain json string']);

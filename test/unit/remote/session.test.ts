@@ -36,10 +36,25 @@ function service(accept: (headers: Record<string, string>) => boolean, options: 
 }
 
 function session(f: FetchLike, options: { env?: Record<string, string>; stored?: StoredService } = {}) {
-  return new RemoteSession({ baseUrl: BASE, client: new HttpClient({ fetch: f, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } }), env: options.env ?? {}, credentialsFile: file, stored: options.stored, deadline: Date.now() + 10_000, timeoutLabel: '--timeout' });
+  return new RemoteSession({
+    baseUrl: BASE,
+    client: new HttpClient({ fetch: f, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } }),
+    env: options.env ?? {},
+    credentialsFile: file,
+    stored: options.stored,
+    deadline: Date.now() + 10_000,
+    timeoutLabel: '--timeout',
+  });
 }
 
-const stored = (extra: Partial<StoredService> = {}): StoredService => ({ baseUrl: BASE, clientId: 'id', token: 'tok-0', expiresAt: Date.now() + 3600_000, obtainedAt: 0, ...extra });
+const stored = (extra: Partial<StoredService> = {}): StoredService => ({
+  baseUrl: BASE,
+  clientId: 'id',
+  token: 'tok-0',
+  expiresAt: Date.now() + 3600_000,
+  obtainedAt: 0,
+  ...extra,
+});
 
 describe('tokens', () => {
   it('reads token bodies in their common shapes', () => {
@@ -96,7 +111,9 @@ describe('tokens', () => {
   });
 
   it('not logged in and no credentials: exit 4 saying how to log in', async () => {
-    const err = await session(service(() => true).f).createWatermark('1.0', {}).catch((e: unknown) => e);
+    const err = await session(service(() => true).f)
+      .createWatermark('1.0', {})
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ exitCode: 4, code: 'NOT_LOGGED_IN', hint: expect.stringContaining('wmark auth login --remote http://svc.test') });
   });
 

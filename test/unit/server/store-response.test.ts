@@ -15,7 +15,10 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
 const modified = Date.UTC(2026, 0, 2, 3, 4, 5);
 mkdirSync(path.join(root, 'watermarks', 'v', 'w'), { recursive: true });
-for (const [name, content] of [['seg_00000.ts', bytes], ['empty.ts', Buffer.alloc(0)]] as const) {
+for (const [name, content] of [
+  ['seg_00000.ts', bytes],
+  ['empty.ts', Buffer.alloc(0)],
+] as const) {
   const file = path.join(root, 'watermarks', 'v', 'w', name);
   writeFileSync(file, content);
   utimesSync(file, modified / 1000, modified / 1000);

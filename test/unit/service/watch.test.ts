@@ -105,7 +105,13 @@ describe('watch', () => {
     const first = watch({ read: () => Promise.reject(new WmarkError('TIMEOUT', 'no answer')), intervalMs: 1, until: () => false, now: () => 5, deadline: 1 });
     expect(await collect(first).catch((e: unknown) => e)).toMatchObject({ message: 'no answer' });
     let n = 0;
-    const early = watch({ read: () => (n++ ? Promise.reject(new WmarkError('TIMEOUT', 'no answer')) : 'PENDING'), intervalMs: 1, until: () => false, now: () => 0, deadline: 1_000 });
+    const early = watch({
+      read: () => (n++ ? Promise.reject(new WmarkError('TIMEOUT', 'no answer')) : 'PENDING'),
+      intervalMs: 1,
+      until: () => false,
+      now: () => 0,
+      deadline: 1_000,
+    });
     expect(await collect(early).catch((e: unknown) => e)).toMatchObject({ message: 'no answer' });
   });
 

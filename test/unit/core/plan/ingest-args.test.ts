@@ -65,8 +65,15 @@ describe('ingestArgs', () => {
 describe('lead segments', () => {
   it('forces keyframes at every cut and has the muxer cut at those frames', () => {
     const args = ingestArgs({
-      source: 'in.mp4', outDir: '/s', fps: { num: 30, den: 1 }, width: 320, height: 180, hasAudio: false,
-      encode: { preset: 'veryfast', crf: 15 }, lead: true, maxFrames: 400,
+      source: 'in.mp4',
+      outDir: '/s',
+      fps: { num: 30, den: 1 },
+      width: 320,
+      height: 180,
+      hasAudio: false,
+      encode: { preset: 'veryfast', crf: 15 },
+      lead: true,
+      maxFrames: 400,
     });
     expectFixedClosedGop(args, 120);
     expect(valueAfter(args, '-force_key_frames')).toBe('expr:eq(n,30)+eq(n,60)+not(mod(n,120))');
@@ -76,8 +83,14 @@ describe('lead segments', () => {
 
   it('falls back to plain GOP segments when the length is unknown', () => {
     const args = ingestArgs({
-      source: 'in.mp4', outDir: '/s', fps: { num: 30, den: 1 }, width: 320, height: 180, hasAudio: false,
-      encode: { preset: 'veryfast', crf: 15 }, lead: true,
+      source: 'in.mp4',
+      outDir: '/s',
+      fps: { num: 30, den: 1 },
+      width: 320,
+      height: 180,
+      hasAudio: false,
+      encode: { preset: 'veryfast', crf: 15 },
+      lead: true,
     });
     expect(args).not.toContain('-segment_frames');
     expect(Number(valueAfter(args, '-segment_time'))).toBeCloseTo(4, 6);

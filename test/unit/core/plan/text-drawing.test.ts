@@ -120,14 +120,16 @@ describe('escapeFilterValue', () => {
   });
 
   it('round-trips every printable ASCII character in one value', () => {
-    const all = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('').trim();
+    const all = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i))
+      .join('')
+      .trim();
     expect(unescapeTwice(escapeFilterValue(all))).toBe(all);
   });
 });
 
 describe('drawtextFilter', () => {
   it('reads the text from a file with expansion off', () => {
-    const { name, options, filter } = drawtext({ content: '%{pts} 50% \\ : \'' });
+    const { name, options, filter } = drawtext({ content: "%{pts} 50% \\ : '" });
     expect(name).toBe('drawtext');
     expect(options.textfile).toBe('text_0.txt');
     expect(options.expansion).toBe('none');
@@ -256,7 +258,9 @@ describe('textDrawing', () => {
     const s = { content: "a:b 'c' %{pts}", x: 0.2, align: 'RIGHT', shadowOpacity: 0.5 } as const;
     const d = draw(s, 3);
     expect(d.files).toEqual([{ name: 'text_3.txt', content: s.content }]);
-    expect(d.filters).toEqual([drawtextFilter({ setting: setting(s), textFile: 'text_3.txt', fontFile: '/fonts/DejaVuSans.ttf', frameHeight: 400, timeOrigin: 0 })]);
+    expect(d.filters).toEqual([
+      drawtextFilter({ setting: setting(s), textFile: 'text_3.txt', fontFile: '/fonts/DejaVuSans.ttf', frameHeight: 400, timeOrigin: 0 }),
+    ]);
   });
 
   it('splits lines into files of their own, keeps every character but the newline, and skips empty lines', () => {
@@ -274,7 +278,7 @@ describe('textDrawing', () => {
     ['LEFT', 0],
     ['CENTER', 0.5],
     ['RIGHT', 1],
-  ] as const)('aligns every line on its own at x (%s: minus %d of that line\'s width)', (align, share) => {
+  ] as const)("aligns every line on its own at x (%s: minus %d of that line's width)", (align, share) => {
     const d = draw({ content: 'a\nbbbb\ncc', x: 0.25, align, shadowOpacity: 0 });
     expect(d.filters).toHaveLength(3);
     for (const [i, tw] of [40, 160, 80].entries()) {
@@ -299,7 +303,16 @@ describe('textDrawing', () => {
   });
 
   it('draws every shadow before any text, offset in pixels of the font size, in the shadow colour', () => {
-    const d = draw({ content: 'x\ny', fontSize: 0.05, fontColor: 'FF0000', fontOpacity: 0.7, shadowColor: '0000FF', shadowOpacity: 0.4, shadowOffsetX: 0.1, shadowOffsetY: -0.2 });
+    const d = draw({
+      content: 'x\ny',
+      fontSize: 0.05,
+      fontColor: 'FF0000',
+      fontOpacity: 0.7,
+      shadowColor: '0000FF',
+      shadowOpacity: 0.4,
+      shadowOffsetX: 0.1,
+      shadowOffsetY: -0.2,
+    });
     const read = d.filters.map((f) => parseFilter(f).options);
     expect(read.map((o) => o.fontcolor)).toEqual(['0x0000FF@0.4', '0x0000FF@0.4', '0xFF0000@0.7', '0xFF0000@0.7']);
     for (const o of read) expect(Object.keys(o).filter((k) => k.startsWith('shadow'))).toEqual([]);
@@ -335,7 +348,23 @@ describe('drawtextFilter with the bundled ffmpeg', () => {
     writeFileSync(script, filter);
     const { stdout } = await execFileAsync(
       FFMPEG,
-      ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=0x808080:size=160x90:rate=1', '-frames:v', '1', '-filter_script:v', script, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+      [
+        '-v',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        'color=c=0x808080:size=160x90:rate=1',
+        '-frames:v',
+        '1',
+        '-filter_script:v',
+        script,
+        '-f',
+        'rawvideo',
+        '-pix_fmt',
+        'rgb24',
+        'pipe:1',
+      ],
       { cwd, encoding: 'buffer', maxBuffer: 1 << 20 },
     );
     return stdout;
