@@ -17,26 +17,26 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { connectRedis } from '../src/farm/redis-connection.js';
 import { TASK_QUEUE } from '../src/farm/task-queue.js';
+import { startRedis, type TestRedis } from '../test/helpers/redis.js';
 import { startS3, type TestS3 } from '../test/helpers/s3.js';
 import {
+  type FarmAssumptions,
+  type JobCosts,
   mb,
   mbit,
+  type Projection,
   percentile,
   projectFarm,
   queueDelays,
   ratioLine,
   spread,
-  type FarmAssumptions,
-  type JobCosts,
-  type Projection,
   type TaskTimes,
 } from './lib/cluster-figures.js';
-import { startRedis, type TestRedis } from '../test/helpers/redis.js';
-import { redisCommands, startByteMeter, startWorkerProcess, stopProcess, type ByteMeter, type WorkerProcess } from './lib/farm-services.js';
+import { type ByteMeter, redisCommands, startByteMeter, startWorkerProcess, stopProcess, type WorkerProcess } from './lib/farm-services.js';
 import { machineBusySeconds, median, settle, waitForQuiet } from './lib/measure.js';
 import { descendants, waitForIdle } from './lib/server-process.js';
-import { fmt, formatMachine, numberOption, OUT_DIR, table, warnIfDistStale, WMARK_BIN, wmarkEnvironment, type Suite, type SuiteContext } from './lib/suite.js';
-import { sourceClip, type SourceClip } from './lib/video.js';
+import { fmt, formatMachine, numberOption, OUT_DIR, type Suite, type SuiteContext, table, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
+import { type SourceClip, sourceClip } from './lib/video.js';
 import { PLACEMENT } from './text.js';
 
 const KEY = 'bench-cluster';

@@ -30,16 +30,16 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { ALIGN_RATE, alignPieces, binFeatures, fingerprints, type AlignStats } from '../src/core/forensic/align.js';
+import { ALIGN_RATE, type AlignStats, alignPieces, binFeatures, fingerprints } from '../src/core/forensic/align.js';
 import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
+import { SIDECAR_HEIGHT, SIDECAR_WIDTH } from '../src/core/forensic/variant-plan.js';
+import { FORENSIC_DIR, SIDECAR_NAME } from '../src/engine/data-folder/layout.js';
 import { LONG_LEAK_SECONDS, skipsLoopFilter } from '../src/engine/forensic/detect.js';
 import { readLeak } from '../src/engine/forensic/leak-reader.js';
 import { waitForQuiet } from './lib/measure.js';
-import { fmt, formatMachine, OUT_DIR, REPO_ROOT, table, warnIfDistStale, WMARK_BIN, wmarkEnvironment, type Suite, type SuiteContext } from './lib/suite.js';
+import { fmt, formatMachine, OUT_DIR, REPO_ROOT, type Suite, type SuiteContext, table, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
 import { runTreeMeasured, type TreeMeasured } from './lib/tree-measure.js';
 import { mediaDuration } from './lib/video.js';
-import { FORENSIC_DIR, SIDECAR_NAME } from '../src/engine/data-folder/layout.js';
-import { SIDECAR_HEIGHT, SIDECAR_WIDTH } from '../src/core/forensic/variant-plan.js';
 
 const execFileP = promisify(execFile);
 

@@ -7,12 +7,11 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { Z_THRESHOLD, type SegmentReading } from '../src/core/forensic/score.js';
-import { packedBit, packedCodebook, PAYLOAD_COUNT, type PackedCodebook } from '../src/core/forensic/keyed-bits.js';
-import { scorePayloads, type Verdict } from '../src/core/forensic/score.js';
+import { PAYLOAD_COUNT, type PackedCodebook, packedBit, packedCodebook } from '../src/core/forensic/keyed-bits.js';
+import { type SegmentReading, scorePayloads, type Verdict, Z_THRESHOLD } from '../src/core/forensic/score.js';
 import type { DetectResult } from '../src/engine/forensic/detect.js';
-import { fmt, table } from './lib/suite.js';
 import type { Rng } from '../test/helpers/rng.js';
+import { fmt, table } from './lib/suite.js';
 
 const execFileP = promisify(execFile);
 

@@ -34,38 +34,37 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { segmentFileName } from '../src/core/plan/segment-timing.js';
 import type { Sidecar } from '../src/core/forensic/detect-inputs.js';
-import { Z_THRESHOLD, type SegmentReading } from '../src/core/forensic/score.js';
-import { meanSd, scoreBook, scorePayloads, type Verdict } from '../src/core/forensic/score.js';
 import {
   codeword,
   forensicKey,
   GRID_COLUMNS,
   GRID_ROWS,
+  PAYLOAD_COUNT,
+  type PackedCodebook,
   packedBit,
   packedCodebook,
   patternGrid,
-  PAYLOAD_COUNT,
-  type PackedCodebook,
 } from '../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField, patternFrameYuv420 } from '../src/core/forensic/pattern-image.js';
+import { meanSd, type SegmentReading, scoreBook, scorePayloads, type Verdict, Z_THRESHOLD } from '../src/core/forensic/score.js';
 import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
-import { detectLeak, type DetectResult } from '../src/engine/forensic/detect.js';
-import { openEngine, type Engine } from '../src/engine/engine.js';
-import { readTitleLayout } from '../src/engine/watermark/watermark-segments.js';
+import { type ForensicLayout, variantFileFor } from '../src/core/forensic/title-layout.js';
 import { FORENSIC_LAYOUTS, variantArgs } from '../src/core/forensic/variant-plan.js';
+import { segmentFileName } from '../src/core/plan/segment-timing.js';
+import { FORENSIC_DIR, SIDECAR_NAME } from '../src/engine/data-folder/layout.js';
+import { type Engine, openEngine } from '../src/engine/engine.js';
+import { type DetectResult, detectLeak } from '../src/engine/forensic/detect.js';
 import type { VideoRecord } from '../src/engine/state/state-store.js';
+import { readTitleLayout } from '../src/engine/watermark/watermark-segments.js';
 import type { ProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
-import { parseOnly, PARTS, wants, type Part } from './lib/forensic-parts.js';
+import { rng } from '../test/helpers/rng.js';
+import { waveTwo } from './forensic-wave2.js';
+import { PARTS, type Part, parseOnly, wants } from './lib/forensic-parts.js';
 import { measureForensicViewer } from './lib/forensic-viewer.js';
 import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
-import { fmt, formatMachine, OUT_DIR, table, WMARK_BIN, wmarkEnvironment, type Suite, type SuiteContext } from './lib/suite.js';
+import { fmt, formatMachine, OUT_DIR, type Suite, type SuiteContext, table, WMARK_BIN, wmarkEnvironment } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
-import { waveTwo } from './forensic-wave2.js';
-import { rng } from '../test/helpers/rng.js';
-import { FORENSIC_DIR, SIDECAR_NAME } from '../src/engine/data-folder/layout.js';
-import { type ForensicLayout, variantFileFor } from '../src/core/forensic/title-layout.js';
 
 const execFileP = promisify(execFile);
 

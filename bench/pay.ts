@@ -16,25 +16,25 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
-import { firstFrameAt, launchBrowser, openViewer, timedSeek, waitForPlayback, type SeekResult } from './lib/browser.js';
+import { firstFrameAt, launchBrowser, openViewer, type SeekResult, timedSeek, waitForPlayback } from './lib/browser.js';
 import { measureForensicViewer, syntheticViewerSpec } from './lib/forensic-viewer.js';
+import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
 import { encodedSeconds, newPlayableWatermark } from './lib/playlist.js';
-import { startChild, stopChild, waitForIdle, type Child } from './lib/server-process.js';
+import { type Child, startChild, stopChild, waitForIdle } from './lib/server-process.js';
 import {
   fmt,
   formatMachine,
   numberOption,
   OUT_DIR,
-  table,
-  verdict,
-  warnIfDistStale,
-  WMARK_BIN,
-  wmarkEnvironment,
   type Suite,
   type SuiteContext,
+  table,
+  verdict,
+  WMARK_BIN,
+  warnIfDistStale,
+  wmarkEnvironment,
 } from './lib/suite.js';
-import { mediaDuration, psnr, sourceClip, type SourceClip } from './lib/video.js';
+import { mediaDuration, psnr, type SourceClip, sourceClip } from './lib/video.js';
 import { measureServing, servingOptions } from './serve.js';
 import { measureTextJob, PLACEMENT, textJobOptions, textJobPsnr, textJobTable, wmarkArgs } from './text.js';
 

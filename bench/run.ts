@@ -4,7 +4,7 @@
 // A suite is a module under bench/ exporting `suite: Suite` (see bench/lib/suite.ts); add it to SUITES below.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { benchTools, machineInfo, OUT_DIR, type BenchArgs, type Suite } from './lib/suite.js';
+import { type BenchArgs, benchTools, machineInfo, OUT_DIR, type Suite } from './lib/suite.js';
 
 const SUITES: Record<string, () => Promise<Suite>> = {
   text: async () => (await import('./text.js')).suite,

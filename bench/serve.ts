@@ -8,16 +8,16 @@ import { mkdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { LocalService } from '../src/engine/app/local-service.js';
+import { PLAYLIST_NAME } from '../src/engine/data-folder/layout.js';
 import { openEngine } from '../src/engine/engine.js';
 import { InProcessJobQueue } from '../src/engine/jobs/job-queue.js';
-import { LocalService } from '../src/engine/app/local-service.js';
 import { lastOf } from '../src/service/watch.js';
-import { machineBusySeconds, median, waitForQuiet } from './lib/measure.js';
-import { startChild, stopChild, type Child } from './lib/server-process.js';
-import { fmt, formatMachine, numberOption, OUT_DIR, REPO_ROOT, table, WMARK_BIN, wmarkEnvironment, type Suite, type SuiteContext } from './lib/suite.js';
-import { sourceClip } from './lib/video.js';
-import { PLAYLIST_NAME } from '../src/engine/data-folder/layout.js';
 import { watermarkDir } from '../test/helpers/engine.js';
+import { machineBusySeconds, median, waitForQuiet } from './lib/measure.js';
+import { type Child, startChild, stopChild } from './lib/server-process.js';
+import { fmt, formatMachine, numberOption, OUT_DIR, REPO_ROOT, type Suite, type SuiteContext, table, WMARK_BIN, wmarkEnvironment } from './lib/suite.js';
+import { sourceClip } from './lib/video.js';
 
 // ---- autocannon (CommonJS, no bundled types): the part of its programmatic API used here.
 interface AutocannonRequest {

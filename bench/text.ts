@@ -3,30 +3,30 @@
 // wall and CPU time, the wmark/ffmpeg ratio for the complete job, wmark's time until its playlist is playable, and
 // PSNR against the source outside the text area.
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { framesPerSegment } from '../src/core/plan/segment-timing.js';
 import { drawtextFilter, fontPixels } from '../src/core/plan/text-drawing.js';
 import { parseSettings } from '../src/core/setting-schema.js';
 import type { TextSetting } from '../src/core/setting-types.js';
-import { fail, median, runMeasured, settle, waitForQuiet, type Measured } from './lib/measure.js';
+import { fail, type Measured, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
 import { newPlayableWatermark, playlistPlayable, playlistStats } from './lib/playlist.js';
 import {
   fmt,
   formatMachine,
-  OUT_DIR,
-  table,
-  verdict,
-  warnIfDistStale,
-  WMARK_BIN,
-  wmarkEnvironment,
   type MachineInfo,
+  OUT_DIR,
   type Suite,
   type SuiteContext,
+  table,
+  verdict,
+  WMARK_BIN,
+  warnIfDistStale,
+  wmarkEnvironment,
 } from './lib/suite.js';
-import { diffOptions, psnr, sourceClip, x264Options, type Region } from './lib/video.js';
+import { diffOptions, psnr, type Region, sourceClip, x264Options } from './lib/video.js';
 
 /** wmark's defaults (src/config/load-config.ts): the baseline must encode with the same preset and CRF. */
 const PRESET = 'veryfast';

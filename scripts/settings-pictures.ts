@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { textDrawing } from '../src/core/plan/text-drawing.js';
 import { FALLBACK_FONT_METRICS, parseFontMetrics } from '../src/core/font-metrics.js';
+import { textDrawing } from '../src/core/plan/text-drawing.js';
 import { parseSettings } from '../src/core/setting-schema.js';
 import type { TextSetting } from '../src/core/setting-types.js';
 import { locateTools } from '../src/ffmpeg/locate-tools.js';

@@ -1,7 +1,7 @@
 // A viewer in headless Chromium for suites: the browser the tests use (test/helpers/browser.ts), plus what a bench
 // needs on top: the wall-clock moment the first frame advanced, a playback rate, and a timed seek.
 import type { Browser } from 'playwright-core';
-import { openPage, playbackState, type OpenedPage } from '../../test/helpers/browser.js';
+import { type OpenedPage, openPage, playbackState } from '../../test/helpers/browser.js';
 
 export { launchBrowser, waitForPlayback } from '../../test/helpers/browser.js';
 

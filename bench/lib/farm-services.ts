@@ -1,9 +1,9 @@
 // The shared parts of a render farm for the cluster suite, all on loopback: a throwaway redis-server (Debian's, as
 // test/helpers/redis.ts starts it), s3rver (test/helpers/s3.ts) behind a TCP proxy that counts the bytes going each
 // way, a client that reads Redis' command counter, and `wmark worker` processes.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
 export async function stopProcess(proc: ChildProcess, graceMs: number): Promise<void> {

@@ -2,12 +2,12 @@
 // many times in this otherwise empty heap, and prints the timings as JSON on stdout.
 import { performance } from 'node:perf_hooks';
 import { text } from 'node:stream/consumers';
-import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { codeword, PAYLOAD_COUNT } from '../../src/core/forensic/keyed-bits.js';
+import { makeLayout, variantFileFor } from '../../src/core/forensic/title-layout.js';
+import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { writeMediaPlaylist } from '../../src/core/playlist.js';
 import type { ForensicViewerSpec, ForensicViewerTiming } from './forensic-viewer.js';
 import { median } from './measure.js';
-import { makeLayout, variantFileFor } from '../../src/core/forensic/title-layout.js';
 
 const WARMUP = 200;
 const REPETITIONS = 7;

@@ -1,6 +1,6 @@
 // Runs a command as a child process and measures it: wall time, CPU time of the whole process tree (user + sys of all
 // waited-for descendants), exit code, output, and optionally when a condition first became true (polled while it runs).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';

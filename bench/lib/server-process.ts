@@ -1,6 +1,6 @@
 // Servers that suites start as child processes (wmark serve, a bare node:http handler): start one and wait for the URL
 // it prints, stop it, and tell when it has gone idle (no ffmpeg running under it).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 export interface Child {

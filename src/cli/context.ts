@@ -1,9 +1,10 @@
 // Per-run state shared by commands: parsed global flags, output, config (loaded once), and the service a command
 // talks to: the local engine (opened on demand, with the job queue the command needs) or a remote service.
+
+import { type ConfigFlags, loadConfig, type ResolvedConfig } from '../config/load-config.js';
 import type { ApiVersion } from '../core/api-version.js';
-import { loadConfig, type ConfigFlags, type ResolvedConfig } from '../config/load-config.js';
 import { LocalService } from '../engine/app/local-service.js';
-import { openEngine, type Deployment, type Engine } from '../engine/engine.js';
+import { type Deployment, type Engine, openEngine } from '../engine/engine.js';
 import { InProcessJobQueue, type JobQueue } from '../engine/jobs/job-queue.js';
 import { RemoteService } from '../remote/remote-service.js';
 import { HandOffJobQueue } from './detached-job-queue.js';

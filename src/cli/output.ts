@@ -1,7 +1,7 @@
 // How a CLI run talks to the user: data on stdout (human, plain or JSON), progress and messages on stderr.
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Ora } from 'ora';
-import { WmarkError, isWmarkError } from '../core/errors.js';
+import { isWmarkError, WmarkError } from '../core/errors.js';
 import type { CliIO } from './io.js';
 
 export type OutputMode = 'human' | 'plain' | 'json';

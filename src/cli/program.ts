@@ -2,12 +2,9 @@
 import { Command, CommanderError } from 'commander';
 import { WmarkError } from '../core/errors.js';
 import { VERSION } from '../version.js';
-import { attachRunState, runStateOf, type RunState } from './action.js';
-import { CliContext } from './context.js';
-import { applyHelp } from './help.js';
-import type { CliIO } from './io.js';
-import { registerRemoteAuth } from './commands/auth-remote.js';
+import { attachRunState, type RunState, runStateOf } from './action.js';
 import { registerAuth } from './commands/auth.js';
+import { registerRemoteAuth } from './commands/auth-remote.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDetect } from './commands/detect.js';
@@ -22,6 +19,9 @@ import { registerVideo } from './commands/video.js';
 import { registerWatermark } from './commands/watermark.js';
 import { registerWatermarkManagement } from './commands/watermark-manage.js';
 import { registerWorker } from './commands/worker.js';
+import { CliContext } from './context.js';
+import { applyHelp } from './help.js';
+import type { CliIO } from './io.js';
 
 export function buildProgram(io: CliIO): Command {
   const program = new Command('wmark');

@@ -1,15 +1,15 @@
 // The flags of remote mode (--remote, --api, --timeout) and turning them, with env, config and the token file, into a
 // session with the chosen service.
-import { Option, type Command } from 'commander';
+import { type Command, Option } from 'commander';
+import type { ConfigFlags, ResolvedConfig } from '../config/load-config.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { parseDuration } from '../core/duration.js';
 import { WmarkError } from '../core/errors.js';
 import { isHttpUrl } from '../core/http-url.js';
-import { HttpClient, formatSeconds } from '../remote/client.js';
-import { credentialsPath, normalizeBaseUrl, readCredentials, type CredentialsFile, type StoredService } from '../remote/credentials-store.js';
+import { formatSeconds, HttpClient } from '../remote/client.js';
+import { type CredentialsFile, credentialsPath, normalizeBaseUrl, readCredentials, type StoredService } from '../remote/credentials-store.js';
 import { RemoteSession } from '../remote/session.js';
 import { VERSION } from '../version.js';
-import type { ConfigFlags, ResolvedConfig } from '../config/load-config.js';
 import type { CliIO } from './io.js';
 
 /** What the remote flags need of a CLI run: its streams and environment, its config, and where messages go. */

@@ -1,11 +1,12 @@
 // Turns `wmark watermark` flags into API watermark requests (docs/api.md, "Watermarks"): one from setting flags,
 // --settings or --template + --map, or one per row of a --batch file. The same bodies go to the local engine or a
 // remote service; what the CLI builds itself (setting flags, mappings) is checked here so its errors name the flags.
-import type { ApiVersion } from '../core/api-version.js';
-import { parseBatch, type BatchRow } from '../core/batch-file.js';
+
 import { CONTAINERS, type Container } from '../core/api-requests.js';
+import type { ApiVersion } from '../core/api-version.js';
+import { type BatchRow, parseBatch } from '../core/batch-file.js';
+import { validationError, WmarkError } from '../core/errors.js';
 import { parseExpirationInput } from '../core/expiration.js';
-import { WmarkError, validationError } from '../core/errors.js';
 import { encodeForensicContent } from '../core/forensic/payload.js';
 import { checkMappings, templatePlaceholders } from '../core/placeholders.js';
 import { parseSettings } from '../core/setting-schema.js';

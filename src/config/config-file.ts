@@ -1,6 +1,6 @@
 // Finding wmark's config file (the --config file, a search up from cwd, then the user config folder) and reading it, with errors that name the file.
 import path from 'node:path';
-import { cosmiconfig, type CosmiconfigResult } from 'cosmiconfig';
+import { type CosmiconfigResult, cosmiconfig } from 'cosmiconfig';
 import { ConfigError } from './config-error.js';
 import { configDir, type Env, type PlatformDirs } from './paths.js';
 

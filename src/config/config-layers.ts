@@ -1,11 +1,11 @@
 // The config layers (file, WMARK_* env vars, CLI flags): each validated with errors that name its source, and which layer set each field.
 import path from 'node:path';
 import type { z } from 'zod';
-import { ConfigError } from './config-error.js';
 import { coerce, type FieldKind } from './coerce-string.js';
+import { ConfigError } from './config-error.js';
 import type { Env } from './paths.js';
 import { resolvePaths } from './resolve-and-merge.js';
-import { knownKeysAt, wmarkConfigSchema, type WmarkConfig } from './schema.js';
+import { knownKeysAt, type WmarkConfig, wmarkConfigSchema } from './schema.js';
 
 /** Values the CLI's flags set; undefined means the flag was not given. Numbers may arrive as strings from argv. */
 export interface ConfigFlags {

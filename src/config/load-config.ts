@@ -2,8 +2,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { ApiVersion } from '../core/api-version.js';
-import { readConfigFile, type ConfigFileSearch } from './config-file.js';
-import { envLayer, fieldSources, fileLayer, flagLayer, type ConfigFlags, type Layer } from './config-layers.js';
+import { type ConfigFileSearch, readConfigFile } from './config-file.js';
+import { type ConfigFlags, envLayer, fieldSources, fileLayer, flagLayer, type Layer } from './config-layers.js';
 import { platformDirs as defaultPlatformDirs, type PlatformDirs } from './paths.js';
 import { mergeConfigs, withoutUndefined } from './resolve-and-merge.js';
 import type { X264Preset } from './schema.js';

@@ -2,7 +2,7 @@
 // list query, checked the same way whether they arrive over HTTP or are built by the CLI from flags.
 import { z } from 'zod';
 import type { ApiVersion } from './api-version.js';
-import { WmarkError, validationError } from './errors.js';
+import { validationError, WmarkError } from './errors.js';
 import { parseExpirationField } from './expiration.js';
 import { FORENSIC_LAYOUTS } from './forensic/variant-plan.js';
 import { describeValue, isPlainObject } from './issue-text.js';

@@ -2,16 +2,16 @@
 import { z } from 'zod';
 import type { ApiVersion } from './api-version.js';
 import { decodeForensicContent } from './forensic/payload.js';
-import { closestKey, describeValue, inDeclaredOrder, isPlainObject, issueLines, joinPath, quote, rejectKey, type Result } from './issue-text.js';
+import { closestKey, describeValue, inDeclaredOrder, isPlainObject, issueLines, joinPath, quote, type Result, rejectKey } from './issue-text.js';
 import { hasPlaceholder } from './placeholders.js';
 import {
   DEFAULTS,
-  MAX_ANIMATION_SECONDS,
-  MAX_CONTENT_CHARS,
-  MAX_SETTINGS,
   type ForensicSetting,
   type ForensicTemplateSetting,
   type HAlign,
+  MAX_ANIMATION_SECONDS,
+  MAX_CONTENT_CHARS,
+  MAX_SETTINGS,
   type Setting,
   type TemplateSetting,
   type TextSetting,

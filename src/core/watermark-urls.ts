@@ -1,8 +1,9 @@
 // The signed URLs of a watermark, exactly as `wmark serve` serves them
 // (docs/api.md, "Signed media and the player page").
-import type { ApiVersion } from './api-version.js';
+
 import { timingSafeEqual } from 'node:crypto';
-import { signPath, signUrl, type SigningSecret, type VerifySignedUrlResult } from './sign-url.js';
+import type { ApiVersion } from './api-version.js';
+import { type SigningSecret, signPath, signUrl, type VerifySignedUrlResult } from './sign-url.js';
 
 export interface WatermarkUrlInput {
   baseUrl: string;

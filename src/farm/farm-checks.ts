@@ -4,12 +4,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { Check } from '../engine/app/installation-checks.js';
+import { openMediaStore, type S3Access } from '../media/open-media-store.js';
+import { VERSION } from '../version.js';
 import { redactQueueUrl } from './queue-url.js';
 import { connectRedis } from './redis-connection.js';
 import { TaskQueue } from './task-queue.js';
-import { openMediaStore, type S3Access } from '../media/open-media-store.js';
-import { VERSION } from '../version.js';
-import type { Check } from '../engine/app/installation-checks.js';
 
 /** BullMQ 6 needs Redis 6.2 or later (it uses its newer commands). */
 const MIN_REDIS = [6, 2];

@@ -19,7 +19,7 @@ import { VERSION } from '../version.js';
 import { abortable } from './abortable.js';
 import { FARM_PRIORITY } from './farm-renderer.js';
 import type { TaskQueue } from './task-queue.js';
-import { measureKey, type ForensicTask } from './tasks/forensic-task.js';
+import { type ForensicTask, measureKey } from './tasks/forensic-task.js';
 import type { IngestTask } from './tasks/ingest-task.js';
 
 /** An ingest waits behind segments a player waits for, and ahead of full renders nobody watches yet. */

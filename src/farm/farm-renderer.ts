@@ -9,10 +9,10 @@ import type { RendererHealth, SegmentRender, SegmentRenderer } from '../engine/r
 import type { FolderMediaStore } from '../media/folder-store.js';
 import type { MediaStore } from '../media/media-store.js';
 import { VERSION } from '../version.js';
+import { abortable } from './abortable.js';
 import { redactQueueUrl } from './queue-url.js';
 import type { ConnectedWorker, TaskQueue } from './task-queue.js';
-import { fontSha256, TASK_FONT_FILE, type SegmentTask } from './tasks/segment-task.js';
-import { abortable } from './abortable.js';
+import { fontSha256, type SegmentTask, TASK_FONT_FILE } from './tasks/segment-task.js';
 
 /** Segment renders one serve keeps waiting on the farm at once (each is a queued task, not a local process). */
 export const FARM_WAITING_RENDERS = 256;

@@ -2,9 +2,10 @@
 // preparation of a segment), runs them from and into the shared media store, and refuses (failing the job with the
 // reason) what it must not run: a task from another wmark version, or a render laid out with another font. A worker
 // whose ffmpeg or font cannot render refuses to start at all.
-import os from 'node:os';
+
 import { randomUUID } from 'node:crypto';
-import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import os from 'node:os';
+import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { isWmarkError, WmarkError } from '../core/errors.js';
 import { renderToolProblems } from '../ffmpeg/render-capabilities.js';
@@ -12,10 +13,10 @@ import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../media/media-store.js';
 import { VERSION } from '../version.js';
 import { connectRedis } from './redis-connection.js';
-import { parseFarmTask, taskKind, taskOutput, type FarmResult, type FarmTask } from './tasks/farm-task.js';
-import { runForensicTask, type ForensicTask } from './tasks/forensic-task.js';
-import { runIngestTask, type IngestTask } from './tasks/ingest-task.js';
 import { connectedWorkers, failureReason, TASK_QUEUE, workerName } from './task-queue.js';
+import { type FarmResult, type FarmTask, parseFarmTask, taskKind, taskOutput } from './tasks/farm-task.js';
+import { type ForensicTask, runForensicTask } from './tasks/forensic-task.js';
+import { type IngestTask, runIngestTask } from './tasks/ingest-task.js';
 import { fontSha256, runSegmentTask, type SegmentTask } from './tasks/segment-task.js';
 
 export interface FarmWorkerOptions {

@@ -4,9 +4,9 @@
 // and a failed one is retried when asked for again.
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ERRORS, isWmarkError, WmarkError, type ErrorCode } from '../core/errors.js';
+import { ERRORS, type ErrorCode, isWmarkError, WmarkError } from '../core/errors.js';
 import { connectRedis } from './redis-connection.js';
-import { farmJobId, segmentJobId, taskKind, taskOutput, type FarmResult, type FarmTask } from './tasks/farm-task.js';
+import { type FarmResult, type FarmTask, farmJobId, segmentJobId, taskKind, taskOutput } from './tasks/farm-task.js';
 import type { SegmentRunResult } from './tasks/segment-task.js';
 
 export { segmentJobId } from './tasks/farm-task.js';

@@ -3,7 +3,7 @@
 // One small shell per process reads "+PID" / "-PID" lines on a pipe from us; when the pipe closes, which the kernel
 // does the moment we exit (SIGKILL included), it SIGKILLs every child still listed. Their outputs are `.part` files or
 // scratch folders, so nothing half-written is ever published, and the jobs resume on the next start.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 
 const SCRIPT = [
   'pids=" "',

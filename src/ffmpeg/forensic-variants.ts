@@ -8,6 +8,7 @@ import {
   halfVariantArgs,
   joinHalvesArgs,
   measureSegment,
+  type SegmentMeasure,
   SIDECAR_HEIGHT,
   SIDECAR_WIDTH,
   slotOrderFromWhole,
@@ -15,7 +16,6 @@ import {
   variantFileName,
   variantNames,
   wholeVariantArgs,
-  type SegmentMeasure,
 } from '../core/forensic/variant-plan.js';
 import type { EncodeOptions } from '../core/plan/x264.js';
 import type { ProcessRunner } from './run-ffmpeg.js';

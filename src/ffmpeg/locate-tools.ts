@@ -1,6 +1,7 @@
 // Finds ffmpeg, ffprobe and the drawtext font: explicit config/env first, then the bundled npm binaries, then PATH.
-import { createRequire } from 'node:module';
+
 import { accessSync, constants, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 
 export type ToolSource = 'config' | 'bundled' | 'path' | 'missing';

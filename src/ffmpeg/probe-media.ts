@@ -2,7 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { WmarkError, isWmarkError } from '../core/errors.js';
+import { isWmarkError, WmarkError } from '../core/errors.js';
 import type { ProcessRunner } from './run-ffmpeg.js';
 
 export interface MediaInfo {

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { WmarkError } from '../core/errors.js';
-import { ingestArgs, parseSegmentList, type IngestPlan } from '../core/plan/ingest-args.js';
+import { type IngestPlan, ingestArgs, parseSegmentList } from '../core/plan/ingest-args.js';
 import { segmentFileName } from '../core/plan/segment-timing.js';
 import { firstVideoTime } from './probe-media.js';
 import type { ProcessRunner } from './run-ffmpeg.js';

@@ -5,7 +5,7 @@ import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlin
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { WmarkError } from '../core/errors.js';
-import { checkKey, checkPrefix, checkRange, type ByteRange, type MediaStat, type MediaStore } from './media-store.js';
+import { type ByteRange, checkKey, checkPrefix, checkRange, type MediaStat, type MediaStore } from './media-store.js';
 
 /** Larger than Node's default 64 KiB: a segment is read in one or two reads, which serves segments faster. */
 const READ_BUFFER = 256 * 1024;

@@ -1,6 +1,6 @@
 // Opens the media store a --media URL names: a folder (this machine's, or a shared mount) or an S3-compatible bucket.
 import { FolderMediaStore } from './folder-store.js';
-import { parseMediaUrl, type MediaStore } from './media-store.js';
+import { type MediaStore, parseMediaUrl } from './media-store.js';
 import { S3MediaStore, type S3StoreOptions } from './s3-store.js';
 
 /** What an s3:// URL cannot say: where the server is and how to sign in (else the AWS SDK's usual sources). */

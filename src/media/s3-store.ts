@@ -1,8 +1,9 @@
 // A media store in an S3-compatible bucket (AWS S3, MinIO, Ceph RGW, R2), through @aws-sdk/client-s3 only. An S3 PUT
 // is visible whole or not at all; files above one part go up as a multipart upload, which appears only when completed.
+
+import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { open, rename, rm, stat } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -16,11 +17,11 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
-  UploadPartCommand,
   type S3ClientConfig,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { WmarkError } from '../core/errors.js';
-import { checkKey, checkPrefix, checkRange, type ByteRange, type MediaStat, type MediaStore } from './media-store.js';
+import { type ByteRange, checkKey, checkPrefix, checkRange, type MediaStat, type MediaStore } from './media-store.js';
 
 export interface S3StoreOptions {
   bucket: string;

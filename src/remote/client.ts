@@ -1,8 +1,8 @@
 // The HTTP client of the remote service: fetch with a per-attempt timeout and a deadline, transient failures retried, JSON checked with zod.
 import type { z } from 'zod';
-import { WmarkError, type ErrorKind } from '../core/errors.js';
-import { decideRetry, DEFAULT_RETRY, type AttemptOutcome, type RetryPolicy } from './retry.js';
+import { type ErrorKind, WmarkError } from '../core/errors.js';
 import { sleep } from '../service/watch.js';
+import { type AttemptOutcome, DEFAULT_RETRY, decideRetry, type RetryPolicy } from './retry.js';
 import { parseErrorBody, serverError } from './server-error.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;

@@ -1,10 +1,10 @@
 // The remote-mode token file: <config dir>/credentials.json, one entry per service base URL, mode 0600, written then renamed into place.
 import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
-import { WmarkError } from '../core/errors.js';
-import { configDir, type Env } from '../config/paths.js';
 import writeFileAtomic from 'write-file-atomic';
+import { z } from 'zod';
+import { configDir, type Env } from '../config/paths.js';
+import { WmarkError } from '../core/errors.js';
 
 export const CREDENTIALS_FILE = 'credentials.json';
 

@@ -4,8 +4,8 @@ import type { ApiVersion } from '../core/api-version.js';
 import { ERRORS, WmarkError } from '../core/errors.js';
 import { watch } from '../service/watch.js';
 import {
-  isFinalVideoStatus,
   type CallOptions,
+  isFinalVideoStatus,
   type TemplateResource,
   type VideoProgress,
   type VideoRequest,

@@ -1,5 +1,5 @@
 // Turns a service's error response ({message} string or array, {message, code}, or anything else) into a WmarkError, message kept as sent.
-import { ERRORS, ServiceError, type ErrorKind } from '../core/errors.js';
+import { ERRORS, type ErrorKind, ServiceError } from '../core/errors.js';
 
 export interface ServerErrorInfo {
   status: number;

@@ -1,18 +1,19 @@
 // One conversation with a remote service: its base URL, the API version, credentials (token, refresh once, API key headers) and the API calls.
-import { WmarkError } from '../core/errors.js';
-import type { ApiVersion } from '../core/api-version.js';
+
 import type { Env } from '../config/paths.js';
+import type { ApiVersion } from '../core/api-version.js';
+import { WmarkError } from '../core/errors.js';
 import { errorFromResponse, expectJson, type HttpClient, type RawResponse } from './client.js';
-import { readCredentials, saveService, type StoredService } from './credentials-store.js';
+import { readCredentials, type StoredService, saveService } from './credentials-store.js';
 import {
+  type RemoteTemplate,
+  type RemoteVideo,
+  type RemoteWatermark,
   templateListSchema,
   templateSchema,
   tokenResponseSchema,
   videoSchema,
   watermarkResponseSchema,
-  type RemoteTemplate,
-  type RemoteVideo,
-  type RemoteWatermark,
 } from './schemas.js';
 
 /** A token this close to its expiry is renewed before use rather than sent to be refused. */

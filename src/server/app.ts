@@ -1,21 +1,21 @@
 // The HTTP service as plain data: a request in, a response out, through the route table of every resource (auth,
 // videos, templates, watermarks, media, player). No socket is needed: `request()` serves tests and tools in-process.
 import { readFile } from 'node:fs/promises';
-import { WmarkError, isWmarkError } from '../core/errors.js';
+import { isWmarkError, WmarkError } from '../core/errors.js';
 import type { LocalService } from '../engine/app/local-service.js';
+import { AUTH_LIMIT, type AuthLimitOptions, authLimiter } from './auth-limit.js';
+import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from './cors.js';
 import {
-  bodyTooLarge,
+  type ApiRequest,
+  type ApiResponse,
   BODY_LIMIT_BYTES,
+  bodyTooLarge,
   errorResponse,
   isFileBody,
   isStoreBody,
   MEDIA_CORS,
   parseJsonBody,
-  type ApiRequest,
-  type ApiResponse,
 } from './http-types.js';
-import { AUTH_LIMIT, authLimiter, type AuthLimitOptions } from './auth-limit.js';
-import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from './cors.js';
 import { Routes } from './route-table.js';
 import { authRoutes } from './routes/auth.js';
 import { homeRoutes } from './routes/home.js';

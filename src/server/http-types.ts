@@ -1,7 +1,7 @@
 // The server's handlers work on plain data: a request (method, raw target, headers, a body to read on demand) in, a
 // response (status, headers, body: text, bytes or a file range) out. node:http is only at the edge (node-server.ts),
 // so every handler can be called in-process, as hono's own tests call app.request().
-import { WmarkError, isWmarkError } from '../core/errors.js';
+import { isWmarkError, WmarkError } from '../core/errors.js';
 import type { MediaStore } from '../media/media-store.js';
 
 export interface ApiRequest {

@@ -4,11 +4,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { WmarkError } from '../core/errors.js';
 import type { LocalService } from '../engine/app/local-service.js';
-import { createApp, type App } from './app.js';
+import { type App, createApp } from './app.js';
 import type { AuthLimitOptions } from './auth-limit.js';
+import { type ApiRequest, type ApiResponse, BODY_LIMIT_BYTES, bodyTooLarge, isFileBody, isStoreBody, parseJsonBody } from './http-types.js';
 import { sendFile } from './send-file.js';
 import { sendStored } from './store-response.js';
-import { bodyTooLarge, BODY_LIMIT_BYTES, isFileBody, isStoreBody, parseJsonBody, type ApiRequest, type ApiResponse } from './http-types.js';
 
 export interface ServerOptions {
   /** The application layer it serves, made once the server knows its address (the default base of links). */

@@ -1,6 +1,7 @@
 // What every route module is given: the application layer, link bases, authentication and the log.
-import type { ApiVersion } from '../core/api-version.js';
+
 import { verifyToken } from '../core/access-token.js';
+import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
 import { tokenKey } from '../engine/app/credentials.js';
 import type { LocalService } from '../engine/app/local-service.js';

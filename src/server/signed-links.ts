@@ -3,8 +3,8 @@
 // watermark it names.
 import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
-import { VIDEO_ID, WATERMARK_ID } from '../engine/app/media-access.js';
 import type { WatermarkRecord } from '../engine/app/local-service.js';
+import { VIDEO_ID, WATERMARK_ID } from '../engine/app/media-access.js';
 import type { ApiRequest, Params } from './http-types.js';
 import type { ServerContext } from './server-context.js';
 

@@ -3,7 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import { WmarkError } from '../core/errors.js';
 import type { MediaStore } from '../media/media-store.js';
-import { bodyResponseHead, fileResponse, type FileResponseOptions } from './file-response.js';
+import { bodyResponseHead, type FileResponseOptions, fileResponse } from './file-response.js';
 import type { ApiRequest, ApiResponse, StoreBody } from './http-types.js';
 
 /**

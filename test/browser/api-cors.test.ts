@@ -5,8 +5,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openPage, type OpenedPage } from '../helpers/browser.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { launchBrowser, type OpenedPage, openPage } from '../helpers/browser.js';
+import { type TestEngine, testEngine } from '../helpers/engine.js';
 import { serveEngine, type TestServer } from '../helpers/serve-helpers.js';
 
 let engine: TestEngine;

@@ -5,10 +5,10 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
 import { serverService } from '../../src/engine/app/server-service.js';
-import { startServer, type RunningServer } from '../../src/server/node-server.js';
+import { type RunningServer, startServer } from '../../src/server/node-server.js';
 import { VERSION } from '../../src/version.js';
-import { launchBrowser, openPage, waitForPlayback, type OpenedPage } from '../helpers/browser.js';
-import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
+import { launchBrowser, type OpenedPage, openPage, waitForPlayback } from '../helpers/browser.js';
+import { ingestVideo, type TestEngine, testEngine } from '../helpers/engine.js';
 import { natural } from '../helpers/fixtures.js';
 
 const KEY = 'clean-console-10s';

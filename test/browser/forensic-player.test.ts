@@ -3,21 +3,21 @@
 // player link. The segments the browser receives are exactly the A/B variants the viewer's codeword names.
 import { linkSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { codeword, forensicKey } from '../../src/core/forensic/keyed-bits.js';
 import { encodeForensicContent } from '../../src/core/forensic/payload.js';
-import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';
+import { type ForensicLayout, variantFileFor } from '../../src/core/forensic/title-layout.js';
+import { FORENSIC_DIR } from '../../src/engine/data-folder/layout.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
-import { launchBrowser, openPage, saveScreenshot, videoFrameStats, waitForPlayback, type OpenedPage } from '../helpers/browser.js';
-import { type TestEngine, ingestVideo, testEngine, videoDir } from '../helpers/engine.js';
+import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';
+import { launchBrowser, type OpenedPage, openPage, saveScreenshot, videoFrameStats, waitForPlayback } from '../helpers/browser.js';
+import { ingestVideo, type TestEngine, testEngine, videoDir } from '../helpers/engine.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
 import { call, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
-import { FORENSIC_DIR } from '../../src/engine/data-folder/layout.js';
-import { type ForensicLayout, variantFileFor } from '../../src/core/forensic/title-layout.js';
 
 const require = createRequire(import.meta.url);
 const HLS_JS = path.join(path.dirname(require.resolve('hls.js/package.json')), 'dist', 'hls.min.js');

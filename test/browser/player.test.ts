@@ -3,28 +3,28 @@
 // forged and expired links end in an error state.
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { signPlayerUrl } from '../../src/core/watermark-urls.js';
+import { STATUS_URL_GRACE_MS } from '../../src/engine/app/api-bodies.js';
 import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
 import { serverService } from '../../src/engine/app/server-service.js';
-import { STATUS_URL_GRACE_MS } from '../../src/engine/app/api-bodies.js';
-import { startServer, type RunningServer } from '../../src/server/node-server.js';
+import { type RunningServer, startServer } from '../../src/server/node-server.js';
 import {
   imageStats,
   launchBrowser,
+  type OpenedPage,
   openPage,
   playbackState,
   saveScreenshot,
   videoFrameStats,
   waitForPage,
   waitForPlayback,
-  type OpenedPage,
 } from '../helpers/browser.js';
-import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
+import { ingestVideo, type TestEngine, testEngine } from '../helpers/engine.js';
 import { natural } from '../helpers/fixtures.js';
 
 const require = createRequire(import.meta.url);

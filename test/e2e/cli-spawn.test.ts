@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANSI, runWmark, sandbox, startWmark, until, type Sandbox, type SpawnResult } from '../helpers/cli-helpers.js';
+import { ANSI, runWmark, type Sandbox, type SpawnResult, sandbox, startWmark, until } from '../helpers/cli-helpers.js';
 import { natural, REPO } from '../helpers/fixtures.js';
 
 const PKG_VERSION = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;

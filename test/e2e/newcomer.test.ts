@@ -1,9 +1,10 @@
 // The spawned binary on a newcomer's path: links follow the running `wmark serve`, and say so when nothing serves them.
+
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
-import { BIN, runWmark, sandbox, startProcess, startWmark, until, type Sandbox } from '../helpers/cli-helpers.js';
+import { BIN, runWmark, type Sandbox, sandbox, startProcess, startWmark, until } from '../helpers/cli-helpers.js';
 import { flat } from '../helpers/fixtures.js';
 
 let box: Sandbox;

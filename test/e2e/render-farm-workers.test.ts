@@ -9,14 +9,14 @@ import { runSegmentTask } from '../../src/farm/tasks/segment-task.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import type { MediaStore } from '../../src/media/media-store.js';
 import { openMediaStore } from '../../src/media/open-media-store.js';
+import { VERSION } from '../../src/version.js';
 import { runCli } from '../helpers/cli.js';
-import { sandbox, until, type Sandbox } from '../helpers/cli-helpers.js';
-import { frameHashes, renderLines, spawnWorker, textTask, workingSegments, type SpawnedWorker } from '../helpers/cluster.js';
+import { type Sandbox, sandbox, until } from '../helpers/cli-helpers.js';
+import { frameHashes, renderLines, type SpawnedWorker, spawnWorker, textTask, workingSegments } from '../helpers/cluster.js';
 import { decodesCleanly } from '../helpers/media.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { countingRunner, FFMPEG, FONT } from '../helpers/tools.js';
-import { VERSION } from '../../src/version.js';
 
 const BUCKET = 'wmark-farm';
 const MEDIA = `s3://${BUCKET}/e2e`;

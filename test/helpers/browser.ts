@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type Frame, type Locator, type Page } from 'playwright-core';
+import { type Browser, chromium, type Frame, type Locator, type Page } from 'playwright-core';
 import { REPO } from './fixtures.js';
 import { FFMPEG } from './tools.js';
 

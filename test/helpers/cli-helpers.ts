@@ -1,9 +1,9 @@
 // Helpers for CLI tests: isolated data/config/cwd folders, an in-process runner bound to them, and the spawned binary.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runCli, type CliOptions, type CliResult } from './cli.js';
+import { type CliOptions, type CliResult, runCli } from './cli.js';
 import { REPO } from './fixtures.js';
 
 /** Any ANSI escape sequence (SGR colours, cursor movement, spinner frames). */

@@ -1,6 +1,6 @@
 // A throwaway redis-server (Debian's package, installed by scripts/test.sh) on a free loopback port, with no
 // persistence, in its own temp folder: each test file starts its own and stops it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,8 +1,8 @@
 // An S3-protocol server from npm (s3rver) in this process, on a free loopback port, keeping its objects in a temp
 // folder: the tests' stand-in for AWS S3 or MinIO, reached through the same AWS SDK calls.
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 

@@ -1,7 +1,7 @@
 // Shared by the serve-* integration tests: the service in-process (its app, no socket) or a real `wmark serve` on
 // loopback (in-process or spawned), JSON and raw-path calls to either, ingest over HTTP, error-body checks, playlist
 // parsing, and gates that hold ffmpeg work at chosen points.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -9,14 +9,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
 import type { LocalService } from '../../src/engine/app/local-service.js';
-import { serverService, type ServerServiceOptions } from '../../src/engine/app/server-service.js';
+import { type ServerServiceOptions, serverService } from '../../src/engine/app/server-service.js';
 import type { Engine } from '../../src/engine/engine.js';
-import type { JobQueue } from '../../src/engine/jobs/job-queue.js';
 import type { SourcePolicy } from '../../src/engine/ingest/source-policy.js';
-import { createApp, type App } from '../../src/server/app.js';
+import type { JobQueue } from '../../src/engine/jobs/job-queue.js';
+import { type App, createApp } from '../../src/server/app.js';
 import type { AuthLimitOptions } from '../../src/server/auth-limit.js';
-import { startServer, type RunningServer, type ServerOptions } from '../../src/server/node-server.js';
-import { testEngine, type TestEngine } from './engine.js';
+import { type RunningServer, type ServerOptions, startServer } from '../../src/server/node-server.js';
+import { type TestEngine, testEngine } from './engine.js';
 import { REPO } from './fixtures.js';
 import { FFMPEG } from './tools.js';
 

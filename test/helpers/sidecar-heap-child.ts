@@ -1,7 +1,8 @@
 // Child process of test/unit/core/forensic-sidecar-memory.test.ts: encodes and decodes a sidecar of a long title under a
 // small V8 heap (--max-old-space-size), so any copy of its arrays into JS lists runs out of memory. Prints what it read.
-import { encodeSidecar, decodeSidecar } from '../../src/core/forensic/sidecar-format.js';
+
 import type { Sidecar } from '../../src/core/forensic/detect-inputs.js';
+import { decodeSidecar, encodeSidecar } from '../../src/core/forensic/sidecar-format.js';
 
 const slots = Number(process.argv[2]);
 const frames = Number(process.argv[3]);

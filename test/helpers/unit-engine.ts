@@ -1,21 +1,22 @@
 // An engine for unit tests of the watermark pipeline: a private in-memory state store, a media folder in a throwaway
 // data dir, and a fake renderer that records every render and writes a line of text instead of running ffmpeg. Videos
 // are inserted as records with small stand-in media, so nothing here ever spawns a process.
-import { afterEach, beforeEach } from 'vitest';
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import { variantFileName, variantNames } from '../../src/core/forensic/variant-plan.js';
 import { parseSettings } from '../../src/core/setting-schema.js';
 import type { Setting } from '../../src/core/setting-types.js';
 import { LAYOUT_NAME, mediaKeys } from '../../src/engine/data-folder/layout.js';
-import { openEngine, type Engine } from '../../src/engine/engine.js';
+import { type Engine, openEngine } from '../../src/engine/engine.js';
 import type { RenderUrgency, SegmentRender, SegmentRenderer } from '../../src/engine/render/segment-renderer.js';
 import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
 import type { VideoRecord, VideoStatus } from '../../src/engine/state/state-store.js';
 import type { ProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
-import type { MediaStore } from '../../src/media/media-store.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
+import type { MediaStore } from '../../src/media/media-store.js';
 
 /** The font name the fake renderer lays drawings out for. */
 export const FAKE_FONT = 'font.ttf';

@@ -7,14 +7,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseSettings } from '../../src/core/setting-schema.js';
 import type { Setting } from '../../src/core/setting-types.js';
+import { PLAYLIST_NAME } from '../../src/engine/data-folder/layout.js';
 import type { Engine } from '../../src/engine/engine.js';
 import type { Container, VideoRecord, WatermarkRecord } from '../../src/engine/state/state-store.js';
+import { requestWatermark, type WatermarkRequestResult } from '../../src/engine/watermark/request.js';
 import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
 import { ingestVideo, watermarkDir } from './engine.js';
 import { diffBox, type RgbFrame } from './media.js';
 import { FFMPEG, FFPROBE, FONT } from './tools.js';
-import { PLAYLIST_NAME } from '../../src/engine/data-folder/layout.js';
-import { type WatermarkRequestResult, requestWatermark } from '../../src/engine/watermark/request.js';
 
 const run = promisify(execFile);
 

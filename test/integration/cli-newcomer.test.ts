@@ -3,10 +3,10 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildProgram } from '../../src/cli/program.js';
 import { pathOf, visibleCommands } from '../../src/cli/help.js';
-import { cliIn, sandbox, until, type Sandbox } from '../helpers/cli-helpers.js';
+import { buildProgram } from '../../src/cli/program.js';
 import { runCli } from '../helpers/cli.js';
+import { cliIn, type Sandbox, sandbox, until } from '../helpers/cli-helpers.js';
 import { flat } from '../helpers/fixtures.js';
 
 let box: Sandbox;

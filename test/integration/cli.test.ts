@@ -1,9 +1,9 @@
 // The CLI in-process through run(argv, io): exit codes, stdout/stderr split, --json, colour, templates, usage and config errors, doctor.
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli, type CliResult } from '../helpers/cli.js';
-import { ANSI, cliIn, sandbox, type Sandbox } from '../helpers/cli-helpers.js';
+import { type CliResult, runCli } from '../helpers/cli.js';
+import { ANSI, cliIn, type Sandbox, sandbox } from '../helpers/cli-helpers.js';
 import { REPO } from '../helpers/fixtures.js';
 
 const PKG_VERSION = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;

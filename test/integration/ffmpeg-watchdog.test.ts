@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { waitFor } from '../helpers/serve-helpers.js';
 import { REPO } from '../helpers/fixtures.js';
+import { waitFor } from '../helpers/serve-helpers.js';
 import { FFMPEG, FFPROBE } from '../helpers/tools.js';
 
 const alive = (pid: number) => {

@@ -7,21 +7,21 @@
 import { linkSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Z_THRESHOLD } from '../../src/core/forensic/score.js';
 import { forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
+import { Z_THRESHOLD } from '../../src/core/forensic/score.js';
+import { SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, splitFrame, variantFileName } from '../../src/core/forensic/variant-plan.js';
+import { FORENSIC_DIR, MP4_NAME } from '../../src/engine/data-folder/layout.js';
 import { detectLeak } from '../../src/engine/forensic/detect.js';
-import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
-import { runCli, type CliResult } from '../helpers/cli.js';
-import { sandbox, type Sandbox } from '../helpers/cli-helpers.js';
-import { type TestEngine, ingestVideo, testEngine, videoDir, watermarkDir } from '../helpers/engine.js';
+import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';
+import { type CliResult, runCli } from '../helpers/cli.js';
+import { type Sandbox, sandbox } from '../helpers/cli-helpers.js';
+import { ingestVideo, type TestEngine, testEngine, videoDir, watermarkDir } from '../helpers/engine.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
 import { degrade, halfSlopes, slope } from '../helpers/forensic-helpers.js';
 import { grayFrames, videoPackets } from '../helpers/media.js';
 import { call, expectError, messagesOf, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
-import { FORENSIC_DIR, MP4_NAME } from '../../src/engine/data-folder/layout.js';
-import { SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, splitFrame, variantFileName } from '../../src/core/forensic/variant-plan.js';
 
 const SPLIT_KEY = 'layout-split';
 const SINGLE_KEY = 'layout-single';

@@ -9,17 +9,20 @@ import path from 'node:path';
 import { Chalk } from 'chalk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderDetect } from '../../src/cli/commands/detect.js';
-import { Z_THRESHOLD } from '../../src/core/forensic/score.js';
 import { codeword, forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
-import { decodeSidecar } from '../../src/core/forensic/sidecar-format.js';
 import { encodeForensicContent } from '../../src/core/forensic/payload.js';
+import { Z_THRESHOLD } from '../../src/core/forensic/score.js';
+import { decodeSidecar } from '../../src/core/forensic/sidecar-format.js';
+import { type ForensicLayout, variantFileFor } from '../../src/core/forensic/title-layout.js';
+import { SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_WIDTH, splitFrame, variantFileName } from '../../src/core/forensic/variant-plan.js';
+import { FORENSIC_DIR, SIDECAR_NAME } from '../../src/engine/data-folder/layout.js';
 import { detectLeak } from '../../src/engine/forensic/detect.js';
-import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
-import { runCli, type CliResult } from '../helpers/cli.js';
-import { sandbox, type Sandbox } from '../helpers/cli-helpers.js';
-import { type TestEngine, ingestVideo, testEngine, videoDir, watermarkDir, workingSegment } from '../helpers/engine.js';
+import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';
+import { type CliResult, runCli } from '../helpers/cli.js';
+import { type Sandbox, sandbox } from '../helpers/cli-helpers.js';
+import { ingestVideo, type TestEngine, testEngine, videoDir, watermarkDir, workingSegment } from '../helpers/engine.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
 import {
   averageCopies,
@@ -33,11 +36,8 @@ import {
   slope,
   withoutQueries,
 } from '../helpers/forensic-helpers.js';
-import { call, expectError, messagesOf, serveEngine, waitFor, type TestServer } from '../helpers/serve-helpers.js';
 import { decodeFrame, videoPackets } from '../helpers/media.js';
-import { FORENSIC_DIR, SIDECAR_NAME } from '../../src/engine/data-folder/layout.js';
-import { SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_WIDTH, splitFrame, variantFileName } from '../../src/core/forensic/variant-plan.js';
-import { type ForensicLayout, variantFileFor } from '../../src/core/forensic/title-layout.js';
+import { call, expectError, messagesOf, serveEngine, type TestServer, waitFor } from '../helpers/serve-helpers.js';
 
 const KEY = 'forensic-natural-5min';
 const PLAIN_KEY = 'plain-natural-4s';
@@ -430,12 +430,7 @@ describe('forensic viewers', () => {
     expect(r.collusion.suspected).toBe(true);
     expect([...r.collusion.payloads].sort()).toEqual([P1, P2].sort());
     expect(r.accused.map((a) => a.payload).sort()).toEqual([P1, P2].sort());
-    expect(
-      r.accused
-        .map((a) => a.watermarks.map((w) => w.id))
-        .flat()
-        .sort(),
-    ).toEqual(viewers.map((v) => v.id).sort());
+    expect(r.accused.flatMap((a) => a.watermarks.map((w) => w.id)).sort()).toEqual(viewers.map((v) => v.id).sort());
   });
 
   it('an unmarked copy (the source, same degradation) yields "no forensic mark found", exit 8', async () => {

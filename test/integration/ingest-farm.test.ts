@@ -2,20 +2,20 @@
 // engine's media folder. The engine itself runs no ffmpeg on the ingest; a transcode that fails on the worker fails
 // the video with the worker's reason (its error code kept) and leaves nothing in the store.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestTask } from '../../src/farm/tasks/ingest-task.js';
-import { TaskQueue } from '../../src/farm/task-queue.js';
-import { startFarmWorker, type RunningFarmWorker } from '../../src/farm/farm-worker.js';
 import { WmarkError } from '../../src/core/errors.js';
-import { testFarmDeployment } from '../helpers/cluster.js';
+import { runIngestJob } from '../../src/engine/ingest/ingest-job.js';
 import { registerVideo } from '../../src/engine/ingest/register.js';
+import { type RunningFarmWorker, startFarmWorker } from '../../src/farm/farm-worker.js';
+import { TaskQueue } from '../../src/farm/task-queue.js';
+import type { IngestTask } from '../../src/farm/tasks/ingest-task.js';
 import { createProcessRunner, type ProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import { VERSION } from '../../src/version.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { testFarmDeployment } from '../helpers/cluster.js';
+import { type TestEngine, testEngine } from '../helpers/engine.js';
 import { natural } from '../helpers/fixtures.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { countingRunner, FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
-import { runIngestJob } from '../../src/engine/ingest/ingest-job.js';
 
 let redis: TestRedis;
 let engine: TestEngine;

@@ -10,11 +10,11 @@ import { framesPerSegment, segmentFileName, segmentFrameCounts } from '../../src
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { probeMedia } from '../../src/ffmpeg/probe-media.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
-import { runCli, type CliResult } from '../helpers/cli.js';
-import { type TestEngine, ingestVideo, testEngine, workingSegment } from '../helpers/engine.js';
+import { type CliResult, runCli } from '../helpers/cli.js';
+import { ingestVideo, type TestEngine, testEngine, workingSegment } from '../helpers/engine.js';
 import { fixture, flat, tempDir } from '../helpers/fixtures.js';
 import { audioOnly, closedPort, dataLayout, dbRows, entries, leftovers, ntscOddSize } from '../helpers/ingest-helpers.js';
-import { decodeFrame, decodesCleanly, videoPackets, type Packet } from '../helpers/media.js';
+import { decodeFrame, decodesCleanly, type Packet, videoPackets } from '../helpers/media.js';
 import { FFMPEG, FFPROBE } from '../helpers/tools.js';
 
 const probe = (file: string) => probeMedia(createProcessRunner(FFMPEG, FFPROBE), file);

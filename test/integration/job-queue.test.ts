@@ -1,12 +1,12 @@
 // The service's job queue: bounded concurrency for renders, and immediate start for jobs that cost no encode.
 import { afterEach, describe, expect, it } from 'vitest';
-import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import { LocalService } from '../../src/engine/app/local-service.js';
+import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
+import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { lastOf } from '../../src/service/watch.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, testEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { ingestFixture, settingsOf } from '../helpers/watermark-helpers.js';
-import { requestWatermark } from '../../src/engine/watermark/request.js';
 
 let engine: TestEngine | undefined;
 afterEach(async () => await engine?.dispose());

@@ -1,13 +1,13 @@
 // Remote mode end to end: the in-process CLI against a real `wmark serve` on a free loopback port (auth, ingest, templates, watermark in 1.0 and 2.0, batch, poll).
-import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
 import { serverService } from '../../src/engine/app/server-service.js';
-import { startServer, type RunningServer } from '../../src/server/node-server.js';
-import { runCli, type CliResult } from '../helpers/cli.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { type RunningServer, startServer } from '../../src/server/node-server.js';
+import { type CliResult, runCli } from '../helpers/cli.js';
+import { type TestEngine, testEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 
 let engine: TestEngine;

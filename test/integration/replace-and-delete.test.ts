@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { registerVideo } from '../../src/engine/ingest/register.js';
 import { jobId } from '../../src/engine/jobs/job-lease.js';
-import { type TestEngine, ingestVideo, testEngine, testService, watermarkDir } from '../helpers/engine.js';
+import { ingestVideo, type TestEngine, testEngine, testService, watermarkDir } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 
 let engine: TestEngine;

@@ -4,13 +4,13 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WmarkError } from '../../src/core/errors.js';
 import { signToken } from '../../src/core/access-token.js';
+import { WmarkError } from '../../src/core/errors.js';
 import { segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import { tokenKey } from '../../src/engine/app/credentials.js';
+import { MP4_NAME } from '../../src/engine/data-folder/layout.js';
 import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
-import { MP4_NAME } from '../../src/engine/data-folder/layout.js';
 import {
   bearer,
   call,
@@ -22,12 +22,12 @@ import {
   isSegmentRender,
   keyHeaders,
   messagesOf,
+  type Reply,
   rawRequest,
   serveEngine,
   serveInProcess,
-  waitFor,
-  type Reply,
   type TestApp,
+  waitFor,
 } from '../helpers/serve-helpers.js';
 
 const UUID = /^[0-9a-f-]{36}$/;

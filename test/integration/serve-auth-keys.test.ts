@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import type { TestEngine } from '../helpers/engine.js';
-import { bearer, call, expectError, keyHeaders, inProcessAppPerFile, type TestApp } from '../helpers/serve-helpers.js';
+import { bearer, call, expectError, inProcessAppPerFile, keyHeaders, type TestApp } from '../helpers/serve-helpers.js';
 
 let engine: TestEngine;
 let s: TestApp;

@@ -3,9 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUrl } from '../../src/core/sign-url.js';
 import { mediaScope } from '../../src/core/watermark-urls.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, testEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
-import { bearer, call, expectError, ingestOverHttp, keyHeaders, serveInProcess, waitFor, type TestApp } from '../helpers/serve-helpers.js';
+import { bearer, call, expectError, ingestOverHttp, keyHeaders, serveInProcess, type TestApp, waitFor } from '../helpers/serve-helpers.js';
 
 let offset = 0;
 const clock = () => Date.now() + offset;

@@ -1,26 +1,27 @@
 // An engine with a render farm attached, in this process: a private redis-server and an in-process segment worker on
 // the engine's media folder. The engine encodes no segment itself, and GET /healthz says where the work goes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TaskQueue } from '../../src/farm/task-queue.js';
-import { startFarmWorker, type RunningFarmWorker } from '../../src/farm/farm-worker.js';
-import { STATUS_TIMEOUT_MS } from '../../src/farm/farm-renderer.js';
-import { testFarmDeployment } from '../helpers/cluster.js';
-import { FolderMediaStore } from '../../src/media/folder-store.js';
-import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
+
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
-import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import { LocalService } from '../../src/engine/app/local-service.js';
+import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
+import { STATUS_TIMEOUT_MS } from '../../src/farm/farm-renderer.js';
+import { type RunningFarmWorker, startFarmWorker } from '../../src/farm/farm-worker.js';
+import { TaskQueue } from '../../src/farm/task-queue.js';
+import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
+import { FolderMediaStore } from '../../src/media/folder-store.js';
 import { createApp } from '../../src/server/app.js';
-import { ingestVideo, testEngine, type TestEngine } from '../helpers/engine.js';
-import { decodesCleanly } from '../helpers/media.js';
-import { natural } from '../helpers/fixtures.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { call, ingestOverHttp, keyHeaders, parseM3u8, serveInProcess, waitFor, type TestApp } from '../helpers/serve-helpers.js';
-import { countingRunner, FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
 import { VERSION } from '../../src/version.js';
+import { testFarmDeployment } from '../helpers/cluster.js';
+import { ingestVideo, type TestEngine, testEngine } from '../helpers/engine.js';
+import { natural } from '../helpers/fixtures.js';
+import { decodesCleanly } from '../helpers/media.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { call, ingestOverHttp, keyHeaders, parseM3u8, serveInProcess, type TestApp, waitFor } from '../helpers/serve-helpers.js';
+import { countingRunner, FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
 
 let redis: TestRedis;
 let engine: TestEngine;

@@ -6,10 +6,10 @@ import net from 'node:net';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, testEngine } from '../helpers/engine.js';
 import { flat, REPO } from '../helpers/fixtures.js';
 import { rng } from '../helpers/rng.js';
-import { call, expectNoLeak, ingestOverHttp, serveEngine, waitFor, type TestServer } from '../helpers/serve-helpers.js';
+import { call, expectNoLeak, ingestOverHttp, serveEngine, type TestServer, waitFor } from '../helpers/serve-helpers.js';
 
 const SEED = 1_300_013;
 let engine: TestEngine;

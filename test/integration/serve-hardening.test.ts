@@ -2,8 +2,8 @@
 // credential rate limits.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
-import { call, expectError, expectNoLeak, keyHeaders, serveEngine, serveInProcess, waitFor, type TestApp, type TestServer } from '../helpers/serve-helpers.js';
+import { type TestEngine, testEngine } from '../helpers/engine.js';
+import { call, expectError, expectNoLeak, keyHeaders, serveEngine, serveInProcess, type TestApp, type TestServer, waitFor } from '../helpers/serve-helpers.js';
 
 const VIDEO = '00000000-0000-4000-8000-000000000000';
 const MARK = '0123456789abcdef0123456789abcdef';

@@ -8,7 +8,7 @@ import { prefersHtml } from '../../src/server/routes/home.js';
 import { VERSION } from '../../src/version.js';
 import type { TestEngine } from '../helpers/engine.js';
 import { flat, REPO } from '../helpers/fixtures.js';
-import { call, expectError, ingestOverHttp, IN_PROCESS_HOST, inProcessAppPerFile, type TestApp } from '../helpers/serve-helpers.js';
+import { call, expectError, IN_PROCESS_HOST, ingestOverHttp, inProcessAppPerFile, type TestApp } from '../helpers/serve-helpers.js';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
 let engine: TestEngine;

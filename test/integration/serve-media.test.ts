@@ -20,9 +20,9 @@ import {
   parseM3u8,
   rawRequest,
   serveEngine,
+  type TestServer,
   waitFor,
   withParam,
-  type TestServer,
 } from '../helpers/serve-helpers.js';
 
 let engine: TestEngine;

@@ -1,10 +1,10 @@
 // Crash recovery with real processes: `wmark serve` is SIGKILLed mid-job and started again on the same data dir; the
 // job resumes from the segments already finished (none redone) and the old long-poll href, still valid, reports READY.
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { natural, tempDir } from '../helpers/fixtures.js';
-import { bearer, call, freePort, ingestOverHttp, keyHeaders, parseM3u8, slowFfmpeg, spawnServe, waitFor, type SpawnedServe } from '../helpers/serve-helpers.js';
+import { bearer, call, freePort, ingestOverHttp, keyHeaders, parseM3u8, type SpawnedServe, slowFfmpeg, spawnServe, waitFor } from '../helpers/serve-helpers.js';
 
 const spawned: SpawnedServe[] = [];
 let dataDir: string | undefined;

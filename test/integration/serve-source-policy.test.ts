@@ -6,11 +6,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serverSourcePolicy, SOURCE_DOWNLOAD_LIMITS } from '../../src/engine/ingest/source-policy.js';
+import { SOURCE_DOWNLOAD_LIMITS, serverSourcePolicy } from '../../src/engine/ingest/source-policy.js';
 import { runCli } from '../helpers/cli.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, testEngine } from '../helpers/engine.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
-import { call, expectError, freePort, ingestOverHttp, keyHeaders, serveEngine, spawnServe, waitFor, type TestServer } from '../helpers/serve-helpers.js';
+import { call, expectError, freePort, ingestOverHttp, keyHeaders, serveEngine, spawnServe, type TestServer, waitFor } from '../helpers/serve-helpers.js';
 
 let clipPath: string;
 let clip: Buffer;

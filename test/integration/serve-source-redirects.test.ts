@@ -1,12 +1,13 @@
 // The source policy checks the address of every connection, so a redirect (or a host name) cannot lead a download
 // from an allowed address to a refused one. No public address is reachable from a test, so 127.0.0.1 stands in for
 // one here (isPublicAddress is wrapped) while 127.0.0.2 and the rest of loopback stay refused.
+
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serverSourcePolicy } from '../../src/engine/ingest/source-policy.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, testEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { call, expectError, ingestOverHttp, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
 

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EXAMPLES, FRAME, renderPicture, type PictureExample } from '../../scripts/settings-pictures.js';
+import { EXAMPLES, FRAME, type PictureExample, renderPicture } from '../../scripts/settings-pictures.js';
 import { REPO, tempDir } from '../helpers/fixtures.js';
 import { FFMPEG } from '../helpers/tools.js';
 

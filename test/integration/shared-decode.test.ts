@@ -4,12 +4,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
+import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
-import { type TestEngine, ingestVideo, testEngine, watermarkDir } from '../helpers/engine.js';
+import { ingestVideo, type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
 import { natural } from '../helpers/fixtures.js';
 import { decodeFrame } from '../helpers/media.js';
 import { settingsOf } from '../helpers/watermark-helpers.js';
-import { requestWatermark } from '../../src/engine/watermark/request.js';
 
 const SIZE = { width: 320, height: 180 };
 const VIEWERS = ['alice@example.com', 'bob@example.com', 'carol@example.com'];

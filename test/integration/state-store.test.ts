@@ -1,10 +1,10 @@
 // The engine keeps its state through the StateStore interface: a store handed to openEngine is the only one it uses.
 import { existsSync, rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openEngine, type Engine } from '../../src/engine/engine.js';
-import type { StateStore } from '../../src/engine/state/state-store.js';
-import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
 import { createTemplate, getTemplate } from '../../src/engine/app/templates.js';
+import { type Engine, openEngine } from '../../src/engine/engine.js';
+import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
+import type { StateStore } from '../../src/engine/state/state-store.js';
 import { tempDir } from '../helpers/fixtures.js';
 
 let engine: Engine | undefined;

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
-import { startProcess, type SpawnResult } from '../helpers/cli-helpers.js';
+import { type SpawnResult, startProcess } from '../helpers/cli-helpers.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
 import { dataLayout, dbRows, entries, privateInstall } from '../helpers/ingest-helpers.js';
 import { FFMPEG } from '../helpers/tools.js';

@@ -4,11 +4,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { segmentRenderArgs } from '../../src/core/plan/render-args.js';
+import { drawtextFilter } from '../../src/core/plan/text-drawing.js';
+import { type RunningFarmWorker, startFarmWorker } from '../../src/farm/farm-worker.js';
 import { TaskQueue } from '../../src/farm/task-queue.js';
 import { fontSha256, runSegmentTask } from '../../src/farm/tasks/segment-task.js';
-import { startFarmWorker, type RunningFarmWorker } from '../../src/farm/farm-worker.js';
-import { drawtextFilter } from '../../src/core/plan/text-drawing.js';
-import { segmentRenderArgs } from '../../src/core/plan/render-args.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../../src/media/media-store.js';
 import { openMediaStore } from '../../src/media/open-media-store.js';

@@ -1,7 +1,7 @@
 // scripts/test.sh on a fresh machine says what it will install, and why, before it installs anything: run on a copy
 // of the repository's layout with stand-in npm, npx, apt-get and id that only log their calls.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, copyFileSync, openSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO, tempDir } from '../helpers/fixtures.js';
@@ -52,9 +52,9 @@ describe('scripts/test.sh', () => {
     const first = (re: RegExp) => lines.findIndex((l) => re.test(l));
     const plan = first(/^scripts\/test\.sh will install/);
     expect(plan, lines.join('\n')).toBe(0);
-    expect(lines[1]).toMatch(/^  - npm packages \(npm ci.*\): wmark's dependencies and the test tools/);
-    expect(lines[2]).toMatch(/^  - the system package chromium \(apt-get install chromium\): a real browser for the player tests/);
-    expect(lines[3]).toMatch(/^  - the system package redis-server \(apt-get install redis-server\): a real Redis for the render-farm queue tests/);
+    expect(lines[1]).toMatch(/^ {2}- npm packages \(npm ci.*\): wmark's dependencies and the test tools/);
+    expect(lines[2]).toMatch(/^ {2}- the system package chromium \(apt-get install chromium\): a real browser for the player tests/);
+    expect(lines[3]).toMatch(/^ {2}- the system package redis-server \(apt-get install redis-server\): a real Redis for the render-farm queue tests/);
     const npmRun = first(/^RAN npm ci/);
     const aptRun = first(/^RAN apt-get install -y -qq chromium/);
     expect(npmRun).toBeGreaterThan(2);

@@ -10,6 +10,7 @@ import { fixture, tempDir } from '../helpers/fixtures.js';
 import { decodeFrame, decodesCleanly, diffBox, type RgbFrame } from '../helpers/media.js';
 import {
   compareRegion,
+  type FrameDiff,
   ffmpegWrapper,
   grow,
   loggedEncodes,
@@ -18,7 +19,6 @@ import {
   referenceFrame,
   segmentAt,
   unionBox,
-  type FrameDiff,
 } from '../helpers/watermark-helpers.js';
 
 // viewer-corner draws at 0.035 of the frame height: 6 px on 180p is too small to tell names apart, 13 px on 360p is not.

@@ -4,14 +4,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderTemplate } from '../../src/core/render-template.js';
 import type { TextSetting } from '../../src/core/setting-types.js';
-import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { createTemplate } from '../../src/engine/app/templates.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { type TestEngine, testEngine, workingSegment } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { decodeFrame, diffBox, type RgbFrame } from '../helpers/media.js';
 import {
   compareRegion,
   cropDifference,
+  type FrameDiff,
   filteredFrame,
   grow,
   ingestFixture,
@@ -19,11 +20,10 @@ import {
   meanRgb,
   referenceFrame,
   renderWith,
+  SMALL,
   segmentAt,
   segmentIndexAt,
-  SMALL,
   unionBox,
-  type FrameDiff,
 } from '../helpers/watermark-helpers.js';
 
 const KEY = 'hostile';

@@ -1,20 +1,20 @@
 // Watermark jobs: identity and idempotency, expiration rules (docs/settings.md), containers added later, published HLS
 // structure, failures and retries, resume after SIGKILL, --no-wait.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isWmarkError, WmarkError } from '../../src/core/errors.js';
+import { isWmarkError, type WmarkError } from '../../src/core/errors.js';
 import { segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
-import type { VideoRecord } from '../../src/engine/state/state-store.js';
-import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
 import { linkExpirations, watermarkBody } from '../../src/engine/app/api-bodies.js';
+import { MP4_NAME } from '../../src/engine/data-folder/layout.js';
+import type { VideoRecord } from '../../src/engine/state/state-store.js';
+import { requestWatermark } from '../../src/engine/watermark/request.js';
+import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
 import { runCli } from '../helpers/cli.js';
 import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
 import { fixture, flat, REPO, tempDir } from '../helpers/fixtures.js';
 import { decodeFrame, decodesCleanly, diffBox, videoPackets } from '../helpers/media.js';
-import { MP4_NAME } from '../../src/engine/data-folder/layout.js';
-import { requestWatermark } from '../../src/engine/watermark/request.js';
 import {
   compareRegion,
   durationOf,
@@ -24,8 +24,8 @@ import {
   meanRgb,
   parsePlaylist,
   renderWith,
-  settingsOf,
   SMALL,
+  settingsOf,
 } from '../helpers/watermark-helpers.js';
 
 const KEY = 'jobs';

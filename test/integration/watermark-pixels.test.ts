@@ -2,10 +2,11 @@
 // docs/settings.md).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
-import { testEngine, type TestEngine } from '../helpers/engine.js';
+import { type TestEngine, testEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { decodeFrame, diffBox, type RgbFrame } from '../helpers/media.js';
 import {
+  type Box,
   blend,
   colourBox,
   diffBoxIn,
@@ -14,11 +15,10 @@ import {
   maxChannelDiff,
   meanRgb,
   parsePlaylist,
-  renderWith,
-  segmentIndexAt,
-  SMALL,
-  type Box,
   type Rgb,
+  renderWith,
+  SMALL,
+  segmentIndexAt,
 } from '../helpers/watermark-helpers.js';
 
 const { width: W, height: H } = SMALL;

@@ -3,7 +3,7 @@
 // report stays small. Slow (about a minute): runs only with WMARK_SLOW=1.
 import { describe, expect, it } from 'vitest';
 import { codeword, packedCodebook } from '../../src/core/forensic/keyed-bits.js';
-import { scorePayloads, type SegmentReading } from '../../src/core/forensic/score.js';
+import { type SegmentReading, scorePayloads } from '../../src/core/forensic/score.js';
 import { rng } from '../helpers/rng.js';
 
 const SLOTS = 150;

@@ -1,21 +1,21 @@
 // `wmark auth login|status|logout`: a token for a remote service, kept 0600 in the config dir; prompts only at an interactive terminal.
 import type { Command } from 'commander';
-import { WmarkError } from '../../core/errors.js';
-import type { ApiVersion } from '../../core/api-version.js';
 import type { Env } from '../../config/paths.js';
+import type { ApiVersion } from '../../core/api-version.js';
+import { WmarkError } from '../../core/errors.js';
 import {
   credentialsPath,
   looseMode,
   normalizeBaseUrl,
   readCredentials,
   removeServices,
-  saveService,
   type StoredService,
+  saveService,
 } from '../../remote/credentials-store.js';
 import { jwtExpiry, TOKEN_EXPIRY_SKEW_MS } from '../../remote/session.js';
+import { action } from '../action.js';
 import type { CliContext } from '../context.js';
 import { canPrompt } from '../io.js';
-import { action } from '../action.js';
 import { addRemoteOptions, openRemote, type RemoteFlags } from '../remote-flags.js';
 
 export interface Prompter {

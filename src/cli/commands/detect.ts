@@ -1,7 +1,7 @@
 // `wmark detect <file>`: find whose copy a leaked video is, from its invisible forensic mark.
 import path from 'node:path';
-import type { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
+import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import type { DetectResult } from '../../engine/forensic/detect.js';
 import { action } from '../action.js';

@@ -2,7 +2,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import { collectChecks, type Check } from '../../engine/app/installation-checks.js';
+import { type Check, collectChecks } from '../../engine/app/installation-checks.js';
 import { action } from '../action.js';
 import { addMediaOptions, mediaFlags } from '../media-flags.js';
 

@@ -1,7 +1,7 @@
 // `wmark ingest <file-or-url>`: register a video with the local engine or a remote service (--remote) and, unless
 // --no-wait, follow its ingest until it is ready to watermark.
 import path from 'node:path';
-import { Option, type Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import { FORENSIC_LAYOUTS, type ForensicLayoutChoice } from '../../core/forensic/variant-plan.js';
 import { isHttpUrl } from '../../core/http-url.js';

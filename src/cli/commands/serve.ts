@@ -1,17 +1,17 @@
 // `wmark serve`: the Video Watermarking Service API (1.0 and 2.0) on top of the local engine.
 import type { Command } from 'commander';
-import { redactQueueUrl } from '../../farm/queue-url.js';
 import { WmarkError } from '../../core/errors.js';
 import { serverService } from '../../engine/app/server-service.js';
 import { dataLayout } from '../../engine/data-folder/layout.js';
 import { rememberSharedMedia } from '../../engine/data-folder/shared-media.js';
 import { serverSourcePolicy } from '../../engine/ingest/source-policy.js';
 import type { RenderMode } from '../../engine/state/state-store.js';
-import type { CliContext } from '../context.js';
-import { removeServeRecord, writeServeRecord } from '../serve-record.js';
+import { redactQueueUrl } from '../../farm/queue-url.js';
 import type { RunningServer } from '../../server/node-server.js';
 import { action } from '../action.js';
-import { addMediaOptions, mediaFlags, type MediaFlags } from '../media-flags.js';
+import type { CliContext } from '../context.js';
+import { addMediaOptions, type MediaFlags, mediaFlags } from '../media-flags.js';
+import { removeServeRecord, writeServeRecord } from '../serve-record.js';
 import { whenAborted } from '../signals.js';
 
 export function registerServe(program: Command): void {

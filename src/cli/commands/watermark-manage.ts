@@ -3,11 +3,11 @@
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import type { TextSetting } from '../../core/setting-types.js';
+import { apiStatus } from '../../engine/app/api-bodies.js';
 import type { WatermarkRecord } from '../../engine/state/state-store.js';
 import { action, mergedOptions } from '../action.js';
-import { renderTable, renderWatermark } from '../render.js';
-import { apiStatus } from '../../engine/app/api-bodies.js';
 import { afterLinks } from '../link-check.js';
+import { renderTable, renderWatermark } from '../render.js';
 
 export function registerWatermarkManagement(watermark: Command): void {
   watermark

@@ -1,22 +1,22 @@
 // `wmark watermark`: one API watermark request (or one per batch row) from flags, a settings file or a template, sent
 // to the local engine or, with --remote, to a remote service; the answer printed as the API's watermark resource.
 import path from 'node:path';
-import { Option, type Command } from 'commander';
+import { type Command, Option } from 'commander';
+import pLimit from 'p-limit';
 import type { ApiVersion } from '../../core/api-version.js';
 import { WmarkError } from '../../core/errors.js';
 import type { LocalService } from '../../engine/app/local-service.js';
 import { MAX_SHARED_RENDERS } from '../../engine/render/render-scheduler.js';
-import { toWmarkError } from '../output.js';
-import pLimit from 'p-limit';
 import type { WatermarkResource, WatermarkResult, WatermarkService } from '../../service/watermark-service.js';
 import { action, mergedOptions } from '../action.js';
 import type { AnyService, CliContext } from '../context.js';
-import { canPrompt } from '../io.js';
 import { describeWatermark, failedExit, follow } from '../follow.js';
+import { canPrompt } from '../io.js';
+import { afterLinks, warnIfUnserved } from '../link-check.js';
+import { toWmarkError } from '../output.js';
 import { addRemoteOptions, countFlag, durationFlag, type RemoteFlags } from '../remote-flags.js';
 import { renderWatermark, type WatermarkExtras } from '../render.js';
-import { afterLinks, warnIfUnserved } from '../link-check.js';
-import { planRequests, settingsRequest, templateRequests, type RequestFlags } from '../watermark-request.js';
+import { planRequests, type RequestFlags, settingsRequest, templateRequests } from '../watermark-request.js';
 
 interface WatermarkOptions extends RequestFlags, RemoteFlags {
   wait?: boolean;

@@ -1,7 +1,7 @@
 // `wmark worker`: a render-farm worker (README.md, "Running a render farm"). Takes tasks (segment renders, ingests,
 // forensic variants) from Redis, runs them with this machine's ffmpeg and font, and reads and writes media in the shared
 // store, until Ctrl-C or SIGTERM.
-import { Option, type Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { z } from 'zod';
 import { validationError } from '../../core/errors.js';
 import { locateTools } from '../../ffmpeg/locate-tools.js';

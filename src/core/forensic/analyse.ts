@@ -1,12 +1,12 @@
 // The detector's pipeline on decoded data, pure: align the leak's pieces to the original, register its geometry from
 // mean pictures of the aligned stretches, read one soft bit per code slot, and judge every payload.
-import { alignPieces, mapTime, pieceAt, type AlignStats, type TimeMap } from './align.js';
+import { type AlignStats, alignPieces, mapTime, pieceAt, type TimeMap } from './align.js';
 import { registerGeometry } from './crop-search.js';
 import type { LeakFrames, Sidecar } from './detect-inputs.js';
 import { SIGNATURE_CELLS } from './frame-signature.js';
-import { cropWarp, mapPoint, registerWarp, warpBox, type ImagePair, type Warp } from './geometry.js';
+import { cropWarp, type ImagePair, mapPoint, registerWarp, type Warp, warpBox } from './geometry.js';
 import type { PackedCodebook } from './keyed-bits.js';
-import { scorePayloads, type SegmentReading, type Verdict } from './score.js';
+import { type SegmentReading, scorePayloads, type Verdict } from './score.js';
 import { readSlots, slotContentResidual } from './slot-reading.js';
 
 export interface LeakAnalysis {

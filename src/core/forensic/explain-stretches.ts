@@ -1,7 +1,7 @@
 // Explaining the stretches of the leak that the windows' pieces do not: each is searched for on its own, what no
 // search explains is left unread, and the cuts between mappings go where the leak changes story.
 import { ALIGN_RATE } from './fingerprint-votes.js';
-import { searchStretch, STRETCH_MIN_BINS, unexplainedRuns, type Mapping, type SearchContext } from './stretch-search.js';
+import { type Mapping, type SearchContext, STRETCH_MIN_BINS, searchStretch, unexplainedRuns } from './stretch-search.js';
 import { sameStory, type TimePiece } from './time-map.js';
 import { binSimilarity, WINDOW_BINS, WINDOW_MIN_R } from './window-fit.js';
 

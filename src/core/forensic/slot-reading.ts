@@ -3,7 +3,7 @@
 import type { Geometry } from './crop-search.js';
 import type { LeakFrames, Sidecar } from './detect-inputs.js';
 import type { Alignment } from './frame-signature.js';
-import { isIdentity, warpImage, type Warp } from './geometry.js';
+import { isIdentity, type Warp, warpImage } from './geometry.js';
 import { solveLinear } from './linear-solve.js';
 import type { SegmentReading } from './score.js';
 import { mapTime, pieceAt, type TimeMap } from './time-map.js';

@@ -1,7 +1,7 @@
 // Searching one stretch of the leak that its piece's mapping does not explain for a mapping of its own: its bins vote
 // together on slower fingerprints, and the best places are fitted and kept over what they explain better (see
 // explain-stretches.ts).
-import { ALIGN_RATE, buildIndex, castVotes, clearVotes, fingerprints, votePeaks, type Index, type Probes, type Votes } from './fingerprint-votes.js';
+import { ALIGN_RATE, buildIndex, castVotes, clearVotes, fingerprints, type Index, type Probes, type Votes, votePeaks } from './fingerprint-votes.js';
 import { SIGNATURE_CELLS } from './frame-signature.js';
 import { binSimilarity, featureAt, mappedPearson, refine, SCALE_STEP, UNIT_SCALE_SLACK, unitScaleFit, WINDOW_BINS, type WindowFit } from './window-fit.js';
 

@@ -10,11 +10,11 @@ import { encodeSidecar } from './sidecar-format.js';
 import {
   buildSidecar,
   DEFAULT_FORENSIC_LAYOUT,
+  type ForensicLayoutChoice,
+  type SegmentMeasure,
   slotsOfSegments,
   splitFrame,
   variantFileName,
-  type ForensicLayoutChoice,
-  type SegmentMeasure,
 } from './variant-plan.js';
 
 export interface ForensicLayout {

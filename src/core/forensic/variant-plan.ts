@@ -2,9 +2,10 @@
 // sums it measures from their decoded frames, and how the per-segment measurements join into the title's sidecar. One
 // segment's work needs nothing of the others, so it runs in this process or on any render-farm worker alike
 // (farm/tasks/forensic-task.ts), and the sidecar built from the measurements is the same bytes either way.
+
+import { type EncodeOptions, x264Gop } from '../plan/x264.js';
 import type { Sidecar } from './detect-inputs.js';
 import { frameSignature, SIGNATURE_CELLS } from './frame-signature.js';
-import { x264Gop, type EncodeOptions } from '../plan/x264.js';
 
 /** Sidecar resolution: 8x8 pixels per pattern cell, enough to register crops and read the mark after downscaling. */
 export const SIDECAR_WIDTH = 128;

@@ -1,6 +1,6 @@
 // The ffmpeg arguments that turn a source into the working form (CFR H.264 + AAC in closed-GOP MPEG-TS segments), and reading back the muxer's list.
 import { framesPerSegment, leadSegmentFrames, segmentBoundaries } from './segment-timing.js';
-import { x264Gop, type EncodeOptions } from './x264.js';
+import { type EncodeOptions, x264Gop } from './x264.js';
 
 export interface IngestPlan {
   source: string;

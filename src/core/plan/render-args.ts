@@ -1,5 +1,5 @@
 // The ffmpeg arguments that render watermarked segments (one viewer, or several sharing one decode) and join finished segments into an mp4.
-import { x264Gop, type EncodeOptions } from './x264.js';
+import { type EncodeOptions, x264Gop } from './x264.js';
 
 export interface SegmentRenderPlan {
   input: string;

@@ -27,18 +27,18 @@ function sceneGraph(p: SamplePlan): string {
   const still = `loop=loop=-1:size=1:start=0,setpts=N/${fps}/TB`;
   const sun = Math.max(8, Math.round(h / 2.25));
   const c = sun / 2;
-  const glow = `clip(1-(hypot(X-${c}\,Y-${c})-${num(sun / 6)})/${num(sun / 3)}\,0\,1)`;
-  const ridge = (base: number, waves: string) => `255*gte(Y\,H*${base}+${waves})`;
+  const glow = `clip(1-(hypot(X-${c},Y-${c})-${num(sun / 6)})/${num(sun / 3)},0,1)`;
+  const ridge = (base: number, waves: string) => `255*gte(Y,H*${base}+${waves})`;
   return (
-    `nullsrc=s=${w}x${h}:d=0.04,format=gbrp,geq=r='22+228*pow(Y/H\,1.3)':g='38+120*pow(Y/H\,1.6)':b='112-40*Y/H',${still},format=rgba[sky];` +
+    `nullsrc=s=${w}x${h}:d=0.04,format=gbrp,geq=r='22+228*pow(Y/H,1.3)':g='38+120*pow(Y/H,1.6)':b='112-40*Y/H',${still},format=rgba[sky];` +
     `nullsrc=s=${sun}x${sun}:d=0.04,format=rgba,geq=r=255:g=214:b=120:a='255*${glow}*${glow}',${still}[sun];` +
     `nullsrc=s=${2 * w}x${h}:d=0.04,format=rgba,geq=r='92+40*Y/H':g='70+20*Y/H':b=128:` +
     `a='${ridge(0.6, `H*0.07*sin(2*PI*X/${w}*2)+H*0.03*sin(2*PI*X/${w}*5+1)`)}',${still}[far];` +
     `nullsrc=s=${2 * w}x${h}:d=0.04,format=rgba,geq=r='28+30*Y/H':g='78+40*(1-Y/H)':b=58:` +
     `a='${ridge(0.74, `H*0.06*sin(2*PI*X/${w}*3+2)+H*0.025*sin(2*PI*X/${w}*7)`)}',${still}[near];` +
     `[sky][sun]overlay=x='W*0.12+t*W*0.025-${c}':y='H*0.62-t*H*0.018-${c}':shortest=1[s1];` +
-    `[s1][far]overlay=x='-mod(t*${w}/40\,${w})':y=0[s2];` +
-    `[s2][near]overlay=x='-mod(t*${w}/14\,${w})':y=0,hue=h='12*sin(2*PI*t/20)',setsar=1,format=yuv420p[v]`
+    `[s1][far]overlay=x='-mod(t*${w}/40,${w})':y=0[s2];` +
+    `[s2][near]overlay=x='-mod(t*${w}/14,${w})':y=0,hue=h='12*sin(2*PI*t/20)',setsar=1,format=yuv420p[v]`
   );
 }
 

@@ -1,9 +1,9 @@
 // Checks that everything the engine needs is present (ffmpeg, ffprobe, filters, encoders, font, data dir, database),
 // and says where each piece came from: what `wmark doctor` prints.
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
-import { dataLayout } from '../data-folder/layout.js';
 import { locateTools } from '../../ffmpeg/locate-tools.js';
 import { createProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
+import { dataLayout } from '../data-folder/layout.js';
 import { SqliteStateStore } from '../state/sqlite-state-store.js';
 
 export interface Check {

@@ -23,16 +23,16 @@ import type {
   WatermarkService,
 } from '../../service/watermark-service.js';
 import type { Engine } from '../engine.js';
-import { detectLeak, type DetectOptions, type DetectResult } from '../forensic/detect.js';
-import { FORENSIC_MIN_SECONDS, registerVideo, type Registration } from '../ingest/register.js';
+import { type DetectOptions, type DetectResult, detectLeak } from '../forensic/detect.js';
+import { FORENSIC_MIN_SECONDS, type Registration, registerVideo } from '../ingest/register.js';
 import type { SourcePolicy } from '../ingest/source-policy.js';
-import { isLeaseLive, jobId, topicOf, type JobKind } from '../jobs/job-lease.js';
+import { isLeaseLive, type JobKind, jobId, topicOf } from '../jobs/job-lease.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { JobRecord, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
-import { deleteWatermark, exportWatermark, watermarkFiles, type WatermarkFiles } from '../watermark/manage.js';
+import { deleteWatermark, exportWatermark, type WatermarkFiles, watermarkFiles } from '../watermark/manage.js';
 import { needsJob, requestWatermark, type VideoRef } from '../watermark/request.js';
 import { apiStatus, templateBody, videoBody, watermarkBody } from './api-bodies.js';
-import { checkCredential, createCredential, isActiveClient, listCredentials, revokeCredential, tokenKey, type IssuedCredential } from './credentials.js';
+import { checkCredential, createCredential, type IssuedCredential, isActiveClient, listCredentials, revokeCredential, tokenKey } from './credentials.js';
 import { MediaAccess } from './media-access.js';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates } from './templates.js';
 

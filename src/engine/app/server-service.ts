@@ -2,7 +2,7 @@
 // unfinished in the data folder, API clients' sources are checked by the server's source policy, and new watermarks
 // render on demand.
 import type { Engine } from '../engine.js';
-import { serverSourcePolicy, type SourcePolicy } from '../ingest/source-policy.js';
+import { type SourcePolicy, serverSourcePolicy } from '../ingest/source-policy.js';
 import { InProcessJobQueue } from '../jobs/job-queue.js';
 import type { RenderMode } from '../state/state-store.js';
 import { LocalService } from './local-service.js';

@@ -2,9 +2,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ApiVersion } from '../../core/api-version.js';
 import { WmarkError } from '../../core/errors.js';
 import { parseTemplateBody } from '../../core/template-schema.js';
-import type { ApiVersion } from '../../core/api-version.js';
 import type { Engine } from '../engine.js';
 import type { TemplateRecord } from '../state/state-store.js';
 

@@ -1,6 +1,6 @@
 // The service secret (HMAC key for signed URLs and tokens), created once per data dir with mode 0600.
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync, linkSync, rmSync, mkdirSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export function loadOrCreateSecret(file: string): Buffer {

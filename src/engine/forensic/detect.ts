@@ -1,14 +1,14 @@
 // `wmark detect`: reads the forensic payload out of a leaked copy, against the video's sidecar, and names the watermark(s).
 import { stat } from 'node:fs/promises';
-import { analyseLeak } from '../../core/forensic/analyse.js';
-import type { Verdict, SegmentReading, Stage } from '../../core/forensic/score.js';
-import { forensicKey, packedCodebook, type PackedCodebook } from '../../core/forensic/keyed-bits.js';
-import { decodeSidecar } from '../../core/forensic/sidecar-format.js';
-import type { Warp } from '../../core/forensic/geometry.js';
-import type { TimePiece } from '../../core/forensic/align.js';
-import { SIDECAR_HEIGHT, SIDECAR_WIDTH } from '../../core/forensic/variant-plan.js';
-import { encodeForensicContent } from '../../core/forensic/payload.js';
 import { WmarkError } from '../../core/errors.js';
+import type { TimePiece } from '../../core/forensic/align.js';
+import { analyseLeak } from '../../core/forensic/analyse.js';
+import type { Warp } from '../../core/forensic/geometry.js';
+import { forensicKey, type PackedCodebook, packedCodebook } from '../../core/forensic/keyed-bits.js';
+import { encodeForensicContent } from '../../core/forensic/payload.js';
+import type { SegmentReading, Stage, Verdict } from '../../core/forensic/score.js';
+import { decodeSidecar } from '../../core/forensic/sidecar-format.js';
+import { SIDECAR_HEIGHT, SIDECAR_WIDTH } from '../../core/forensic/variant-plan.js';
 import { probeMedia } from '../../ffmpeg/probe-media.js';
 import { mediaKeys, SIDECAR_NAME } from '../data-folder/layout.js';
 import type { Engine } from '../engine.js';

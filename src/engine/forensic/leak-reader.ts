@@ -2,9 +2,9 @@
 // (16 numbers a frame) and small grey frames, kept one per frame for leaks that fit the memory budget, else as the
 // means of short runs of frames (chunks). A 2-hour leak at 30 fps is 216,000 frames: 4 GB as frames, 380 MB as chunks.
 import { spawn } from 'node:child_process';
+import { WmarkError } from '../../core/errors.js';
 import type { LeakFrames } from '../../core/forensic/detect-inputs.js';
 import { frameSignature, SIGNATURE_CELLS } from '../../core/forensic/frame-signature.js';
-import { WmarkError } from '../../core/errors.js';
 
 /** Budget for the kept frames (bytes); the rest of detection needs well under 300 MB more. */
 export const LEAK_FRAME_BUDGET = 384 * 1024 * 1024;

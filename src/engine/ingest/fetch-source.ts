@@ -1,12 +1,12 @@
 // Where an ingest's bytes come from: a local file (checked), or an http(s) URL streamed into the data dir's tmp folder.
 import { randomUUID } from 'node:crypto';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
-import path from 'node:path';
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { isWmarkError, WmarkError } from '../../core/errors.js';

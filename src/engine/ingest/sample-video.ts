@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { sampleVideoArgs, type SamplePlan } from '../../core/plan/sample-clip-args.js';
+import { type SamplePlan, sampleVideoArgs } from '../../core/plan/sample-clip-args.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import type { DataLayout } from '../data-folder/layout.js';
 

@@ -4,8 +4,8 @@
 // actually connected to, so on every redirect and after DNS, not on the name), and caps a download's size and time.
 import { open, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { isPublicAddress } from '../../core/ip-address.js';
 import { WmarkError } from '../../core/errors.js';
+import { isPublicAddress } from '../../core/ip-address.js';
 
 export interface SourcePolicy {
   /** Folders local sources must be inside (symbolic links resolved); undefined allows any file. */

@@ -6,7 +6,7 @@ import type { Engine } from '../engine.js';
 import { runIngestJob } from '../ingest/ingest-job.js';
 import type { SourcePolicy } from '../ingest/source-policy.js';
 import { runWatermarkJob } from '../watermark/watermark-job.js';
-import { isLeaseLive, jobId, LEASE_STALE_MS, type JobKind } from './job-lease.js';
+import { isLeaseLive, type JobKind, jobId, LEASE_STALE_MS } from './job-lease.js';
 
 export interface JobRef {
   kind: JobKind;

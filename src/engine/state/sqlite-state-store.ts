@@ -1,8 +1,9 @@
 // The embedded state database: a SQLite file (WAL) in the data folder, shared safely by the processes of one machine
 // (`wmark serve` and CLI runs), migrated forward when opened.
-import Database from 'better-sqlite3';
+
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { WmarkError } from '../../core/errors.js';
 import { PRIVATE_DIR_MODE, privateFile } from '../data-folder/file-modes.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';

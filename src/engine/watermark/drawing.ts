@@ -1,8 +1,8 @@
 // What a watermark draws: a drawtext filter chain for every TEXT setting over the video's frames, laid out with the
 // font's own line metrics (read once per font file and engine).
 import { readFile } from 'node:fs/promises';
-import { FALLBACK_FONT_METRICS, parseFontMetrics, type FontMetrics } from '../../core/font-metrics.js';
-import { textDrawing, type TextFile } from '../../core/plan/text-drawing.js';
+import { FALLBACK_FONT_METRICS, type FontMetrics, parseFontMetrics } from '../../core/font-metrics.js';
+import { type TextFile, textDrawing } from '../../core/plan/text-drawing.js';
 import type { Setting, TextSetting } from '../../core/setting-types.js';
 import type { Engine } from '../engine.js';
 import type { Drawing } from '../render/segment-renderer.js';

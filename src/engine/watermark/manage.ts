@@ -4,7 +4,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { WmarkError } from '../../core/errors.js';
 import { applyUserModes } from '../data-folder/file-modes.js';
-import { mediaKeys, MP4_NAME, PLAYLIST_NAME } from '../data-folder/layout.js';
+import { MP4_NAME, mediaKeys, PLAYLIST_NAME } from '../data-folder/layout.js';
 import { deleteMediaFolder, withEveryStore } from '../data-folder/shared-media.js';
 import type { Engine } from '../engine.js';
 import { forEachBounded } from '../jobs/for-each-bounded.js';

@@ -3,7 +3,7 @@
 import type { Engine } from '../engine.js';
 import type { WatermarkRecord } from '../state/state-store.js';
 import { markCompleteIfDone } from './watermark-job.js';
-import { watermarkSegments, type WatermarkSegments } from './watermark-segments.js';
+import { type WatermarkSegments, watermarkSegments } from './watermark-segments.js';
 
 /** How many segments past the one a player asks for are rendered ahead, at low urgency. */
 export const RENDER_AHEAD_SEGMENTS = 2;

@@ -4,9 +4,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { isInterruption, isWmarkError, WmarkError } from '../../core/errors.js';
-import { writeMediaPlaylist } from '../../core/playlist.js';
 import { joinMp4Args } from '../../core/plan/render-args.js';
 import { SEGMENT_SECONDS, segmentFileName } from '../../core/plan/segment-timing.js';
+import { writeMediaPlaylist } from '../../core/playlist.js';
 import { tail } from '../../ffmpeg/run-ffmpeg.js';
 import { isMediaNotFound, type MediaStore } from '../../media/media-store.js';
 import { MP4_NAME, PLAYLIST_NAME } from '../data-folder/layout.js';

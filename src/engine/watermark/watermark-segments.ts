@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { WmarkError } from '../../core/errors.js';
 import { codeword, forensicKey } from '../../core/forensic/keyed-bits.js';
-import { parseLayout, variantFileFor, type ForensicLayout } from '../../core/forensic/title-layout.js';
+import { type ForensicLayout, parseLayout, variantFileFor } from '../../core/forensic/title-layout.js';
 import { framesPerSegment } from '../../core/plan/segment-timing.js';
 import { canonicalSettings } from '../../core/watermark-identity.js';
 import { isMediaNotFound } from '../../media/media-store.js';

@@ -4,9 +4,9 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { validationError } from '../../core/errors.js';
-import { forensicTaskSchema, measureKey, type ForensicRunResult, type ForensicTask } from './forensic-task.js';
-import { ingestTaskSchema, type IngestRunResult, type IngestTask } from './ingest-task.js';
-import { segmentTaskSchema, type SegmentRunResult, type SegmentTask } from './segment-task.js';
+import { type ForensicRunResult, type ForensicTask, forensicTaskSchema, measureKey } from './forensic-task.js';
+import { type IngestRunResult, type IngestTask, ingestTaskSchema } from './ingest-task.js';
+import { type SegmentRunResult, type SegmentTask, segmentTaskSchema } from './segment-task.js';
 
 export const farmTaskSchema = z.preprocess(
   (data) => (data !== null && typeof data === 'object' && !('kind' in data) ? { ...data, kind: 'segment' } : data),

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { WmarkError } from '../../core/errors.js';
 import { segmentFileName } from '../../core/plan/segment-timing.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
-import { transcodeToSegments, type TranscodeResult } from '../../ffmpeg/transcode-segments.js';
+import { type TranscodeResult, transcodeToSegments } from '../../ffmpeg/transcode-segments.js';
 import type { MediaStore } from '../../media/media-store.js';
 import { encodeSchema, keySchema, versionSchema } from './task-fields.js';
 

@@ -4,7 +4,7 @@ import { isLoopbackAddress } from '../../core/ip-address.js';
 import { MAX_SETTINGS } from '../../core/setting-types.js';
 import { VERSION } from '../../version.js';
 import { BODY_LIMIT_BYTES, json } from '../http-types.js';
-import { versioned, type Routes } from '../route-table.js';
+import { type Routes, versioned } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
 
 export function authRoutes(routes: Routes, ctx: ServerContext): void {

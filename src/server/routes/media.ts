@@ -5,11 +5,11 @@ import { WmarkError } from '../../core/errors.js';
 import { rewritePlaylistUris } from '../../core/playlist.js';
 import { mediaScope } from '../../core/watermark-urls.js';
 import { CONTENT_TYPES } from '../file-response.js';
-import { storeResponse } from '../store-response.js';
-import { MEDIA_CORS, type ApiRequest, type ApiResponse } from '../http-types.js';
-import { versioned, type Routes } from '../route-table.js';
+import { type ApiRequest, type ApiResponse, MEDIA_CORS } from '../http-types.js';
+import { type Routes, versioned } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
 import type { SignedLinks } from '../signed-links.js';
+import { storeResponse } from '../store-response.js';
 
 const MEDIA_FILE = /^(video\.m3u8|video\.mp4|seg_\d{5}\.ts)$/;
 const SEGMENT_FILE = /^seg_(\d{5})\.ts$/;

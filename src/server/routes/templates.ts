@@ -1,7 +1,7 @@
 // Template routes (docs/api.md, "Templates"): POST /{v}/templates creates one (201), GET lists them (built-ins
 // included) or shows one.
 import { json } from '../http-types.js';
-import { versioned, type Routes } from '../route-table.js';
+import { type Routes, versioned } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
 
 export function templateRoutes(routes: Routes, ctx: ServerContext): void {

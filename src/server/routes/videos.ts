@@ -3,7 +3,7 @@
 import { parseListQuery } from '../../core/api-requests.js';
 import type { VideoRequest } from '../../service/watermark-service.js';
 import { json } from '../http-types.js';
-import { versioned, type Routes } from '../route-table.js';
+import { type Routes, versioned } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
 
 export function videoRoutes(routes: Routes, ctx: ServerContext): void {

@@ -2,7 +2,7 @@
 // link that answers with freshly signed URLs.
 import type { WatermarkRequest } from '../../service/watermark-service.js';
 import { json, MEDIA_CORS } from '../http-types.js';
-import { versioned, type Routes } from '../route-table.js';
+import { type Routes, versioned } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
 import type { SignedLinks } from '../signed-links.js';
 

@@ -2,22 +2,22 @@
 // with the same job id; ingest and forensic tasks are checked on arrival like segment tasks; a forensic measurement
 // travels through the store as exact float32s and joins into the same sidecar as one made in a single process.
 import { describe, expect, it } from 'vitest';
-import { farmJobId, parseFarmTask, segmentJobId, taskKind, taskOutput } from '../../../src/farm/tasks/farm-task.js';
-import type { ForensicTask } from '../../../src/farm/tasks/forensic-task.js';
-import type { IngestTask } from '../../../src/farm/tasks/ingest-task.js';
-import type { SegmentTask } from '../../../src/farm/tasks/segment-task.js';
-import { WmarkError } from '../../../src/core/errors.js';
+import type { WmarkError } from '../../../src/core/errors.js';
 import { SIGNATURE_CELLS } from '../../../src/core/forensic/frame-signature.js';
 import {
   buildSidecar,
   decodeMeasure,
   encodeMeasure,
+  type SegmentMeasure,
   SIDECAR_DIFF_HEIGHT,
   SIDECAR_DIFF_WIDTH,
   SIDECAR_HEIGHT,
   SIDECAR_WIDTH,
-  type SegmentMeasure,
 } from '../../../src/core/forensic/variant-plan.js';
+import { farmJobId, parseFarmTask, segmentJobId, taskKind, taskOutput } from '../../../src/farm/tasks/farm-task.js';
+import type { ForensicTask } from '../../../src/farm/tasks/forensic-task.js';
+import type { IngestTask } from '../../../src/farm/tasks/ingest-task.js';
+import type { SegmentTask } from '../../../src/farm/tasks/segment-task.js';
 import { rng } from '../../helpers/rng.js';
 
 const segment: SegmentTask = {

@@ -1,10 +1,10 @@
 // What travels through Redis: segment tasks are checked on arrival, queue URLs parsed once, and a failed job's
 // reason keeps its error code for the caller that waits.
 import { describe, expect, it } from 'vitest';
+import { WmarkError } from '../../../src/core/errors.js';
 import { parseQueueUrl, redactQueueUrl } from '../../../src/farm/queue-url.js';
 import { errorFromReason, failureReason, segmentJobId } from '../../../src/farm/task-queue.js';
 import { parseSegmentTask, type SegmentTask } from '../../../src/farm/tasks/segment-task.js';
-import { WmarkError } from '../../../src/core/errors.js';
 
 const task: SegmentTask = {
   version: '0.1.0',

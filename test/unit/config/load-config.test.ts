@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
-import { loadConfig, type ConfigFlags, type LoadConfigOptions } from '../../../src/config/load-config.js';
+import { type ConfigFlags, type LoadConfigOptions, loadConfig } from '../../../src/config/load-config.js';
 import { configDir } from '../../../src/config/paths.js';
 
 let root: string;

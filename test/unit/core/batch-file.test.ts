@@ -1,6 +1,6 @@
 // Unit tests for batch files (`wmark watermark --batch`): RFC 4180 CSV and NDJSON, with errors that name the line.
 import { describe, expect, it } from 'vitest';
-import { parseBatch, parseCsv, type BatchRow } from '../../../src/core/batch-file.js';
+import { type BatchRow, parseBatch, parseCsv } from '../../../src/core/batch-file.js';
 import type { Result } from '../../../src/core/issue-text.js';
 
 function rows(r: Result<BatchRow[]>): BatchRow[] {

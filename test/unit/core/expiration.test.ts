@@ -1,6 +1,6 @@
 // Unit tests for expiration inputs: the CLI's --expiration flag and the API body's `expiration` field.
 import { describe, expect, it } from 'vitest';
-import { parseExpirationField, parseExpirationInput, type ExpirationResult } from '../../../src/core/expiration.js';
+import { type ExpirationResult, parseExpirationField, parseExpirationInput } from '../../../src/core/expiration.js';
 
 // 2027-01-15T08:00:00.250Z: a fractional second checks that durations round up.
 const NOW = Date.UTC(2027, 0, 15, 8, 0, 0, 250);

@@ -4,19 +4,19 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { leakMeanImage, registerGeometry, warp } from '../../../src/core/forensic/crop-search.js';
 import type { LeakFrames } from '../../../src/core/forensic/detect-inputs.js';
-import { alignLeak, type Alignment } from '../../../src/core/forensic/frame-signature.js';
-import { scorePayloads, Z_THRESHOLD, type SegmentReading } from '../../../src/core/forensic/score.js';
+import { type Alignment, alignLeak } from '../../../src/core/forensic/frame-signature.js';
+import { codeword, PAYLOAD_COUNT, type PackedCodebook, packedCodebook } from '../../../src/core/forensic/keyed-bits.js';
+import { type SegmentReading, scorePayloads, Z_THRESHOLD } from '../../../src/core/forensic/score.js';
 import { fitSegment, readSegments } from '../../../src/core/forensic/slot-reading.js';
-import { codeword, packedCodebook, PAYLOAD_COUNT, type PackedCodebook } from '../../../src/core/forensic/keyed-bits.js';
 import {
   leakSignatures,
   noiseReadings,
   rng,
+  type SyntheticTitle,
   smoothImage,
   syntheticLeak,
   syntheticSignatures,
   syntheticTitle,
-  type SyntheticTitle,
 } from '../../helpers/forensic-helpers.js';
 
 const SEGMENTS = 75; // a 5-minute title in 4-second segments

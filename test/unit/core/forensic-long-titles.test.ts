@@ -3,9 +3,9 @@
 // them into a list of numbers (1.7 GB to encode, 1 GB to decode). And detection reports what each of its steps cost,
 // so the bench (bench/forensic-long.ts) can show alignment's cost per leak-minute.
 import { execFile } from 'node:child_process';
-import { gunzipSync, gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { analyseLeak } from '../../../src/core/forensic/analyse.js';
 import { packedCodebook } from '../../../src/core/forensic/keyed-bits.js';

@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { Sidecar } from '../../../src/core/forensic/detect-inputs.js';
 import { SIGNATURE_CELLS } from '../../../src/core/forensic/frame-signature.js';
-import { allCodewords, codeword, forensicKey, GRID_COLUMNS, GRID_ROWS, patternGrid, PAYLOAD_COUNT } from '../../../src/core/forensic/keyed-bits.js';
+import { allCodewords, codeword, forensicKey, GRID_COLUMNS, GRID_ROWS, PAYLOAD_COUNT, patternGrid } from '../../../src/core/forensic/keyed-bits.js';
 import { gridValue, MARK_AMPLITUDE, patternField, patternFrameYuv420 } from '../../../src/core/forensic/pattern-image.js';
 import { decodeSidecar, encodeSidecar, encodeSidecarV1 } from '../../../src/core/forensic/sidecar-format.js';
 import { rng, slope, smoothImage } from '../../helpers/forensic-helpers.js';

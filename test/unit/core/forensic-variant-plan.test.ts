@@ -3,6 +3,7 @@
 // The other layouts: 'split' halves with GOPs of their own joined by stream copy, and 'single' one slot per segment.
 import { describe, expect, it } from 'vitest';
 import { parseVideoRequest } from '../../../src/core/api-requests.js';
+import { segmentPatterns } from '../../../src/core/forensic/title-layout.js';
 import {
   halfVariantArgs,
   joinHalvesArgs,
@@ -13,7 +14,6 @@ import {
   slotsOfSegments,
   wholeVariantArgs,
 } from '../../../src/core/forensic/variant-plan.js';
-import { segmentPatterns } from '../../../src/core/forensic/title-layout.js';
 
 const out = { aa: 'aa.ts', ab: 'ab.ts', ba: 'ba.ts', bb: 'bb.ts' };
 const plan = (hasAudio: boolean) =>

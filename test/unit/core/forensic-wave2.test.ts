@@ -6,9 +6,9 @@ import { alignPieces, mapTime } from '../../../src/core/forensic/align.js';
 import { meanPairs, registeredSignature } from '../../../src/core/forensic/analyse.js';
 import type { LeakFrames } from '../../../src/core/forensic/detect-inputs.js';
 import { frameSignature, SIGNATURE_CELLS } from '../../../src/core/forensic/frame-signature.js';
-import { mapPoint, registerWarp, cropWarp, liveMask, warpImage, type Warp } from '../../../src/core/forensic/geometry.js';
+import { cropWarp, liveMask, mapPoint, registerWarp, type Warp, warpImage } from '../../../src/core/forensic/geometry.js';
 import { codeword, packedBit, packedCodebook } from '../../../src/core/forensic/keyed-bits.js';
-import { falseAccusation, normalTail, pairThreshold, scoreBook, scorePayloads, Z_THRESHOLD, type SegmentReading } from '../../../src/core/forensic/score.js';
+import { falseAccusation, normalTail, pairThreshold, type SegmentReading, scoreBook, scorePayloads, Z_THRESHOLD } from '../../../src/core/forensic/score.js';
 import { readSlots, slotContentResidual } from '../../../src/core/forensic/slot-reading.js';
 import { rng, slope, smoothImage, syntheticSignatures, syntheticTitle } from '../../helpers/forensic-helpers.js';
 

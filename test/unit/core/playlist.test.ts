@@ -1,7 +1,7 @@
 // Unit tests for HLS media playlists, checked against m3u8-parser as an independent reader.
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { parseMediaPlaylist, rewritePlaylistUris, writeMediaPlaylist, type PlaylistSegment, type PlaylistUriKind } from '../../../src/core/playlist.js';
+import { type PlaylistSegment, type PlaylistUriKind, parseMediaPlaylist, rewritePlaylistUris, writeMediaPlaylist } from '../../../src/core/playlist.js';
 
 // m3u8-parser is CommonJS without type declarations; require it and type the part we use.
 interface ThirdPartyManifest {

@@ -1,11 +1,11 @@
 // Unit tests for template placeholder discovery and one-pass rendering.
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import type { Result } from '../../../src/core/issue-text.js';
 import { findPlaceholders, templatePlaceholders } from '../../../src/core/placeholders.js';
 import { renderTemplate } from '../../../src/core/render-template.js';
-import { canonicalSettings } from '../../../src/core/watermark-identity.js';
 import { parseSettings, parseTemplateSettings } from '../../../src/core/setting-schema.js';
-import type { Result } from '../../../src/core/issue-text.js';
 import type { Setting, TemplateSetting } from '../../../src/core/setting-types.js';
+import { canonicalSettings } from '../../../src/core/watermark-identity.js';
 
 function ok<T>(r: Result<T>): T {
   if (!r.ok) throw new Error(`expected ok, got issues:\n${r.issues.join('\n')}`);

@@ -1,11 +1,11 @@
 // Unit tests for watermark setting validation, normalisation, canonical form and identity.
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import type { ApiVersion } from '../../../src/core/api-version.js';
+import { decodeForensicContent, encodeForensicContent } from '../../../src/core/forensic/payload.js';
+import type { Result } from '../../../src/core/issue-text.js';
+import { parseSettings, parseTemplateSettings } from '../../../src/core/setting-schema.js';
 import { DEFAULTS, type Setting, type TextSetting } from '../../../src/core/setting-types.js';
 import { canonicalSettings, watermarkIdentity } from '../../../src/core/watermark-identity.js';
-import { decodeForensicContent, encodeForensicContent } from '../../../src/core/forensic/payload.js';
-import { parseSettings, parseTemplateSettings } from '../../../src/core/setting-schema.js';
-import type { ApiVersion } from '../../../src/core/api-version.js';
-import type { Result } from '../../../src/core/issue-text.js';
 
 function ok<T>(r: Result<T>): T {
   if (!r.ok) throw new Error(`expected ok, got issues:\n${r.issues.join('\n')}`);

@@ -1,5 +1,5 @@
 // Unit tests for template body validation: the messages, their order and the normalised template.
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApiVersion } from '../../../src/core/api-version.js';
 import { WmarkError } from '../../../src/core/errors.js';
 import { parseTemplateBody } from '../../../src/core/template-schema.js';

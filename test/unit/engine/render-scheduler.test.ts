@@ -2,7 +2,7 @@
 // render between callers, preemption of background and ahead renders by a waiting request, round robin of ahead
 // windows between viewers, failures and cancellation.
 import { describe, expect, it } from 'vitest';
-import { pickNext, PREEMPT_BACKGROUND_MS, RenderScheduler, type QueuedRender } from '../../../src/engine/render/render-scheduler.js';
+import { PREEMPT_BACKGROUND_MS, pickNext, type QueuedRender, RenderScheduler } from '../../../src/engine/render/render-scheduler.js';
 
 interface FakeRender {
   key: string;

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FALLBACK_FONT_METRICS } from '../../../src/core/font-metrics.js';
 import type { VideoRecord } from '../../../src/engine/state/state-store.js';
 import { fontMetrics, textSettings, watermarkDrawing, watermarkFilterGraph } from '../../../src/engine/watermark/drawing.js';
-import { forensic, insertVideo, settingsOf, text, unitEngine, type UnitEngine } from '../../helpers/unit-engine.js';
+import { forensic, insertVideo, settingsOf, text, type UnitEngine, unitEngine } from '../../helpers/unit-engine.js';
 
 const video = { height: 180, timeOrigin: 0 } as VideoRecord;
 const watermarkOf = (raw: unknown[]) => ({ settings: settingsOf(raw) });

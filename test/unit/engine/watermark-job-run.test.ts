@@ -7,7 +7,7 @@ import { jobId, LEASE_STALE_MS } from '../../../src/engine/jobs/job-lease.js';
 import type { RenderMode, VideoRecord, WatermarkRecord } from '../../../src/engine/state/state-store.js';
 import { requestWatermark } from '../../../src/engine/watermark/request.js';
 import { openingSegments, runWatermarkJob } from '../../../src/engine/watermark/watermark-job.js';
-import { addVideo, forensic, settingsOf, testClock, text, unitEnginePerTest, UNIT_SEGMENTS, type UnitEngine } from '../../helpers/unit-engine.js';
+import { addVideo, forensic, settingsOf, testClock, text, UNIT_SEGMENTS, type UnitEngine, unitEnginePerTest } from '../../helpers/unit-engine.js';
 
 const clock = testClock();
 let unit: UnitEngine;

@@ -3,13 +3,13 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mediaFile, mediaKeys, MP4_NAME, PLAYLIST_NAME } from '../../../src/engine/data-folder/layout.js';
+import { MP4_NAME, mediaFile, mediaKeys, PLAYLIST_NAME } from '../../../src/engine/data-folder/layout.js';
 import { jobId, LEASE_STALE_MS } from '../../../src/engine/jobs/job-lease.js';
 import type { Container, VideoRecord, WatermarkRecord } from '../../../src/engine/state/state-store.js';
 import { deleteWatermark, exportWatermark, watermarkFiles } from '../../../src/engine/watermark/manage.js';
 import { requestWatermark } from '../../../src/engine/watermark/request.js';
 import { runWatermarkJob } from '../../../src/engine/watermark/watermark-job.js';
-import { addVideo, settingsOf, testClock, text, unitEnginePerTest, type UnitEngine } from '../../helpers/unit-engine.js';
+import { addVideo, settingsOf, testClock, text, type UnitEngine, unitEnginePerTest } from '../../helpers/unit-engine.js';
 
 const clock = testClock();
 let unit: UnitEngine;

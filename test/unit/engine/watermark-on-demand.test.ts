@@ -4,7 +4,7 @@ import { mediaKeys } from '../../../src/engine/data-folder/layout.js';
 import type { RenderMode, VideoRecord, WatermarkRecord } from '../../../src/engine/state/state-store.js';
 import { ensureSegment, RENDER_AHEAD_SEGMENTS } from '../../../src/engine/watermark/on-demand.js';
 import { requestWatermark } from '../../../src/engine/watermark/request.js';
-import { addVideo, settingsOf, text, unitEnginePerTest, type UnitEngine } from '../../helpers/unit-engine.js';
+import { addVideo, settingsOf, text, type UnitEngine, unitEnginePerTest } from '../../helpers/unit-engine.js';
 
 let unit: UnitEngine;
 unitEnginePerTest((u) => (unit = u));

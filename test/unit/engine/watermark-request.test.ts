@@ -4,7 +4,7 @@ import { watermarkIdentity } from '../../../src/core/watermark-identity.js';
 import { jobId } from '../../../src/engine/jobs/job-lease.js';
 import type { Container, RenderMode, WatermarkRecord } from '../../../src/engine/state/state-store.js';
 import { requestWatermark } from '../../../src/engine/watermark/request.js';
-import { forensic, insertVideo, settingsOf, testClock, text, unitEnginePerTest, type UnitEngine } from '../../helpers/unit-engine.js';
+import { forensic, insertVideo, settingsOf, testClock, text, type UnitEngine, unitEnginePerTest } from '../../helpers/unit-engine.js';
 
 const clock = testClock();
 let unit: UnitEngine;

@@ -8,7 +8,7 @@ import type { Setting } from '../../../src/core/setting-types.js';
 import { canonicalSettings } from '../../../src/core/watermark-identity.js';
 import { mediaFile, mediaKeys } from '../../../src/engine/data-folder/layout.js';
 import type { VideoRecord, WatermarkRecord } from '../../../src/engine/state/state-store.js';
-import { watermarkFilterGraph, fontMetrics, textSettings } from '../../../src/engine/watermark/drawing.js';
+import { fontMetrics, textSettings, watermarkFilterGraph } from '../../../src/engine/watermark/drawing.js';
 import { deleteWatermark } from '../../../src/engine/watermark/manage.js';
 import { requestWatermark } from '../../../src/engine/watermark/request.js';
 import { readTitleLayout, watermarkSegments } from '../../../src/engine/watermark/watermark-segments.js';
@@ -20,10 +20,10 @@ import {
   settingsOf,
   slotsOf,
   text,
-  unitEnginePerTest,
   UNIT_SEGMENTS,
-  variantContent,
   type UnitEngine,
+  unitEnginePerTest,
+  variantContent,
 } from '../../helpers/unit-engine.js';
 
 let unit: UnitEngine;

@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { WmarkError } from '../../../src/core/errors.js';
 import { framesPerSegment } from '../../../src/core/plan/segment-timing.js';
+import { segmentDurations } from '../../../src/core/plan/working-form.js';
 import { interpretProbe, parseRational } from '../../../src/ffmpeg/probe-media.js';
 import { parseProgress, progressWatch } from '../../../src/ffmpeg/run-ffmpeg.js';
-import { segmentDurations } from '../../../src/core/plan/working-form.js';
 
 type Probe = Parameters<typeof interpretProbe>[0];
 

@@ -1,7 +1,7 @@
 // The HTTP client with a scripted fetch: retries, per-attempt timeouts, deadline (124), cancellation (130), JSON checks (5).
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { describeRequest, expectJson, HttpClient, networkCode, type FetchLike } from '../../../src/remote/client.js';
+import { describeRequest, expectJson, type FetchLike, HttpClient, networkCode } from '../../../src/remote/client.js';
 
 type Step = Response | Error | 'hang';
 

@@ -1,6 +1,6 @@
 // The retry policy: which failures are transient, backoff with jitter, Retry-After, attempts and the deadline.
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, decideRetry, DEFAULT_RETRY, isTransientStatus, parseRetryAfter, type AttemptOutcome } from '../../../src/remote/retry.js';
+import { type AttemptOutcome, backoffDelay, DEFAULT_RETRY, decideRetry, isTransientStatus, parseRetryAfter } from '../../../src/remote/retry.js';
 
 const NOW = Date.UTC(2030, 0, 1);
 const decide = (outcome: AttemptOutcome, over: Partial<Parameters<typeof decideRetry>[0]> = {}) =>

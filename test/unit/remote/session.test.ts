@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HttpClient, type FetchLike } from '../../../src/remote/client.js';
-import { readCredentials, saveService, type StoredService } from '../../../src/remote/credentials-store.js';
-import { jwtExpiry, readTokenResponse, RemoteSession } from '../../../src/remote/session.js';
+import { type FetchLike, HttpClient } from '../../../src/remote/client.js';
+import { readCredentials, type StoredService, saveService } from '../../../src/remote/credentials-store.js';
+import { jwtExpiry, RemoteSession, readTokenResponse } from '../../../src/remote/session.js';
 
 let dir: string;
 let file: string;

@@ -6,8 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FolderMediaStore } from '../../../src/media/folder-store.js';
 import type { MediaStore } from '../../../src/media/media-store.js';
 import { bodyEtag } from '../../../src/server/file-response.js';
-import { readStored, storeResponse } from '../../../src/server/store-response.js';
 import type { ApiRequest } from '../../../src/server/http-types.js';
+import { readStored, storeResponse } from '../../../src/server/store-response.js';
 
 // A real (folder) store: the S3 one answers the same calls, and the e2e farm test streams from s3rver.
 const root = mkdtempSync(path.join(os.tmpdir(), 'wmark-store-response-'));

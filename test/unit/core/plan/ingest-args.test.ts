@@ -1,6 +1,6 @@
 // Unit tests for the ingest argument list: CFR H.264 in one fixed closed GOP per segment, stream mapping, scaling, and the lead cuts.
 import { describe, expect, it } from 'vitest';
-import { ingestArgs, type IngestPlan } from '../../../../src/core/plan/ingest-args.js';
+import { type IngestPlan, ingestArgs } from '../../../../src/core/plan/ingest-args.js';
 import { expectFixedClosedGop, indicesOf, valueAfter } from '../../../helpers/ffmpeg-args.js';
 
 describe('ingestArgs', () => {

@@ -1,6 +1,6 @@
 // Unit tests for the segment render and mp4 join argument lists: thread limits, timestamps kept, the closed GOP, stream copy.
 import { describe, expect, it } from 'vitest';
-import { joinMp4Args, segmentRenderArgs, type SegmentRenderPlan } from '../../../../src/core/plan/render-args.js';
+import { joinMp4Args, type SegmentRenderPlan, segmentRenderArgs } from '../../../../src/core/plan/render-args.js';
 import { expectFixedClosedGop, indicesOf, valueAfter } from '../../../helpers/ffmpeg-args.js';
 
 describe('segmentRenderArgs', () => {

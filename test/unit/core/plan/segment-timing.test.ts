@@ -1,6 +1,6 @@
 // Unit tests for cutting a video into segments: the GOP length per frame rate, the lead segments, frame counts and cut points.
 import { describe, expect, it } from 'vitest';
-import { SEGMENT_SECONDS, framesPerSegment, leadSegmentFrames, segmentBoundaries, segmentFrameCounts } from '../../../../src/core/plan/segment-timing.js';
+import { framesPerSegment, leadSegmentFrames, SEGMENT_SECONDS, segmentBoundaries, segmentFrameCounts } from '../../../../src/core/plan/segment-timing.js';
 
 describe('framesPerSegment', () => {
   it.each([
