@@ -2,7 +2,7 @@
 // three colluders (F7'), 10,000 null trials with the reported false-accusation probability (F6'), and a long title
 // (F11: generated at low resolution, ingested, watermarked and detected through the real CLI).
 import { execFile } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -283,7 +283,6 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
     accusations = 0,
     maxZ = -Infinity,
     minEstimate = 1,
-    sumEstimate = 0,
     bookTrials = 0,
     books = 0,
     setCount = 0;
@@ -294,7 +293,6 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
       trials++;
       if (v.accused.length) accusations++;
       maxZ = Math.max(maxZ, v.best?.z ?? 0);
-      sumEstimate += v.stages.filter((s) => s.accused).reduce((a, s) => a + s.falseAccusationEstimate, 0);
       // The most suspicious null: the smallest chance it reports that an innocent payload scores as high as its best.
       minEstimate = Math.min(minEstimate, v.falseAccusation.estimate);
     };

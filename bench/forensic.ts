@@ -57,7 +57,6 @@ import { type Engine, openEngine } from '../src/engine/engine.js';
 import { type DetectResult, detectLeak } from '../src/engine/forensic/detect.js';
 import type { VideoRecord } from '../src/engine/state/state-store.js';
 import { readTitleLayout } from '../src/engine/watermark/watermark-segments.js';
-import type { ProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 import { rng } from '../test/helpers/rng.js';
 import { waveTwo } from './forensic-wave2.js';
 import { PARTS, type Part, parseOnly, wants } from './lib/forensic-parts.js';

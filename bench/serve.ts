@@ -9,7 +9,6 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LocalService } from '../src/engine/app/local-service.js';
-import { PLAYLIST_NAME } from '../src/engine/data-folder/layout.js';
 import { openEngine } from '../src/engine/engine.js';
 import { InProcessJobQueue } from '../src/engine/jobs/job-queue.js';
 import { lastOf } from '../src/service/watch.js';

@@ -3,7 +3,6 @@
 import { verifyToken } from '../core/access-token.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
-import { tokenKey } from '../engine/app/credentials.js';
 import type { LocalService } from '../engine/app/local-service.js';
 import { keyPairOf } from './credential-headers.js';
 import type { ApiRequest } from './http-types.js';

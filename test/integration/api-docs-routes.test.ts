@@ -3,16 +3,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TestEngine } from '../helpers/engine.js';
 import { REPO } from '../helpers/fixtures.js';
 import { inProcessAppPerFile, type TestApp } from '../helpers/serve-helpers.js';
 
 const DOC = readFileSync(path.join(REPO, 'docs', 'api.md'), 'utf8');
-let engine: TestEngine;
 let s: TestApp;
 
-inProcessAppPerFile((e, app) => {
-  engine = e;
+inProcessAppPerFile((_engine, app) => {
   s = app;
 });
 

@@ -1,12 +1,12 @@
 // Ingest with the real engine: working segments checked packet by packet, idempotence by key, bad inputs that must
 // leave nothing behind (engine and CLI), remote sources, and `wmark video list|show`.
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WmarkError } from '../../src/core/errors.js';
-import { framesPerSegment, segmentFileName, segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
+import { segmentFileName, segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { probeMedia } from '../../src/ffmpeg/probe-media.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';

@@ -2,15 +2,12 @@
 // users map client id and key onto them in either order. Both orders work on every key-authenticated route; a wrong
 // key is refused in both.
 import { describe, expect, it } from 'vitest';
-import type { TestEngine } from '../helpers/engine.js';
 import { flat } from '../helpers/fixtures.js';
 import { call, expectError, ingestOverHttp, inProcessAppPerFile, type TestApp } from '../helpers/serve-helpers.js';
 
-let engine: TestEngine;
 let s: TestApp;
 
-inProcessAppPerFile((e, app) => {
-  engine = e;
+inProcessAppPerFile((_engine, app) => {
   s = app;
 });
 

@@ -141,7 +141,7 @@ describe('shadow', () => {
     async (shadowOffsetX, shadowOffsetY) => {
       const fontSize = 0.4;
       const fontPx = Math.round(fontSize * H); // 72
-      const { frame, bg } = await frameOf([
+      const { frame } = await frameOf([
         { content: 'H', x: 0.5, y: 0.5, fontSize, fontColor: 'FFFFFF', fontOpacity: 1, shadowColor: '000000', shadowOpacity: 1, shadowOffsetX, shadowOffsetY },
       ]);
       const text = colourBox(frame, [255, 255, 255], 40);

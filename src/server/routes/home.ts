@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { WmarkError } from '../../core/errors.js';
 import { VERSION } from '../../version.js';
 import { CONTENT_TYPES, fileResponse } from '../file-response.js';
-import { type ApiRequest, type ApiResponse, json } from '../http-types.js';
+import { type ApiRequest, json } from '../http-types.js';
 import type { Routes } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
 
