@@ -745,7 +745,7 @@ export const suite: Suite = {
         runs.push({ a: got.a!, b: got.b! });
       }
       const rep = report(b, farm, embedded.commandLine, runs, { a: embedded.video.wallS, b: farm.video.wallS });
-      process.stdout.write(rep.lines.join('\n') + '\n');
+      process.stdout.write(`${rep.lines.join('\n')}\n`);
       return {
         suite: 'cluster',
         date: new Date().toISOString(),

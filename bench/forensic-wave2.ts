@@ -180,7 +180,7 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
     const todo = branches.filter((b) => !(o.reuse && existsSync(b.out)));
     // Two ffmpegs of about half the branches each (one decode per process, and the split keeps memory bounded).
     for (const group of [todo.slice(0, Math.ceil(todo.length / 2)), todo.slice(Math.ceil(todo.length / 2))].filter((g) => g.length)) {
-      const graph = `[0:v]split=${group.length}${group.map((_, i) => `[s${i}]`).join('')};` + group.map((b, i) => `[s${i}]${b.filter}[o${i}]`).join(';');
+      const graph = `[0:v]split=${group.length}${group.map((_, i) => `[s${i}]`).join('')};${group.map((b, i) => `[s${i}]${b.filter}[o${i}]`).join(';')}`;
       await ffmpeg(ff, [
         '-threads',
         String(threads),

@@ -1342,7 +1342,7 @@ export const suite: Suite = {
         `bench self-check: the bench's scoring of detectLeak's readings disagreed with detectLeak ${inconsistent} time(s); suite time ${elapsed()}`,
         '',
       ];
-      process.stdout.write(lines.join('\n') + '\n');
+      process.stdout.write(`${lines.join('\n')}\n`);
 
       const strip = (o: LeakOutcome) => ({
         ...o,

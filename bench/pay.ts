@@ -707,7 +707,7 @@ export const suite: Suite = {
       if (o.only.has('serving')) results.push(await serving(b));
       if (o.only.has('forensic')) results.push(await forensicViewer());
       const elapsedS = (performance.now() - t0) / 1000;
-      process.stdout.write(report(b, results, elapsedS).join('\n') + '\n');
+      process.stdout.write(`${report(b, results, elapsedS).join('\n')}\n`);
       return {
         suite: 'pay',
         date: new Date().toISOString(),

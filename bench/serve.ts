@@ -510,7 +510,7 @@ export const suite: Suite = {
   description: 'wmark serve: signed segment GETs (and POSTs of an existing watermark) vs a bare node:http static handler, 16 connections, autocannon',
   async run(ctx: SuiteContext) {
     const { result, report } = await measureServing(ctx, servingOptions(ctx, { runName: 'serve-run', durationS: 10, quietWaitS: 60 }));
-    process.stdout.write(report.join('\n') + '\n');
+    process.stdout.write(`${report.join('\n')}\n`);
     return result;
   },
 };

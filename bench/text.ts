@@ -400,7 +400,7 @@ export const suite: Suite = {
   description: 'wmark watermark (one TEXT setting) vs a plain one-shot ffmpeg drawtext -> libx264 -> HLS, 60 s 720p30',
   async run(ctx: SuiteContext) {
     const result = await measureTextJob(ctx, textJobOptions(ctx, { runName: 'text-run', quietWaitS: 120 }));
-    process.stdout.write(textReport(result, ctx.machine).join('\n') + '\n');
+    process.stdout.write(`${textReport(result, ctx.machine).join('\n')}\n`);
     return result;
   },
 };

@@ -82,7 +82,7 @@ export async function readConfigFile(options: ConfigFileSearch, cwd: string, dir
 function unwrapDefault(config: unknown): unknown {
   if (config !== null && typeof config === 'object' && !Array.isArray(config)) {
     const keys = Object.keys(config);
-    const inner = (config as Record<string, unknown>)['default'];
+    const inner = (config as Record<string, unknown>).default;
     if (keys.length === 1 && keys[0] === 'default' && inner !== null && typeof inner === 'object') return inner;
   }
   return config;

@@ -17,6 +17,6 @@ export function platformDirs(): PlatformDirs {
 
 /** The user config folder (credentials, user-wide config): WMARK_CONFIG_DIR wins so tests and CI can isolate it. */
 export function configDir(env: Env, dirs: PlatformDirs = platformDirs()): string {
-  const fromEnv = env['WMARK_CONFIG_DIR'];
+  const fromEnv = env.WMARK_CONFIG_DIR;
   return fromEnv !== undefined && fromEnv !== '' ? fromEnv : dirs.config;
 }

@@ -43,7 +43,7 @@ describe('SDK credential headers', () => {
   });
 
   it('a wrong key or a lone header is refused in either order', async () => {
-    const wrong = 'wmk_' + 'x'.repeat(43);
+    const wrong = `wmk_${'x'.repeat(43)}`;
     expectError(await call(s.app, 'GET', '/2.0/videos', { headers: { 'x-api-key': s.cred.clientId, 'x-api-secret': wrong } }), 401, 'AUTH_INVALID');
     expectError(await call(s.app, 'GET', '/2.0/videos', { headers: { 'x-api-key': wrong, 'x-api-secret': s.cred.clientId } }), 401, 'AUTH_INVALID');
     const lone = await call(s.app, 'GET', '/2.0/videos', { headers: { 'x-api-secret': s.cred.apiKey } });

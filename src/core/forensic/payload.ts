@@ -67,5 +67,5 @@ export function encodeForensicContent(payload: number, apiVersion: ApiVersion): 
   const b1 = payload & 0xff;
   if (apiVersion === '1.0') return b0 > 127 || b1 > 127 ? undefined : String.fromCharCode(b0, b1);
   const n = (b0 << 16) | (b1 << 8);
-  return [18, 12, 6].map((s) => BASE64_STANDARD[(n >> s) & 63]).join('') + '=';
+  return `${[18, 12, 6].map((s) => BASE64_STANDARD[(n >> s) & 63]).join('')}=`;
 }

@@ -11,7 +11,7 @@ export function loadOrCreateSecret(file: string): Buffer {
   }
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, randomBytes(32).toString('base64url') + '\n', { mode: 0o600 });
+  writeFileSync(tmp, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 });
   try {
     // link() fails if the target exists, so two processes starting together agree on one secret.
     linkSync(tmp, file);

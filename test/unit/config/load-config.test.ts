@@ -201,7 +201,7 @@ describe('finding the config file', () => {
     const config = await load({ explicitFile: 'conf/custom.yml' });
     expect(config.workers).toBe(13);
     expect(config.configFile).toBe(explicit);
-    expect(config.sources['workers']).toBe(explicit);
+    expect(config.sources.workers).toBe(explicit);
   });
 
   it('fails on a missing explicit file, naming it', async () => {
@@ -316,8 +316,8 @@ describe('relative paths', () => {
     expect(config.dataDir).toBe(path.join(cwd, 'home'));
     expect(config.font).toBe(path.join(cwd, 'f.ttf'));
     expect(config.ffmpeg).toBe(path.join(cwd, 'tools/ffmpeg'));
-    expect(config.sources['dataDir']).toBe('env WMARK_HOME');
-    expect(config.sources['ffmpeg']).toBe('flag --ffmpeg');
+    expect(config.sources.dataDir).toBe('env WMARK_HOME');
+    expect(config.sources.ffmpeg).toBe('flag --ffmpeg');
   });
 
   it('keep absolute paths as they are', async () => {
