@@ -69,7 +69,10 @@ export class HandOffJobQueue implements JobQueue {
   }
 
   enqueue(job: JobRef, options?: { immediate?: boolean }): void {
-    if (job.kind === 'ingest') return this.later.enqueue(job);
+    if (job.kind === 'ingest') {
+      this.later.enqueue(job);
+      return;
+    }
     this.started.set(jobId(job.kind, job.id), job);
     this.here.enqueue(job, options);
   }

@@ -113,7 +113,10 @@ export class Output {
   }
 
   private pauseSpinner(write: () => void): void {
-    if (!this.spinner) return write();
+    if (!this.spinner) {
+      write();
+      return;
+    }
     this.spinner.clear();
     write();
     this.spinner.render();

@@ -63,16 +63,22 @@ export function jsonErrorOffset(text: string): number | undefined {
       if (ch === undefined || ch < ' ') fail();
       if (ch === '"') return void i++;
       if (ch === '\\') {
-        const escape = /^(?:["\\/bfnrt]|u[0-9a-fA-F]{4})/.exec(text.slice(i + 1, i + 6));
-        if (!escape) return void (i++, fail());
-        i += 1 + escape[0].length;
+        const escaped = /^(?:["\\/bfnrt]|u[0-9a-fA-F]{4})/.exec(text.slice(i + 1, i + 6));
+        if (!escaped) {
+          i++;
+          return fail();
+        }
+        i += 1 + escaped[0].length;
       } else i++;
     }
   };
   const value = (): void => {
     ws();
     const ch = text[i];
-    if (ch === '"') return string();
+    if (ch === '"') {
+      string();
+      return;
+    }
     if (ch === '{' || ch === '[') {
       const close = ch === '{' ? '}' : ']';
       i++;

@@ -6,7 +6,10 @@ export class EngineCaches {
   /** The cache called `name`, made on first use. */
   map<K, V>(name: string): Map<K, V> {
     let map = this.maps.get(name);
-    if (!map) this.maps.set(name, (map = new Map()));
+    if (!map) {
+      map = new Map();
+      this.maps.set(name, map);
+    }
     return map as Map<K, V>;
   }
 

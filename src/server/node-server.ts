@@ -119,7 +119,8 @@ async function serve(app: App, req: IncomingMessage, res: ServerResponse, log: (
     path: query < 0 ? rawUrl : rawUrl.slice(0, query),
     // Parsed on first use: a segment GET reads only the raw URL, and the parse shows in its CPU per request.
     get url() {
-      return (url ??= new URL(rawUrl, 'http://wmark.invalid'));
+      url ??= new URL(rawUrl, 'http://wmark.invalid');
+      return url;
     },
     headers: req.headers as Record<string, string | undefined>,
     body: () => readBody(req),

@@ -267,12 +267,8 @@ export function liveMask(pairs: ImagePair[], width: number, height: number, w: W
   const typical = rms.filter((_, q) => inside[q]).sort();
   if (!typical.length) return new Uint8Array(n).fill(1);
   const limit = Math.max(DEAD_RESIDUAL_FACTOR * typical[typical.length >> 1]!, DEAD_RESIDUAL_FLOOR);
-  return erodeMask(
-    Uint8Array.from(rms, (v) => (v > limit ? 0 : 1)),
-    width,
-    height,
-    1,
-  );
+  const kept = Uint8Array.from(rms, (v) => (v > limit ? 0 : 1));
+  return erodeMask(kept, width, height, 1);
 }
 
 /**
@@ -349,13 +345,11 @@ export function refineWarp(pairs: ImagePair[], width: number, height: number, st
     let improved = false;
     for (let tries = 0; tries < 6 && !improved; tries++) {
       const A = JtJ.map((row, i) => row.map((v, j) => (i === j ? v * (1 + lambda) + 1e-9 : v)));
-      const step = solveLinear(
-        A,
-        Jtr.map((v) => -v),
-      );
+      const downhill = Jtr.map((v) => -v);
+      const step = solveLinear(A, downhill);
       if (!step) break;
       const q = [...p];
-      free.forEach((i, j) => (q[i]! += step[j]!));
+      for (let j = 0; j < free.length; j++) q[free[j]!]! += step[j]!;
       const next = residuals(q);
       if (next.cost < cur.cost) {
         p = q;

@@ -33,7 +33,10 @@ export function scoreBook(bits: ArrayLike<number>, values: ArrayLike<number>, bo
     if (bit >= book.bits) throw new RangeError(`bit ${bit} is beyond the codebook (${book.bits} bits)`);
     const g = bit >>> 3;
     let table = byByte.get(g);
-    if (!table) byByte.set(g, (table = new Float64Array(256)));
+    if (!table) {
+      table = new Float64Array(256);
+      byByte.set(g, table);
+    }
     const mask = 1 << (7 - (bit & 7));
     const v = values[i]!;
     for (let b = 0; b < 256; b++) table[b]! += b & mask ? v : -v;

@@ -44,8 +44,11 @@ export function segmentFrameCounts(fps: { num: number; den: number }, totalFrame
 export function segmentBoundaries(lead: number[], gop: number, maxFrames = 0): number[] {
   const cuts: number[] = [];
   let at = 0;
-  for (const n of lead) cuts.push((at += n));
-  while ((at += gop) < maxFrames) cuts.push(at);
+  for (const n of lead) {
+    at += n;
+    cuts.push(at);
+  }
+  for (at += gop; at < maxFrames; at += gop) cuts.push(at);
   return cuts;
 }
 

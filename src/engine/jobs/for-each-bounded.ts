@@ -12,7 +12,9 @@ export async function forEachBounded<T>(items: readonly T[], size: number, task:
     items.map((item) =>
       limit(async () => {
         if (failure) return;
-        await task(item).catch((error: unknown) => void (failure ??= { error }));
+        await task(item).catch((error: unknown) => {
+          failure ??= { error };
+        });
       }),
     ),
   );

@@ -210,9 +210,16 @@ export class RenderScheduler {
   private watch(signal: AbortSignal, task: Task): void {
     let tasks = this.bySignal.get(signal);
     if (!tasks) {
-      const set = (tasks = new Set());
+      const set = new Set<Task>();
+      tasks = set;
       this.bySignal.set(signal, set);
-      signal.addEventListener('abort', () => [...set].forEach((t) => this.cancel(t)), { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const t of [...set]) this.cancel(t);
+        },
+        { once: true },
+      );
     }
     tasks.add(task);
   }

@@ -63,7 +63,10 @@ class SqliteDatabase implements SqlDatabase {
 
   private statement(sql: string): Database.Statement {
     let statement = this.statements.get(sql);
-    if (!statement) this.statements.set(sql, (statement = this.sqlite.prepare(sql)));
+    if (!statement) {
+      statement = this.sqlite.prepare(sql);
+      this.statements.set(sql, statement);
+    }
     return statement;
   }
 
