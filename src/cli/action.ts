@@ -24,7 +24,7 @@ export function runStateOf(command: Command): RunState {
   return (root as Command & { [STATE]: RunState })[STATE];
 }
 
-export function action<A extends unknown[]>(run: (ctx: CliContext, ...args: A) => Promise<number | void>) {
+export function action<A extends unknown[]>(run: (ctx: CliContext, ...args: A) => Promise<number | undefined>) {
   return async function (this: Command, ...args: unknown[]) {
     const state = runStateOf(this);
     let root: Command = this;

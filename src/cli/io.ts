@@ -2,7 +2,7 @@
 import type { Readable } from 'node:stream';
 
 export interface OutStream {
-  write(chunk: string): boolean | void;
+  write(chunk: string): boolean;
   isTTY?: boolean;
   columns?: number;
 }

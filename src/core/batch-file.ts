@@ -69,7 +69,7 @@ export function parseBatch(text: string, format: 'csv' | 'ndjson' | 'auto' = 'au
 }
 
 function parseCsvBatch(text: string): Result<BatchRow[]> {
-  let records;
+  let records: { line: number; fields: string[] }[];
   try {
     records = parseCsv(text);
   } catch (error) {

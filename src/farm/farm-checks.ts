@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Check } from '../engine/app/installation-checks.js';
+import type { MediaStore } from '../media/media-store.js';
 import { openMediaStore, type S3Access } from '../media/open-media-store.js';
 import { VERSION } from '../version.js';
 import { redactQueueUrl } from './queue-url.js';
@@ -82,7 +83,7 @@ async function queueChecks(url: string, timeoutMs: number): Promise<Check[]> {
 
 /** Writes a small object, reads it back, finds it in a listing and deletes it: what serve and the workers do. */
 async function mediaCheck(url: string, s3: S3Access): Promise<Check> {
-  let store;
+  let store: MediaStore;
   try {
     store = openMediaStore(url, s3);
   } catch (error) {

@@ -49,7 +49,7 @@ export interface FarmStatus {
 export type PublicFarmStatus = Pick<FarmStatus, 'reachable' | 'depth'> & { workers: { version?: string }[] | null };
 
 export function publicFarmStatus(status: FarmStatus): PublicFarmStatus {
-  return { reachable: status.reachable, depth: status.depth, workers: status.workers && status.workers.map((w) => ({ version: w.version })) };
+  return { reachable: status.reachable, depth: status.depth, workers: status.workers?.map((w) => ({ version: w.version })) ?? null };
 }
 
 /** A status page must answer while Redis is down (its client waits for the reconnect instead of failing). */

@@ -1,6 +1,7 @@
 // A media store in a folder: this machine's data dir, or a folder every machine mounts (NFS). Writes go to a hidden
 // temp file beside the target and are renamed into place, so readers on any machine see whole objects only.
 import { randomBytes } from 'node:crypto';
+import type { Dirent } from 'node:fs';
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -125,7 +126,7 @@ export class FolderMediaStore implements MediaStore {
     const folder = prefix.slice(0, prefix.lastIndexOf('/') + 1);
     const keys: string[] = [];
     const walk = async (relative: string): Promise<void> => {
-      let entries;
+      let entries: Dirent[];
       try {
         entries = await readdir(path.join(this.root, relative), { withFileTypes: true });
       } catch (error) {

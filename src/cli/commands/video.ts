@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import { videoBody } from '../../engine/app/api-bodies.js';
+import type { VideoResource } from '../../service/watermark-service.js';
 import { action } from '../action.js';
 import { addRemoteOptions, type RemoteFlags } from '../remote-flags.js';
 import { renderTable, renderVideo } from '../render.js';
@@ -35,7 +36,7 @@ export function registerVideo(program: Command): void {
     .action(
       action(async (ctx, ref: string, opts: RemoteFlags) => {
         const service = await ctx.service(opts);
-        let found;
+        let found: VideoResource;
         if (service.kind === 'local') {
           const record = await service.findVideo(ref);
           if (!record) throw new WmarkError('VIDEO_NOT_FOUND', `no video with id or key "${ref}"`, { hint: 'See `wmark video list`.' });

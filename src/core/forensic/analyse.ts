@@ -154,7 +154,7 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
     const map2 = sig
       ? alignPieces({ originalTimes: sidecar.signatureTimes, originalSig: sidecar.signature, leakTimes: frameTimes, leakSig: sig }, stats2)
       : undefined;
-    if (map2 && map2.pieces.length && !sameMap(map, map2)) {
+    if (map2?.pieces.length && !sameMap(map, map2)) {
       const before = slotContentResidual(sidecar, leak, map, warp, live);
       const after = slotContentResidual(sidecar, leak, map2, warp, live);
       if (after.slots >= 0.9 * before.slots && after.residual < before.residual) {

@@ -1,7 +1,7 @@
 // Where an ingest's bytes come from: a local file (checked), or an http(s) URL streamed into the data dir's tmp folder.
 import { randomUUID } from 'node:crypto';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type Stats } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -15,7 +15,7 @@ import { checkSourceAddress, checkSourcePath, type SourcePolicy } from './source
 export async function checkLocalSource(file: string, policy?: SourcePolicy): Promise<string> {
   const absolute = path.resolve(file);
   await checkSourcePath(policy, absolute);
-  let info;
+  let info: Stats;
   try {
     info = await stat(absolute);
   } catch {

@@ -22,7 +22,7 @@ export async function runIngestJob(engine: Engine, videoId: string, signal?: Abo
   return holdLease(engine, 'ingest', videoId, async (report) => {
     // Already over (a job row left running by an older process): nothing to redo, and the job ends.
     const current = await engine.store.getVideo(videoId);
-    if (!current || current.status !== 'PENDING') return current;
+    if (current?.status !== 'PENDING') return current;
     try {
       const input = await sourceFile(engine, initial, policy);
       const made = await engine.ingest.normalise(initial, input, report, signal);
