@@ -69,6 +69,7 @@ const EXAMPLES: Record<string, string[]> = {
   demo: ['wmark demo', 'wmark demo --viewer "Grace Hopper" --email grace@example.com', 'wmark demo --port 0 --no-keep-serving'],
   completion: [
     'wmark completion bash >> ~/.bashrc',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: ${fpath[1]} is zsh's, for the shell to expand
     'wmark completion zsh > "${fpath[1]}/_wmark"',
     'wmark completion fish > ~/.config/fish/completions/wmark.fish',
   ],

@@ -77,6 +77,7 @@ export function renderWatermark(r: WatermarkResource & WatermarkExtras, c: Chalk
  * see data lines only. The last column is not padded.
  */
 export function renderTable(headers: string[], rows: string[][], c: ChalkInstance, header: boolean): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC, which is what this strips
   const visible = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, '').length;
   const all = header ? [headers, ...rows] : rows;
   const widths = headers.map((_, i) => Math.max(...all.map((r) => visible(r[i] ?? ''))));

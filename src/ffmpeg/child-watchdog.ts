@@ -10,6 +10,7 @@ const SCRIPT = [
   'while read -r op pid; do',
   '  case "$op" in',
   '    +) pids="$pids$pid " ;;',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: sh parameter expansion, run by the shell
   '    -) case "$pids" in *" $pid "*) pids="${pids%% $pid *} ${pids#* $pid }" ;; esac ;;',
   '  esac',
   'done',
