@@ -227,7 +227,7 @@ async function detectKeepingFrames(c: Ctx, name: string, file: string, truth: nu
   });
   const detectS = (performance.now() - t0) / 1000;
   const stages: Record<string, number> = {};
-  stageTimes.forEach((s, i) => (stages[s.stage] = ((stageTimes[i + 1]?.t ?? t0 + detectS * 1000) - s.t) / 1000));
+  for (const [i, s] of stageTimes.entries()) stages[s.stage] = ((stageTimes[i + 1]?.t ?? t0 + detectS * 1000) - s.t) / 1000;
   const readings = r.readings ?? [];
   const { scores, mean, sd } = allScores(readings, c.codes);
   const verdict = scorePayloads(readings, c.codes);

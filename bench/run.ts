@@ -63,7 +63,12 @@ export function parseArgs(argv: string[]): BenchArgs {
       const eq = a.indexOf('=');
       const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
       const next = argv[i + 1];
-      const value = eq > 0 ? a.slice(eq + 1) : next !== undefined && !next.startsWith('--') ? (i++, next) : true;
+      let value: string | true = true;
+      if (eq > 0) value = a.slice(eq + 1);
+      else if (next !== undefined && !next.startsWith('--')) {
+        value = next;
+        i++;
+      }
       if (name === 'rounds') {
         const n = Number(value);
         if (!Number.isInteger(n) || n < 1) throw new Error(`--rounds: expected a positive integer, got ${String(value)}`);

@@ -59,7 +59,7 @@ export function queueDelays(tasks: TaskTimes[]): QueueDelays {
   const freeSince = new Map<TaskTimes, number>();
   for (const list of byWorker.values()) {
     list.sort((a, b) => a.startedAt - b.startedAt);
-    list.forEach((t, i) => freeSince.set(t, i === 0 ? -Infinity : list[i - 1]!.finishedAt));
+    for (const [i, t] of list.entries()) freeSince.set(t, i === 0 ? -Infinity : list[i - 1]!.finishedAt);
   }
   return {
     waitMs: tasks.map((t) => t.startedAt - t.enqueuedAt),

@@ -81,7 +81,10 @@ export const exitOf = (child: ChildProcess): Promise<number> =>
 
 export async function hasGnuTime(): Promise<boolean> {
   if (gnuTimeWorks !== undefined) return gnuTimeWorks;
-  if (!existsSync(GNU_TIME)) return (gnuTimeWorks = false);
+  if (!existsSync(GNU_TIME)) {
+    gnuTimeWorks = false;
+    return false;
+  }
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-time-'));
   try {
     const out = path.join(dir, 't');
