@@ -352,6 +352,7 @@ describe('links that are not valid', () => {
       const opened = await newPage();
       const response = await opened.page.goto(link);
       expect(response?.status(), link).toBe(403);
+      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText(), the text as shown, not the DOM property
       expect((await opened.page.locator('body').innerText()).trim()).toBe(text);
       expect(await opened.page.evaluate(() => (window as unknown as PlayerWindow).wmarkPlayer)).toBeUndefined();
       await saveScreenshot(opened.page, name);

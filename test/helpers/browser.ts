@@ -224,7 +224,7 @@ export async function imageStats(file: string): Promise<PixelStats> {
 export async function videoFrameStats(page: PageLike, selector = 'video'): Promise<PixelStats & { width: number; height: number }> {
   const { luma, width, height } = await page.evaluate((sel) => {
     const v = document.querySelector<HTMLVideoElement>(sel);
-    if (!v || !v.videoWidth) throw new Error(`no decoded video frame in ${sel}`);
+    if (!v?.videoWidth) throw new Error(`no decoded video frame in ${sel}`);
     const canvas = document.createElement('canvas');
     canvas.width = v.videoWidth;
     canvas.height = v.videoHeight;

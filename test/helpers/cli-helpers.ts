@@ -7,6 +7,7 @@ import { type CliOptions, type CliResult, runCli } from './cli.js';
 import { REPO } from './fixtures.js';
 
 /** Any ANSI escape sequence (SGR colours, cursor movement, spinner frames). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: every ANSI sequence starts with ESC, the character this looks for
 export const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/;
 
 export interface Sandbox {

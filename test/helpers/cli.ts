@@ -24,8 +24,22 @@ export async function runCli(argv: string[], options: CliOptions = {}): Promise<
   const stdin = Readable.from(options.stdin !== undefined ? [Buffer.from(options.stdin)] : []) as Readable & { isTTY?: boolean };
   stdin.isTTY = options.stdin === undefined && options.tty ? true : undefined;
   const code = await run(argv, {
-    stdout: { write: (s: string) => ((stdout += s), true), isTTY: options.tty ?? false, columns: 100 },
-    stderr: { write: (s: string) => ((stderr += s), true), isTTY: options.tty ?? false, columns: 100 },
+    stdout: {
+      write: (s: string) => {
+        stdout += s;
+        return true;
+      },
+      isTTY: options.tty ?? false,
+      columns: 100,
+    },
+    stderr: {
+      write: (s: string) => {
+        stderr += s;
+        return true;
+      },
+      isTTY: options.tty ?? false,
+      columns: 100,
+    },
     stdin,
     env: { CI: '1', NO_COLOR: '1', ...options.env },
     cwd: options.cwd ?? process.cwd(),

@@ -246,8 +246,12 @@ export function testClock(start = 1_700_000_000_000): { now: () => number; set(m
   let t = start;
   return {
     now: () => t,
-    set: (ms) => void (t = ms),
-    advance: (ms) => void (t += ms),
+    set: (ms) => {
+      t = ms;
+    },
+    advance: (ms) => {
+      t += ms;
+    },
   };
 }
 

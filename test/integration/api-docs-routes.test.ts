@@ -26,12 +26,12 @@ describe('docs/api.md and the route table', () => {
     const routes = s.app.routes();
     expect(routes.length).toBeGreaterThan(20);
     const paths = [...new Set(routes.map((r) => asDocumented(r.path)))];
-    const escape = (t: string) => t.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+    const escapeRegExp = (t: string) => t.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
     const missing = paths.filter((p) => {
       // A parameter may be written with another name ({id}) or as an example value (video.m3u8, seg_00000.ts).
       const pattern = p
         .split(/\{\w+\}/)
-        .map(escape)
+        .map(escapeRegExp)
         .join('(\\{\\w+\\}|[\\w.{},-]+)');
       return !new RegExp(`${pattern}/?(?=[\\s\`?:)]|$)`, 'm').test(DOC);
     });

@@ -275,7 +275,7 @@ describe('templates', () => {
     const e = jsonError(j);
     expect(e.code).toBe('TEMPLATE_INVALID');
     expect(e.details).toHaveLength(6);
-    issues.forEach((issue, i) => expect(e.details![i]).toContain(issue));
+    for (const [i, issue] of issues.entries()) expect(e.details![i]).toContain(issue);
   });
 
   it('a body that is not an object, or a file that is missing, exits 2', async () => {

@@ -390,7 +390,7 @@ describe('poll', () => {
     expect(r.stdout).toContain('playlist  http://p/v.m3u8');
     expect(r.stderr).toContain('PENDING, polling every 0.1 s');
     // Plain output: no spinner frames or cursor movement.
-    expect(r.stderr).not.toMatch(/\u001b\[/);
+    expect(r.stderr).not.toContain('\u001b[');
     expect(service.requests).toHaveLength(6);
   });
 

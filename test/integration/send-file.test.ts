@@ -109,7 +109,12 @@ describe('sendFile', () => {
     routes.set('/cut', { file: path.join(dir, 'a'), start: 0, end: a.length - 1 });
     for (let i = 0; i < 5; i++) {
       await new Promise<void>((resolve) => {
-        const req = get(`${base}/cut`, (res) => res.once('data', () => (req.destroy(), resolve())));
+        const req = get(`${base}/cut`, (res) =>
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          }),
+        );
         req.on('error', () => resolve());
       });
     }

@@ -168,7 +168,10 @@ describe('the queue with workers', () => {
     // The right worker is slow, so the stale one, idle, takes tasks first.
     const slow = {
       ...inner,
-      ffmpeg: async (...args: Parameters<typeof inner.ffmpeg>) => (await new Promise((r) => setTimeout(r, 400)), inner.ffmpeg(...args)),
+      ffmpeg: async (...args: Parameters<typeof inner.ffmpeg>) => {
+        await new Promise((r) => setTimeout(r, 400));
+        return inner.ffmpeg(...args);
+      },
     };
     const good = await worker({ runner: slow, concurrency: 1 });
     const staleLog: string[] = [];

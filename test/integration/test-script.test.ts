@@ -7,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { REPO, tempDir } from '../helpers/fixtures.js';
 
 const dirs: string[] = [];
-afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 
 /** A checkout without node_modules (and, unless `chromium`, without a browser on PATH); returns the script's stdout. */
 function runScript(options: { root: boolean; chromium?: boolean; redis?: boolean; nodeModules?: boolean }): string[] {

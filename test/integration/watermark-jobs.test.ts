@@ -230,7 +230,7 @@ describe('published HLS', () => {
     // 12 s at 30 fps: the lead segments (30, 30, 60 frames), then 4-s GOPs of 120 frames.
     expect(playlist.segments.map((s) => Math.round(s.duration * 30))).toEqual(segmentFrameCounts({ num: 30, den: 1 }, 12 * 30, true));
     expect(playlist.segments).toHaveLength(5);
-    playlist.segments.forEach((s, i) => expect(s.duration).toBeCloseTo(video.segments[i]!, 3));
+    for (const [i, s] of playlist.segments.entries()) expect(s.duration).toBeCloseTo(video.segments[i]!, 3);
     expect(playlist.segments.reduce((a, s) => a + s.duration, 0)).toBeCloseTo(12, 1);
 
     let expectedStart: number | undefined;
@@ -462,8 +462,11 @@ describe('CLI jobs', () => {
       return undefined;
     };
     const deadline = Date.now() + 30_000;
-    let caught: Awaited<ReturnType<typeof finished>>;
-    while (!(caught = await finished()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    let caught = await finished();
+    while (!caught && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      caught = await finished();
+    }
     expect(caught, 'a first segment within 30 s').toBeDefined();
     process.kill(-first.child.pid!, 'SIGKILL');
     await first.done;

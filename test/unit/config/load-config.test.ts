@@ -27,7 +27,7 @@ function write(relative: string, content: string | object): string {
   return file;
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
@@ -253,7 +253,7 @@ describe('config errors', () => {
   it('names the file on a JSON syntax error', async () => {
     const file = write('.wmarkrc.json', '{ "workers": 2,, }');
     const error = await loadError();
-    expect(error.message).toMatch(new RegExp(`^${escape(file)}: invalid JSON: \\S`));
+    expect(error.message).toMatch(new RegExp(`^${escapeRegExp(file)}: invalid JSON: \\S`));
     // One line: the reason, without parse-json's echo of the input and code frames.
     expect(error.message).not.toContain('\n');
     expect(error.file).toBe(file);

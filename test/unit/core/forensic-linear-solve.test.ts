@@ -165,10 +165,13 @@ describe('solveLinear', () => {
 
   it('solves a 9 x 9 system (the size of the warp refinement) to a small residual', () => {
     let seed = 7;
-    const rnd = () => ((seed = (seed * 16807) % 2147483647) / 2147483647) * 2 - 1;
+    const rnd = () => {
+      seed = (seed * 16807) % 2147483647;
+      return (seed / 2147483647) * 2 - 1;
+    };
     const A = Array.from({ length: 9 }, () => Array.from({ length: 9 }, rnd));
     const truth = Array.from({ length: 9 }, rnd);
     const x = solveLinear(A, times(A, truth))!;
-    x.forEach((v, i) => expect(v).toBeCloseTo(truth[i]!, 9));
+    for (const [i, v] of x.entries()) expect(v).toBeCloseTo(truth[i]!, 9);
   });
 });

@@ -101,7 +101,7 @@ describe('slotOrderFromWhole', () => {
     const aa = [...Array(split).fill(102), ...Array(rest).fill(101)];
     const bb = [...Array(split).fill(98), ...Array(rest).fill(99)];
     const decoded = new Uint16Array([...aa, ...bb].length * n);
-    [...aa, ...bb].forEach((level, f) => decoded.set(frame(level), f * n));
+    for (const [f, level] of [...aa, ...bb].entries()) decoded.set(frame(level), f * n);
     const ordered = slotOrderFromWhole(decoded, n, split);
     const levels = Array.from({ length: ordered.length / n }, (_, f) => ordered[f * n]! / 256);
     expect(levels).toEqual([102, 102, 102, 98, 98, 98, 101, 101, 101, 101, 99, 99, 99, 99]);

@@ -27,8 +27,14 @@ function harness(threads: number) {
         urgency,
         signal,
         settled: false,
-        finish: () => ((r.settled = true), resolve()),
-        fail: (e) => ((r.settled = true), reject(e)),
+        finish: () => {
+          r.settled = true;
+          resolve();
+        },
+        fail: (e) => {
+          r.settled = true;
+          reject(e);
+        },
       };
       started.push(r);
     });

@@ -238,7 +238,7 @@ describe('segmentDurations', () => {
     expect(durations).toHaveLength(count);
     expect(Math.abs(durations.reduce((a, b) => a + b, 0) - frames * frame)).toBeLessThan(1e-5 * count);
     expect(Math.abs(durations.reduce((a, b) => a + b, 0) - seconds)).toBeLessThanOrEqual(frame);
-    durations.slice(0, -1).forEach((d) => expect(d).toBeCloseTo(framesPerSegment(fps) * frame, 6));
+    for (const d of durations.slice(0, -1)) expect(d).toBeCloseTo(framesPerSegment(fps) * frame, 6);
   });
 
   it.each([

@@ -7,8 +7,14 @@ const prompter = (answers: { input?: string; password?: string }): Prompter & { 
   const calls: string[] = [];
   return {
     calls,
-    input: vi.fn(async (m: string) => (calls.push(`input:${m}`), answers.input ?? '')),
-    password: vi.fn(async (m: string) => (calls.push(`password:${m}`), answers.password ?? '')),
+    input: vi.fn(async (m: string) => {
+      calls.push(`input:${m}`);
+      return answers.input ?? '';
+    }),
+    password: vi.fn(async (m: string) => {
+      calls.push(`password:${m}`);
+      return answers.password ?? '';
+    }),
   };
 };
 

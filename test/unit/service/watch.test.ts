@@ -6,7 +6,13 @@ import { lastOf, watch } from '../../../src/service/watch.js';
 /** A state source that returns the scripted states in order, then repeats the last; counts reads. */
 function script<T>(states: T[]) {
   let i = 0;
-  const source = { reads: 0, read: () => (source.reads++, states[Math.min(i++, states.length - 1)]!) };
+  const source = {
+    reads: 0,
+    read: () => {
+      source.reads++;
+      return states[Math.min(i++, states.length - 1)]!;
+    },
+  };
   return source;
 }
 
@@ -37,11 +43,16 @@ describe('watch', () => {
       read: src.read,
       intervalMs: 60_000,
       until: (s) => s === 'b',
-      subscribe: (wake) => (listeners.add(wake), () => listeners.delete(wake)),
+      subscribe: (wake) => {
+        listeners.add(wake);
+        return () => listeners.delete(wake);
+      },
     });
     const first = await states.next();
     expect(first.value).toBe('a');
-    setTimeout(() => listeners.forEach((l) => l()), 20);
+    setTimeout(() => {
+      for (const l of listeners) l();
+    }, 20);
     expect((await states.next()).value).toBe('b');
     expect((await states.next()).done).toBe(true);
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -60,7 +71,10 @@ describe('watch', () => {
       },
       intervalMs: 60_000,
       until: (n) => n === 2,
-      subscribe: (w) => ((wake = w), () => {}),
+      subscribe: (w) => {
+        wake = w;
+        return () => {};
+      },
     });
     expect(await collect(states)).toEqual([1, 2]);
   });

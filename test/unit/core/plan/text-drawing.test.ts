@@ -340,7 +340,9 @@ describe('textDrawing', () => {
 
 describe('drawtextFilter with the bundled ffmpeg', () => {
   const dirs: string[] = [];
-  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
 
   /** Renders one 160x90 grey frame with the filter and returns its raw RGB bytes. */
   async function render(filter: string, cwd: string): Promise<Buffer> {
