@@ -6,7 +6,8 @@
 // - an import of a folder's private modules from outside it (the state store is the engine's alone; the server reaches
 //   the engine only through its application layer, engine/app/);
 // - a property access that reaches through the application layer to the engine behind it (`service.engine`);
-// - a heavy package loaded at the CLI's start.
+// - a heavy package loaded at the CLI's start;
+// - a file over 400 lines.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -43,6 +44,8 @@ const REACH_THROUGH = { pattern: /\bservice\s*(?:\?\.|\.)\s*engine\b/, layers: [
  */
 const HEAVY = ['bullmq', 'ioredis', '@aws-sdk/client-s3', 'jose', 'playwright-core', 'ora', '@inquirer/prompts', 'kysely', 'pg'];
 const ENTRY = 'cli/main.ts';
+/** A file longer than this is usually doing two jobs: split it along its seams. */
+const MAX_LINES = 400;
 
 const files = [];
 (function walk(dir) {
@@ -66,6 +69,8 @@ const relOf = (file) => path.relative(root, file).split(path.sep).join('/');
 
 for (const file of files) {
   const text = readFileSync(file, 'utf8');
+  const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+  if (lines > MAX_LINES) problems.push(`size: ${relOf(file)} has ${lines} lines (at most ${MAX_LINES}); split it along its seams`);
   const all = new Set();
   const runtime = new Set();
   const from = layerOf(file);

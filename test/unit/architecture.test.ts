@@ -79,6 +79,17 @@ describe('architecture check', () => {
     expect(r.stdout).toContain('2 architecture problem(s) in 5 files');
   });
 
+  it('refuses a file over 400 lines', () => {
+    const root = tree('size', {
+      'core/long.ts': 'export const a = 1;\n'.repeat(401),
+      'core/ok.ts': 'export const b = 1;\n'.repeat(400),
+    });
+    const r = check(root);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('size: core/long.ts has 401 lines (at most 400)');
+    expect(r.stdout).not.toContain('core/ok.ts');
+  });
+
   it('refuses a heavy package that the CLI loads at start, naming the chain, and allows it through import()', () => {
     const root = tree('startup', {
       'cli/main.ts': "import { run } from './program.js';\nexport const main = run;\n",
