@@ -284,9 +284,12 @@ describe('config errors', () => {
     expect(error.message).toContain('env WMARK_API_URL: expected an http(s) URL, got the string "nope"');
   });
 
-  it('names the flag that holds a bad value', async () => {
+  it('names the flag that holds a bad value, worded as the CLI words every flag error, and says which flag it is', async () => {
     const error = await loadError({ flags: { port: '99999' } });
-    expect(error.message).toBe('flag --port: expected an integer from 0 to 65535, got 99999');
+    expect(error.message).toBe('--port: expected an integer from 0 to 65535, got 99999');
+    expect(error).toMatchObject({ fromFlag: true, flag: '--port' });
+    const text = await loadError({ flags: { port: 'abc' } });
+    expect(text.message).toBe('--port: expected an integer from 0 to 65535, got "abc"');
   });
 });
 
