@@ -223,6 +223,11 @@ export function templateRequests(
     ? plan.batch.rows.map((r) => ({ label: `${plan.batch!.label} line ${r.line}`, line: r.line, mappings: r.mappings }))
     : [{ label: '--map', mappings: plan.template!.mappings }];
   const issues = rows.flatMap((r) => checkMappings(placeholders, r.mappings, r.label));
-  if (issues.length) throw validationError(plan.batch ? 'BATCH_INVALID' : 'TEMPLATE_MAPPING_INVALID', issues);
+  if (issues.length)
+    throw validationError(
+      plan.batch ? 'BATCH_INVALID' : 'TEMPLATE_MAPPING_INVALID',
+      issues,
+      `\`wmark template show ${template.id}\` lists the placeholders it needs${placeholders.length ? ` (${placeholders.join(', ')})` : ''}.`,
+    );
   return rows.map((r) => ({ ...r, request: { ...plan.base, settingsTemplateMapping: { id: template.id, mappings: r.mappings } } }));
 }
