@@ -11,7 +11,8 @@ export interface ServeRecord {
   /** The base of the links it hands out: its public URL when it has one, else `url`. */
   baseUrl: string;
   pid: number;
-  startedOn: string;
+  /** Unix ms, as every time wmark writes for programs. */
+  startedOn: number;
 }
 
 export function serveRecordPath(dataDir: string): string {
@@ -20,6 +21,17 @@ export function serveRecordPath(dataDir: string): string {
 
 export async function writeServeRecord(dataDir: string, record: ServeRecord): Promise<void> {
   await writeFileAtomic(serveRecordPath(dataDir), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+}
+
+/**
+ * Records that this process serves the data folder at `url` (`wmark serve`, and `wmark demo` while it serves), so local
+ * commands sign their links for it; the returned function removes the record on the way out. A server bound to every
+ * interface (0.0.0.0, ::) is reached here through loopback.
+ */
+export async function recordServe(dataDir: string, url: string, publicUrl: string | undefined): Promise<() => void> {
+  const reachable = url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, (_, host: string) => (host === '[::]' ? 'http://[::1]' : 'http://127.0.0.1'));
+  await writeServeRecord(dataDir, { url, baseUrl: publicUrl ?? reachable, pid: process.pid, startedOn: Date.now() });
+  return () => removeServeRecord(dataDir);
 }
 
 /** Removes the record if it is this process's (another serve on the same data may have written it since). */
@@ -47,7 +59,7 @@ export function readServeRecord(dataDir: string, options: { checkAlive?: boolean
   }
   if (typeof parsed.url !== 'string' || typeof parsed.baseUrl !== 'string' || typeof parsed.pid !== 'number') return undefined;
   if ((options.checkAlive ?? true) && !isAlive(parsed.pid)) return undefined;
-  return { url: parsed.url, baseUrl: parsed.baseUrl, pid: parsed.pid, startedOn: String(parsed.startedOn ?? '') };
+  return { url: parsed.url, baseUrl: parsed.baseUrl, pid: parsed.pid, startedOn: typeof parsed.startedOn === 'number' ? parsed.startedOn : 0 };
 }
 
 /** True when something accepts HTTP at the link's origin within `timeoutMs` (any status: a service answered). */
