@@ -218,7 +218,8 @@ describe('help and errors', () => {
       const r = await cli([...p.split(' ').filter(Boolean), '--help']);
       expect(r.code, p).toBe(0);
       expect(r.stdout, p).toContain('\nExamples:\n  $ wmark');
-      if (p) expect(r.stdout.replace(/\s+/g, ' '), p).toContain('Global options: --json, --quiet, --verbose, --no-color, --config <file>, --data-dir <dir>, --help');
+      if (p)
+        expect(r.stdout.replace(/\s+/g, ' '), p).toContain('Global options: --json, --quiet, --verbose, --no-color, --config <file>, --data-dir <dir>, --help');
       expect(r.stdout, p).not.toMatch(/SPEC|DESIGN/);
       // A doc is named by its installed path, which opens from any folder; never as a path relative to a checkout.
       expect(r.stdout, p).not.toMatch(/(?<![\w/.-])docs\/\w+\.md/);

@@ -460,7 +460,9 @@ describe('forensic viewers', () => {
     expect(json.json()).toMatchObject({ found: false, tooShort: true, shortestLeakSeconds: 120 });
     const text = await cli(['detect', leak, '--key', KEY]);
     expect(text.code).toBe(8);
-    expect(text.stdout).toMatch(/^too short: the leak lasts 20\.\d s, and this title's mark names a viewer from 2 minutes of it; a copy this short cannot name anyone\.$/m);
+    expect(text.stdout).toMatch(
+      /^too short: the leak lasts 20\.\d s, and this title's mark names a viewer from 2 minutes of it; a copy this short cannot name anyone\.$/m,
+    );
   });
 
   it('the title as ingested, before any mark (its clean segments, same degradation), reads every segment and names nobody', async () => {
