@@ -242,7 +242,10 @@ describe('s3 media store', () => {
       let reads = 0;
       while (writing) {
         const bytes = await store.read('videos/v1/w1/video.m3u8');
-        expect(versions.some((v) => v.equals(bytes)), `read ${bytes.length} bytes that are no version`).toBe(true);
+        expect(
+          versions.some((v) => v.equals(bytes)),
+          `read ${bytes.length} bytes that are no version`,
+        ).toBe(true);
         reads++;
       }
       return reads;
