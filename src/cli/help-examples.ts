@@ -56,7 +56,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'wmark worker --queue redis://farm:6379 --media /mnt/wmark   # a folder every machine mounts (NFS)',
   ],
   detect: ['wmark detect leaked.mp4 --key film', 'wmark detect leaked.mp4 --key film --json'],
-  auth: ['wmark auth keys create --label "my app"', 'wmark auth login --remote https://watermark.example.com'],
+  auth: ['wmark auth keys create --label "my app"', 'wmark auth login --remote https://watermark.example.com   # at a terminal: asks for the key'],
   'auth keys': ['wmark auth keys create --label "my app"', 'wmark auth keys list', 'wmark auth keys revoke <client-id>'],
   'auth keys create': ['wmark auth keys create --label "my app"'],
   'auth keys list': ['wmark auth keys list'],
