@@ -84,7 +84,7 @@ export function readmeBlocks(markdown: string): { heading: string; commands: str
 /** The commands of a shell snippet: `\`-continued lines joined, blank and comment-only lines left out. */
 export function shellCommands(text: string): string[] {
   return text
-    .replace(/\\\n\s*/g, ' ')
+    .replace(/[ \t]*\\\n\s*/g, ' ')
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#'));
