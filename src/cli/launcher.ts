@@ -3,6 +3,7 @@
 // running, holding its port. So a process started by npm watches the process that launched it, and stops as if
 // signalled when that goes. Ctrl-C at a terminal reaches the whole process group and needs none of this.
 import { readFileSync } from 'node:fs';
+import { isAlive } from './process-alive.js';
 
 const SHELLS = new Set(['sh', 'dash', 'bash', 'zsh', 'ash', 'busybox']);
 const EVERY_MS = 500;
@@ -18,15 +19,6 @@ function procInfo(pid: number): { ppid: number; comm: string } | undefined {
     return Number.isInteger(ppid) ? { ppid, comm } : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

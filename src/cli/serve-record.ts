@@ -4,6 +4,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import writeFileAtomic from 'write-file-atomic';
 import { dataLayout } from '../engine/data-folder/layout.js';
+import { isAlive } from './process-alive.js';
 
 export interface ServeRecord {
   /** Where the server listens, e.g. http://127.0.0.1:54321. */
@@ -37,16 +38,6 @@ export async function recordServe(dataDir: string, url: string, publicUrl: strin
 /** Removes the record if it is this process's (another serve on the same data may have written it since). */
 export function removeServeRecord(dataDir: string, pid = process.pid): void {
   if (readServeRecord(dataDir, { checkAlive: false })?.pid === pid) rmSync(serveRecordPath(dataDir), { force: true });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The running serve's record; none when absent, unreadable, or left by a process that has gone (kill -9). */

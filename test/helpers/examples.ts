@@ -25,7 +25,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { BIN, until } from './cli-helpers.js';
+import { BIN, onPty, until } from './cli-helpers.js';
 import { freePort } from './free-port.js';
 import { startRedis, type TestRedis } from './redis.js';
 import { startS3, type TestS3 } from './s3.js';
@@ -348,20 +348,7 @@ export class Block {
         ];
     const env: Record<string, string> = { ...this.w.env, ...this.env, TERM: 'xterm-256color' };
     delete env.CI;
-    const child = spawn('script', ['-qfec', `stty cols 100 rows 40; ${command}`, '/dev/null'], { cwd: this.w.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let output = '';
-    let seen = 0;
-    child.stdout!.setEncoding('utf8').on('data', (s: string) => {
-      output += s;
-      while (pending.length && pending[0]![0].test(output.slice(seen))) {
-        seen = output.length;
-        child.stdin!.write(pending.shift()![1]);
-      }
-    });
-    child.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
-    const code = await new Promise<number | null>((r) => child.on('close', r));
-    clearTimeout(timer);
+    const { code, output } = await onPty(command, pending, { env, cwd: this.w.cwd, timeoutMs: 300_000 });
     return { code, stdout: output, stderr: '' };
   }
 
