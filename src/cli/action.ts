@@ -2,7 +2,10 @@
 // Commands import this, not program.ts, so the program can import every command without a cycle.
 import type { Command } from 'commander';
 import { CliContext, type GlobalFlags } from './context.js';
+import { FlagError } from './flag-error.js';
+import { pathOf } from './help.js';
 import type { CliIO } from './io.js';
+import { toWmarkError } from './output.js';
 
 export interface RunState {
   io: CliIO;
@@ -31,7 +34,14 @@ export function action<A extends unknown[]>(run: (ctx: CliContext, ...args: A) =
     while (root.parent) root = root.parent;
     const ctx = new CliContext(state.io, root.opts() as GlobalFlags);
     state.ctx = ctx;
-    const code = await run(ctx, ...(args as A));
+    let code: number | undefined;
+    try {
+      code = await run(ctx, ...(args as A));
+    } catch (error) {
+      // A flag error's hint names the help of this command.
+      const e = toWmarkError(error);
+      throw e instanceof FlagError ? e.inCommand(pathOf(this)) : error;
+    }
     state.exitCode = typeof code === 'number' ? code : 0;
   };
 }

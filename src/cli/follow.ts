@@ -55,15 +55,17 @@ export interface Described {
   tenths?: number;
 }
 
+/**
+ * A watermark's progress in words that say what happens. The API calls a watermark READY as soon as it plays; while
+ * the rest still renders, that reads "playable, rendering 3/7 segments" rather than "READY, rendering ...". The mp4
+ * join is one step, not a count.
+ */
 export function describeWatermark(p: WatermarkProgress): Described {
   if (!p.stage) return { status: p.status };
-  if (p.total === undefined || p.done === undefined || p.total === 0) return { status: p.status, stage: p.stage, detail: p.stage };
-  return {
-    status: p.status,
-    stage: p.stage,
-    detail: `${p.stage} ${p.done}/${p.total}${p.stage === 'joining mp4' ? '' : ' segments'}`,
-    tenths: Math.floor((10 * p.done) / p.total),
-  };
+  const status = p.status === 'READY' && !p.final ? 'playable' : p.status;
+  if (p.stage === 'joining mp4') return { status, stage: p.stage, detail: 'joining the segments into the mp4' };
+  if (p.total === undefined || p.done === undefined || p.total === 0) return { status, stage: p.stage, detail: p.stage };
+  return { status, stage: p.stage, detail: `${p.stage} ${p.done}/${p.total} segments`, tenths: Math.floor((10 * p.done) / p.total) };
 }
 
 export function describeVideo(p: VideoProgress): Described {

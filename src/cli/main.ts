@@ -1,4 +1,5 @@
 // Process entry: wires the real streams, SIGINT/SIGTERM cancellation and the exit code to run().
+import { stopWithLauncher } from './launcher.js';
 import { run } from './program.js';
 
 export async function main(argv: string[]): Promise<number> {
@@ -11,6 +12,8 @@ export async function main(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Started by npm (npx wmark serve): stopping npm stops this process too, as a SIGTERM would.
+  const unwatch = stopWithLauncher(process.env, onSignal);
   const code = await run(argv, {
     stdout: process.stdout,
     stderr: process.stderr,
@@ -19,5 +22,6 @@ export async function main(argv: string[]): Promise<number> {
     cwd: process.cwd(),
     signal: controller.signal,
   });
+  unwatch();
   return controller.signal.aborted && code !== 0 ? 130 : code;
 }

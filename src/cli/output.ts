@@ -2,6 +2,8 @@
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Ora } from 'ora';
 import { isWmarkError, WmarkError } from '../core/errors.js';
+import { resolveDocRefs } from './docs.js';
+import { FlagError } from './flag-error.js';
 import type { CliIO } from './io.js';
 
 export type OutputMode = 'human' | 'plain' | 'json';
@@ -76,7 +78,7 @@ export class Output {
   }
 
   warn(message: string): void {
-    this.pauseSpinner(() => this.io.stderr.write(ensureNewline(`${this.color.yellow('warning:')} ${message}`)));
+    this.pauseSpinner(() => this.io.stderr.write(ensureNewline(`${this.color.yellow('warning:')} ${resolveDocRefs(message)}`)));
   }
 
   debug(message: string): void {
@@ -125,14 +127,16 @@ export class Output {
   error(error: unknown): number {
     this.stopSpinner();
     const e = toWmarkError(error);
+    // A doc a message points at is named where it is installed, so it opens from any working folder.
+    const hint = e.hint === undefined ? undefined : resolveDocRefs(e.hint);
     if (this.mode === 'json') {
-      const body: Record<string, unknown> = { code: e.code, message: e.message, hint: e.hint ?? null };
+      const body: Record<string, unknown> = { code: e.code, message: e.message, hint: hint ?? null };
       if (e.details.length) body.details = e.details;
       this.io.stdout.write(`${JSON.stringify({ error: body })}\n`);
     } else {
       const c = this.color;
-      this.io.stderr.write(`${c.red('error:')} ${e.message}\n`);
-      if (e.hint) this.io.stderr.write(`${c.dim('hint:')} ${e.hint}\n`);
+      this.io.stderr.write(`${c.red('error:')} ${resolveDocRefs(e.message)}\n`);
+      if (hint) this.io.stderr.write(`${c.dim('hint:')} ${hint}\n`);
       if (this.options.verbose && e.details.length) this.io.stderr.write(`${c.dim(e.details.join('\n'))}\n`);
       if (this.options.verbose && e.kind === 'unexpected' && e.cause instanceof Error && e.cause.stack) this.io.stderr.write(`${c.dim(e.cause.stack)}\n`);
     }
@@ -147,10 +151,9 @@ function ensureNewline(text: string): string {
 /** Anything thrown becomes a WmarkError; unknown errors are "unexpected" (exit 1) with no stack unless --verbose. */
 export function toWmarkError(error: unknown): WmarkError {
   if (isWmarkError(error)) return error;
-  const named = error as { code?: string; message?: string; hint?: string; name?: string; fromFlag?: boolean } | undefined;
-  if (named?.name === 'ConfigError' && named.fromFlag) {
-    return new WmarkError('BAD_FLAG', named.message ?? 'invalid flag', { hint: named.hint });
-  }
+  const named = error as { code?: string; message?: string; hint?: string; name?: string; fromFlag?: boolean; flag?: string } | undefined;
+  // A flag the config layer refused reads like any other flag error, and its hint says where the flag is described.
+  if (named?.name === 'ConfigError' && named.fromFlag) return new FlagError('BAD_FLAG', named.message ?? 'invalid flag', named.flag ?? '');
   if (named?.name === 'ConfigError' || named?.code === 'CONFIG_INVALID') {
     return new WmarkError('CONFIG_INVALID', named.message ?? 'invalid configuration', { hint: named.hint });
   }

@@ -20,8 +20,12 @@ import { registerWatermark } from './commands/watermark.js';
 import { registerWatermarkManagement } from './commands/watermark-manage.js';
 import { registerWorker } from './commands/worker.js';
 import { CliContext } from './context.js';
-import { applyHelp } from './help.js';
+import { fromCommanderError, helpHint } from './flag-error.js';
+import { applyHelp, pathOf } from './help.js';
 import type { CliIO } from './io.js';
+
+/** The command each usage error happened in (commander's errors do not say). */
+const failedIn = new WeakMap<CommanderError, Command>();
 
 export function buildProgram(io: CliIO): Command {
   const program = new Command('wmark');
@@ -36,7 +40,6 @@ export function buildProgram(io: CliIO): Command {
     .option('--config <file>', 'use this config file instead of searching for wmark.config.* / .wmarkrc*')
     .option('--data-dir <dir>', 'state and media folder (default: the platform data dir; env WMARK_HOME)')
     .showSuggestionAfterError(true)
-    .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       // With --json, commander's text on stderr (an error, or help after a missing subcommand) is left out: run() prints
@@ -44,7 +47,8 @@ export function buildProgram(io: CliIO): Command {
       writeErr: (s) => {
         if (!state.json) io.stderr.write(s);
       },
-      outputError: (s, write) => write(s),
+      // Usage errors are printed by run(), in the words and with the hint of every other error.
+      outputError: () => undefined,
     });
   attachRunState(program, state);
   registerIngest(program);
@@ -62,10 +66,18 @@ export function buildProgram(io: CliIO): Command {
   registerJob(program);
   registerCompletion(program);
   applyHelp(program);
+  // Each usage error remembers the command it happened in, so its hint names that command's help.
   const inherit = (c: Command) => {
-    c.exitOverride().configureOutput(program.configureOutput());
+    c.exitOverride((error) => {
+      failedIn.set(error, c);
+      throw error;
+    }).configureOutput(program.configureOutput());
     c.commands.forEach(inherit);
   };
+  program.exitOverride((error) => {
+    failedIn.set(error, program);
+    throw error;
+  });
   program.commands.forEach(inherit);
   return program;
 }
@@ -91,12 +103,13 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
       // `help` asked for exits 0; a command group run without a (known) subcommand prints help to stderr with a non-zero code: usage.
       const missingCommand = error.code === 'commander.help';
       if (missingCommand && error.exitCode === 0) return 0;
-      // Commander already printed its message; usage errors are exit 2 (commander's own default is 1).
-      if (state.ctx?.output.mode === 'json' || state.json) {
-        const message = missingCommand ? 'missing or unknown command' : error.message.replace(/^error: /, '');
-        io.stdout.write(`${JSON.stringify({ error: { code: 'USAGE', message, hint: 'See --help.' } })}\n`);
-      }
-      return 2;
+      // Usage errors are exit 2 (commander's own default is 1). A missing subcommand has had its help printed.
+      const path = pathOf(failedIn.get(error) ?? program);
+      const usage = missingCommand
+        ? new WmarkError('USAGE', 'missing or unknown command', { hint: helpHint(undefined, path || undefined) })
+        : fromCommanderError(error, path || undefined);
+      if (missingCommand && !state.json) return usage.exitCode;
+      return (state.ctx ?? new CliContext(io, { json: state.json })).output.error(usage);
     }
     const ctx = state.ctx ?? new CliContext(io, { json: state.json });
     if (io.signal?.aborted) return ctx.output.error(new WmarkError('INTERRUPTED', 'interrupted'));

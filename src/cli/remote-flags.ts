@@ -10,6 +10,7 @@ import { formatSeconds, HttpClient } from '../remote/client.js';
 import { type CredentialsFile, credentialsPath, normalizeBaseUrl, readCredentials, type StoredService } from '../remote/credentials-store.js';
 import { RemoteSession } from '../remote/session.js';
 import { VERSION } from '../version.js';
+import { flagError } from './flag-error.js';
 import type { CliIO } from './io.js';
 
 /** What the remote flags need of a CLI run: its streams and environment, its config, and where messages go. */
@@ -33,24 +34,16 @@ export const DEFAULT_TIMEOUT = '15m';
 export const REMOTE_GROUP = 'Remote options (with --remote):';
 
 export function addRemoteOptions(cmd: Command, options: { api?: boolean; timeoutDefault?: string } = {}): Command {
-  cmd.addOption(
-    new Option(
-      '--remote [url]',
-      'use a remote watermarking service: this URL, or WMARK_API_URL, remote.url in the config, or the last `wmark auth login`',
-    ).helpGroup(REMOTE_GROUP),
-  );
+  cmd.addOption(new Option('--remote [url]', 'a remote service (default: WMARK_API_URL, remote.url, or the last login)').helpGroup(REMOTE_GROUP));
   if (options.api ?? true) {
     cmd.addOption(
-      new Option('--api <version>', 'remote API version (default: 2.0 when the service has it, else 1.0; env WMARK_API_VERSION)')
+      new Option('--api <version>', 'the API to call (default 2.0 when the service has it, else 1.0; env WMARK_API_VERSION)')
         .choices(['1.0', '2.0'])
         .helpGroup(REMOTE_GROUP),
     );
   }
   cmd.addOption(
-    new Option(
-      '--timeout <duration>',
-      `give up after this long, retries included, exit 124 (e.g. 90s, 5m; default ${options.timeoutDefault ?? DEFAULT_TIMEOUT})`,
-    ).helpGroup(REMOTE_GROUP),
+    new Option('--timeout <duration>', `give up after this long: exit 124 (default ${options.timeoutDefault ?? DEFAULT_TIMEOUT})`).helpGroup(REMOTE_GROUP),
   );
   return cmd;
 }
@@ -73,14 +66,13 @@ export function positionalBeforeRemote(given: string | undefined, flags: RemoteF
 export function durationFlag(text: string, flag: string): number {
   const t = text.trim();
   const parsed = /^\d+(\.\d+)?$/.test(t) ? { ok: true as const, ms: Number(t) * 1000 } : parseDuration(t);
-  if (!parsed.ok || parsed.ms <= 0)
-    throw new WmarkError('BAD_DURATION', `${flag}: expected a duration such as 30s, 5m or 1h (a bare number is seconds), got "${text}"`);
+  if (!parsed.ok || parsed.ms <= 0) throw flagError(flag, 'a duration such as 30s, 5m or 1h (a bare number is seconds)', text, { code: 'BAD_DURATION' });
   return Math.round(parsed.ms);
 }
 
 export function countFlag(text: string, flag: string, max: number): number {
   const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || n < 1 || n > max) throw new WmarkError('BAD_FLAG', `${flag}: expected a whole number from 1 to ${max}, got "${text}"`);
+  if (!/^\d+$/.test(text.trim()) || n < 1 || n > max) throw flagError(flag, `a whole number from 1 to ${max}`, text);
   return n;
 }
 
@@ -97,7 +89,8 @@ export interface OpenedRemote {
 /** The base URL: --remote URL > WMARK_API_URL > remote.url in the config > the service of the last login. */
 export async function openRemote(ctx: RemoteContext, flags: RemoteFlags, options: { apiFlag?: string; defaultTimeout?: string } = {}): Promise<OpenedRemote> {
   const url = typeof flags.remote === 'string' ? flags.remote : undefined;
-  if (url !== undefined && !isHttpUrl(url)) throw new WmarkError('BAD_REMOTE', `--remote: expected an http(s) URL, got "${url}"`);
+  if (url !== undefined && !isHttpUrl(url))
+    throw flagError('--remote', 'an http(s) URL', url, { code: 'BAD_REMOTE', hint: 'e.g. --remote https://watermark.example.com' });
   const timeout = flags.timeout ?? options.defaultTimeout ?? DEFAULT_TIMEOUT;
   const timeoutMs = durationFlag(timeout, '--timeout');
   // A command whose --api has a default says whether the user gave it; elsewhere the flag is unset unless given.

@@ -5,6 +5,17 @@ import type { TemplateResource, VideoResource, WatermarkResource } from '../serv
 
 const num = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
+/**
+ * A time for a person, in this machine's time zone to the minute: "2025-11-26 14:05". Only tables and other human
+ * output use it; every `--json` value is Unix milliseconds, as in the API.
+ */
+export function humanDate(ms: number): string {
+  const d = new Date(ms);
+  if (Number.isNaN(d.getTime())) return '-';
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`;
+}
+
 export function renderVideo(v: VideoResource, c: ChalkInstance): string {
   const status = v.status === 'INGESTED' ? c.green(v.status) : v.status?.startsWith('FAILED') ? c.red(v.status) : c.yellow(v.status ?? 'unknown');
   const lines = [`${c.bold('video')}  ${v.id}`, ...(v.key !== undefined ? [`  key        ${v.key}`] : []), `  status     ${status}`];
@@ -45,6 +56,8 @@ export function renderTemplateList(all: TemplateResource[], where: string, c: Ch
 export interface WatermarkExtras {
   created?: boolean;
   videoKey?: string;
+  /** When the watermark was made (Unix ms): shown by `watermark view`. */
+  createdOn?: number;
   files?: { dir: string; m3u8?: string; mp4?: string; complete: boolean };
   out?: string;
 }
@@ -61,13 +74,14 @@ export function renderWatermark(r: WatermarkResource & WatermarkExtras, c: Chalk
   return [
     `${c.bold('watermark')} ${typeof r.id === 'string' ? `${r.id}  ` : ''}${status}${notes.length ? c.dim(`  (${notes.join('; ')})`) : ''}`,
     ...(r.videoKey ? [`  video     ${r.videoKey}`] : []),
+    ...(typeof r.createdOn === 'number' ? [`  created   ${humanDate(r.createdOn)}`] : []),
     ...(containers.href ? [`  player    ${containers.href}`] : []),
     ...(containers.m3u8 ? [`  playlist  ${containers.m3u8}`] : r.status === 'PENDING' ? [`  playlist  ${c.dim('(listed once READY)')}`] : []),
     ...(containers.mp4 ? [`  mp4       ${containers.mp4}`] : []),
     ...(r.href ? [`  href      ${r.href}`] : []),
     ...(r.files ? [`  files     ${r.files.dir}`] : []),
     ...(r.out ? [`  copied to ${r.out}`] : []),
-    ...(r.expiration !== undefined ? [`  expires   ${r.expiration === null ? 'never' : new Date(r.expiration).toISOString()}`] : []),
+    ...(r.expiration !== undefined ? [`  expires   ${r.expiration === null ? 'never' : humanDate(r.expiration)}`] : []),
     ...(typeof r.error === 'string' ? [`  error     ${c.red(r.error)}`] : []),
   ].join('\n');
 }

@@ -4,6 +4,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import writeFileAtomic from 'write-file-atomic';
 import { dataLayout } from '../engine/data-folder/layout.js';
+import { isAlive } from './process-alive.js';
 
 export interface ServeRecord {
   /** Where the server listens, e.g. http://127.0.0.1:54321. */
@@ -11,7 +12,8 @@ export interface ServeRecord {
   /** The base of the links it hands out: its public URL when it has one, else `url`. */
   baseUrl: string;
   pid: number;
-  startedOn: string;
+  /** Unix ms, as every time wmark writes for programs. */
+  startedOn: number;
 }
 
 export function serveRecordPath(dataDir: string): string {
@@ -22,19 +24,20 @@ export async function writeServeRecord(dataDir: string, record: ServeRecord): Pr
   await writeFileAtomic(serveRecordPath(dataDir), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
 }
 
+/**
+ * Records that this process serves the data folder at `url` (`wmark serve`, and `wmark demo` while it serves), so local
+ * commands sign their links for it; the returned function removes the record on the way out. A server bound to every
+ * interface (0.0.0.0, ::) is reached here through loopback.
+ */
+export async function recordServe(dataDir: string, url: string, publicUrl: string | undefined): Promise<() => void> {
+  const reachable = url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, (_, host: string) => (host === '[::]' ? 'http://[::1]' : 'http://127.0.0.1'));
+  await writeServeRecord(dataDir, { url, baseUrl: publicUrl ?? reachable, pid: process.pid, startedOn: Date.now() });
+  return () => removeServeRecord(dataDir);
+}
+
 /** Removes the record if it is this process's (another serve on the same data may have written it since). */
 export function removeServeRecord(dataDir: string, pid = process.pid): void {
   if (readServeRecord(dataDir, { checkAlive: false })?.pid === pid) rmSync(serveRecordPath(dataDir), { force: true });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The running serve's record; none when absent, unreadable, or left by a process that has gone (kill -9). */
@@ -47,7 +50,7 @@ export function readServeRecord(dataDir: string, options: { checkAlive?: boolean
   }
   if (typeof parsed.url !== 'string' || typeof parsed.baseUrl !== 'string' || typeof parsed.pid !== 'number') return undefined;
   if ((options.checkAlive ?? true) && !isAlive(parsed.pid)) return undefined;
-  return { url: parsed.url, baseUrl: parsed.baseUrl, pid: parsed.pid, startedOn: String(parsed.startedOn ?? '') };
+  return { url: parsed.url, baseUrl: parsed.baseUrl, pid: parsed.pid, startedOn: typeof parsed.startedOn === 'number' ? parsed.startedOn : 0 };
 }
 
 /** True when something accepts HTTP at the link's origin within `timeoutMs` (any status: a service answered). */

@@ -12,6 +12,7 @@ import { checkMappings, templatePlaceholders } from '../core/placeholders.js';
 import { parseSettings } from '../core/setting-schema.js';
 import type { TemplateSetting } from '../core/setting-types.js';
 import type { TemplateResource, WatermarkRequest } from '../service/watermark-service.js';
+import { flagError } from './flag-error.js';
 import { parseForensicPayload } from './forensic-flag.js';
 import type { CliIO } from './io.js';
 import { readJsonInput, readTextInput } from './read-input.js';
@@ -103,7 +104,7 @@ export function parseContainers(list: string): Container[] {
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean);
   if (!items.length || items.some((c) => !(CONTAINERS as readonly string[]).includes(c))) {
-    throw new WmarkError('BAD_CONTAINERS', `--containers: expected m3u8, mp4 or m3u8,mp4, got "${list}"`);
+    throw flagError('--containers', 'm3u8, mp4 or m3u8,mp4', list, { code: 'BAD_CONTAINERS' });
   }
   return [...new Set(items)] as Container[];
 }
@@ -112,7 +113,7 @@ export function parseMaps(maps: string[] | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of maps ?? []) {
     const eq = m.indexOf('=');
-    if (eq <= 0) throw new WmarkError('BAD_MAP', `--map: expected name=value, got "${m}"`);
+    if (eq <= 0) throw flagError('--map', 'name=value', m, { code: 'BAD_MAP', hint: 'e.g. --map name=Alice; `wmark template show ID` lists the names.' });
     const name = m.slice(0, eq);
     if (Object.hasOwn(out, name)) throw new WmarkError('BAD_MAP', `--map: "${name}" is given twice`);
     out[name] = m.slice(eq + 1);
@@ -222,6 +223,11 @@ export function templateRequests(
     ? plan.batch.rows.map((r) => ({ label: `${plan.batch!.label} line ${r.line}`, line: r.line, mappings: r.mappings }))
     : [{ label: '--map', mappings: plan.template!.mappings }];
   const issues = rows.flatMap((r) => checkMappings(placeholders, r.mappings, r.label));
-  if (issues.length) throw validationError(plan.batch ? 'BATCH_INVALID' : 'TEMPLATE_MAPPING_INVALID', issues);
+  if (issues.length)
+    throw validationError(
+      plan.batch ? 'BATCH_INVALID' : 'TEMPLATE_MAPPING_INVALID',
+      issues,
+      `\`wmark template show ${template.id}\` lists the placeholders it needs${placeholders.length ? ` (${placeholders.join(', ')})` : ''}.`,
+    );
   return rows.map((r) => ({ ...r, request: { ...plan.base, settingsTemplateMapping: { id: template.id, mappings: r.mappings } } }));
 }

@@ -6,6 +6,8 @@ export interface ConfigErrorOptions {
   file?: string;
   /** True when a command-line flag is at fault: a usage error (exit 2) rather than a configuration one (exit 3). */
   fromFlag?: boolean;
+  /** The flag at fault (the first, when several are). */
+  flag?: string;
   cause?: unknown;
 }
 
@@ -15,12 +17,14 @@ export class ConfigError extends Error {
   readonly hint: string;
   readonly file?: string;
   readonly fromFlag: boolean;
+  readonly flag?: string;
 
   constructor(message: string, options: ConfigErrorOptions) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ConfigError';
     this.hint = options.hint;
     this.fromFlag = options.fromFlag ?? false;
+    if (options.flag !== undefined) this.flag = options.flag;
     if (options.file !== undefined) this.file = options.file;
   }
 }

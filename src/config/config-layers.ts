@@ -132,7 +132,7 @@ export function flagLayer(flags: ConfigFlags, cwd: string): Layer {
     setLeaf(raw, field.path, typeof value === 'string' ? coerce(value, field.kind) : value);
     byPath.set(field.path, `flag ${flagName(field.flag, value)}`);
   }
-  const config = validateSource(raw, byPath, (label) => `Check the value given to ${label.replace(/^flag /, '')}.`, true);
+  const config = validateSource(raw, byPath, (label) => `Check the value given to ${label}.`, true);
   return { config: resolvePaths(config, cwd), label: (p) => byPath.get(p) ?? 'flag' };
 }
 
@@ -142,11 +142,14 @@ function validateSource(raw: Record<string, unknown>, labels: Map<string, string
   if (parsed.success) return parsed.data;
   const bad = parsed.error.issues.map((issue: z.core.$ZodIssue) => {
     const fieldPath = issue.path.map(String).join('.');
-    return { label: labels.get(fieldPath) ?? fieldPath, message: issue.message };
+    const label = labels.get(fieldPath) ?? fieldPath;
+    // A flag's value is always typed as text: "--port: expected ..., got "abc"", as the CLI words its other flags.
+    return fromFlag ? { label: label.replace(/^flag /, ''), message: issue.message.replace(/got the string /, 'got ') } : { label, message: issue.message };
   });
   throw new ConfigError(unique(bad.map((b) => `${b.label}: ${b.message}`)).join('\n'), {
     hint: unique(bad.map((b) => hintFor(b.label))).join(' '),
     fromFlag,
+    ...(fromFlag && bad[0] ? { flag: bad[0].label } : {}),
   });
 }
 

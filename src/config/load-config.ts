@@ -34,7 +34,7 @@ export interface ResolvedConfig {
   /** The render farm's Redis; without it, renders run in this process (embedded). */
   queue?: { url: string };
   /** The render farm's shared media store; without it, media lives in the data folder only. */
-  media?: { url: string; s3Endpoint?: string; s3Region?: string };
+  media?: { url?: string; s3Endpoint?: string; s3Region?: string };
   /** Undefined = decide from NO_COLOR / FORCE_COLOR / TTY. */
   color?: boolean;
   /** Dotted field path -> where its non-default value came from: a file path, `env WMARK_X` or `flag --x`. */
@@ -77,8 +77,9 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
   if (merged.publicUrl !== undefined) resolved.publicUrl = merged.publicUrl;
   if (merged.color !== undefined) resolved.color = merged.color;
   if (merged.queue?.url !== undefined) resolved.queue = { url: merged.queue.url };
-  if (merged.media?.url !== undefined)
-    resolved.media = { url: merged.media.url, ...withoutUndefined({ s3Endpoint: merged.media.s3Endpoint, s3Region: merged.media.s3Region }) };
+  // The endpoint and region count without a URL too: `--media` may come as a flag, the endpoint from the environment.
+  const media = withoutUndefined({ url: merged.media?.url, s3Endpoint: merged.media?.s3Endpoint, s3Region: merged.media?.s3Region });
+  if (Object.keys(media).length) resolved.media = media;
   if (found) resolved.configFile = found.filepath;
   return resolved;
 }

@@ -104,7 +104,7 @@ export const ERRORS = {
   NOT_FOUND: notFound(),
   VIDEO_NOT_FOUND: notFound(SEE_VIDEOS),
   TEMPLATE_NOT_FOUND: notFound('See `wmark template list`.'),
-  WATERMARK_NOT_FOUND: notFound(),
+  WATERMARK_NOT_FOUND: notFound('See `wmark watermark list` for the ids.'),
   CLIENT_NOT_FOUND: notFound('See `wmark auth keys list`.'),
   NOT_READY: notFound(),
   MEDIA_NOT_FOUND: notFound(),

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { isInterruption, WmarkError } from '../core/errors.js';
 import { forensicFiles, segmentPatterns } from '../core/forensic/title-layout.js';
-import { decodeMeasure, type SegmentMeasure } from '../core/forensic/variant-plan.js';
+import { decodeMeasure, forensicStage, type SegmentMeasure } from '../core/forensic/variant-plan.js';
 import { isHttpUrl } from '../core/http-url.js';
 import { framesPerSegment } from '../core/plan/segment-timing.js';
 import { segmentDurations, workingFormPlan } from '../core/plan/working-form.js';
@@ -97,7 +97,7 @@ export class FarmIngest implements IngestPath {
     const fps = video.fpsNum! / video.fpsDen!;
     const forensicPrefix = mediaKeys.forensic(video.id);
     const patterns = segmentPatterns(secret, video.id, durations, fps, video.forensicLayout ?? undefined);
-    const stage = 'preparing forensic variants A and B';
+    const stage = forensicStage(video.forensicLayout);
     let done = 0;
     report(0, durations.length, stage);
     const measures: SegmentMeasure[] = await Promise.all(

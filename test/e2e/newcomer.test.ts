@@ -1,10 +1,10 @@
 // The spawned binary on a newcomer's path: links follow the running `wmark serve`, and say so when nothing serves them.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, runWmark, type Sandbox, sandbox, startProcess, startWmark, until } from '../helpers/cli-helpers.js';
+import { BIN, onPty, runWmark, type Sandbox, sandbox, startProcess, startWmark, until } from '../helpers/cli-helpers.js';
 import { flat } from '../helpers/fixtures.js';
 
 let box: Sandbox;
@@ -142,30 +142,10 @@ const HAS_SCRIPT = spawnSync('script', ['--version']).status === 0;
 /** Runs `wmark <args>` on a 100x40 pty (script(1)); each answer is typed when its prompt shows up. */
 function onTerminal(args: string[], answers: [RegExp, string][], extraEnv: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('script', ['-qfec', `stty cols 100 rows 40; exec ${quoted}`, '/dev/null'], {
+  return onPty(`exec ${quoted}`, answers, {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm-256color', NO_COLOR: '1', ...env, ...extraEnv },
     cwd: box.cwd,
-    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  let output = '';
-  let seen = 0;
-  const pending = [...answers];
-  child.stdout!.setEncoding('utf8').on('data', (s: string) => {
-    output += s;
-    // Each prompt is matched in the output after the previous answer, so a repeated word does not answer twice.
-    while (pending.length && pending[0]![0].test(output.slice(seen))) {
-      seen = output.length;
-      child.stdin!.write(pending.shift()![1]);
-    }
-  });
-  child.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    }),
-  );
 }
 
 describe.skipIf(!HAS_SCRIPT)('prompts at a terminal only', () => {

@@ -100,3 +100,37 @@ export async function until<T>(check: () => T | undefined | false | null, what: 
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/**
+ * Runs a shell command line on a 100x40 pty (script(1)), typing each answer when its prompt shows up. Each prompt is
+ * matched in the output after the previous answer, so a repeated word does not answer twice. Output holds both streams.
+ */
+export function onPty(
+  commandLine: string,
+  answers: [RegExp, string][],
+  options: { env: Record<string, string | undefined>; cwd: string; timeoutMs?: number },
+): Promise<{ code: number | null; output: string }> {
+  const child = spawn('script', ['-qfec', `stty cols 100 rows 40; ${commandLine}`, '/dev/null'], {
+    env: options.env,
+    cwd: options.cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let output = '';
+  let seen = 0;
+  const pending = [...answers];
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+    output += s;
+    while (pending.length && pending[0]![0].test(output.slice(seen))) {
+      seen = output.length;
+      child.stdin!.write(pending.shift()![1]);
+    }
+  });
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s));
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    }),
+  );
+}

@@ -1,5 +1,5 @@
 // A newcomer's path through the CLI in-process: clear refusals (off-frame text, a key in use, a busy port), --replace.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,6 +69,34 @@ describe('clear refusals', () => {
     expect(again.json()).toMatchObject({ created: true, videoId: videos[0]!.id });
   });
 
+  it('without --key a file is keyed by its name; another file of that name elsewhere is refused with a hint to give --key', async () => {
+    const here = path.join(box.cwd, 'opening.mp4');
+    const there = path.join(box.root, 'elsewhere', 'opening.mp4');
+    mkdirSync(path.dirname(there), { recursive: true });
+    copyFileSync(clipA, here);
+    copyFileSync(clipB, there);
+    const r = await cli(['--json', 'ingest', 'opening.mp4']);
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.json()).toMatchObject({ key: 'opening', status: 'INGESTED' });
+    // The same file again is the same video: nothing to do.
+    expect((await cli(['--json', 'ingest', here])).json()).toMatchObject({ key: 'opening', id: r.json().id });
+    const taken = await cli(['ingest', there]);
+    expect(taken.code).toBe(2);
+    expect(taken.stderr).toContain(`error: the key "opening" already names another source (${here}) (the key was taken from the file name)`);
+    expect(taken.stderr).toContain(`hint: Give this one its own key: wmark ingest ${there} --key opening-2`);
+  });
+
+  it('a --map that does not fit its template, and a forensic source under 5 minutes, say what would', async () => {
+    const map = await cli(['watermark', '--key', 'clip-1', '--template', 'viewer-corner', '--map', 'viewer=alice']);
+    expect(map.code).toBe(2);
+    expect(map.stderr).toMatch(/^hint: `wmark template show viewer-corner` lists the placeholders it needs \(name, email\)\.$/m);
+    const short = await cli(['ingest', await flat('663399', 150), '--key', 'short', '--forensic']);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain('error: forensic watermarking needs a video of at least 5 minutes;');
+    expect(short.stderr).toContain('lasts 2:30');
+    expect(short.stderr).toMatch(/^hint: Ingest it without --forensic/m);
+  });
+
   it('--replace with --remote is refused: the service API has no replace', async () => {
     const r = await cli(['ingest', clipB, '--key', 'clip-1', '--replace', '--remote', 'http://127.0.0.1:9']);
     expect(r.code).toBe(2);
@@ -106,7 +134,11 @@ describe('watermark list|view|rm and --open', () => {
     const list = json.json() as { id: string; status: string; videoKey: string; text: string }[];
     expect(list).toEqual([expect.objectContaining({ status: 'READY', videoKey: 'clip-1', text: 'for alice' })]);
     const plain = await cli(['watermark', 'list']);
-    expect(plain.stdout.split('\n')[0]).toMatch(new RegExp(`^${list[0]!.id}\\s+READY\\s+clip-1\\s+\\S+\\s+for alice$`));
+    // A table shows a date to the minute; --json gives Unix ms, as every answer does.
+    expect(plain.stdout.split('\n')[0]).toMatch(new RegExp(`^${list[0]!.id}\\s+READY\\s+clip-1\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d\\s+for alice$`));
+    const createdOn = (list[0] as unknown as { createdOn: unknown }).createdOn;
+    expect(typeof createdOn).toBe('number');
+    expect(Math.abs((createdOn as number) - Date.now())).toBeLessThan(600_000);
     const tty = await cli(['watermark', 'list'], { tty: true });
     expect(tty.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+VIDEO\s+CREATED\s+TEXT$/);
     expect(tty.stdout.split('\n')[1]).toContain(list[0]!.id);
@@ -127,7 +159,7 @@ describe('watermark list|view|rm and --open', () => {
     const view = await cli(['--json', 'watermark', 'view', w!.id]);
     expect(view.code, view.stderr).toBe(0);
     const body = view.json() as { id: string; status: string; containers: { href: string }; files: { dir: string } };
-    expect(body).toMatchObject({ id: w!.id, status: 'READY', videoKey: 'clip-1' });
+    expect(body).toMatchObject({ id: w!.id, status: 'READY', videoKey: 'clip-1', createdOn: expect.any(Number) });
     expect(existsSync(body.files.dir)).toBe(true);
 
     const log = path.join(box.root, 'opened.txt');
@@ -149,7 +181,7 @@ describe('watermark list|view|rm and --open', () => {
     const dir = ((await cli(['--json', 'watermark', 'view', w!.id])).json() as { files: { dir: string } }).files.dir;
     const typo = await cli(['watermark', 'rm', w!.id, 'no-such-id']);
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toContain('no watermark no-such-id');
+    expect(typo.stderr).toContain('error: no watermark no-such-id\nhint: See `wmark watermark list` for the ids.');
     expect(existsSync(dir)).toBe(true);
     const r = await cli(['--json', 'watermark', 'rm', w!.id]);
     expect(r.code, r.stderr).toBe(0);
@@ -176,7 +208,7 @@ describe('help and errors', () => {
     expect(r.stdout).toContain('Get started: wmark demo');
   });
 
-  it('every command has Examples, subcommands list the global options, and nothing points outside the repository', async () => {
+  it('every command has Examples and the global options in a line; its docs are named by paths that exist; no design notes', async () => {
     const program = buildProgram({ stdout: { write: () => true }, stderr: { write: () => true }, stdin: process.stdin, env: {}, cwd: box.cwd });
     const paths = visibleCommands(program).map(pathOf);
     expect(paths).toEqual(
@@ -186,13 +218,21 @@ describe('help and errors', () => {
       const r = await cli([...p.split(' ').filter(Boolean), '--help']);
       expect(r.code, p).toBe(0);
       expect(r.stdout, p).toContain('\nExamples:\n  $ wmark');
-      if (p) expect(r.stdout, p).toContain('Global Options:\n');
+      if (p)
+        expect(r.stdout.replace(/\s+/g, ' '), p).toContain('Global options: --json, --quiet, --verbose, --no-color, --config <file>, --data-dir <dir>, --help');
       expect(r.stdout, p).not.toMatch(/SPEC|DESIGN/);
+      // A doc is named by its installed path, which opens from any folder; never as a path relative to a checkout.
+      expect(r.stdout, p).not.toMatch(/(?<![\w/.-])docs\/\w+\.md/);
+      const docs = r.stdout.slice(r.stdout.indexOf('Learn more:')).match(/^ {2}(\/\S+\.md)/gm) ?? [];
+      for (const doc of docs) expect(existsSync(doc.trim()), doc).toBe(true);
     }
   });
 
-  it('watermark --help groups local and remote flags: --no-wait is local, --wait remote', async () => {
+  it('watermark --help: subcommands first, in fewer than 80 lines; local and remote flags grouped (--no-wait local, --wait remote)', async () => {
     const help = (await cli(['watermark', '--help'])).stdout;
+    expect(help.indexOf('Commands:\n  create')).toBeGreaterThan(0);
+    expect(help.indexOf('Commands:')).toBeLessThan(help.indexOf('--key <key>'));
+    expect(help.split('\n').length).toBeLessThan(80);
     const section = (heading: string) => help.slice(help.indexOf(heading), help.indexOf('\n\n', help.indexOf(heading)));
     const local = section('Local options');
     const remote = section('Remote options (with --remote):');

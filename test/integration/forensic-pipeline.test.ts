@@ -202,6 +202,7 @@ describe('refusals', () => {
     const c = await cli(['ingest', short, '--forensic', '--key', 'short-cli']);
     expect(c.code, c.stderr).toBe(2);
     expect(c.stderr).toMatch(/at least 5 minutes/);
+    expect(c.stderr).toMatch(/^hint: Ingest it without --forensic \(visible marks work on any length\)/m);
     // Nothing registered for any of them.
     for (const key of ['short-engine', 'short-2.0', 'short-1.0', 'short-cli']) expect(await engine.store.getVideoByKey(key)).toBeUndefined();
   });
@@ -448,6 +449,20 @@ describe('forensic viewers', () => {
     const text = renderDetect(out, new Chalk({ level: 0 }));
     expect(text).toMatch(/^no forensic mark found: the best payload scored z = \d+\.\d\d, below the 6\.5 needed to accuse anyone\.$/m);
     expect(text).not.toMatch(/payload {4}\d/);
+  });
+
+  it('a 20-s leak is "too short", saying the 2 minutes the title needs (exit 8)', async () => {
+    const viewer = await cli(['--json', 'watermark', '--key', KEY, '--forensic', '9001', '--containers', 'mp4']);
+    expect(viewer.code, viewer.stderr).toBe(0);
+    const leak = await cutCopy(viewer.json().files.mp4, path.join(work, 'leak-20s.mp4'), 20);
+    const json = await cli(['--json', 'detect', leak, '--key', KEY]);
+    expect(json.code, json.stderr).toBe(8);
+    expect(json.json()).toMatchObject({ found: false, tooShort: true, shortestLeakSeconds: 120 });
+    const text = await cli(['detect', leak, '--key', KEY]);
+    expect(text.code).toBe(8);
+    expect(text.stdout).toMatch(
+      /^too short: the leak lasts 20\.\d s, and this title's mark names a viewer from 2 minutes of it; a copy this short cannot name anyone\.$/m,
+    );
   });
 
   it('the title as ingested, before any mark (its clean segments, same degradation), reads every segment and names nobody', async () => {

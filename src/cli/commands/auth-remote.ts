@@ -15,6 +15,7 @@ import {
 import { jwtExpiry, TOKEN_EXPIRY_SKEW_MS } from '../../remote/session.js';
 import { action } from '../action.js';
 import type { CliContext } from '../context.js';
+import { flagError } from '../flag-error.js';
 import { canPrompt } from '../io.js';
 import { addRemoteOptions, openRemote, type RemoteFlags } from '../remote-flags.js';
 
@@ -137,7 +138,7 @@ export function registerRemoteAuth(auth: Command, prompterFor: (ctx: CliContext)
       try {
         normalizeBaseUrl(url);
       } catch {
-        throw new WmarkError('BAD_REMOTE', `--remote: expected an http(s) URL, got "${url}"`);
+        throw flagError('--remote', 'an http(s) URL', url, { code: 'BAD_REMOTE', hint: 'e.g. --remote https://watermark.example.com' });
       }
     }
     ctx.setConfigFlags({ remote: url });

@@ -1,7 +1,7 @@
 // `wmark auth keys create|list|revoke`: the credentials `wmark serve` accepts (managed offline, in the data dir).
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import { renderTable } from '../render.js';
+import { humanDate, renderTable } from '../render.js';
 
 export function registerAuth(program: Command): Command {
   const auth = program
@@ -31,7 +31,7 @@ export function registerAuth(program: Command): Command {
           list.length
             ? renderTable(
                 ['CLIENT ID', 'STATE', 'CREATED', 'LABEL'],
-                list.map((k) => [k.clientId, k.revokedOn ? c.red('revoked') : c.green('active'), new Date(k.createdOn).toISOString(), k.label ?? '']),
+                list.map((k) => [k.clientId, k.revokedOn ? c.red('revoked') : c.green('active'), humanDate(k.createdOn), k.label ?? '']),
                 c,
                 ctx.output.mode === 'human',
               )

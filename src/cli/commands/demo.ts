@@ -15,10 +15,10 @@ import type { WatermarkResource } from '../../service/watermark-service.js';
 import { VERSION } from '../../version.js';
 import { action } from '../action.js';
 import type { CliContext } from '../context.js';
+import { announceFirstKey, DEMO_LABEL } from '../first-key.js';
 import { describeVideo, describeWatermark, follow } from '../follow.js';
+import { recordServe } from '../serve-record.js';
 import { whenAborted } from '../signals.js';
-
-const DEMO_LABEL = 'wmark demo';
 
 export function registerDemo(program: Command): void {
   program
@@ -47,6 +47,12 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
 
   ctx.output.stage('3/4 starting wmark serve');
   const server = await listen(engine, config.server.host, config.server.port, config.publicUrl, config.server.tokenTtlSeconds);
+  const port = new URL(server.url).port;
+  if (config.server.port !== 0 && String(config.server.port) !== port)
+    ctx.output.info(`port ${config.server.port} is in use, so the demo serves on port ${port}: its links name that port`);
+  await announceFirstKey(ctx, local, 'demo');
+  // While it serves, local commands on this data folder sign their links for it, as with `wmark serve`.
+  const forget = await recordServe(engine.paths.root, server.url, config.publicUrl);
   try {
     // The demo talks to its service like any client: the remote client, with a token for a dedicated demo client id.
     const client = new HttpClient({ signal: ctx.signal, userAgent: `wmark/${VERSION}` });
@@ -70,6 +76,10 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     const playableMs = Date.now() - started;
     const keep = opts.keepServing ?? (Boolean(ctx.io.stdout.isTTY) && !ctx.io.env.CI);
     const files = path.resolve((await local.files(state)).dir);
+    // The links are signed for this port: a serve on the same port and data folder plays them again, and
+    // `watermark view` signs fresh ones for whichever serve runs.
+    const serveAgain = again(ctx, `serve --port ${port}`);
+    const freshLinks = again(ctx, `watermark view ${created.id}`);
     const summary = {
       sample,
       videoId: video.id,
@@ -81,6 +91,8 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
       player: state.containers?.href,
       files,
       keepServing: keep,
+      serveAgain,
+      freshLinks,
     };
     ctx.output.result(summary, (c) =>
       [
@@ -91,7 +103,10 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
         `${c.bold('files')}      ${files}`,
         '',
         `Open the player: ${c.cyan(state.containers?.href ?? '')}`,
-        keep ? c.dim('Serving until Ctrl-C.') : c.dim('The service stopped with this command; run `wmark serve` to keep these links working.'),
+        keep
+          ? c.dim(`Serving until Ctrl-C. Afterwards \`${serveAgain}\` plays these links again.`)
+          : c.dim(`The service stops when this command ends; \`${serveAgain}\` plays these links again,`),
+        c.dim(`and with any \`wmark serve\` running, \`${freshLinks}\` prints fresh links to it.`),
       ].join('\n'),
     );
     if (keep) await whenAborted(ctx.signal);
@@ -103,8 +118,19 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     }
   } finally {
     await server.close();
+    forget();
   }
   return 0;
+}
+
+/** A wmark command line for the same data folder and config as this run. */
+function again(ctx: CliContext, command: string): string {
+  const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  const globals = [
+    ...(ctx.flags.dataDir !== undefined ? ['--data-dir', quote(path.resolve(ctx.io.cwd, ctx.flags.dataDir))] : []),
+    ...(ctx.flags.config !== undefined ? ['--config', quote(path.resolve(ctx.io.cwd, ctx.flags.config))] : []),
+  ];
+  return ['wmark', ...globals, command].join(' ');
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import type { DetectResult } from '../../engine/forensic/detect.js';
 import { action } from '../action.js';
+import { humanDate } from '../render.js';
 
 /** Exit code when the file carries no mark strong enough to accuse anyone: distinct from failures, for scripts. */
 export const NO_MARK_EXIT_CODE = 8;
@@ -42,6 +43,12 @@ export function renderDetect(r: DetectResult, c: ChalkInstance): string {
       `${c.bold('geometry')}   shows about ${(r.geometry.w * 100).toFixed(0)}% x ${(r.geometry.h * 100).toFixed(0)}% of the frame${r.geometry.warp.k1 !== 0 || r.geometry.warp.h[6] !== 0 ? ' (warped: perspective/lens)' : ''}${partly}`,
     );
   if (!r.found) {
+    if (r.tooShort)
+      lines.push(
+        c.yellow(
+          `too short: the leak lasts ${r.leak.durationSeconds.toFixed(1)} s, and this title's mark names a viewer from ${minutes(r.shortestLeakSeconds)} of it; a copy this short cannot name anyone.`,
+        ),
+      );
     lines.push(
       `${c.yellow('no forensic mark found')}: the best payload scored z = ${(r.best?.z ?? 0).toFixed(2)}, below the ${r.threshold} needed to accuse anyone.`,
     );
@@ -57,7 +64,7 @@ export function renderDetect(r: DetectResult, c: ChalkInstance): string {
     );
     lines.push(
       a.watermarks.length
-        ? `  issued as watermark ${a.watermarks.map((w) => `${w.id} (${new Date(w.createdOn).toISOString()})`).join(', ')}`
+        ? `  issued as watermark ${a.watermarks.map((w) => `${w.id} (${humanDate(w.createdOn)})`).join(', ')}`
         : c.dim('  no watermark record carries this payload in this data dir'),
     );
   }
@@ -74,4 +81,8 @@ export function formatProbability(p: number): string {
   if (p >= 0.01) return p.toFixed(2);
   if (p === 0) return '0';
   return p.toExponential(1).replace('e-', ' x 10^-');
+}
+
+function minutes(seconds: number): string {
+  return seconds % 60 === 0 ? `${seconds / 60} minutes` : `about ${(seconds / 60).toFixed(1)} minutes`;
 }

@@ -2,9 +2,10 @@
 // --no-wait, follow its ingest until it is ready to watermark.
 import path from 'node:path';
 import { type Command, Option } from 'commander';
-import { WmarkError } from '../../core/errors.js';
-import { FORENSIC_LAYOUTS, type ForensicLayoutChoice } from '../../core/forensic/variant-plan.js';
+import { isWmarkError, WmarkError } from '../../core/errors.js';
+import { DEFAULT_FORENSIC_LAYOUT, FORENSIC_LAYOUT_TRADES, FORENSIC_LAYOUTS, type ForensicLayoutChoice } from '../../core/forensic/variant-plan.js';
 import { isHttpUrl } from '../../core/http-url.js';
+import { defaultVideoKey } from '../../core/video-key.js';
 import type { LocalService } from '../../engine/app/local-service.js';
 import { isFinalVideoStatus } from '../../service/watermark-service.js';
 import { action } from '../action.js';
@@ -27,16 +28,10 @@ export function registerIngest(program: Command): void {
     .command('ingest')
     .description('register a video (local file or http(s) URL) and prepare it for watermarking')
     .argument('[file-or-url]', 'source video')
-    .option('--key <key>', 'custom key to refer to the video by (default: the source path or URL)')
+    .option('--key <key>', 'the name to refer to the video by (default: the file name without its extension)')
     .option('--name <name>', 'human-readable name')
     .option('--forensic', 'also prepare it for FORENSIC watermarks (videos of 5 minutes or more)')
-    .addOption(
-      new Option(
-        '--forensic-layout <layout>',
-        "with --forensic (implied): how segments carry the code. 'whole' (default): leaks from 2 min, delivery within 1 % of an unmarked title, ingest ~4 encodes per segment; " +
-          "'split': leaks from 2 min, ingest ~2 encodes, +18-48 % bytes per view; 'single': leaks from ~3.5 min, ingest ~2 encodes, delivery within 1 %",
-      ).choices(FORENSIC_LAYOUTS),
-    )
+    .addOption(new Option('--forensic-layout <layout>', `with --forensic (implied): how segments carry the code. ${layoutTrades()}`).choices(FORENSIC_LAYOUTS))
     .option('--replace', 'local: the key already names another video: forget it (its media, watermarks and their links) and ingest this source under the key')
     .option('--no-wait', 'return once the video is registered, without waiting for its ingest')
     .option('--interval <duration>', 'remote: time between status checks while waiting (default 1s)')
@@ -53,9 +48,11 @@ export function registerIngest(program: Command): void {
         // A path is sent absolute: the service (even a local one) has another working folder than this shell.
         const sourceUrl = isHttpUrl(source.trim()) ? source.trim() : path.resolve(ctx.io.cwd, source);
         ctx.output.stage(`registering ${source} with ${service.description}`);
+        // Without --key, the file's name: refused (KEY_EXISTS) when it already names another source.
+        const key = opts.key ?? defaultVideoKey(sourceUrl);
         const request = {
           sourceUrl,
-          ...(opts.key !== undefined ? { key: opts.key } : {}),
+          key,
           ...(opts.name !== undefined ? { name: opts.name } : {}),
           ...(opts.forensic || opts.forensicLayout ? { enableForensic: true } : {}),
           ...(opts.forensicLayout ? { forensicLayout: opts.forensicLayout } : {}),
@@ -64,9 +61,12 @@ export function registerIngest(program: Command): void {
           video: registered,
           created,
           replaced,
-        }: Awaited<ReturnType<LocalService['replaceVideo']>> = opts.replace && service.kind === 'local'
-          ? await service.replaceVideo(request)
-          : await service.createVideo(request);
+        }: Awaited<ReturnType<LocalService['replaceVideo']>> = await (opts.replace && service.kind === 'local'
+          ? service.replaceVideo(request)
+          : service.createVideo(request)
+        ).catch((error: unknown) => {
+          throw opts.key === undefined && isWmarkError(error) && error.code === 'KEY_EXISTS' ? takenKey(key, source, error) : error;
+        });
         if (replaced) {
           const lost = replaced.watermarks ? ` and its ${replaced.watermarks} watermark(s), whose links no longer play` : '';
           ctx.output.warn(`replaced video ${replaced.videoId} (${replaced.sourceUrl})${lost}`);
@@ -88,4 +88,21 @@ export function registerIngest(program: Command): void {
       }),
     );
   addRemoteOptions(ingest, { timeoutDefault: '1h' });
+}
+
+/** The file name, taken as the key, already names another video: say where the key came from and how to choose one. */
+function takenKey(key: string, source: string, error: WmarkError): WmarkError {
+  return new WmarkError('KEY_EXISTS', `${error.message} (the key was taken from the file name)`, {
+    hint: `Give this one its own key: wmark ingest ${source} --key ${key}-2 (or add --replace to forget the video "${key}" names now).`,
+    cause: error,
+  });
+}
+
+/** Each layout's trade in the figures docs/forensic.md measures: shortest leak named, encodes at ingest, bytes per view. */
+function layoutTrades(): string {
+  return FORENSIC_LAYOUTS.map((layout) => {
+    const t = FORENSIC_LAYOUT_TRADES[layout];
+    const name = layout === DEFAULT_FORENSIC_LAYOUT ? `'${layout}' (default)` : `'${layout}'`;
+    return `${name}: leaks from ${t.shortestLeak}, ${t.encodesPerSegment} encodes per segment at ingest, ${t.bytesPerView} bytes per view`;
+  }).join('; ');
 }

@@ -10,8 +10,10 @@ import { redactQueueUrl } from '../../farm/queue-url.js';
 import type { RunningServer } from '../../server/node-server.js';
 import { action } from '../action.js';
 import type { CliContext } from '../context.js';
+import { announceFirstKey } from '../first-key.js';
+import { flagError } from '../flag-error.js';
 import { addMediaOptions, type MediaFlags, mediaFlags } from '../media-flags.js';
-import { removeServeRecord, writeServeRecord } from '../serve-record.js';
+import { recordServe } from '../serve-record.js';
 import { whenAborted } from '../signals.js';
 
 export function registerServe(program: Command): void {
@@ -83,28 +85,14 @@ export function registerServe(program: Command): void {
             });
           const local = server.service;
           if (farm) await describeFarm(ctx, local.dataDir, config.queue!.url, media, farm.shared?.location);
-          if ((await local.listKeys()).every((k) => k.revokedOn !== null)) {
-            const cred = await local.createKey('created by first `wmark serve`');
-            ctx.output.info(
-              [
-                'No API credentials existed, so one pair was created. It is shown only this once:',
-                `  client id: ${cred.clientId}`,
-                `  API key:   ${cred.apiKey}`,
-                'Manage credentials with `wmark auth keys list|create|revoke`.',
-              ].join('\n'),
-            );
-          }
+          await announceFirstKey(ctx, local, 'serve');
           const dataDir = local.dataDir;
           // Local commands on this data folder sign their links for this address while it runs.
-          // Bound to every interface (0.0.0.0, ::), it is reached here through loopback.
-          const reachable = server.url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, (_, host: string) =>
-            host === '[::]' ? 'http://[::1]' : 'http://127.0.0.1',
-          );
-          await writeServeRecord(dataDir, { url: server.url, baseUrl: config.publicUrl ?? reachable, pid: process.pid, startedOn: new Date().toISOString() });
+          const forget = await recordServe(dataDir, server.url, config.publicUrl);
           try {
             return await serveUntilStopped(ctx, server, dataDir);
           } finally {
-            removeServeRecord(dataDir);
+            forget();
           }
         },
       ),
@@ -153,7 +141,7 @@ async function describeFarm(ctx: CliContext, dataDir: string, url: string, media
 
 function renderMode(value: string | undefined): RenderMode {
   if (value === undefined || value === 'on-demand' || value === 'full') return value ?? 'on-demand';
-  throw new WmarkError('BAD_FLAG', `--render: expected on-demand or full, got "${value}"`);
+  throw flagError('--render', 'on-demand or full', value);
 }
 
 /** A port that cannot be had is the user's to change (exit 2), not a bug. */

@@ -3,8 +3,9 @@
 import type { ChalkInstance } from 'chalk';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { validationError, WmarkError } from '../../core/errors.js';
+import { WmarkError } from '../../core/errors.js';
 import { action } from '../action.js';
+import { flagError } from '../flag-error.js';
 import { readServeRecord } from '../serve-record.js';
 
 /**
@@ -67,7 +68,7 @@ export function registerStatus(program: Command): void {
         try {
           origin = new URL(url).origin;
         } catch {
-          throw validationError('BAD_FLAG', [`--url: expected an http(s) URL, got ${JSON.stringify(url)}`]);
+          throw flagError('--url', 'an http(s) URL', url);
         }
         let health: Health;
         try {

@@ -7,12 +7,12 @@ import { apiStatus } from '../../engine/app/api-bodies.js';
 import type { WatermarkRecord } from '../../engine/state/state-store.js';
 import { action, mergedOptions } from '../action.js';
 import { afterLinks } from '../link-check.js';
-import { renderTable, renderWatermark } from '../render.js';
+import { humanDate, renderTable, renderWatermark } from '../render.js';
 
 export function registerWatermarkManagement(watermark: Command): void {
   watermark
     .command('list')
-    .description('list the watermarks of the local engine (newest last)')
+    .description("the local engine's watermarks, newest last")
     .option('--key <key>', 'only those of the video with this key (or id)')
     .action(
       action(async (ctx, _opts: unknown, cmd: Command) => {
@@ -33,7 +33,7 @@ export function registerWatermarkManagement(watermark: Command): void {
             ? c.dim('no watermarks yet: make one with `wmark watermark --key KEY --text "for alice"`')
             : renderTable(
                 ['ID', 'STATUS', 'VIDEO', 'CREATED', 'TEXT'],
-                list.map((w) => [w.id, w.status, w.videoKey, w.createdOn, w.text ?? (w.forensic !== null ? `(forensic ${w.forensic})` : '')]),
+                list.map((w) => [w.id, w.status, w.videoKey, humanDate(w.createdOn), w.text ?? (w.forensic !== null ? `(forensic ${w.forensic})` : '')]),
                 c,
                 ctx.output.mode === 'human',
               ),
@@ -43,7 +43,7 @@ export function registerWatermarkManagement(watermark: Command): void {
 
   watermark
     .command('view')
-    .description('show one watermark with freshly signed links and its local files')
+    .description('one watermark: fresh links and its files')
     .argument('<id>', 'the watermark id (see `wmark watermark list`)')
     .option('--open', 'open the player link in the browser')
     .option('--public-url <url>', 'base URL of the links (default: the running `wmark serve`, then config publicUrl)')
@@ -57,7 +57,7 @@ export function registerWatermarkManagement(watermark: Command): void {
           videoKey: (await local.findVideo(record.videoId))?.key,
           files: await local.files(record.id),
           settings: record.settings,
-          createdOn: new Date(record.createdOn).toISOString(),
+          createdOn: record.createdOn,
         };
         ctx.output.result(resource, (c) => renderWatermark(resource, c));
         await afterLinks(ctx, resource, opts.open);
@@ -67,7 +67,7 @@ export function registerWatermarkManagement(watermark: Command): void {
   watermark
     .command('rm')
     .alias('delete')
-    .description('remove watermarks: their files go and their links stop working')
+    .description('remove watermarks, their files and links')
     .argument('<id...>', 'watermark ids (see `wmark watermark list`)')
     .action(
       action(async (ctx, ids: string[]) => {
@@ -88,7 +88,7 @@ function summary(w: WatermarkRecord, videoKey: string) {
     status: apiStatus(w),
     videoId: w.videoId,
     videoKey,
-    createdOn: new Date(w.createdOn).toISOString(),
+    createdOn: w.createdOn,
     text: texts.length ? texts.join(' | ') : null,
     forensic: w.forensicPayload,
     containers: w.containers,

@@ -10,7 +10,9 @@ import { MAX_SHARED_RENDERS } from '../../engine/render/render-scheduler.js';
 import type { WatermarkResource, WatermarkResult, WatermarkService } from '../../service/watermark-service.js';
 import { action, mergedOptions } from '../action.js';
 import type { AnyService, CliContext } from '../context.js';
+import { numberFlag } from '../flag-error.js';
 import { describeWatermark, failedExit, follow } from '../follow.js';
+import { pathOf } from '../help.js';
 import { canPrompt } from '../io.js';
 import { afterLinks, warnIfUnserved } from '../link-check.js';
 import { toWmarkError } from '../output.js';
@@ -27,12 +29,6 @@ interface WatermarkOptions extends RequestFlags, RemoteFlags {
   concurrency?: string;
 }
 
-const number = (flag: string) => (value: string) => {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n)) throw new WmarkError('BAD_FLAG', `${flag}: expected a number, got "${value}"`);
-  return n;
-};
-
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function registerWatermark(program: Command): Command {
@@ -43,56 +39,52 @@ export function registerWatermark(program: Command): Command {
       .command('watermark')
       .description('watermark an ingested video (local engine, or a remote service with --remote); list, view and rm manage watermarks'),
   );
-  withCreateOptions(command.command('create').description('watermark an ingested video (the same as `wmark watermark` with flags)'));
+  withCreateOptions(command.command('create').description('the same as `wmark watermark` with flags'));
   return command;
 }
 
 /** The flags of a watermark request, grouped as help shows them, and the action that sends it. */
 function withCreateOptions(cmd: Command): Command {
+  const number = (flag: string) => numberFlag(flag, pathOf(cmd));
   cmd
     .optionsGroup('Video:')
     .option('--key <key>', 'the video, by the key given at ingest')
     .option('--video-id <id>', 'the video, by id')
-    .optionsGroup('Text (one TEXT setting; positions and sizes are fractions of the frame, see docs/settings.md):')
-    .option('--text <text>', 'text of a single TEXT setting (drawn literally)')
-    .option('--x <fraction>', 'anchor x as a fraction of the width (default 0.5)', number('--x'))
-    .option('--y <fraction>', 'anchor y as a fraction of the height (default 0.5)', number('--y'))
-    .option('--font-size <fraction>', 'text height as a fraction of the frame height (default 0.05)', number('--font-size'))
+    .optionsGroup('Text (one TEXT setting; positions and sizes are fractions of the frame):')
+    .option('--text <text>', 'the text, drawn as written')
+    .option('--x <fraction>', 'anchor x: 0 left .. 1 right (default 0.5)', number('--x'))
+    .option('--y <fraction>', 'anchor y: 0 top .. 1 bottom (default 0.5)', number('--y'))
+    .option('--align <edge>', 'LEFT, CENTER (default) or RIGHT edge at x')
+    .option('--vertical-align <edge>', 'TOP, MIDDLE (default) or BOTTOM edge at y')
+    .option('--font-size <fraction>', 'text height over frame height (default 0.05)', number('--font-size'))
     .option('--font-color <RRGGBB>', 'text colour (default FFFFFF)')
     .option('--font-opacity <0..1>', 'text opacity (default 0.3)', number('--font-opacity'))
-    .option('--align <LEFT|CENTER|RIGHT>', 'which edge of the text sits at x (default CENTER)')
-    .option('--vertical-align <TOP|MIDDLE|BOTTOM>', 'which edge of the text sits at y (default MIDDLE)')
     .option('--shadow-color <RRGGBB>', 'shadow colour (default 000000)')
     .option('--shadow-opacity <0..1>', 'shadow opacity (default 0.1)', number('--shadow-opacity'))
-    .option('--shadow-offset-x <fraction>', 'shadow offset as a fraction of the font size (default 0.08)', number('--shadow-offset-x'))
-    .option('--shadow-offset-y <fraction>', 'shadow offset as a fraction of the font size (default 0.08)', number('--shadow-offset-y'))
+    .option('--shadow-offset-x <fraction>', 'of the font size (default 0.08)', number('--shadow-offset-x'))
+    .option('--shadow-offset-y <fraction>', 'of the font size (default 0.08)', number('--shadow-offset-y'))
     .option('--move-to-x <fraction>', 'MOVE animation: end x', number('--move-to-x'))
     .option('--move-to-y <fraction>', 'MOVE animation: end y', number('--move-to-y'))
-    .option('--move-start <seconds>', 'MOVE animation: start time on the video timeline', number('--move-start'))
-    .option('--move-end <seconds>', 'MOVE animation: end time on the video timeline', number('--move-end'))
+    .option('--move-start <seconds>', 'MOVE animation: start, on the video timeline', number('--move-start'))
+    .option('--move-end <seconds>', 'MOVE animation: end, on the video timeline', number('--move-end'))
     .optionsGroup('Other settings and the request:')
-    .option('--forensic <payload>', 'invisible FORENSIC mark: 16-bit payload as 0..65535, 2 ASCII chars or base64 of 2 bytes (video ingested with --forensic)')
-    .option('--settings <file>', 'JSON array of setting objects (docs/settings.md); - reads stdin')
-    .option('--template <id>', 'settings template to render')
-    .option('--map <name=value>', 'placeholder value for --template (repeatable)', collect)
-    .option('--batch <file>', 'with --template: CSV (header = placeholder names) or NDJSON of mappings, one watermark per row')
-    .option('--concurrency <n>', '--batch: requests in flight at once (default 4 remotely; locally 8, and viewers rendered together share each decode)')
-    .option('--containers <list>', 'outputs: m3u8, mp4 or both (default: both)')
-    .option('--expiration <when>', 'Unix seconds, an ISO date, or a duration such as 7d (only when the watermark is created)')
-    .addOption(
-      new Option(
-        '--api <version>',
-        'API version: the URL shapes printed locally (default 2.0); with --remote, the version to call (default: 2.0 when the service has it)',
-      ).choices(['1.0', '2.0']),
-    )
-    .option('--open', 'open the player link in the browser (WMARK_OPENER overrides the opener)')
+    .option('--forensic <payload>', 'invisible mark: 0..65535, 2 ASCII chars or base64')
+    .option('--settings <file>', 'a JSON array of setting objects; - reads stdin')
+    .option('--template <id>', 'a template to render (`wmark template list`)')
+    .option('--map <name=value>', "a template placeholder's value (repeatable)", collect)
+    .option('--batch <file>', 'with --template: CSV or NDJSON, a watermark a row')
+    .option('--concurrency <n>', '--batch rows at once (default 8; remote 4)')
+    .option('--containers <list>', 'outputs: m3u8, mp4 or m3u8,mp4 (default both)')
+    .option('--expiration <when>', 'Unix seconds, ISO date or duration such as 7d')
+    .addOption(new Option('--api <version>', 'API of the links, or to call remotely').choices(['1.0', '2.0']))
+    .option('--open', 'open the player link in the browser')
     .optionsGroup('Local options (the engine on this machine; the default):')
-    .option('--no-wait', 'return once the playlist plays; rendering goes on in the background (default: wait for every segment and the mp4)')
-    .option('--out <dir>', 'also copy each finished HLS folder and mp4 to <dir>/<watermark id>/')
-    .option('--public-url <url>', 'base URL of the printed links (default: the running `wmark serve`, then config publicUrl, then http://127.0.0.1:8080)')
+    .option('--no-wait', 'return once it plays; the rest renders later')
+    .option('--out <dir>', 'copy the HLS folder and mp4 to <dir>/<id>/')
+    .option('--public-url <url>', 'base of the links (default: the running serve)')
     .optionsGroup('Remote options (with --remote):')
-    .option('--wait', "wait until the watermark is READY (default: return the service's first answer)")
-    .option('--interval <duration>', 'time between polls while waiting (default 3s)')
+    .option('--wait', 'wait until READY (default: the first answer)')
+    .option('--interval <duration>', 'time between polls (default 3s)')
     .action(action((ctx, _opts: WatermarkOptions, cmd: Command) => watermarkCommand(ctx, mergedOptions<WatermarkOptions>(cmd), cmd)));
   // --no-wait is declared first for the help's grouping, which would make "wait" default to true; unset means
   // "the mode's default" (local: wait, remote: don't).

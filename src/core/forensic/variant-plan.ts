@@ -28,6 +28,24 @@ export const FORENSIC_LAYOUTS = ['whole', 'split', 'single'] as const;
 export type ForensicLayoutChoice = (typeof FORENSIC_LAYOUTS)[number];
 export const DEFAULT_FORENSIC_LAYOUT: ForensicLayoutChoice = 'whole';
 
+/**
+ * What each layout costs and gives, as docs/forensic.md measures it ("Choosing a layout"): the help quotes these, and a
+ * test holds them to the doc's table.
+ */
+export const FORENSIC_LAYOUT_TRADES: Readonly<
+  Record<ForensicLayoutChoice, { files: readonly string[]; encodesPerSegment: number; bytesPerView: string; shortestLeakSeconds: number; shortestLeak: string }>
+> = {
+  whole: { files: ['aa', 'ab', 'ba', 'bb'], encodesPerSegment: 4, bytesPerView: '-5.3 %', shortestLeakSeconds: 120, shortestLeak: '2 minutes' },
+  split: { files: ['aa', 'ab', 'ba', 'bb'], encodesPerSegment: 2, bytesPerView: '+23.9 %', shortestLeakSeconds: 120, shortestLeak: '2 minutes' },
+  single: { files: ['a', 'b'], encodesPerSegment: 2, bytesPerView: '-7.0 %', shortestLeakSeconds: 210, shortestLeak: 'about 3.5 minutes' },
+};
+
+/** The ingest stage that prepares a title's variants, naming the files each segment gets in its layout. */
+export function forensicStage(layout: ForensicLayoutChoice | null | undefined): string {
+  const files = FORENSIC_LAYOUT_TRADES[layout ?? DEFAULT_FORENSIC_LAYOUT].files;
+  return `preparing forensic variants ${files.slice(0, -1).join(', ')} and ${files.at(-1)} of each segment`;
+}
+
 /** A variant file: `variant` is the segment's code bits as letters ('a', 'b' for one slot; 'aa'..'bb' for two). */
 export const variantFileName = (variant: string, index: number) => `${variant}_${String(index).padStart(5, '0')}.ts`;
 

@@ -154,12 +154,15 @@ export class LocalService implements WatermarkService {
       deadline: options.deadline,
       timeout: () => new WmarkError('TIMEOUT', `timed out: video ${id} is still being ingested`),
     });
-    return mapAsync(states, (s) => ({
-      video: videoBody(s.video),
-      ...(s.job && s.job.total > 0 ? { fraction: Math.min(1, s.job.done / s.job.total) } : {}),
-      ...(s.job?.stage ? { stage: s.job.stage } : {}),
-      final: s.video.status !== 'PENDING',
-    }));
+    return mapAsync(states, (s) => {
+      const { stage, done, total } = workInHand(s.job);
+      return {
+        video: videoBody(s.video),
+        ...(done !== undefined && total ? { fraction: Math.min(1, done / total) } : {}),
+        ...(stage ? { stage } : {}),
+        final: s.video.status !== 'PENDING',
+      };
+    });
   }
 
   // ---- templates
@@ -247,8 +250,7 @@ export class LocalService implements WatermarkService {
     });
     return mapAsync(states, (s) => ({
       status: apiStatus(s.w),
-      ...(s.job?.stage ? { stage: s.job.stage } : {}),
-      ...(s.job && s.job.total > 0 ? { done: s.job.done, total: s.job.total } : {}),
+      ...workInHand(s.job),
       final: reached(s.w),
     }));
   }
@@ -352,6 +354,16 @@ export class LocalService implements WatermarkService {
       ready: watermarks.filter((w) => w.status === 'READY').length,
     };
   }
+}
+
+/**
+ * What a job is doing now, for progress: its stage and counts only while it runs (a finished job's row still holds its
+ * last stage, "joining mp4 7/7", which is no news to someone who asks again); "queued" while it waits its turn.
+ */
+function workInHand(job: JobRecord | undefined): { stage?: string; done?: number; total?: number } {
+  if (job?.status === 'queued') return { stage: 'queued' };
+  if (job?.status !== 'running') return {};
+  return { ...(job.stage ? { stage: job.stage } : {}), ...(job.total > 0 ? { done: job.done, total: job.total } : {}) };
 }
 
 async function* mapAsync<T, U>(source: AsyncIterable<T>, map: (item: T) => U): AsyncGenerator<U> {

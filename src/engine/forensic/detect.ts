@@ -8,10 +8,11 @@ import { forensicKey, type PackedCodebook, packedCodebook } from '../../core/for
 import { encodeForensicContent } from '../../core/forensic/payload.js';
 import type { SegmentReading, Stage, Verdict } from '../../core/forensic/score.js';
 import { decodeSidecar } from '../../core/forensic/sidecar-format.js';
-import { SIDECAR_HEIGHT, SIDECAR_WIDTH } from '../../core/forensic/variant-plan.js';
+import { DEFAULT_FORENSIC_LAYOUT, FORENSIC_LAYOUT_TRADES, SIDECAR_HEIGHT, SIDECAR_WIDTH } from '../../core/forensic/variant-plan.js';
 import { probeMedia } from '../../ffmpeg/probe-media.js';
 import { mediaKeys, SIDECAR_NAME } from '../data-folder/layout.js';
 import type { Engine } from '../engine.js';
+import type { VideoRecord } from '../state/state-store.js';
 import type { VideoRef } from '../watermark/request.js';
 import { readLeak } from './leak-reader.js';
 
@@ -38,6 +39,12 @@ export interface DetectResult {
    */
   geometry: { x0: number; y0: number; w: number; h: number; score: number; warp: Warp; live: number };
   sidecarVersion: 1 | 2;
+  /**
+   * How much of the title a leak must show for its mark to be read at all (its layout's, docs/forensic.md): a shorter
+   * leak that names nobody is `tooShort`, which says why better than its low score.
+   */
+  shortestLeakSeconds: number;
+  tooShort: boolean;
   segmentsRead: number;
   slotsTotal: number;
   threshold: number;
@@ -141,7 +148,8 @@ export async function detectLeak(
   lap('decode');
   const fps = info.fps.num / info.fps.den;
   const count = streamed.frameCount;
-  if (count < fps * 5) throw new WmarkError('LEAK_TOO_SHORT', `the leak has only ${count} frames; at least a few seconds are needed`);
+  const trade = layoutTrade(video, sidecar.version);
+  if (count < fps * 5) throw new WmarkError('LEAK_TOO_SHORT', `the leak has only ${count} frames; a mark is read from ${trade.shortestLeak} of the title`);
   onStage?.('aligning, registering and reading the mark');
   const book = titleCodebook(engine, video.id, sidecar.slotStarts.length);
   lap('codebook');
@@ -151,8 +159,9 @@ export async function detectLeak(
   for (const [step, seconds] of Object.entries(a.timings)) timings[`analyse.${step}`] = seconds;
   const verdict = a.verdict;
   const first = a.map.pieces[0];
+  const found = verdict.accused.length > 0;
   return {
-    found: verdict.accused.length > 0,
+    found,
     videoId: video.id,
     leak: { file, durationSeconds: count / fps, frames: count },
     alignment: first
@@ -161,6 +170,8 @@ export async function detectLeak(
     pieces: a.map.pieces,
     geometry: { ...a.box, score: Number(a.registration.score.toFixed(4)), warp: a.warp, live: Number(a.registration.liveFraction.toFixed(4)) },
     sidecarVersion: sidecar.version,
+    shortestLeakSeconds: trade.shortestLeakSeconds,
+    tooShort: !found && count / fps < trade.shortestLeakSeconds,
     segmentsRead: verdict.segmentsRead,
     slotsTotal: sidecar.slotStarts.length,
     threshold: verdict.threshold,
@@ -175,4 +186,9 @@ export async function detectLeak(
     alignStats: a.alignStats,
     ...(options.keepReadings ? { readings: a.readings } : {}),
   };
+}
+
+/** The trades of the title's layout (the shortest leak it names anyone from); titles from before layouts (sidecar v1) carry one bit a segment. */
+function layoutTrade(video: VideoRecord, sidecarVersion: 1 | 2) {
+  return FORENSIC_LAYOUT_TRADES[video.forensicLayout ?? (sidecarVersion === 1 ? 'single' : DEFAULT_FORENSIC_LAYOUT)];
 }

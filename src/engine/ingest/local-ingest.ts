@@ -3,6 +3,7 @@
 // so a video's folder appears complete or not at all.
 import { mkdir, rm } from 'node:fs/promises';
 import { WmarkError } from '../../core/errors.js';
+import { forensicStage } from '../../core/forensic/variant-plan.js';
 import { framesPerSegment } from '../../core/plan/segment-timing.js';
 import { segmentDurations, workingFormPlan } from '../../core/plan/working-form.js';
 import { transcodeToSegments } from '../../ffmpeg/transcode-segments.js';
@@ -38,7 +39,7 @@ export class LocalIngest implements IngestPath {
       );
       const durations = segmentDurations(segments, frames, fps, plan.lead);
       if (video.enableForensic) {
-        const stage = 'preparing forensic variants A and B';
+        const stage = forensicStage(video.forensicLayout);
         report(0, durations.length, stage);
         await prepareForensic(
           runner,

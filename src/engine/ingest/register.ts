@@ -92,6 +92,9 @@ export async function registerVideo(engine: Engine, request: IngestRequest, poli
       throw new WmarkError(
         'FORENSIC_TOO_SHORT',
         `forensic watermarking needs a video of at least 5 minutes; ${source} lasts ${formatDuration(info.durationSeconds)}`,
+        {
+          hint: 'Ingest it without --forensic (visible marks work on any length), or a longer cut of the title: a leak is traced from 2 minutes of it.',
+        },
       );
     }
     // Only now, with the new source read and probed, is the old video forgotten: a bad source leaves it as it was.

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mediaFlags } from '../../../src/cli/media-flags.js';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { type ConfigFlags, type LoadConfigOptions, loadConfig } from '../../../src/config/load-config.js';
 import { configDir } from '../../../src/config/paths.js';
@@ -284,9 +285,12 @@ describe('config errors', () => {
     expect(error.message).toContain('env WMARK_API_URL: expected an http(s) URL, got the string "nope"');
   });
 
-  it('names the flag that holds a bad value', async () => {
+  it('names the flag that holds a bad value, worded as the CLI words every flag error, and says which flag it is', async () => {
     const error = await loadError({ flags: { port: '99999' } });
-    expect(error.message).toBe('flag --port: expected an integer from 0 to 65535, got 99999');
+    expect(error.message).toBe('--port: expected an integer from 0 to 65535, got 99999');
+    expect(error).toMatchObject({ fromFlag: true, flag: '--port' });
+    const text = await loadError({ flags: { port: 'abc' } });
+    expect(text.message).toBe('--port: expected an integer from 0 to 65535, got "abc"');
   });
 });
 
@@ -378,6 +382,17 @@ describe("media.* (the render farm's shared store, issue 11)", () => {
     });
     expect(fromFlag.media).toEqual({ url: 's3://flag-bucket', s3Endpoint: 'https://r2.example' });
     expect(fromFlag.sources['media.s3Endpoint']).toBe('flag --s3-endpoint');
+  });
+
+  it('keeps the endpoint and region from the environment when the store itself comes as a flag the command reads', async () => {
+    // `wmark serve --media s3://…` reads --media itself; WMARK_S3_ENDPOINT must still reach it.
+    const config = await load({ env: { WMARK_S3_ENDPOINT: 'http://minio.env:9000', WMARK_S3_REGION: 'eu-west-1' } });
+    expect(config.media).toEqual({ s3Endpoint: 'http://minio.env:9000', s3Region: 'eu-west-1' });
+    expect(mediaFlags({ media: 's3://flag-bucket/p' }, config)).toEqual({
+      media: 's3://flag-bucket/p',
+      s3Endpoint: 'http://minio.env:9000',
+      s3Region: 'eu-west-1',
+    });
   });
 
   it('names an endpoint that is not an http(s) URL, and unknown keys', async () => {

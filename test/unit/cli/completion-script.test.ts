@@ -1,0 +1,49 @@
+// The completion scripts, generated from the command tree: every flag offered once where it works, values after a flag
+// that takes one (its choices, the settings' words, or names the local engine lists), never subcommands there.
+import { describe, expect, it } from 'vitest';
+import { bashScript, fishScript } from '../../../src/cli/commands/completion.js';
+import { buildProgram } from '../../../src/cli/program.js';
+
+const program = buildProgram({ stdout: { write: () => true }, stderr: { write: () => true }, stdin: process.stdin, env: {}, cwd: process.cwd() });
+const bash = bashScript(program);
+
+/** The words a case of one of the script's functions echoes. */
+function caseWords(fn: string, label: string): string[] | undefined {
+  const body = bash.slice(bash.indexOf(`${fn}() {`), bash.indexOf('\n}\n', bash.indexOf(`${fn}() {`)));
+  const line = body.split('\n').find((l) => l.trimStart().startsWith(`'${label}')`));
+  return line ? (/echo '([^']*)'/.exec(line)?.[1] ?? '').split(' ').filter(Boolean) : undefined;
+}
+
+describe('wmark completion', () => {
+  it('lists each flag of a command once, its own and the global ones, --help included', () => {
+    for (const path of ['', 'ingest', 'watermark', 'watermark list', 'serve', 'auth keys create']) {
+      const flags = caseWords('_wmark_options', path)!;
+      expect(flags, path).toBeDefined();
+      expect(new Set(flags).size, `${path}: ${flags.join(' ')}`).toBe(flags.length);
+      expect(flags, path).toEqual(expect.arrayContaining(['--help', '--json', '--data-dir']));
+    }
+    expect(caseWords('_wmark_options', 'ingest')).toEqual(expect.arrayContaining(['--key', '--forensic-layout', '--replace', '--remote']));
+  });
+
+  it('completes values after a flag that takes one: choices, words, or names from the local engine', () => {
+    expect(caseWords('_wmark_values', 'ingest --forensic-layout')).toEqual(['whole', 'split', 'single']);
+    expect(caseWords('_wmark_values', 'watermark --align')).toEqual(['LEFT', 'CENTER', 'RIGHT']);
+    expect(caseWords('_wmark_values', 'watermark --api')).toEqual(['1.0', '2.0']);
+    expect(caseWords('_wmark_values', 'serve --render')).toEqual(['on-demand', 'full']);
+    expect(bash).toContain("'watermark --key') _wmark_names keys ;;");
+    expect(bash).toContain("'watermark view') _wmark_names watermarks ;;");
+    // A flag whose value is free text still takes the next word (so it is never read as a subcommand).
+    expect(caseWords('_wmark_values', 'watermark --text')).toEqual([]);
+    expect(caseWords('_wmark_values', ' --data-dir')).toEqual([]);
+    // --remote's URL is optional: the next word may be the command's argument.
+    expect(caseWords('_wmark_values', 'ingest --remote')).toBeUndefined();
+  });
+
+  it('fish: flags that take a value say so and offer it', () => {
+    const fish = fishScript(program);
+    expect(fish).toMatch(/^complete -c wmark -n '__fish_seen_subcommand_from ingest' -l forensic-layout -x -a 'whole split single' -d /m);
+    expect(fish).toMatch(/^complete -c wmark -n '__fish_seen_subcommand_from watermark' -l key -x -a '\(wmark __complete keys 2>\/dev\/null\)' -d /m);
+    // Global flags once, at the root.
+    expect(fish.match(/ -l data-dir /g)).toHaveLength(1);
+  });
+});
