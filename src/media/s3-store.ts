@@ -6,6 +6,7 @@ import { createWriteStream } from 'node:fs';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -62,6 +63,8 @@ const NO_ANSWER = new Set([
   'ECONNABORTED',
   'ERR_STREAM_PREMATURE_CLOSE',
 ]);
+const READ_ATTEMPTS = 3;
+const READ_RETRY_MS = 50;
 
 export class S3MediaStore implements MediaStore {
   readonly location: string;
@@ -166,10 +169,23 @@ export class S3MediaStore implements MediaStore {
     );
   }
 
+  /**
+   * The whole object. A body cut off mid-way is read again (twice at most): an object being overwritten, a growing
+   * playlist say, can end a read early on stores whose overwrites are not atomic, and the next read gets the new one.
+   * A cut body is an answer, so it never marks the store down; a store that gives no answer fails in `openRange`.
+   */
   async read(key: string): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of await this.openRange(key)) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+    for (let attempt = 1; ; attempt++) {
+      const body = await this.openRange(key);
+      const chunks: Buffer[] = [];
+      try {
+        for await (const chunk of body) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks);
+      } catch (error) {
+        if (attempt === READ_ATTEMPTS) throw storeError(this, 'get', key, error);
+        await delay(READ_RETRY_MS * attempt);
+      }
+    }
   }
 
   async copy(from: string, to: string): Promise<void> {
