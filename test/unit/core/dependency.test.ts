@@ -1,7 +1,7 @@
 // A dependency's state as its monitor moves it (one change heard per loss and per return), the catalogued 503 a
 // request gets while it is down (code, status, hint, Retry-After), and an engine's dependencies taken together.
 import { describe, expect, it } from 'vitest';
-import { changeLine, DependencyTracker, type DependencyStatus, unavailableError } from '../../../src/core/dependency.js';
+import { changeLine, type DependencyStatus, DependencyTracker, unavailableError } from '../../../src/core/dependency.js';
 import { ERRORS } from '../../../src/core/errors.js';
 import { Dependencies } from '../../../src/engine/dependencies.js';
 
