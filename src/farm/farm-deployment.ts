@@ -43,9 +43,15 @@ export async function connectFarm(options: { queueUrl: string; dataDir: string; 
   }
   const deployment: Deployment = async (parts) => {
     const folder = new FolderMediaStore(parts.paths.media);
-    const media = shared ?? folder;
+    const media: MediaStore = shared ?? folder;
     const renderer = await FarmRenderer.open({ queue, url: options.queueUrl, media, folder, fontFile: parts.tools.font.path, encode: parts.encode });
-    return { media, renderer, ingest: new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret }) };
+    return {
+      media,
+      renderer,
+      ingest: new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret }),
+      // Watched for /readyz and for the requests that need them: the queue's Redis, and a bucket (a folder has none).
+      dependencies: [queue.health, ...(media.health ? [media.health] : [])],
+    };
   };
   return {
     deployment,

@@ -130,9 +130,10 @@ export function renderLines(log: string): string[] {
 export function testFarmDeployment(queue: TaskQueue, url: string, options: { media?: MediaStore; ingestOnFarm?: boolean } = {}): Deployment {
   return async (parts) => {
     const folder = new FolderMediaStore(parts.paths.media);
-    const media = options.media ?? folder;
+    const media: MediaStore = options.media ?? folder;
     const renderer = await FarmRenderer.open({ queue, url, media, folder, fontFile: parts.tools.font.path, encode: parts.encode });
     const ingest = options.ingestOnFarm ? new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret }) : new LocalIngest(parts, folder);
-    return { media, renderer, ingest };
+    // Watched as a farm's deployment watches them: the queue's Redis, and a bucket.
+    return { media, renderer, ingest, dependencies: [queue.health, ...(media.health ? [media.health] : [])] };
   };
 }
