@@ -24,10 +24,11 @@ export function authRoutes(routes: Routes, ctx: ServerContext): void {
   // Liveness: 200 while this process can answer, whatever its dependencies do (a load balancer reads /readyz).
   routes.add(['GET'], ['/healthz'], async (req) => {
     const local = isLocalCaller(req);
+    // Asked first: asking the queue may be what finds it gone, and the states shown then agree with its answer.
+    const health = await ctx.service.health();
     const { ready, dependencies } = ctx.service.readiness();
     // An engine with no dependency (everything in this process) has nothing more to say.
     const shown = dependencies.length ? { ready, dependencies: local ? dependencies : dependencies.map(publicStatus) } : {};
-    const health = await ctx.service.health();
     if (!health.detail) return json(200, { ok: true, ...shown });
     return json(200, { ok: true, ...shown, queue: local ? health.detail : health.publicDetail });
   });
