@@ -105,9 +105,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         // Whatever a dependency does, the requests in flight are cut at the deadline.
-        const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
-        // Jobs stop at once (abortable waits) and resume on the next start; one stuck on a dead socket is not waited for.
-        await Promise.race([service.queue.close(), stopped]);
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            server.closeAllConnections();
+            resolve();
+          }, timeoutMs);
+        });
+        // Jobs stop at once (abortable waits) and resume on the next start; they are waited for, so none still writes
+        // when the engine closes, but only until the deadline: one stuck on a dead socket is left to the next start.
+        await Promise.race([service.queue.close(), deadline]);
         await stopped;
         clearTimeout(timer);
       })();
