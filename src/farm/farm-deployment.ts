@@ -8,6 +8,7 @@ import { dataLayout } from '../engine/data-folder/layout.js';
 import type { Deployment } from '../engine/engine.js';
 import { FolderMediaStore } from '../media/folder-store.js';
 import type { MediaStore } from '../media/media-store.js';
+import { unreachableAtStart } from '../media/reachability.js';
 import { FarmIngest } from './farm-ingest.js';
 import { FarmRenderer } from './farm-renderer.js';
 import { TaskQueue } from './task-queue.js';
@@ -78,7 +79,7 @@ async function openSharedStore(flags: SharedMediaFlags, mediaFolder: string): Pr
     await store.list('wmark-start-check');
   } catch (error) {
     store.close();
-    throw error;
+    throw unreachableAtStart(store, error);
   }
   return store;
 }

@@ -2,6 +2,8 @@
 // watches, and probes with backoff while it does not answer, so "down since" is known without a request waiting on a
 // dead socket, and "back" is noticed without one either.
 import { type Dependency, type DependencyListener, type DependencyName, type DependencyStatus, DependencyTracker } from '../core/dependency.js';
+import { isUnavailable, WmarkError } from '../core/errors.js';
+import type { MediaStore } from './media-store.js';
 
 export interface ProbeMonitorOptions {
   name: DependencyName;
@@ -102,4 +104,14 @@ export class ProbeMonitor implements Dependency {
 
 export function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+}
+
+/**
+ * `error` as a command that is starting (serve's check of its store, `wmark doctor`) reports it: a store that gives no
+ * answer is MEDIA_STORE_FAILED naming where and why, a setting to check, not the 503 a request gets while it waits.
+ */
+export function unreachableAtStart(store: MediaStore, error: unknown): unknown {
+  const reason = store.health?.status().reason;
+  if (!isUnavailable(error) || reason === undefined) return error;
+  return new WmarkError('MEDIA_STORE_FAILED', `cannot reach the media store ${store.location}: ${reason}`, { cause: error });
 }
