@@ -90,6 +90,17 @@ export interface SpawnedWorker extends Spawned {
   id: string;
 }
 
+/** SIGKILLs the workers and serves a test spawned that still run, and waits until each has exited (after each test). */
+export async function killSpawned(workers: SpawnedWorker[], serves: { kill(signal: NodeJS.Signals): void; exited: Promise<unknown> }[]): Promise<void> {
+  for (const w of workers.splice(0)) {
+    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+    await w.done;
+  }
+  for (const s of serves.splice(0)) {
+    s.kill('SIGKILL');
+    await s.exited;
+  }
+}
 /** Starts `wmark worker` and resolves once it printed its id (it takes tasks from then on). */
 export async function spawnWorker(args: string[], env: Record<string, string | undefined>): Promise<SpawnedWorker> {
   const proc = startWmark(['--json', 'worker', ...args], { env });

@@ -4,7 +4,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { type SpawnedWorker, spawnWorker } from './cluster.js';
+import { killSpawned, type SpawnedWorker, spawnWorker } from './cluster.js';
 import { finishedRenders, type Load, type Sample, slowWorkerFfmpeg, startedBetween, startLoad, summary } from './fault-load.js';
 import { tempDir } from './fixtures.js';
 import { decodesCleanly } from './media.js';
@@ -79,16 +79,7 @@ export function faultFarm(options: FaultFarmOptions) {
     serve,
     worker,
     /** Kills what is still running (after each test). */
-    async cleanup(): Promise<void> {
-      for (const w of workers.splice(0)) {
-        if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-        await w.done;
-      }
-      for (const s of serves.splice(0)) {
-        s.kill('SIGKILL');
-        await s.exited;
-      }
-    },
+    cleanup: () => killSpawned(workers, serves),
     dispose(): void {
       for (const d of dirs) rmSync(d, { recursive: true, force: true });
     },
