@@ -20,6 +20,7 @@ if (existsSync(compiled)) {
   entry = new URL('../src/cli/main.ts', import.meta.url).href;
 }
 const { main } = await import(entry);
-const code = await main(process.argv.slice(2));
+// A second SIGINT or SIGTERM leaves at once, whatever the first one is still waiting for.
+const code = await main(process.argv.slice(2), (now) => process.exit(now));
 // Let stdout drain before exiting so piped output is never cut short.
 process.stdout.write('', () => process.exit(code));

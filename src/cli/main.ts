@@ -2,12 +2,15 @@
 import { stopWithLauncher } from './launcher.js';
 import { run } from './program.js';
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs the CLI on this process's streams. The first SIGINT or SIGTERM cancels cleanly (jobs resume later, `serve` and
+ * `worker` stop within their shutdown timeout); a second one calls `exitNow` (bin/wmark.js: exit 130 at once).
+ */
+export async function main(argv: string[], exitNow: (code: number) => void): Promise<number> {
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = () => {
-    // First Ctrl-C cancels cleanly (jobs resume later); a second one leaves at once.
-    if (++interrupts > 1) process.exit(130);
+    if (++interrupts > 1) return exitNow(130);
     controller.abort();
   };
   process.on('SIGINT', onSignal);

@@ -35,6 +35,8 @@ export interface ResolvedConfig {
   queue?: { url: string };
   /** The render farm's shared media store; without it, media lives in the data folder only. */
   media?: { url?: string; s3Endpoint?: string; s3Region?: string };
+  /** How long `serve` and `worker` give the work in hand when asked to stop (SIGTERM, Ctrl-C). */
+  shutdownTimeoutSeconds: number;
   /** Undefined = decide from NO_COLOR / FORCE_COLOR / TTY. */
   color?: boolean;
   /** Dotted field path -> where its non-default value came from: a file path, `env WMARK_X` or `flag --x`. */
@@ -45,7 +47,8 @@ export interface ResolvedConfig {
 export const DEFAULTS = {
   encode: { preset: 'veryfast', crf: 23 },
   server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600 },
-} as const satisfies { encode: ResolvedConfig['encode']; server: ResolvedConfig['server'] };
+  shutdownTimeoutSeconds: 10,
+} as const satisfies { encode: ResolvedConfig['encode']; server: ResolvedConfig['server']; shutdownTimeoutSeconds: number };
 
 const MAX_WORKERS = 64;
 
@@ -69,6 +72,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
     encode: { ...DEFAULTS.encode, ...merged.encode },
     server: { ...DEFAULTS.server, ...merged.server },
     remote: { ...merged.remote },
+    shutdownTimeoutSeconds: merged.shutdownTimeoutSeconds ?? DEFAULTS.shutdownTimeoutSeconds,
     sources,
   };
   if (merged.ffmpeg !== undefined) resolved.ffmpeg = merged.ffmpeg;

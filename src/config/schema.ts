@@ -86,6 +86,8 @@ export const wmarkConfigSchema = section({
   remote: remoteSchema.optional(),
   queue: queueSchema.optional(),
   media: mediaSchema.optional(),
+  // How long `wmark serve` and `wmark worker` give the work in hand when asked to stop (0: none).
+  shutdownTimeoutSeconds: intRange(0, 3600).optional(),
   color: z.boolean({ error: expected('true or false') }).optional(),
 });
 

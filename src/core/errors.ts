@@ -13,6 +13,7 @@ export type ErrorKind =
   | 'limit' // too much, too fast
   | 'config'
   | 'remote' // the remote service is unreachable or answered nonsense
+  | 'unavailable' // a part this service needs (the farm's queue, its media store) does not answer now; it will again
   | 'engine' // ffmpeg or the media pipeline failed
   | 'timeout'
   | 'interrupted'
@@ -23,6 +24,8 @@ export interface ErrorSpec {
   http: number;
   exit: number;
   hint?: string;
+  /** Seconds an HTTP client should wait before sending the request again (the answer's Retry-After). */
+  retryAfter?: number;
 }
 
 // Exit codes (README): 0 ok, 1 unexpected, 2 usage, 3 config, 4 auth, 5 remote unavailable, 6 engine, 8 no mark
@@ -33,6 +36,8 @@ const notFound = (hint?: string): ErrorSpec => ({ kind: 'not-found', http: 404, 
 const unprocessable = (hint?: string, exit = 2): ErrorSpec => ({ kind: 'unprocessable', http: 422, exit, ...(hint ? { hint } : {}) });
 const engine = (hint?: string): ErrorSpec => ({ kind: 'engine', http: 500, exit: 6, ...(hint ? { hint } : {}) });
 const remote = (hint?: string): ErrorSpec => ({ kind: 'remote', http: 502, exit: 5, ...(hint ? { hint } : {}) });
+/** A dependency that does not answer now: 503 with Retry-After, so clients and load balancers come back later. */
+const unavailable = (hint: string): ErrorSpec => ({ kind: 'unavailable', http: 503, exit: 5, hint, retryAfter: 5 });
 
 const SEE_VIDEOS = 'List videos with `wmark video list`, or ingest it first with `wmark ingest`.';
 const SOURCE_HINT = 'Check the path, or pass an http(s) URL.';
@@ -146,7 +151,7 @@ export const ERRORS = {
 
   // ---- limits
   RATE_LIMITED: { kind: 'limit', http: 429, exit: 5 },
-  NOT_READY_YET: { kind: 'limit', http: 503, exit: 5, hint: 'Send the same request again shortly.' },
+  NOT_READY_YET: { kind: 'limit', http: 503, exit: 5, hint: 'Send the same request again shortly.', retryAfter: 5 },
   RANGE_NOT_SATISFIABLE: usage(416),
 
   // ---- config (exit 3)
@@ -172,6 +177,12 @@ export const ERRORS = {
     exit: 5,
     hint: 'Check --media and --s3-endpoint, the bucket, and the credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or a profile).',
   },
+  // A dependency that answered before and does not now: the request is refused at once, the connection is retried in
+  // the background, and work already under way waits for it (docs/api.md, "Errors"; README, "Running a render farm").
+  QUEUE_UNAVAILABLE: unavailable(
+    "The render farm's queue (Redis) does not answer; wmark reconnects by itself. Send the request again shortly (GET /readyz says when).",
+  ),
+  MEDIA_STORE_UNAVAILABLE: unavailable('The shared media store does not answer; wmark keeps trying. Send the request again shortly (GET /readyz says when).'),
 
   // ---- engine: ffmpeg and the media pipeline (exit 6)
   FFMPEG_FAILED: engine(),
@@ -241,7 +252,7 @@ export class WmarkError extends Error {
     this.details = options.details ?? [];
     this.exitCode = spec.exit;
     this.httpStatus = spec.http;
-    this.headers = options.headers ?? {};
+    this.headers = { ...(spec.retryAfter !== undefined ? { 'Retry-After': String(spec.retryAfter) } : {}), ...options.headers };
   }
 
   toJSON(): { code: string; message: string; hint?: string; details?: string[] } {
@@ -278,4 +289,14 @@ export function isWmarkError(error: unknown): error is WmarkError {
 /** True for errors that end a run on purpose (Ctrl-C, a cancelled job), not by failure. */
 export function isInterruption(error: unknown): boolean {
   return isWmarkError(error) && error.kind === 'interrupted';
+}
+
+/** True when a dependency did not answer (QUEUE_UNAVAILABLE, MEDIA_STORE_UNAVAILABLE): nothing is wrong with the work. */
+export function isUnavailable(error: unknown): boolean {
+  return isWmarkError(error) && error.kind === 'unavailable';
+}
+
+/** True for errors that leave a job queued to run again (stopped on purpose, or a dependency away), not failed. */
+export function leavesJobQueued(error: unknown): boolean {
+  return isInterruption(error) || isUnavailable(error);
 }

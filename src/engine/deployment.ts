@@ -1,5 +1,6 @@
 // What an engine is built from: its parts that exist before its strategies, and the strategies a deployment chooses
 // (where media lives, who renders segments, who ingests). A deployment is a function from the one to the other.
+import type { Dependency } from '../core/dependency.js';
 import type { EncodeOptions } from '../core/plan/x264.js';
 import type { MediaTools } from '../ffmpeg/locate-tools.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
@@ -21,6 +22,8 @@ export interface EngineStrategies {
   media: MediaStore;
   renderer: SegmentRenderer;
   ingest: IngestPath;
+  /** What the strategies reach over the network and watch (a farm's queue, a bucket); none for the embedded one. */
+  dependencies?: readonly Dependency[];
 }
 
 /** Builds an engine's strategies from its parts (the embedded default, or a render farm's). */

@@ -10,6 +10,7 @@ import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js
 import { privateDir, tighten, tightenTree, usePrivateUmask } from './data-folder/file-modes.js';
 import { dataLayout } from './data-folder/layout.js';
 import { loadOrCreateSecret } from './data-folder/secret.js';
+import { Dependencies } from './dependencies.js';
 import type { Deployment, EngineParts, EngineStrategies } from './deployment.js';
 import { embedded } from './embedded.js';
 import { EngineCaches } from './engine-caches.js';
@@ -19,8 +20,10 @@ import type { StateStore } from './state/state-store.js';
 
 export type { Deployment, EngineParts, EngineStrategies } from './deployment.js';
 
-export interface Engine extends EngineParts, EngineStrategies {
+export interface Engine extends EngineParts, Omit<EngineStrategies, 'dependencies'> {
   readonly store: StateStore;
+  /** The deployment's dependencies beyond this machine, watched: requests that need one that is down get its 503. */
+  readonly dependencies: Dependencies;
   readonly now: () => number;
   readonly newId: () => string;
   /** Identifies this process as a job lease owner. */
@@ -69,11 +72,15 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
     await store.close();
     throw error;
   });
+  const now = options.now ?? Date.now;
+  // A state store on a database server would add its own here, after the deployment's.
+  const { dependencies, ...chosen } = strategies;
   return Object.freeze({
     ...parts,
-    ...strategies,
+    ...chosen,
+    dependencies: new Dependencies(dependencies ?? [], now),
     store,
-    now: options.now ?? Date.now,
+    now,
     newId: randomUUID,
     owner: `${process.pid}:${randomUUID()}`,
     changes: new ChangeFeed(),

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Check } from '../engine/app/installation-checks.js';
 import type { MediaStore } from '../media/media-store.js';
 import { openMediaStore, type S3Access } from '../media/open-media-store.js';
+import { unreachableAtStart } from '../media/reachability.js';
 import { VERSION } from '../version.js';
 import { redactQueueUrl } from './queue-url.js';
 import { connectRedis } from './redis-connection.js';
@@ -107,7 +108,7 @@ async function mediaCheck(url: string, s3: S3Access): Promise<Check> {
     return { name: 'media store', ok: true, detail: `${store.location} (write, read, list and delete work)`, required: true };
   } catch (error) {
     if (step !== 'write') await store.deletePrefix(prefix).catch(() => undefined);
-    return { name: 'media store', ok: false, detail: `${store.location}: cannot ${step}: ${firstLine(error)}`, required: true };
+    return { name: 'media store', ok: false, detail: `${store.location}: cannot ${step}: ${firstLine(unreachableAtStart(store, error))}`, required: true };
   } finally {
     store.close();
     await rm(scratch, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import { dataLayout } from '../engine/data-folder/layout.js';
 import type { Deployment } from '../engine/engine.js';
 import { FolderMediaStore } from '../media/folder-store.js';
 import type { MediaStore } from '../media/media-store.js';
+import { unreachableAtStart } from '../media/reachability.js';
 import { FarmIngest } from './farm-ingest.js';
 import { FarmRenderer } from './farm-renderer.js';
 import { TaskQueue } from './task-queue.js';
@@ -43,9 +44,15 @@ export async function connectFarm(options: { queueUrl: string; dataDir: string; 
   }
   const deployment: Deployment = async (parts) => {
     const folder = new FolderMediaStore(parts.paths.media);
-    const media = shared ?? folder;
+    const media: MediaStore = shared ?? folder;
     const renderer = await FarmRenderer.open({ queue, url: options.queueUrl, media, folder, fontFile: parts.tools.font.path, encode: parts.encode });
-    return { media, renderer, ingest: new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret }) };
+    return {
+      media,
+      renderer,
+      ingest: new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret }),
+      // Watched for /readyz and for the requests that need them: the queue's Redis, and a bucket (a folder has none).
+      dependencies: [queue.health, ...(media.health ? [media.health] : [])],
+    };
   };
   return {
     deployment,
@@ -72,7 +79,7 @@ async function openSharedStore(flags: SharedMediaFlags, mediaFolder: string): Pr
     await store.list('wmark-start-check');
   } catch (error) {
     store.close();
-    throw error;
+    throw unreachableAtStart(store, error);
   }
   return store;
 }

@@ -3,7 +3,7 @@
 // many at once. This process only plans, waits, and joins the workers' measurements into the sidecar, so the video
 // ends exactly as an embedded ingest would make it.
 import path from 'node:path';
-import { isInterruption, WmarkError } from '../core/errors.js';
+import { leavesJobQueued, WmarkError } from '../core/errors.js';
 import { forensicFiles, segmentPatterns } from '../core/forensic/title-layout.js';
 import { decodeMeasure, forensicStage, type SegmentMeasure } from '../core/forensic/variant-plan.js';
 import { isHttpUrl } from '../core/http-url.js';
@@ -85,8 +85,9 @@ export class FarmIngest implements IngestPath {
       await store.deletePrefix(source);
       return { status: 'INGESTED', segments: durations, timeOrigin: made.timeOrigin, durationSeconds: Number(durations.reduce((a, b) => a + b, 0).toFixed(6)) };
     } catch (error) {
-      // Interrupted (serve stopping): the tasks stay queued and what the workers stored stays, for the resumed job.
-      if (!isInterruption(error)) await store.deletePrefix(`${prefix}/`).catch(() => undefined);
+      // Interrupted (serve stopping) or a dependency away: the tasks stay queued and what the workers stored stays, for
+      // the resumed job.
+      if (!leavesJobQueued(error)) await store.deletePrefix(`${prefix}/`).catch(() => undefined);
       throw error;
     }
   }

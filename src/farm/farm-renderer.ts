@@ -157,6 +157,8 @@ export class FarmRenderer implements SegmentRenderer {
   async status(): Promise<FarmStatus> {
     const { queue, url, media } = this.options;
     const base = { url: redactQueueUrl(url), media: media.location };
+    // Known to be down: answered at once, not after a wait for a reconnect.
+    if (!queue.health.isUp) return { ...base, reachable: false, depth: null, workers: null };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), STATUS_TIMEOUT_MS);

@@ -1,18 +1,22 @@
 // A render-farm worker: takes tasks from the BullMQ queue, N at a time (segment renders, ingest transcodes, forensic
 // preparation of a segment), runs them from and into the shared media store, and refuses (failing the job with the
 // reason) what it must not run: a task from another wmark version, or a render laid out with another font. A worker
-// whose ffmpeg or font cannot render refuses to start at all.
+// whose ffmpeg or font cannot render refuses to start at all. While the store does not answer it takes no task, and a
+// task it could not finish for that goes back to the queue; stopping, it gives the tasks in hand a bounded time.
 
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { isWmarkError, WmarkError } from '../core/errors.js';
+import { changeLine } from '../core/dependency.js';
+import { isUnavailable, isWmarkError, WmarkError } from '../core/errors.js';
 import { renderToolProblems } from '../ffmpeg/render-capabilities.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../media/media-store.js';
 import { VERSION } from '../version.js';
+import { redactQueueUrl } from './queue-url.js';
 import { connectRedis } from './redis-connection.js';
+import { watchRedis } from './redis-health.js';
 import { connectedWorkers, failureReason, TASK_QUEUE, workerName } from './task-queue.js';
 import { type FarmResult, type FarmTask, parseFarmTask, taskKind, taskOutput } from './tasks/farm-task.js';
 import { type ForensicTask, runForensicTask } from './tasks/forensic-task.js';
@@ -43,12 +47,38 @@ export interface FarmWorkerOptions {
 export interface RunningFarmWorker {
   /** host:pid:random, reported with every result. */
   id: string;
-  /** Stops taking tasks; waits for the ones running unless `force` (then they are left to another worker). */
-  close(options?: { force?: boolean }): Promise<void>;
+  /**
+   * Stops taking tasks and gives the ones in hand up to `timeoutMs` (default 10 s; 0 with `force`). What is still
+   * running then is stopped and goes back to the queue (or, with Redis away, to another worker when its lock expires).
+   * Resolves within about two seconds after that, whatever Redis and the store do.
+   */
+  close(options?: { force?: boolean; timeoutMs?: number }): Promise<void>;
 }
 
 /** A task passed on waits this long before a worker takes it again (the one that passed it on may be the next). */
 const PASS_ON_DELAY_MS = 1_000;
+/** A task stopped because the store did not answer waits this long in the queue before a worker takes it again. */
+const STORE_RETRY_MS = 2_000;
+/** How long the tasks in hand get to finish when the worker stops, unless told otherwise. */
+export const SHUTDOWN_TIMEOUT_MS = 10_000;
+/** Once stopped, a task gets this long to go back to the queue; then BullMQ this long to let go of Redis. */
+const HAND_BACK_MS = 1_000;
+const CLOSE_WAIT_MS = 1_000;
+/** Worker errors about the connection itself: the queue's monitor reports those once, lost and back. */
+const CONNECTION_ERROR = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|Connection is closed|Stream isn't writeable/i;
+
+/** True when `work` settles within `ms`. */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  return Promise.race([settled, late]).finally(() => clearTimeout(timer));
+}
 
 /** The ordinary failure of a task this worker must not render: no retries, the reason for whoever waits. */
 function refuse(error: WmarkError): UnrecoverableError {
@@ -68,6 +98,11 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
   const threads = Math.max(1, options.threads ?? Math.floor(os.availableParallelism() / concurrency));
   const lockMs = options.lockMs ?? 30_000;
   const connection: Redis = await connectRedis(options.queueUrl, { timeoutMs: options.connectTimeoutMs });
+  const queueHealth = watchRedis(connection, redactQueueUrl(options.queueUrl));
+  /** Aborted when the tasks in hand must stop (the worker stops and their time is up). */
+  const stopping = new AbortController();
+  /** The tasks being run now. */
+  const inHand = new Set<Promise<unknown>>();
 
   // Lists the other workers, to pass on a task this one must not render (see passOn).
   const peers = new Queue(TASK_QUEUE, { connection });
@@ -89,14 +124,24 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
 
   /** Runs a task of any kind; what it made, and whether this run made it (false: it was already in the store). */
   const run = async (task: FarmTask): Promise<Omit<FarmResult<FarmTask>, 'worker'> & { rendered?: boolean; ms: number }> => {
+    const common = { tmpDir: options.tmpDir, signal: stopping.signal };
     switch (taskKind(task)) {
       case 'ingest':
-        return runIngestTask(task as IngestTask, options.store, options.runner, { tmpDir: options.tmpDir });
+        return runIngestTask(task as IngestTask, options.store, options.runner, common);
       case 'forensic-variant':
-        return runForensicTask(task as ForensicTask, options.store, options.runner, { tmpDir: options.tmpDir });
+        return runForensicTask(task as ForensicTask, options.store, options.runner, common);
       default:
-        return runSegmentTask(task as SegmentTask, options.store, options.runner, { fontFile: options.tools.font, threads, tmpDir: options.tmpDir });
+        return runSegmentTask(task as SegmentTask, options.store, options.runner, { ...common, fontFile: options.tools.font, threads });
     }
+  };
+
+  /**
+   * Back to the queue, not failed: a task this worker stopped (it is stopping) or could not finish because the store
+   * did not answer. Neither is the task's fault, so neither costs one of its tries.
+   */
+  const handBack = async (job: Job, token: string | undefined, delayMs: number): Promise<never> => {
+    if (token) await within(delayMs > 0 ? job.moveToDelayed(Date.now() + delayMs, token) : job.moveToWait(token), HAND_BACK_MS);
+    throw new DelayedError();
   };
 
   const render = async (job: Job, token?: string): Promise<FarmResult<FarmTask>> => {
@@ -133,15 +178,25 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
       );
     }
     const what = `${taskKind(task) === 'segment' ? '' : `${taskKind(task)} `}${taskOutput(task)}`;
+    const running = run(task);
+    inHand.add(running);
     try {
-      const result = await run(task);
+      const result = await running;
       log(`${result.rendered === false ? 'already there:' : 'rendered'} ${what}${result.rendered === false ? '' : ` in ${result.ms} ms`}`);
       return { ...result, worker: id } as FarmResult<FarmTask>;
     } catch (error) {
+      if (stopping.signal.aborted) {
+        log(`stopped ${what}: back to the queue`);
+        return handBack(job, token, 0);
+      }
+      // The store's monitor says so once; the task waits in the queue, and this worker takes none until it is back.
+      if (isUnavailable(error)) return handBack(job, token, STORE_RETRY_MS);
       log(`failed ${what}: ${isWmarkError(error) ? error.message.split('\n')[0] : String(error)}`);
       // ffmpeg gone from under us: every task would fail here, none is this task's fault.
       if (isWmarkError(error) && error.code === 'FFMPEG_NOT_FOUND') throw refuse(new WmarkError('WORKER_UNUSABLE', `worker ${id}: ${error.message}`));
       throw new Error(failureReason(error));
+    } finally {
+      inHand.delete(running);
     }
   };
 
@@ -156,18 +211,43 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
     maxStalledCount: 2,
     autorun: false,
   });
-  worker.on('error', (error) => log(`queue: ${error.message}`));
+  // Connection trouble is the monitors' to report, once lost and once back; anything else once per message in a row.
+  let lastError = '';
+  worker.on('error', (error) => {
+    if (!queueHealth.isUp || CONNECTION_ERROR.test(error.message) || error.message === lastError) return;
+    lastError = error.message;
+    log(`queue: ${error.message}`);
+  });
   void worker.run().catch((error: unknown) => log(`worker stopped: ${(error as Error).message}`));
   await worker.waitUntilReady();
+  const unwatch = [
+    queueHealth.subscribe((status, away) => log(changeLine(status, Date.now(), away))),
+    // No task is taken while the store does not answer: it could only go back to the queue.
+    options.store.health?.subscribe((status, away) => {
+      log(changeLine(status, Date.now(), away));
+      void (status.up ? worker.resume() : worker.pause(true)).catch(() => undefined);
+    }),
+  ];
   log(
     `worker ${id} (wmark ${version}) takes up to ${concurrency} task(s) at once, ${threads} ffmpeg thread(s) each, from ${TASK_QUEUE}; media in ${options.store.location}`,
   );
 
   return {
     id,
-    close: async ({ force = false } = {}) => {
-      await worker.close(force);
-      await peers.close().catch(() => undefined);
+    close: async ({ force = false, timeoutMs = force ? 0 : SHUTDOWN_TIMEOUT_MS } = {}) => {
+      for (const off of unwatch) off?.();
+      // Takes no more tasks from now on; resolves once those in hand are done and BullMQ let go of Redis.
+      const closing = worker.close().catch(() => undefined);
+      if (!(await within(Promise.allSettled([...inHand]), timeoutMs))) {
+        log(`stopping ${inHand.size} task(s) still running: they go back to the queue`);
+        stopping.abort();
+        await within(Promise.allSettled([...inHand]), HAND_BACK_MS * 3);
+      }
+      // Redis may be away: BullMQ's own close would wait for it.
+      await within(closing, CLOSE_WAIT_MS);
+      void worker.close(true).catch(() => undefined);
+      queueHealth.close();
+      void peers.close().catch(() => undefined);
       connection.disconnect();
     },
   };

@@ -5,7 +5,9 @@
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ERRORS, type ErrorCode, isWmarkError, WmarkError } from '../core/errors.js';
+import { redactQueueUrl } from './queue-url.js';
 import { connectRedis } from './redis-connection.js';
+import { type RedisHealth, watchRedis } from './redis-health.js';
 import { type FarmResult, type FarmTask, farmJobId, segmentJobId, taskKind, taskOutput } from './tasks/farm-task.js';
 import type { SegmentRunResult } from './tasks/segment-task.js';
 
@@ -85,6 +87,8 @@ export class TaskQueue {
     private readonly events: QueueEvents,
     private readonly clients: Redis[],
     private readonly options: Required<Pick<TaskQueueOptions, 'attempts' | 'pollMs'>>,
+    /** Whether Redis answers now, as the connection that queues tasks sees it. */
+    readonly health: RedisHealth,
   ) {
     events.on('completed', ({ jobId, returnvalue }) => this.settle(jobId, { result: parseResult(returnvalue) }));
     events.on('failed', ({ jobId, failedReason }) => void this.onFailed(jobId, failedReason));
@@ -115,7 +119,13 @@ export class TaskQueue {
     const events = new QueueEvents(TASK_QUEUE, { connection: eventsClient });
     // Listening before anything is added, so no completion can slip by unseen.
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
-    return new TaskQueue(queue, events, [queueClient, eventsClient], { attempts: options.attempts ?? 3, pollMs: options.pollMs ?? 10_000 });
+    return new TaskQueue(
+      queue,
+      events,
+      [queueClient, eventsClient],
+      { attempts: options.attempts ?? 3, pollMs: options.pollMs ?? 10_000 },
+      watchRedis(queueClient, redactQueueUrl(url)),
+    );
   }
 
   /**
@@ -263,6 +273,7 @@ export class TaskQueue {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.poller);
+    this.health.close();
     for (const jobId of [...this.waiters.keys()]) this.settle(jobId, { error: new WmarkError('CANCELLED', 'the segment queue was closed') });
     // With Redis down, BullMQ's close waits for a reconnect that may never come: serve's shutdown must not.
     let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,7 @@
 // The media-store seam: where sources, working segments, rendered segments, playlists and mp4s live. A folder on this
 // machine (or a shared mount) or an S3-compatible bucket, so workers on other machines read and write the same media.
 import type { Readable } from 'node:stream';
+import type { Dependency } from '../core/dependency.js';
 import { isWmarkError, WmarkError } from '../core/errors.js';
 
 /** What a stored object is, for serving it (Content-Length, ETag, Last-Modified). */
@@ -23,6 +24,11 @@ export interface ByteRange {
 export interface MediaStore {
   /** Where the store is, for messages: `s3://bucket/prefix` or `/abs/folder`. */
   readonly location: string;
+  /**
+   * Whether a store reached over the network answers now (a bucket). While it does not, calls fail at once with
+   * MEDIA_STORE_UNAVAILABLE. A folder on this machine has none.
+   */
+  readonly health?: Dependency;
   /** Stores a local file under `key`, replacing what was there; `move` lets the store take the file itself. */
   putFile(key: string, file: string, options?: { move?: boolean }): Promise<void>;
   /** Stores `bytes` under `key`, replacing what was there (playlists, sidecars, small records). */

@@ -21,8 +21,10 @@ import {
   type S3ClientConfig,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { unavailableError } from '../core/dependency.js';
 import { WmarkError } from '../core/errors.js';
 import { type ByteRange, checkKey, checkPrefix, checkRange, type MediaStat, type MediaStore } from './media-store.js';
+import { firstLine, ProbeMonitor } from './reachability.js';
 
 export interface S3StoreOptions {
   bucket: string;
@@ -42,11 +44,32 @@ export interface S3StoreOptions {
 
 const DEFAULT_PART_SIZE = 64 * 1024 * 1024;
 const MIN_PART_SIZE = 5 * 1024 * 1024;
+/**
+ * A call with no answer within this long (the SDK's own retries included) finds the store down: a request that needs
+ * it is answered 503 well within 5 s instead of waiting on a dead socket. An upload gets a second more per MiB.
+ */
+const CALL_DEADLINE_MS = 3_000;
+const PROBE_DEADLINE_MS = 2_000;
+/** Errors of a call that got no answer at all (as opposed to an answer that says no). */
+const NO_ANSWER = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
 const READ_ATTEMPTS = 3;
 const READ_RETRY_MS = 50;
 
 export class S3MediaStore implements MediaStore {
   readonly location: string;
+  /** Whether the bucket answers: judged by every call, and by a cheap listing now and then while someone watches. */
+  readonly health: ProbeMonitor;
   private readonly client: S3Client;
   private readonly bucket: string;
   private readonly prefix: string;
@@ -72,6 +95,17 @@ export class S3MediaStore implements MediaStore {
     // would print on every start and ask the user for an upgrade that is wmark's to make. Set it to false to see it.
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.client = new S3Client(config);
+    this.health = new ProbeMonitor({ name: 'media', location: this.location, probe: () => this.probe() });
+  }
+
+  /** One listing of at most one key: any answer (even a refusal) shows the store is there. */
+  private async probe(): Promise<void> {
+    const Prefix = `${this.prefix}wmark-probe/`;
+    await withDeadline(PROBE_DEADLINE_MS, (abortSignal) =>
+      this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix, MaxKeys: 1 }), { abortSignal }),
+    ).catch((error: unknown) => {
+      if (noAnswer(error)) throw error;
+    });
   }
 
   private objectKey(key: string): string {
@@ -91,20 +125,33 @@ export class S3MediaStore implements MediaStore {
     // Bodies are read into memory (a part at most): a stream cannot be sent again when the SDK retries a request.
     if (info.size <= this.partSize) {
       const Body = await readRange(file, 0, info.size);
-      await this.call('put', key, (c) => c.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body, ContentLength: info.size })));
+      await this.call(
+        'put',
+        key,
+        (c, abortSignal) => c.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body, ContentLength: info.size }), { abortSignal }),
+        info.size,
+      );
       return;
     }
-    const { UploadId } = await this.call('put', key, (c) => c.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key })));
+    const { UploadId } = await this.call('put', key, (c, abortSignal) =>
+      c.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key }), { abortSignal }),
+    );
     try {
       const parts: { ETag: string; PartNumber: number }[] = [];
       for (let start = 0, PartNumber = 1; start < info.size; start += this.partSize, PartNumber++) {
         const Body = await readRange(file, start, Math.min(info.size - start, this.partSize));
-        const { ETag } = await this.call('put', key, (c) =>
-          c.send(new UploadPartCommand({ Bucket: this.bucket, Key, UploadId, PartNumber, Body, ContentLength: Body.length })),
+        const { ETag } = await this.call(
+          'put',
+          key,
+          (c, abortSignal) =>
+            c.send(new UploadPartCommand({ Bucket: this.bucket, Key, UploadId, PartNumber, Body, ContentLength: Body.length }), { abortSignal }),
+          Body.length,
         );
         parts.push({ ETag: ETag!, PartNumber });
       }
-      await this.call('put', key, (c) => c.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId, MultipartUpload: { Parts: parts } })));
+      await this.call('put', key, (c, abortSignal) =>
+        c.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId, MultipartUpload: { Parts: parts } }), { abortSignal }),
+      );
     } catch (error) {
       // Parts of an abandoned upload cost storage until aborted; nothing of it was ever visible.
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId })).catch(() => undefined);
@@ -114,12 +161,18 @@ export class S3MediaStore implements MediaStore {
 
   async put(key: string, bytes: Buffer | string): Promise<void> {
     const Body = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
-    await this.call('put', key, (c) => c.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), Body, ContentLength: Body.length })));
+    await this.call(
+      'put',
+      key,
+      (c, abortSignal) => c.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), Body, ContentLength: Body.length }), { abortSignal }),
+      Body.length,
+    );
   }
 
   /**
    * The whole object. A body cut off mid-way is read again (twice at most): an object being overwritten, a growing
    * playlist say, can end a read early on stores whose overwrites are not atomic, and the next read gets the new one.
+   * A cut body is an answer, so it never marks the store down; a store that gives no answer fails in `openRange`.
    */
   async read(key: string): Promise<Buffer> {
     for (let attempt = 1; ; attempt++) {
@@ -138,7 +191,9 @@ export class S3MediaStore implements MediaStore {
   async copy(from: string, to: string): Promise<void> {
     // The server copies (up to 5 GB, far above a segment); the source names bucket/key, URL-encoded.
     const CopySource = encodeURI(`${this.bucket}/${this.objectKey(from)}`);
-    await this.call('copy', from, (c) => c.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.objectKey(to), CopySource })));
+    await this.call('copy', from, (c, abortSignal) =>
+      c.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.objectKey(to), CopySource }), { abortSignal }),
+    );
   }
 
   async getFile(key: string, file: string): Promise<void> {
@@ -149,15 +204,16 @@ export class S3MediaStore implements MediaStore {
       await rename(temp, file);
     } catch (error) {
       await rm(temp, { force: true });
-      throw isWmark(error) || (error as NodeJS.ErrnoException).code === 'ENOENT' ? error : storeError(this, 'get', key, error);
+      if (isWmark(error) || (error as NodeJS.ErrnoException).code === 'ENOENT') throw error;
+      throw this.failure('get', key, error);
     }
   }
 
   async openRange(key: string, range?: ByteRange): Promise<Readable> {
     checkRange(key, range);
     const Key = this.objectKey(key);
-    const answer = await this.call('get', key, (c) =>
-      c.send(new GetObjectCommand({ Bucket: this.bucket, Key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) })),
+    const answer = await this.call('get', key, (c, abortSignal) =>
+      c.send(new GetObjectCommand({ Bucket: this.bucket, Key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }), { abortSignal }),
     );
     const body = answer.Body;
     if (!(body instanceof Readable)) throw new WmarkError('MEDIA_STORE_FAILED', `get ${key} from ${this.location}: the answer had no body stream`);
@@ -166,7 +222,9 @@ export class S3MediaStore implements MediaStore {
 
   async stat(key: string): Promise<MediaStat | undefined> {
     try {
-      const head = await this.call('stat', key, (c) => c.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) })));
+      const head = await this.call('stat', key, (c, abortSignal) =>
+        c.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }), { abortSignal }),
+      );
       return { size: head.ContentLength ?? 0, modified: head.LastModified?.getTime() ?? 0 };
     } catch (error) {
       if (isWmark(error) && error.code === 'MEDIA_NOT_FOUND') return undefined;
@@ -183,8 +241,8 @@ export class S3MediaStore implements MediaStore {
     const keys: string[] = [];
     let ContinuationToken: string | undefined;
     do {
-      const page = await this.call('list', prefix, (c) =>
-        c.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.prefix}${prefix}`, ContinuationToken })),
+      const page = await this.call('list', prefix, (c, abortSignal) =>
+        c.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.prefix}${prefix}`, ContinuationToken }), { abortSignal }),
       );
       for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key.slice(this.prefix.length));
       ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -198,8 +256,10 @@ export class S3MediaStore implements MediaStore {
     // DeleteObjects takes at most 1,000 keys a request.
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000);
-      const answer = await this.call('delete', prefix, (c) =>
-        c.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((k) => ({ Key: `${this.prefix}${k}` })), Quiet: true } })),
+      const answer = await this.call('delete', prefix, (c, abortSignal) =>
+        c.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((k) => ({ Key: `${this.prefix}${k}` })), Quiet: true } }), {
+          abortSignal,
+        }),
       );
       const failed = answer.Errors ?? [];
       if (failed.length)
@@ -212,17 +272,53 @@ export class S3MediaStore implements MediaStore {
   }
 
   close(): void {
+    this.health.close();
     this.client.destroy();
   }
 
-  /** Sends one request; S3's answers become MEDIA_NOT_FOUND or MEDIA_STORE_FAILED naming the operation and key. */
-  private async call<T>(operation: string, key: string, request: (client: S3Client) => Promise<T>): Promise<T> {
+  /**
+   * Sends one request, unless the store is known to be down (MEDIA_STORE_UNAVAILABLE at once). No answer within the
+   * deadline marks it down; S3's answers become MEDIA_NOT_FOUND or MEDIA_STORE_FAILED naming the operation and key.
+   */
+  private async call<T>(operation: string, key: string, request: (client: S3Client, signal: AbortSignal) => Promise<T>, bytes = 0): Promise<T> {
+    if (!this.health.isUp) throw unavailableError(this.health.status(), Date.now());
     try {
-      return await request(this.client);
+      const answer = await withDeadline(CALL_DEADLINE_MS + Math.ceil(bytes / (1024 * 1024)) * 1000, (signal) => request(this.client, signal));
+      this.health.answered();
+      return answer;
     } catch (error) {
-      throw storeError(this, operation, key, error);
+      throw this.failure(operation, key, error);
     }
   }
+
+  /** A call's error as the catalogue's: no answer marks the store down (503); an answer means it is there. */
+  private failure(operation: string, key: string, error: unknown): WmarkError {
+    if (noAnswer(error)) {
+      this.health.failed(`${operation} ${key}: ${firstLine(error)}`);
+      return unavailableError(this.health.status(), Date.now());
+    }
+    if (!isWmark(error)) this.health.answered();
+    return storeError(this, operation, key, error);
+  }
+}
+
+/** Runs `work` with a signal that aborts it after `ms`; the timer ends with the call, so a body still streaming is never cut. */
+async function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`no answer within ${ms} ms`)), ms);
+  try {
+    return await work(controller.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** True for a call that got no answer: refused, reset, cut off, or past its deadline. */
+function noAnswer(error: unknown): boolean {
+  if (isWmark(error) || typeof error !== 'object' || error === null) return false;
+  const e = error as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  if (e.$metadata?.httpStatusCode !== undefined) return false;
+  return e.name === 'AbortError' || e.name === 'TimeoutError' || NO_ANSWER.has(e.code ?? '') || /socket hang up|aborted/i.test(e.message ?? '');
 }
 
 const isWmark = (error: unknown): error is WmarkError => error instanceof WmarkError;

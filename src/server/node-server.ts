@@ -47,9 +47,15 @@ export interface RunningServer {
   service: LocalService;
   /** Unfinished jobs found at start and queued again. */
   resumed: number;
-  /** Stops accepting connections, lets in-flight requests finish, stops jobs (they resume on the next start). */
-  close(): Promise<void>;
+  /**
+   * Stops accepting connections and stops jobs (they resume on the next start); requests in flight get until
+   * `timeoutMs` (default 10 s) to finish, then their connections are closed.
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>;
 }
+
+/** How long requests in flight get to finish when the server stops, unless told otherwise. */
+export const SHUTDOWN_TIMEOUT_MS = 10_000;
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
@@ -94,13 +100,21 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     app,
     service,
     resumed,
-    close() {
+    close({ timeoutMs = SHUTDOWN_TIMEOUT_MS } = {}) {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        await service.queue.close();
-        // Requests still waiting on jobs have been answered by now; give stragglers a moment, then cut.
-        const timer = setTimeout(() => server.closeAllConnections(), 5_000);
+        // Whatever a dependency does, the requests in flight are cut at the deadline.
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            server.closeAllConnections();
+            resolve();
+          }, timeoutMs);
+        });
+        // Jobs stop at once (abortable waits) and resume on the next start; they are waited for, so none still writes
+        // when the engine closes, but only until the deadline: one stuck on a dead socket is left to the next start.
+        await Promise.race([service.queue.close(), deadline]);
         await stopped;
         clearTimeout(timer);
       })();

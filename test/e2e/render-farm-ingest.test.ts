@@ -12,7 +12,7 @@ import { loadOrCreateSecret } from '../../src/engine/data-folder/secret.js';
 import { prepareForensic } from '../../src/engine/ingest/forensic-prepare.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { until } from '../helpers/cli-helpers.js';
-import { frameHashes, type SpawnedWorker, spawnWorker } from '../helpers/cluster.js';
+import { frameHashes, killSpawned, type SpawnedWorker, spawnWorker } from '../helpers/cluster.js';
 import { ingestVideo, type TestEngine, testEngine } from '../helpers/engine.js';
 import { fixture, natural, tempDir } from '../helpers/fixtures.js';
 import { dbRows } from '../helpers/ingest-helpers.js';
@@ -44,14 +44,7 @@ beforeAll(async () => {
   embedded = { engine, video, hashes: await Promise.all(segmentFiles(path.join(engine.paths.videos, video.id)).map((f) => frameHashes(f))) };
 });
 afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-    await w.done;
-  }
-  for (const s of serves.splice(0)) {
-    s.kill('SIGKILL');
-    await s.exited;
-  }
+  await killSpawned(workers, serves);
 });
 afterAll(async () => {
   await redis?.stop();

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/version.js';
 import { runCli } from '../helpers/cli.js';
 import { until } from '../helpers/cli-helpers.js';
-import { frameHashes, renderLines, type SpawnedWorker, spawnWorker } from '../helpers/cluster.js';
+import { frameHashes, killSpawned, renderLines, type SpawnedWorker, spawnWorker } from '../helpers/cluster.js';
 import { natural, tempDir } from '../helpers/fixtures.js';
 import { decodesCleanly } from '../helpers/media.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
@@ -24,14 +24,7 @@ beforeAll(async () => {
   [redis, source] = await Promise.all([startRedis(), natural(20)]);
 });
 afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-    await w.done;
-  }
-  for (const s of serves.splice(0)) {
-    s.kill('SIGKILL');
-    await s.exited;
-  }
+  await killSpawned(workers, serves);
 });
 afterAll(async () => {
   await redis?.stop();

@@ -90,6 +90,17 @@ export interface SpawnedWorker extends Spawned {
   id: string;
 }
 
+/** SIGKILLs the workers and serves a test spawned that still run, and waits until each has exited (after each test). */
+export async function killSpawned(workers: SpawnedWorker[], serves: { kill(signal: NodeJS.Signals): void; exited: Promise<unknown> }[]): Promise<void> {
+  for (const w of workers.splice(0)) {
+    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+    await w.done;
+  }
+  for (const s of serves.splice(0)) {
+    s.kill('SIGKILL');
+    await s.exited;
+  }
+}
 /** Starts `wmark worker` and resolves once it printed its id (it takes tasks from then on). */
 export async function spawnWorker(args: string[], env: Record<string, string | undefined>): Promise<SpawnedWorker> {
   const proc = startWmark(['--json', 'worker', ...args], { env });
@@ -130,9 +141,10 @@ export function renderLines(log: string): string[] {
 export function testFarmDeployment(queue: TaskQueue, url: string, options: { media?: MediaStore; ingestOnFarm?: boolean } = {}): Deployment {
   return async (parts) => {
     const folder = new FolderMediaStore(parts.paths.media);
-    const media = options.media ?? folder;
+    const media: MediaStore = options.media ?? folder;
     const renderer = await FarmRenderer.open({ queue, url, media, folder, fontFile: parts.tools.font.path, encode: parts.encode });
     const ingest = options.ingestOnFarm ? new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret }) : new LocalIngest(parts, folder);
-    return { media, renderer, ingest };
+    // Watched as a farm's deployment watches them: the queue's Redis, and a bucket.
+    return { media, renderer, ingest, dependencies: [queue.health, ...(media.health ? [media.health] : [])] };
   };
 }

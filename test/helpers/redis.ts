@@ -16,6 +16,8 @@ export interface TestRedis {
   /** Stops the server; with `restart`, starts an empty one again on the same port (a Redis restart mid-job). */
   stop(): Promise<void>;
   restart(): Promise<void>;
+  /** SIGKILLs the server (no goodbye to its clients) and leaves the port closed until `restart`. */
+  kill(): Promise<void>;
   /** Everything the server logged (stdout), for a failing test's message. */
   log(): string;
   /** The running redis-server (a new one after `restart`), for its CPU time or an emergency kill. */
@@ -57,12 +59,12 @@ export async function startRedis(): Promise<TestRedis> {
     });
   };
 
-  const stopChild = async (): Promise<void> => {
+  const stopChild = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<void> => {
     const proc = child;
     child = undefined;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    proc.kill('SIGTERM');
+    proc.kill(signal);
     const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
     await exited;
     clearTimeout(timer);
@@ -99,6 +101,7 @@ export async function startRedis(): Promise<TestRedis> {
       await stopChild();
       await launch();
     },
+    kill: () => stopChild('SIGKILL'),
     stop: async () => {
       await stopChild();
       rmSync(dir, { recursive: true, force: true });

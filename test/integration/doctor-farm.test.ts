@@ -121,6 +121,11 @@ describe('wmark doctor --queue --media', () => {
     expect(missing.code).toBe(6);
     expect(missing.check('media store')).toMatchObject({ ok: false, detail: expect.stringContaining('s3://no-such-bucket/farm/: cannot write: ') });
 
+    // Nothing listens there: the reason, not a "send it again shortly" meant for API clients.
+    const away = await doctor(['--media', 's3://wmark-doctor/farm', '--s3-endpoint', 'http://127.0.0.1:9']);
+    expect(away.code).toBe(6);
+    expect(away.check('media store')).toMatchObject({ ok: false, detail: expect.stringMatching(/cannot write: cannot reach the media store .*ECONNREFUSED/) });
+
     const bad = await doctor(['--media', 'relative/folder']);
     expect(bad.code).toBe(6);
     expect(bad.check('media store')).toMatchObject({ ok: false });

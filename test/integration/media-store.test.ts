@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import type { MediaStore } from '../../src/media/media-store.js';
 import { openMediaStore } from '../../src/media/open-media-store.js';
+import { unreachableAtStart } from '../../src/media/reachability.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 
@@ -265,8 +266,12 @@ describe('s3 media store', () => {
   it('says the store cannot be reached when nothing listens at the endpoint', async () => {
     const store = track(openMediaStore('s3://wmark-media/p', { endpoint: 'http://127.0.0.1:9', credentials: s3.credentials }));
     const error = await store.stat('a/b.ts').catch((e: unknown) => e as { code: string; message: string });
-    expect(error).toMatchObject({ code: 'MEDIA_STORE_FAILED' });
-    expect((error as { message: string }).message).toMatch(/ECONNREFUSED/);
+    // For a request, the 503 of a store that does not answer; at start (serve's check, doctor), the reason why.
+    expect(error).toMatchObject({ code: 'MEDIA_STORE_UNAVAILABLE' });
+    expect(store.health?.status()).toMatchObject({ up: false, reason: expect.stringMatching(/ECONNREFUSED/) });
+    const atStart = unreachableAtStart(store, error);
+    expect(atStart).toMatchObject({ code: 'MEDIA_STORE_FAILED' });
+    expect((atStart as { message: string }).message).toMatch(/s3:\/\/wmark-media\/p\/: stat a\/b\.ts: .*ECONNREFUSED/);
   });
 
   it('reports refused credentials as a store failure, not as a missing object', async () => {

@@ -169,8 +169,13 @@ describe('serve with a render farm, in process', () => {
     expect(r.status).toBe(200);
     expect(r.json).toEqual({
       ok: true,
+      ready: true,
+      dependencies: [{ name: 'queue', up: true, location: redis.url }],
       queue: { url: redis.url, media: engine.paths.media, reachable: true, depth: { waiting: 0, active: 0 }, workers: [{ id: worker.id, version: VERSION }] },
     });
+    // Readiness: the one dependency (the media folder is this machine's) answers.
+    const ready = await call(s.app, 'GET', '/readyz');
+    expect([ready.status, ready.json]).toEqual([200, { ready: true, dependencies: [{ name: 'queue', up: true, location: redis.url }] }]);
   });
 
   it("GET /healthz from another machine tells the queue's health only: no queue URL, no media store, no worker host names", async () => {
@@ -184,28 +189,55 @@ describe('serve with a render farm, in process', () => {
       body: async () => undefined,
     });
     expect(r.status).toBe(200);
-    expect(JSON.parse(String(r.body))).toEqual({ ok: true, queue: { reachable: true, depth: { waiting: 0, active: 0 }, workers: [{ version: VERSION }] } });
-    const local = await s.app.handle({
-      method: 'GET',
-      rawUrl: '/healthz',
-      path: '/healthz',
-      url: new URL('http://wmark.test/healthz'),
-      headers: {},
-      remoteAddress: '::ffff:127.0.0.1',
-      body: async () => undefined,
+    expect(JSON.parse(String(r.body))).toEqual({
+      ok: true,
+      ready: true,
+      dependencies: [{ name: 'queue', up: true }],
+      queue: { reachable: true, depth: { waiting: 0, active: 0 }, workers: [{ version: VERSION }] },
     });
+    const local = await fromAddress('/healthz', '::ffff:127.0.0.1');
     expect(JSON.parse(String(local.body)).queue.workers).toEqual([{ id: worker.id, version: VERSION }]);
+    const ready = await fromAddress('/readyz', '198.51.100.7');
+    expect([ready.status, JSON.parse(String(ready.body))]).toEqual([200, { ready: true, dependencies: [{ name: 'queue', up: true }] }]);
   });
 
-  it('GET /healthz still answers, quickly, while Redis is down, and serve still shuts down', async () => {
+  it('GET /healthz still answers, quickly, while Redis is down, /readyz says it is not ready, work is refused at once, and serve still shuts down', async () => {
+    await ingestVideo(engine, { source: await natural(4), key: 'farm-down' });
     await worker.close();
     await redis.stop();
     const started = Date.now();
     const r = await call(s.app, 'GET', '/healthz');
     expect(Date.now() - started).toBeLessThan(STATUS_TIMEOUT_MS + 1_000);
-    expect(r.json).toMatchObject({ ok: true, queue: { url: redis.url, reachable: false, depth: null, workers: null } });
+    expect(r.json).toMatchObject({ ok: true, ready: false, queue: { url: redis.url, reachable: false, depth: null, workers: null } });
+    // Not ready, naming the queue: where it is and why for this machine, its state only for another.
+    const ready = await call(s.app, 'GET', '/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.headers.get('retry-after')).toBe('5');
+    expect(ready.json).toMatchObject({ ready: false, code: 'QUEUE_UNAVAILABLE', dependencies: [{ name: 'queue', up: false, location: redis.url }] });
+    expect(ready.json.dependencies[0].reason).toEqual(expect.any(String));
+    const remote = await fromAddress('/readyz', '198.51.100.7');
+    expect(remote.status).toBe(503);
+    expect(JSON.parse(String(remote.body)).dependencies).toEqual([{ name: 'queue', up: false, downSince: expect.any(Number) }]);
+    // Work that needs the queue is refused at once, with its 503, instead of waiting for Redis.
+    const asked = Date.now();
+    const posted = await call(s.app, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'farm-down', settings: [{ content: 'while Redis is down' }] } });
+    expect(Date.now() - asked).toBeLessThan(5_000);
+    expect([posted.status, posted.json.code]).toEqual([503, 'QUEUE_UNAVAILABLE']);
     const closing = Date.now();
     await engine.renderer.close();
     expect(Date.now() - closing).toBeLessThan(5_000);
   });
 });
+
+/** A GET of `route` as if from `remoteAddress` (in-process calls come from this machine). */
+function fromAddress(route: string, remoteAddress: string) {
+  return s.app.handle({
+    method: 'GET',
+    rawUrl: route,
+    path: route,
+    url: new URL(`http://wmark.test${route}`),
+    headers: {},
+    remoteAddress,
+    body: async () => undefined,
+  });
+}

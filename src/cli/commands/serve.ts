@@ -1,5 +1,6 @@
 // `wmark serve`: the Video Watermarking Service API (1.0 and 2.0) on top of the local engine.
 import type { Command } from 'commander';
+import { changeLine } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
 import { serverService } from '../../engine/app/server-service.js';
 import { dataLayout } from '../../engine/data-folder/layout.js';
@@ -33,6 +34,7 @@ export function registerServe(program: Command): void {
     );
   addMediaOptions(command, "with --queue, the media store shared with the workers (default: this data folder's media folder, which workers must mount)")
     .option('--allow-private-sources', 'let API clients ingest http(s) sources on loopback, private or link-local addresses')
+    .option('--shutdown-timeout <seconds>', 'on SIGTERM or Ctrl-C, how long requests in flight get to finish (default 10; env WMARK_SHUTDOWN_TIMEOUT)')
     .action(
       action(
         async (
@@ -47,10 +49,18 @@ export function registerServe(program: Command): void {
             allowPrivateSources?: boolean;
             corsOrigin?: string[];
             queue?: string;
+            shutdownTimeout?: string;
           } & MediaFlags,
         ) => {
           const render = renderMode(opts.render);
-          ctx.setConfigFlags({ port: opts.port, host: opts.host, publicUrl: opts.publicUrl, workers: opts.workers, queue: opts.queue });
+          ctx.setConfigFlags({
+            port: opts.port,
+            host: opts.host,
+            publicUrl: opts.publicUrl,
+            workers: opts.workers,
+            queue: opts.queue,
+            shutdownTimeout: opts.shutdownTimeout,
+          });
           const config = await ctx.loadConfig();
           const media = mediaFlags(opts, config);
           if (media.media && !config.queue) {
@@ -85,13 +95,16 @@ export function registerServe(program: Command): void {
             });
           const local = server.service;
           if (farm) await describeFarm(ctx, local.dataDir, config.queue!.url, media, farm.shared?.location);
+          // One line when a dependency is lost, one when it is back; its reconnects and probes back off in silence.
+          const unwatch = local.watchDependencies((status, away) => ctx.output.info(changeLine(status, Date.now(), away)));
           await announceFirstKey(ctx, local, 'serve');
           const dataDir = local.dataDir;
           // Local commands on this data folder sign their links for this address while it runs.
           const forget = await recordServe(dataDir, server.url, config.publicUrl);
           try {
-            return await serveUntilStopped(ctx, server, dataDir);
+            return await serveUntilStopped(ctx, server, dataDir, config.shutdownTimeoutSeconds);
           } finally {
+            unwatch();
             forget();
           }
         },
@@ -99,14 +112,16 @@ export function registerServe(program: Command): void {
     );
 }
 
-async function serveUntilStopped(ctx: CliContext, server: RunningServer, dataDir: string): Promise<number> {
+async function serveUntilStopped(ctx: CliContext, server: RunningServer, dataDir: string, shutdownSeconds: number): Promise<number> {
   if (server.resumed) ctx.output.info(`resuming ${server.resumed} unfinished job(s)`);
   if (ctx.output.mode === 'json') ctx.output.line({ url: server.url, dataDir }, () => '');
   else if (ctx.output.mode === 'plain') ctx.io.stdout.write(`${server.url}\n`);
   else ctx.output.result(server.url, (c) => `${c.bold('wmark serve')} listening on ${c.cyan(server.url)}  ${c.dim('(Ctrl-C to stop)')}`);
   await whenAborted(ctx.signal);
-  ctx.output.info('shutting down: finishing requests; unfinished jobs resume on the next start');
-  await server.close();
+  ctx.output.info(
+    `shutting down: requests in flight get ${shutdownSeconds} s; unfinished jobs resume on the next start (Ctrl-C or SIGTERM again stops at once)`,
+  );
+  await server.close({ timeoutMs: shutdownSeconds * 1000 });
   return 0;
 }
 

@@ -35,10 +35,12 @@ export function registerWorker(program: Command): void {
   addMediaOptions(command, "the shared media store, the same as serve's")
     .option('--concurrency <n>', 'segments rendered at once (default 1; about one per 2 cores)')
     .option('--threads <n>', 'ffmpeg threads per segment (default: the cores shared among --concurrency)')
+    .option('--shutdown-timeout <seconds>', 'on SIGTERM or Ctrl-C, how long the tasks in hand get to finish before they go back to the queue (default 10)')
     .addOption(new Option('--lock-timeout <seconds>', "seconds before a dead worker's task goes to another worker (default 30)").hideHelp())
     .action(
       action(async (ctx, raw: Record<string, string | undefined>) => {
         // The queue as serve finds it: --queue (checked below, as BAD_QUEUE_URL), WMARK_QUEUE_URL or queue.url in the config.
+        ctx.setConfigFlags({ shutdownTimeout: raw.shutdownTimeout });
         const config = await ctx.loadConfig();
         const parsed = optionsSchema.safeParse({ ...raw, queue: raw.queue ?? config.queue?.url, ...mediaFlags(raw, config) });
         if (!parsed.success)
@@ -66,8 +68,11 @@ export function registerWorker(program: Command): void {
           // stdout is data: the worker's id, once it takes work (scripts and tests wait for this line).
           ctx.output.line({ worker: worker.id, queue: opts.queue.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@'), media: store.location }, () => worker.id);
           await whenAborted(ctx.signal);
-          ctx.output.info('stopping: finishing the segments in hand (Ctrl-C again does not hurry it; their tasks go to another worker if killed)');
-          await worker.close();
+          const seconds = config.shutdownTimeoutSeconds;
+          ctx.output.info(
+            `stopping: the tasks in hand get ${seconds} s to finish, then go back to the queue (Ctrl-C or SIGTERM again stops at once; a task cut off goes to another worker once its lock expires)`,
+          );
+          await worker.close({ timeoutMs: seconds * 1000 });
           return 0;
         } finally {
           store.close();

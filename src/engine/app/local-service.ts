@@ -5,6 +5,7 @@
 import { signToken } from '../../core/access-token.js';
 import { parseVideoRequest, parseWatermarkRequest } from '../../core/api-requests.js';
 import type { ApiVersion } from '../../core/api-version.js';
+import type { DependencyListener, DependencyStatus } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
 import type { TemplateSetting } from '../../core/setting-types.js';
 import { lastOf, watch } from '../../service/watch.js';
@@ -111,6 +112,9 @@ export class LocalService implements WatermarkService {
 
   private async register(request: VideoRequest, replace: boolean): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
     const body = parseVideoRequest(request);
+    // An ingest needs every dependency (the source goes into the store, the transcode onto the queue): refused at
+    // once while one is down, before anything is recorded.
+    this.engine.dependencies.require();
     const { video, created, replaced } = await registerVideo(
       this.engine,
       { source: body.sourceUrl, key: body.key, name: body.name, enableForensic: body.enableForensic, forensicLayout: body.forensicLayout, replace },
@@ -202,14 +206,16 @@ export class LocalService implements WatermarkService {
     // A forensic-only watermark needs no encode (its playlist picks existing A/B segments): it starts at once, ahead
     // of any renders, and is READY at once.
     const forensicOnly = parsed.settings.every((s) => s.type === 'FORENSIC');
-    if (needsJob(record)) this.queue.enqueue({ kind: 'watermark', id: record.id }, { immediate: forensicOnly });
+    if (needsJob(record)) {
+      // Work to do needs every dependency: refused at once while one is down (the same request later starts it).
+      this.engine.dependencies.require();
+      this.queue.enqueue({ kind: 'watermark', id: record.id }, { immediate: forensicOnly });
+    }
     if (forensicOnly && record.status === 'PENDING') record = await this.settle(record.id, 'playable', FORENSIC_READY_MS, options.signal);
     if (api === '2.0' && record.status === 'PENDING') {
       record = await this.settle(record.id, 'playable', this.options.playableTimeoutMs ?? 120_000, options.signal);
       if (record.status === 'PENDING') {
-        throw new WmarkError('NOT_READY_YET', 'the watermark is still being prepared; send the same request again shortly', {
-          headers: { 'Retry-After': '5' },
-        });
+        throw new WmarkError('NOT_READY_YET', 'the watermark is still being prepared; send the same request again shortly');
       }
     }
     const warnings = result.expirationIgnored
@@ -255,12 +261,22 @@ export class LocalService implements WatermarkService {
     }));
   }
 
-  /** Waits until the goal or the timeout, whichever comes first, and returns the record as it is then. */
+  /**
+   * Waits until the goal or the timeout, whichever comes first, and returns the record as it is then. A dependency
+   * that goes down meanwhile ends the wait with its 503 (the job waits for it; the caller need not).
+   */
   private async settle(id: string, goal: WatchGoal, timeoutMs: number, signal?: AbortSignal): Promise<WatermarkRecord> {
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      await lastOf(this.watchWatermark({ status: 'PENDING', id }, goal, { deadline: this.engine.now() + timeoutMs, signal }));
+      const watched = lastOf(this.watchWatermark({ status: 'PENDING', id }, goal, { deadline: this.engine.now() + timeoutMs, signal: stop.signal }));
+      await this.engine.dependencies.whileUp(watched);
     } catch (error) {
       if (!(error instanceof WmarkError && error.code === 'TIMEOUT')) throw error;
+    } finally {
+      stop.abort();
+      signal?.removeEventListener('abort', onAbort);
     }
     return this.watermarkRecord(id);
   }
@@ -339,9 +355,20 @@ export class LocalService implements WatermarkService {
 
   // ---- operations
 
-  /** Whether the engine's dependencies answer (a render farm's queue), for health checks. */
+  /** Where renders go and whether that answers (a render farm's queue, its depth and workers), for /healthz. */
   health() {
     return this.engine.renderer.health();
+  }
+
+  /** Whether every dependency answers now (/readyz), each with its state; the embedded engine has none. */
+  readiness(): { ready: boolean; dependencies: DependencyStatus[] } {
+    const dependencies = this.engine.dependencies.statuses();
+    return { ready: dependencies.every((d) => d.up), dependencies };
+  }
+
+  /** Hears each change of a dependency (lost, back), e.g. to log it once; returns what unsubscribes. */
+  watchDependencies(listener: DependencyListener): () => void {
+    return this.engine.dependencies.subscribe(listener);
   }
 
   /** Counts for the service's index page. */

@@ -2,7 +2,7 @@
 // path, which makes the working media; the video is INGESTED once that is complete, or FAILED_ENCODING with the reason.
 import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import { isInterruption, isWmarkError, WmarkError } from '../../core/errors.js';
+import { isWmarkError, leavesJobQueued, WmarkError } from '../../core/errors.js';
 import { isHttpUrl } from '../../core/http-url.js';
 import { scratch } from '../data-folder/layout.js';
 import type { Engine } from '../engine.js';
@@ -13,7 +13,8 @@ import type { SourcePolicy } from './source-policy.js';
 
 /**
  * Runs (or resumes, from the start) a video's ingest job. Resolves with the INGESTED record, or undefined when another
- * process holds the job; a failure marks the video FAILED_ENCODING and rejects. Ctrl-C leaves it PENDING and queued.
+ * process holds the job; a failure marks the video FAILED_ENCODING and rejects. Ctrl-C, or a dependency that does not
+ * answer, leaves it PENDING and queued.
  */
 export async function runIngestJob(engine: Engine, videoId: string, signal?: AbortSignal, policy?: SourcePolicy): Promise<VideoRecord | undefined> {
   const initial = await engine.store.getVideo(videoId);
@@ -30,7 +31,7 @@ export async function runIngestJob(engine: Engine, videoId: string, signal?: Abo
       await rm(downloaded, { force: true });
       return (await engine.store.getVideo(videoId))!;
     } catch (error) {
-      if (!isInterruption(error)) {
+      if (!leavesJobQueued(error)) {
         const reason = error instanceof Error ? error.message : String(error);
         await engine.store.updateVideo(videoId, { status: 'FAILED_ENCODING', error: reason });
         await rm(downloaded, { force: true });

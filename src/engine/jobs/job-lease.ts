@@ -1,7 +1,7 @@
 // Running a job under its lease: only one process works on a job at a time, a heartbeat keeps the lease alive, a
 // process killed mid-job leaves a lease that goes stale so another one takes over, and progress is written where
 // any watcher (in this process or another) can read it.
-import { isInterruption } from '../../core/errors.js';
+import { leavesJobQueued } from '../../core/errors.js';
 import type { Engine } from '../engine.js';
 import type { JobRecord } from '../state/state-store.js';
 import type { JobReporter } from './job-reporter.js';
@@ -25,7 +25,7 @@ export function isLeaseLive(job: JobRecord | undefined, now: number): boolean {
 /**
  * Takes the job's lease and runs `work` under it. Resolves with its result, or undefined when another process holds
  * a live lease (its progress shows in the store). The job ends done, failed (work threw), or queued again when the
- * work was interrupted (Ctrl-C, shutdown), so the next start resumes it.
+ * work was interrupted (Ctrl-C, shutdown) or a dependency did not answer, so it resumes later.
  */
 export async function holdLease<T>(engine: Engine, kind: JobKind, targetId: string, work: (report: JobReporter) => Promise<T>): Promise<T | undefined> {
   const id = jobId(kind, targetId);
@@ -57,7 +57,8 @@ export async function holdLease<T>(engine: Engine, kind: JobKind, targetId: stri
     return result;
   } catch (error) {
     clearInterval(heartbeat);
-    const interrupted = isInterruption(error);
+    // Stopped on purpose, or a dependency away: queued again, to resume where it stopped.
+    const interrupted = leavesJobQueued(error);
     await write(() =>
       engine.store.finishJob(
         id,

@@ -1,7 +1,7 @@
 // The job-queue seam: who runs ingest and watermark jobs. This process (`wmark serve`, CLI --wait), a detached
 // `wmark job run` process (CLI --no-wait, cli/detached-job-queue.ts), or, for a render farm, workers on other
 // machines. Callers only enqueue and watch; jobs report progress through the store, whoever runs them.
-import { isInterruption } from '../../core/errors.js';
+import { isUnavailable, leavesJobQueued } from '../../core/errors.js';
 import type { Engine } from '../engine.js';
 import { runIngestJob } from '../ingest/ingest-job.js';
 import type { SourcePolicy } from '../ingest/source-policy.js';
@@ -33,6 +33,8 @@ export function runJob(engine: Engine, job: JobRef, signal?: AbortSignal, source
 
 /** How often a queue looks for jobs whose lease went stale (a process killed mid-job). */
 const SWEEP_MS = 2_500;
+/** A job stopped by a dependency that did not answer goes back in line after this long (or when it is back). */
+const UNAVAILABLE_RETRY_MS = 1_000;
 
 export interface InProcessQueueOptions {
   /** Ingest jobs run at once (default: what the engine's renderer suits). */
@@ -59,12 +61,17 @@ export class InProcessJobQueue implements JobQueue {
   private readonly concurrency: number;
   private closed = false;
   private sweeper?: NodeJS.Timeout;
+  private readonly unwatch: () => void;
 
   constructor(
     private readonly engine: Engine,
     private readonly options: InProcessQueueOptions = {},
   ) {
     this.concurrency = options.concurrency ?? engine.renderer.concurrency.ingestJobs;
+    // Jobs wait in line while a dependency is down (they could only stop again), and start when it is back.
+    this.unwatch = engine.dependencies.subscribe((status) => {
+      if (status.up) this.pump();
+    });
   }
 
   enqueue(job: JobRef, options: { immediate?: boolean } = {}): void {
@@ -113,7 +120,7 @@ export class InProcessJobQueue implements JobQueue {
       const limit = (kind: JobRef['kind']) =>
         kind === 'ingest' ? this.concurrency : (this.options.watermarkConcurrency ?? this.engine.renderer.concurrency.watermarkJobs);
       const next = this.waiting.findIndex((j) => running(j.kind) < limit(j.kind));
-      if (this.closed || next < 0) return;
+      if (this.closed || next < 0 || !this.engine.dependencies.allUp) return;
       this.start(this.waiting.splice(next, 1)[0]!);
     }
   }
@@ -127,7 +134,9 @@ export class InProcessJobQueue implements JobQueue {
       })
       .catch((error: unknown) => {
         this.wanted.delete(id);
-        if (!isInterruption(error)) this.options.log?.(`${job.kind} job ${job.id} failed: ${error instanceof Error ? error.message : String(error)}`);
+        // A dependency that did not answer is reported once, by its monitor; the job waits in line for it.
+        if (isUnavailable(error) && !this.closed) setTimeout(() => this.enqueue(job), UNAVAILABLE_RETRY_MS).unref();
+        if (!leavesJobQueued(error)) this.options.log?.(`${job.kind} job ${job.id} failed: ${error instanceof Error ? error.message : String(error)}`);
       })
       .finally(() => {
         this.active.delete(id);
@@ -140,6 +149,7 @@ export class InProcessJobQueue implements JobQueue {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.unwatch();
     clearInterval(this.sweeper);
     this.waiting.length = 0;
     this.controller.abort();

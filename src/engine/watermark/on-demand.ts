@@ -23,16 +23,20 @@ export function forgetSegments(engine: Engine, watermarkId: string): void {
 /**
  * A player asks for segment `index` of a watermark that is not complete: renders it now unless it is there (sharing a
  * render already under way), and queues the next few of an on-demand watermark as render-ahead. Resolves when the
- * segment is in place; false when the watermark has no such segment.
+ * segment is in place; false when the watermark has no such segment. While a dependency is down, a segment that is
+ * not there yet is its 503 (QUEUE_UNAVAILABLE, ...), at once or as soon as it goes down.
  */
 export async function ensureSegment(engine: Engine, w: WatermarkRecord, index: number): Promise<boolean> {
   if (w.status === 'FAILED') return false;
   const segments = await cachedSegments(engine, w);
   const count = segments.video.segments.length;
   if (index >= count) return false;
+  const there = await segments.has(index);
+  // A render needs every dependency (a farm's queue and store): refused at once while one is down.
+  if (!there) engine.dependencies.require();
   // Asked for first, so that the render-ahead queued next never takes the threads it needs.
-  const asked = (await segments.has(index)) ? undefined : segments.make(index, 'now');
-  if (w.render === 'on-demand') {
+  const asked = there ? undefined : segments.make(index, 'now');
+  if (w.render === 'on-demand' && engine.dependencies.allUp) {
     for (let k = index + 1; k < Math.min(count, index + 1 + RENDER_AHEAD_SEGMENTS); k++) {
       // A failed render-ahead costs nothing but time: the player's own request renders it again and reports the error.
       void segments
@@ -42,7 +46,8 @@ export async function ensureSegment(engine: Engine, w: WatermarkRecord, index: n
     }
   }
   if (!asked) return true;
-  await asked;
+  // A dependency lost meanwhile ends the wait with its 503; the render itself goes on when it is back.
+  await engine.dependencies.whileUp(asked);
   if (w.render === 'on-demand') await markCompleteIfDone(engine, w.id, segments.folder, count);
   return true;
 }

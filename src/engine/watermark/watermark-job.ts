@@ -3,7 +3,7 @@
 // stopped: finished segments are never rendered again.
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { isInterruption, isWmarkError, WmarkError } from '../../core/errors.js';
+import { isWmarkError, leavesJobQueued, WmarkError } from '../../core/errors.js';
 import { joinMp4Args } from '../../core/plan/render-args.js';
 import { SEGMENT_SECONDS, segmentFileName } from '../../core/plan/segment-timing.js';
 import { writeMediaPlaylist } from '../../core/playlist.js';
@@ -24,7 +24,8 @@ const TRANSFERS_AT_ONCE = 4;
 /**
  * Runs (or resumes) a watermark's job to completion. Resolves with the final record, or undefined when another process
  * holds the job (its progress shows in the store); a failed render marks the watermark FAILED and rejects with the
- * ffmpeg reason. Interrupted, it keeps the finished segments and stays queued.
+ * ffmpeg reason. Interrupted, or stopped by a dependency that does not answer, it keeps the finished segments and stays
+ * queued.
  */
 export async function runWatermarkJob(engine: Engine, watermarkId: string, signal?: AbortSignal): Promise<WatermarkRecord | undefined> {
   const initial = await engine.store.getWatermark(watermarkId);
@@ -36,7 +37,7 @@ export async function runWatermarkJob(engine: Engine, watermarkId: string, signa
     try {
       return await renderWatermark(engine, current, report, signal);
     } catch (error) {
-      if (!isInterruption(error)) {
+      if (!leavesJobQueued(error)) {
         const reason = isWmarkError(error) ? (error.details[0] ? tail(error.details[0], 1500) : error.message) : String(error);
         await engine.store.updateWatermark(watermarkId, { status: 'FAILED', error: reason });
       }

@@ -1,22 +1,45 @@
-// Authentication and service routes: the 1.0 token endpoint, GET /{v} (who am I, limits), /healthz (and the render
-// farm's queue, when serve has one).
+// Authentication and service routes: the 1.0 token endpoint, GET /{v} (who am I, limits), /healthz (liveness, and the
+// render farm's queue when serve has one) and /readyz (readiness: whether every dependency answers now).
+import { type DependencyStatus, unavailableError } from '../../core/dependency.js';
 import { isLoopbackAddress } from '../../core/ip-address.js';
 import { MAX_SETTINGS } from '../../core/setting-types.js';
 import { VERSION } from '../../version.js';
-import { BODY_LIMIT_BYTES, json } from '../http-types.js';
+import { type ApiRequest, BODY_LIMIT_BYTES, json } from '../http-types.js';
 import { type Routes, versioned } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
 
+/**
+ * Whether the caller is on this machine (`wmark status`, an operator's curl, an in-process request). Health routes need
+ * no credentials (load balancers ask them), so where the queue and the store are, why a connection failed and the
+ * workers' host names are for such callers only; a peer on another machine hears states, depths and versions.
+ */
+const isLocalCaller = (req: ApiRequest) => req.remoteAddress === undefined || isLoopbackAddress(req.remoteAddress);
+
+/** A dependency as a caller on another machine sees it: its name and state, not where it is or why it failed. */
+function publicStatus(status: DependencyStatus): Partial<DependencyStatus> {
+  return { name: status.name, up: status.up, ...(status.downSince !== undefined ? { downSince: status.downSince } : {}) };
+}
+
 export function authRoutes(routes: Routes, ctx: ServerContext): void {
-  // On a render farm, also the queue's state. /healthz needs no credentials (load balancers ask it), so a peer on
-  // another machine hears only whether the queue answers, its depth and the workers' versions; where the queue and the
-  // store are and the workers' host names are for this machine's own callers (`wmark status`, an operator's curl,
-  // an in-process request).
+  // Liveness: 200 while this process can answer, whatever its dependencies do (a load balancer reads /readyz).
   routes.add(['GET'], ['/healthz'], async (req) => {
+    const local = isLocalCaller(req);
+    // Asked first: asking the queue may be what finds it gone, and the states shown then agree with its answer.
     const health = await ctx.service.health();
-    if (!health.detail) return json(200, { ok: true });
-    const local = req.remoteAddress === undefined || isLoopbackAddress(req.remoteAddress);
-    return json(200, { ok: true, queue: local ? health.detail : health.publicDetail });
+    const { ready, dependencies } = ctx.service.readiness();
+    // An engine with no dependency (everything in this process) has nothing more to say.
+    const shown = dependencies.length ? { ready, dependencies: local ? dependencies : dependencies.map(publicStatus) } : {};
+    if (!health.detail) return json(200, { ok: true, ...shown });
+    return json(200, { ok: true, ...shown, queue: local ? health.detail : health.publicDetail });
+  });
+
+  // Readiness: 503 naming what is down while a dependency does not answer, 200 again once it does (no restart).
+  routes.add(['GET', 'HEAD'], ['/readyz'], async (req) => {
+    const { ready, dependencies } = ctx.service.readiness();
+    const shown = isLocalCaller(req) ? dependencies : dependencies.map(publicStatus);
+    if (ready) return json(200, { ready, dependencies: shown });
+    const error = unavailableError(dependencies.find((d) => !d.up)!, ctx.service.now());
+    return json(503, { ready, code: error.code, message: error.message, dependencies: shown }, error.headers);
   });
 
   routes.add(['GET'], ['/1.0/authenticate/accessToken'], async (req) => {

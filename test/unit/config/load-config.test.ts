@@ -70,10 +70,16 @@ describe('loadConfig defaults', () => {
       encode: { preset: 'veryfast', crf: 23 },
       server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600 },
       remote: {},
+      shutdownTimeoutSeconds: 10,
       sources: {},
     });
     expect(config.configFile).toBeUndefined();
     expect(config.remote.api).toBeUndefined();
+  });
+
+  it('takes the shutdown timeout from WMARK_SHUTDOWN_TIMEOUT, and a flag over it', async () => {
+    expect((await load({ env: { WMARK_SHUTDOWN_TIMEOUT: '3' } })).shutdownTimeoutSeconds).toBe(3);
+    expect((await load({ env: { WMARK_SHUTDOWN_TIMEOUT: '3' }, flags: { shutdownTimeout: '0' } })).shutdownTimeoutSeconds).toBe(0);
   });
 
   it('caps the default worker count at 64', async () => {

@@ -55,6 +55,25 @@ describe('HttpClient.send', () => {
     expect(notices).toEqual(['HTTP 503', 'ECONNREFUSED']);
   });
 
+  it("sends a POST again after wmark serve's 503 QUEUE_UNAVAILABLE or MEDIA_STORE_UNAVAILABLE, waiting as its Retry-After asks", async () => {
+    const notices: { reason: string; delayMs: number }[] = [];
+    const busy = (code: string) => res(503, { message: 'does not answer', code }, { 'Retry-After': '0.02' });
+    const f = scripted([busy('QUEUE_UNAVAILABLE'), busy('MEDIA_STORE_UNAVAILABLE'), res(201, { id: 'w' })]);
+    const r = await new HttpClient({ fetch: f, retry: fast, random: () => 0, onRetry: (n) => notices.push(n) }).send({
+      method: 'POST',
+      url: 'http://h/2.0/watermark',
+      body: {},
+      deadline: Date.now() + 5000,
+    });
+    expect(r).toMatchObject({ status: 201, attempts: 3 });
+    expect(notices).toEqual(
+      [
+        { reason: 'HTTP 503', delayMs: 20 },
+        { reason: 'HTTP 503', delayMs: 20 },
+      ].map((n) => expect.objectContaining(n)),
+    );
+  });
+
   it('returns the last transient response when attempts run out, marked as given up', async () => {
     const f = scripted([res(502), res(502), res(502)]);
     const r = await new HttpClient({ fetch: f, retry: { ...fast, maxAttempts: 3 } }).send({ method: 'GET', url: 'http://h/x', deadline: Date.now() + 5000 });

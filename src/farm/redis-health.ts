@@ -1,0 +1,56 @@
+// Whether the farm's Redis answers, as one connection sees it: ioredis says when the connection closes and when it is
+// ready again (its reconnects back off by themselves), and a PING now and then catches a Redis that stops answering
+// without closing the socket. Nothing here logs: whoever watches hears one change when it is lost, one when it is back.
+import type { Redis } from 'ioredis';
+import { type Dependency, type DependencyListener, type DependencyStatus, DependencyTracker } from '../core/dependency.js';
+
+/** A PING every so often while connected; no answer within the timeout counts as lost. */
+const PING_EVERY_MS = 5_000;
+const PING_TIMEOUT_MS = 3_000;
+
+export interface RedisHealth extends Dependency {
+  readonly isUp: boolean;
+  /** Stops the PINGs (the client is closed by its owner). */
+  close(): void;
+}
+
+export function watchRedis(client: Redis, location: string, options: { pingEveryMs?: number; pingTimeoutMs?: number } = {}): RedisHealth {
+  const tracker = new DependencyTracker('queue', location);
+  let lastError: string | undefined;
+  client.on('error', (error: Error) => {
+    lastError = error.message;
+    if (!tracker.isUp) tracker.lost(Date.now(), lastError);
+  });
+  client.on('close', () => tracker.lost(Date.now(), lastError ?? 'the connection closed'));
+  client.on('ready', () => {
+    lastError = undefined;
+    tracker.back();
+  });
+
+  let pinging = false;
+  const timeoutMs = options.pingTimeoutMs ?? PING_TIMEOUT_MS;
+  const heartbeat = setInterval(() => {
+    if (pinging || client.status !== 'ready') return;
+    pinging = true;
+    const timer = setTimeout(() => tracker.lost(Date.now(), `no answer to PING within ${timeoutMs} ms`), timeoutMs);
+    client
+      .ping()
+      .then(() => tracker.back())
+      .catch(() => undefined)
+      .finally(() => {
+        clearTimeout(timer);
+        pinging = false;
+      });
+  }, options.pingEveryMs ?? PING_EVERY_MS);
+  heartbeat.unref();
+
+  return {
+    name: tracker.name,
+    get isUp() {
+      return tracker.isUp;
+    },
+    status: (): DependencyStatus => tracker.status(),
+    subscribe: (listener: DependencyListener) => tracker.subscribe(listener),
+    close: () => clearInterval(heartbeat),
+  };
+}
