@@ -96,6 +96,8 @@ function parseObject<T>(schema: z.ZodType<T>, body: unknown): T {
 export interface ParsedWatermarkRequest {
   video: { key?: string; videoId?: string };
   settings: Setting[];
+  /** Where the settings came from, for messages about them: `settings`, or `template.settings` (a rendered template). */
+  settingsPath: string;
   containers: Container[];
   /** Unix seconds; honoured only when this request creates the watermark (see docs/settings.md). */
   expirationSeconds?: number;
@@ -125,6 +127,7 @@ export function parseWatermarkRequest(input: unknown, context: WatermarkRequestC
   return {
     video: { ...(body.key !== undefined ? { key: body.key } : {}), ...(videoId ? { videoId } : {}) },
     settings,
+    settingsPath: body.settingsTemplateMapping ? 'template.settings' : 'settings',
     containers: body.containers ? [...new Set(body.containers)] : DEFAULT_CONTAINERS,
     ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
   };

@@ -4,7 +4,9 @@
 // whose ffmpeg or font cannot render refuses to start at all.
 
 import { randomUUID } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { isWmarkError, WmarkError } from '../core/errors.js';
@@ -17,7 +19,7 @@ import { connectedWorkers, failureReason, TASK_QUEUE, workerName } from './task-
 import { type FarmResult, type FarmTask, parseFarmTask, taskKind, taskOutput } from './tasks/farm-task.js';
 import { type ForensicTask, runForensicTask } from './tasks/forensic-task.js';
 import { type IngestTask, runIngestTask } from './tasks/ingest-task.js';
-import { fontSha256, runSegmentTask, type SegmentTask } from './tasks/segment-task.js';
+import { fontSha256, ImageCache, runSegmentTask, type SegmentTask } from './tasks/segment-task.js';
 
 export interface FarmWorkerOptions {
   queueUrl: string;
@@ -68,6 +70,7 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
   const threads = Math.max(1, options.threads ?? Math.floor(os.availableParallelism() / concurrency));
   const lockMs = options.lockMs ?? 30_000;
   const connection: Redis = await connectRedis(options.queueUrl, { timeoutMs: options.connectTimeoutMs });
+  const images = new ImageCache(options.store, await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-images-')));
 
   // Lists the other workers, to pass on a task this one must not render (see passOn).
   const peers = new Queue(TASK_QUEUE, { connection });
@@ -95,7 +98,7 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
       case 'forensic-variant':
         return runForensicTask(task as ForensicTask, options.store, options.runner, { tmpDir: options.tmpDir });
       default:
-        return runSegmentTask(task as SegmentTask, options.store, options.runner, { fontFile: options.tools.font, threads, tmpDir: options.tmpDir });
+        return runSegmentTask(task as SegmentTask, options.store, options.runner, { fontFile: options.tools.font, threads, tmpDir: options.tmpDir, images });
     }
   };
 
@@ -168,6 +171,7 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
     close: async ({ force = false } = {}) => {
       await worker.close(force);
       await peers.close().catch(() => undefined);
+      await images.close();
       connection.disconnect();
     },
   };
