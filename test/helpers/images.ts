@@ -1,7 +1,7 @@
 // Image fixtures for IMAGE settings, made with the bundled ffmpeg (solid logos, a PNG with graded transparency, other
 // formats, animations), and a loopback HTTP server that serves them as a CDN would, its answers changeable per path.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -39,11 +39,6 @@ export function animatedImage(file: string, format: 'apng' | 'webp'): string {
 /** A PNG of the given size with a plain picture (a large size stays a small file). */
 export function plainPng(file: string, width: number, height: number): string {
   ffmpeg(['-f', 'lavfi', '-i', `color=c=gray:s=${width}x${height}:d=1`, '-frames:v', '1', file]);
-  return file;
-}
-
-export function writeText(file: string, text: string): string {
-  writeFileSync(file, text);
   return file;
 }
 
