@@ -6,6 +6,7 @@ import { createWriteStream } from 'node:fs';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -41,6 +42,8 @@ export interface S3StoreOptions {
 
 const DEFAULT_PART_SIZE = 64 * 1024 * 1024;
 const MIN_PART_SIZE = 5 * 1024 * 1024;
+const READ_ATTEMPTS = 3;
+const READ_RETRY_MS = 50;
 
 export class S3MediaStore implements MediaStore {
   readonly location: string;
@@ -114,10 +117,22 @@ export class S3MediaStore implements MediaStore {
     await this.call('put', key, (c) => c.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), Body, ContentLength: Body.length })));
   }
 
+  /**
+   * The whole object. A body cut off mid-way is read again (twice at most): an object being overwritten, a growing
+   * playlist say, can end a read early on stores whose overwrites are not atomic, and the next read gets the new one.
+   */
   async read(key: string): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of await this.openRange(key)) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+    for (let attempt = 1; ; attempt++) {
+      const body = await this.openRange(key);
+      const chunks: Buffer[] = [];
+      try {
+        for await (const chunk of body) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks);
+      } catch (error) {
+        if (attempt === READ_ATTEMPTS) throw storeError(this, 'get', key, error);
+        await delay(READ_RETRY_MS * attempt);
+      }
+    }
   }
 
   async copy(from: string, to: string): Promise<void> {

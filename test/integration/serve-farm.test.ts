@@ -161,7 +161,8 @@ describe('serve with a render farm, in process', () => {
     expect((await store.list(`watermarks/${video.id}/_shared/`)).length).toBe(video.segments.length);
     expect(engine.runner.encodes()).toBe(encodesAfterIngest);
     await decodesCleanly(path.join(engine.paths.media, segments[1]!));
-  });
+    // A 5-minute forensic ingest (four variants) runs here: over a minute on a quiet 2-core machine, twice that busy.
+  }, 400_000);
 
   it('GET /healthz reports the queue, its depth and the connected workers', async () => {
     const r = await call(s.app, 'GET', '/healthz');
