@@ -53,15 +53,18 @@ function withCreateOptions(cmd: Command): Command {
     .optionsGroup('Video:')
     .option('--key <key>', 'the video, by the key given at ingest')
     .option('--video-id <id>', 'the video, by id')
-    .optionsGroup('Text (one TEXT setting; positions and sizes are fractions of the frame, see docs/settings.md):')
+    .optionsGroup('Text or image (one TEXT or IMAGE setting; positions and sizes are fractions of the frame, see docs/settings.md):')
     .option('--text <text>', 'text of a single TEXT setting (drawn literally)')
+    .option('--image <file|url>', 'a single IMAGE setting: a PNG, JPEG or WebP logo (a local file or an http(s) URL)')
+    .option('--image-width <fraction>', 'image width as a fraction of the frame width, its height keeping the aspect (default 0.2)', number('--image-width'))
+    .option('--image-opacity <0..1>', 'image opacity, on top of its own transparency (default 1)', number('--image-opacity'))
     .option('--x <fraction>', 'anchor x as a fraction of the width (default 0.5)', number('--x'))
     .option('--y <fraction>', 'anchor y as a fraction of the height (default 0.5)', number('--y'))
+    .option('--align <LEFT|CENTER|RIGHT>', 'which edge of the text or image sits at x (default CENTER)')
+    .option('--vertical-align <TOP|MIDDLE|BOTTOM>', 'which edge of the text or image sits at y (default MIDDLE)')
     .option('--font-size <fraction>', 'text height as a fraction of the frame height (default 0.05)', number('--font-size'))
     .option('--font-color <RRGGBB>', 'text colour (default FFFFFF)')
     .option('--font-opacity <0..1>', 'text opacity (default 0.3)', number('--font-opacity'))
-    .option('--align <LEFT|CENTER|RIGHT>', 'which edge of the text sits at x (default CENTER)')
-    .option('--vertical-align <TOP|MIDDLE|BOTTOM>', 'which edge of the text sits at y (default MIDDLE)')
     .option('--shadow-color <RRGGBB>', 'shadow colour (default 000000)')
     .option('--shadow-opacity <0..1>', 'shadow opacity (default 0.1)', number('--shadow-opacity'))
     .option('--shadow-offset-x <fraction>', 'shadow offset as a fraction of the font size (default 0.08)', number('--shadow-offset-x'))
@@ -151,7 +154,7 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
 function wantsPrompt(ctx: CliContext, opts: WatermarkOptions): boolean {
   if (!canPrompt(ctx.io) || ctx.output.mode === 'json') return false;
   const noVideo = !opts.key && !opts.videoId;
-  const noSettings = opts.text === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined;
+  const noSettings = opts.text === undefined && opts.image === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined;
   return noVideo || noSettings;
 }
 
@@ -178,7 +181,7 @@ async function askMissing(ctx: CliContext, service: WatermarkService, opts: Wate
     if (picked.key !== undefined) opts.key = picked.key;
     else opts.videoId = picked.id;
   }
-  if (opts.text === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined) {
+  if (opts.text === undefined && opts.image === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined) {
     opts.text = await prompts.input(
       { message: "Text to draw (e.g. the viewer's email)", required: true, validate: (t) => t.trim() !== '' || 'type some text' },
       context,
