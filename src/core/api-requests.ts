@@ -157,6 +157,34 @@ export function parseVideoRequest(input: unknown): VideoBody {
   return parseObject(videoBodySchema, input);
 }
 
+/**
+ * API 0.1's `?key=` as the oldest SDKs send it, appended unencoded: everything after `key=` is the key (so a key that is
+ * a URL with its own `?` and `&` stays whole), percent-escapes decoded where they are valid. Other queries as usual.
+ */
+export function rawKeyQuery(rawUrl: string): Record<string, string> {
+  const at = rawUrl.indexOf('?');
+  const query = at < 0 ? '' : rawUrl.slice(at + 1);
+  if (!query.startsWith('key=')) return Object.fromEntries(new URLSearchParams(query));
+  const raw = query.slice('key='.length);
+  try {
+    return { key: decodeURIComponent(raw) };
+  } catch {
+    return { key: raw };
+  }
+}
+
+/**
+ * API 0.1's watermark body as a 1.0 request: the node SDK sends 1.0's `{key, settings: [...]}` already; the Java SDK
+ * sends `settings` as an encoding object `{saturation, resolution, bitRate, watermarks: [...]}`, whose `watermarks` are
+ * the settings. wmark keeps the source's colours, resolution and its own bit rate, so the other three are ignored.
+ */
+export function legacyWatermarkBody(input: unknown): unknown {
+  if (!isPlainObject(input) || !isPlainObject(input.settings)) return input;
+  const { watermarks } = input.settings as { watermarks?: unknown };
+  if (watermarks === undefined) throw validationError('VALIDATION_FAILED', ['settings.watermarks: required (an array of setting objects)']);
+  return { ...input, settings: watermarks };
+}
+
 export function parseListQuery(query: Record<string, string>): { key?: string; limit: number; page: number } {
   const q = listQuerySchema.safeParse(query);
   if (!q.success) throw validationError('VALIDATION_FAILED', issuesOf(q.error));

@@ -1,9 +1,9 @@
-// Authentication and service routes: the 1.0 token endpoint, GET /{v} (who am I, limits), /healthz (and the render
-// farm's queue, when serve has one).
+// Authentication and service routes: the token endpoint (1.0's GET, and API 0.1's POST /token with a lone key and an
+// empty body), GET /{v} (who am I, limits), /healthz (and the render farm's queue, when serve has one).
 import { isLoopbackAddress } from '../../core/ip-address.js';
 import { MAX_SETTINGS } from '../../core/setting-types.js';
 import { VERSION } from '../../version.js';
-import { BODY_LIMIT_BYTES, json } from '../http-types.js';
+import { type ApiRequest, BODY_LIMIT_BYTES, json } from '../http-types.js';
 import { type Routes, versioned } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
 
@@ -19,11 +19,14 @@ export function authRoutes(routes: Routes, ctx: ServerContext): void {
     return json(200, { ok: true, queue: local ? health.detail : health.publicDetail });
   });
 
-  routes.add(['GET'], ['/1.0/authenticate/accessToken'], async (req) => {
+  const issueToken = async (req: ApiRequest) => {
     const clientId = await ctx.checkKeyHeaders(req);
     const token = await ctx.service.issueToken(clientId, ctx.tokenTtlSeconds);
     return json(200, { token, expiresIn: ctx.tokenTtlSeconds });
-  });
+  };
+  routes.add(['GET'], ['/1.0/authenticate/accessToken'], issueToken);
+  // The body (empty, or `{}`) says nothing: it is not read.
+  routes.add(['POST'], ['/token', '/0.1/token'], issueToken);
 
   for (const { version, paths } of versioned('', { trailingSlash: true })) {
     routes.add(['GET'], paths, async (req) => {
