@@ -2,6 +2,7 @@
 // measured in one run on the same machine:
 //
 //   lead      1a `wmark serve` (warm): POST /2.0/watermark -> READY and a playlist listing a segment
+//             1d the same with a logo (an IMAGE setting) beside the text, and its cost against text alone
 //             1b the CLI (cold process, --no-wait): spawn -> the playlist file lists a segment
 //             1c POST -> the first frame in headless Chromium through the player page (video.currentTime > 0)
 //   ondemand  2  a viewer watches the first minute of a 10-minute title: encoded segment-seconds / its duration
@@ -12,6 +13,7 @@
 //   forensic  7  a new forensic viewer's playlist, timed in a process of its own
 //
 // `--only lead,seek` runs some of them. See USAGE in bench/run.ts for the options.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -181,12 +183,15 @@ interface Answer {
   containers: { href?: string; m3u8?: string };
 }
 
-/** POST /2.0/watermark with one TEXT setting, m3u8 only (an mp4 makes any render mode render everything). */
-async function postWatermark(serve: Child, served: Served, key: string, text: string): Promise<Answer> {
+/** A logo in the top left corner, drawn before (under) the text. */
+const logoSetting = (file: string) => ({ type: 'IMAGE', content: file, x: 0.03, y: 0.04, align: 'LEFT', verticalAlign: 'TOP', width: 0.15 });
+
+/** POST /2.0/watermark with one TEXT setting (and a logo), m3u8 only (an mp4 makes any render mode render everything). */
+async function postWatermark(serve: Child, served: Served, key: string, text: string, logo?: string): Promise<Answer> {
   const res = await fetch(`${serve.url}/2.0/watermark`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-client-id': served.cred.clientId, 'x-api-key': served.cred.apiKey },
-    body: JSON.stringify({ key, settings: textSettings(text), containers: ['m3u8'] }),
+    body: JSON.stringify({ key, settings: [...(logo ? [logoSetting(logo)] : []), ...textSettings(text)], containers: ['m3u8'] }),
   });
   const body = (await res.json()) as Answer;
   if (res.status !== 201 || body.status !== 'READY' || !body.containers.m3u8)
@@ -266,24 +271,40 @@ async function leadCli(b: Bench, served: Served): Promise<PartResult> {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 1a: the serve process, warm.
+// 1a: the serve process, warm; 1d: the same with a logo beside the text (an IMAGE setting drawn in the same pass).
 
-async function leadServe(b: Bench, served: Served, serve: Child): Promise<PartResult> {
-  // Warm-up: the first request pays for the first render path (font metrics, first ffmpeg start); not timed.
+/** A 256x128 PNG logo with graded transparency, like a real one: what 1d draws beside the text. */
+function makeLogo(b: Bench): string {
+  const file = path.join(b.runDir, 'logo.png');
+  const graph = "color=c=black:s=256x128:d=1,format=rgba,geq=r=229:g=57:b=53:a='255*X/W'";
+  execFileSync(b.ctx.tools.ffmpeg.path, ['-v', 'error', '-y', '-f', 'lavfi', '-i', graph, '-frames:v', '1', '-pix_fmt', 'rgba', file]);
+  return file;
+}
+
+/** Timed trials of POST /2.0/watermark after one untimed warm-up: POST -> READY, and POST -> playlist lists a segment. */
+async function serveTrials(b: Bench, served: Served, serve: Child, label: string, logo?: string): Promise<{ answers: number[]; playable: number[] }> {
+  // Warm-up: the first request pays for the first render path (font metrics, first ffmpeg start, the logo's rendition).
   await calm(b, serve);
-  await postWatermark(serve, served, LEAD_KEY, viewerText('warm-up'));
+  await postWatermark(serve, served, LEAD_KEY, viewerText(`${label} warm-up`), logo);
   const answers: number[] = [];
   const playable: number[] = [];
   for (let t = 1; t <= b.o.trials; t++) {
     await calm(b, serve);
-    b.ctx.log(`1a serve trial ${t}/${b.o.trials} ...`);
+    b.ctx.log(`${label} serve trial ${t}/${b.o.trials} ...`);
     const t0 = performance.now();
-    const answer = await postWatermark(serve, served, LEAD_KEY, viewerText(`serve t${t}`));
+    const answer = await postWatermark(serve, served, LEAD_KEY, viewerText(`${label} t${t}`), logo);
     answers.push((performance.now() - t0) / 1000);
     await untilPlaylistLists(answer.containers.m3u8!, 60_000);
     playable.push((performance.now() - t0) / 1000);
     b.ctx.log(`  READY after ${fmt(answers.at(-1)!)} s, playlist lists a segment after ${fmt(playable.at(-1)!)} s`);
   }
+  return { answers, playable };
+}
+
+async function leadServe(b: Bench, served: Served, serve: Child): Promise<PartResult> {
+  const text = await serveTrials(b, served, serve, '1a');
+  const withLogo = await serveTrials(b, served, serve, '1d', makeLogo(b));
+  const cost = median(withLogo.playable) - median(text.playable);
   return {
     part: 'lead',
     figures: [
@@ -291,17 +312,29 @@ async function leadServe(b: Bench, served: Served, serve: Child): Promise<PartRe
         id: '1a',
         name: 'lead: serve POST -> playable',
         what: 'wmark serve (warm): POST /2.0/watermark -> READY, playlist lists a segment, median',
-        measured: median(playable),
+        measured: median(text.playable),
+        unit: 's',
+        target: LEAD_SERVE_S,
+      },
+      {
+        id: '1d',
+        name: 'lead: serve POST text+logo -> playable',
+        what: 'wmark serve (warm): POST /2.0/watermark with the text and a 256x128 PNG logo -> playlist lists a segment, median',
+        measured: median(withLogo.playable),
         unit: 's',
         target: LEAD_SERVE_S,
       },
     ],
     lines: [
       `1a serve: POST /2.0/watermark (one TEXT setting, unique text, containers m3u8) on the ${b.clip.seconds} s clip, ${b.o.trials} trials after one untimed warm-up; each trial waits for serve's earlier rendering to end`,
-      `   POST -> READY answer: ${stats(answers)}`,
-      `   POST -> signed playlist lists a segment: ${stats(playable)}`,
+      `   POST -> READY answer: ${stats(text.answers)}`,
+      `   POST -> signed playlist lists a segment: ${stats(text.playable)}`,
+      `1d serve: the same with an IMAGE setting (a 256x128 PNG with alpha, a local file, width 0.15, top left) before the text`,
+      `   POST -> READY answer: ${stats(withLogo.answers)}`,
+      `   POST -> signed playlist lists a segment: ${stats(withLogo.playable)}`,
+      `   the logo's cost: ${cost >= 0 ? '+' : ''}${fmt(cost)} s on the median (${fmt((100 * cost) / median(text.playable), 0)} % of text alone)`,
     ],
-    json: { answerS: answers, playableS: playable },
+    json: { answerS: text.answers, playableS: text.playable, logo: { answerS: withLogo.answers, playableS: withLogo.playable } },
   };
 }
 

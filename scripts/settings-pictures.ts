@@ -1,16 +1,21 @@
 // Draws the pictures of docs/settings.md: each example's settings go through the same validation (parseSettings) and
-// drawtext plan (textDrawing) as a real watermark, and the bundled ffmpeg and font render them onto a small frame with
-// a quarter grid and a red dot at each anchor, so the pictures show where text really lands.
+// drawing plan (watermarkGraph: drawtext for text, a rendition overlaid for an image) as a real watermark, and the
+// bundled ffmpeg and font render them onto a small frame with a quarter grid and a red dot at each anchor, so the
+// pictures show where text and logos really land. IMAGE examples draw a stand-in logo the script makes.
 // Run: node --import tsx scripts/settings-pictures.ts [out-dir]   (default docs/img)
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FALLBACK_FONT_METRICS, parseFontMetrics } from '../src/core/font-metrics.js';
-import { textDrawing } from '../src/core/plan/text-drawing.js';
+import { readImageHeader } from '../src/core/image-header.js';
+import { imageRenditionArgs } from '../src/core/plan/image-drawing.js';
+import { escapeFilterValue } from '../src/core/plan/text-drawing.js';
+import { watermarkGraph } from '../src/core/plan/watermark-graph.js';
 import { parseSettings } from '../src/core/setting-schema.js';
-import type { TextSetting } from '../src/core/setting-types.js';
+import { type ImageRef, isVisible, type Setting } from '../src/core/setting-types.js';
 import { locateTools } from '../src/ffmpeg/locate-tools.js';
 
 export interface PictureExample {
@@ -84,34 +89,72 @@ export const EXAMPLES: PictureExample[] = [
     settings: [{ content: 'moving', x: 0.1, y: 0.2, fontSize: 0.1, fontOpacity: 0.9, animation: { toX: 0.9, toY: 0.8, startTime: 2, endTime: 6 } }],
     times: [0, 4, 8],
   },
+  {
+    name: 'image-logo.png',
+    settings: [
+      { type: 'IMAGE', content: 'https://cdn.example.com/logo.png', x: 0.03, y: 0.04, align: 'LEFT', verticalAlign: 'TOP' },
+      { content: 'for alice@example.com', x: 0.97, y: 0.95, align: 'RIGHT', verticalAlign: 'BOTTOM', fontOpacity: 0.9 },
+    ],
+  },
+  {
+    name: 'image-width-opacity.png',
+    settings: [
+      { type: 'IMAGE', content: 'logo.png', x: 0.17, y: 0.45, width: 0.1 },
+      { type: 'IMAGE', content: 'logo.png', x: 0.5, y: 0.45 },
+      { type: 'IMAGE', content: 'logo.png', x: 0.83, y: 0.45, opacity: 0.4 },
+      { content: 'width 0.1', x: 0.17, y: 0.75, fontOpacity: 0.9 },
+      { content: 'width 0.2 (default)', x: 0.5, y: 0.75, fontOpacity: 0.9 },
+      { content: 'opacity 0.4', x: 0.83, y: 0.75, fontOpacity: 0.9 },
+    ],
+  },
 ];
+
+/** The stand-in logo: "LOGO" on a blue 200x100 card with a transparent margin of 20 px (a PNG with alpha). */
+function makeLogo(ffmpeg: string, font: string, file: string): ImageRef {
+  const card = [
+    'color=c=0x1E88E5:s=200x100:d=1',
+    'format=rgba',
+    `drawtext=fontfile=${escapeFilterValue(font)}:text=LOGO:fontsize=56:fontcolor=white:x=(w-tw)/2:y=(h-th)/2`,
+    'pad=240:140:20:20:color=0x00000000',
+  ].join(',');
+  execFileSync(ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', card, '-frames:v', '1', '-pix_fmt', 'rgba', file], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const bytes = readFileSync(file);
+  const header = readImageHeader(bytes);
+  if (!header.ok) throw new Error(`the stand-in logo ${header.problem}`);
+  return { sha256: createHash('sha256').update(bytes).digest('hex'), format: header.format, width: header.width, height: header.height };
+}
 
 /** Renders one example to a PNG at `output` with the bundled ffmpeg and font. */
 export function renderPicture(example: PictureExample, output: string): void {
   const parsed = parseSettings(example.settings, { apiVersion: '2.0' });
   if (!parsed.ok) throw new Error(`${example.name}: ${parsed.issues.join('; ')}`);
-  const settings = parsed.value.filter((s): s is TextSetting => s.type === 'TEXT');
   const tools = locateTools({ ffmpeg: process.env.WMARK_FFMPEG, font: process.env.WMARK_FONT });
   const metrics = parseFontMetrics(readFileSync(tools.font.path)) ?? FALLBACK_FONT_METRICS;
   const times = example.times ?? [0];
   const { width: W, height: H } = FRAME;
   const work = mkdtempSync(path.join(os.tmpdir(), 'wmark-pictures-'));
   try {
-    const drawings = settings.map((setting, index) => textDrawing({ setting, index, fontFile: tools.font.path, metrics, frameHeight: H, timeOrigin: 0 }));
-    for (const file of drawings.flatMap((d) => d.files)) writeFileSync(path.join(work, file.name), file.content, 'utf8');
+    // Every IMAGE draws the stand-in logo, as a request would once the logo was fetched and checked.
+    const logo = parsed.value.some((s) => s.type === 'IMAGE') ? makeLogo(tools.ffmpeg.path, tools.font.path, path.join(work, 'logo-source.png')) : undefined;
+    const settings: Setting[] = parsed.value.map((s) => (s.type === 'IMAGE' ? { ...s, image: logo! } : s));
+    const drawn = watermarkGraph({ settings, fontFile: tools.font.path, metrics, frame: FRAME, timeOrigin: 0 });
+    for (const file of drawn.files) writeFileSync(path.join(work, file.name), file.content, 'utf8');
+    for (const image of drawn.images) {
+      execFileSync(tools.ffmpeg.path, imageRenditionArgs(path.join(work, 'logo-source.png'), path.join(work, image.name), image.size), {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+    }
     const dot = (x: number, y: number) => `drawbox=x=${Math.round(x * W) - 3}:y=${Math.round(y * H) - 3}:w=7:h=7:color=0xFF3B30@1:t=fill`;
     // Anchors where each setting starts (and ends, when it moves): the dot is the point x, y names.
-    const dots = settings.flatMap((s) => (s.animation ? [dot(s.x, s.y), dot(s.animation.toX, s.animation.toY)] : [dot(s.x, s.y)]));
+    const dots = settings.filter(isVisible).flatMap((s) => (s.animation ? [dot(s.x, s.y), dot(s.animation.toX, s.animation.toY)] : [dot(s.x, s.y)]));
     const select = times.map((t) => `eq(n\\,${t})`).join('+');
+    // The watermark's graph starts on the gridded frames and ends with the drawn ones; the dots and tiling follow.
     const graph = [
-      `color=c=0x25323f:s=${W}x${H}:r=1:d=${Math.max(...times) + 1}`,
-      'drawgrid=w=iw/4:h=ih/4:t=1:c=0xFFFFFF@0.18',
-      ...drawings.flatMap((d) => d.filters),
-      ...dots,
-      `select='${select}'`,
-      ...(times.length > 1 ? [`pad=iw+4:ih:0:0:color=0x0b1016`, `tile=${times.length}x1`] : []),
-      'format=rgb24',
-    ].join(',');
+      `color=c=0x25323f:s=${W}x${H}:r=1:d=${Math.max(...times) + 1},drawgrid=w=iw/4:h=ih/4:t=1:c=0xFFFFFF@0.18[base]`,
+      `[base]${[drawn.graph, ...dots, `select='${select}'`, ...(times.length > 1 ? [`pad=iw+4:ih:0:0:color=0x0b1016`, `tile=${times.length}x1`] : []), 'format=rgb24'].join(',')}`,
+    ].join(';');
     writeFileSync(path.join(work, 'graph.txt'), `${graph}[out]`);
     execFileSync(
       tools.ffmpeg.path,

@@ -30,6 +30,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'wmark watermark --key movie --text "for alice@example.com"',
     'wmark watermark --key movie --text "alice" --x 0.95 --y 0.95 --align RIGHT --vertical-align BOTTOM --open',
     'wmark watermark --key movie --template viewer-corner --map name=Alice --map email=alice@example.com',
+    'wmark watermark --key movie --image logo.png --x 0.97 --y 0.04 --align RIGHT --vertical-align TOP --image-width 0.15',
     'wmark watermark --key movie --template viewer-corner --batch viewers.csv --json',
     'wmark watermark list',
     'wmark watermark view <id> --open',

@@ -2,12 +2,14 @@
 // --settings or --template + --map, or one per row of a --batch file. The same bodies go to the local engine or a
 // remote service; what the CLI builds itself (setting flags, mappings) is checked here so its errors name the flags.
 
+import path from 'node:path';
 import { CONTAINERS, type Container } from '../core/api-requests.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { type BatchRow, parseBatch } from '../core/batch-file.js';
 import { validationError, WmarkError } from '../core/errors.js';
 import { parseExpirationInput } from '../core/expiration.js';
 import { encodeForensicContent } from '../core/forensic/payload.js';
+import { isHttpUrl } from '../core/http-url.js';
 import { checkMappings, templatePlaceholders } from '../core/placeholders.js';
 import { parseSettings } from '../core/setting-schema.js';
 import type { TemplateSetting } from '../core/setting-types.js';
@@ -19,6 +21,9 @@ import { readJsonInput, readTextInput } from './read-input.js';
 
 export interface SettingFlags {
   text?: string;
+  image?: string;
+  imageWidth?: number;
+  imageOpacity?: number;
   x?: number;
   y?: number;
   fontSize?: number;
@@ -48,23 +53,32 @@ export interface RequestFlags extends SettingFlags {
   expiration?: string;
 }
 
-const SETTING_FLAGS: [keyof SettingFlags, string][] = [
-  ['text', 'content'],
+/** The flags that place a setting, TEXT or IMAGE alike. */
+const PLACEMENT_FLAGS: [keyof SettingFlags, string][] = [
   ['x', 'x'],
   ['y', 'y'],
+  ['align', 'align'],
+  ['verticalAlign', 'verticalAlign'],
+];
+
+/** The flags of a TEXT setting's look, and of an IMAGE's. */
+const TEXT_FLAGS: [keyof SettingFlags, string][] = [
   ['fontSize', 'fontSize'],
   ['fontColor', 'fontColor'],
   ['fontOpacity', 'fontOpacity'],
-  ['align', 'align'],
-  ['verticalAlign', 'verticalAlign'],
   ['shadowColor', 'shadowColor'],
   ['shadowOpacity', 'shadowOpacity'],
   ['shadowOffsetX', 'shadowOffsetX'],
   ['shadowOffsetY', 'shadowOffsetY'],
 ];
+const IMAGE_FLAGS: [keyof SettingFlags, string][] = [
+  ['imageWidth', 'width'],
+  ['imageOpacity', 'opacity'],
+];
 
 const FLAG_NAMES: Record<string, string> = {
-  content: '--text',
+  width: '--image-width',
+  opacity: '--image-opacity',
   fontSize: '--font-size',
   fontColor: '--font-color',
   fontOpacity: '--font-opacity',
@@ -79,13 +93,36 @@ const FLAG_NAMES: Record<string, string> = {
   'animation.endTime': '--move-end',
 };
 
+/** A flag's name as typed: `fontSize` is `--font-size`. */
+const flagName = (flag: string) => `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
 /**
- * A single TEXT setting object from the flags, in the API's shape (docs/settings.md), so it is validated exactly like
- * an API request.
+ * A single TEXT or IMAGE setting object from the flags, in the API's shape (docs/settings.md), so it is validated
+ * exactly like an API request: --text draws text, --image a picture, both placed by the same position and move flags.
+ * A local image path is made absolute against `cwd` (the service reading it may run in another folder).
  */
-export function settingFromFlags(opts: SettingFlags): Record<string, unknown> | undefined {
+export function settingFromFlags(opts: SettingFlags, cwd = process.cwd()): Record<string, unknown> | undefined {
+  const given = (flags: [keyof SettingFlags, string][]) => flags.filter(([flag]) => opts[flag] !== undefined);
+  if (opts.text !== undefined && opts.image !== undefined) {
+    throw new WmarkError('SETTINGS_CONFLICT', 'give --text or --image, not both: text and an image in one watermark come from --settings or --template', {
+      hint: 'e.g. --settings with [{"content": "for alice"}, {"type": "IMAGE", "content": "https://cdn.example.com/logo.png"}] (docs/settings.md)',
+    });
+  }
+  const image = opts.image !== undefined;
+  const wrong = given(image ? TEXT_FLAGS : IMAGE_FLAGS);
+  if (wrong.length) {
+    const names = wrong.map(([flag]) => flagName(flag)).join(', ');
+    throw new WmarkError(
+      'SETTINGS_CONFLICT',
+      image ? `${names}: text flags do not apply to --image (size it with --image-width, fade it with --image-opacity)` : `${names}: image flags need --image`,
+    );
+  }
   const setting: Record<string, unknown> = {};
-  for (const [flag, field] of SETTING_FLAGS) if (opts[flag] !== undefined) setting[field] = opts[flag];
+  if (image) {
+    const content = opts.image!.trim();
+    Object.assign(setting, { type: 'IMAGE', content: isHttpUrl(content) || content === '' ? content : path.resolve(cwd, content) });
+  } else if (opts.text !== undefined) setting.content = opts.text;
+  for (const [flag, field] of [...PLACEMENT_FLAGS, ...given(image ? IMAGE_FLAGS : TEXT_FLAGS)]) if (opts[flag] !== undefined) setting[field] = opts[flag];
   const move = { toX: opts.moveToX, toY: opts.moveToY, startTime: opts.moveStart, endTime: opts.moveEnd };
   if (Object.values(move).some((v) => v !== undefined)) {
     setting.animation = { type: 'MOVE', ...Object.fromEntries(Object.entries(move).filter(([, v]) => v !== undefined)) };
@@ -94,8 +131,10 @@ export function settingFromFlags(opts: SettingFlags): Record<string, unknown> | 
 }
 
 /** Validation issues about flags name the flag the user typed, not the setting field behind it. */
-export function flagIssue(issue: string): string {
-  return issue.replace(/^flags\[0\]\.([\w.]+)/, (_, field: string) => FLAG_NAMES[field] ?? `--${field}`);
+export function flagIssue(issue: string, image = false): string {
+  return issue.replace(/^flags\[0\]\.([\w.]+)/, (_, field: string) =>
+    field === 'content' ? (image ? '--image' : '--text') : (FLAG_NAMES[field] ?? `--${field}`),
+  );
 }
 
 export function parseContainers(list: string): Container[] {
@@ -139,13 +178,13 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
       hint: 'See `wmark video list`. At a terminal, `wmark watermark` alone asks for the video and the text.',
     });
   if (opts.key && opts.videoId) throw new WmarkError('VIDEO_CONFLICT', 'give either --key or --video-id, not both');
-  const fromFlags = settingFromFlags(opts);
-  const sources = [fromFlags && 'setting flags (--text, --x, ...)', opts.settings && '--settings', opts.template && '--template'].filter(Boolean);
+  const fromFlags = settingFromFlags(opts, io.cwd);
+  const sources = [fromFlags && 'setting flags (--text or --image, --x, ...)', opts.settings && '--settings', opts.template && '--template'].filter(Boolean);
   // A forensic mark alone is a complete watermark: nothing visible to draw.
   if (sources.length === 0 && opts.forensic === undefined)
-    throw new WmarkError('SETTINGS_REQUIRED', 'say what to draw: --text (with setting flags), --settings FILE, or --template ID with --map');
+    throw new WmarkError('SETTINGS_REQUIRED', 'say what to draw: --text or --image (with setting flags), --settings FILE, or --template ID with --map');
   if (sources.length > 1) throw new WmarkError('SETTINGS_CONFLICT', `use only one of ${sources.join(', ')}`);
-  if (fromFlags && fromFlags.content === undefined) throw new WmarkError('TEXT_REQUIRED', 'setting flags need --text');
+  if (fromFlags && fromFlags.content === undefined) throw new WmarkError('TEXT_REQUIRED', 'setting flags need --text (or --image)');
   if (!opts.template && opts.map?.length) throw new WmarkError('MAP_NEEDS_TEMPLATE', '--map only applies with --template');
   if (!opts.template && opts.batch) throw new WmarkError('BATCH_NEEDS_TEMPLATE', '--batch needs --template: each row fills the template placeholders');
   if (opts.batch && opts.map?.length) throw new WmarkError('BATCH_AND_MAP', '--batch and --map cannot be combined: put the values in the batch file');
@@ -173,7 +212,11 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
   let settings: unknown[] = [];
   if (fromFlags) {
     const parsed = parseSettings([fromFlags], { apiVersion: '2.0', path: 'flags' });
-    if (!parsed.ok) throw validationError('SETTINGS_INVALID', parsed.issues.map(flagIssue));
+    if (!parsed.ok)
+      throw validationError(
+        'SETTINGS_INVALID',
+        parsed.issues.map((issue) => flagIssue(issue, fromFlags.type === 'IMAGE')),
+      );
     settings = [fromFlags];
   } else if (opts.settings) {
     // A settings file is sent as written: the service judges it (and may know fields this CLI does not).

@@ -96,6 +96,8 @@ function parseObject<T>(schema: z.ZodType<T>, body: unknown): T {
 export interface ParsedWatermarkRequest {
   video: { key?: string; videoId?: string };
   settings: Setting[];
+  /** Where the settings came from, for messages about them: `settings`, or `template.settings` (a rendered template). */
+  settingsPath: string;
   containers: Container[];
   /** Unix seconds; honoured only when this request creates the watermark (see docs/settings.md). */
   expirationSeconds?: number;
@@ -125,6 +127,7 @@ export function parseWatermarkRequest(input: unknown, context: WatermarkRequestC
   return {
     video: { ...(body.key !== undefined ? { key: body.key } : {}), ...(videoId ? { videoId } : {}) },
     settings,
+    settingsPath: body.settingsTemplateMapping ? 'template.settings' : 'settings',
     containers: body.containers ? [...new Set(body.containers)] : DEFAULT_CONTAINERS,
     ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
   };
@@ -152,6 +155,34 @@ export type VideoBody = z.infer<typeof videoBodySchema>;
 
 export function parseVideoRequest(input: unknown): VideoBody {
   return parseObject(videoBodySchema, input);
+}
+
+/**
+ * API 0.1's `?key=` as the oldest SDKs send it, appended unencoded: everything after `key=` is the key (so a key that is
+ * a URL with its own `?` and `&` stays whole), percent-escapes decoded where they are valid. Other queries as usual.
+ */
+export function rawKeyQuery(rawUrl: string): Record<string, string> {
+  const at = rawUrl.indexOf('?');
+  const query = at < 0 ? '' : rawUrl.slice(at + 1);
+  if (!query.startsWith('key=')) return Object.fromEntries(new URLSearchParams(query));
+  const raw = query.slice('key='.length);
+  try {
+    return { key: decodeURIComponent(raw) };
+  } catch {
+    return { key: raw };
+  }
+}
+
+/**
+ * API 0.1's watermark body as a 1.0 request: the node SDK sends 1.0's `{key, settings: [...]}` already; the Java SDK
+ * sends `settings` as an encoding object `{saturation, resolution, bitRate, watermarks: [...]}`, whose `watermarks` are
+ * the settings. wmark keeps the source's colours, resolution and its own bit rate, so the other three are ignored.
+ */
+export function legacyWatermarkBody(input: unknown): unknown {
+  if (!isPlainObject(input) || !isPlainObject(input.settings)) return input;
+  const { watermarks } = input.settings as { watermarks?: unknown };
+  if (watermarks === undefined) throw validationError('VALIDATION_FAILED', ['settings.watermarks: required (an array of setting objects)']);
+  return { ...input, settings: watermarks };
 }
 
 export function parseListQuery(query: Record<string, string>): { key?: string; limit: number; page: number } {

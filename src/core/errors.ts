@@ -139,6 +139,11 @@ export const ERRORS = {
   },
   SOURCE_ADDRESS_FORBIDDEN: { kind: 'auth', http: 403, exit: 4, hint: 'Use a public URL, or start the server with --allow-private-sources.' },
   NOT_A_VIDEO: unprocessable(),
+  // An IMAGE setting's image (docs/settings.md, "IMAGE settings"), checked before the request is accepted.
+  IMAGE_UNREACHABLE: unprocessable('Check the URL or path, and that the server is up and reachable from where wmark runs.'),
+  IMAGE_TOO_LARGE: unprocessable('Images may be up to 10 MB and 4096x4096 pixels; scale the logo down first.'),
+  IMAGE_UNSUPPORTED: unprocessable('Give a still PNG (with transparency if you like), JPEG or WebP image.'),
+  NOT_AN_IMAGE: unprocessable('Give the URL or path of a PNG, JPEG or WebP file.'),
   NO_VIDEO_STREAM: unprocessable(),
   BAD_FRAME_RATE: unprocessable(),
   BAD_DIMENSIONS: unprocessable(),

@@ -2,20 +2,40 @@
 import { z } from 'zod';
 import type { ApiVersion } from './api-version.js';
 import { decodeForensicContent } from './forensic/payload.js';
-import { closestKey, describeValue, inDeclaredOrder, isPlainObject, issueLines, joinPath, quote, type Result, rejectKey } from './issue-text.js';
+import { isHttpUrl } from './http-url.js';
+import { closestKey, describeValue, inDeclaredOrder, isPlainObject, issueLines, joinPath, type Result, rejectKey } from './issue-text.js';
 import { hasPlaceholder } from './placeholders.js';
+import {
+  ANIMATION,
+  agree,
+  COLOUR,
+  didYouMean,
+  FONT_SIZE,
+  IMAGE_WIDTH,
+  keyword,
+  OPACITY,
+  PLACEMENT,
+  placed,
+  type Rejected,
+  requiredString,
+  SHADOW_OFFSET,
+  shown,
+  strictFields,
+  unknownKey,
+  withAnimation,
+} from './setting-fields.js';
 import {
   DEFAULTS,
   type ForensicSetting,
   type ForensicTemplateSetting,
-  type HAlign,
-  MAX_ANIMATION_SECONDS,
+  IMAGE_DEFAULTS,
+  type ImageSetting,
   MAX_CONTENT_CHARS,
+  MAX_IMAGE_CONTENT_CHARS,
   MAX_SETTINGS,
   type Setting,
   type TemplateSetting,
   type TextSetting,
-  type VAlign,
 } from './setting-types.js';
 
 export interface ParseOptions {
@@ -30,78 +50,11 @@ export interface TemplateParseOptions {
   path?: string;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Building blocks: each carries the one message that covers every way its value can be wrong.
-
-type Rejected = { input?: unknown };
-
-/** A rejected value as messages show it: a string in quotes, anything else described. */
-const shown = (v: unknown): string => (typeof v === 'string' ? quote(v) : describeValue(v));
-const didYouMean = (near: string | undefined): string => (near === undefined ? '' : ` (did you mean "${near}"?)`);
-const unknownKey = (key: string, keys: readonly string[]): string =>
-  `unknown key ${quote(key)}${didYouMean(closestKey(key, keys))}; allowed keys: ${keys.join(', ')}`;
-
-/** An object whose unknown keys are each reported with the nearest declared key. */
-function strictFields<T extends z.core.$ZodLooseShape>(shape: T, error?: (rejected: Rejected) => string) {
-  return z.object(shape, { error }).catchall(rejectKey((key) => unknownKey(key, Object.keys(shape))));
-}
-
-/**
- * zod skips a rule spanning several fields once any field has failed; this runs it as soon as the fields it reads
- * are valid, so every problem still comes back in one round trip.
- */
-const whenValid = (...keys: string[]) => ({
-  when: ({ issues }: z.core.ParsePayload) => issues.every((i) => i.path?.[0] !== undefined && !keys.includes(String(i.path[0]))),
-});
-
-/** A number in [min, max] ((min, max] with minExclusive) measured in `unit`; `required` words a missing one. */
-function numberIn(unit: string, min: number, max: number, opts: { minExclusive?: boolean; required?: string } = {}) {
-  const range = `${opts.minExclusive ? '(' : '['}${min}, ${max}]`;
-  const error = ({ input }: Rejected): string => {
-    if (input === undefined && opts.required !== undefined) return `required (${opts.required})`;
-    // NaN and ±Infinity are numbers to the sender, so they get the range message.
-    if (typeof input === 'number') return `expected a number in ${range} (${unit}), got ${input}`;
-    const quoted = typeof input === 'string' && input.trim() !== '' && Number.isFinite(Number(input));
-    return `expected a number (${unit}), got ${describeValue(input)}${quoted ? ' (numbers must be sent unquoted)' : ''}`;
-  };
-  const n = z.number({ error });
-  // -0 and 0 mean the same position; keep one spelling so identities agree.
-  return (opts.minExclusive ? n.gt(min) : n.gte(min)).lte(max).transform((v) => (v === 0 ? 0 : v));
-}
-
-/** A case-insensitive keyword; `table` maps each accepted spelling, upper-cased, to its meaning. */
-function keyword<T extends string>(table: Readonly<Record<string, T>>, error: (rejected: Rejected) => string) {
-  return z
-    .string({ error })
-    .refine((s) => Object.hasOwn(table, s.toUpperCase()), { error })
-    .transform((s) => table[s.toUpperCase()]!);
-}
-
-const oneOf = <T extends string>(table: Readonly<Record<string, T>>, listed: string) =>
-  keyword(table, ({ input }) => `expected one of ${listed} (case-insensitive), got ${shown(input)}`);
-
-const requiredString = (what: string) =>
-  z.string({ error: ({ input }) => (input === undefined ? `required (${what})` : `expected a string, got ${describeValue(input)}`) });
-
-const POSITION_X = numberIn('fraction of frame width', -10, 10);
-const POSITION_Y = numberIn('fraction of frame height', -10, 10);
-const FONT_SIZE = numberIn('fraction of frame height', 0, 1, { minExclusive: true });
-const OPACITY = numberIn('opacity 0..1', 0, 1);
-const SHADOW_OFFSET = numberIn('fraction of font size', -5, 5);
-const SECONDS = numberIn('seconds', 0, MAX_ANIMATION_SECONDS, { required: 'seconds of the video timeline' });
-const H_ALIGN = oneOf<HAlign>({ LEFT: 'LEFT', CENTER: 'CENTER', MIDDLE: 'CENTER', RIGHT: 'RIGHT' }, 'LEFT, CENTER, RIGHT');
-const V_ALIGN = oneOf<VAlign>({ TOP: 'TOP', MIDDLE: 'MIDDLE', CENTER: 'MIDDLE', BOTTOM: 'BOTTOM' }, 'TOP, MIDDLE, CENTER, BOTTOM');
-
-const COLOUR = z
-  .string({ error: ({ input }) => `expected a colour as RRGGBB (6 hex digits, optional # or 0x prefix), got ${shown(input)}` })
-  .regex(/^(?:#|0[xX])?[0-9A-Fa-f]{6}$/)
-  .transform((s) => s.slice(-6).toUpperCase());
-
 /** Picks the schema of an element. An unknown type is reported and the element still checked as TEXT, for one round trip. */
 const SETTING_KIND = z.object({
-  type: keyword({ TEXT: 'TEXT', FORENSIC: 'FORENSIC' }, ({ input }) => {
-    const near = typeof input === 'string' ? closestKey(input, ['TEXT', 'FORENSIC']) : undefined;
-    return `expected TEXT or FORENSIC (case-insensitive), got ${describeValue(input)}${didYouMean(near)}`;
+  type: keyword({ TEXT: 'TEXT', IMAGE: 'IMAGE', FORENSIC: 'FORENSIC' }, ({ input }) => {
+    const near = typeof input === 'string' ? closestKey(input, ['TEXT', 'IMAGE', 'FORENSIC']) : undefined;
+    return `expected TEXT, IMAGE or FORENSIC (case-insensitive), got ${describeValue(input)}${didYouMean(near)}`;
   }).optional(),
 });
 
@@ -134,49 +87,26 @@ function textContent(template: boolean) {
     .refine((s) => raw(s) || !s.includes('\u0000'), 'contains a NUL character');
 }
 
-/** A move from (x, y) to (toX, toY); a missing target stays on that axis. */
-const ANIMATION = strictFields(
-  {
-    type: oneOf({ MOVE: 'MOVE' }, 'MOVE').optional(),
-    toX: POSITION_X.optional(),
-    toY: POSITION_Y.optional(),
-    startTime: SECONDS,
-    endTime: SECONDS,
-  },
-  ({ input }) => `expected an object {type?: "MOVE", toX?, toY?, startTime, endTime}, got ${describeValue(input)}`,
-).superRefine(
-  (a, ctx) => {
-    if (a.endTime <= a.startTime) {
-      ctx.addIssue({ code: 'custom', path: ['endTime'], message: `must be greater than startTime (${a.startTime}), got ${a.endTime}` });
-    }
-  },
-  whenValid('startTime', 'endTime'),
-);
-
-/** `alias` is another spelling of `key`: both may be given only if they agree. */
-const agree = (key: 'align' | 'verticalAlign', alias: 'horizontalAlignment' | 'verticalAlignment') =>
-  z.superRefine(
-    (s: Partial<Record<typeof key | typeof alias, string>>, ctx) => {
-      const [main, other] = [s[key], s[alias]];
-      if (main !== undefined && other !== undefined && main !== other) {
-        const message = `conflicts with ${key} (${other} vs ${main}); give only one of ${key} or ${alias}`;
-        ctx.addIssue({ code: 'custom', path: [alias], message });
-      }
-    },
-    whenValid(key, alias),
-  );
+/** Fields of one kind given on another: named as such, being the likely mix-up, rather than as unknown. */
+const IMAGE_ONLY = ['width', 'opacity'];
+const TEXT_ONLY = ['fontSize', 'fontColor', 'fontOpacity', 'shadowColor', 'shadowOpacity', 'shadowOffsetX', 'shadowOffsetY'];
 
 function textSetting(template: boolean) {
-  return strictFields({
+  const refusal = (key: string) =>
+    IMAGE_ONLY.includes(key) ? 'applies to IMAGE settings only (send "type": "IMAGE")' : unknownKey(key, Object.keys(textShape(template)));
+  return strictFields(textShape(template), undefined, refusal)
+    .check(agree('align', 'horizontalAlignment'), agree('verticalAlign', 'verticalAlignment'))
+    .transform((s): TextSetting => {
+      const { type: _, content, x, y, align, horizontalAlignment, verticalAlign, verticalAlignment, animation, ...look } = s;
+      return withAnimation({ type: 'TEXT', content, ...placed({ x, y, align, horizontalAlignment, verticalAlign, verticalAlignment }), ...look }, animation);
+    });
+}
+
+function textShape(template: boolean) {
+  return {
     type: z.unknown().optional(), // read by SETTING_KIND
     content: textContent(template),
-    x: POSITION_X.default(DEFAULTS.x),
-    y: POSITION_Y.default(DEFAULTS.y),
-    // The two spellings of the alignments get their default once both are read.
-    align: H_ALIGN.optional(),
-    horizontalAlignment: H_ALIGN.optional(),
-    verticalAlign: V_ALIGN.optional(),
-    verticalAlignment: V_ALIGN.optional(),
+    ...PLACEMENT,
     fontSize: FONT_SIZE.default(DEFAULTS.fontSize),
     fontColor: COLOUR.default(DEFAULTS.fontColor),
     fontOpacity: OPACITY.default(DEFAULTS.fontOpacity),
@@ -185,31 +115,64 @@ function textSetting(template: boolean) {
     shadowOffsetX: SHADOW_OFFSET.default(DEFAULTS.shadowOffsetX),
     shadowOffsetY: SHADOW_OFFSET.default(DEFAULTS.shadowOffsetY),
     animation: ANIMATION.optional(),
-  })
-    .check(agree('align', 'horizontalAlignment'), agree('verticalAlign', 'verticalAlignment'))
-    .transform((s): TextSetting => {
-      const { type: _, content, x, y, align, horizontalAlignment, verticalAlign, verticalAlignment, animation, ...look } = s;
-      const setting: TextSetting = {
-        type: 'TEXT',
-        content,
-        x,
-        y,
-        align: align ?? horizontalAlignment ?? DEFAULTS.align,
-        verticalAlign: verticalAlign ?? verticalAlignment ?? DEFAULTS.verticalAlign,
-        ...look,
-      };
-      if (animation) {
-        const { toX = x, toY = y, startTime, endTime } = animation;
-        setting.animation = { type: 'MOVE', toX, toY, startTime, endTime };
-      }
-      return setting;
-    });
+  };
 }
 
 const TEXT_SETTING = textSetting(false);
 const TEMPLATE_TEXT_SETTING = textSetting(true);
-const TEXT_KEYS = Object.keys(TEXT_SETTING.in.shape);
+const TEXT_KEYS = Object.keys(textShape(false));
 const ANIMATION_KEYS = Object.keys(ANIMATION.shape);
+
+// ---------------------------------------------------------------------------------------------
+// IMAGE
+
+const IMAGE_WHAT = 'an http(s) URL or a file path of a PNG, JPEG or WebP image';
+
+/**
+ * IMAGE content: an http(s) URL, or a file path (read where the request is served, under the same policy as a video
+ * source). Another scheme is refused here; whether the URL or file really is an image is known once it is fetched. In a
+ * template, content holding placeholders is only capped: a per-customer logo URL is known after rendering.
+ */
+function imageContent(template: boolean) {
+  const max = MAX_IMAGE_CONTENT_CHARS;
+  const raw = (s: string) => template && hasPlaceholder(s);
+  const scheme = (s: string) => /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(s)?.[1]?.toLowerCase();
+  const urlLike = (s: string) => /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(s) || scheme(s) === 'data';
+  return requiredString(IMAGE_WHAT)
+    .transform((s) => s.trim())
+    .refine((s) => s !== '', `expected ${IMAGE_WHAT}, got an empty string`)
+    .refine((s) => s.length <= max, { error: ({ input }) => `expected at most ${max} characters, got ${(input as string).length}` })
+    .refine((s) => !s.includes('\u0000') && !/[\uD800-\uDFFF]/u.test(s), 'contains a NUL character or an unpaired UTF-16 surrogate')
+    .refine((s) => raw(s) || !urlLike(s) || isHttpUrl(s), {
+      error: ({ input }) => `expected ${IMAGE_WHAT}, got ${scheme(input as string) === 'data' ? 'a data: URL' : shown(input)}`,
+    });
+}
+
+function imageSetting(template: boolean) {
+  const refusal = (key: string) =>
+    TEXT_ONLY.includes(key) ? 'applies to TEXT settings only (an IMAGE is sized by width and faded by opacity)' : unknownKey(key, IMAGE_KEYS);
+  return strictFields(imageShape(template), undefined, refusal)
+    .check(agree('align', 'horizontalAlignment'), agree('verticalAlign', 'verticalAlignment'))
+    .transform((s): ImageSetting => {
+      const { content, width, opacity, animation } = s;
+      return withAnimation({ type: 'IMAGE', content, ...placed(s), width, opacity }, animation);
+    });
+}
+
+function imageShape(template: boolean) {
+  return {
+    type: z.unknown().optional(), // read by SETTING_KIND
+    content: imageContent(template),
+    ...PLACEMENT,
+    width: IMAGE_WIDTH.default(IMAGE_DEFAULTS.width),
+    opacity: OPACITY.default(IMAGE_DEFAULTS.opacity),
+    animation: ANIMATION.optional(),
+  };
+}
+
+const IMAGE_KEYS = Object.keys(imageShape(false));
+const IMAGE_SETTING = imageSetting(false);
+const TEMPLATE_IMAGE_SETTING = imageSetting(true);
 
 // ---------------------------------------------------------------------------------------------
 // FORENSIC
@@ -219,7 +182,8 @@ const FORENSIC_CONTENT = requiredString('the 16-bit forensic payload');
 
 /** A FORENSIC setting has type and content only; TEXT fields on it are named as such, being the likely mix-up. */
 function forensicSetting<T extends z.ZodType>(content: T) {
-  const refusal = (key: string) => (TEXT_KEYS.includes(key) ? 'not allowed on a FORENSIC setting (only type and content)' : unknownKey(key, FORENSIC_KEYS));
+  const refusal = (key: string) =>
+    TEXT_KEYS.includes(key) || IMAGE_KEYS.includes(key) ? 'not allowed on a FORENSIC setting (only type and content)' : unknownKey(key, FORENSIC_KEYS);
   return z.object({ type: z.unknown().optional(), content }).catchall(rejectKey(refusal));
 }
 
@@ -249,14 +213,17 @@ function forensicTemplateContent(apiVersion: ApiVersion | undefined) {
 // ---------------------------------------------------------------------------------------------
 // The array
 
-type ElementSchemas<T> = Record<'TEXT' | 'FORENSIC', z.ZodType<T>>;
+type ElementSchemas<T> = Record<'TEXT' | 'IMAGE' | 'FORENSIC', z.ZodType<T>>;
+const KEYS_OF = { TEXT: TEXT_KEYS, IMAGE: IMAGE_KEYS, FORENSIC: FORENSIC_KEYS } as const;
 
 const requestSchemas = (apiVersion: ApiVersion): ElementSchemas<Setting> => ({
   TEXT: TEXT_SETTING,
+  IMAGE: IMAGE_SETTING,
   FORENSIC: forensicSetting(forensicPayload(apiVersion)).transform(({ content }): ForensicSetting => ({ type: 'FORENSIC', payload: content })),
 });
 const templateSchemas = (apiVersion: ApiVersion | undefined): ElementSchemas<TemplateSetting> => ({
   TEXT: TEMPLATE_TEXT_SETTING,
+  IMAGE: TEMPLATE_IMAGE_SETTING,
   FORENSIC: forensicSetting(forensicTemplateContent(apiVersion)).transform(({ content }): ForensicTemplateSetting => ({ type: 'FORENSIC', content })),
 });
 // Built once per mode, not per call: building a zod object and its first parse cost far more than a parse.
@@ -288,7 +255,7 @@ function parseArray<T>(input: unknown, path: string, schemas: ElementSchemas<T>)
     const parsed = schemas[type].safeParse(item);
     if (parsed.success) out.push(parsed.data);
     else {
-      const keysAt = (depth: number) => (depth > 0 ? ANIMATION_KEYS : type === 'TEXT' ? TEXT_KEYS : FORENSIC_KEYS);
+      const keysAt = (depth: number) => (depth > 0 ? ANIMATION_KEYS : KEYS_OF[type]);
       issues.push(...issueLines(inDeclaredOrder(parsed.error.issues, keysAt), p));
     }
   });
@@ -310,7 +277,7 @@ export function parseSettings(input: unknown, opts: ParseOptions & { allowPlaceh
 }
 
 /**
- * Validates the settings of a template. Same rules as parseSettings except: TEXT content holding
+ * Validates the settings of a template. Same rules as parseSettings except: TEXT and IMAGE content holding
  * placeholders is only length-capped (it is checked again after rendering), and FORENSIC content
  * stays a string. Placeholder-free FORENSIC content is checked when opts.apiVersion is given.
  */

@@ -15,10 +15,30 @@ function stableStringify(v: unknown): string {
   return JSON.stringify(v);
 }
 
-function canonicalSetting(s: Setting): Record<string, unknown> {
+/**
+ * `withImages` adds an IMAGE's fetched bytes (their hash): a watermark's identity follows its settings alone, so the
+ * same request finds the same watermark without fetching again, but renders shared between watermarks must also agree
+ * on the bytes drawn.
+ */
+function canonicalSetting(s: Setting, withImages: boolean): Record<string, unknown> {
   // Fields are picked by name so a stray extra property on the object cannot change the identity.
   if (s.type === 'FORENSIC') return { type: 'FORENSIC', payload: s.payload };
   const a = s.animation;
+  const animation = a === undefined ? undefined : { type: 'MOVE', toX: a.toX, toY: a.toY, startTime: a.startTime, endTime: a.endTime };
+  if (s.type === 'IMAGE') {
+    return {
+      type: 'IMAGE',
+      content: s.content,
+      x: s.x,
+      y: s.y,
+      align: s.align,
+      verticalAlign: s.verticalAlign,
+      width: s.width,
+      opacity: s.opacity,
+      animation,
+      image: withImages ? s.image?.sha256 : undefined,
+    };
+  }
   return {
     type: 'TEXT',
     content: s.content,
@@ -33,7 +53,7 @@ function canonicalSetting(s: Setting): Record<string, unknown> {
     shadowOpacity: s.shadowOpacity,
     shadowOffsetX: s.shadowOffsetX,
     shadowOffsetY: s.shadowOffsetY,
-    animation: a === undefined ? undefined : { type: 'MOVE', toX: a.toX, toY: a.toY, startTime: a.startTime, endTime: a.endTime },
+    animation,
   };
 }
 
@@ -41,8 +61,8 @@ function canonicalSetting(s: Setting): Record<string, unknown> {
  * Canonical JSON of normalised settings: keys sorted, every field present, array order kept
  * (it is the drawing order). Equal meaning gives an equal string; any change gives another.
  */
-export function canonicalSettings(settings: readonly Setting[]): string {
-  return stableStringify(settings.map(canonicalSetting));
+export function canonicalSettings(settings: readonly Setting[], options: { withImages?: boolean } = {}): string {
+  return stableStringify(settings.map((s) => canonicalSetting(s, options.withImages ?? false)));
 }
 
 /** Watermark identity: first 32 hex chars of sha256(videoId + "\n" + canonical settings). */

@@ -119,6 +119,7 @@ export class FarmRenderer implements SegmentRenderer {
       output: job.output,
       filterScript: drawing.graph,
       textFiles: drawing.files,
+      ...(drawing.images.length ? { images: drawing.images } : {}),
       fontSha256: this.fontSha256,
       encode: { preset: encode.preset, crf: encode.crf },
       gop: job.gop,

@@ -5,7 +5,9 @@
 // task it could not finish for that goes back to the queue; stopping, it gives the tasks in hand a bounded time.
 
 import { randomUUID } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { changeLine } from '../core/dependency.js';
@@ -21,7 +23,7 @@ import { connectedWorkers, failureReason, TASK_QUEUE, workerName } from './task-
 import { type FarmResult, type FarmTask, parseFarmTask, taskKind, taskOutput } from './tasks/farm-task.js';
 import { type ForensicTask, runForensicTask } from './tasks/forensic-task.js';
 import { type IngestTask, runIngestTask } from './tasks/ingest-task.js';
-import { fontSha256, runSegmentTask, type SegmentTask } from './tasks/segment-task.js';
+import { fontSha256, ImageCache, runSegmentTask, type SegmentTask } from './tasks/segment-task.js';
 
 export interface FarmWorkerOptions {
   queueUrl: string;
@@ -103,6 +105,7 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
   const stopping = new AbortController();
   /** The tasks being run now. */
   const inHand = new Set<Promise<unknown>>();
+  const images = new ImageCache(options.store, await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-images-')));
 
   // Lists the other workers, to pass on a task this one must not render (see passOn).
   const peers = new Queue(TASK_QUEUE, { connection });
@@ -131,7 +134,7 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
       case 'forensic-variant':
         return runForensicTask(task as ForensicTask, options.store, options.runner, common);
       default:
-        return runSegmentTask(task as SegmentTask, options.store, options.runner, { ...common, fontFile: options.tools.font, threads });
+        return runSegmentTask(task as SegmentTask, options.store, options.runner, { ...common, fontFile: options.tools.font, threads, images });
     }
   };
 
@@ -248,6 +251,7 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
       void worker.close(true).catch(() => undefined);
       queueHealth.close();
       void peers.close().catch(() => undefined);
+      await images.close();
       connection.disconnect();
     },
   };

@@ -44,10 +44,21 @@ export class Routes {
   }
 }
 
-/** Both API versions' spelling of a route: `/1.0/x` and `/2.0/x`, with a trailing slash too when asked. */
-export function versioned(path: string, options: { trailingSlash?: boolean } = {}): { version: '1.0' | '2.0'; paths: string[] }[] {
-  return (['1.0', '2.0'] as const).map((version) => {
-    const p = `/${version}${path}`;
-    return { version, paths: options.trailingSlash ? [p, `${p}/`] : [p] };
-  });
+/** One spelling of a route: the API version whose handler answers it, and whether it is API 0.1's spelling. */
+export interface VersionedPaths {
+  version: '1.0' | '2.0';
+  paths: string[];
+  /** API 0.1, the oldest SDKs' generation: the 1.0 handler at the root (`/x`) and under `/0.1/x` (docs/api.md). */
+  legacy: boolean;
+}
+
+/**
+ * Both API versions' spelling of a route: `/1.0/x` and `/2.0/x`, with a trailing slash too when asked; with `legacy`,
+ * also API 0.1's `/x` and `/0.1/x`, served by the 1.0 handler (its bodies and answers are 1.0's).
+ */
+export function versioned(path: string, options: { trailingSlash?: boolean; legacy?: boolean } = {}): VersionedPaths[] {
+  const spell = (p: string) => (options.trailingSlash ? [p, `${p}/`] : [p]);
+  const spellings: VersionedPaths[] = (['1.0', '2.0'] as const).map((version) => ({ version, paths: spell(`/${version}${path}`), legacy: false }));
+  if (options.legacy) spellings.push({ version: '1.0', paths: [...spell(path), ...spell(`/0.1${path}`)], legacy: true });
+  return spellings;
 }

@@ -32,6 +32,10 @@ export function serverContext(options: { service: LocalService; publicUrl?: stri
         'AUTH_REQUIRED',
         'missing credentials: send x-api-client-id and x-api-key, or x-api-key and x-api-secret (or Authorization: Bearer <token>)',
       );
+    if ('lone' in pair)
+      throw new WmarkError('AUTH_INVALID', 'this API key does not name its client (keys created before wmark named it): send the client id with it', {
+        hint: 'Send x-api-client-id with x-api-key, or create a key that works alone with `wmark auth keys create`.',
+      });
     const found = await service.checkKey(pair.clientId, pair.apiKey);
     if (!found) throw new WmarkError('AUTH_INVALID', 'invalid client id or API key');
     return found;

@@ -27,6 +27,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { BIN, onPty, until } from './cli-helpers.js';
 import { freePort } from './free-port.js';
+import { gradedAlphaPng } from './images.js';
 import { startRedis, type TestRedis } from './redis.js';
 import { startS3, type TestS3 } from './s3.js';
 
@@ -130,7 +131,9 @@ export async function openWorld(options: WorldOptions): Promise<World> {
   writeFileSync(path.join(bin, 'npx'), NPX, { mode: 0o755 });
   const opened = path.join(root, 'opened.txt');
   writeFileSync(path.join(bin, 'opener'), `#!/bin/sh\nprintf '%s\\n' "$@" >> ${JSON.stringify(opened)}\n`, { mode: 0o755 });
-  for (const [name, content] of Object.entries(options.files)) {
+  // The logo the IMAGE examples name, a PNG with graded transparency.
+  const logo = gradedAlphaPng(path.join(root, 'logo.png'), 96, 48);
+  for (const [name, content] of Object.entries({ 'logo.png': logo, ...options.files })) {
     for (const dir of [dirs.cwd, files]) {
       const to = path.join(dir, name);
       if (typeof content === 'string') {

@@ -85,8 +85,10 @@ describe('authentication', () => {
   it('the token endpoint answers 401 for missing, partial, unknown or wrong credentials', async () => {
     const url = '/1.0/authenticate/accessToken';
     expectError(await call(s.app, 'GET', url), 401, 'AUTH_REQUIRED');
-    expectError(await call(s.app, 'GET', url, { headers: { 'x-api-key': s.cred.apiKey } }), 401, 'AUTH_REQUIRED');
     expectError(await call(s.app, 'GET', url, { headers: { 'x-api-client-id': s.cred.clientId } }), 401, 'AUTH_REQUIRED');
+    // A key alone names its client (API 0.1's SDKs send it so); a wrong one alone is refused.
+    expect((await call(s.app, 'GET', url, { headers: { 'x-api-key': s.cred.apiKey } })).status).toBe(200);
+    expectError(await call(s.app, 'GET', url, { headers: { 'x-api-key': `${s.cred.apiKey.slice(0, -1)}-` } }), 401, 'AUTH_INVALID');
     expectError(await call(s.app, 'GET', url, { headers: keyHeaders({ clientId: s.cred.clientId, apiKey: `${s.cred.apiKey}x` }) }), 401, 'AUTH_INVALID');
     expectError(await call(s.app, 'GET', url, { headers: keyHeaders({ clientId: 'wmc_0000000000000000', apiKey: s.cred.apiKey }) }), 401, 'AUTH_INVALID');
     // A token is not a credential for getting another token.
@@ -106,14 +108,15 @@ describe('authentication', () => {
     expect((await call(s.app, 'GET', '/1.0/videos', { headers: s.v1 })).status).toBe(200);
   });
 
-  it('2.0 accepts x-api-key + x-api-client-id, x-api-key + x-api-secret, and a Bearer token', async () => {
+  it('2.0 accepts x-api-key + x-api-client-id, x-api-key + x-api-secret, a key alone, and a Bearer token', async () => {
     for (const headers of [keyHeaders(s.cred), { 'x-api-key': s.cred.clientId, 'x-api-secret': s.cred.apiKey }, s.v1]) {
       const r = await call(s.app, 'GET', '/2.0', { headers });
       expect(r.status, JSON.stringify(headers)).toBe(200);
       expect(r.json.client).toBe(s.cred.clientId);
     }
     expectError(await call(s.app, 'GET', '/2.0'), 401, 'AUTH_REQUIRED');
-    expectError(await call(s.app, 'GET', '/2.0/videos', { headers: { 'x-api-key': s.cred.apiKey } }), 401, 'AUTH_REQUIRED');
+    expect((await call(s.app, 'GET', '/2.0/videos', { headers: { 'x-api-key': s.cred.apiKey } })).status).toBe(200);
+    expectError(await call(s.app, 'GET', '/2.0/videos', { headers: { 'x-api-key': s.cred.clientId } }), 401, 'AUTH_INVALID');
     expectError(await call(s.app, 'GET', '/2.0/videos', { headers: { 'x-api-key': s.cred.clientId, 'x-api-secret': 'wrong' } }), 401, 'AUTH_INVALID');
     expectError(await call(s.app, 'GET', '/2.0/videos', { headers: keyHeaders({ ...s.cred, apiKey: 'wmk_wrong' }) }), 401, 'AUTH_INVALID');
   });

@@ -25,9 +25,11 @@ describe('wmark auth keys', () => {
     created = r.json();
     expect(created).toMatchObject({
       clientId: expect.stringMatching(/^wmc_[0-9a-f]{16}$/),
-      apiKey: expect.stringMatching(/^wmk_[A-Za-z0-9_-]{43}$/),
+      apiKey: expect.stringMatching(/^wmk_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/),
       label: 'reviewer laptop',
     });
+    // The key names its client, so it also works alone.
+    expect(created.apiKey.slice(4, 20)).toBe(created.clientId.slice(4));
 
     const t = await call(s.app, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(created) });
     expect(t.status).toBe(200);
@@ -35,6 +37,7 @@ describe('wmark auth keys', () => {
     expect((await call(s.app, 'GET', '/1.0', { headers: bearer(token) })).json.client).toBe(created.clientId);
     expect((await call(s.app, 'GET', '/2.0', { headers: keyHeaders(created) })).status).toBe(200);
     expect((await call(s.app, 'GET', '/2.0', { headers: { 'x-api-key': created.clientId, 'x-api-secret': created.apiKey } })).status).toBe(200);
+    expect((await call(s.app, 'POST', '/token', { headers: { 'x-api-key': created.apiKey } })).status).toBe(200);
 
     const plain = await cli('auth', 'keys', 'create');
     expect(plain.code).toBe(0);

@@ -3,7 +3,7 @@
 // the same store. On demand, a player's request waits for the worker's render in the store and is streamed from there;
 // deleting a watermark while its segment renders removes what the worker writes after; replacing a video removes its
 // objects.
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { segmentFileName } from '../../src/core/plan/segment-timing.js';
@@ -19,11 +19,14 @@ import { openMediaStore } from '../../src/media/open-media-store.js';
 import { type App, createApp } from '../../src/server/app.js';
 import { testFarmDeployment } from '../helpers/cluster.js';
 import { ingestVideo, type TestEngine, testEngine } from '../helpers/engine.js';
-import { natural, tempDir } from '../helpers/fixtures.js';
+import { flat, natural, tempDir } from '../helpers/fixtures.js';
+import { solidImage } from '../helpers/images.js';
+import { decodeFrame } from '../helpers/media.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
 import { call, keyHeaders, parseM3u8, waitFor } from '../helpers/serve-helpers.js';
 import { FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
+import { colourBox } from '../helpers/watermark-helpers.js';
 
 let redis: TestRedis;
 let s3: TestS3;
@@ -126,6 +129,28 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
     // The playlist is in the bucket too; no rendered segment is on serve's disk.
     expect(await store.exists(`${prefix}video.m3u8`)).toBe(true);
     expect(existsSync(path.join(engine.paths.media, 'watermarks', video.id, w.id, segmentFileName(last - 2)))).toBe(false);
+  });
+
+  it('a logo: serve keeps the checked image and its rendition in the store, the worker fetches them by key and draws them', async () => {
+    await ingestVideo(engine, { source: await flat('336699', 8), key: 'farm-logo' });
+    const video = (await engine.store.getVideoByKey('farm-logo'))!;
+    const logo = solidImage(path.join(tempDir('farm-logo'), 'red.png'), 'FF0000', 64, 32);
+    const settings = [{ type: 'IMAGE', content: logo, x: 0.25, y: 0.25, align: 'LEFT', verticalAlign: 'TOP' }, { content: 'and text' }];
+    const created = await call(app, 'POST', '/2.0/watermark', { headers, body: { key: 'farm-logo', settings, containers: ['m3u8'] } });
+    expect(created.status, created.text).toBe(201);
+    const stored = (await engine.store.getWatermark(created.json.id))!.settings[0] as { image: { sha256: string } };
+    const sha = stored.image.sha256;
+    expect(await store.list('images/')).toEqual(expect.arrayContaining([`images/${sha}.png`, `images/${sha}-64x32.png`]));
+    // The first segment, rendered on the worker from the store (its scratch folder is gone), streamed from the store.
+    const playlist = await call(app, 'GET', created.json.containers.m3u8, { headers: { host: 'wmark.test' } });
+    const first = new URL(parseM3u8(playlist.text).segments[0]!.uri, created.json.containers.m3u8).href;
+    const reply = await call(app, 'GET', first, { headers: { host: 'wmark.test' } });
+    expect(reply.status).toBe(200);
+    const file = path.join(tempDir('farm-logo-seg'), 'seg.ts');
+    writeFileSync(file, reply.body);
+    const frame = await decodeFrame(file, 0.2, { width: 320, height: 180 });
+    expect(colourBox(frame, [255, 0, 0], 60)).toMatchObject({ x0: 80, x1: 143, y0: 44, y1: 75 });
+    expect(existsSync(path.join(engine.paths.media, 'watermarks', video.id, created.json.id, segmentFileName(0)))).toBe(mediaUrl() === engine.paths.media);
   });
 
   it('a watermark deleted while the worker renders its segment: the player hears an error, and what the worker wrote goes again', async () => {

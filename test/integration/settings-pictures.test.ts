@@ -72,6 +72,26 @@ describe('the settings pictures', () => {
     expect(at(end, 0.1, 0.2) + at(end, 0.5, 0.5)).toBe(0);
   });
 
+  it('image-logo: the logo (a card in a transparent margin) hangs right of and below its anchor, drawn 0.2 of the width', () => {
+    const img = draw('image-logo.png');
+    // 240x140 drawn 96 px wide: scale 0.4, so the 20 px margin is 8 px and the 200x100 card 80x40, from (14, 11).
+    const [x0, y0] = [Math.round(0.03 * FRAME.width), Math.round(0.04 * FRAME.height)];
+    const card = 0.299 * 0x1e + 0.587 * 0x88 + 0.114 * 0xe5;
+    const background = 0.299 * 0x25 + 0.587 * 0x32 + 0.114 * 0x3f;
+    for (const [x, y] of [
+      [x0 + 11, y0 + 11],
+      [x0 + 85, y0 + 45],
+    ] as const)
+      expect(Math.abs(img.at(x, y) - card), `card at ${x},${y}`).toBeLessThan(6);
+    // The margin and beyond the logo show the frame through.
+    for (const [x, y] of [
+      [x0 + 4, y0 + 20],
+      [x0 + 20, y0 + 52],
+      [x0 + 100, y0 + 20],
+    ] as const)
+      expect(Math.abs(img.at(x, y) - background), `frame at ${x},${y}`).toBeLessThan(6);
+  });
+
   it('the committed pictures are the ones the script draws now', () => {
     for (const example of EXAMPLES) {
       const fresh = path.join(out, `fresh-${example.name}`);

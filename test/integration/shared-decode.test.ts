@@ -7,13 +7,20 @@ import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
 import { ingestVideo, type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
-import { natural } from '../helpers/fixtures.js';
+import { natural, tempDir } from '../helpers/fixtures.js';
+import { gradedAlphaPng } from '../helpers/images.js';
 import { decodeFrame } from '../helpers/media.js';
 import { settingsOf } from '../helpers/watermark-helpers.js';
 
 const SIZE = { width: 320, height: 180 };
 const VIEWERS = ['alice@example.com', 'bob@example.com', 'carol@example.com'];
-const settingsFor = (viewer: string) => settingsOf([{ content: viewer, fontSize: 0.08, fontOpacity: 1, y: 0.85 }]);
+/** A logo for bob (drawn over his text) and carol (under hers): graphs with images share the decode too. */
+let logo: string;
+const settingsFor = (viewer: string) => {
+  const text = { content: viewer, fontSize: 0.08, fontOpacity: 1, y: 0.85 };
+  const image = { type: 'IMAGE', content: logo, x: 0.5, y: 0.8, width: 0.3, opacity: 0.7 };
+  return settingsOf(viewer.startsWith('bob') ? [text, image] : viewer.startsWith('carol') ? [image, text] : [text]);
+};
 
 let batch: TestEngine;
 let single: TestEngine;
@@ -29,6 +36,7 @@ function meanAbsDiff(a: Buffer, b: Buffer): number {
 }
 
 beforeAll(async () => {
+  logo = gradedAlphaPng(path.join(tempDir('shared-decode'), 'logo.png'));
   const source = await natural(12);
   batch = await testEngine({ workers: 2 });
   single = await testEngine({ workers: 2 });

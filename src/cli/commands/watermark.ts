@@ -50,8 +50,11 @@ function withCreateOptions(cmd: Command): Command {
     .optionsGroup('Video:')
     .option('--key <key>', 'the video, by the key given at ingest')
     .option('--video-id <id>', 'the video, by id')
-    .optionsGroup('Text (one TEXT setting; positions and sizes are fractions of the frame):')
+    .optionsGroup('Text or image (one TEXT or IMAGE setting; positions and sizes are fractions of the frame):')
     .option('--text <text>', 'the text, drawn as written')
+    .option('--image <file|url>', 'a PNG, JPEG or WebP logo, a local file or an http(s) URL')
+    .option('--image-width <fraction>', 'logo width over frame width, keeping its aspect (default 0.2)', number('--image-width'))
+    .option('--image-opacity <0..1>', 'logo opacity, over its own transparency (default 1)', number('--image-opacity'))
     .option('--x <fraction>', 'anchor x: 0 left .. 1 right (default 0.5)', number('--x'))
     .option('--y <fraction>', 'anchor y: 0 top .. 1 bottom (default 0.5)', number('--y'))
     .option('--align <edge>', 'LEFT, CENTER (default) or RIGHT edge at x')
@@ -143,7 +146,7 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
 function wantsPrompt(ctx: CliContext, opts: WatermarkOptions): boolean {
   if (!canPrompt(ctx.io) || ctx.output.mode === 'json') return false;
   const noVideo = !opts.key && !opts.videoId;
-  const noSettings = opts.text === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined;
+  const noSettings = opts.text === undefined && opts.image === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined;
   return noVideo || noSettings;
 }
 
@@ -170,7 +173,7 @@ async function askMissing(ctx: CliContext, service: WatermarkService, opts: Wate
     if (picked.key !== undefined) opts.key = picked.key;
     else opts.videoId = picked.id;
   }
-  if (opts.text === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined) {
+  if (opts.text === undefined && opts.image === undefined && !opts.settings && !opts.template && !opts.batch && opts.forensic === undefined) {
     opts.text = await prompts.input(
       { message: "Text to draw (e.g. the viewer's email)", required: true, validate: (t) => t.trim() !== '' || 'type some text' },
       context,

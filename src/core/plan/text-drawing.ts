@@ -1,7 +1,7 @@
 // The drawtext filters that draw a TEXT setting: filter value escaping, font size, anchoring, animation, shadows and multi-line layout.
 import type { FontMetrics } from '../font-metrics.js';
 import type { TextSetting } from '../setting-types.js';
-import { num } from './filter-values.js';
+import { anchorExpr, H_FACTOR, num, V_FACTOR } from './filter-values.js';
 
 /** Escapes a value for an ffmpeg filter option inside a filtergraph (option level, then graph level). */
 export function escapeFilterValue(value: string): string {
@@ -17,17 +17,6 @@ export interface DrawtextInput {
   frameHeight: number;
   /** Presentation time of the video's first frame: drawtext's t minus this is the position on the video timeline. */
   timeOrigin: number;
-}
-
-const H_FACTOR = { LEFT: 0, CENTER: 0.5, RIGHT: 1 } as const;
-const V_FACTOR = { TOP: 0, MIDDLE: 0.5, BOTTOM: 1 } as const;
-
-/** Anchor coordinate as a drawtext expression: constant, or a clamped linear move over [startTime, endTime]. */
-function anchorExpr(from: number, to: number | undefined, anim: TextSetting['animation'], timeOrigin: number): string {
-  if (!anim || to === undefined || to === from) return num(from);
-  const span = anim.endTime - anim.startTime;
-  const progress = `clip((t-${num(timeOrigin + anim.startTime)})/${num(span)},0,1)`;
-  return `(${num(from)}+${num(to - from)}*${progress})`;
 }
 
 export function fontPixels(setting: TextSetting, frameHeight: number): number {

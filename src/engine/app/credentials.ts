@@ -1,5 +1,6 @@
-// API credentials for `wmark serve`: client ids with API keys stored only as SHA-256 hashes.
+// API credentials for `wmark serve`: client ids with API keys (which name their client) stored only as SHA-256 hashes.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { apiKeyFor } from '../../core/api-key.js';
 import type { Engine } from '../engine.js';
 import type { CredentialRecord } from '../state/state-store.js';
 
@@ -14,8 +15,9 @@ const hashKey = (apiKey: string) => createHash('sha256').update(apiKey, 'utf8').
 
 export async function createCredential(engine: Engine, label?: string): Promise<IssuedCredential> {
   const clientId = `wmc_${randomBytes(8).toString('hex')}`;
-  // 32 random bytes: a fast hash is enough for keys with this much entropy (no dictionary to attack).
-  const apiKey = `wmk_${randomBytes(32).toString('base64url')}`;
+  // 32 random bytes: a fast hash is enough for keys with this much entropy (no dictionary to attack). The key names
+  // its client, so it also works alone (docs/api.md, "Authentication").
+  const apiKey = apiKeyFor(clientId, randomBytes(32).toString('base64url'));
   const createdOn = engine.now();
   await engine.store.insertCredential({ clientId, keyHash: hashKey(apiKey), label: label ?? null, createdOn, revokedOn: null });
   return { clientId, apiKey, label: label ?? null, createdOn };

@@ -52,7 +52,7 @@ export interface LocalServiceOptions {
   api?: ApiVersion;
   /** How long POST /2.0/watermark waits for a new watermark to become playable (its READY means playable now). */
   playableTimeoutMs?: number;
-  /** What createVideo may read (an API client's ingest); undefined: anything (the CLI). */
+  /** What createVideo and IMAGE settings may read (an API client's); undefined: anything (the CLI). */
   sourcePolicy?: SourcePolicy;
   /** How new watermarks are rendered (default full: a CLI run wants every output; serve renders on demand). */
   render?: RenderMode;
@@ -201,7 +201,7 @@ export class LocalService implements WatermarkService {
       nowMs: this.engine.now(),
       template: (id) => (id === templateId ? (template?.settings as TemplateSetting[] | undefined) : undefined),
     });
-    const result = await requestWatermark(this.engine, { ...parsed, render: this.options.render ?? 'full' });
+    const result = await requestWatermark(this.engine, { ...parsed, render: this.options.render ?? 'full', sourcePolicy: this.options.sourcePolicy });
     let record = result.watermark;
     // A forensic-only watermark needs no encode (its playlist picks existing A/B segments): it starts at once, ahead
     // of any renders, and is READY at once.

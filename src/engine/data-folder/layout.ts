@@ -2,7 +2,9 @@
 // store), its scratch space, and the keys of every media object. A media key is the object's path below the media
 // folder with `/` separators, and the same key names it in a shared store (S3), so one layout serves both.
 import path from 'node:path';
+import { type PixelSize, renditionName } from '../../core/plan/image-drawing.js';
 import { segmentFileName } from '../../core/plan/segment-timing.js';
+import type { ImageFormat } from '../../core/setting-types.js';
 
 export interface DataLayout {
   root: string;
@@ -73,7 +75,16 @@ export const mediaKeys = {
    * the text set): each (text set, variant, segment) is encoded at most once.
    */
   sharedText: (videoId: string, textHash: string, name: string) => `watermarks/${videoId}/_shared/${textHash}/${name}`,
+  /**
+   * An IMAGE setting's image as fetched, named by the hash of its bytes: kept once however many watermarks draw it, so
+   * every later render (on demand, on a farm's worker, after a restart) draws the same bytes.
+   */
+  image: (sha256: string, format: ImageFormat) => `images/${sha256}.${IMAGE_EXTENSIONS[format]}`,
+  /** The image scaled to the size it is drawn at (RGBA PNG), made once when a watermark is requested. */
+  imageRendition: (sha256: string, size: PixelSize) => `images/${renditionName(sha256, size)}`,
 } as const;
+
+const IMAGE_EXTENSIONS: Record<ImageFormat, string> = { png: 'png', jpeg: 'jpg', webp: 'webp' };
 
 /** The local file of a media key in a data folder's media folder. */
 export function mediaFile(layout: Pick<DataLayout, 'media'>, key: string): string {

@@ -3,7 +3,7 @@
 // together share one decode: one ffmpeg decodes it once and encodes it once per viewer.
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { WmarkError } from '../../core/errors.js';
@@ -16,7 +16,10 @@ import type { RendererHealth, SegmentRender, SegmentRenderer } from './segment-r
 
 /** Where a render writes before its output is renamed into place (hidden: listings skip it). */
 const WORK_DIR = '.work';
-/** The drawing (filter script and text files) stays while its folder lives: on-demand renders need it again later. */
+/**
+ * The drawing (filter script, text files and image renditions) stays while its folder lives: on-demand renders need
+ * it again later.
+ */
 const DRAW_DIR = '.draw';
 const FILTER_NAME = 'filter.txt';
 
@@ -69,17 +72,34 @@ export class LocalRenderer implements SegmentRenderer {
         const drawing = job.drawing(this.options.fontFile);
         // The same content every time: written atomically, so a render starting meanwhile never reads half a file. No
         // fsync: they are written again whenever they are missing.
-        await Promise.all(
-          [...drawing.files, { name: FILTER_NAME, content: drawing.graph }].map((f) =>
-            writeFileAtomic(path.join(dir, f.name), f.content, { encoding: 'utf8', fsync: false }),
-          ),
-        );
+        await Promise.all([
+          ...drawing.images.map((image) => this.placeImage(image.key, path.join(dir, image.name))),
+          ...drawing.files.map((f) => writeFileAtomic(path.join(dir, f.name), f.content, { encoding: 'utf8', fsync: false })),
+        ]);
+        // The graph last: its presence says the drawing is complete.
+        await writeFileAtomic(path.join(dir, FILTER_NAME), drawing.graph, { encoding: 'utf8', fsync: false });
         return dir;
       })();
       written.catch(() => this.drawings.delete(dir));
       this.drawings.set(dir, written);
     }
     return written;
+  }
+
+  /**
+   * An image rendition from the media folder into the drawing's folder: a hard link (the same filesystem), else a copy,
+   * under a temporary name first so a render never reads half of it.
+   */
+  private async placeImage(key: string, file: string): Promise<void> {
+    const from = this.file(key);
+    if (!existsSync(from)) throw new WmarkError('WATERMARK_FAILED', `the image ${key} this watermark draws is missing from ${this.options.media.location}`);
+    const temp = `${file}.${randomUUID().slice(0, 8)}.tmp`;
+    try {
+      await link(from, temp).catch(() => copyFile(from, temp));
+      await rename(temp, file);
+    } finally {
+      await rm(temp, { force: true });
+    }
   }
 
   /** A part file of its own beside the output: a player's render and a job's may work on the same segment at once. */
@@ -118,7 +138,10 @@ export class LocalRenderer implements SegmentRenderer {
   private async renderMany(members: SharedMember[], threads: number, signal: AbortSignal): Promise<void> {
     const first = members[0]!.job;
     const tag = randomUUID().slice(0, 8);
-    const chains = await Promise.all(members.map(async (m) => m.job.drawing(this.options.fontFile, await this.drawingDir(m.job)).graph));
+    // Each viewer's graph reads its files from its own drawing folder and has pad labels of its own.
+    const chains = await Promise.all(
+      members.map(async (m, j) => m.job.drawing(this.options.fontFile, { dir: await this.drawingDir(m.job), labels: `w${j}` }).graph),
+    );
     const parts = await Promise.all(members.map((m) => this.partFor(m.job.output, tag)));
     const script = path.join(path.dirname(parts[0]!), `${tag}.shared-filter.txt`);
     try {

@@ -5,11 +5,29 @@ import type { RenderUrgency } from './render-scheduler.js';
 
 export type { RenderUrgency } from './render-scheduler.js';
 
-/**
- * A watermark's drawing laid out for a font: the filtergraph and the text files it reads. Text files are named
- * relative to ffmpeg's working folder, or inside `textDir` when given (a graph run from elsewhere).
- */
-export type Drawing = (fontFile: string, textDir?: string) => { graph: string; files: TextFile[] };
+/** Where a drawing's graph runs: the folder its files are in (a graph run from elsewhere), its pad labels' prefix. */
+export interface DrawingPlace {
+  /** Files are named relative to ffmpeg's working folder, or inside this folder when given (by absolute path). */
+  dir?: string;
+  /** Graphs of several viewers in one ffmpeg run each need labels of their own. */
+  labels?: string;
+}
+
+/** An image file the graph reads: its name beside the text files, and the media object it is a copy of. */
+export interface DrawingImage {
+  name: string;
+  key: string;
+}
+
+/** A drawing laid out: the filtergraph, the text files it reads and the images (media objects) it overlays. */
+export interface DrawnGraph {
+  graph: string;
+  files: TextFile[];
+  images: DrawingImage[];
+}
+
+/** A watermark's drawing laid out for a font, wherever its graph runs. */
+export type Drawing = (fontFile: string, place?: DrawingPlace) => DrawnGraph;
 
 /** One segment render: a source segment in, a drawn and encoded segment out, both named by media key. */
 export interface SegmentRender {
@@ -18,7 +36,7 @@ export interface SegmentRender {
   /** Where the rendered segment goes; renders of the same output at the same time are one render. */
   output: string;
   drawing: Drawing;
-  /** The media folder the drawing belongs to (a watermark's, or a shared text render's): its files are kept there. */
+  /** The media folder the drawing belongs to (a watermark's, or a shared render's): its files are kept there. */
   drawingFolder: string;
   /** Frames per GOP of the encode (the segment is one closed GOP). */
   gop: number;

@@ -1,30 +1,37 @@
-// What a watermark draws: a drawtext filter chain for every TEXT setting over the video's frames, laid out with the
-// font's own line metrics (read once per font file and engine).
+// What a watermark draws: its TEXT and IMAGE settings in order over the video's frames (core/plan/watermark-graph.ts),
+// text laid out with the font's own line metrics (read once per font file and engine), images overlaid from the
+// renditions kept in the media store.
 import { readFile } from 'node:fs/promises';
 import { FALLBACK_FONT_METRICS, type FontMetrics, parseFontMetrics } from '../../core/font-metrics.js';
-import { type TextFile, textDrawing } from '../../core/plan/text-drawing.js';
-import type { Setting, TextSetting } from '../../core/setting-types.js';
+import { watermarkGraph } from '../../core/plan/watermark-graph.js';
+import { isVisible, type Setting, type VisibleSetting } from '../../core/setting-types.js';
+import { mediaKeys } from '../data-folder/layout.js';
 import type { Engine } from '../engine.js';
-import type { Drawing } from '../render/segment-renderer.js';
+import type { Drawing, DrawingPlace, DrawnGraph } from '../render/segment-renderer.js';
 import type { VideoRecord, WatermarkRecord } from '../state/state-store.js';
 
-export function textSettings(w: Pick<WatermarkRecord, 'settings'>): TextSetting[] {
-  return (w.settings as Setting[]).filter((s): s is TextSetting => s.type === 'TEXT');
+/** The settings a watermark draws (TEXT and IMAGE), in drawing order. */
+export function visibleSettings(w: Pick<WatermarkRecord, 'settings'>): VisibleSetting[] {
+  return (w.settings as Setting[]).filter(isVisible);
 }
 
-/** The filtergraph for a watermark (drawtext filters for every TEXT setting) and the text files it reads. */
+/** The filtergraph for a watermark, the text files it reads and the image renditions (media keys) it overlays. */
 export function watermarkFilterGraph(
   w: Pick<WatermarkRecord, 'settings'>,
-  video: VideoRecord,
+  video: Pick<VideoRecord, 'width' | 'height' | 'timeOrigin'>,
   fontFile: string,
   metrics: FontMetrics,
-  textDir?: string,
-): { graph: string; files: TextFile[] } {
-  const drawings = textSettings(w).map((setting, index) =>
-    textDrawing({ setting, index, fontFile, metrics, frameHeight: video.height!, timeOrigin: video.timeOrigin, ...(textDir ? { textDir } : {}) }),
-  );
-  const filters = drawings.flatMap((d) => d.filters);
-  return { graph: filters.length ? filters.join(',') : 'null', files: drawings.flatMap((d) => d.files) };
+  place: DrawingPlace = {},
+): DrawnGraph {
+  const drawn = watermarkGraph({
+    settings: w.settings as Setting[],
+    fontFile,
+    metrics,
+    frame: { width: video.width ?? 0, height: video.height! },
+    timeOrigin: video.timeOrigin,
+    ...place,
+  });
+  return { graph: drawn.graph, files: drawn.files, images: drawn.images.map((i) => ({ name: i.name, key: mediaKeys.imageRendition(i.image.sha256, i.size) })) };
 }
 
 /** The font's line metrics for multi-line text; a font that cannot be parsed gets DejaVu Sans' figures. */
@@ -43,5 +50,5 @@ export function fontMetrics(engine: Engine, fontFile: string): Promise<FontMetri
  */
 export async function watermarkDrawing(engine: Engine, w: Pick<WatermarkRecord, 'settings'>, video: VideoRecord): Promise<Drawing> {
   const metrics = await fontMetrics(engine, engine.tools.font.path);
-  return (fontFile, textDir) => watermarkFilterGraph(w, video, fontFile, metrics, textDir);
+  return (fontFile, place) => watermarkFilterGraph(w, video, fontFile, metrics, place);
 }

@@ -1,13 +1,15 @@
 // A watermark request against the engine's state: which video it names, whether it can be served, and the watermark
 // it is (found or created). A watermark's identity is its video and its normalised settings, so the same request
-// always finds the same watermark; its expiration is set once, when it is created.
+// always finds the same watermark; its expiration is set once, when it is created, and its images are fetched then.
 import { validationError, WmarkError } from '../../core/errors.js';
 import { offFrameIssues } from '../../core/frame-reach.js';
-import type { ForensicSetting, Setting } from '../../core/setting-types.js';
+import { type ForensicSetting, isVisible, type Setting } from '../../core/setting-types.js';
 import { watermarkIdentity } from '../../core/watermark-identity.js';
 import type { Engine } from '../engine.js';
+import type { SourcePolicy } from '../ingest/source-policy.js';
 import { jobId } from '../jobs/job-lease.js';
 import type { Container, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
+import { normaliseImageContent, resolveImages } from './image-source.js';
 
 export interface VideoRef {
   key?: string;
@@ -22,6 +24,10 @@ export interface WatermarkRequest {
   expirationSeconds?: number;
   /** How the process asking renders it (default full); an mp4 container always needs the full render. */
   render?: RenderMode;
+  /** What an API client's IMAGE settings may be read from (its video sources' policy); undefined: anything (the CLI). */
+  sourcePolicy?: SourcePolicy;
+  /** Where the settings came from, for messages: `settings` (the default), or `template.settings`. */
+  settingsPath?: string;
 }
 
 export interface WatermarkRequestResult {
@@ -59,10 +65,16 @@ export function needsJob(w: WatermarkRecord): boolean {
 /** Finds or creates the watermark for (video, settings); never changes an existing watermark's expiration. */
 export async function requestWatermark(engine: Engine, request: WatermarkRequest): Promise<WatermarkRequestResult> {
   const video = await resolveVideo(engine, request.video);
-  const offFrame = offFrameIssues(request.settings, { width: video.width ?? 0, height: video.height ?? 0, duration: video.durationSeconds });
+  const path = request.settingsPath ?? 'settings';
+  const requested = normaliseImageContent(request.settings);
+  const id = watermarkIdentity(video.id, requested);
+  // A watermark asked for again keeps the images it was made with: nothing is fetched again.
+  const known = await engine.store.getWatermark(id);
+  const settings = known ? (known.settings as Setting[]) : await resolveImages(engine, requested, video, { policy: request.sourcePolicy, path });
+  const offFrame = offFrameIssues(settings, { width: video.width ?? 0, height: video.height ?? 0, duration: video.durationSeconds }, path);
   if (offFrame.length)
-    throw validationError('VALIDATION_FAILED', offFrame, `The video is ${video.width}x${video.height}; see docs/settings.md for where text lands.`);
-  const forensic = request.settings.find((s): s is ForensicSetting => s.type === 'FORENSIC');
+    throw validationError('VALIDATION_FAILED', offFrame, `The video is ${video.width}x${video.height}; see docs/settings.md for where text and images land.`);
+  const forensic = settings.find((s): s is ForensicSetting => s.type === 'FORENSIC');
   if (forensic && !video.enableForensic) {
     throw new WmarkError(
       'FORENSIC_NOT_ENABLED',
@@ -72,13 +84,12 @@ export async function requestWatermark(engine: Engine, request: WatermarkRequest
       },
     );
   }
-  const id = watermarkIdentity(video.id, request.settings);
   const now = engine.now();
   const expiration = request.expirationSeconds !== undefined ? Math.round(request.expirationSeconds * 1000) : null;
   const { record, created } = await engine.store.insertWatermarkIfAbsent({
     id,
     videoId: video.id,
-    settings: request.settings,
+    settings,
     containers: [...new Set(request.containers)].sort(),
     expiration,
     status: 'PENDING',
@@ -87,7 +98,7 @@ export async function requestWatermark(engine: Engine, request: WatermarkRequest
     readyOn: null,
     forensicPayload: forensic ? forensic.payload : null,
     // Links to prepared variants (a forensic-only viewer) cost nothing, so they are all made at once.
-    render: request.containers.includes('mp4') || !request.settings.some((s) => s.type === 'TEXT') ? 'full' : (request.render ?? 'full'),
+    render: request.containers.includes('mp4') || !settings.some(isVisible) ? 'full' : (request.render ?? 'full'),
   });
   if (!created && isExpired(record, now)) {
     throw new WmarkError('WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {

@@ -12,7 +12,7 @@ import { LAYOUT_NAME, mediaKeys } from '../data-folder/layout.js';
 import type { Engine } from '../engine.js';
 import type { RenderUrgency } from '../render/segment-renderer.js';
 import type { VideoRecord, WatermarkRecord } from '../state/state-store.js';
-import { textSettings, watermarkDrawing } from './drawing.js';
+import { visibleSettings, watermarkDrawing } from './drawing.js';
 
 export interface WatermarkSegments {
   video: VideoRecord;
@@ -43,7 +43,7 @@ export async function watermarkSegments(engine: Engine, w: WatermarkRecord): Pro
   // The renderer must reach the video's working media (a farm with a shared store may need it uploaded first).
   await engine.renderer.useSources(video.id);
   const folder = mediaKeys.watermark(video.id, w.id);
-  const texts = textSettings(w);
+  const visible = visibleSettings(w);
   const drawing = await watermarkDrawing(engine, w, video);
   const gop = framesPerSegment({ num: video.fpsNum!, den: video.fpsDen! });
 
@@ -52,11 +52,13 @@ export async function watermarkSegments(engine: Engine, w: WatermarkRecord): Pro
   const code = layout ? codeword(forensicKey(engine.secret), video.id, w.forensicPayload!, layout.slots) : undefined;
   const sourceOf = (index: number) =>
     code ? mediaKeys.forensicFile(video.id, variantFileFor(layout!, code, index)) : mediaKeys.workingSegment(video.id, index);
-  // TEXT over a forensic variant: rendered segments are shared by every viewer with the same TEXT settings, so each
-  // (text set, variant, segment) is encoded at most once; a viewer with unique text costs one encode per segment.
-  const textHash = code && texts.length ? createHash('sha256').update(canonicalSettings(texts)).digest('hex').slice(0, 32) : undefined;
+  // Text and images over a forensic variant: rendered segments are shared by every viewer with the same visible settings
+  // (and image bytes), so each (drawing, variant, segment) is encoded at most once; a viewer with unique text costs one
+  // encode per segment.
+  const drawn = canonicalSettings(visible, { withImages: true });
+  const textHash = code && visible.length ? createHash('sha256').update(drawn).digest('hex').slice(0, 32) : undefined;
   const sharedOf = (index: number) => (textHash ? mediaKeys.sharedText(video.id, textHash, variantFileFor(layout!, code!, index)) : undefined);
-  const linksOnly = Boolean(code) && texts.length === 0;
+  const linksOnly = Boolean(code) && visible.length === 0;
 
   const plan: WatermarkSegments = {
     video,

@@ -1,8 +1,9 @@
 // One segment render as data a worker on any machine can run: where the input and output live in the media store,
-// the filtergraph and the text files it draws, and the encode. It travels through Redis as JSON, so it holds no
-// local paths: the filtergraph names its text files and the font by plain names inside the worker's scratch folder.
+// the filtergraph, the text files it draws and the images it overlays (by media key: their bytes never go through
+// Redis), and the encode. It travels through Redis as JSON, so it holds no local paths: the filtergraph names its
+// files and the font by plain names inside the worker's scratch folder.
 import { createHash } from 'node:crypto';
-import { copyFile, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -14,8 +15,13 @@ import { encodeSchema, keySchema, versionSchema } from './task-fields.js';
 
 /** The font's name inside the scratch folder: a task's filtergraph says `fontfile=font.ttf`, each worker links its own. */
 export const TASK_FONT_FILE = 'font.ttf';
-/** Names in the scratch folder that a task's text files may not take. */
+/** Names in the scratch folder that a task's text files and images may not take. */
 const RESERVED = new Set([TASK_FONT_FILE, 'filter.txt', 'input.ts', 'output.ts']);
+
+const scratchName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/)
+  .refine((n) => !RESERVED.has(n), 'a reserved name');
 
 export const segmentTaskSchema = z.object({
   /** The wmark version that planned the task: a worker of another version refuses it (its output could differ). */
@@ -25,17 +31,12 @@ export const segmentTaskSchema = z.object({
   output: keySchema,
   /** The filtergraph, read by ffmpeg with -filter_script; it names its text files and the font by plain file name. */
   filterScript: z.string().min(1).max(1_000_000),
-  textFiles: z
-    .array(
-      z.object({
-        name: z
-          .string()
-          .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/)
-          .refine((n) => !RESERVED.has(n), 'a reserved name'),
-        content: z.string().max(100_000),
-      }),
-    )
-    .max(1000),
+  textFiles: z.array(z.object({ name: scratchName, content: z.string().max(100_000) })).max(1000),
+  /** The image renditions the filtergraph overlays: each fetched from the store into the scratch folder under its name. */
+  images: z
+    .array(z.object({ name: scratchName, key: keySchema }))
+    .max(100)
+    .optional(),
   /** SHA-256 of the font the layout was measured with (hex); a worker whose font differs refuses the task. */
   fontSha256: z
     .string()
@@ -65,6 +66,42 @@ export async function fontSha256(fontFile: string): Promise<string> {
     .digest('hex');
 }
 
+/**
+ * Image renditions a worker has fetched, kept in a folder of its own: they are named by the hash of their bytes, so a
+ * copy never goes stale, and a logo drawn for many viewers is fetched from the store once per worker.
+ */
+export class ImageCache {
+  private readonly files = new Map<string, Promise<string>>();
+
+  constructor(
+    private readonly store: MediaStore,
+    private readonly dir: string,
+    private readonly max = 256,
+  ) {}
+
+  /** The image's local file, fetched from the store unless it was already. */
+  file(key: string): Promise<string> {
+    let file = this.files.get(key);
+    if (!file) {
+      const target = path.join(this.dir, key.replaceAll('/', '_'));
+      file = this.store.getFile(key, target).then(() => target);
+      file.catch(() => this.files.delete(key));
+      this.files.set(key, file);
+      // The oldest entries go first once the folder holds `max` images.
+      for (const [old, gone] of this.files) {
+        if (this.files.size <= this.max) break;
+        this.files.delete(old);
+        void gone.then((f) => rm(f, { force: true })).catch(() => undefined);
+      }
+    }
+    return file;
+  }
+
+  close(): Promise<void> {
+    return rm(this.dir, { recursive: true, force: true });
+  }
+}
+
 export interface SegmentRunOptions {
   /** This worker's drawtext font. */
   fontFile: string;
@@ -72,6 +109,8 @@ export interface SegmentRunOptions {
   threads?: number;
   /** Where scratch folders go (default: the OS temp dir). */
   tmpDir?: string;
+  /** Images fetched by earlier tasks of this worker (default: each task fetches its own). */
+  images?: ImageCache;
   signal?: AbortSignal;
 }
 
@@ -94,6 +133,7 @@ export async function runSegmentTask(task: SegmentTask, store: MediaStore, runne
   try {
     await store.getFile(task.input, path.join(work, 'input.ts'));
     await Promise.all([
+      ...(task.images ?? []).map((image) => placeImage(store, options.images, image.key, path.join(work, image.name))),
       ...task.textFiles.map((f) => writeFile(path.join(work, f.name), f.content, 'utf8')),
       writeFile(path.join(work, 'filter.txt'), task.filterScript, 'utf8'),
       symlink(path.resolve(options.fontFile), path.join(work, TASK_FONT_FILE)).catch(() => copyFile(options.fontFile, path.join(work, TASK_FONT_FILE))),
@@ -117,4 +157,14 @@ export async function runSegmentTask(task: SegmentTask, store: MediaStore, runne
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * An image into the scratch folder: hard-linked from the worker's cache (the task keeps its copy even if the cache lets
+ * it go meanwhile), or fetched from the store for this task alone.
+ */
+async function placeImage(store: MediaStore, cache: ImageCache | undefined, key: string, file: string): Promise<void> {
+  if (!cache) return store.getFile(key, file);
+  const cached = await cache.file(key);
+  await link(cached, file).catch(() => copyFile(cached, file));
 }

@@ -1,5 +1,6 @@
-// Authentication and service routes: the 1.0 token endpoint, GET /{v} (who am I, limits), /healthz (liveness, and the
-// render farm's queue when serve has one) and /readyz (readiness: whether every dependency answers now).
+// Authentication and service routes: the token endpoint (1.0's GET, and API 0.1's POST /token with a lone key and an
+// empty body), GET /{v} (who am I, limits), /healthz (liveness, and the render farm's queue when serve has one) and
+// /readyz (readiness: whether every dependency answers now).
 import { type DependencyStatus, unavailableError } from '../../core/dependency.js';
 import { isLoopbackAddress } from '../../core/ip-address.js';
 import { MAX_SETTINGS } from '../../core/setting-types.js';
@@ -42,11 +43,14 @@ export function authRoutes(routes: Routes, ctx: ServerContext): void {
     return json(503, { ready, code: error.code, message: error.message, dependencies: shown }, error.headers);
   });
 
-  routes.add(['GET'], ['/1.0/authenticate/accessToken'], async (req) => {
+  const issueToken = async (req: ApiRequest) => {
     const clientId = await ctx.checkKeyHeaders(req);
     const token = await ctx.service.issueToken(clientId, ctx.tokenTtlSeconds);
     return json(200, { token, expiresIn: ctx.tokenTtlSeconds });
-  });
+  };
+  routes.add(['GET'], ['/1.0/authenticate/accessToken'], issueToken);
+  // The body (empty, or `{}`) says nothing: it is not read.
+  routes.add(['POST'], ['/token', '/0.1/token'], issueToken);
 
   for (const { version, paths } of versioned('', { trailingSlash: true })) {
     routes.add(['GET'], paths, async (req) => {

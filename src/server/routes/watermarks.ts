@@ -1,5 +1,7 @@
 // Watermark routes: POST /{v}/watermark and the signed status link: the 1.0 long-poll href, or the 2.0 resource
-// link that answers with freshly signed URLs.
+// link that answers with freshly signed URLs. API 0.1 (`/watermark`, `/0.1/watermark`) is the 1.0 request, its settings
+// also in the Java SDK's encoding object; its answer's href is the 1.0 status link, polled with or without a token.
+import { legacyWatermarkBody } from '../../core/api-requests.js';
 import type { WatermarkRequest } from '../../service/watermark-service.js';
 import { json, MEDIA_CORS } from '../http-types.js';
 import { type Routes, versioned } from '../route-table.js';
@@ -7,10 +9,11 @@ import type { ServerContext } from '../server-context.js';
 import type { SignedLinks } from '../signed-links.js';
 
 export function watermarkRoutes(routes: Routes, ctx: ServerContext, links: SignedLinks): void {
-  for (const { version, paths } of versioned('/watermark', { trailingSlash: true })) {
+  for (const { version, paths, legacy } of versioned('/watermark', { trailingSlash: true, legacy: true })) {
     routes.add(['POST'], paths, async (req) => {
       await ctx.authenticate(req, version);
-      const result = await ctx.service.requestWatermark((await req.body()) as WatermarkRequest, { api: version, baseUrl: ctx.baseUrlOf(req) });
+      const body = legacy ? legacyWatermarkBody(await req.body()) : await req.body();
+      const result = await ctx.service.requestWatermark(body as WatermarkRequest, { api: version, baseUrl: ctx.baseUrlOf(req) });
       return json(result.created ? 201 : 200, result.resource);
     });
   }

@@ -40,6 +40,14 @@ describe('segment tasks', () => {
     expect(problems({ ...task, textFiles: [{ name: 'filter.txt', content: '' }] })).toHaveLength(1);
   });
 
+  it('carry the images they overlay by media key, never their bytes, under names that stay in the scratch folder', () => {
+    const withImages = { ...task, images: [{ name: 'image_1.png', key: `images/${'ab'.repeat(32)}-64x32.png` }] };
+    expect(parseSegmentTask(JSON.parse(JSON.stringify(withImages)))).toEqual(withImages);
+    expect(problems({ ...task, images: [{ name: 'image_1.png', key: '../secret.png' }] })).toEqual(['segment task images.0.key: not a media key']);
+    expect(problems({ ...task, images: [{ name: '../image.png', key: 'images/a.png' }] })).toHaveLength(1);
+    expect(problems({ ...task, images: [{ name: 'filter.txt', key: 'images/a.png' }] })).toHaveLength(1);
+  });
+
   it('name every problem of a malformed task', () => {
     const found = problems({ ...task, version: '', gop: 0, encode: { preset: 'x y', crf: 99 } });
     expect(found.join('\n')).toMatch(/version/);

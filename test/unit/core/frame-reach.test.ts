@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { offFrameIssues } from '../../../src/core/frame-reach.js';
 import { parseSettings } from '../../../src/core/setting-schema.js';
-import type { Setting } from '../../../src/core/setting-types.js';
+import type { ImageSetting, Setting } from '../../../src/core/setting-types.js';
 
 const FRAME = { width: 320, height: 180, duration: 10 };
 
@@ -69,5 +69,42 @@ describe('offFrameIssues', () => {
     if (!forensic.ok) throw new Error(forensic.issues.join());
     expect(offFrameIssues(forensic.value, FRAME)).toEqual([]);
     expect(offFrameIssues(settings({ x: 5 }), { width: 0, height: 0 })).toEqual([]);
+  });
+});
+
+describe('offFrameIssues: IMAGE', () => {
+  /** A fetched 200x100 logo, drawn 0.25 of the 320-px width: 80x40 pixels. */
+  const logo = (fields: Record<string, unknown>): Setting => {
+    const r = parseSettings([{ type: 'IMAGE', content: 'https://a.example/l.png', width: 0.25, ...fields }], { apiVersion: '2.0' });
+    if (!r.ok) throw new Error(r.issues.join('\n'));
+    return { ...(r.value[0] as ImageSetting), image: { sha256: 'ab'.repeat(32), format: 'png', width: 200, height: 100 } };
+  };
+
+  it('keeps a logo with one pixel column inside the frame, refuses it once it is wholly outside', () => {
+    // LEFT-aligned: the logo spans [x*320, x*320 + 80).
+    expect(offFrameIssues([logo({ x: 319 / 320, align: 'LEFT' })], FRAME)).toEqual([]);
+    expect(offFrameIssues([logo({ x: 1, align: 'LEFT' })], FRAME)).toEqual([
+      'settings[0].x: the image at x 1, y 0.5 lies wholly outside the frame, so nothing would be drawn; x and y are fractions of the frame (0..1 is inside: 0 the left/top edge, 1 the right/bottom), anchoring the image by align/verticalAlign',
+    ]);
+    // LEFT-aligned at x = -0.24: it starts 76.8 px left of the frame and ends 3.2 px into it; at -0.26 it ends outside.
+    expect(offFrameIssues([logo({ x: -0.24, align: 'LEFT' })], FRAME)).toEqual([]);
+    expect(offFrameIssues([logo({ x: -0.26, align: 'LEFT' })], FRAME)).toHaveLength(1);
+    // RIGHT-aligned, its right edge is the anchor: just inside the left edge it shows, just outside it does not.
+    expect(offFrameIssues([logo({ x: 0.01, align: 'RIGHT' })], FRAME)).toEqual([]);
+    expect(offFrameIssues([logo({ x: -0.01, align: 'RIGHT' })], FRAME)).toHaveLength(1);
+    // 40 px tall, anchored 36 px above the frame: hanging down from there (TOP) its last 4 rows show; sitting on it
+    // (BOTTOM) it is wholly above the frame.
+    expect(offFrameIssues([logo({ y: -0.2, verticalAlign: 'TOP' })], FRAME)).toEqual([]);
+    expect(offFrameIssues([logo({ y: -0.2, verticalAlign: 'BOTTOM' })], FRAME)[0]).toMatch(/^settings\[0\]\.y: the image/);
+  });
+
+  it('keeps a logo that moves across the frame, refuses one that moves only outside it', () => {
+    expect(offFrameIssues([logo({ x: -1, animation: { toX: 2, startTime: 0, endTime: 8 } })], FRAME)).toEqual([]);
+    expect(offFrameIssues([logo({ x: -1, y: 3, animation: { toX: 2, startTime: 0, endTime: 8 } })], FRAME)[0]).toMatch(/^settings\[0\]\.y/);
+  });
+
+  it('does not judge an IMAGE whose image is not fetched yet', () => {
+    const r = parseSettings([{ type: 'IMAGE', content: 'https://a.example/l.png', x: 5 }], { apiVersion: '2.0' });
+    expect(r.ok && offFrameIssues(r.value, FRAME)).toEqual([]);
   });
 });

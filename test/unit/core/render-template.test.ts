@@ -22,7 +22,7 @@ function template(input: unknown[]): TemplateSetting[] {
 }
 
 function contents(settings: Setting[]): string[] {
-  return settings.map((s) => (s.type === 'TEXT' ? s.content : `payload:${s.payload}`));
+  return settings.map((s) => (s.type === 'FORENSIC' ? `payload:${s.payload}` : s.content));
 }
 
 describe('findPlaceholders', () => {

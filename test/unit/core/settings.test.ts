@@ -4,7 +4,7 @@ import type { ApiVersion } from '../../../src/core/api-version.js';
 import { decodeForensicContent, encodeForensicContent } from '../../../src/core/forensic/payload.js';
 import type { Result } from '../../../src/core/issue-text.js';
 import { parseSettings, parseTemplateSettings } from '../../../src/core/setting-schema.js';
-import { DEFAULTS, type Setting, type TextSetting } from '../../../src/core/setting-types.js';
+import { DEFAULTS, IMAGE_DEFAULTS, type ImageSetting, type Setting, type TextSetting } from '../../../src/core/setting-types.js';
 import { canonicalSettings, watermarkIdentity } from '../../../src/core/watermark-identity.js';
 
 function ok<T>(r: Result<T>): T {
@@ -131,9 +131,9 @@ describe('parseSettings: TEXT defaults and fields', () => {
 
   it('rejects an unknown type with a suggestion', () => {
     expect(bad({ type: 'TXT', content: 'a' })).toEqual([
-      'settings[0].type: expected TEXT or FORENSIC (case-insensitive), got the string "TXT" (did you mean "TEXT"?)',
+      'settings[0].type: expected TEXT, IMAGE or FORENSIC (case-insensitive), got the string "TXT" (did you mean "TEXT"?)',
     ]);
-    expect(bad({ type: 'IMAGE', content: 'a' })[0]).toBe('settings[0].type: expected TEXT or FORENSIC (case-insensitive), got the string "IMAGE"');
+    expect(bad({ type: 'VIDEO', content: 'a' })[0]).toBe('settings[0].type: expected TEXT, IMAGE or FORENSIC (case-insensitive), got the string "VIDEO"');
   });
 
   it.each([
@@ -640,5 +640,88 @@ describe('canonicalSettings and watermarkIdentity', () => {
       .digest('hex')
       .slice(0, 32);
     expect(watermarkIdentity('v', s)).toBe(expected);
+  });
+});
+
+describe('parseSettings: IMAGE', () => {
+  const image = (setting: Record<string, unknown>): ImageSetting => {
+    const s = one({ type: 'IMAGE', content: 'https://cdn.example.com/logo.png', ...setting });
+    if (s.type !== 'IMAGE') throw new Error('not IMAGE');
+    return s;
+  };
+
+  it('takes the reference example as it is written (lower-case keywords too) and fills the defaults', () => {
+    expect(one({ type: 'IMAGE', content: 'https://cdn.example.com/logo.jpg', x: 0.2, y: 0.2, align: 'LEFT', verticalAlign: 'middle' })).toEqual({
+      type: 'IMAGE',
+      content: 'https://cdn.example.com/logo.jpg',
+      x: 0.2,
+      y: 0.2,
+      align: 'LEFT',
+      verticalAlign: 'MIDDLE',
+      width: IMAGE_DEFAULTS.width,
+      opacity: IMAGE_DEFAULTS.opacity,
+    });
+    expect(image({})).toMatchObject({ x: 0.5, y: 0.5, align: 'CENTER', verticalAlign: 'MIDDLE', width: 0.2, opacity: 1 });
+  });
+
+  it('reads the alignment aliases and a MOVE animation as TEXT does', () => {
+    const s = image({ horizontalAlignment: 'right', verticalAlignment: 'BOTTOM', x: 0.1, animation: { toX: 0.9, startTime: 1, endTime: 4 } });
+    expect(s).toMatchObject({ align: 'RIGHT', verticalAlign: 'BOTTOM', animation: { type: 'MOVE', toX: 0.9, toY: 0.5, startTime: 1, endTime: 4 } });
+    expect(bad({ type: 'IMAGE', content: 'a.png', align: 'LEFT', horizontalAlignment: 'RIGHT' })).toEqual([
+      'settings[0].horizontalAlignment: conflicts with align (RIGHT vs LEFT); give only one of align or horizontalAlignment',
+    ]);
+  });
+
+  it('takes a file path (trimmed), refuses other schemes and data: URLs', () => {
+    expect(image({ content: '  ./logos/acme.png ' }).content).toBe('./logos/acme.png');
+    expect(image({ content: '/srv/logo.webp' }).content).toBe('/srv/logo.webp');
+    expect(bad({ type: 'IMAGE', content: 'ftp://example.com/logo.png' })).toEqual([
+      'settings[0].content: expected an http(s) URL or a file path of a PNG, JPEG or WebP image, got "ftp://example.com/logo.png"',
+    ]);
+    expect(bad({ type: 'IMAGE', content: 'data:image/png;base64,iVBORw0KGgo=' })[0]).toMatch(/got a data: URL$/);
+    expect(bad({ type: 'IMAGE', content: '  ' })[0]).toMatch(/content: expected an http\(s\) URL .*, got an empty string$/);
+    expect(bad({ type: 'IMAGE' })).toEqual(['settings[0].content: required (an http(s) URL or a file path of a PNG, JPEG or WebP image)']);
+    expect(bad({ type: 'IMAGE', content: `https://x.example/${'a'.repeat(5000)}` })[0]).toMatch(/expected at most 4096 characters, got 5018/);
+  });
+
+  it('checks width (a fraction of the frame width) and opacity', () => {
+    expect(image({ width: 1, opacity: 0 })).toMatchObject({ width: 1, opacity: 0 });
+    expect(bad({ type: 'IMAGE', content: 'a.png', width: 0 })).toEqual(['settings[0].width: expected a number in (0, 1] (fraction of frame width), got 0']);
+    expect(bad({ type: 'IMAGE', content: 'a.png', width: 1.5, opacity: 2 })).toEqual([
+      'settings[0].width: expected a number in (0, 1] (fraction of frame width), got 1.5',
+      'settings[0].opacity: expected a number in [0, 1] (opacity 0..1), got 2',
+    ]);
+  });
+
+  it('names TEXT fields on an IMAGE, and IMAGE fields on a TEXT, as the mix-up they are; other keys as unknown', () => {
+    expect(bad({ type: 'IMAGE', content: 'a.png', fontSize: 0.1, widht: 0.3 })).toEqual([
+      'settings[0].fontSize: applies to TEXT settings only (an IMAGE is sized by width and faded by opacity)',
+      'settings[0].widht: unknown key "widht" (did you mean "width"?); allowed keys: type, content, x, y, align, horizontalAlignment, verticalAlign, verticalAlignment, width, opacity, animation',
+    ]);
+    expect(bad({ content: 'hello', opacity: 0.5 })).toEqual(['settings[0].opacity: applies to IMAGE settings only (send "type": "IMAGE")']);
+    expect(bad({ type: 'FORENSIC', content: 'QUI=', width: 0.2 })).toEqual(['settings[0].width: not allowed on a FORENSIC setting (only type and content)']);
+  });
+
+  it('mixes with TEXT in order', () => {
+    const settings = ok(parseSettings([{ content: 'under' }, { type: 'image', content: 'https://a.example/l.png' }, { content: 'over' }], v2));
+    expect(settings.map((s) => s.type)).toEqual(['TEXT', 'IMAGE', 'TEXT']);
+  });
+
+  it('keeps placeholders in a template, checks the URL once rendered', () => {
+    const [t] = ok(parseTemplateSettings([{ type: 'IMAGE', content: 'https://cdn.example.com/logos/[%customer%].png' }]));
+    expect(t).toMatchObject({ type: 'IMAGE', content: 'https://cdn.example.com/logos/[%customer%].png' });
+    expect(ok(parseTemplateSettings([{ type: 'IMAGE', content: '%logo%' }]))[0]).toMatchObject({ content: '%logo%' });
+  });
+
+  it('gives the same identity to the same image settings however they are spelt, and never counts the fetched bytes', () => {
+    const a = ok(parseSettings([{ type: 'IMAGE', content: 'https://a.example/l.png', horizontalAlignment: 'left' }], v2));
+    const b = ok(parseSettings([{ type: 'image', content: ' https://a.example/l.png', align: 'LEFT', width: 0.2, opacity: 1 }], v2));
+    expect(watermarkIdentity('v', a)).toBe(watermarkIdentity('v', b));
+    const fetched = [{ ...(a[0] as ImageSetting), image: { sha256: 'ab'.repeat(32), format: 'png' as const, width: 10, height: 10 } }];
+    expect(watermarkIdentity('v', fetched)).toBe(watermarkIdentity('v', a));
+    expect(canonicalSettings(fetched, { withImages: true })).not.toBe(canonicalSettings(a, { withImages: true }));
+    expect(watermarkIdentity('v', ok(parseSettings([{ type: 'IMAGE', content: 'https://a.example/l.png', opacity: 0.9 }], v2)))).not.toBe(
+      watermarkIdentity('v', a),
+    );
   });
 });

@@ -1,17 +1,24 @@
 // What a watermark draws: its filtergraph (one drawtext chain per TEXT setting), the text files it reads, and the font it lays out for.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FALLBACK_FONT_METRICS } from '../../../src/core/font-metrics.js';
+import type { ImageSetting, Setting } from '../../../src/core/setting-types.js';
 import type { VideoRecord } from '../../../src/engine/state/state-store.js';
-import { fontMetrics, textSettings, watermarkDrawing, watermarkFilterGraph } from '../../../src/engine/watermark/drawing.js';
+import { fontMetrics, visibleSettings, watermarkDrawing, watermarkFilterGraph } from '../../../src/engine/watermark/drawing.js';
 import { forensic, insertVideo, settingsOf, text, type UnitEngine, unitEngine } from '../../helpers/unit-engine.js';
 
 const video = { height: 180, timeOrigin: 0 } as VideoRecord;
 const watermarkOf = (raw: unknown[]) => ({ settings: settingsOf(raw) });
 const drawtexts = (graph: string) => graph.split(',drawtext=').length;
+const SHA = 'ab'.repeat(32);
+/** An IMAGE setting as a watermark stores it: checked, and its 400x200 image fetched. */
+const logo = (fields: Record<string, unknown> = {}): Setting => {
+  const [s] = settingsOf([{ type: 'IMAGE', content: 'https://cdn.example.com/logo.png', ...fields }]);
+  return { ...(s as ImageSetting), image: { sha256: SHA, format: 'png', width: 400, height: 200 } };
+};
 
 describe('watermarkFilterGraph', () => {
   it("is 'null' with no file to read when there is no TEXT setting", () => {
-    expect(watermarkFilterGraph(watermarkOf([forensic(9)]), video, '/fonts/a.ttf', FALLBACK_FONT_METRICS)).toEqual({ graph: 'null', files: [] });
+    expect(watermarkFilterGraph(watermarkOf([forensic(9)]), video, '/fonts/a.ttf', FALLBACK_FONT_METRICS)).toEqual({ graph: 'null', files: [], images: [] });
   });
 
   it('draws each TEXT setting in order from its own text file, skipping FORENSIC ones', () => {
@@ -36,7 +43,7 @@ describe('watermarkFilterGraph', () => {
 
   it('reads the text files from textDir, when given, by absolute path', () => {
     const w = watermarkOf([text('Alice'), text('Bob')]);
-    const { graph, files } = watermarkFilterGraph(w, video, 'f.ttf', FALLBACK_FONT_METRICS, '/data/media/watermarks/v/w/.draw/');
+    const { graph, files } = watermarkFilterGraph(w, video, 'f.ttf', FALLBACK_FONT_METRICS, { dir: '/data/media/watermarks/v/w/.draw/' });
     expect(files.map((f) => f.name)).toEqual(['text_0.txt', 'text_1.txt']);
     expect(graph).toContain('textfile=/data/media/watermarks/v/w/.draw/text_0.txt:');
     expect(graph).toContain('textfile=/data/media/watermarks/v/w/.draw/text_1.txt:');
@@ -61,9 +68,48 @@ describe('watermarkFilterGraph', () => {
   });
 });
 
-describe('textSettings', () => {
-  it('keeps only the TEXT settings, in order', () => {
-    expect(textSettings(watermarkOf([text('a'), forensic(1), text('b')])).map((s) => s.content)).toEqual(['a', 'b']);
+describe('visibleSettings', () => {
+  it('keeps the TEXT and IMAGE settings, in order', () => {
+    const w = { settings: [...settingsOf([text('a'), forensic(1)]), logo(), ...settingsOf([text('b')])] };
+    expect(visibleSettings(w).map((s) => s.content)).toEqual(['a', 'https://cdn.example.com/logo.png', 'b']);
+  });
+});
+
+describe('IMAGE settings in the graph', () => {
+  const frame = { width: 320, height: 180, timeOrigin: 0 } as VideoRecord;
+
+  it('overlays each image from its rendition (a media key named by the hash and drawn size), text and images in order', () => {
+    const w = { settings: [...settingsOf([text('Alice')]), logo({ width: 0.25 }), ...settingsOf([text('Bob')])] };
+    const { graph, files, images } = watermarkFilterGraph(w, frame, 'f.ttf', FALLBACK_FONT_METRICS);
+    // 0.25 of 320 px wide; 400x200 keeps its aspect: 80x40.
+    expect(images).toEqual([{ name: 'image_1.png', key: `images/${SHA}-80x40.png` }]);
+    expect(files.map((f) => f.name)).toEqual(['text_0.txt', 'text_2.txt']);
+    const statements = graph.split(';');
+    // Alice is drawn before the image, Bob after it (on top).
+    expect(statements).toHaveLength(3);
+    expect(statements[0]).toMatch(/^drawtext=.*textfile=text_0\.txt.*\[a0\]$/);
+    expect(statements[1]).toBe('movie=filename=image_1.png,format=rgba[i0]');
+    expect(statements[2]).toMatch(/^\[a0\]\[i0\]overlay=x=W\*0\.5-w\*0\.5:y=H\*0\.5-h\*0\.5:eval=init,drawtext=.*textfile=text_2\.txt/);
+  });
+
+  it('starts from the frames unchanged when the image comes first, and fades it by opacity', () => {
+    const w = { settings: [logo({ opacity: 0.4, x: 0.1, align: 'LEFT', verticalAlign: 'TOP' })] };
+    const { graph } = watermarkFilterGraph(w, frame, 'f.ttf', FALLBACK_FONT_METRICS, { dir: '/m/.draw', labels: 'w3' });
+    expect(graph).toBe(
+      'null[w3a0];movie=filename=/m/.draw/image_0.png,format=rgba,colorchannelmixer=aa=0.4[w3i0];[w3a0][w3i0]overlay=x=W*0.1-w*0:y=H*0.5-h*0:eval=init',
+    );
+  });
+
+  it('moves an image over the video timeline, evaluated every frame', () => {
+    const w = { settings: [logo({ x: 0.1, animation: { toX: 0.9, startTime: 1, endTime: 3 } })] };
+    const { graph } = watermarkFilterGraph(w, { ...frame, timeOrigin: 1.5 }, 'f.ttf', FALLBACK_FONT_METRICS);
+    expect(graph).toContain('overlay=x=W*(0.1+0.8*clip((t-2.5)/2\\,0\\,1))-w*0.5:');
+    expect(graph).toContain(':eval=frame');
+  });
+
+  it('refuses to draw an IMAGE whose image was never fetched', () => {
+    const [unfetched] = settingsOf([{ type: 'IMAGE', content: 'https://cdn.example.com/logo.png' }]);
+    expect(() => watermarkFilterGraph({ settings: [unfetched] }, frame, 'f.ttf', FALLBACK_FONT_METRICS)).toThrow(/never fetched/);
   });
 });
 
@@ -80,9 +126,9 @@ describe('watermarkDrawing', () => {
     const drawing = await watermarkDrawing(unit.engine, w, record);
     const metrics = await fontMetrics(unit.engine, unit.engine.tools.font.path);
     const forA = drawing('/fonts/A.ttf');
-    const forB = drawing('/other/B.ttf', '/tmp/draw');
+    const forB = drawing('/other/B.ttf', { dir: '/tmp/draw' });
     expect(forA).toEqual(watermarkFilterGraph(w, record, '/fonts/A.ttf', metrics));
-    expect(forB).toEqual(watermarkFilterGraph(w, record, '/other/B.ttf', metrics, '/tmp/draw'));
+    expect(forB).toEqual(watermarkFilterGraph(w, record, '/other/B.ttf', metrics, { dir: '/tmp/draw' }));
     expect(forA.graph).toContain('fontfile=/fonts/A.ttf');
     expect(forA.graph).not.toContain('B.ttf');
     expect(forB.graph).toContain('fontfile=/other/B.ttf');

@@ -8,7 +8,7 @@ import type { Setting } from '../../../src/core/setting-types.js';
 import { canonicalSettings } from '../../../src/core/watermark-identity.js';
 import { mediaFile, mediaKeys } from '../../../src/engine/data-folder/layout.js';
 import type { VideoRecord, WatermarkRecord } from '../../../src/engine/state/state-store.js';
-import { fontMetrics, textSettings, watermarkFilterGraph } from '../../../src/engine/watermark/drawing.js';
+import { fontMetrics, visibleSettings, watermarkFilterGraph } from '../../../src/engine/watermark/drawing.js';
 import { deleteWatermark } from '../../../src/engine/watermark/manage.js';
 import { requestWatermark } from '../../../src/engine/watermark/request.js';
 import { readTitleLayout, watermarkSegments } from '../../../src/engine/watermark/watermark-segments.js';
@@ -155,7 +155,7 @@ describe('watermarkSegments: forensic viewers', () => {
     await planTwo.put(3, 'now');
     const variant = expectedVariant(video, payload, 3);
     const textHash = createHash('sha256')
-      .update(canonicalSettings(textSettings(one) as Setting[]))
+      .update(canonicalSettings(visibleSettings(one) as Setting[]))
       .digest('hex')
       .slice(0, 32);
     const shared = `watermarks/${video.id}/_shared/${textHash}/${variant}`;
