@@ -133,7 +133,8 @@ export async function openWorld(options: WorldOptions): Promise<World> {
   writeFileSync(path.join(bin, 'opener'), `#!/bin/sh\nprintf '%s\\n' "$@" >> ${JSON.stringify(opened)}\n`, { mode: 0o755 });
   // The logo the IMAGE examples name, a PNG with graded transparency.
   const logo = gradedAlphaPng(path.join(root, 'logo.png'), 96, 48);
-  for (const [name, content] of Object.entries({ 'logo.png': logo, ...options.files })) {
+  const all: WorldOptions['files'] = { 'logo.png': logo, ...options.files };
+  for (const [name, content] of Object.entries(all)) {
     for (const dir of [dirs.cwd, files]) {
       const to = path.join(dir, name);
       if (typeof content === 'string') {
