@@ -153,7 +153,9 @@ export async function stopTimed(signal: (s: NodeJS.Signals) => void, exited: Pro
     signal('SIGTERM');
   }
   await exited;
-  return Date.now() - started;
+  const ms = Date.now() - started;
+  console.log(`shutdown figure: exited ${ms} ms after the ${signals > 1 ? 'first of two SIGTERMs' : 'SIGTERM'}`);
+  return ms;
 }
 
 /** The lines of `text` that match. */
@@ -201,6 +203,12 @@ export function expectOutageAnswers(all: readonly Sample[], from: number, to: nu
   ).toEqual([]);
   const down = startedBetween(all, from, to);
   const shown = JSON.stringify(summary(down));
+  // The figures the run measured, for the log (a report quotes them).
+  const ms = down.map((x) => x.ms).sort((a, b) => a - b);
+  console.log(
+    `outage figures: ${all.length} requests, ${all.filter((x) => x.hung).length} hung; ${down.length} started while down: ` +
+      `slowest ${ms.at(-1)} ms, median ${ms[Math.floor(ms.length / 2)]} ms`,
+  );
   expect(Math.max(...down.map((x) => x.ms)), shown).toBeLessThanOrEqual(5_000);
   for (const [kind, { status, code }] of Object.entries(expected)) {
     const of = down.filter((x) => x.kind === kind);
