@@ -31,6 +31,8 @@ export interface ConfigFlags {
   media?: string | undefined;
   s3Endpoint?: string | undefined;
   s3Region?: string | undefined;
+  /** `--db postgres://…`: the state database. */
+  db?: string | undefined;
 }
 
 interface FieldSpec {
@@ -60,6 +62,7 @@ const FIELDS: readonly FieldSpec[] = [
   { path: 'media.url', env: 'WMARK_MEDIA_URL', flag: 'media', kind: 'string' },
   { path: 'media.s3Endpoint', env: 'WMARK_S3_ENDPOINT', flag: 's3Endpoint', kind: 'string' },
   { path: 'media.s3Region', env: 'WMARK_S3_REGION', flag: 's3Region', kind: 'string' },
+  { path: 'db.url', env: 'WMARK_DB_URL', flag: 'db', kind: 'string' },
   { path: 'color', flag: 'color', kind: 'boolean' },
 ];
 

@@ -35,6 +35,8 @@ export interface ResolvedConfig {
   queue?: { url: string };
   /** The render farm's shared media store; without it, media lives in the data folder only. */
   media?: { url: string; s3Endpoint?: string; s3Region?: string };
+  /** The PostgreSQL state database; without it, state lives in the SQLite file in the data folder. */
+  db?: { url: string };
   /** Undefined = decide from NO_COLOR / FORCE_COLOR / TTY. */
   color?: boolean;
   /** Dotted field path -> where its non-default value came from: a file path, `env WMARK_X` or `flag --x`. */
@@ -79,6 +81,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
   if (merged.queue?.url !== undefined) resolved.queue = { url: merged.queue.url };
   if (merged.media?.url !== undefined)
     resolved.media = { url: merged.media.url, ...withoutUndefined({ s3Endpoint: merged.media.s3Endpoint, s3Region: merged.media.s3Region }) };
+  if (merged.db?.url !== undefined) resolved.db = { url: merged.db.url };
   if (found) resolved.configFile = found.filepath;
   return resolved;
 }

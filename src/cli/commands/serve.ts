@@ -83,6 +83,8 @@ export function registerServe(program: Command): void {
             });
           const local = server.service;
           if (farm) await describeFarm(ctx, local.dataDir, config.queue!.url, media, farm.shared?.location);
+          // Named without its password, like every URL serve prints.
+          if (config.db) ctx.output.info(`state: ${(await engine.store.describe()).database}`);
           if ((await local.listKeys()).every((k) => k.revokedOn !== null)) {
             const cred = await local.createKey('created by first `wmark serve`');
             ctx.output.info(
