@@ -7,6 +7,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } 
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.js';
+import { launchOnFreePort, stopProcess, untilReady } from './server-process.js';
 
 const PG_BIN = process.env.WMARK_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
@@ -99,52 +100,30 @@ export async function startPostgres(): Promise<TestPostgres> {
     ]);
     const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`postgres did not start within 30 s:\n${output}`)), 30_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        if (output.includes('database system is ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      proc.stdout!.on('data', onData);
-      proc.stderr!.on('data', onData);
-      proc.once('error', (error) => {
-        clearTimeout(timer);
-        reject(new Error(`cannot run postgres: ${error.message}`));
-      });
-      proc.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`postgres exited with code ${code}:\n${output}`));
-      });
+    await untilReady(proc, {
+      name: 'postgres',
+      ready: 'database system is ready to accept connections',
+      timeoutMs: 30_000,
+      log: (chunk) => (output += chunk),
+      cannotRun: (message) => `cannot run postgres: ${message}`,
     });
   };
   const stopChild = async (): Promise<void> => {
     const proc = child;
     child = undefined;
-    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
     // SIGINT: PostgreSQL's fast shutdown (clients disconnected, no waiting for them).
-    proc.kill('SIGINT');
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
+    await stopProcess(proc, 'SIGINT', 10_000);
   };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await launch();
-      break;
-    } catch (error) {
-      await stopChild();
-      if (attempt >= 2 || !/could not bind|Address already in use/.test(output)) {
-        rmSync(dir, { recursive: true, force: true });
-        throw error;
-      }
+  port = await launchOnFreePort(port, {
+    launch: async (p) => {
+      port = p;
       output = '';
-      port = await freePort();
-    }
-  }
+      await launch();
+    },
+    failed: stopChild,
+    portTaken: () => /could not bind|Address already in use/.test(output),
+    gaveUp: () => rmSync(dir, { recursive: true, force: true }),
+  });
 
   const url = (database = 'postgres') => `postgres://${user}:${password}@127.0.0.1:${port}/${database}`;
   const query = async <T>(target: string, sql: string, params: unknown[] = []): Promise<T[]> => {
