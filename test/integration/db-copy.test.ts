@@ -80,6 +80,18 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     expect(await pg.query(url, 'SELECT COUNT(*)::int AS n FROM jobs')).toEqual([{ n: 2 }]);
   });
 
+  it('has `wmark doctor` check the database it names (WMARK_DB_URL), schema and server, without the password', async () => {
+    const r = await runCli(['--data-dir', dataDir, '--json', 'doctor'], { env: { WMARK_CONFIG_DIR: path.join(root, 'config'), WMARK_DB_URL: url } });
+    const checks = r.json<{ checks: { name: string; ok: boolean; detail: string }[] }>().checks;
+    expect(checks.find((c) => c.name === 'database')).toEqual({
+      name: 'database',
+      ok: true,
+      detail: expect.stringMatching(new RegExp(`^PostgreSQL postgres://${pg.user}:\\*\\*\\*@127\\.0\\.0\\.1:${pg.port}/\\w+ \\(schema v\\d+, server 15\\.`)),
+      required: true,
+    });
+    expect(r.stdout + r.stderr).not.toContain(pg.password);
+  });
+
   it('serves the copied state with `wmark serve --db`: the copied key authenticates over HTTP, and no SQLite file is made', async () => {
     const fresh = path.join(root, 'serve-data');
     mkdirSync(fresh);
