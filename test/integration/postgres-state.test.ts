@@ -10,11 +10,13 @@ import { numberedPlaceholders, PostgresStateStore } from '../../src/engine/state
 import { SCHEMA_VERSION } from '../../src/engine/state/schema.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { runCli } from '../helpers/cli.js';
+import { runWmark } from '../helpers/cli-helpers.js';
 import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
 import { decodeFrame, decodesCleanly, diffBox } from '../helpers/media.js';
 import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { ingestFixture, parsePlaylist, renderWith, SMALL, settingsOf } from '../helpers/watermark-helpers.js';
+import { waitFor } from '../helpers/serve-helpers.js';
+import { ffmpegWrapper, ingestFixture, parsePlaylist, renderWith, SMALL, settingsOf } from '../helpers/watermark-helpers.js';
 
 /** The error a promise rejects with. */
 async function failure(promise: Promise<unknown>): Promise<WmarkError> {
@@ -67,6 +69,21 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     const racing = await Promise.all([1, 2, 3, 4].map(() => PostgresStateStore.open(other)));
     expect(racing.map((s) => s.migrated).sort()).toEqual([0, 0, 0, SCHEMA_VERSION]);
     for (const s of racing) await s.close();
+  });
+
+  it('runs the migrations once when several wmark processes start on an empty database together', async () => {
+    const url = await pg.createDatabase();
+    const box = tempDir('pg-processes');
+    dirs.push(box);
+    const runs = await Promise.all(
+      [1, 2, 3].map((i) =>
+        runWmark(['--data-dir', path.join(box, `data-${i}`), '--json', 'template', 'list'], { env: { WMARK_DB_URL: url, WMARK_CONFIG_DIR: box } }),
+      ),
+    );
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const applied = await pg.query<{ version: number }>(url, 'SELECT version FROM wmark_schema_migrations ORDER BY version');
+    expect(applied.map((r) => r.version)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+    for (let i = 1; i <= 3; i++) expect(existsSync(path.join(box, `data-${i}`, 'wmark.db'))).toBe(false);
   });
 
   it('refuses a database whose schema is newer than this wmark knows, naming it without the password', async () => {
@@ -128,6 +145,32 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     expect(await pg.query(url, "SELECT status, done, total FROM jobs WHERE kind = 'watermark'")).toEqual([
       { status: 'done', done: video.segments.length, total: video.segments.length },
     ]);
+  });
+
+  it('hands a --no-wait watermark to a detached process that finds the same database (by env, not argv)', async () => {
+    const url = await pg.createDatabase();
+    const box = tempDir('pg-nowait');
+    dirs.push(box);
+    const dataDir = path.join(box, 'data');
+    const ffmpeg = ffmpegWrapper(box, { log: path.join(box, 'ffmpeg.log'), sleepPerSegment: 0.5 });
+    const env = { WMARK_CONFIG_DIR: box, WMARK_FFMPEG: ffmpeg };
+    const cli = (...args: string[]) => runCli(['--data-dir', dataDir, '--db', url, '--json', ...args], { env, cwd: box });
+    expect((await cli('ingest', await flat('336699', 6), '--key', 'later')).code).toBe(0);
+    const started = await cli('watermark', '--key', 'later', '--text', 'in the background', '--no-wait');
+    expect(started.code, started.stderr).toBe(0);
+    const id = started.json<{ id: string }>().id;
+    const job = await waitFor(
+      async () =>
+        (await pg.query<{ status: string; done: number; total: number }>(url, 'SELECT status, done, total FROM jobs WHERE id = $1', [`watermark:${id}`])).find(
+          (j) => j.status === 'done',
+        ),
+      'the detached job to finish',
+    );
+    expect(job.done).toBe(job.total);
+    expect(readdirSync(path.join(dataDir, 'logs')).some((f) => f.includes(id))).toBe(true);
+    expect(existsSync(path.join(dataDir, 'wmark.db'))).toBe(false);
+    const rows = await pg.query<{ status: string }>(url, 'SELECT status FROM watermarks WHERE id = $1', [id]);
+    expect(rows).toEqual([{ status: 'READY' }]);
   });
 
   it('reports a wrong password or a dead port as DATABASE_UNAVAILABLE with a hint, never the password or a stack', async () => {
