@@ -3,7 +3,8 @@
 
 /** The URL with its password (in the authority or a `password=` parameter) replaced by `***`. */
 export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@').replace(/([?&]password=)[^&#]*/gi, '$1***');
+  // Up to the last @ of the authority: a password with an unencoded @ in it is hidden whole.
+  return url.replace(/\/\/([^:/@?#]*):[^/?#]*@/, '//$1:***@').replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
 
 /** The URL's password, decoded, when it has one: to scrub it from a driver's message before it is shown. */

@@ -56,6 +56,8 @@ describe('redactUrl', () => {
     expect(redactUrl('postgres://wmark:s3cr%40t@db.internal:5432/wmark')).toBe('postgres://wmark:***@db.internal:5432/wmark');
     expect(redactUrl('postgres://db/wmark?user=w&password=s3cret&sslmode=require')).toBe('postgres://db/wmark?user=w&password=***&sslmode=require');
     expect(redactUrl('postgres://wmark@db/wmark')).toBe('postgres://wmark@db/wmark');
+    expect(redactUrl('postgres://wmark:p@ss@db:5432/wmark')).toBe('postgres://wmark:***@db:5432/wmark');
+    expect(redactUrl('postgres://db:5432/wmark?application_name=a@b')).toBe('postgres://db:5432/wmark?application_name=a@b');
     expect(redactQueueUrl('redis://:pw@redis:6379/1')).toBe('redis://:***@redis:6379/1');
   });
 
