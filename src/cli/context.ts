@@ -20,6 +20,7 @@ export interface GlobalFlags {
   color?: boolean;
   config?: string;
   dataDir?: string;
+  db?: string;
 }
 
 /** Who runs the jobs a local command starts: this process (it waits for them), a detached one, or nobody. */
@@ -74,7 +75,7 @@ export class CliContext {
       cwd: this.io.cwd,
       env: this.io.env,
       explicitFile: this.flags.config,
-      flags: { ...this.extraFlags, dataDir: this.flags.dataDir, color: this.flags.color === false ? false : undefined },
+      flags: { ...this.extraFlags, dataDir: this.flags.dataDir, db: this.flags.db, color: this.flags.color === false ? false : undefined },
     });
     return this.config;
   }
@@ -89,6 +90,7 @@ export class CliContext {
         font: config.font,
         workers: config.workers,
         encode: config.encode,
+        database: config.db?.url,
         ...choice,
       }),
     );
@@ -101,7 +103,13 @@ export class CliContext {
     const engine = await this.openEngine();
     this.queue ??=
       options.queue === 'detached'
-        ? new HandOffJobQueue(engine, { dataDir: engine.paths.root, configFile: this.flags.config, io: this.io, log: (line) => this.output.warn(line) })
+        ? new HandOffJobQueue(engine, {
+            dataDir: engine.paths.root,
+            configFile: this.flags.config,
+            database: config.db?.url,
+            io: this.io,
+            log: (line) => this.output.warn(line),
+          })
         : // One job at a time: each spreads its segments over every worker already.
           new InProcessJobQueue(engine, { concurrency: 1, log: (line) => this.output.warn(line) });
     return new LocalService(engine, { queue: this.queue, baseUrl: this.linkBase(options.publicUrl, config, engine.paths.root), api: options.api });

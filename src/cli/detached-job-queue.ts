@@ -14,7 +14,7 @@ export class DetachedJobQueue implements JobQueue {
   /** When each job was last handed to a process: not again until that process had time to take its lease. */
   private readonly started = new Map<string, number>();
 
-  constructor(private readonly options: { dataDir: string; configFile?: string; io: Pick<CliIO, 'env' | 'cwd'> }) {}
+  constructor(private readonly options: { dataDir: string; configFile?: string; database?: string | undefined; io: Pick<CliIO, 'env' | 'cwd'> }) {}
 
   enqueue(job: JobRef): void {
     const id = jobId(job.kind, job.id);
@@ -38,7 +38,8 @@ export class DetachedJobQueue implements JobQueue {
     spawn(process.execPath, args, {
       detached: true,
       stdio: ['ignore', log, log],
-      env: { ...this.options.io.env } as NodeJS.ProcessEnv,
+      // The state database by env, not argv: its URL carries a password that `ps` would show.
+      env: { ...this.options.io.env, ...(this.options.database ? { WMARK_DB_URL: this.options.database } : {}) } as NodeJS.ProcessEnv,
       cwd: this.options.io.cwd,
     }).unref();
   }

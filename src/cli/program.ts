@@ -6,6 +6,7 @@ import { attachRunState, type RunState, runStateOf } from './action.js';
 import { registerAuth } from './commands/auth.js';
 import { registerRemoteAuth } from './commands/auth-remote.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerDb } from './commands/db.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDetect } from './commands/detect.js';
 import { registerDoctor } from './commands/doctor.js';
@@ -39,6 +40,7 @@ export function buildProgram(io: CliIO): Command {
     .option('--no-color', 'no colour (also NO_COLOR=1)')
     .option('--config <file>', 'use this config file instead of searching for wmark.config.* / .wmarkrc*')
     .option('--data-dir <dir>', 'state and media folder (default: the platform data dir; env WMARK_HOME)')
+    .option('--db <url>', 'keep all state in PostgreSQL: postgres://USER:PASSWORD@HOST:PORT/DATABASE (env WMARK_DB_URL; default: SQLite in the data dir)')
     .showSuggestionAfterError(true)
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
@@ -62,6 +64,7 @@ export function buildProgram(io: CliIO): Command {
   registerRemoteAuth(registerAuth(program));
   registerPoll(program);
   registerDoctor(program);
+  registerDb(program);
   registerDemo(program);
   registerJob(program);
   registerCompletion(program);

@@ -33,6 +33,8 @@ export interface ConfigFlags {
   s3Region?: string | undefined;
   /** `wmark serve|worker --shutdown-timeout <seconds>`: how long the work in hand gets when asked to stop. */
   shutdownTimeout?: number | string | undefined;
+  /** `--db postgres://…`: the state database. */
+  db?: string | undefined;
 }
 
 interface FieldSpec {
@@ -63,6 +65,7 @@ const FIELDS: readonly FieldSpec[] = [
   { path: 'media.s3Endpoint', env: 'WMARK_S3_ENDPOINT', flag: 's3Endpoint', kind: 'string' },
   { path: 'media.s3Region', env: 'WMARK_S3_REGION', flag: 's3Region', kind: 'string' },
   { path: 'shutdownTimeoutSeconds', env: 'WMARK_SHUTDOWN_TIMEOUT', flag: 'shutdownTimeout', kind: 'int' },
+  { path: 'db.url', env: 'WMARK_DB_URL', flag: 'db', kind: 'string' },
   { path: 'color', flag: 'color', kind: 'boolean' },
 ];
 

@@ -37,6 +37,8 @@ export interface ResolvedConfig {
   media?: { url?: string; s3Endpoint?: string; s3Region?: string };
   /** How long `serve` and `worker` give the work in hand when asked to stop (SIGTERM, Ctrl-C). */
   shutdownTimeoutSeconds: number;
+  /** The PostgreSQL state database; without it, state lives in the SQLite file in the data folder. */
+  db?: { url: string };
   /** Undefined = decide from NO_COLOR / FORCE_COLOR / TTY. */
   color?: boolean;
   /** Dotted field path -> where its non-default value came from: a file path, `env WMARK_X` or `flag --x`. */
@@ -84,6 +86,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
   // The endpoint and region count without a URL too: `--media` may come as a flag, the endpoint from the environment.
   const media = withoutUndefined({ url: merged.media?.url, s3Endpoint: merged.media?.s3Endpoint, s3Region: merged.media?.s3Region });
   if (Object.keys(media).length) resolved.media = media;
+  if (merged.db?.url !== undefined) resolved.db = { url: merged.db.url };
   if (found) resolved.configFile = found.filepath;
   return resolved;
 }

@@ -20,7 +20,7 @@ function resolveCommand(base: string, value: string): string {
 export function mergeConfigs(layers: readonly WmarkConfig[]): WmarkConfig {
   let merged: WmarkConfig = {};
   for (const layer of layers) {
-    const { encode, server, remote, queue, media, ...top } = layer;
+    const { encode, server, remote, queue, media, db, ...top } = layer;
     merged = {
       ...merged,
       ...withoutUndefined(top),
@@ -29,6 +29,7 @@ export function mergeConfigs(layers: readonly WmarkConfig[]): WmarkConfig {
       remote: { ...merged.remote, ...withoutUndefined(remote ?? {}) },
       queue: { ...merged.queue, ...withoutUndefined(queue ?? {}) },
       media: { ...merged.media, ...withoutUndefined(media ?? {}) },
+      db: { ...merged.db, ...withoutUndefined(db ?? {}) },
     };
   }
   return merged;

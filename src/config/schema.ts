@@ -74,6 +74,16 @@ export const mediaSchema = section({
   s3Region: nonEmptyString('an S3 region name').optional(),
 });
 
+/**
+ * The state database (README.md, "State in PostgreSQL"): with a postgres:// URL, every record lives there and no
+ * SQLite file is made in the data folder.
+ */
+export const dbSchema = section({
+  // Checked where it is opened (BAD_DB_URL), the same for a flag, an env var and this file, and never echoed whole:
+  // it carries a password.
+  url: nonEmptyString('a postgres:// URL').optional(),
+});
+
 export const wmarkConfigSchema = section({
   dataDir: nonEmptyString('a folder path').optional(),
   ffmpeg: nonEmptyString('a path to ffmpeg').optional(),
@@ -88,6 +98,7 @@ export const wmarkConfigSchema = section({
   media: mediaSchema.optional(),
   // How long `wmark serve` and `wmark worker` give the work in hand when asked to stop (0: none).
   shutdownTimeoutSeconds: intRange(0, 3600).optional(),
+  db: dbSchema.optional(),
   color: z.boolean({ error: expected('true or false') }).optional(),
 });
 
@@ -103,6 +114,7 @@ export function knownKeysAt(path: readonly PropertyKey[]): string[] {
     remote: remoteSchema,
     queue: queueSchema,
     media: mediaSchema,
+    db: dbSchema,
   };
   const schema = sections[path.map(String).join('.')];
   return schema ? Object.keys(schema.shape) : [];

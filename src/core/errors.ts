@@ -81,6 +81,7 @@ export const ERRORS = {
   PORT_NOT_ALLOWED: usage(400, 'Ports below 1024 need privileges: choose another with --port, or --port 0 for any free port.'),
   BAD_MEDIA_URL: usage(400, 'Give s3://BUCKET/PREFIX (bucket names: 3-63 of a-z, 0-9, dot, dash) or an absolute folder path, e.g. --media /mnt/wmark.'),
   BAD_QUEUE_URL: usage(400, 'Give redis://HOST:PORT (optionally redis://:PASSWORD@HOST:PORT/DB).'),
+  BAD_DB_URL: usage(400, 'Give postgres://USER:PASSWORD@HOST:PORT/DATABASE (or postgresql://...).'),
   // HTTP requests
   VALIDATION_FAILED: usage(),
   INVALID_BODY: usage(),
@@ -164,6 +165,13 @@ export const ERRORS = {
   CREDENTIALS_INVALID: { kind: 'config', http: 500, exit: 3, hint: 'Remove it (wmark auth logout --all) and log in again.' },
   CREDENTIALS_UNREADABLE: { kind: 'config', http: 500, exit: 3 },
   DATABASE_TOO_NEW: { kind: 'config', http: 500, exit: 3 },
+  // `wmark db copy` into a database that already holds state: copying over it would mix two installations.
+  DATABASE_NOT_EMPTY: {
+    kind: 'conflict',
+    http: 409,
+    exit: 2,
+    hint: 'Copy into an empty database (CREATE DATABASE ...), or empty this one first if nothing in it is needed.',
+  },
 
   // ---- remote service (exit 5)
   REMOTE_UNREACHABLE: remote('Check the URL (--remote, WMARK_API_URL or remote.url in the config) and that the service is running.'),
@@ -175,6 +183,13 @@ export const ERRORS = {
     http: 503,
     exit: 5,
     hint: 'Check --queue redis://HOST:PORT (or WMARK_QUEUE_URL) and that Redis runs and is reachable from here.',
+  },
+  // The PostgreSQL state database (--db, WMARK_DB_URL, db.url), reached over the network.
+  DATABASE_UNAVAILABLE: {
+    kind: 'remote',
+    http: 503,
+    exit: 5,
+    hint: 'Check --db postgres://USER:PASSWORD@HOST:PORT/DATABASE (or WMARK_DB_URL, db.url in the config): the address, the user and password, and that PostgreSQL runs and is reachable from here.',
   },
   MEDIA_STORE_FAILED: {
     kind: 'remote',

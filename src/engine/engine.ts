@@ -15,7 +15,7 @@ import type { Deployment, EngineParts, EngineStrategies } from './deployment.js'
 import { embedded } from './embedded.js';
 import { EngineCaches } from './engine-caches.js';
 import { ChangeFeed } from './jobs/change-feed.js';
-import { SqliteStateStore } from './state/sqlite-state-store.js';
+import { openStateStore } from './state/open-state-store.js';
 import type { StateStore } from './state/state-store.js';
 
 export type { Deployment, EngineParts, EngineStrategies } from './deployment.js';
@@ -44,8 +44,10 @@ export interface EngineOptions {
   encode: EncodeOptions;
   runner?: ProcessRunner;
   now?: () => number;
-  /** The state store (default: the SQLite file in the data folder). */
+  /** The state store (default: the PostgreSQL database of `database`, else the SQLite file in the data folder). */
   store?: StateStore;
+  /** postgres://… : keep all state in that database (no SQLite file is made in the data folder). */
+  database?: string | undefined;
   /** How it is deployed (default: everything in this process, media in the data folder). */
   deployment?: Deployment;
 }
@@ -67,7 +69,7 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
     encode: options.encode,
     workers: Math.max(1, options.workers),
   };
-  const store = options.store ?? new SqliteStateStore(paths.db);
+  const store = options.store ?? (await openStateStore({ file: paths.db, url: options.database }));
   const strategies = await (options.deployment ?? embedded)(parts).catch(async (error: unknown) => {
     await store.close();
     throw error;

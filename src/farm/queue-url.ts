@@ -1,6 +1,7 @@
 // The render farm's `redis://` URL: parsed once, and shown without its password. Pure, so that the CLI can name a
 // queue without loading the Redis client.
 import { WmarkError } from '../core/errors.js';
+import { redactUrl } from '../core/redact-url.js';
 
 export interface QueueAddress {
   host: string;
@@ -37,5 +38,5 @@ export function parseQueueUrl(url: string): QueueAddress {
 
 /** The URL without its password, for messages and logs. */
 export function redactQueueUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+  return redactUrl(url);
 }

@@ -18,7 +18,9 @@ export interface TestEngine extends Engine {
   dispose(): Promise<void>;
 }
 
-export async function testEngine(options: { dataDir?: string; workers?: number; now?: () => number; deployment?: Deployment } = {}): Promise<TestEngine> {
+export async function testEngine(
+  options: { dataDir?: string; workers?: number; now?: () => number; deployment?: Deployment; database?: string } = {},
+): Promise<TestEngine> {
   const dataDir = options.dataDir ?? tempDir('engine');
   const runner = countingRunner();
   const engine = await openEngine({
@@ -27,6 +29,7 @@ export async function testEngine(options: { dataDir?: string; workers?: number; 
     encode: { preset: 'veryfast', crf: 23 },
     runner,
     now: options.now,
+    database: options.database,
     ...(options.deployment ? { deployment: options.deployment } : {}),
   });
   return {

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.js';
+import { launchOnFreePort, stopProcess, untilReady } from './server-process.js';
 
 export const REDIS_SERVER = process.env.WMARK_REDIS_SERVER ?? 'redis-server';
 
@@ -37,53 +38,31 @@ export async function startRedis(): Promise<TestRedis> {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child = proc;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${output}`)), 10_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        if (output.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      proc.stdout!.on('data', onData);
-      proc.stderr!.on('data', onData);
-      proc.once('error', (error) => {
-        clearTimeout(timer);
-        reject(new Error(`cannot run ${REDIS_SERVER} (scripts/test.sh installs Debian's redis-server): ${error.message}`));
-      });
-      proc.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited with code ${code}:\n${output}`));
-      });
+    await untilReady(proc, {
+      name: 'redis-server',
+      ready: 'Ready to accept connections',
+      timeoutMs: 10_000,
+      log: (chunk) => (output += chunk),
+      cannotRun: (message) => `cannot run ${REDIS_SERVER} (scripts/test.sh installs Debian's redis-server): ${message}`,
     });
   };
 
   const stopChild = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<void> => {
     const proc = child;
     child = undefined;
-    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    proc.kill(signal);
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(timer);
+    await stopProcess(proc, signal, 5_000);
   };
 
   // A port taken between freePort() and the server's bind: try another.
-  for (let attempt = 0; ; attempt++) {
-    try {
+  port = await launchOnFreePort(port, {
+    launch: async (p) => {
+      port = p;
       await launch();
-      break;
-    } catch (error) {
-      await stopChild();
-      if (attempt >= 2 || !/Address already in use/.test(output)) {
-        rmSync(dir, { recursive: true, force: true });
-        throw error;
-      }
-      port = await freePort();
-    }
-  }
+    },
+    failed: stopChild,
+    portTaken: () => /Address already in use/.test(output),
+    gaveUp: () => rmSync(dir, { recursive: true, force: true }),
+  });
 
   return {
     host: '127.0.0.1',

@@ -1,19 +1,48 @@
-// The engine keeps its state through the StateStore interface: a store handed to openEngine is the only one it uses.
+// The state store's contract, run against every database wmark speaks (SQLite, and a real PostgreSQL 15): records
+// read back as they were written (numbers as numbers), the race-sensitive transitions (insert-if-absent, lease
+// acquire/heartbeat/finish) decide one winner, and an engine given a store keeps its state there and nowhere else.
 import { existsSync, rmSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTemplate, getTemplate } from '../../src/engine/app/templates.js';
 import { type Engine, openEngine } from '../../src/engine/engine.js';
+import { PostgresStateStore } from '../../src/engine/state/postgres-state-store.js';
+import { SCHEMA_VERSION } from '../../src/engine/state/schema.js';
 import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
-import type { StateStore } from '../../src/engine/state/state-store.js';
+import type { StateStore, VideoRecord, WatermarkRecord } from '../../src/engine/state/state-store.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
-let engine: Engine | undefined;
-let dataDir: string | undefined;
-afterEach(async () => {
-  await engine?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  engine = dataDir = undefined;
-});
+/** A database to run the contract on: each call opens a new, empty store. */
+interface Backend {
+  name: string;
+  skip?: string | undefined;
+  setup(): Promise<void>;
+  open(): Promise<StateStore>;
+  teardown(): Promise<void>;
+}
+
+let sqliteDir: string;
+let postgres: TestPostgres | undefined;
+const BACKENDS: Backend[] = [
+  {
+    name: 'SQLite',
+    setup: async () => {
+      sqliteDir = tempDir('state-contract');
+    },
+    open: async () => new SqliteStateStore(path.join(sqliteDir, `${Math.random().toString(36).slice(2)}.db`)),
+    teardown: async () => rmSync(sqliteDir, { recursive: true, force: true }),
+  },
+  {
+    name: 'PostgreSQL',
+    skip: POSTGRES_MISSING,
+    setup: async () => {
+      postgres = await startPostgres();
+    },
+    open: async () => PostgresStateStore.open(await postgres!.createDatabase()),
+    teardown: async () => postgres?.stop(),
+  },
+];
 
 /** A store that records the name of every call made on it, and forwards it to `inner`. */
 function recording(inner: StateStore): { store: StateStore; calls: string[] } {
@@ -31,20 +60,179 @@ function recording(inner: StateStore): { store: StateStore; calls: string[] } {
   return { store, calls };
 }
 
-describe('openEngine with a state store of its own', () => {
-  it('keeps templates in the given store, opens no SQLite file of its own, and closes the store with the engine', async () => {
-    dataDir = tempDir('state-store');
-    const { store, calls } = recording(new SqliteStateStore(':memory:'));
-    engine = await openEngine({ dataDir, workers: 1, encode: { preset: 'veryfast', crf: 23 }, store });
+const T0 = Date.UTC(2030, 0, 1);
 
-    const created = await createTemplate(engine, { name: 'corner', settings: [{ content: 'viewer %name%' }] });
-    expect(await getTemplate(engine, created.id)).toMatchObject({ id: created.id, name: 'corner' });
-    expect((await store.getTemplate(created.id))?.name).toBe('corner');
-    expect(calls).toEqual(expect.arrayContaining(['insertTemplate', 'getTemplate']));
-    expect(existsSync(engine.paths.db)).toBe(false);
+function video(id: string, key: string, extra: Partial<VideoRecord> = {}): VideoRecord {
+  return {
+    id,
+    key,
+    sourceUrl: `/clips/${key}.mp4`,
+    name: null,
+    status: 'PENDING',
+    enableForensic: false,
+    forensicLayout: null,
+    width: 320,
+    height: 180,
+    durationSeconds: 10.011,
+    fpsNum: 30000,
+    fpsDen: 1001,
+    hasAudio: true,
+    segments: [1.001, 1.001, 2.002, 4.004, 1.5],
+    timeOrigin: 1.4,
+    error: null,
+    createdOn: T0,
+    ...extra,
+  };
+}
 
-    await engine.close();
-    engine = undefined;
-    expect(calls.at(-1)).toBe('close');
+function watermark(id: string, videoId: string, text: string): WatermarkRecord {
+  return {
+    id,
+    videoId,
+    settings: [{ type: 'TEXT', content: text }],
+    containers: ['m3u8'],
+    expiration: T0 + 86_400_000,
+    status: 'PENDING',
+    error: null,
+    createdOn: T0 + 5,
+    readyOn: null,
+    forensicPayload: 65535,
+    render: 'on-demand',
+  };
+}
+
+describe.each(BACKENDS)('the state store on $name', (backend) => {
+  describe.skipIf(backend.skip !== undefined)(backend.skip ? `skipped: ${backend.skip}` : 'contract', () => {
+    let store: StateStore | undefined;
+    let engine: Engine | undefined;
+    let dataDir: string | undefined;
+    beforeAll(() => backend.setup(), 60_000);
+    afterAll(() => backend.teardown());
+    afterEach(async () => {
+      await engine?.close();
+      await store?.close();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+      engine = store = dataDir = undefined;
+    });
+
+    it('keeps an engine’s templates in the given store, opens no SQLite file of its own, and closes the store with the engine', async () => {
+      dataDir = tempDir('state-store');
+      const { store: given, calls } = recording(await backend.open());
+      engine = await openEngine({ dataDir, workers: 1, encode: { preset: 'veryfast', crf: 23 }, store: given });
+
+      const created = await createTemplate(engine, { name: 'corner', settings: [{ content: 'viewer %name%' }] });
+      expect(await getTemplate(engine, created.id)).toMatchObject({ id: created.id, name: 'corner' });
+      expect((await given.getTemplate(created.id))?.name).toBe('corner');
+      expect(calls).toEqual(expect.arrayContaining(['insertTemplate', 'getTemplate']));
+      expect(existsSync(engine.paths.db)).toBe(false);
+
+      await engine.close();
+      engine = undefined;
+      expect(calls.at(-1)).toBe('close');
+    });
+
+    it('reads a video back as written, numbers as numbers, and inserts a key only once', async () => {
+      store = await backend.open();
+      expect((await store.describe()).schemaVersion).toBe(SCHEMA_VERSION);
+      expect(await store.insertVideo(video('v1', 'clip'))).toBe(true);
+      expect(await store.insertVideo(video('v2', 'clip', { name: 'second' }))).toBe(false);
+      expect(await store.getVideo('v1')).toStrictEqual(video('v1', 'clip'));
+      expect(await store.getVideo('v2')).toBeUndefined();
+
+      await store.updateVideo('v1', { status: 'INGESTED', enableForensic: true, forensicLayout: 'split', durationSeconds: 9.5 });
+      expect(await store.getVideoByKey('clip')).toMatchObject({
+        id: 'v1',
+        status: 'INGESTED',
+        enableForensic: true,
+        forensicLayout: 'split',
+        durationSeconds: 9.5,
+      });
+
+      for (let i = 2; i <= 5; i++) await store.insertVideo(video(`v${i}`, `k${i}`, { createdOn: T0 + i }));
+      expect((await store.listVideos({ limit: 2, offset: 1 })).map((v) => v.id)).toEqual(['v2', 'v3']);
+      expect((await store.listVideos({ offset: 3 })).map((v) => v.id)).toEqual(['v4', 'v5']);
+      expect((await store.listVideos({ key: 'k4' })).map((v) => v.id)).toEqual(['v4']);
+      await store.deleteVideo('v5');
+      expect((await store.listVideos()).map((v) => v.id)).toEqual(['v1', 'v2', 'v3', 'v4']);
+    });
+
+    it('makes a watermark once (the first writer wins), patches it, and deletes a video with its watermarks and jobs', async () => {
+      store = await backend.open();
+      await store.insertVideo(video('v1', 'clip'));
+      const first = await store.insertWatermarkIfAbsent(watermark('w1', 'v1', 'alice'));
+      const again = await store.insertWatermarkIfAbsent({ ...watermark('w1', 'v1', 'alice'), expiration: null, createdOn: T0 + 99 });
+      expect(first).toEqual({ record: watermark('w1', 'v1', 'alice'), created: true });
+      expect(again).toEqual({ record: watermark('w1', 'v1', 'alice'), created: false });
+
+      await store.updateWatermark('w1', { status: 'READY', readyOn: T0 + 60_000, containers: ['m3u8', 'mp4'], render: 'full' });
+      expect(await store.getWatermark('w1')).toMatchObject({ status: 'READY', readyOn: T0 + 60_000, containers: ['m3u8', 'mp4'], render: 'full' });
+      await store.insertWatermarkIfAbsent(watermark('w2', 'v1', 'bob'));
+      expect((await store.listWatermarks('v1')).map((w) => w.id)).toEqual(['w1', 'w2']);
+
+      await store.ensureJob('watermark', 'w1', T0);
+      await store.ensureJob('ingest', 'v1', T0);
+      await store.deleteWatermark('w2');
+      expect(await store.getWatermark('w2')).toBeUndefined();
+      await store.deleteVideoAndWatermarks('v1');
+      expect([await store.getVideo('v1'), await store.listWatermarks(), await store.getJob('watermark:w1'), await store.getJob('ingest:v1')]).toEqual([
+        undefined,
+        [],
+        undefined,
+        undefined,
+      ]);
+    });
+
+    it('gives a job’s lease to one owner at a time, renews it for that owner only, and frees it when stale', async () => {
+      store = await backend.open();
+      const job = await store.ensureJob('watermark', 'w1', T0);
+      expect(await store.ensureJob('watermark', 'w1', T0 + 1)).toEqual(job);
+      expect(job).toMatchObject({ id: 'watermark:w1', status: 'queued', attempts: 0, done: 0, total: 0, createdOn: T0 });
+
+      const both = await Promise.all([store.acquireJob(job.id, 'a', T0 + 10, 20_000), store.acquireJob(job.id, 'b', T0 + 10, 20_000)]);
+      expect(both.filter(Boolean)).toHaveLength(1);
+      const [winner, loser] = both[0] ? ['a', 'b'] : ['b', 'a'];
+      expect(await store.heartbeatJob(job.id, loser!, T0 + 20)).toBe(false);
+      expect(await store.heartbeatJob(job.id, winner!, T0 + 30)).toBe(true);
+      await store.finishJob(job.id, loser!, T0 + 40, { status: 'failed', error: 'not mine' });
+      await store.setJobProgress(job.id, { done: 3, total: 7, stage: 'render' }, T0 + 50);
+      expect(await store.getJob(job.id)).toMatchObject({
+        status: 'running',
+        owner: winner,
+        heartbeat: T0 + 30,
+        attempts: 1,
+        done: 3,
+        total: 7,
+        stage: 'render',
+      });
+      expect(await store.resumableJobs(T0 + 60, 20_000)).toEqual([]);
+
+      // Its owner went quiet: past the stale time another process takes it over.
+      expect(await store.acquireJob(job.id, loser!, T0 + 10_000, 20_000)).toBe(false);
+      expect((await store.resumableJobs(T0 + 30_031, 20_000)).map((j) => j.id)).toEqual([job.id]);
+      expect(await store.acquireJob(job.id, loser!, T0 + 30_031, 20_000)).toBe(true);
+      expect(await store.heartbeatJob(job.id, winner!, T0 + 30_040)).toBe(false);
+      await store.finishJob(job.id, loser!, T0 + 30_050, { status: 'done' });
+      expect(await store.getJob(job.id)).toMatchObject({ status: 'done', owner: null, heartbeat: null, attempts: 2, error: null, updatedOn: T0 + 30_050 });
+      expect(await store.acquireJob(job.id, winner!, T0 + 90_000, 20_000)).toBe(false);
+      await store.resetJob(job.id, T0 + 90_001);
+      expect(await store.getJob(job.id)).toMatchObject({ status: 'queued', owner: null });
+    });
+
+    it('keeps templates and credentials, pages templates, and counts active keys', async () => {
+      store = await backend.open();
+      for (let i = 0; i < 3; i++)
+        await store.insertTemplate({ id: `t${i}`, name: `n${i}`, description: i ? null : 'first', settings: [{ i }], createdOn: T0 + i });
+      expect(await store.getTemplate('t0')).toEqual({ id: 't0', name: 'n0', description: 'first', settings: [{ i: 0 }], createdOn: T0 });
+      expect((await store.listTemplates({ limit: 1, offset: 1 })).map((t) => t.id)).toEqual(['t1']);
+      expect([await store.deleteTemplate('t1'), await store.deleteTemplate('t1')]).toEqual([true, false]);
+
+      await store.insertCredential({ clientId: 'c1', keyHash: 'h1', label: 'ops', createdOn: T0, revokedOn: null });
+      await store.insertCredential({ clientId: 'c2', keyHash: 'h2', label: null, createdOn: T0 + 1, revokedOn: null });
+      expect(await store.countActiveCredentials()).toBe(2);
+      expect([await store.revokeCredential('c1', T0 + 5), await store.revokeCredential('c1', T0 + 6)]).toEqual([true, false]);
+      expect(await store.getCredential('c1')).toEqual({ clientId: 'c1', keyHash: 'h1', label: 'ops', createdOn: T0, revokedOn: T0 + 5 });
+      expect((await store.listCredentials()).map((c) => c.clientId)).toEqual(['c1', 'c2']);
+      expect(await store.countActiveCredentials()).toBe(1);
+    });
   });
 });

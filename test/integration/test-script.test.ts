@@ -12,7 +12,7 @@ afterEach(() => {
 });
 
 /** A checkout without node_modules (and, unless `chromium`, without a browser on PATH); returns the script's stdout. */
-function runScript(options: { root: boolean; chromium?: boolean; redis?: boolean; nodeModules?: boolean }): string[] {
+function runScript(options: { root: boolean; chromium?: boolean; redis?: boolean; postgres?: boolean; nodeModules?: boolean }): string[] {
   const root = tempDir('test-script');
   dirs.push(root);
   const bin = path.join(root, 'stub-bin');
@@ -35,13 +35,20 @@ function runScript(options: { root: boolean; chromium?: boolean; redis?: boolean
   stub('id', options.root ? 'echo 0' : 'echo 1000');
   if (options.chromium) stub('chromium', 'exit 0');
   if (options.redis) stub('redis-server', 'exit 0');
+  // PostgreSQL is looked for where Debian puts it (WMARK_PG_BIN here), not on PATH.
+  const pgBin = path.join(root, 'pg-bin');
+  if (options.postgres) {
+    mkdirSync(pgBin);
+    writeFileSync(path.join(pgBin, 'initdb'), '#!/bin/sh\nexit 0\n');
+    chmodSync(path.join(pgBin, 'initdb'), 0o755);
+  }
   // Only the stand-ins and the few real tools the script uses, so a chromium elsewhere on this machine is not found.
   for (const tool of ['dirname', 'mkdir', 'ls'])
     symlinkSync(execFileSync('/bin/sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), path.join(bin, tool));
   const log = path.join(root, 'out.log');
   const fd = openSync(log, 'a');
   try {
-    spawnSync('/bin/bash', [path.join(root, 'scripts', 'test.sh')], { env: { PATH: bin, STUB_LOG: log }, stdio: ['ignore', fd, fd] });
+    spawnSync('/bin/bash', [path.join(root, 'scripts', 'test.sh')], { env: { PATH: bin, STUB_LOG: log, WMARK_PG_BIN: pgBin }, stdio: ['ignore', fd, fd] });
   } finally {
     closeSync(fd);
   }
@@ -49,7 +56,7 @@ function runScript(options: { root: boolean; chromium?: boolean; redis?: boolean
 }
 
 describe('scripts/test.sh', () => {
-  it('lists npm ci, chromium and redis-server, with the reasons, before running any', () => {
+  it('lists npm ci, chromium, redis-server and postgresql, with the reasons, before running any', () => {
     const lines = runScript({ root: true });
     const first = (re: RegExp) => lines.findIndex((l) => re.test(l));
     const plan = first(/^scripts\/test\.sh will install/);
@@ -57,6 +64,7 @@ describe('scripts/test.sh', () => {
     expect(lines[1]).toMatch(/^ {2}- npm packages \(npm ci.*\): wmark's dependencies and the test tools/);
     expect(lines[2]).toMatch(/^ {2}- the system package chromium \(apt-get install chromium\): a real browser for the player tests/);
     expect(lines[3]).toMatch(/^ {2}- the system package redis-server \(apt-get install redis-server\): a real Redis for the render-farm queue tests/);
+    expect(lines[4]).toMatch(/^ {2}- the system package postgresql \(apt-get install postgresql\): a real PostgreSQL 15 for the state-store tests/);
     const npmRun = first(/^RAN npm ci/);
     const aptRun = first(/^RAN apt-get install -y -qq chromium/);
     expect(npmRun).toBeGreaterThan(2);
@@ -64,27 +72,32 @@ describe('scripts/test.sh', () => {
     expect(aptRun).toBeGreaterThan(npmRun);
     expect(first(/^RAN apt-get update/)).toBe(aptRun - 1);
     expect(lines[aptRun - 2]).toMatch(/^installing Chromium for the browser tests/);
-    // One apt-get update serves both packages.
+    // One apt-get update serves every package.
     const redisRun = first(/^RAN apt-get install -y -qq redis-server/);
     expect(redisRun).toBeGreaterThan(aptRun);
     expect(lines[redisRun - 1]).toMatch(/^installing redis-server for the render-farm tests/);
+    const postgresRun = first(/^RAN apt-get install -y -qq postgresql/);
+    expect(postgresRun).toBeGreaterThan(redisRun);
+    expect(lines[postgresRun - 1]).toMatch(/^installing postgresql for the state-store tests/);
     expect(lines.filter((l) => /^RAN apt-get update/.test(l))).toHaveLength(1);
-    expect(first(/^RAN npx vitest run/)).toBeGreaterThan(redisRun);
+    expect(first(/^RAN npx vitest run/)).toBeGreaterThan(postgresRun);
   });
 
   it('installs and announces nothing when everything is there', () => {
-    const lines = runScript({ root: true, chromium: true, redis: true, nodeModules: true });
+    const lines = runScript({ root: true, chromium: true, redis: true, postgres: true, nodeModules: true });
     expect(lines.filter((l) => /install|RAN npm|RAN apt-get/.test(l))).toEqual([]);
     expect(lines[0]).toMatch(/^RAN npx vitest run/);
   });
 
-  it('without root it only announces npm ci, and names what to do about Chromium and Redis instead of installing them', () => {
+  it('without root it only announces npm ci, and names what to do about Chromium, Redis and PostgreSQL instead of installing them', () => {
     const lines = runScript({ root: false });
     expect(lines.slice(0, 2).join('\n')).toMatch(/will install[\s\S]*npm packages/);
     expect(lines.some((l) => /chromium \(apt-get/.test(l))).toBe(false);
     expect(lines.some((l) => /^RAN apt-get/.test(l))).toBe(false);
     expect(lines.some((l) => /redis-server \(apt-get/.test(l))).toBe(false);
     expect(lines.some((l) => /the render-farm tests need Redis: install it/.test(l))).toBe(true);
+    expect(lines.some((l) => /postgresql \(apt-get/.test(l))).toBe(false);
+    expect(lines.some((l) => /the PostgreSQL state-store tests need PostgreSQL 15: install it/.test(l))).toBe(true);
     expect(readFileSync(path.join(REPO, 'scripts', 'test.sh'), 'utf8')).toContain('or set WMARK_CHROMIUM');
   });
 });

@@ -97,6 +97,8 @@ export function registerServe(program: Command): void {
           if (farm) await describeFarm(ctx, local.dataDir, config.queue!.url, media, farm.shared?.location);
           // One line when a dependency is lost, one when it is back; its reconnects and probes back off in silence.
           const unwatch = local.watchDependencies((status, away) => ctx.output.info(changeLine(status, Date.now(), away)));
+          // Named without its password, like every URL serve prints.
+          if (config.db) ctx.output.info(`state: ${(await engine.store.describe()).database}`);
           await announceFirstKey(ctx, local, 'serve');
           const dataDir = local.dataDir;
           // Local commands on this data folder sign their links for this address while it runs.

@@ -4,7 +4,7 @@ import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { locateTools } from '../../ffmpeg/locate-tools.js';
 import { createProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import { dataLayout } from '../data-folder/layout.js';
-import { SqliteStateStore } from '../state/sqlite-state-store.js';
+import { openStateStore } from '../state/open-state-store.js';
 
 export interface Check {
   name: string;
@@ -14,7 +14,7 @@ export interface Check {
   required: boolean;
 }
 
-export async function collectChecks(config: { dataDir: string; ffmpeg?: string; ffprobe?: string; font?: string }): Promise<Check[]> {
+export async function collectChecks(config: { dataDir: string; ffmpeg?: string; ffprobe?: string; font?: string; db?: { url: string } }): Promise<Check[]> {
   const tools = locateTools(config);
   const runner = createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path);
   const checks: Check[] = [];
@@ -58,12 +58,25 @@ export async function collectChecks(config: { dataDir: string; ffmpeg?: string; 
     mkdirSync(paths.root, { recursive: true });
     accessSync(paths.root, constants.W_OK);
     checks.push({ name: 'data dir', ok: true, detail: `${paths.root} (writable)`, required: true });
-    const store = new SqliteStateStore(paths.db);
-    const { schemaVersion, detail } = await store.describe();
-    checks.push({ name: 'database', ok: true, detail: `${paths.db} (schema v${schemaVersion}, ${detail})`, required: true });
-    await store.close();
   } catch (error) {
     checks.push({ name: 'data dir', ok: false, detail: `${paths.root}: ${(error as Error).message}`, required: true });
+    return checks;
   }
+  checks.push(await databaseCheck(paths.db, config.db?.url));
   return checks;
+}
+
+/** The state database opens and is migrated: the SQLite file, or PostgreSQL (named without its password). */
+async function databaseCheck(file: string, url: string | undefined): Promise<Check> {
+  try {
+    const store = await openStateStore({ file, url });
+    try {
+      const { database, schemaVersion, detail } = await store.describe();
+      return { name: 'database', ok: true, detail: `${url ? database : file} (schema v${schemaVersion}${detail ? `, ${detail}` : ''})`, required: true };
+    } finally {
+      await store.close();
+    }
+  } catch (error) {
+    return { name: 'database', ok: false, detail: (error as Error).message, required: true };
+  }
 }

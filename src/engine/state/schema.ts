@@ -80,7 +80,9 @@ export interface Tables {
 
 /**
  * Forward-only migrations, one list of statements each; a database at version n has run the first n. SQLite counts
- * them in `PRAGMA user_version`, so a data folder made by any earlier wmark carries on where it stopped.
+ * them in `PRAGMA user_version`, so a data folder made by any earlier wmark carries on where it stopped; PostgreSQL in
+ * the `wmark_schema_migrations` table. Every statement runs unchanged on both: never edit one that has shipped, add a
+ * migration instead.
  */
 export const MIGRATIONS: readonly (readonly string[])[] = [
   [

@@ -27,6 +27,10 @@ function page(opts: { limit?: number; offset?: number }): { sql: string; params:
   return { sql: ' LIMIT ? OFFSET ?', params: [limited ? opts.limit : Number.MAX_SAFE_INTEGER, opts.offset ?? 0] };
 }
 
+/** The tables of the state, in an order their references allow to be filled (watermarks name videos). */
+export const STATE_TABLES = ['videos', 'templates', 'watermarks', 'jobs', 'credentials'] as const;
+export type StateTable = (typeof STATE_TABLES)[number];
+
 export class SqlStateStore implements StateStore {
   constructor(protected readonly db: SqlDatabase) {}
 
@@ -37,6 +41,21 @@ export class SqlStateStore implements StateStore {
 
   close(): Promise<void> {
     return this.db.close();
+  }
+
+  // ---- whole tables, for copying one database into another as it is
+  async countRows(table: StateTable): Promise<number> {
+    const r = await this.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table}`);
+    return Number(r?.n ?? 0);
+  }
+
+  tableRows(table: StateTable): Promise<Record<string, unknown>[]> {
+    return this.db.all<Record<string, unknown>>(`SELECT * FROM ${table} ORDER BY 1`);
+  }
+
+  /** Inserts rows as they are, every table in one transaction: all of them land, or none. */
+  insertRows(tables: readonly { table: StateTable; rows: readonly Record<string, unknown>[] }[]): Promise<void> {
+    return this.db.atomically(tables.flatMap(({ table, rows }) => rows.map((row) => insert(table, row))));
   }
 
   // ---- videos

@@ -1,0 +1,18 @@
+// Which state store an engine opens: PostgreSQL when a database URL is given, else the SQLite file in the data folder.
+// The PostgreSQL driver is loaded only in the first case, so the CLI's start never pays for it.
+
+import type { SqlStateStore } from './sql-state-store.js';
+import { SqliteStateStore } from './sqlite-state-store.js';
+
+export interface StateStoreChoice {
+  /** The SQLite file, used when there is no URL. */
+  file: string;
+  /** postgres://… : all state lives in that database, and no SQLite file is made. */
+  url?: string | undefined;
+}
+
+export async function openStateStore(choice: StateStoreChoice): Promise<SqlStateStore> {
+  if (choice.url === undefined) return new SqliteStateStore(choice.file);
+  const { PostgresStateStore } = await import('./postgres-state-store.js');
+  return PostgresStateStore.open(choice.url);
+}

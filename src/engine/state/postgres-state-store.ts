@@ -1,0 +1,213 @@
+// The state store on PostgreSQL (--db, WMARK_DB_URL, db.url): a `pg` pool behind the SqlDatabase interface, so the
+// one SQL store serves it as it serves SQLite, and migrations run once, under an advisory lock, whichever instance
+// opens the database first. `pg` is loaded only here, and this module only when a database URL is given.
+import type { Pool, PoolClient } from 'pg';
+import { WmarkError } from '../../core/errors.js';
+import { redactUrl, scrubUrl } from '../../core/redact-url.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import type { SqlDatabase, SqlStatement } from './sql-database.js';
+import { SqlStateStore } from './sql-state-store.js';
+
+/** The advisory lock every wmark takes to migrate a database ("wmark" in ASCII): one migrates, the others wait. */
+const MIGRATION_LOCK = 0x776d61726b;
+/** One row per migration applied: version n means the first n lists of MIGRATIONS have run. */
+const MIGRATIONS_TABLE = 'wmark_schema_migrations';
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/** `?` placeholders to PostgreSQL's `$1, $2, …`, leaving string literals and quoted names alone. */
+export function numberedPlaceholders(sql: string): string {
+  let out = '';
+  let n = 0;
+  let quote: string | undefined;
+  for (const ch of sql) {
+    if (quote) {
+      if (ch === quote) quote = undefined;
+      out += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      out += ch;
+    } else {
+      out += ch === '?' ? `$${++n}` : ch;
+    }
+  }
+  return out;
+}
+
+/** Checks that the URL names a PostgreSQL database; the message never shows its password. */
+export function checkDatabaseUrl(url: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || !parsed.hostname) {
+    throw new WmarkError('BAD_DB_URL', `--db ${JSON.stringify(redactUrl(url))}: not a postgres:// URL with a host`);
+  }
+}
+
+// Errors that mean the database cannot be reached or refuses this client (network, authentication, no such database,
+// shut down), as opposed to a statement that is wrong.
+const CONNECTION_CODES = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|08...|28...|3D000|57P0[1-3]|53300)$/;
+const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED/;
+
+function isConnectionError(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return (typeof e?.code === 'string' && CONNECTION_CODES.test(e.code)) || (typeof e?.message === 'string' && CONNECTION_MESSAGES.test(e.message));
+}
+
+function unavailable(url: string, error: unknown): WmarkError {
+  const reason = scrubUrl((error as Error).message?.split('\n')[0] || String(error), url);
+  // The driver's error keeps the URL's password in its config: it does not travel as the cause.
+  return new WmarkError('DATABASE_UNAVAILABLE', `cannot use the PostgreSQL database ${redactUrl(url)}: ${reason}`);
+}
+
+/** Applies pending migrations under the advisory lock; resolves with how many this call applied. */
+async function migrate(client: PoolClient, url: string): Promise<number> {
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+  try {
+    await client.query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, applied_on BIGINT NOT NULL)`);
+    const { rows } = await client.query<{ version: number }>(`SELECT COALESCE(MAX(version), 0) AS version FROM ${MIGRATIONS_TABLE}`);
+    const version = Number(rows[0]?.version ?? 0);
+    if (version > SCHEMA_VERSION) {
+      throw new WmarkError(
+        'DATABASE_TOO_NEW',
+        `the state database ${redactUrl(url)} has schema v${version}, newer than this wmark knows (v${SCHEMA_VERSION})`,
+        { hint: 'Run a wmark at least as new as the newest one that uses this database.' },
+      );
+    }
+    for (let v = version; v < SCHEMA_VERSION; v++) {
+      await client.query('BEGIN');
+      try {
+        for (const statement of MIGRATIONS[v]!) await client.query(statement);
+        await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (version, applied_on) VALUES ($1, $2)`, [v + 1, Date.now()]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    }
+    return SCHEMA_VERSION - version;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+  }
+}
+
+/** A `pg` pool behind the SqlDatabase interface. */
+class PostgresDatabase implements SqlDatabase {
+  readonly description: string;
+  private readonly texts = new Map<string, string>();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly url: string,
+  ) {
+    this.description = `PostgreSQL ${redactUrl(url)}`;
+  }
+
+  private text(sql: string): string {
+    let text = this.texts.get(sql);
+    if (text === undefined) {
+      text = numberedPlaceholders(sql);
+      this.texts.set(sql, text);
+    }
+    return text;
+  }
+
+  private async guard<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw isConnectionError(error) ? unavailable(this.url, error) : error;
+    }
+  }
+
+  all<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return this.guard(async () => (await this.pool.query(this.text(sql), [...params])).rows as T[]);
+  }
+
+  async get<T>(sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
+    return (await this.all<T>(sql, params))[0];
+  }
+
+  run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return this.guard(async () => (await this.pool.query(this.text(sql), [...params])).rowCount ?? 0);
+  }
+
+  atomically(statements: readonly SqlStatement[]): Promise<void> {
+    return this.guard(async () => {
+      const client = await this.pool.connect();
+      try {
+        await client.query('BEGIN');
+        for (const s of statements) await client.query(this.text(s.sql), [...(s.params ?? [])]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    });
+  }
+
+  async schemaVersion(): Promise<number> {
+    const row = await this.get<{ version: number }>(`SELECT COALESCE(MAX(version), 0) AS version FROM ${MIGRATIONS_TABLE}`);
+    return Number(row?.version ?? 0);
+  }
+
+  async detail(): Promise<string> {
+    const row = await this.get<{ server_version: string }>('SHOW server_version');
+    return `server ${row?.server_version ?? 'unknown'}`;
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+}
+
+/** The state store on a PostgreSQL database, migrated forward when opened. */
+export class PostgresStateStore extends SqlStateStore {
+  private constructor(
+    db: SqlDatabase,
+    /** How many migrations this open applied (0 when another instance, or an earlier run, had). */
+    readonly migrated: number,
+  ) {
+    super(db);
+  }
+
+  static async open(url: string): Promise<PostgresStateStore> {
+    checkDatabaseUrl(url);
+    const { default: pg } = await import('pg');
+    // 64-bit integers (millisecond times, counts) and numerics read as numbers, as they do from SQLite.
+    const getTypeParser = ((oid: number, format?: string) =>
+      oid === INT8_OID || oid === NUMERIC_OID
+        ? (value: string) => Number(value)
+        : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser;
+    const pool = new pg.Pool({
+      connectionString: url,
+      application_name: 'wmark',
+      max: 10,
+      connectionTimeoutMillis: 10_000,
+      idleTimeoutMillis: 30_000,
+      types: { getTypeParser },
+    });
+    // An idle client whose server went away: the next query reports it; this only keeps it from crashing the process.
+    pool.on('error', () => undefined);
+    let migrated: number;
+    try {
+      const client = await pool.connect();
+      try {
+        migrated = await migrate(client, url);
+      } finally {
+        client.release();
+      }
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      if (error instanceof WmarkError) throw error;
+      throw unavailable(url, error);
+    }
+    return new PostgresStateStore(new PostgresDatabase(pool, url), migrated);
+  }
+}

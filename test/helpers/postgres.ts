@@ -1,0 +1,158 @@
+// A throwaway PostgreSQL 15 cluster (Debian's `postgresql` package, installed by scripts/test.sh): initdb in a temp
+// folder, one server on a free loopback port with password authentication, a fresh database per test. Each test file
+// starts its own and stops it. initdb and postgres refuse to run as root, so as root they run as `nobody`.
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from './free-port.js';
+import { launchOnFreePort, stopProcess, untilReady } from './server-process.js';
+
+const PG_BIN = process.env.WMARK_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+function binary(name: string): string | undefined {
+  const inDir = path.join(PG_BIN, name);
+  if (existsSync(inDir)) return inDir;
+  const found = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
+  return found.status === 0 ? found.stdout.trim() : undefined;
+}
+
+/** Why the PostgreSQL tests cannot run here (no binaries), or undefined when they can. */
+export const POSTGRES_MISSING: string | undefined =
+  binary('initdb') && binary('postgres')
+    ? undefined
+    : `PostgreSQL's initdb/postgres not found in ${PG_BIN} or on PATH (scripts/test.sh installs Debian's postgresql)`;
+if (POSTGRES_MISSING) console.warn(`skipping the PostgreSQL tests: ${POSTGRES_MISSING}`);
+
+export interface TestPostgres {
+  port: number;
+  user: string;
+  password: string;
+  /** postgres://USER:PASSWORD@127.0.0.1:PORT/DATABASE for a database (default: the maintenance one). */
+  url(database?: string): string;
+  /** A new empty database, and its URL. */
+  createDatabase(): Promise<string>;
+  /** Runs SQL as the superuser on a database, through the driver, and returns the rows. */
+  query<T = Record<string, unknown>>(url: string, sql: string, params?: unknown[]): Promise<T[]>;
+  stop(): Promise<void>;
+  log(): string;
+}
+
+/** As root: runs the command as `nobody` (PostgreSQL refuses root), with setpriv so the pid is the program's own. */
+function asUnprivileged(command: string, args: string[]): [string, string[]] {
+  if (process.getuid?.() !== 0) return [command, args];
+  return ['setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', command, ...args]];
+}
+
+let databases = 0;
+
+export async function startPostgres(): Promise<TestPostgres> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-pg-'));
+  const data = path.join(dir, 'data');
+  const user = 'wmark';
+  const password = randomBytes(12).toString('hex');
+  const pwfile = path.join(dir, 'pw');
+  writeFileSync(pwfile, `${password}\n`);
+  if (process.getuid?.() === 0) {
+    const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+    const nogroup = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());
+    chownSync(dir, nobody, nogroup);
+    chownSync(pwfile, nobody, nogroup);
+  }
+  chmodSync(dir, 0o700);
+  const [initCmd, initArgs] = asUnprivileged(binary('initdb')!, [
+    '-D',
+    data,
+    '-U',
+    user,
+    '--pwfile',
+    pwfile,
+    '--auth=scram-sha-256',
+    '-E',
+    'UTF8',
+    '--no-sync',
+  ]);
+  const init = spawnSync(initCmd, initArgs, { encoding: 'utf8' });
+  if (init.status !== 0) throw new Error(`initdb failed:\n${init.stdout}${init.stderr}`);
+
+  let port = await freePort();
+  let child: ChildProcess | undefined;
+  let output = '';
+  const launch = async (): Promise<void> => {
+    const [cmd, args] = asUnprivileged(binary('postgres')!, [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      `unix_socket_directories=${dir}`,
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=200',
+    ]);
+    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    await untilReady(proc, {
+      name: 'postgres',
+      ready: 'database system is ready to accept connections',
+      timeoutMs: 30_000,
+      log: (chunk) => (output += chunk),
+      cannotRun: (message) => `cannot run postgres: ${message}`,
+    });
+  };
+  const stopChild = async (): Promise<void> => {
+    const proc = child;
+    child = undefined;
+    // SIGINT: PostgreSQL's fast shutdown (clients disconnected, no waiting for them).
+    await stopProcess(proc, 'SIGINT', 10_000);
+  };
+  port = await launchOnFreePort(port, {
+    launch: async (p) => {
+      port = p;
+      output = '';
+      await launch();
+    },
+    failed: stopChild,
+    portTaken: () => /could not bind|Address already in use/.test(output),
+    gaveUp: () => rmSync(dir, { recursive: true, force: true }),
+  });
+
+  const url = (database = 'postgres') => `postgres://${user}:${password}@127.0.0.1:${port}/${database}`;
+  const query = async <T>(target: string, sql: string, params: unknown[] = []): Promise<T[]> => {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: target });
+    await client.connect();
+    try {
+      return (await client.query(sql, params)).rows as T[];
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    get port() {
+      return port;
+    },
+    user,
+    password,
+    url,
+    query,
+    createDatabase: async () => {
+      const name = `t${process.pid}_${++databases}_${randomBytes(3).toString('hex')}`;
+      await query(url(), `CREATE DATABASE ${name}`);
+      return url(name);
+    },
+    log: () => output,
+    stop: async () => {
+      await stopChild();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

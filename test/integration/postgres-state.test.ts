@@ -1,0 +1,218 @@
+// Engines on one real PostgreSQL 15 database: migrations run once when they open it together, a newer schema is
+// refused, the races SQLite serialised stay exactly-once across engines, a whole watermark job renders with no SQLite
+// file made, and a database that cannot be reached is a catalogued error that never shows the password.
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isWmarkError, type WmarkError } from '../../src/core/errors.js';
+import { jobId } from '../../src/engine/jobs/job-lease.js';
+import { numberedPlaceholders, PostgresStateStore } from '../../src/engine/state/postgres-state-store.js';
+import { SCHEMA_VERSION } from '../../src/engine/state/schema.js';
+import { requestWatermark } from '../../src/engine/watermark/request.js';
+import { runCli } from '../helpers/cli.js';
+import { runWmark } from '../helpers/cli-helpers.js';
+import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
+import { flat, tempDir } from '../helpers/fixtures.js';
+import { decodeFrame, decodesCleanly, diffBox } from '../helpers/media.js';
+import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { waitFor } from '../helpers/serve-helpers.js';
+import { ffmpegWrapper, ingestFixture, parsePlaylist, renderWith, SMALL, settingsOf } from '../helpers/watermark-helpers.js';
+
+/** The error a promise rejects with. */
+async function failure(promise: Promise<unknown>): Promise<WmarkError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!isWmarkError(error)) throw new Error(`expected a WmarkError, got ${String(error)}`);
+  return error;
+}
+
+it('rewrites ? placeholders to $n, leaving string literals and quoted names alone', () => {
+  expect(numberedPlaceholders("UPDATE jobs SET a = ?, b = 'x?''y?' WHERE \"q?\" = ? AND c IN (?, ?)")).toBe(
+    "UPDATE jobs SET a = $1, b = 'x?''y?' WHERE \"q?\" = $2 AND c IN ($3, $4)",
+  );
+});
+
+describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${POSTGRES_MISSING}` : 'engines on one PostgreSQL database', () => {
+  let pg: TestPostgres;
+  const dirs: string[] = [];
+  const engines: TestEngine[] = [];
+  beforeAll(async () => {
+    pg = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    for (const e of engines) await e.dispose();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await pg?.stop();
+  });
+
+  async function engineOn(url: string, dataDir = tempDir('pg-engine')): Promise<TestEngine> {
+    if (!dirs.includes(dataDir)) dirs.push(dataDir);
+    const engine = await testEngine({ dataDir, database: url });
+    engines.push(engine);
+    return engine;
+  }
+
+  it('runs the migrations once when engines open an empty database at the same moment', async () => {
+    const url = await pg.createDatabase();
+    const [a, b] = await Promise.all([engineOn(url), engineOn(url)]);
+    const stores = await Promise.all([1, 2, 3].map(() => PostgresStateStore.open(url)));
+    expect(stores.map((s) => s.migrated)).toEqual([0, 0, 0]);
+    for (const s of stores) await s.close();
+    const applied = await pg.query<{ version: number }>(url, 'SELECT version FROM wmark_schema_migrations ORDER BY version');
+    expect(applied.map((r) => r.version)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+    expect((await a.store.describe()).schemaVersion).toBe(SCHEMA_VERSION);
+    expect((await b.store.describe()).database).toBe(`PostgreSQL postgres://${pg.user}:***@127.0.0.1:${pg.port}/${new URL(url).pathname.slice(1)}`);
+    // Several openers racing on a second empty database: exactly one of them migrates it.
+    const other = await pg.createDatabase();
+    const racing = await Promise.all([1, 2, 3, 4].map(() => PostgresStateStore.open(other)));
+    expect(racing.map((s) => s.migrated).sort()).toEqual([0, 0, 0, SCHEMA_VERSION]);
+    for (const s of racing) await s.close();
+  });
+
+  it('runs the migrations once when several wmark processes start on an empty database together', async () => {
+    const url = await pg.createDatabase();
+    const box = tempDir('pg-processes');
+    dirs.push(box);
+    const runs = await Promise.all(
+      [1, 2, 3].map((i) =>
+        runWmark(['--data-dir', path.join(box, `data-${i}`), '--json', 'template', 'list'], { env: { WMARK_DB_URL: url, WMARK_CONFIG_DIR: box } }),
+      ),
+    );
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const applied = await pg.query<{ version: number }>(url, 'SELECT version FROM wmark_schema_migrations ORDER BY version');
+    expect(applied.map((r) => r.version)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+    for (let i = 1; i <= 3; i++) expect(existsSync(path.join(box, `data-${i}`, 'wmark.db'))).toBe(false);
+  });
+
+  it('refuses a database whose schema is newer than this wmark knows, naming it without the password', async () => {
+    const url = await pg.createDatabase();
+    await (await PostgresStateStore.open(url)).close();
+    await pg.query(url, 'INSERT INTO wmark_schema_migrations (version, applied_on) VALUES ($1, 0)', [SCHEMA_VERSION + 1]);
+    const error = await failure(PostgresStateStore.open(url));
+    expect(error.code).toBe('DATABASE_TOO_NEW');
+    expect(error.message).toContain(`has schema v${SCHEMA_VERSION + 1}, newer than this wmark knows (v${SCHEMA_VERSION})`);
+    expect(error.message).toContain(`postgres://${pg.user}:***@`);
+    expect(error.message).not.toContain(pg.password);
+  });
+
+  it('makes one watermark of identical requests through two engines at once, gives a lease to one, and lets only its owner renew it', async () => {
+    const url = await pg.createDatabase();
+    const shared = tempDir('pg-shared');
+    const a = await engineOn(url, shared);
+    const b = await engineOn(url, shared);
+    await ingestFixture(a, await flat('336699', 2), 'race');
+    const request = () => ({ video: { key: 'race' }, settings: settingsOf([{ type: 'TEXT', content: 'same viewer' }]), containers: ['m3u8' as const] });
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => requestWatermark(i % 2 ? b : a, request())));
+    expect(new Set(answers.map((r) => r.watermark.id)).size).toBe(1);
+    expect(answers.filter((r) => r.created)).toHaveLength(1);
+    expect(await pg.query(url, 'SELECT COUNT(*)::int AS n FROM watermarks')).toEqual([{ n: 1 }]);
+
+    for (let round = 0; round < 10; round++) {
+      const id = jobId('watermark', `race-${round}`);
+      await a.store.ensureJob('watermark', `race-${round}`, a.now());
+      const won = await Promise.all([a.store.acquireJob(id, a.owner, a.now(), 20_000), b.store.acquireJob(id, b.owner, b.now(), 20_000)]);
+      expect(won.filter(Boolean)).toHaveLength(1);
+      const [owner, other] = won[0] ? [a, b] : [b, a];
+      const beats = await Promise.all([owner.store.heartbeatJob(id, owner.owner, owner.now()), other.store.heartbeatJob(id, other.owner, other.now())]);
+      expect(beats).toEqual([true, false]);
+      expect(await a.store.getJob(id)).toMatchObject({ owner: owner.owner, status: 'running', attempts: 1 });
+    }
+  });
+
+  it('renders a whole watermark through an engine on PostgreSQL, and makes no SQLite file', async () => {
+    const url = await pg.createDatabase();
+    const engine = await engineOn(url);
+    const video = await ingestFixture(engine, await flat('336699', 2), 'whole');
+    expect(video).toMatchObject({ status: 'INGESTED', width: SMALL.width, height: SMALL.height });
+    expect(video.durationSeconds).toBeCloseTo(2, 1);
+    const rendered = await renderWith(engine, 'whole', [{ type: 'TEXT', content: 'PG VIEWER', fontSize: 0.2, fontColor: '#FFFFFF', x: 0.05, y: 0.5 }]);
+    expect(rendered.record).toMatchObject({ status: 'READY' });
+    const playlist = parsePlaylist(rendered.playlist);
+    expect(playlist.segments.length).toBe(video.segments.length);
+    const first = path.join(watermarkDir(engine, video.id, rendered.record.id), playlist.segments[0]!.uri);
+    await decodesCleanly(first);
+    const frame = await decodeFrame(first, 0.2, SMALL);
+    // White text on the flat blue: the drawn box is where the setting put it.
+    const box = diffBox(frame, [0x33, 0x66, 0x99]);
+    expect(box).toBeDefined();
+    expect(box!.y0).toBeGreaterThanOrEqual(0.4 * SMALL.height);
+    expect(box!.x0).toBeLessThan(0.5 * SMALL.width);
+    // Every record is in PostgreSQL, none on disk.
+    expect(existsSync(engine.paths.db)).toBe(false);
+    expect(readdirSync(engine.dataDir).filter((f) => f.startsWith('wmark.db'))).toEqual([]);
+    expect(await pg.query(url, "SELECT status, done, total FROM jobs WHERE kind = 'watermark'")).toEqual([
+      { status: 'done', done: video.segments.length, total: video.segments.length },
+    ]);
+  });
+
+  it('hands a --no-wait watermark to a detached process that finds the same database (by env, not argv)', async () => {
+    const url = await pg.createDatabase();
+    const box = tempDir('pg-nowait');
+    dirs.push(box);
+    const dataDir = path.join(box, 'data');
+    const ffmpeg = ffmpegWrapper(box, { log: path.join(box, 'ffmpeg.log'), sleepPerSegment: 0.5 });
+    const env = { WMARK_CONFIG_DIR: box, WMARK_FFMPEG: ffmpeg };
+    const cli = (...args: string[]) => runCli(['--data-dir', dataDir, '--db', url, '--json', ...args], { env, cwd: box });
+    expect((await cli('ingest', await flat('336699', 6), '--key', 'later')).code).toBe(0);
+    const started = await cli('watermark', '--key', 'later', '--text', 'in the background', '--no-wait');
+    expect(started.code, started.stderr).toBe(0);
+    const id = started.json<{ id: string }>().id;
+    const job = await waitFor(
+      async () =>
+        (await pg.query<{ status: string; done: number; total: number }>(url, 'SELECT status, done, total FROM jobs WHERE id = $1', [`watermark:${id}`])).find(
+          (j) => j.status === 'done',
+        ),
+      'the detached job to finish',
+    );
+    expect(job.done).toBe(job.total);
+    expect(readdirSync(path.join(dataDir, 'logs')).some((f) => f.includes(id))).toBe(true);
+    expect(existsSync(path.join(dataDir, 'wmark.db'))).toBe(false);
+    const rows = await pg.query<{ status: string }>(url, 'SELECT status FROM watermarks WHERE id = $1', [id]);
+    expect(rows).toEqual([{ status: 'READY' }]);
+  });
+
+  it('reports a wrong password or a dead port as DATABASE_UNAVAILABLE with a hint, never the password or a stack', async () => {
+    const database = new URL(await pg.createDatabase()).pathname.slice(1);
+    const secret = 'not-the-password-s3cret';
+    const wrong = `postgres://${pg.user}:${secret}@127.0.0.1:${pg.port}/${database}`;
+    const dead = `postgres://${pg.user}:${secret}@127.0.0.1:9/${database}`;
+    for (const [url, reason] of [
+      [wrong, /password authentication failed/],
+      [dead, /ECONNREFUSED/],
+    ] as const) {
+      const error = await failure(PostgresStateStore.open(url));
+      expect(error.code).toBe('DATABASE_UNAVAILABLE');
+      expect(error.message).toMatch(reason);
+      expect(error.message).toContain(`postgres://${pg.user}:***@127.0.0.1:`);
+      expect(JSON.stringify(error.toJSON())).not.toContain(secret);
+
+      const box = tempDir('pg-cli');
+      dirs.push(box);
+      const cli = await runCli(['--data-dir', box, '--db', url, 'video', 'list'], { env: { WMARK_CONFIG_DIR: box } });
+      expect(cli.code).toBe(5);
+      expect(cli.stderr).toContain(`cannot use the PostgreSQL database postgres://${pg.user}:***@127.0.0.1:`);
+      expect(cli.stderr).toContain('Check --db postgres://USER:PASSWORD@HOST:PORT/DATABASE');
+      expect(cli.stderr + cli.stdout).not.toContain(secret);
+      expect(cli.stderr).not.toMatch(/\n\s+at /);
+      expect(existsSync(path.join(box, 'wmark.db'))).toBe(false);
+
+      const json = await runCli(['--data-dir', box, '--db', url, '--json', 'video', 'list'], { env: { WMARK_CONFIG_DIR: box } });
+      expect(json.code).toBe(5);
+      expect(json.stdout + json.stderr).toContain('"code":"DATABASE_UNAVAILABLE"');
+      expect(json.stdout + json.stderr).not.toContain(secret);
+
+      const doctor = await runCli(['--data-dir', box, '--json', 'doctor'], { env: { WMARK_CONFIG_DIR: box, WMARK_DB_URL: url } });
+      const checks = doctor.json<{ checks: { name: string; ok: boolean; detail: string }[] }>().checks;
+      expect(checks.find((c) => c.name === 'database')).toMatchObject({ ok: false, detail: expect.stringContaining('***@127.0.0.1') });
+      expect(doctor.stdout + doctor.stderr).not.toContain(secret);
+    }
+    const box = tempDir('pg-cli-bad');
+    dirs.push(box);
+    const bad = await runCli(['--data-dir', box, '--db', `mysql://root:${secret}@db/x`, 'video', 'list'], { env: { WMARK_CONFIG_DIR: box } });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--db "mysql://root:***@db/x": not a postgres:// URL with a host');
+    expect(bad.stderr).not.toContain(secret);
+  });
+});
