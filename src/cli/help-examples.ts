@@ -70,6 +70,8 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'auth logout': ['wmark auth logout', 'wmark auth logout --all'],
   poll: ["wmark poll '<href>'   # the href of a 1.0 watermark answer"],
   doctor: ['wmark doctor', 'wmark doctor --json', 'wmark doctor --queue redis://10.0.0.5:6379 --media /mnt/wmark'],
+  db: ['wmark db copy --to postgres://wmark:PASSWORD@db.internal:5432/wmark   # keys, videos, templates, watermarks, jobs'],
+  'db copy': ['wmark --json db copy --to postgres://wmark:PASSWORD@db.internal:5432/wmark   # into an empty database'],
   demo: ['wmark demo', 'wmark demo --viewer "Grace Hopper" --email grace@example.com', 'wmark demo --port 0 --no-keep-serving'],
   completion: [
     'wmark completion bash >> ~/.bashrc',

@@ -28,6 +28,7 @@ import Database from 'better-sqlite3';
 import { BIN, onPty, until } from './cli-helpers.js';
 import { freePort } from './free-port.js';
 import { gradedAlphaPng } from './images.js';
+import { startPostgres, type TestPostgres } from './postgres.js';
 import { startRedis, type TestRedis } from './redis.js';
 import { startS3, type TestS3 } from './s3.js';
 
@@ -107,6 +108,8 @@ export interface World {
   files: string;
   /** What --open handed to the "browser", one link a line. */
   opened: string;
+  /** A new empty PostgreSQL database's URL (the server starts on first use). */
+  database(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -163,6 +166,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     WMARK_S3_ENDPOINT: s3.endpoint,
   };
   const remote = await startRemote(root, env);
+  let postgres: Promise<TestPostgres> | undefined;
   const world: World = {
     root,
     ...dirs,
@@ -173,7 +177,12 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     s3,
     files: fileServer.url,
     opened,
+    database: async () => {
+      postgres ??= startPostgres();
+      return (await postgres).createDatabase();
+    },
     close: async () => {
+      await (await postgres)?.stop();
       await stopProcess(remote.process);
       await Promise.all([redis.stop(), s3.stop(), new Promise((r) => fileServer.server.close(r))]);
       rmSync(root, { recursive: true, force: true });
@@ -222,6 +231,9 @@ export async function stopProcess(proc: ChildProcess, group = false): Promise<{ 
   return result;
 }
 
+/** The PostgreSQL URL the examples print; each block that names it gets a new empty database of its own. */
+const DATABASE_URL = 'postgres://wmark:PASSWORD@db.internal:5432/wmark';
+
 /** The addresses of the examples' outside infrastructure, and where the world's stand-ins listen. */
 function substitutions(w: World): [string, string][] {
   return [
@@ -251,6 +263,7 @@ export interface RunResult {
 export class Block {
   private readonly running: { command: string; proc: ChildProcess; out: () => string }[] = [];
   private readonly env: Record<string, string> = {};
+  private database: Promise<string> | undefined;
 
   constructor(private readonly w: World) {}
 
@@ -359,6 +372,11 @@ export class Block {
   /** Addresses substituted, placeholders given real values. */
   private async fill(printed: string): Promise<string> {
     let command = printed;
+    // The examples' database: one empty PostgreSQL database for the block, as a reader's commands share theirs.
+    if (command.includes(DATABASE_URL)) {
+      this.database ??= this.w.database();
+      command = command.split(DATABASE_URL).join(await this.database);
+    }
     for (const [from, to] of substitutions(this.w)) command = command.split(from).join(to);
     const values: [string, () => Promise<string>][] = [
       ['<id>', () => this.watermarkId()],

@@ -203,7 +203,8 @@ describe('refusals', () => {
   it('the CLI refuses an unknown layout; a key prepared with another layout needs --replace', async () => {
     const bad = await cli(['ingest', source, '--key', 'bad-layout', '--forensic-layout', 'diagonal']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/Allowed choices are whole, split, single/);
+    expect(bad.stderr).toContain('--forensic-layout: expected whole, split or single, got "diagonal"');
+    expect(bad.stderr).toMatch(/hint: See `wmark ingest --help`/);
     const other = await cli(['ingest', source, '--key', SPLIT_KEY, '--forensic-layout', 'single']);
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/already prepared with the 'split' forensic layout, not 'single'/);
