@@ -63,7 +63,7 @@ const NO_ANSWER = new Set([
   'ECONNABORTED',
   'ERR_STREAM_PREMATURE_CLOSE',
 ]);
-const READ_ATTEMPTS = 3;
+const READ_ATTEMPTS = 4;
 const READ_RETRY_MS = 50;
 
 export class S3MediaStore implements MediaStore {
@@ -170,19 +170,22 @@ export class S3MediaStore implements MediaStore {
   }
 
   /**
-   * The whole object. A body cut off mid-way is read again (twice at most): an object being overwritten, a growing
-   * playlist say, can end a read early on stores whose overwrites are not atomic, and the next read gets the new one.
-   * A cut body is an answer, so it never marks the store down; a store that gives no answer fails in `openRange`.
+   * The whole object. A body cut off mid-way, or a 5xx "try again", is read again (three times at most): an object
+   * being overwritten, a growing playlist say, can fail a read on stores whose overwrites are not atomic, and the next
+   * read gets the new one. Both are answers, so neither marks the store down; a store that gives no answer fails in
+   * `openRange`, and is not asked again here.
    */
   async read(key: string): Promise<Buffer> {
     for (let attempt = 1; ; attempt++) {
-      const body = await this.openRange(key);
-      const chunks: Buffer[] = [];
       try {
-        for await (const chunk of body) chunks.push(chunk as Buffer);
+        const chunks: Buffer[] = [];
+        for await (const chunk of await this.openRange(key)) chunks.push(chunk as Buffer);
         return Buffer.concat(chunks);
       } catch (error) {
-        if (attempt === READ_ATTEMPTS) throw storeError(this, 'get', key, error);
+        // Read again after a cut body or the store's own "try again" (a 5xx answer, which s3rver gives a read racing a
+        // write); a missing object, or a store that gives no answer at all, is the answer.
+        const wrapped = isWmark(error) ? error : storeError(this, 'get', key, error);
+        if (attempt === READ_ATTEMPTS || wrapped.code !== 'MEDIA_STORE_FAILED') throw wrapped;
         await delay(READ_RETRY_MS * attempt);
       }
     }
