@@ -343,7 +343,7 @@ describe('paths', () => {
   });
 });
 
-describe('queue.url (the render farm, issue 11)', () => {
+describe('queue.url (the render farm)', () => {
   it('is unset by default: serve renders embedded', async () => {
     expect((await load()).queue).toBeUndefined();
   });
@@ -371,7 +371,7 @@ describe('queue.url (the render farm, issue 11)', () => {
   });
 });
 
-describe("media.* (the render farm's shared store, issue 11)", () => {
+describe("media.* (the render farm's shared store)", () => {
   it('is unset by default: media lives in the data folder', async () => {
     expect((await load()).media).toBeUndefined();
   });
