@@ -91,6 +91,7 @@ export class CliContext {
         workers: config.workers,
         encode: config.encode,
         database: config.db?.url,
+        secret: config.secret,
         ...choice,
       }),
     );

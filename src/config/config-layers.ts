@@ -66,6 +66,8 @@ const FIELDS: readonly FieldSpec[] = [
   { path: 'media.s3Region', env: 'WMARK_S3_REGION', flag: 's3Region', kind: 'string' },
   { path: 'shutdownTimeoutSeconds', env: 'WMARK_SHUTDOWN_TIMEOUT', flag: 'shutdownTimeout', kind: 'int' },
   { path: 'db.url', env: 'WMARK_DB_URL', flag: 'db', kind: 'string' },
+  // No flag: a secret on a command line is visible to every user of the machine.
+  { path: 'secret', env: 'WMARK_SECRET', kind: 'string' },
   { path: 'color', flag: 'color', kind: 'boolean' },
 ];
 

@@ -39,6 +39,8 @@ export interface ResolvedConfig {
   shutdownTimeoutSeconds: number;
   /** The PostgreSQL state database; without it, state lives in the SQLite file in the data folder. */
   db?: { url: string };
+  /** The operator's secret (base64url); without it, the database's or the data folder's. */
+  secret?: string;
   /** Undefined = decide from NO_COLOR / FORCE_COLOR / TTY. */
   color?: boolean;
   /** Dotted field path -> where its non-default value came from: a file path, `env WMARK_X` or `flag --x`. */
@@ -87,6 +89,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<ResolvedCo
   const media = withoutUndefined({ url: merged.media?.url, s3Endpoint: merged.media?.s3Endpoint, s3Region: merged.media?.s3Region });
   if (Object.keys(media).length) resolved.media = media;
   if (merged.db?.url !== undefined) resolved.db = { url: merged.db.url };
+  if (merged.secret !== undefined) resolved.secret = merged.secret;
   if (found) resolved.configFile = found.filepath;
   return resolved;
 }

@@ -99,6 +99,9 @@ export const wmarkConfigSchema = section({
   // How long `wmark serve` and `wmark worker` give the work in hand when asked to stop (0: none).
   shutdownTimeoutSeconds: intRange(0, 3600).optional(),
   db: dbSchema.optional(),
+  // The key behind signed links, tokens and forensic codes, when the operator keeps it (base64url, 32 bytes or more;
+  // checked where the engine opens). Without it: the database server's, else the data folder's file.
+  secret: nonEmptyString('a base64url secret of 32 bytes or more').optional(),
   color: z.boolean({ error: expected('true or false') }).optional(),
 });
 

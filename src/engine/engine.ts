@@ -9,7 +9,7 @@ import { locateTools } from '../ffmpeg/locate-tools.js';
 import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import { privateDir, tighten, tightenTree, usePrivateUmask } from './data-folder/file-modes.js';
 import { dataLayout } from './data-folder/layout.js';
-import { loadOrCreateSecret } from './data-folder/secret.js';
+import { resolveSecret, SIGNING_SECRET } from './data-folder/secret.js';
 import { Dependencies } from './dependencies.js';
 import type { Deployment, EngineParts, EngineStrategies } from './deployment.js';
 import { embedded } from './embedded.js';
@@ -28,7 +28,7 @@ export interface Engine extends EngineParts, Omit<EngineStrategies, 'dependencie
   readonly newId: () => string;
   /** Identifies this process as a job lease owner. */
   readonly owner: string;
-  /** Wakes watchers in this process when a job moves on. */
+  /** Wakes watchers when a job moves on: in this process, and in the others on the same database server. */
   readonly changes: ChangeFeed;
   /** What this engine keeps in memory between calls (renderers of watermarks being played, font metrics, codebooks). */
   readonly caches: EngineCaches;
@@ -46,8 +46,10 @@ export interface EngineOptions {
   now?: () => number;
   /** The state store (default: the PostgreSQL database of `database`, else the SQLite file in the data folder). */
   store?: StateStore;
-  /** postgres://… : keep all state in that database (no SQLite file is made in the data folder). */
+  /** postgres://… : keep all state in that database (no SQLite file is made in the data folder), the secret too. */
   database?: string | undefined;
+  /** The operator's secret (config `secret`, env WMARK_SECRET): base64url, 32 bytes or more. */
+  secret?: string | undefined;
   /** How it is deployed (default: everything in this process, media in the data folder). */
   deployment?: Deployment;
 }
@@ -61,16 +63,25 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
   for (const dir of [paths.media, paths.videos, paths.watermarks, paths.tmp]) privateDir(dir);
   for (const file of [paths.db, `${paths.db}-wal`, `${paths.db}-shm`, paths.secret]) tighten(file);
   const tools = locateTools({ ffmpeg: options.ffmpeg, ffprobe: options.ffprobe, font: options.font });
-  const parts: EngineParts = {
-    paths,
-    tools,
-    runner: options.runner ?? createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path),
-    secret: loadOrCreateSecret(paths.secret),
-    encode: options.encode,
-    workers: Math.max(1, options.workers),
-  };
   const store = options.store ?? (await openStateStore({ file: paths.db, url: options.database }));
-  const strategies = await (options.deployment ?? embedded)(parts).catch(async (error: unknown) => {
+  const opened = async (): Promise<EngineStrategies & { parts: EngineParts }> => {
+    const secret = await resolveSecret({
+      file: paths.secret,
+      given: options.secret,
+      // Instances sharing a database server share its secret; nothing they need stays on one machine's disk.
+      shared: options.database === undefined ? undefined : (candidate) => store.sharedSecret(SIGNING_SECRET, candidate),
+    });
+    const parts: EngineParts = {
+      paths,
+      tools,
+      runner: options.runner ?? createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path),
+      secret,
+      encode: options.encode,
+      workers: Math.max(1, options.workers),
+    };
+    return { ...(await (options.deployment ?? embedded)(parts)), parts };
+  };
+  const { parts, ...strategies } = await opened().catch(async (error: unknown) => {
     await store.close();
     throw error;
   });
@@ -85,7 +96,7 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
     now,
     newId: randomUUID,
     owner: `${process.pid}:${randomUUID()}`,
-    changes: new ChangeFeed(),
+    changes: new ChangeFeed(store.changeBus()),
     caches: new EngineCaches(),
     async close() {
       await strategies.renderer.close();

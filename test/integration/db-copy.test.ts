@@ -1,7 +1,7 @@
 // `wmark db copy --to postgres://…`: a data folder the CLI made (a video, a template, an API key, a watermark and their
 // jobs) copied into a real PostgreSQL 15 database row for row, a second copy refused, and the copied key then
 // accepted over HTTP by `wmark serve --db …` on a fresh data folder, which makes no SQLite file of its own.
-import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStateStore } from '../../src/engine/state/postgres-state-store.js';
@@ -56,7 +56,12 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
       from: path.join(dataDir, 'wmark.db'),
       to: `PostgreSQL ${url.replace(`:${pg.password}@`, ':***@')}`,
       tables: { videos: 1, templates: 1, watermarks: 1, jobs: 2, credentials: 1 },
+      secret: true,
     });
+    // The folder's secret went along, so the links it signed and its forensic codes stay valid under the database.
+    expect(await pg.query(url, 'SELECT name, value FROM shared_secrets')).toEqual([
+      { name: 'signing', value: readFileSync(path.join(dataDir, 'secret.key'), 'utf8').trim() },
+    ]);
     expect(r.stdout + r.stderr).not.toContain(pg.password);
     // Row for row what the SQLite file holds, read back through the store as the engine reads it (numbers as numbers).
     const copied = await PostgresStateStore.open(url);
@@ -92,7 +97,7 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     expect(r.stdout + r.stderr).not.toContain(pg.password);
   });
 
-  it('serves the copied state with `wmark serve --db`: the copied key authenticates over HTTP, and no SQLite file is made', async () => {
+  it('serves the copied state with `wmark serve --db`: the copied key authenticates over HTTP, and no SQLite file or secret is made', async () => {
     const fresh = path.join(root, 'serve-data');
     mkdirSync(fresh);
     serve = spawnServe(fresh, ['--db', url, '--port', '0']);
@@ -110,6 +115,6 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     expect(serve.stderr()).not.toContain('No API credentials existed');
     expect(serve.stderr()).toContain(`state: PostgreSQL postgres://${pg.user}:***@127.0.0.1:${pg.port}/`);
     expect(serve.stderr()).not.toContain(pg.password);
-    expect(readdirSync(fresh).filter((f) => f.startsWith('wmark.db'))).toEqual([]);
+    expect(readdirSync(fresh).filter((f) => f.startsWith('wmark.db') || f === 'secret.key')).toEqual([]);
   });
 });

@@ -1,10 +1,12 @@
 // Engines on one real PostgreSQL 15 database: migrations run once when they open it together, a newer schema is
 // refused, the races SQLite serialised stay exactly-once across engines, a whole watermark job renders with no SQLite
 // file made, and a database that cannot be reached is a catalogued error that never shows the password.
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isWmarkError, type WmarkError } from '../../src/core/errors.js';
+import { openEngine } from '../../src/engine/engine.js';
 import { jobId } from '../../src/engine/jobs/job-lease.js';
 import { numberedPlaceholders, PostgresStateStore } from '../../src/engine/state/postgres-state-store.js';
 import { SCHEMA_VERSION } from '../../src/engine/state/schema.js';
@@ -17,6 +19,8 @@ import { decodeFrame, decodesCleanly, diffBox } from '../helpers/media.js';
 import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { waitFor } from '../helpers/serve-helpers.js';
 import { ffmpegWrapper, ingestFixture, parsePlaylist, renderWith, SMALL, settingsOf } from '../helpers/watermark-helpers.js';
+
+const ENCODE = { preset: 'veryfast', crf: 23 } as const;
 
 /** The error a promise rejects with. */
 async function failure(promise: Promise<unknown>): Promise<WmarkError> {
@@ -119,6 +123,59 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
       expect(beats).toEqual([true, false]);
       expect(await a.store.getJob(id)).toMatchObject({ owner: owner.owner, status: 'running', attempts: 1 });
     }
+  });
+
+  it('gives every engine on one database the same secret, stored there by the first, and writes none to a data folder', async () => {
+    const url = await pg.createDatabase();
+    const [a, b] = await Promise.all([engineOn(url), engineOn(url)]);
+    expect(a.secret.length).toBeGreaterThanOrEqual(32);
+    expect(a.secret.equals(b.secret)).toBe(true);
+    expect(await pg.query(url, 'SELECT name, value FROM shared_secrets')).toEqual([{ name: 'signing', value: a.secret.toString('base64url') }]);
+    for (const e of [a, b]) expect(existsSync(e.paths.secret), e.dataDir).toBe(false);
+    // An operator's secret that differs from the database's is refused before anything is signed with it.
+    const refused = await failure(
+      openEngine({ dataDir: tempDir('pg-engine'), workers: 1, encode: ENCODE, database: url, secret: randomBytes(32).toString('base64url') }),
+    );
+    expect(refused.code).toBe('CONFIG_INVALID');
+    expect(refused.message).toContain('does not match the one in use: the database holds a different one');
+    expect(refused.message).not.toContain(a.secret.toString('base64url'));
+    // The same one is accepted.
+    const same = await openEngine({ dataDir: tempDir('pg-engine'), workers: 1, encode: ENCODE, database: url, secret: a.secret.toString('base64url') });
+    expect(same.secret.equals(a.secret)).toBe(true);
+    await same.close();
+  });
+
+  it("wakes a watcher on one engine when another moves a job on, through the database's notices, within a poll's time", async () => {
+    const url = await pg.createDatabase();
+    const [a, b] = await Promise.all([engineOn(url), engineOn(url)]);
+    expect(b.changes.crossProcess).toBe(true);
+    const heard: { engine: string; at: number }[] = [];
+    const offs = [
+      b.changes.subscribe('watermark:w1', () => heard.push({ engine: 'b', at: Date.now() })),
+      a.changes.subscribe('watermark:w1', () => heard.push({ engine: 'a', at: Date.now() })),
+      b.changes.subscribe('watermark:other', () => heard.push({ engine: 'b-other', at: Date.now() })),
+    ];
+    // The listening connection opens with the first subscription: wait until a notice gets through.
+    await waitFor(
+      async () => {
+        a.changes.notify('watermark:w1');
+        await new Promise((r) => setTimeout(r, 100));
+        return heard.some((h) => h.engine === 'b') || undefined;
+      },
+      'the listening connection',
+      10_000,
+    );
+    heard.length = 0;
+    const sent = Date.now();
+    a.changes.notify('watermark:w1');
+    await waitFor(() => heard.find((h) => h.engine === 'b'), "B's wake-up", 5000, 10);
+    await new Promise((r) => setTimeout(r, 300));
+    // B heard it well within its 2-s fallback poll; A heard its own notice once (not again through the database);
+    // a watcher of another watermark heard nothing.
+    expect(heard.find((h) => h.engine === 'b')!.at - sent).toBeLessThan(1000);
+    expect(heard.filter((h) => h.engine === 'a')).toHaveLength(1);
+    expect(heard.filter((h) => h.engine === 'b-other')).toHaveLength(0);
+    for (const off of offs) off();
   });
 
   it('renders a whole watermark through an engine on PostgreSQL, and makes no SQLite file', async () => {

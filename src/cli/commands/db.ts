@@ -19,6 +19,7 @@ export function registerDb(program: Command): void {
           [
             `copied ${c.cyan(report.from)} into ${c.cyan(report.to)}:`,
             ...Object.entries(report.tables).map(([table, n]) => `  ${table.padEnd(12)} ${n}`),
+            ...(report.secret ? ['  the secret that signs its links and tokens and seeds its forensic codes'] : []),
             `Use it with --db (or WMARK_DB_URL, db.url in the config); media stays in ${config.dataDir}.`,
           ].join('\n'),
         );

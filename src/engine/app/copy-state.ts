@@ -1,8 +1,9 @@
-// `wmark db copy`: a data folder's state (API keys, videos, templates, watermarks, and jobs as they are) copied into
-// a PostgreSQL database, row for row, in one transaction. Media stays where it is: only the records move.
+// `wmark db copy`: a data folder's state (API keys, videos, templates, watermarks, and jobs as they are) and its secret
+// copied into a PostgreSQL database, row for row, in one transaction. Media stays where it is: only the records move.
 import { existsSync } from 'node:fs';
 import { WmarkError } from '../../core/errors.js';
 import { dataLayout } from '../data-folder/layout.js';
+import { loadOrCreateSecret, SIGNING_SECRET } from '../data-folder/secret.js';
 import { openStateStore } from '../state/open-state-store.js';
 import { STATE_TABLES, type StateTable } from '../state/sql-state-store.js';
 import { SqliteStateStore } from '../state/sqlite-state-store.js';
@@ -14,6 +15,8 @@ export interface CopyReport {
   to: string;
   /** Rows copied, per table. */
   tables: Record<StateTable, number>;
+  /** Whether the data folder's secret went too (links, tokens and forensic codes stay valid under the database). */
+  secret: boolean;
 }
 
 const countsText = (counts: Record<string, number>) =>
@@ -40,8 +43,15 @@ export async function copyStateToDatabase(dataDir: string, url: string): Promise
         throw new WmarkError('DATABASE_NOT_EMPTY', `${to} already holds state (${countsText(held)}); nothing was copied`);
       }
       const tables = await Promise.all(STATE_TABLES.map(async (table) => ({ table, rows: await source.tableRows(table) })));
-      await target.insertRows(tables);
-      return { from: file, to, tables: Object.fromEntries(tables.map(({ table, rows }) => [table, rows.length])) as Record<StateTable, number> };
+      const secretFile = dataLayout(dataDir).secret;
+      const secret: Record<string, string> = existsSync(secretFile) ? { [SIGNING_SECRET]: loadOrCreateSecret(secretFile).toString('base64url') } : {};
+      await target.insertRows(tables, secret);
+      return {
+        from: file,
+        to,
+        tables: Object.fromEntries(tables.map(({ table, rows }) => [table, rows.length])) as Record<StateTable, number>,
+        secret: SIGNING_SECRET in secret,
+      };
     } finally {
       await target.close();
     }

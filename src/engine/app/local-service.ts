@@ -41,8 +41,8 @@ export type { RenderMode, WatermarkRecord } from '../state/state-store.js';
 
 /** A forensic-only watermark costs links, not encodes: it is answered READY after at most this long. */
 const FORENSIC_READY_MS = 15_000;
-/** Where nothing pushes changes (another process renders), the store is read this often. */
-const LOCAL_POLL_MS = 250;
+/** How often a watcher reads the store: seldom (for a lost notice) where the database pushes other processes' changes. */
+const pollMs = (engine: Engine) => (engine.changes.crossProcess ? 2000 : 250);
 
 export interface LocalServiceOptions {
   queue: JobQueue;
@@ -149,7 +149,7 @@ export class LocalService implements WatermarkService {
   watchVideo(id: string, options: WatchOptions = {}): AsyncIterable<VideoProgress> {
     const states = watch({
       read: async () => ({ video: await this.videoRecord(id), job: await this.engine.store.getJob(jobId('ingest', id)) }),
-      intervalMs: options.intervalMs ?? LOCAL_POLL_MS,
+      intervalMs: options.intervalMs ?? pollMs(this.engine),
       subscribe: (wake) => this.engine.changes.subscribe(topicOf('ingest', id), wake),
       key: (s) => `${s.video.status}|${s.job?.done}|${s.job?.stage}`,
       until: (s) => s.video.status !== 'PENDING',
@@ -245,7 +245,7 @@ export class LocalService implements WatermarkService {
     const id = resource.id ?? '';
     const states = watch({
       read: async () => ({ w: await this.watermarkRecord(resource), job: await this.engine.store.getJob(jobId('watermark', id)) }),
-      intervalMs: options.intervalMs ?? LOCAL_POLL_MS,
+      intervalMs: options.intervalMs ?? pollMs(this.engine),
       subscribe: (wake) => this.engine.changes.subscribe(topicOf('watermark', id), wake),
       key: (s) => `${s.w.status}|${s.job?.done}|${s.job?.total}|${s.job?.stage}`,
       until: (s) => reached(s.w),

@@ -4,6 +4,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { WmarkError } from '../../core/errors.js';
 import { redactUrl, scrubUrl } from '../../core/redact-url.js';
+import { PostgresChangeBus } from './postgres-change-bus.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import type { SqlDatabase, SqlStatement } from './sql-database.js';
 import { SqlStateStore } from './sql-state-store.js';
@@ -100,11 +101,19 @@ class PostgresDatabase implements SqlDatabase {
   readonly description: string;
   private readonly texts = new Map<string, string>();
 
+  private bus: PostgresChangeBus | undefined;
+
   constructor(
     private readonly pool: Pool,
     private readonly url: string,
+    private readonly newBus: () => PostgresChangeBus,
   ) {
     this.description = `PostgreSQL ${redactUrl(url)}`;
+  }
+
+  changeBus(): PostgresChangeBus {
+    this.bus ??= this.newBus();
+    return this.bus;
   }
 
   private text(sql: string): string {
@@ -162,8 +171,9 @@ class PostgresDatabase implements SqlDatabase {
     return `server ${row?.server_version ?? 'unknown'}`;
   }
 
-  close(): Promise<void> {
-    return this.pool.end();
+  async close(): Promise<void> {
+    await this.bus?.close();
+    await this.pool.end();
   }
 }
 
@@ -185,14 +195,8 @@ export class PostgresStateStore extends SqlStateStore {
       oid === INT8_OID || oid === NUMERIC_OID
         ? (value: string) => Number(value)
         : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser;
-    const pool = new pg.Pool({
-      connectionString: url,
-      application_name: 'wmark',
-      max: 10,
-      connectionTimeoutMillis: 10_000,
-      idleTimeoutMillis: 30_000,
-      types: { getTypeParser },
-    });
+    const connection = { connectionString: url, application_name: 'wmark', connectionTimeoutMillis: 10_000, types: { getTypeParser } };
+    const pool = new pg.Pool({ ...connection, max: 10, idleTimeoutMillis: 30_000 });
     // An idle client whose server went away: the next query reports it; this only keeps it from crashing the process.
     pool.on('error', () => undefined);
     let migrated: number;
@@ -208,6 +212,7 @@ export class PostgresStateStore extends SqlStateStore {
       if (error instanceof WmarkError) throw error;
       throw unavailable(url, error);
     }
-    return new PostgresStateStore(new PostgresDatabase(pool, url), migrated);
+    const bus = () => new PostgresChangeBus(pool, (config) => new pg.Client(config), connection);
+    return new PostgresStateStore(new PostgresDatabase(pool, url, bus), migrated);
   }
 }

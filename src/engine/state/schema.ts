@@ -70,12 +70,20 @@ export interface CredentialsTable {
   revoked_on: number | null;
 }
 
+/** Secrets every instance on one database must share (the key that signs links and tokens and seeds forensic codes). */
+export interface SharedSecretsTable {
+  name: string;
+  /** base64url. */
+  value: string;
+}
+
 export interface Tables {
   videos: VideosTable;
   templates: TemplatesTable;
   watermarks: WatermarksTable;
   jobs: JobsTable;
   credentials: CredentialsTable;
+  shared_secrets: SharedSecretsTable;
 }
 
 /**
@@ -152,6 +160,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   // How a forensic video's segments carry the code; videos recorded before the choice have none (their files and
   // layout say all that serving and detection need).
   ['ALTER TABLE videos ADD COLUMN forensic_layout TEXT'],
+  // Several instances on one database sign with one key, which lives with the records it signs for.
+  ['CREATE TABLE shared_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)'],
 ];
 
 /** The schema version this code writes and reads. */

@@ -1,6 +1,8 @@
 // The little a state store asks of a SQL database, so that one store implementation serves every database wmark
 // speaks: statements with `?` placeholders (a driver rewrites them to its own), the rows they read, how many rows they
 // changed, and a list of statements applied all or none.
+import type { ChangeBus } from './state-store.js';
+
 export interface SqlStatement {
   sql: string;
   params?: readonly unknown[];
@@ -19,5 +21,7 @@ export interface SqlDatabase {
   schemaVersion(): Promise<number>;
   /** Something an operator wants to know of it (SQLite's journal mode), if anything. */
   detail(): Promise<string | undefined>;
+  /** Messages between the processes using this database, when its server carries them. */
+  changeBus?(): ChangeBus;
   close(): Promise<void>;
 }

@@ -3,9 +3,9 @@
 // conditional update) or one transaction, which SQLite and PostgreSQL both make atomic. The SQL is the subset both
 // speak alike.
 import { credentialRow, templateRow, toCredential, toJob, toTemplate, toVideo, toWatermark, videoPatchRow, videoRow, watermarkRow } from './rows.js';
-import type { CredentialsTable, JobsTable, TemplatesTable, VideosTable, WatermarksTable } from './schema.js';
+import type { CredentialsTable, JobsTable, SharedSecretsTable, TemplatesTable, VideosTable, WatermarksTable } from './schema.js';
 import type { SqlDatabase } from './sql-database.js';
-import type { CredentialRecord, JobRecord, StateStore, TemplateRecord, VideoRecord, WatermarkPatch, WatermarkRecord } from './state-store.js';
+import type { ChangeBus, CredentialRecord, JobRecord, StateStore, TemplateRecord, VideoRecord, WatermarkPatch, WatermarkRecord } from './state-store.js';
 
 /** `INSERT INTO table (a, b) VALUES (?, ?)` for a row's columns, and the values in that order. */
 function insert(table: string, row: object): { sql: string; params: unknown[] } {
@@ -18,6 +18,11 @@ function assignments(patch: object): { sql: string; params: unknown[] } | undefi
   const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
   if (entries.length === 0) return undefined;
   return { sql: entries.map(([column]) => `${column} = ?`).join(', '), params: entries.map(([, v]) => v) };
+}
+
+/** Sets a shared secret whatever it held: `wmark db copy` brings a data folder's key along with its records. */
+function replaceSecret(name: string, value: string): { sql: string; params: unknown[] } {
+  return { sql: 'INSERT INTO shared_secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value', params: [name, value] };
 }
 
 /** A listing's page: LIMIT and OFFSET only when asked for (a negative limit means all). */
@@ -39,6 +44,10 @@ export class SqlStateStore implements StateStore {
     return { database: this.db.description, schemaVersion: await this.db.schemaVersion(), ...(detail ? { detail } : {}) };
   }
 
+  changeBus(): ChangeBus | undefined {
+    return this.db.changeBus?.();
+  }
+
   close(): Promise<void> {
     return this.db.close();
   }
@@ -54,8 +63,17 @@ export class SqlStateStore implements StateStore {
   }
 
   /** Inserts rows as they are, every table in one transaction: all of them land, or none. */
-  insertRows(tables: readonly { table: StateTable; rows: readonly Record<string, unknown>[] }[]): Promise<void> {
-    return this.db.atomically(tables.flatMap(({ table, rows }) => rows.map((row) => insert(table, row))));
+  insertRows(tables: readonly { table: StateTable; rows: readonly Record<string, unknown>[] }[], secrets: Record<string, string> = {}): Promise<void> {
+    return this.db.atomically([
+      ...tables.flatMap(({ table, rows }) => rows.map((row) => insert(table, row))),
+      ...Object.entries(secrets).map(([name, value]) => replaceSecret(name, value)),
+    ]);
+  }
+
+  async sharedSecret(name: string, candidate: string): Promise<string> {
+    await this.db.run('INSERT INTO shared_secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [name, candidate]);
+    const r = await this.db.get<SharedSecretsTable>('SELECT value FROM shared_secrets WHERE name = ?', [name]);
+    return r!.value;
   }
 
   // ---- videos

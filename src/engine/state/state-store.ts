@@ -89,6 +89,18 @@ export interface CredentialRecord {
 export type WatermarkPatch = { status?: WatermarkStatus; error?: string | null; readyOn?: number | null; containers?: Container[]; render?: RenderMode };
 
 /**
+ * Short messages to every other process on the same database (a database server's notices), so a watcher in one
+ * process wakes when another moves a job on.
+ */
+export interface ChangeBus {
+  /** Sends a message to the other processes; best effort. */
+  publish(message: string): void;
+  /** Delivers other processes' messages (and this one's own) to `onMessage` from now on; once per bus. */
+  listen(onMessage: (message: string) => void): void;
+  close(): Promise<void>;
+}
+
+/**
  * What the engine asks of its state: rows and their atomic transitions. The engine and the application layer see only
  * this interface. Every transition that two processes (or two machines) may race on is one call here
  * (insert-if-absent, lease acquire/heartbeat/finish), and each is a single SQL statement or one transaction, so a
@@ -135,6 +147,15 @@ export interface StateStore {
   listCredentials(): Promise<CredentialRecord[]>;
   revokeCredential(clientId: string, now: number): Promise<boolean>;
   countActiveCredentials(): Promise<number>;
+
+  /**
+   * The shared secret named `name`: `candidate` is stored when the database holds none yet (first writer wins), and
+   * the stored value is returned either way, so every instance that opens the database agrees on one.
+   */
+  sharedSecret(name: string, candidate: string): Promise<string>;
+
+  /** Messages between processes on this database; undefined when it has no server to carry them (SQLite). */
+  changeBus(): ChangeBus | undefined;
 
   /** Which database this is and its schema version, for `wmark doctor`. */
   describe(): Promise<{ database: string; schemaVersion: number; detail?: string }>;

@@ -1,0 +1,66 @@
+// Change notices between processes that share a PostgreSQL database: NOTIFY on one channel, and one connection per
+// process that LISTENs, opened when the first watcher subscribes and opened again after it drops. A notice lost while
+// it is down costs a watcher no more than its fallback poll.
+import type { Client, ClientConfig, Pool } from 'pg';
+import type { ChangeBus } from './state-store.js';
+
+const CHANNEL = 'wmark_changes';
+const RECONNECT_MS = 1000;
+
+export class PostgresChangeBus implements ChangeBus {
+  private listener: ((message: string) => void) | undefined;
+  private client: Client | undefined;
+  private reconnect: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly newClient: (config: ClientConfig) => Client,
+    private readonly config: ClientConfig,
+  ) {}
+
+  publish(message: string): void {
+    // Best effort: a watcher elsewhere that misses it finds the change on its next poll.
+    this.pool.query('SELECT pg_notify($1, $2)', [CHANNEL, message]).catch(() => undefined);
+  }
+
+  listen(onMessage: (message: string) => void): void {
+    if (this.listener) return;
+    this.listener = onMessage;
+    void this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    const client = this.newClient(this.config);
+    const retry = () => {
+      if (this.client === client) this.client = undefined;
+      client.end().catch(() => undefined);
+      if (this.closed || this.reconnect) return;
+      this.reconnect = setTimeout(() => {
+        this.reconnect = undefined;
+        void this.connect();
+      }, RECONNECT_MS).unref();
+    };
+    client.on('error', retry);
+    client.on('end', retry);
+    client.on('notification', (n) => {
+      if (n.channel === CHANNEL && n.payload) this.listener?.(n.payload);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+      if (this.closed) await client.end();
+      else this.client = client;
+    } catch {
+      retry();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.reconnect);
+    await this.client?.end().catch(() => undefined);
+    this.client = undefined;
+  }
+}
