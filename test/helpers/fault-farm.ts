@@ -27,6 +27,10 @@ export interface FaultFarmOptions {
   queue: () => string;
   /** A bucket shared by serve and workers; without it, workers mount serve's media folder. */
   bucket?: { media: string; endpoint: string; env: Record<string, string> };
+  /** A folder every serve and worker shares as its media store (several serve instances need one). */
+  mediaFolder?: () => string;
+  /** The PostgreSQL database every serve keeps its state in: serves then share keys, records and the secret. */
+  database?: () => string;
 }
 
 export type FaultFarm = ReturnType<typeof faultFarm>;
@@ -37,7 +41,9 @@ export function faultFarm(options: FaultFarmOptions) {
   const workers: SpawnedWorker[] = [];
   const keys = new Map<string, { clientId: string; apiKey: string }>();
   const { bucket } = options;
-  const storeArgs = (dataDir: string) => (bucket ? ['--media', bucket.media, '--s3-endpoint', bucket.endpoint] : ['--media', path.join(dataDir, 'media')]);
+  const storeArgs = (dataDir: string) =>
+    bucket ? ['--media', bucket.media, '--s3-endpoint', bucket.endpoint] : ['--media', options.mediaFolder?.() ?? path.join(dataDir, 'media')];
+  const shared = bucket !== undefined || options.mediaFolder !== undefined;
 
   const newDir = (label: string): string => {
     const dir = tempDir(label);
@@ -48,14 +54,17 @@ export function faultFarm(options: FaultFarmOptions) {
   /** `wmark serve --queue` (full renders, one encoder thread) on `dataDir`, with its store; the same key pair on a restart. */
   const serve = async (dataDir: string, extra: string[] = [], port?: number): Promise<Served> => {
     const args = ['--port', String(port ?? (await freePort())), '--workers', '1', '--render', 'full', '--queue', options.queue()];
-    const proc = spawnServe(dataDir, [...args, ...(bucket ? storeArgs(dataDir) : []), ...extra], bucket?.env ?? {});
+    const database = options.database ? ['--db', options.database()] : [];
+    const proc = spawnServe(dataDir, [...args, ...(shared ? storeArgs(dataDir) : []), ...database, ...extra], bucket?.env ?? {});
     serves.push(proc);
     const base = await proc.url;
-    const credentials = keys.get(dataDir) ?? {
+    // Serves on one database share the key the first of them made.
+    const scope = options.database ? 'database' : dataDir;
+    const credentials = keys.get(scope) ?? {
       clientId: /client id:\s+(wmc_\S+)/.exec(proc.stderr())![1]!,
       apiKey: /API key:\s+(wmk_\S+)/.exec(proc.stderr())![1]!,
     };
-    keys.set(dataDir, credentials);
+    keys.set(scope, credentials);
     const token = (await call(base, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(credentials) })).json.token as string;
     return { proc, base, headers: bearer(token), credentials };
   };

@@ -1,7 +1,9 @@
 // Watermark routes: POST /{v}/watermark and the signed status link: the 1.0 long-poll href, or the 2.0 resource
 // link that answers with freshly signed URLs. API 0.1 (`/watermark`, `/0.1/watermark`) is the 1.0 request, its settings
 // also in the Java SDK's encoding object; its answer's href is the 1.0 status link, polled with or without a token.
+// DELETE of the 2.0 resource link removes a watermark.
 import { legacyWatermarkBody } from '../../core/api-requests.js';
+import { WmarkError } from '../../core/errors.js';
 import type { WatermarkRequest } from '../../service/watermark-service.js';
 import { json, MEDIA_CORS } from '../http-types.js';
 import { type Routes, versioned } from '../route-table.js';
@@ -29,4 +31,13 @@ export function watermarkRoutes(routes: Routes, ctx: ServerContext, links: Signe
       { cors: true },
     );
   }
+  // Beyond the contract: an API client removes a watermark it no longer needs (its record, files and links) through
+  // any instance, as `wmark watermark rm` does locally.
+  routes.add(['DELETE'], ['/2.0/watermark/:videoId/:watermarkId'], async (req, params) => {
+    await ctx.authenticate(req, '2.0');
+    const w = await ctx.service.watermarkRecord(params.watermarkId ?? '');
+    if (w.videoId !== params.videoId) throw new WmarkError('WATERMARK_NOT_FOUND', `no watermark ${params.watermarkId} of video ${params.videoId}`);
+    await ctx.service.deleteWatermark(w.id);
+    return { status: 204, headers: {} };
+  });
 }
