@@ -6,7 +6,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mediaKeys } from '../../src/engine/data-folder/layout.js';
-import { faultFarm, readyAndDecodes, type Served, startJob, statusOf } from '../helpers/fault-farm.js';
+import { faultFarm, readyAndDecodes, type Served, startJob } from '../helpers/fault-farm.js';
 import { finishedRenders } from '../helpers/fault-load.js';
 import { natural } from '../helpers/fixtures.js';
 import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
