@@ -78,6 +78,21 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     for (const dir of [dirA, dirB]) expect(localState(dir), dir).toEqual([]);
   });
 
+  it('makes one watermark and one render of each segment from identical requests sent to both instances at once', async () => {
+    const a = await farm.serve(farm.newDir('cp-race-a'));
+    const b = await farm.serve(farm.newDir('cp-race-b'));
+    const worker = await farm.worker(farm.newDir('cp-race-worker'), 'w1', 0);
+    await ingestOverHttp(a.base, a.headers, source, 'cp-race', '1.0');
+    const body = { key: 'cp-race', containers: ['m3u8'], settings: [{ content: 'one of twelve' }] };
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => call(i % 2 ? b.base : a.base, 'POST', '/1.0/watermark', { headers: a.headers, body })),
+    );
+    expect(answers.map((r) => r.status).sort((x, y) => x - y)).toEqual([...new Array(11).fill(200), 201]);
+    expect(new Set(answers.map((r) => r.json.id)).size).toBe(1);
+    const segments = await readyAndDecodes(b, on(b, answers[0]!.json.href), farm.newDir('cp-race-play'));
+    expect(finishedRenders(worker.log)).toBe(segments);
+  });
+
   it("wakes a 2.0 request waiting on B when A's job makes the watermark playable, through the database's notices rather than B's 2-s poll", async () => {
     const a = await farm.serve(farm.newDir('cp-wake-a'));
     const b = await farm.serve(farm.newDir('cp-wake-b'));
