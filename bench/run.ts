@@ -13,6 +13,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   'forensic-long': async () => (await import('./forensic-long.js')).suite,
   pay: async () => (await import('./pay.js')).suite,
   cluster: async () => (await import('./cluster.js')).suite,
+  'control-plane': async () => (await import('./control-plane.js')).suite,
 };
 
 const USAGE = `usage: npm run bench -- [suite ...] [--rounds N] [--keep] [--<option> value ...]
@@ -42,6 +43,10 @@ cluster suite options (issue 11 item 6: embedded vs serve --queue + wmark worker
   --job-timeout S     give up on a job after S seconds (default 900)
   --redis-ops N       projection: one Redis' capacity in ops/s (default 100000)
   --egress-mbit M     projection: serve's NIC in Mbit/s (default 1000)   --store-mbit M   the store's, Mbit/s (default 1000)
+control-plane suite options (1-3 serve instances on PostgreSQL behind HAProxy vs one SQLite serve; one run, --rounds 1 is enough):
+  --concurrency N     requests in flight during a throughput run (default 16)
+  --seconds S         seconds per throughput run, after a 1-s warm-up (default 4)
+  --samples N         sequential requests per latency figure (default 200)
 forensic-long suite options (issue 15 F11: a feature-length forensic title, generated small and cached under bench/out/forensic-long):
   --hours H           title length (default 2)                  --height H     title height, 16:9 (default 180: generated small)
   --fps F             title frame rate (default 30)             --scene-min M  minutes per generated scene (default 5)

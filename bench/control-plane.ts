@@ -1,0 +1,326 @@
+// Suite `control-plane`: what the control plane on PostgreSQL costs and how it spreads, all in one run on this machine.
+//   1. Throughput through HAProxy (the sample docs/haproxy.cfg) of three requests: a POST of a watermark that exists
+//      (2.0), a GET of its 2.0 href, and a signed segment GET, with 1, 2 and 3 `wmark serve --db` instances (one
+//      PostgreSQL, one Redis, one media folder), as ratios to one embedded SQLite serve behind the same HAProxy.
+//   2. Latency per API call, straight to one instance: PostgreSQL against SQLite, one request at a time.
+//   3. Database transactions per call and per new watermark (pg_stat_database, idle background subtracted), and a
+//      projection to 10 and 100 instances against the PostgreSQL capacity measured here, naming what saturates first.
+// Every instance shares the machine's cores with PostgreSQL, HAProxy and the load generator: on a small machine more
+// instances cannot mean more throughput, and the table says what the ratios are then worth.
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Pool } from 'pg';
+import { type SpawnedWorker, spawnWorker } from '../test/helpers/cluster.js';
+import { startHaproxy, type TestHaproxy } from '../test/helpers/haproxy.js';
+import { startPostgres, type TestPostgres } from '../test/helpers/postgres.js';
+import { startRedis, type TestRedis } from '../test/helpers/redis.js';
+import { call, freePort, keyHeaders, parseM3u8, type SpawnedServe, spawnServe, waitFor } from '../test/helpers/serve-helpers.js';
+import { percentile, spread } from './lib/cluster-figures.js';
+import { median } from './lib/measure.js';
+import { fmt, formatMachine, numberOption, OUT_DIR, type Suite, type SuiteContext, table, warnIfDistStale } from './lib/suite.js';
+import { sourceClip } from './lib/video.js';
+
+const OPS = ['POST existing watermark', 'GET 2.0 href', 'signed segment GET'] as const;
+type Op = (typeof OPS)[number];
+const INSTANCES = [1, 2, 3] as const;
+const PROJECTED = [10, 100] as const;
+
+interface Options {
+  /** Requests in flight at once during a throughput run. */
+  concurrency: number;
+  /** Seconds each throughput run lasts (after a 1-s warm-up). */
+  seconds: number;
+  /** Sequential requests per latency figure. */
+  samples: number;
+}
+
+function parseOptions(ctx: SuiteContext): Options {
+  return {
+    concurrency: numberOption(ctx.args.options.concurrency, 16, 'concurrency'),
+    seconds: numberOption(ctx.args.options.seconds, 4, 'seconds'),
+    samples: numberOption(ctx.args.options.samples, 200, 'samples'),
+  };
+}
+
+/** One instance's way in: its origin, credentials, and the three requests' targets. */
+interface Target {
+  headers: Record<string, string>;
+  body: unknown;
+  href: string;
+  segment: string;
+}
+
+interface Load {
+  perS: number;
+  p50: number;
+  p95: number;
+  failed: number;
+}
+
+/** `concurrency` loops, each sending the next request when the last is answered, for `seconds` after a warm-up. */
+async function closedLoop(send: () => Promise<number>, concurrency: number, seconds: number): Promise<Load> {
+  const run = async (ms: number) => {
+    const latencies: number[] = [];
+    let failed = 0;
+    const end = Date.now() + ms;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (Date.now() < end) {
+          const t = performance.now();
+          const status = await send().catch(() => 0);
+          latencies.push(performance.now() - t);
+          if (status < 200 || status >= 300) failed++;
+        }
+      }),
+    );
+    return { latencies, failed };
+  };
+  await run(1000);
+  const { latencies, failed } = await run(seconds * 1000);
+  return { perS: latencies.length / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95), failed };
+}
+
+/** Sends one of the three requests to `base` (an instance or the load balancer), answering its status. */
+function sender(base: string, t: Target, op: Op): () => Promise<number> {
+  const request = async (url: string, init: RequestInit) => {
+    const res = await fetch(url, init);
+    await res.arrayBuffer();
+    return res.status;
+  };
+  const relative = (link: string) => base + new URL(link).pathname + new URL(link).search;
+  if (op === 'POST existing watermark')
+    return () => request(`${base}/2.0/watermark`, { method: 'POST', headers: { ...t.headers, 'content-type': 'application/json' }, body: JSON.stringify(t.body) });
+  const link = relative(op === 'GET 2.0 href' ? t.href : t.segment);
+  return () => request(link, {});
+}
+
+/** Committed transactions on the database so far, once every backend has reported its own (at most a second late). */
+async function commits(pg: TestPostgres, url: string): Promise<number> {
+  await new Promise((r) => setTimeout(r, 1500));
+  const name = new URL(url).pathname.slice(1);
+  const rows = await pg.query<{ n: string }>(url, 'SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = $1', [name]);
+  return Number(rows[0]?.n ?? 0);
+}
+
+class World {
+  readonly serves: SpawnedServe[] = [];
+  readonly workers: SpawnedWorker[] = [];
+  pg?: TestPostgres;
+  redis?: TestRedis;
+  lb?: TestHaproxy;
+
+  async stop(): Promise<void> {
+    await this.lb?.stop();
+    for (const w of this.workers) w.child.kill('SIGKILL');
+    for (const s of this.serves) s.kill('SIGKILL');
+    await Promise.all([...this.workers.map((w) => w.done), ...this.serves.map((s) => s.exited)]);
+    await Promise.all([this.redis?.stop(), this.pg?.stop()]);
+  }
+}
+
+/** Starts a serve on a port of its own, and answers its origin and the key pair it printed (if it made one). */
+async function serveOn(world: World, dataDir: string, args: string[]) {
+  const port = await freePort();
+  await mkdir(dataDir, { recursive: true });
+  const proc = spawnServe(dataDir, ['--port', String(port), ...args]);
+  world.serves.push(proc);
+  const base = await proc.url;
+  const clientId = /client id:\s+(wmc_\S+)/.exec(proc.stderr())?.[1];
+  const apiKey = /API key:\s+(wmk_\S+)/.exec(proc.stderr())?.[1];
+  return { proc, port, base, cred: clientId && apiKey ? { clientId, apiKey } : undefined };
+}
+
+/** Ingests the clip and makes one watermark through `base`, waiting until it is READY with every segment. */
+async function prepare(base: string, cred: { clientId: string; apiKey: string }, source: string, key: string): Promise<Target> {
+  const headers = keyHeaders(cred);
+  const made = await call(base, 'POST', '/2.0/videos', { headers, body: { sourceUrl: source, key } });
+  if (made.status !== 201) throw new Error(`ingest through ${base}: ${made.status} ${made.text}`);
+  await waitFor(
+    async () => ((await call(base, 'GET', `/2.0/videos/${made.json.id}`, { headers })).json.status === 'INGESTED' ? true : undefined),
+    'the ingest',
+    120_000,
+    200,
+  );
+  const body = { key, containers: ['m3u8'], settings: [{ content: 'control plane bench viewer' }] };
+  const w = await call(base, 'POST', '/2.0/watermark', { headers, body });
+  if (w.json?.status !== 'READY') throw new Error(`watermark through ${base}: ${w.status} ${w.text}`);
+  const m3u8 = w.json.containers.m3u8 as string;
+  const text = await waitFor(
+    async () => {
+      const t = await (await fetch(m3u8)).text();
+      return t.includes('#EXT-X-ENDLIST') ? t : undefined;
+    },
+    'every segment',
+    120_000,
+    200,
+  );
+  return { headers, body, href: w.json.href as string, segment: new URL(parseM3u8(text).segments[1]!.uri, m3u8).toString() };
+}
+
+export const suite: Suite = {
+  name: 'control-plane',
+  description: 'serve instances on PostgreSQL behind HAProxy (1-3) vs one SQLite serve: throughput, latency per call, database transactions, projection',
+  async run(ctx: SuiteContext) {
+    const o = parseOptions(ctx);
+    warnIfDistStale(ctx.log);
+    const runDir = path.join(OUT_DIR, 'control-plane-run');
+    await rm(runDir, { recursive: true, force: true });
+    await mkdir(runDir, { recursive: true });
+    const world = new World();
+    try {
+      const clip = await sourceClip(ctx.tools, { width: 640, height: 360, seconds: 12, fps: 30, audio: false }, ctx.log);
+      ctx.log('starting PostgreSQL, Redis, 3 serves on the database, a worker and a SQLite serve ...');
+      [world.pg, world.redis] = await Promise.all([startPostgres(), startRedis()]);
+      const pg = world.pg;
+      const url = await pg.createDatabase();
+      const media = path.join(runDir, 'media');
+      await mkdir(media, { recursive: true });
+      const lbPort = await freePort();
+      const publicUrl = `http://127.0.0.1:${lbPort}`;
+      const shared = ['--db', url, '--queue', world.redis.url, '--media', media, '--render', 'full', '--trust-proxy', '127.0.0.1', '--public-url', publicUrl];
+      const pgServes = [];
+      for (const i of [1, 2, 3]) pgServes.push(await serveOn(world, path.join(runDir, `serve-${i}`), shared));
+      world.workers.push(await spawnWorker(['--queue', world.redis.url, '--media', media], { WMARK_HOME: path.join(runDir, 'worker') }));
+      const sqlite = await serveOn(world, path.join(runDir, 'serve-sqlite'), ['--render', 'full', '--trust-proxy', '127.0.0.1', '--public-url', publicUrl]);
+      const pgCred = pgServes[0]!.cred!;
+      const pgTarget = await prepare(pgServes[0]!.base, pgCred, clip.path, 'bench-pg');
+      const sqliteTarget = await prepare(sqlite.base, sqlite.cred!, clip.path, 'bench-sqlite');
+
+      // 1. Throughput through the load balancer, rounds alternating the configurations' order.
+      const configs = [
+        { name: 'SQLite, 1 instance', ports: [sqlite.port], target: sqliteTarget },
+        ...INSTANCES.map((n) => ({ name: `PostgreSQL, ${n} instance${n > 1 ? 's' : ''}`, ports: pgServes.slice(0, n).map((s) => s.port), target: pgTarget })),
+      ];
+      const loads = new Map<string, Load[]>();
+      for (let r = 1; r <= ctx.args.rounds; r++) {
+        const order = r % 2 ? configs : [...configs].reverse();
+        for (const c of order) {
+          world.lb = await startHaproxy({ backends: c.ports, port: lbPort });
+          await world.lb.untilServers((s) => Object.values(s).filter((x) => x.status === 'UP').length === c.ports.length, 'every instance UP', 30_000);
+          for (const op of OPS) {
+            const load = await closedLoop(sender(publicUrl, c.target, op), o.concurrency, o.seconds);
+            ctx.log(`round ${r}: ${c.name}, ${op}: ${fmt(load.perS, 0)}/s (p50 ${fmt(load.p50, 1)} ms, p95 ${fmt(load.p95, 1)} ms, ${load.failed} failed)`);
+            const key = `${c.name}|${op}`;
+            loads.set(key, [...(loads.get(key) ?? []), load]);
+          }
+          await world.lb.stop();
+          world.lb = undefined;
+        }
+      }
+
+      // 2. Latency per call, one request at a time, straight to one instance.
+      const latency = async (base: string, t: Target, op: Op) => {
+        const send = sender(base, t, op);
+        const ms: number[] = [];
+        for (let i = 0; i < o.samples; i++) {
+          const start = performance.now();
+          const status = await send();
+          if (status >= 300) throw new Error(`${op} through ${base}: ${status}`);
+          ms.push(performance.now() - start);
+        }
+        return ms;
+      };
+      const latencies = [];
+      for (const op of OPS) {
+        const [p, s] = [await latency(pgServes[0]!.base, pgTarget, op), await latency(sqlite.base, sqliteTarget, op)];
+        latencies.push({ op, pg: { p50: median(p), p95: percentile(p, 95) }, sqlite: { p50: median(s), p95: percentile(s, 95) } });
+      }
+
+      // 3. Transactions: the idle background (leases, probes) per second, then per call and per new watermark.
+      const idleFrom = await commits(pg, url);
+      await new Promise((r) => setTimeout(r, 5000));
+      const idlePerS = ((await commits(pg, url)) - idleFrom) / 5;
+      const perCall = async (op: Op) => {
+        const send = sender(pgServes[0]!.base, pgTarget, op);
+        const n = 100;
+        const [from, t0] = [await commits(pg, url), Date.now()];
+        for (let i = 0; i < n; i++) await send();
+        return Math.max(0, (await commits(pg, url)) - from - (idlePerS * (Date.now() - t0)) / 1000) / n;
+      };
+      const txPerCall = Object.fromEntries(await Promise.all(OPS.map(async (op) => [op, await perCall(op)] as const))) as Record<Op, number>;
+      const fresh = 5;
+      const [from, t0] = [await commits(pg, url), Date.now()];
+      for (let i = 0; i < fresh; i++) {
+        const body = { ...(pgTarget.body as object), settings: [{ content: `new viewer ${randomBytes(4).toString('hex')}` }] };
+        const w = await call(pgServes[0]!.base, 'POST', '/2.0/watermark', { headers: pgTarget.headers, body });
+        await waitFor(async () => ((await call(pgServes[0]!.base, 'GET', w.json.href)).json.status === 'READY' ? true : undefined), 'READY', 120_000, 100);
+        await waitFor(
+          async () => ((await (await fetch(w.json.containers.m3u8)).text()).includes('#EXT-X-ENDLIST') ? true : undefined),
+          'the whole playlist',
+          120_000,
+          100,
+        );
+      }
+      const txPerWatermark = Math.max(0, (await commits(pg, url)) - from - (idlePerS * (Date.now() - t0)) / 1000) / fresh;
+
+      // PostgreSQL's capacity here: the hottest read (a watermark by id) from 16 clients for 3 s.
+      const pool = new Pool({ connectionString: url, max: 16 });
+      const id = (await pg.query<{ id: string }>(url, 'SELECT id FROM watermarks LIMIT 1'))[0]!.id;
+      let done = 0;
+      const capEnd = Date.now() + 3000;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (Date.now() < capEnd) {
+            await pool.query('SELECT * FROM watermarks WHERE id = $1', [id]);
+            done++;
+          }
+        }),
+      );
+      await pool.end();
+      const capacity = done / 3;
+
+      // ---- report
+      const med = (key: string, f: (l: Load) => number) => median((loads.get(key) ?? []).map(f));
+      const rows = configs.flatMap((c) =>
+        OPS.map((op) => {
+          const key = `${c.name}|${op}`;
+          const base = med(`${configs[0]!.name}|${op}`, (l) => l.perS);
+          const perS = (loads.get(key) ?? []).map((l) => l.perS);
+          return [c.name, op, `${fmt(med(key, (l) => l.perS), 0)} (${spread(perS, 0)})`, fmt(med(key, (l) => l.perS) / base, 2), fmt(med(key, (l) => l.p95), 1), med(key, (l) => l.failed)];
+        }),
+      );
+      const onePg = (op: Op) => med(`PostgreSQL, 1 instance|${op}`, (l) => l.perS);
+      const projection = PROJECTED.map((n) => {
+        const perOp = OPS.map((op) => ({ op, load: n * onePg(op) * txPerCall[op] }));
+        const worst = perOp.reduce((a, b) => (b.load > a.load ? b : a));
+        return { n, perOp, worst, share: worst.load / capacity };
+      });
+      const saturating = OPS.filter((op) => txPerCall[op] > 0).map((op) => ({ op, instances: capacity / (onePg(op) * txPerCall[op]) }));
+      const first = saturating.reduce((a, b) => (b.instances < a.instances ? b : a), saturating[0] ?? { op: 'none', instances: Number.POSITIVE_INFINITY });
+      const lines = [
+        '',
+        '== bench control-plane: serve instances on PostgreSQL behind HAProxy ==',
+        formatMachine(ctx.machine),
+        `clip: ${clip.path} (${clip.width}x${clip.height}, ${clip.seconds} s); ${o.concurrency} requests in flight, ${o.seconds} s per run after a 1-s warm-up, ${ctx.args.rounds} rounds (median, spread min-max)`,
+        `every instance, PostgreSQL (${(await pg.query<{ v: string }>(url, 'SHOW server_version'))[0]!.v}), Redis, HAProxy and this load generator share ${ctx.machine.availableParallelism} cores`,
+        '',
+        table(['configuration (through HAProxy)', 'request', 'requests/s', 'vs SQLite', 'p95 ms', 'failed'], rows),
+        '',
+        '-- latency per call, one at a time, straight to one instance (ms) --',
+        table(
+          ['request', 'PostgreSQL p50', 'p95', 'SQLite p50', 'p95', 'PostgreSQL / SQLite p50'],
+          latencies.map((l) => [l.op, fmt(l.pg.p50, 2), fmt(l.pg.p95, 2), fmt(l.sqlite.p50, 2), fmt(l.sqlite.p95, 2), fmt(l.pg.p50 / l.sqlite.p50, 2)]),
+        ),
+        '',
+        '-- database transactions (pg_stat_database xact_commit, idle background subtracted) --',
+        `idle background: ${fmt(idlePerS, 1)}/s for 3 instances (job lease checks, dependency probes)`,
+        ...OPS.map((op) => `${op}: ${fmt(txPerCall[op], 2)} per request`),
+        `a new watermark (POST, every segment rendered on the farm, READY with its whole playlist): ${fmt(txPerWatermark, 1)}`,
+        `PostgreSQL capacity measured here: ${fmt(capacity, 0)} reads/s of a watermark by id from 16 connections (one server on this ${ctx.machine.availableParallelism}-core machine)`,
+        '',
+        '-- projection, on paper: N instances each as busy as the one instance above, against that capacity --',
+        table(
+          ['instances', ...OPS.map((op) => `${op} tx/s`), 'worst share of capacity'],
+          projection.map((p) => [p.n, ...p.perOp.map((x) => fmt(x.load, 0)), `${fmt(p.share * 100, 0)} %`]),
+        ),
+        `saturates first: the database, at about ${fmt(first.instances, 1)} instances each serving ${first.op} at full speed (${saturating.map((s) => `${s.op}: ${fmt(s.instances, 1)}`).join('; ')}); signed segment GETs that touch no database scale with the instances and the media store instead`,
+      ];
+      process.stdout.write(`${lines.join('\n')}\n`);
+      return { suite: 'control-plane', date: new Date().toISOString(), machine: ctx.machine, options: o, loads: Object.fromEntries(loads), latencies, idlePerS, txPerCall, txPerWatermark, capacity, projection };
+    } finally {
+      await world.stop();
+      if (!ctx.args.keep) await rm(runDir, { recursive: true, force: true });
+    }
+  },
+};
