@@ -41,7 +41,7 @@ export interface CallOptions {
 /** Where calls go: a base URL (a real socket) or the app itself (in-process, no socket). */
 export type Target = string | App;
 
-/** The base of the links an in-process app hands out (its requests carry this Host). */
+/** The host of the links an in-process app hands out (its link base, as if it listened there). */
 export const IN_PROCESS_HOST = 'wmark.test';
 
 /** An absolute URL's request target (path and query, as written), or `target` itself when it is a path. */
@@ -71,7 +71,7 @@ export async function call(base: Target, method: string, target: string, options
     resHeaders = res.headers;
     bytes = Buffer.from(await res.arrayBuffer());
   } else {
-    const res = await base.request(requestTarget(target), { method, headers: { host: IN_PROCESS_HOST, ...headers }, body });
+    const res = await base.request(requestTarget(target), { method, headers, body });
     ({ status } = res);
     resHeaders = res.headers;
     bytes = res.body;
@@ -89,15 +89,20 @@ export interface RawReply {
   text: string;
 }
 
-/** Sends the request target byte for byte (fetch/WHATWG URL would resolve `..`, `%2e%2e` and backslashes first). */
-export async function rawRequest(base: Target, rawTarget: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawReply> {
+/** Sends the request target byte for byte (fetch/WHATWG URL would resolve `..`, `%2e%2e` and backslashes first), with any headers (Host too). */
+export async function rawRequest(
+  base: Target,
+  rawTarget: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawReply> {
   if (typeof base !== 'string') {
-    const res = await base.request(rawTarget, { method: options.method ?? 'GET', headers: { host: IN_PROCESS_HOST, ...options.headers } });
+    const res = await base.request(rawTarget, { method: options.method ?? 'GET', headers: options.headers, body: options.body });
     return { status: res.status, headers: Object.fromEntries(res.headers), body: res.body, text: res.text };
   }
   const url = new URL(base);
+  const target = { host: url.hostname, port: url.port, method: options.method ?? 'GET', path: rawTarget, headers: options.headers };
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method: options.method ?? 'GET', path: rawTarget, headers: options.headers }, (res) => {
+    const req = http.request(target, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -107,7 +112,7 @@ export async function rawRequest(base: Target, rawTarget: string, options: { met
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end();
+    req.end(options.body);
   });
 }
 
@@ -177,7 +182,7 @@ async function withCredentials(engine: Engine, app: App, logs: string[]): Promis
 export async function serveEngine(
   engine: Engine,
   options: { tokenTtlSeconds?: number } & Pick<ServerServiceOptions, 'jobConcurrency' | 'playableTimeoutMs' | 'sourcePolicy' | 'render'> &
-    Pick<ServerOptions, 'timeouts' | 'corsOrigins' | 'authLimit'> = {},
+    Pick<ServerOptions, 'timeouts' | 'corsOrigins' | 'authLimit' | 'publicUrl'> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
@@ -197,6 +202,7 @@ export async function serveEngine(
     timeouts: options.timeouts,
     corsOrigins: options.corsOrigins,
     authLimit: options.authLimit,
+    publicUrl: options.publicUrl,
     log,
   });
   return Object.assign(server, { queue: server.service.queue }, await withCredentials(engine, server.app, logs));
@@ -229,6 +235,7 @@ export async function serveInProcess(
   })(url);
   const app = createApp({
     service,
+    linkBase: url,
     publicUrl: options.publicUrl,
     tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
     log,
