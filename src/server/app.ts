@@ -62,7 +62,7 @@ export function createApp(options: AppOptions): App {
   homeRoutes(routes, ctx);
 
   const corsOrigins = options.corsOrigins?.length ? options.corsOrigins : ['*'];
-  const limiter = authLimiter(options.authLimit ?? AUTH_LIMIT, () => options.service.now());
+  const limiter = authLimiter(options.authLimit ?? AUTH_LIMIT, { now: () => options.service.now(), addressOf: ctx.clientAddress, log: ctx.log });
 
   async function handle(req: ApiRequest): Promise<ApiResponse> {
     // API answers (errors included, so a browser can read them) carry the API's CORS headers; signed media its own.

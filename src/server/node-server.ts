@@ -3,6 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WmarkError } from '../core/errors.js';
+import type { TrustedProxies } from '../core/forwarded-for.js';
 import { localUrl } from '../core/listen-url.js';
 import type { LocalService } from '../engine/app/local-service.js';
 import { type App, createApp } from './app.js';
@@ -18,6 +19,8 @@ export interface ServerOptions {
   port: number;
   /** Base of the links handed out (--public-url); without it, where the server listens (a wildcard bind: loopback). */
   publicUrl?: string;
+  /** Proxies whose X-Forwarded-For names the client (--trust-proxy); without them the header is ignored. */
+  trustProxy?: TrustedProxies;
   tokenTtlSeconds: number;
   log?: (line: string) => void;
   /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
@@ -94,6 +97,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     service,
     linkBase,
     publicUrl: options.publicUrl,
+    trustProxy: options.trustProxy,
     tokenTtlSeconds: options.tokenTtlSeconds,
     log,
     corsOrigins: options.corsOrigins,

@@ -3,6 +3,7 @@
 import { verifyToken } from '../core/access-token.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
+import { clientAddress, type TrustedProxies } from '../core/forwarded-for.js';
 import type { LocalService } from '../engine/app/local-service.js';
 import { keyPairOf } from './credential-headers.js';
 import type { ApiRequest } from './http-types.js';
@@ -17,6 +18,8 @@ export interface ServerContext {
    * X-Forwarded-Host: a client could otherwise have links signed for a host of its choosing.
    */
   linkBase: string;
+  /** The client's address (behind --trust-proxy proxies, from X-Forwarded-For); undefined for a request made in-process. */
+  clientAddress(req: ApiRequest): string | undefined;
   /** The client id behind the request's credentials, or an AUTH or TOKEN error (401). */
   authenticate(req: ApiRequest, version: ApiVersion): Promise<string>;
   /** The client id behind x-api-client-id + x-api-key, or x-api-key + x-api-secret in either order, whatever the route's version. */
@@ -31,6 +34,8 @@ export interface ServerContextOptions {
   linkBase: string;
   /** --public-url, whose path a reverse proxy strips: links were signed with it, requests arrive without it. */
   publicUrl?: string;
+  /** Proxies whose X-Forwarded-For names the client (--trust-proxy), for the failed-auth limit and what callers may see. */
+  trustProxy?: TrustedProxies;
   tokenTtlSeconds: number;
   log?: (line: string) => void;
 }
@@ -60,6 +65,7 @@ export function serverContext(options: ServerContextOptions): ServerContext {
     tokenTtlSeconds: options.tokenTtlSeconds,
     signedPrefix: options.publicUrl ? new URL(options.publicUrl).pathname.replace(/\/+$/, '') : '',
     linkBase: options.linkBase,
+    clientAddress: (req) => clientAddress(req.remoteAddress, req.headers['x-forwarded-for'], options.trustProxy),
     async authenticate(req, version) {
       const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
       if (bearer) {

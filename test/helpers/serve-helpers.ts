@@ -182,7 +182,7 @@ async function withCredentials(engine: Engine, app: App, logs: string[]): Promis
 export async function serveEngine(
   engine: Engine,
   options: { tokenTtlSeconds?: number } & Pick<ServerServiceOptions, 'jobConcurrency' | 'playableTimeoutMs' | 'sourcePolicy' | 'render'> &
-    Pick<ServerOptions, 'timeouts' | 'corsOrigins' | 'authLimit' | 'publicUrl'> = {},
+    Pick<ServerOptions, 'timeouts' | 'corsOrigins' | 'authLimit' | 'publicUrl' | 'trustProxy'> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
@@ -203,6 +203,7 @@ export async function serveEngine(
     corsOrigins: options.corsOrigins,
     authLimit: options.authLimit,
     publicUrl: options.publicUrl,
+    trustProxy: options.trustProxy,
     log,
   });
   return Object.assign(server, { queue: server.service.queue }, await withCredentials(engine, server.app, logs));

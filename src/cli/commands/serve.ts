@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { changeLine } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
+import { parseTrustedProxies } from '../../core/forwarded-for.js';
 import { isWildcardHost } from '../../core/listen-url.js';
 import { serverService } from '../../engine/app/server-service.js';
 import { dataLayout } from '../../engine/data-folder/layout.js';
@@ -25,6 +26,10 @@ export function registerServe(program: Command): void {
     .option('--port <port>', 'port to listen on (default 8080; 0 picks a free one)')
     .option('--host <host>', 'interface to bind (default 127.0.0.1)')
     .option('--public-url <url>', 'base URL for the links handed out, as clients reach serve (default: where serve listens; env WMARK_PUBLIC_URL)')
+    .option(
+      '--trust-proxy <list>',
+      'reverse proxies (IP addresses or CIDR ranges, comma-separated) whose X-Forwarded-For names the client, for the failed-auth limit (env WMARK_TRUST_PROXY)',
+    )
     .option('--workers <n>', 'ffmpeg worker processes per job (default: number of cores)')
     .option('--render <mode>', 'on-demand: render the opening, then the segments players ask for (default); full: every segment of every watermark')
     .option('--source-root <dir>', 'a folder API clients may ingest local files from (repeatable; default: any file on loopback, none beyond)', collect)
@@ -44,6 +49,7 @@ export function registerServe(program: Command): void {
             port?: string;
             host?: string;
             publicUrl?: string;
+            trustProxy?: string;
             workers?: string;
             render?: string;
             sourceRoot?: string[];
@@ -58,6 +64,7 @@ export function registerServe(program: Command): void {
             port: opts.port,
             host: opts.host,
             publicUrl: opts.publicUrl,
+            trustProxy: opts.trustProxy,
             workers: opts.workers,
             queue: opts.queue,
             shutdownTimeout: opts.shutdownTimeout,
@@ -87,6 +94,8 @@ export function registerServe(program: Command): void {
               host: config.server.host,
               port: config.server.port,
               publicUrl: config.publicUrl,
+              // Validated with the rest of the config.
+              trustProxy: config.server.trustProxy === undefined ? undefined : parseTrustedProxies(config.server.trustProxy),
               tokenTtlSeconds: config.server.tokenTtlSeconds,
               corsOrigins: opts.corsOrigin,
               log,
@@ -96,6 +105,7 @@ export function registerServe(program: Command): void {
             });
           const local = server.service;
           describeLinks(ctx, config.server.host, config.publicUrl, server.linkBase);
+          if (config.server.trustProxy) ctx.output.info(`client addresses: from X-Forwarded-For on requests through ${config.server.trustProxy}`);
           if (farm) await describeFarm(ctx, local.dataDir, config.queue!.url, media, farm.shared?.location);
           // One line when a dependency is lost, one when it is back; its reconnects and probes back off in silence.
           const unwatch = local.watchDependencies((status, away) => ctx.output.info(changeLine(status, Date.now(), away)));
