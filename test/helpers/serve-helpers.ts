@@ -18,6 +18,7 @@ import type { AuthLimitOptions } from '../../src/server/auth-limit.js';
 import { type RunningServer, type ServerOptions, startServer } from '../../src/server/node-server.js';
 import { type TestEngine, testEngine } from './engine.js';
 import { REPO } from './fixtures.js';
+import { diesWithParent } from './server-process.js';
 import { FFMPEG } from './tools.js';
 
 export interface Reply {
@@ -89,11 +90,14 @@ export interface RawReply {
   text: string;
 }
 
-/** Sends the request target byte for byte (fetch/WHATWG URL would resolve `..`, `%2e%2e` and backslashes first), with any headers (Host too). */
+/**
+ * Sends the request target byte for byte (fetch/WHATWG URL would resolve `..`, `%2e%2e` and backslashes first), with
+ * any headers (Host too), from `localAddress` when given (e.g. 127.0.0.2: another client on loopback).
+ */
 export async function rawRequest(
   base: Target,
   rawTarget: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {},
 ): Promise<RawReply> {
   if (typeof base !== 'string') {
     const res = await base.request(rawTarget, { method: options.method ?? 'GET', headers: options.headers, body: options.body });
@@ -102,7 +106,7 @@ export async function rawRequest(
   const url = new URL(base);
   const target = { host: url.hostname, port: url.port, method: options.method ?? 'GET', path: rawTarget, headers: options.headers };
   return new Promise((resolve, reject) => {
-    const req = http.request(target, (res) => {
+    const req = http.request({ ...target, ...(options.localAddress ? { localAddress: options.localAddress } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -368,9 +372,13 @@ export interface SpawnedServe {
   kill(signal: NodeJS.Signals): void;
 }
 
-/** Spawns `node bin/wmark.js --data-dir DIR serve ...` as its own process group, stdout/stderr piped (not a TTY). */
+/**
+ * Spawns `node bin/wmark.js --data-dir DIR serve ...` as its own process group, stdout/stderr piped (not a TTY); it dies
+ * with the test process if that ends first.
+ */
 export function spawnServe(dataDir: string, args: string[], env: Record<string, string> = {}): SpawnedServe {
-  const child = spawn(process.execPath, [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir, 'serve', ...args], {
+  const [command, argv] = diesWithParent(process.execPath, [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir, 'serve', ...args]);
+  const child = spawn(command, argv, {
     cwd: dataDir,
     env: { ...process.env, CI: '1', NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
