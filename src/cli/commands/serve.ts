@@ -26,10 +26,7 @@ export function registerServe(program: Command): void {
     .option('--port <port>', 'port to listen on (default 8080; 0 picks a free one)')
     .option('--host <host>', 'interface to bind (default 127.0.0.1)')
     .option('--public-url <url>', 'base URL for the links handed out, as clients reach serve (default: where serve listens; env WMARK_PUBLIC_URL)')
-    .option(
-      '--trust-proxy <list>',
-      'reverse proxies (IP addresses or CIDR ranges, comma-separated) whose X-Forwarded-For names the client, for the failed-auth limit (env WMARK_TRUST_PROXY)',
-    )
+    .option('--trust-proxy <list>', 'proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For names the client (env WMARK_TRUST_PROXY)')
     .option('--workers <n>', 'ffmpeg worker processes per job (default: number of cores)')
     .option('--render <mode>', 'on-demand: render the opening, then the segments players ask for (default); full: every segment of every watermark')
     .option('--source-root <dir>', 'a folder API clients may ingest local files from (repeatable; default: any file on loopback, none beyond)', collect)
