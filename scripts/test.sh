@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh machine (npm packages; Chromium for the browser tests; Redis for
-# the render-farm tests; PostgreSQL for the state-store tests), runs the whole suite, and ends with one plain "N passed, N failed" line from the runner's own
-# counts.
+# the render-farm tests; PostgreSQL for the state-store tests; HAProxy for the load-balancer tests), runs the whole
+# suite, and ends with one plain "N passed, N failed" line from the runner's own counts.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,15 +20,20 @@ if [ -z "${WMARK_REDIS_SERVER:-}" ] && ! command -v redis-server >/dev/null 2>&1
 # initdb lives in /usr/lib/postgresql/15/bin (or WMARK_PG_BIN).
 need_postgres=0
 if [ ! -x "${WMARK_PG_BIN:-/usr/lib/postgresql/15/bin}/initdb" ] && ! command -v initdb >/dev/null 2>&1; then need_postgres=1; fi
+# The load-balancer tests put `wmark serve` instances behind their own HAProxy (test/helpers/haproxy.ts): Debian's
+# haproxy package, whose binary is /usr/sbin/haproxy (or WMARK_HAPROXY).
+need_haproxy=0
+if [ ! -x "${WMARK_HAPROXY:-/usr/sbin/haproxy}" ] && ! command -v haproxy >/dev/null 2>&1; then need_haproxy=1; fi
 can_apt=0
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then can_apt=1; fi
 
-if [ $need_npm = 1 ] || { [ $can_apt = 1 ] && { [ $need_chromium = 1 ] || [ $need_redis = 1 ] || [ $need_postgres = 1 ]; }; }; then
+if [ $need_npm = 1 ] || { [ $can_apt = 1 ] && { [ $need_chromium = 1 ] || [ $need_redis = 1 ] || [ $need_postgres = 1 ] || [ $need_haproxy = 1 ]; }; }; then
   echo "scripts/test.sh will install what the test suite needs:"
   [ $need_npm = 1 ] && echo "  - npm packages (npm ci, from package-lock.json into ./node_modules): wmark's dependencies and the test tools; better-sqlite3 may build from source (about 1.5 min)"
   [ $need_chromium = 1 ] && [ $can_apt = 1 ] && echo "  - the system package chromium (apt-get install chromium): a real browser for the player tests in test/browser"
   [ $need_redis = 1 ] && [ $can_apt = 1 ] && echo "  - the system package redis-server (apt-get install redis-server): a real Redis for the render-farm queue tests (each test starts its own on a loopback port)"
   [ $need_postgres = 1 ] && [ $can_apt = 1 ] && echo "  - the system package postgresql (apt-get install postgresql): a real PostgreSQL 15 for the state-store tests (each test file starts its own cluster in a temp folder)"
+  [ $need_haproxy = 1 ] && [ $can_apt = 1 ] && echo "  - the system package haproxy (apt-get install haproxy): a real HAProxy in front of several wmark serve instances for the load-balancer tests (each test file starts its own on a loopback port)"
 fi
 
 if [ $need_npm = 1 ]; then
@@ -60,8 +65,18 @@ if [ $need_postgres = 1 ]; then
   if [ $can_apt = 1 ]; then
     echo "installing postgresql for the state-store tests (apt-get install -y postgresql)"
     { [ "${apt_updated:-0}" = 1 ] || apt-get update -qq; } && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null || { echo "could not install postgresql"; exit 1; }
+    apt_updated=1
   else
     echo "the PostgreSQL state-store tests need PostgreSQL 15: install it (e.g. 'sudo apt-get install -y postgresql') or set WMARK_PG_BIN; they are skipped without it" >&2
+  fi
+fi
+
+if [ $need_haproxy = 1 ]; then
+  if [ $can_apt = 1 ]; then
+    echo "installing haproxy for the load-balancer tests (apt-get install -y haproxy)"
+    { [ "${apt_updated:-0}" = 1 ] || apt-get update -qq; } && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null || { echo "could not install haproxy"; exit 1; }
+  else
+    echo "the load-balancer tests need HAProxy: install it (e.g. 'sudo apt-get install -y haproxy') or set WMARK_HAPROXY" >&2
   fi
 fi
 

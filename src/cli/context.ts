@@ -3,6 +3,7 @@
 
 import { type ConfigFlags, loadConfig, type ResolvedConfig } from '../config/load-config.js';
 import type { ApiVersion } from '../core/api-version.js';
+import { localUrl } from '../core/listen-url.js';
 import { LocalService } from '../engine/app/local-service.js';
 import { type Deployment, type Engine, openEngine } from '../engine/engine.js';
 import { InProcessJobQueue, type JobQueue } from '../engine/jobs/job-queue.js';
@@ -124,7 +125,7 @@ export class CliContext {
     if (publicUrl !== undefined) return publicUrl;
     const running = readServeRecord(dataDir);
     if (running) return running.baseUrl;
-    return config.publicUrl ?? `http://${config.server.host}:${config.server.port}`;
+    return config.publicUrl ?? localUrl(config.server.host, config.server.port);
   }
 
   /** The service a command talks to: a remote one with --remote, else the local engine. */

@@ -25,13 +25,12 @@ export async function writeServeRecord(dataDir: string, record: ServeRecord): Pr
 }
 
 /**
- * Records that this process serves the data folder at `url` (`wmark serve`, and `wmark demo` while it serves), so local
- * commands sign their links for it; the returned function removes the record on the way out. A server bound to every
- * interface (0.0.0.0, ::) is reached here through loopback.
+ * Records that this process serves the data folder (`wmark serve`, and `wmark demo` while it serves) at `server.url`
+ * with links on `server.linkBase`, so local commands sign their links as it does; the returned function removes the
+ * record on the way out.
  */
-export async function recordServe(dataDir: string, url: string, publicUrl: string | undefined): Promise<() => void> {
-  const reachable = url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, (_, host: string) => (host === '[::]' ? 'http://[::1]' : 'http://127.0.0.1'));
-  await writeServeRecord(dataDir, { url, baseUrl: publicUrl ?? reachable, pid: process.pid, startedOn: Date.now() });
+export async function recordServe(dataDir: string, server: { url: string; linkBase: string }): Promise<() => void> {
+  await writeServeRecord(dataDir, { url: server.url, baseUrl: server.linkBase, pid: process.pid, startedOn: Date.now() });
   return () => removeServeRecord(dataDir);
 }
 

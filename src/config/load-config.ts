@@ -29,7 +29,8 @@ export interface ResolvedConfig {
   workers: number;
   encode: { preset: X264Preset; crf: number };
   publicUrl?: string;
-  server: { host: string; port: number; tokenTtlSeconds: number };
+  /** `trustProxy`: the reverse proxies whose X-Forwarded-For names the client, as given (validated) text. */
+  server: { host: string; port: number; tokenTtlSeconds: number; trustProxy?: string };
   remote: { url?: string; api?: ApiVersion };
   /** The render farm's Redis; without it, renders run in this process (embedded). */
   queue?: { url: string };

@@ -1,6 +1,7 @@
 // The shape of a wmark config file (cosmiconfig), validated with zod so every bad field is named.
 import { z } from 'zod';
 import { API_VERSIONS } from '../core/api-version.js';
+import { parseTrustedProxies } from '../core/forwarded-for.js';
 import { isHttpUrl } from '../core/http-url.js';
 import { describeValue } from '../core/issue-text.js';
 
@@ -42,7 +43,14 @@ export const serverSchema = section({
   // 0 asks the OS for a free port (handy for tests and side-by-side instances).
   port: intRange(0, 65535).optional(),
   tokenTtlSeconds: intRange(60, 604800).optional(),
+  // The reverse proxies whose X-Forwarded-For names the client (README.md, "The service: `wmark serve`").
+  trustProxy: trustedProxyList().optional(),
 });
+
+function trustedProxyList() {
+  const error = expected('a comma-separated list of IP addresses or CIDR ranges (e.g. 127.0.0.1,10.0.0.0/8)');
+  return z.string({ error }).refine((s) => parseTrustedProxies(s) !== undefined, { error });
+}
 
 export const remoteSchema = section({
   url: httpUrl().optional(),

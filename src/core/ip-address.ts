@@ -53,7 +53,8 @@ const V4_BLOCKED: ReadonlyArray<[number[], number]> = [
   [[240, 0, 0, 0], 4], // reserved, broadcast
 ];
 
-function inPrefix(bytes: readonly number[], prefix: readonly number[], bits: number): boolean {
+/** True when the first `bits` bits of `bytes` are those of `prefix` (missing prefix bytes count as zero). */
+export function inPrefix(bytes: readonly number[], prefix: readonly number[], bits: number): boolean {
   for (let i = 0; i < bits; i++) {
     const mask = 0x80 >> (i % 8);
     if ((bytes[i >> 3]! & mask) !== ((prefix[i >> 3] ?? 0) & mask)) return false;

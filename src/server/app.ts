@@ -2,7 +2,6 @@
 // videos, templates, watermarks, media, player). No socket is needed: `request()` serves tests and tools in-process.
 import { readFile } from 'node:fs/promises';
 import { isWmarkError, WmarkError } from '../core/errors.js';
-import type { LocalService } from '../engine/app/local-service.js';
 import { AUTH_LIMIT, type AuthLimitOptions, authLimiter } from './auth-limit.js';
 import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from './cors.js';
 import {
@@ -24,16 +23,11 @@ import { playerRoutes } from './routes/player.js';
 import { templateRoutes } from './routes/templates.js';
 import { videoRoutes } from './routes/videos.js';
 import { watermarkRoutes } from './routes/watermarks.js';
-import { serverContext } from './server-context.js';
+import { type ServerContextOptions, serverContext } from './server-context.js';
 import { signedLinks } from './signed-links.js';
 import { readStored } from './store-response.js';
 
-export interface AppOptions {
-  service: LocalService;
-  /** Base of the URLs handed out; when unset, taken from the request's Host header. */
-  publicUrl?: string;
-  tokenTtlSeconds: number;
-  log?: (line: string) => void;
+export interface AppOptions extends ServerContextOptions {
   /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
   corsOrigins?: CorsOrigins;
   /** Failed credential checks allowed per client address (default AUTH_LIMIT). */
@@ -68,7 +62,7 @@ export function createApp(options: AppOptions): App {
   homeRoutes(routes, ctx);
 
   const corsOrigins = options.corsOrigins?.length ? options.corsOrigins : ['*'];
-  const limiter = authLimiter(options.authLimit ?? AUTH_LIMIT, () => options.service.now());
+  const limiter = authLimiter(options.authLimit ?? AUTH_LIMIT, { now: () => options.service.now(), addressOf: ctx.clientAddress, log: ctx.log });
 
   async function handle(req: ApiRequest): Promise<ApiResponse> {
     // API answers (errors included, so a browser can read them) carry the API's CORS headers; signed media its own.

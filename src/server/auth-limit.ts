@@ -1,8 +1,10 @@
 // Brute-force brake (README.md, "Security model"): failed credential checks (a wrong API key or secret, an invalid
 // token) are counted per client address in a fixed window; past the limit, every request from that address that carries
 // credentials is answered 429 with Retry-After until the window ends, so guessing cannot go on, right guesses included.
-// Behind a reverse proxy every client shares the proxy's address: the limit then applies to all of them together.
-// A request without an address (called in-process, no socket) is not limited.
+// The address is the client's as the server context reads it: behind proxies named with --trust-proxy, from
+// X-Forwarded-For; otherwise the socket's peer, so behind an untrusted proxy every client shares the proxy's address
+// and the limit applies to all of them together. A request without an address (in-process, no socket) is not limited.
+// The count is this process's: each instance behind a load balancer keeps its own.
 import { WmarkError } from '../core/errors.js';
 import type { ApiRequest } from './http-types.js';
 
@@ -26,13 +28,22 @@ export interface AuthLimiter {
   record(req: ApiRequest, error: unknown): void;
 }
 
-export function authLimiter(options: AuthLimitOptions, now: () => number): AuthLimiter {
+export interface AuthLimiterParts {
+  now: () => number;
+  /** The client's address; undefined for a request that has none. */
+  addressOf: (req: ApiRequest) => string | undefined;
+  /** Told once per window when an address reaches the limit. */
+  log?: (line: string) => void;
+}
+
+export function authLimiter(options: AuthLimitOptions, { now, addressOf, log }: AuthLimiterParts): AuthLimiter {
   const windows = new Map<string, { count: number; resetAt: number }>();
-  const keyOf = (req: ApiRequest) => req.remoteAddress ?? '';
   return {
     check(req) {
-      if (!req.remoteAddress || !CREDENTIAL_HEADERS.some((h) => req.headers[h] !== undefined)) return;
-      const w = windows.get(keyOf(req));
+      if (!CREDENTIAL_HEADERS.some((h) => req.headers[h] !== undefined)) return;
+      const key = addressOf(req);
+      if (!key) return;
+      const w = windows.get(key);
       const t = now();
       if (!w || t >= w.resetAt || w.count < options.failures) return;
       const seconds = Math.max(1, Math.ceil((w.resetAt - t) / 1000));
@@ -41,8 +52,9 @@ export function authLimiter(options: AuthLimitOptions, now: () => number): AuthL
       });
     },
     record(req, error) {
-      if (!req.remoteAddress || !(error instanceof WmarkError) || !FAILURES.has(error.code)) return;
-      const key = keyOf(req);
+      if (!(error instanceof WmarkError) || !FAILURES.has(error.code)) return;
+      const key = addressOf(req);
+      if (!key) return;
       const t = now();
       let w = windows.get(key);
       if (!w || t >= w.resetAt) {
@@ -52,6 +64,8 @@ export function authLimiter(options: AuthLimitOptions, now: () => number): AuthL
         windows.set(key, w);
       }
       w.count++;
+      if (w.count === options.failures)
+        log?.(`${options.failures} failed credential checks from ${key}: its requests with credentials get 429 for ${Math.ceil((w.resetAt - t) / 1000)} s`);
     },
   };
 }

@@ -3,6 +3,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WmarkError } from '../core/errors.js';
+import type { TrustedProxies } from '../core/forwarded-for.js';
+import { localUrl } from '../core/listen-url.js';
 import type { LocalService } from '../engine/app/local-service.js';
 import { type App, createApp } from './app.js';
 import type { AuthLimitOptions } from './auth-limit.js';
@@ -15,7 +17,10 @@ export interface ServerOptions {
   service: (baseUrl: string) => LocalService;
   host: string;
   port: number;
+  /** Base of the links handed out (--public-url); without it, where the server listens (a wildcard bind: loopback). */
   publicUrl?: string;
+  /** Proxies whose X-Forwarded-For names the client (--trust-proxy); without them the header is ignored. */
+  trustProxy?: TrustedProxies;
   tokenTtlSeconds: number;
   log?: (line: string) => void;
   /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
@@ -41,7 +46,10 @@ export interface ServerTimeouts {
 export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = { headersMs: 20_000, requestMs: 60_000, keepAliveMs: 5_000, idleMs: 180_000 };
 
 export interface RunningServer {
+  /** Where it listens, e.g. http://0.0.0.0:8080. */
   url: string;
+  /** The base of the links it hands out: its public URL, else `url` (a wildcard bind named by loopback). */
+  linkBase: string;
   server: Server;
   app: App;
   service: LocalService;
@@ -83,10 +91,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${options.host === 'localhost' ? 'localhost' : host}:${address.port}`;
-  const service = options.service(options.publicUrl ?? url);
+  const linkBase = options.publicUrl ?? localUrl(options.host === 'localhost' ? 'localhost' : address.address, address.port);
+  const service = options.service(linkBase);
   app = createApp({
     service,
+    linkBase,
     publicUrl: options.publicUrl,
+    trustProxy: options.trustProxy,
     tokenTtlSeconds: options.tokenTtlSeconds,
     log,
     corsOrigins: options.corsOrigins,
@@ -96,6 +107,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let closing: Promise<void> | undefined;
   return {
     url,
+    linkBase,
     server,
     app,
     service,

@@ -3,6 +3,7 @@
 import { verifyToken } from '../core/access-token.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
+import { clientAddress, type TrustedProxies } from '../core/forwarded-for.js';
 import type { LocalService } from '../engine/app/local-service.js';
 import { keyPairOf } from './credential-headers.js';
 import type { ApiRequest } from './http-types.js';
@@ -12,8 +13,13 @@ export interface ServerContext {
   tokenTtlSeconds: number;
   /** Path of --public-url, which a reverse proxy strips: links were signed with it, requests arrive without it. */
   signedPrefix: string;
-  /** Base of the links handed out: --public-url, else the request's Host. */
-  baseUrlOf(req: ApiRequest): string;
+  /**
+   * Base of the links handed out: --public-url, else where the server listens. Never a request's Host or
+   * X-Forwarded-Host: a client could otherwise have links signed for a host of its choosing.
+   */
+  linkBase: string;
+  /** The client's address (behind --trust-proxy proxies, from X-Forwarded-For); undefined for a request made in-process. */
+  clientAddress(req: ApiRequest): string | undefined;
   /** The client id behind the request's credentials, or an AUTH or TOKEN error (401). */
   authenticate(req: ApiRequest, version: ApiVersion): Promise<string>;
   /** The client id behind x-api-client-id + x-api-key, or x-api-key + x-api-secret in either order, whatever the route's version. */
@@ -21,7 +27,20 @@ export interface ServerContext {
   log(line: string): void;
 }
 
-export function serverContext(options: { service: LocalService; publicUrl?: string; tokenTtlSeconds: number; log?: (line: string) => void }): ServerContext {
+/** What a server context is made from (the app's options, less what only the app uses). */
+export interface ServerContextOptions {
+  service: LocalService;
+  /** Base of the URLs handed out: --public-url, else where the server listens; never a request's Host. */
+  linkBase: string;
+  /** --public-url, whose path a reverse proxy strips: links were signed with it, requests arrive without it. */
+  publicUrl?: string;
+  /** Proxies whose X-Forwarded-For names the client (--trust-proxy), for the failed-auth limit and what callers may see. */
+  trustProxy?: TrustedProxies;
+  tokenTtlSeconds: number;
+  log?: (line: string) => void;
+}
+
+export function serverContext(options: ServerContextOptions): ServerContext {
   const { service } = options;
   const key = service.tokenKey();
 
@@ -45,12 +64,8 @@ export function serverContext(options: { service: LocalService; publicUrl?: stri
     service,
     tokenTtlSeconds: options.tokenTtlSeconds,
     signedPrefix: options.publicUrl ? new URL(options.publicUrl).pathname.replace(/\/+$/, '') : '',
-    baseUrlOf(req) {
-      if (options.publicUrl) return options.publicUrl;
-      const host = req.headers.host ?? '';
-      // Only a plausible host[:port] is echoed back into signed links.
-      return /^[A-Za-z0-9.\-[\]:]+$/.test(host) ? `http://${host}` : 'http://127.0.0.1';
-    },
+    linkBase: options.linkBase,
+    clientAddress: (req) => clientAddress(req.remoteAddress, req.headers['x-forwarded-for'], options.trustProxy),
     async authenticate(req, version) {
       const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
       if (bearer) {

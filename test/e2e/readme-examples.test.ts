@@ -29,7 +29,9 @@ describe("README.md's commands run as printed", () => {
     expect(blocks.map((b) => b.heading)).toEqual(expect.arrayContaining(['Quick start', 'Using it', 'Remote mode', 'Running a render farm']));
     const farm = blocks.find((b) => b.heading === 'Running a render farm')!;
     // Continuation lines are one command; comment lines are none.
-    expect(farm.commands.some((c) => /^wmark --data-dir \/srv\/wmark serve --host 0\.0\.0\.0 --queue \S+ --media \S+ --s3-endpoint \S+$/.test(c))).toBe(true);
+    expect(
+      farm.commands.some((c) => /^wmark --data-dir \/srv\/wmark serve --host 0\.0\.0\.0 --public-url \S+ --queue \S+ --media \S+ --s3-endpoint \S+$/.test(c)),
+    ).toBe(true);
     expect(farm.commands.every((c) => !c.startsWith('#'))).toBe(true);
   });
 

@@ -1,13 +1,13 @@
 // A throwaway PostgreSQL 15 cluster (Debian's `postgresql` package, installed by scripts/test.sh): initdb in a temp
 // folder, one server on a free loopback port with password authentication, a fresh database per test. Each test file
 // starts its own and stops it. initdb and postgres refuse to run as root, so as root they run as `nobody`.
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.js';
-import { launchOnFreePort, stopProcess, untilReady } from './server-process.js';
+import { asUnprivileged, giveToUnprivileged, launchOnFreePort, stopProcess, untilReady } from './server-process.js';
 
 const PG_BIN = process.env.WMARK_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
@@ -39,12 +39,6 @@ export interface TestPostgres {
   log(): string;
 }
 
-/** As root: runs the command as `nobody` (PostgreSQL refuses root), with setpriv so the pid is the program's own. */
-function asUnprivileged(command: string, args: string[]): [string, string[]] {
-  if (process.getuid?.() !== 0) return [command, args];
-  return ['setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', command, ...args]];
-}
-
 let databases = 0;
 
 export async function startPostgres(): Promise<TestPostgres> {
@@ -54,12 +48,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   const password = randomBytes(12).toString('hex');
   const pwfile = path.join(dir, 'pw');
   writeFileSync(pwfile, `${password}\n`);
-  if (process.getuid?.() === 0) {
-    const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
-    const nogroup = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());
-    chownSync(dir, nobody, nogroup);
-    chownSync(pwfile, nobody, nogroup);
-  }
+  giveToUnprivileged(dir, pwfile);
   chmodSync(dir, 0o700);
   const [initCmd, initArgs] = asUnprivileged(binary('initdb')!, [
     '-D',

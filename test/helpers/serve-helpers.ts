@@ -18,6 +18,7 @@ import type { AuthLimitOptions } from '../../src/server/auth-limit.js';
 import { type RunningServer, type ServerOptions, startServer } from '../../src/server/node-server.js';
 import { type TestEngine, testEngine } from './engine.js';
 import { REPO } from './fixtures.js';
+import { diesWithParent } from './server-process.js';
 import { FFMPEG } from './tools.js';
 
 export interface Reply {
@@ -41,7 +42,7 @@ export interface CallOptions {
 /** Where calls go: a base URL (a real socket) or the app itself (in-process, no socket). */
 export type Target = string | App;
 
-/** The base of the links an in-process app hands out (its requests carry this Host). */
+/** The host of the links an in-process app hands out (its link base, as if it listened there). */
 export const IN_PROCESS_HOST = 'wmark.test';
 
 /** An absolute URL's request target (path and query, as written), or `target` itself when it is a path. */
@@ -71,7 +72,7 @@ export async function call(base: Target, method: string, target: string, options
     resHeaders = res.headers;
     bytes = Buffer.from(await res.arrayBuffer());
   } else {
-    const res = await base.request(requestTarget(target), { method, headers: { host: IN_PROCESS_HOST, ...headers }, body });
+    const res = await base.request(requestTarget(target), { method, headers, body });
     ({ status } = res);
     resHeaders = res.headers;
     bytes = res.body;
@@ -89,15 +90,23 @@ export interface RawReply {
   text: string;
 }
 
-/** Sends the request target byte for byte (fetch/WHATWG URL would resolve `..`, `%2e%2e` and backslashes first). */
-export async function rawRequest(base: Target, rawTarget: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawReply> {
+/**
+ * Sends the request target byte for byte (fetch/WHATWG URL would resolve `..`, `%2e%2e` and backslashes first), with
+ * any headers (Host too), from `localAddress` when given (e.g. 127.0.0.2: another client on loopback).
+ */
+export async function rawRequest(
+  base: Target,
+  rawTarget: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {},
+): Promise<RawReply> {
   if (typeof base !== 'string') {
-    const res = await base.request(rawTarget, { method: options.method ?? 'GET', headers: { host: IN_PROCESS_HOST, ...options.headers } });
+    const res = await base.request(rawTarget, { method: options.method ?? 'GET', headers: options.headers, body: options.body });
     return { status: res.status, headers: Object.fromEntries(res.headers), body: res.body, text: res.text };
   }
   const url = new URL(base);
+  const target = { host: url.hostname, port: url.port, method: options.method ?? 'GET', path: rawTarget, headers: options.headers };
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method: options.method ?? 'GET', path: rawTarget, headers: options.headers }, (res) => {
+    const req = http.request({ ...target, ...(options.localAddress ? { localAddress: options.localAddress } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -107,7 +116,7 @@ export async function rawRequest(base: Target, rawTarget: string, options: { met
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end();
+    req.end(options.body);
   });
 }
 
@@ -177,7 +186,7 @@ async function withCredentials(engine: Engine, app: App, logs: string[]): Promis
 export async function serveEngine(
   engine: Engine,
   options: { tokenTtlSeconds?: number } & Pick<ServerServiceOptions, 'jobConcurrency' | 'playableTimeoutMs' | 'sourcePolicy' | 'render'> &
-    Pick<ServerOptions, 'timeouts' | 'corsOrigins' | 'authLimit'> = {},
+    Pick<ServerOptions, 'timeouts' | 'corsOrigins' | 'authLimit' | 'publicUrl' | 'trustProxy'> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
@@ -197,6 +206,8 @@ export async function serveEngine(
     timeouts: options.timeouts,
     corsOrigins: options.corsOrigins,
     authLimit: options.authLimit,
+    publicUrl: options.publicUrl,
+    trustProxy: options.trustProxy,
     log,
   });
   return Object.assign(server, { queue: server.service.queue }, await withCredentials(engine, server.app, logs));
@@ -229,6 +240,7 @@ export async function serveInProcess(
   })(url);
   const app = createApp({
     service,
+    linkBase: url,
     publicUrl: options.publicUrl,
     tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
     log,
@@ -360,9 +372,13 @@ export interface SpawnedServe {
   kill(signal: NodeJS.Signals): void;
 }
 
-/** Spawns `node bin/wmark.js --data-dir DIR serve ...` as its own process group, stdout/stderr piped (not a TTY). */
+/**
+ * Spawns `node bin/wmark.js --data-dir DIR serve ...` as its own process group, stdout/stderr piped (not a TTY); it dies
+ * with the test process if that ends first.
+ */
 export function spawnServe(dataDir: string, args: string[], env: Record<string, string> = {}): SpawnedServe {
-  const child = spawn(process.execPath, [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir, 'serve', ...args], {
+  const [command, argv] = diesWithParent(process.execPath, [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir, 'serve', ...args]);
+  const child = spawn(command, argv, {
     cwd: dataDir,
     env: { ...process.env, CI: '1', NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,38 @@
-// What the throwaway servers of the tests (redis-server, postgres) share: stopping one, and starting one again on
-// another free port when the first was taken between freePort() and its bind.
-import type { ChildProcess } from 'node:child_process';
+// What the throwaway servers of the tests (redis-server, postgres, haproxy) share: running one as `nobody` when the
+// tests run as root, stopping one, and starting one again on another free port when the first was taken between
+// freePort() and its bind.
+import { type ChildProcess, execFileSync } from 'node:child_process';
+import { chownSync, existsSync } from 'node:fs';
 import { freePort } from './free-port.js';
+
+const SETPRIV = '/usr/bin/setpriv';
+
+/**
+ * The command wrapped so that the kernel kills it when the test process ends, however that ends (setpriv's
+ * parent-death signal): a test that crashes leaves no server behind. setpriv execs the program, so the pid stays the
+ * program's own. As is where there is no setpriv.
+ */
+export function diesWithParent(command: string, args: string[]): [string, string[]] {
+  return existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+}
+
+/**
+ * As root: the command run as `nobody` through setpriv (PostgreSQL refuses root; no server needs it), the pid the
+ * program's own; as anyone else, as is. With `diesWithParent`, also that (set after the change of user, which clears it).
+ */
+export function asUnprivileged(command: string, args: string[], options: { diesWithParent?: boolean } = {}): [string, string[]] {
+  const [cmd, rest] = options.diesWithParent ? diesWithParent(command, args) : [command, args];
+  if (process.getuid?.() !== 0) return [cmd, rest];
+  return ['setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', cmd, ...rest]];
+}
+
+/** As root: gives these files and folders to `nobody`, for a server started with asUnprivileged to use. */
+export function giveToUnprivileged(...paths: string[]): void {
+  if (process.getuid?.() !== 0) return;
+  const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+  const nogroup = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());
+  for (const p of paths) chownSync(p, nobody, nogroup);
+}
 
 /** Signals the process and waits for it to exit; SIGKILL when it has not after `graceMs`. */
 export async function stopProcess(proc: ChildProcess | undefined, signal: NodeJS.Signals, graceMs: number): Promise<void> {

@@ -202,7 +202,10 @@ describe('for API clients: the source policy, over HTTP', () => {
       const queue = new InProcessJobQueue(engine, { concurrency: 1 });
       queues.push(queue);
       const service = new LocalService(engine, { queue, baseUrl: 'http://wmark.test', sourcePolicy: policy, render: 'on-demand' });
-      return { app: createApp({ service, tokenTtlSeconds: 3600 }), headers: keyHeaders(await createCredential(engine, 'images')) };
+      return {
+        app: createApp({ service, linkBase: 'http://wmark.test', tokenTtlSeconds: 3600 }),
+        headers: keyHeaders(await createCredential(engine, 'images')),
+      };
     };
     const post = (s: Awaited<ReturnType<typeof open>>, settings: unknown[]) =>
       call(s.app, 'POST', '/2.0/watermark', { headers: s.headers, body: { key: KEY, settings, containers: ['m3u8'] } });

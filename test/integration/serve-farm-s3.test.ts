@@ -77,9 +77,13 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
     workerStore = open();
     worker = await startFarmWorker({ queueUrl, store: workerStore, runner: slow, tools: { ffmpeg: FFMPEG, font: FONT }, threads: 1, concurrency: 2 });
     jobs = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
-    app = createApp({ service: new LocalService(engine, { queue: jobs, baseUrl: 'http://wmark.test', render: 'on-demand' }), tokenTtlSeconds: 3600 });
+    app = createApp({
+      service: new LocalService(engine, { queue: jobs, baseUrl: 'http://wmark.test', render: 'on-demand' }),
+      linkBase: 'http://wmark.test',
+      tokenTtlSeconds: 3600,
+    });
     await jobs.resume();
-    headers = { ...keyHeaders(await createCredential(engine, 'farm with a shared store')), host: 'wmark.test' };
+    headers = keyHeaders(await createCredential(engine, 'farm with a shared store'));
   });
   afterAll(async () => {
     await jobs?.close();
@@ -99,7 +103,7 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
   async function onDemand(key: string, text: string): Promise<{ id: string; urls: string[] }> {
     const created = await call(app, 'POST', '/2.0/watermark', { headers, body: { key, settings: [{ content: text }], containers: ['m3u8'] } });
     expect(created.status, created.text).toBe(201);
-    const playlist = await call(app, 'GET', created.json.containers.m3u8, { headers: { host: 'wmark.test' } });
+    const playlist = await call(app, 'GET', created.json.containers.m3u8);
     expect(playlist.status, playlist.text).toBe(200);
     // Playable now; its job still renders the rest of the opening, and a watermark being rendered cannot be deleted.
     await waitFor(
@@ -118,7 +122,7 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
     const prefix = `watermarks/${video.id}/${w.id}/`;
     const last = w.urls.length - 1;
     expect(await store.exists(`${prefix}${segmentFileName(last - 2)}`)).toBe(false);
-    const reply = await call(app, 'GET', w.urls[last - 2]!, { headers: { host: 'wmark.test' } });
+    const reply = await call(app, 'GET', w.urls[last - 2]!);
     expect(reply.status).toBe(200);
     expect(reply.body.equals(await objectBytes(`${prefix}${segmentFileName(last - 2)}`))).toBe(true);
     await waitFor(
@@ -142,9 +146,9 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
     const sha = stored.image.sha256;
     expect(await store.list('images/')).toEqual(expect.arrayContaining([`images/${sha}.png`, `images/${sha}-64x32.png`]));
     // The first segment, rendered on the worker from the store (its scratch folder is gone), streamed from the store.
-    const playlist = await call(app, 'GET', created.json.containers.m3u8, { headers: { host: 'wmark.test' } });
+    const playlist = await call(app, 'GET', created.json.containers.m3u8);
     const first = new URL(parseM3u8(playlist.text).segments[0]!.uri, created.json.containers.m3u8).href;
-    const reply = await call(app, 'GET', first, { headers: { host: 'wmark.test' } });
+    const reply = await call(app, 'GET', first);
     expect(reply.status).toBe(200);
     const file = path.join(tempDir('farm-logo-seg'), 'seg.ts');
     writeFileSync(file, reply.body);
@@ -160,7 +164,7 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
     const prefix = `watermarks/${video.id}/${w.id}/`;
     renderDelay = 2;
     try {
-      const asked = call(app, 'GET', w.urls[w.urls.length - 1]!, { headers: { host: 'wmark.test' } });
+      const asked = call(app, 'GET', w.urls[w.urls.length - 1]!);
       await new Promise((resolve) => setTimeout(resolve, 800));
       const service = new LocalService(engine, { queue: jobs, baseUrl: 'http://wmark.test' });
       await service.deleteWatermark(w.id);
@@ -178,7 +182,7 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
   it("re-ingesting a key with replace removes the old video's objects (working media and watermarks) from the bucket", async () => {
     const { video: old } = await ingestVideo(engine, { source: await natural(10), key: 'bucket-replaced' });
     const w = await onDemand('bucket-replaced', 'replaced soon');
-    await call(app, 'GET', w.urls[0]!, { headers: { host: 'wmark.test' } });
+    await call(app, 'GET', w.urls[0]!);
     expect((await store.list(`watermarks/${old.id}/`)).length).toBeGreaterThan(0);
     // Its render-ahead in the bucket first: a task landing after the replace is another case (the test above).
     const prefix = `watermarks/${old.id}/${w.id}/`;

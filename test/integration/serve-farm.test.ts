@@ -113,8 +113,8 @@ describe('serve with a render farm, in process', () => {
   it("on demand (serve's default): a player's request waits for the worker to render its segment, and the next ones follow", async () => {
     const queue = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
     const service = new LocalService(engine, { queue, baseUrl: 'http://wmark.test', render: 'on-demand' });
-    const app = createApp({ service, tokenTtlSeconds: 3600 });
-    const headers = { ...keyHeaders(await createCredential(engine, 'farm on demand')), host: 'wmark.test' };
+    const app = createApp({ service, linkBase: 'http://wmark.test', tokenTtlSeconds: 3600 });
+    const headers = keyHeaders(await createCredential(engine, 'farm on demand'));
     try {
       const { video } = await ingestVideo(engine, { source: await natural(20), key: 'farm-on-demand' });
       const before = { engine: engine.runner.encodes(), worker: workerRunner.encodes() };
@@ -125,11 +125,11 @@ describe('serve with a render farm, in process', () => {
       expect(created.status, created.text).toBe(201);
       expect(created.json.status).toBe('READY');
       const dir = path.join(engine.paths.media, 'watermarks', video.id, created.json.id);
-      const playlist = await call(app, 'GET', created.json.containers.m3u8, { headers: { host: 'wmark.test' } });
+      const playlist = await call(app, 'GET', created.json.containers.m3u8);
       const urls = parseM3u8(playlist.text).segments.map((seg) => new URL(seg.uri, created.json.containers.m3u8).href);
       const last = urls.length - 1;
       expect(existsSync(path.join(dir, segmentFileName(last - 2)))).toBe(false);
-      const reply = await call(app, 'GET', urls[last - 2]!, { headers: { host: 'wmark.test' } });
+      const reply = await call(app, 'GET', urls[last - 2]!);
       expect(reply.status).toBe(200);
       expect(reply.body.length).toBeGreaterThan(1000);
       // Render-ahead: the two after it come without being asked.

@@ -1,7 +1,8 @@
 // Hardening of `wmark serve` (README.md, "Security model"): unsafe expirations, timeouts, aborted bodies, CORS and
-// credential rate limits.
+// credential rate limits, per client address (behind trusted proxies, the one X-Forwarded-For names).
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTrustedProxies } from '../../src/core/forwarded-for.js';
 import { type TestEngine, testEngine } from '../helpers/engine.js';
 import { call, expectError, expectNoLeak, keyHeaders, serveEngine, serveInProcess, type TestApp, type TestServer, waitFor } from '../helpers/serve-helpers.js';
 
@@ -258,5 +259,74 @@ describe('failed credential checks are rate-limited per client address', () => {
     const r = await call(s.url, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(s.cred) });
     expectError(r, 429, 'RATE_LIMITED');
     expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  it('without --trust-proxy X-Forwarded-For is ignored: a new forged address on every guess does not dodge the limit', async () => {
+    const wrong = { 'x-api-client-id': s.cred.clientId, 'x-api-key': 'wmk_wrong' };
+    for (let i = 0; i < 5; i++) {
+      const r = await from('198.51.100.20', '/1.0/authenticate/accessToken', { ...wrong, 'x-forwarded-for': `192.0.2.${i}` });
+      expect(r.status).toBe(401);
+    }
+    const r = await from('198.51.100.20', '/1.0/authenticate/accessToken', { ...keyHeaders(s.cred), 'x-forwarded-for': '192.0.2.99' });
+    expect(r.status).toBe(429);
+    // Over a socket too: the forged header names nobody.
+    for (let i = 0; i < 5; i++) await call(s.url, 'GET', '/1.0/authenticate/accessToken', { headers: { ...wrong, 'x-forwarded-for': `192.0.2.${i}` } });
+    expect(s.logs.join('\n')).not.toMatch(/from 192\.0\.2\./);
+  });
+});
+
+describe('behind reverse proxies named with --trust-proxy', () => {
+  let engine: TestEngine;
+  let s: TestServer;
+  beforeAll(async () => {
+    engine = await testEngine({ now: () => Date.UTC(2030, 0, 1) });
+    s = await serveEngine(engine, { authLimit: { failures: 3, windowMs: 60_000 }, trustProxy: parseTrustedProxies('10.0.0.0/8, 127.0.0.1')! });
+  });
+  afterAll(async () => {
+    await s.close();
+    await engine.dispose();
+  });
+  /** One request from the socket peer `peer`, with this X-Forwarded-For. */
+  const from = (peer: string, forwardedFor: string | undefined, target: string, headers: Record<string, string>) =>
+    s.app.handle({
+      method: 'GET',
+      rawUrl: target,
+      path: target.split('?')[0]!,
+      url: new URL(target, 'http://x'),
+      headers: { ...headers, ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }) },
+      body: async () => undefined,
+      remoteAddress: peer,
+    });
+  const TOKEN = '/1.0/authenticate/accessToken';
+
+  it('two clients behind one proxy are limited separately, and what a client writes in the header does not move it', async () => {
+    const wrong = { 'x-api-client-id': s.cred.clientId, 'x-api-key': 'wmk_wrong' };
+    for (let i = 0; i < 3; i++) expect((await from('10.0.0.1', `192.0.2.${i}, 198.51.100.7`, TOKEN, wrong)).status).toBe(401);
+    // Through two proxies now, still the same client; its forged entries to the left count for nothing.
+    expect((await from('10.0.0.2', '192.0.2.50, 198.51.100.7, 10.0.0.1', TOKEN, keyHeaders(s.cred))).status).toBe(429);
+    expect((await from('10.0.0.1', '198.51.100.7:50123', TOKEN, keyHeaders(s.cred))).status).toBe(429);
+    // Another client behind the same proxy is not affected, nor the proxy's own address.
+    expect((await from('10.0.0.1', '198.51.100.8', TOKEN, keyHeaders(s.cred))).status).toBe(200);
+    expect((await from('10.0.0.1', undefined, TOKEN, keyHeaders(s.cred))).status).toBe(200);
+    // The log names the client, once.
+    expect(s.logs.filter((l) => l.includes('failed credential checks'))).toEqual([
+      '3 failed credential checks from 198.51.100.7: its requests with credentials get 429 for 60 s',
+    ]);
+  });
+
+  it('a peer that is not a trusted proxy is the client: its X-Forwarded-For is not read', async () => {
+    const wrong = { 'x-api-client-id': s.cred.clientId, 'x-api-key': 'wmk_wrong' };
+    for (let i = 0; i < 3; i++) expect((await from('203.0.113.5', `10.0.0.${i}`, TOKEN, wrong)).status).toBe(401);
+    expect((await from('203.0.113.5', '198.51.100.30', TOKEN, keyHeaders(s.cred))).status).toBe(429);
+    expect((await from('10.0.0.1', '198.51.100.30', TOKEN, keyHeaders(s.cred))).status).toBe(200);
+  });
+
+  it('/readyz and /healthz show a client behind a proxy on this machine what they show any other machine', async () => {
+    // An engine with a dependency: where it is, and why it failed, are for callers on this machine only.
+    s.service.readiness = () => ({ ready: true, dependencies: [{ name: 'queue', up: true, location: 'redis://10.1.2.3:6379' }] });
+    const shown = async (forwardedFor: string | undefined) => JSON.parse(String((await from('127.0.0.1', forwardedFor, '/readyz', {})).body)).dependencies;
+    expect(await shown(undefined)).toEqual([{ name: 'queue', up: true, location: 'redis://10.1.2.3:6379' }]);
+    expect(await shown('198.51.100.7')).toEqual([{ name: 'queue', up: true }]);
+    expect(await shown('127.0.0.1')).toEqual([{ name: 'queue', up: true, location: 'redis://10.1.2.3:6379' }]);
   });
 });

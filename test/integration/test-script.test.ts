@@ -12,7 +12,7 @@ afterEach(() => {
 });
 
 /** A checkout without node_modules (and, unless `chromium`, without a browser on PATH); returns the script's stdout. */
-function runScript(options: { root: boolean; chromium?: boolean; redis?: boolean; postgres?: boolean; nodeModules?: boolean }): string[] {
+function runScript(options: { root: boolean; chromium?: boolean; redis?: boolean; postgres?: boolean; haproxy?: boolean; nodeModules?: boolean }): string[] {
   const root = tempDir('test-script');
   dirs.push(root);
   const bin = path.join(root, 'stub-bin');
@@ -45,10 +45,19 @@ function runScript(options: { root: boolean; chromium?: boolean; redis?: boolean
   // Only the stand-ins and the few real tools the script uses, so a chromium elsewhere on this machine is not found.
   for (const tool of ['dirname', 'mkdir', 'ls'])
     symlinkSync(execFileSync('/bin/sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), path.join(bin, tool));
+  // HAProxy too, where Debian puts it (WMARK_HAPROXY here).
+  const haproxy = path.join(root, 'haproxy-bin');
+  if (options.haproxy) {
+    writeFileSync(haproxy, '#!/bin/sh\nexit 0\n');
+    chmodSync(haproxy, 0o755);
+  }
   const log = path.join(root, 'out.log');
   const fd = openSync(log, 'a');
   try {
-    spawnSync('/bin/bash', [path.join(root, 'scripts', 'test.sh')], { env: { PATH: bin, STUB_LOG: log, WMARK_PG_BIN: pgBin }, stdio: ['ignore', fd, fd] });
+    spawnSync('/bin/bash', [path.join(root, 'scripts', 'test.sh')], {
+      env: { PATH: bin, STUB_LOG: log, WMARK_PG_BIN: pgBin, WMARK_HAPROXY: haproxy },
+      stdio: ['ignore', fd, fd],
+    });
   } finally {
     closeSync(fd);
   }
@@ -56,7 +65,7 @@ function runScript(options: { root: boolean; chromium?: boolean; redis?: boolean
 }
 
 describe('scripts/test.sh', () => {
-  it('lists npm ci, chromium, redis-server and postgresql, with the reasons, before running any', () => {
+  it('lists npm ci, chromium, redis-server, postgresql and haproxy, with the reasons, before running any', () => {
     const lines = runScript({ root: true });
     const first = (re: RegExp) => lines.findIndex((l) => re.test(l));
     const plan = first(/^scripts\/test\.sh will install/);
@@ -65,9 +74,10 @@ describe('scripts/test.sh', () => {
     expect(lines[2]).toMatch(/^ {2}- the system package chromium \(apt-get install chromium\): a real browser for the player tests/);
     expect(lines[3]).toMatch(/^ {2}- the system package redis-server \(apt-get install redis-server\): a real Redis for the render-farm queue tests/);
     expect(lines[4]).toMatch(/^ {2}- the system package postgresql \(apt-get install postgresql\): a real PostgreSQL 15 for the state-store tests/);
+    expect(lines[5]).toMatch(/^ {2}- the system package haproxy \(apt-get install haproxy\): a real HAProxy in front of several wmark serve instances/);
     const npmRun = first(/^RAN npm ci/);
     const aptRun = first(/^RAN apt-get install -y -qq chromium/);
-    expect(npmRun).toBeGreaterThan(2);
+    expect(npmRun).toBeGreaterThan(5);
     expect(lines[npmRun - 1]).toBe('installing npm packages (npm ci)');
     expect(aptRun).toBeGreaterThan(npmRun);
     expect(first(/^RAN apt-get update/)).toBe(aptRun - 1);
@@ -79,17 +89,20 @@ describe('scripts/test.sh', () => {
     const postgresRun = first(/^RAN apt-get install -y -qq postgresql/);
     expect(postgresRun).toBeGreaterThan(redisRun);
     expect(lines[postgresRun - 1]).toMatch(/^installing postgresql for the state-store tests/);
+    const haproxyRun = first(/^RAN apt-get install -y -qq haproxy/);
+    expect(haproxyRun).toBeGreaterThan(postgresRun);
+    expect(lines[haproxyRun - 1]).toMatch(/^installing haproxy for the load-balancer tests/);
     expect(lines.filter((l) => /^RAN apt-get update/.test(l))).toHaveLength(1);
-    expect(first(/^RAN npx vitest run/)).toBeGreaterThan(postgresRun);
+    expect(first(/^RAN npx vitest run/)).toBeGreaterThan(haproxyRun);
   });
 
   it('installs and announces nothing when everything is there', () => {
-    const lines = runScript({ root: true, chromium: true, redis: true, postgres: true, nodeModules: true });
+    const lines = runScript({ root: true, chromium: true, redis: true, postgres: true, haproxy: true, nodeModules: true });
     expect(lines.filter((l) => /install|RAN npm|RAN apt-get/.test(l))).toEqual([]);
     expect(lines[0]).toMatch(/^RAN npx vitest run/);
   });
 
-  it('without root it only announces npm ci, and names what to do about Chromium, Redis and PostgreSQL instead of installing them', () => {
+  it('without root it only announces npm ci, and names what to do about Chromium, Redis, PostgreSQL and HAProxy instead of installing them', () => {
     const lines = runScript({ root: false });
     expect(lines.slice(0, 2).join('\n')).toMatch(/will install[\s\S]*npm packages/);
     expect(lines.some((l) => /chromium \(apt-get/.test(l))).toBe(false);
@@ -98,6 +111,8 @@ describe('scripts/test.sh', () => {
     expect(lines.some((l) => /the render-farm tests need Redis: install it/.test(l))).toBe(true);
     expect(lines.some((l) => /postgresql \(apt-get/.test(l))).toBe(false);
     expect(lines.some((l) => /the PostgreSQL state-store tests need PostgreSQL 15: install it/.test(l))).toBe(true);
+    expect(lines.some((l) => /haproxy \(apt-get/.test(l))).toBe(false);
+    expect(lines.some((l) => /the load-balancer tests need HAProxy: install it .* or set WMARK_HAPROXY/.test(l))).toBe(true);
     expect(readFileSync(path.join(REPO, 'scripts', 'test.sh'), 'utf8')).toContain('or set WMARK_CHROMIUM');
   });
 });

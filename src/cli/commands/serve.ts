@@ -2,6 +2,8 @@
 import type { Command } from 'commander';
 import { changeLine } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
+import { parseTrustedProxies } from '../../core/forwarded-for.js';
+import { isWildcardHost } from '../../core/listen-url.js';
 import { serverService } from '../../engine/app/server-service.js';
 import { dataLayout } from '../../engine/data-folder/layout.js';
 import { rememberSharedMedia } from '../../engine/data-folder/shared-media.js';
@@ -23,7 +25,8 @@ export function registerServe(program: Command): void {
     .description('serve the watermarking API (1.0 + 2.0), signed HLS/mp4 and the player page')
     .option('--port <port>', 'port to listen on (default 8080; 0 picks a free one)')
     .option('--host <host>', 'interface to bind (default 127.0.0.1)')
-    .option('--public-url <url>', 'base URL for the links handed out (default: from the request Host header)')
+    .option('--public-url <url>', 'base URL for the links handed out, as clients reach serve (default: where serve listens; env WMARK_PUBLIC_URL)')
+    .option('--trust-proxy <list>', 'proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For names the client (env WMARK_TRUST_PROXY)')
     .option('--workers <n>', 'ffmpeg worker processes per job (default: number of cores)')
     .option('--render <mode>', 'on-demand: render the opening, then the segments players ask for (default); full: every segment of every watermark')
     .option('--source-root <dir>', 'a folder API clients may ingest local files from (repeatable; default: any file on loopback, none beyond)', collect)
@@ -43,6 +46,7 @@ export function registerServe(program: Command): void {
             port?: string;
             host?: string;
             publicUrl?: string;
+            trustProxy?: string;
             workers?: string;
             render?: string;
             sourceRoot?: string[];
@@ -57,6 +61,7 @@ export function registerServe(program: Command): void {
             port: opts.port,
             host: opts.host,
             publicUrl: opts.publicUrl,
+            trustProxy: opts.trustProxy,
             workers: opts.workers,
             queue: opts.queue,
             shutdownTimeout: opts.shutdownTimeout,
@@ -86,6 +91,8 @@ export function registerServe(program: Command): void {
               host: config.server.host,
               port: config.server.port,
               publicUrl: config.publicUrl,
+              // Validated with the rest of the config.
+              trustProxy: config.server.trustProxy === undefined ? undefined : parseTrustedProxies(config.server.trustProxy),
               tokenTtlSeconds: config.server.tokenTtlSeconds,
               corsOrigins: opts.corsOrigin,
               log,
@@ -94,6 +101,8 @@ export function registerServe(program: Command): void {
               throw listenError(error, config.server.host, config.server.port);
             });
           const local = server.service;
+          describeLinks(ctx, config.server.host, config.publicUrl, server.linkBase);
+          if (config.server.trustProxy) ctx.output.info(`client addresses: from X-Forwarded-For on requests through ${config.server.trustProxy}`);
           if (farm) await describeFarm(ctx, local.dataDir, config.queue!.url, media, farm.shared?.location);
           // One line when a dependency is lost, one when it is back; its reconnects and probes back off in silence.
           const unwatch = local.watchDependencies((status, away) => ctx.output.info(changeLine(status, Date.now(), away)));
@@ -102,7 +111,7 @@ export function registerServe(program: Command): void {
           await announceFirstKey(ctx, local, 'serve');
           const dataDir = local.dataDir;
           // Local commands on this data folder sign their links for this address while it runs.
-          const forget = await recordServe(dataDir, server.url, config.publicUrl);
+          const forget = await recordServe(dataDir, server);
           try {
             return await serveUntilStopped(ctx, server, dataDir, config.shutdownTimeoutSeconds);
           } finally {
@@ -125,6 +134,14 @@ async function serveUntilStopped(ctx: CliContext, server: RunningServer, dataDir
   );
   await server.close({ timeoutMs: shutdownSeconds * 1000 });
   return 0;
+}
+
+/** A server bound to every interface signs its links for loopback unless told the address clients use: say so once. */
+function describeLinks(ctx: CliContext, host: string, publicUrl: string | undefined, linkBase: string): void {
+  if (publicUrl !== undefined || !isWildcardHost(host)) return;
+  ctx.output.info(
+    `links name ${linkBase}, which only this machine reaches: clients on other machines need --public-url (the address they use, e.g. https://videos.example.com)`,
+  );
 }
 
 /** Connects to the farm's Redis (QUEUE_UNREACHABLE, exit 5, when it does not answer) and its shared store. */

@@ -12,9 +12,13 @@ import type { ServerContext } from '../server-context.js';
 /**
  * Whether the caller is on this machine (`wmark status`, an operator's curl, an in-process request). Health routes need
  * no credentials (load balancers ask them), so where the queue and the store are, why a connection failed and the
- * workers' host names are for such callers only; a peer on another machine hears states, depths and versions.
+ * workers' host names are for such callers only; a peer on another machine hears states, depths and versions. Behind
+ * a trusted proxy on this machine, the caller is the client it names, not the proxy.
  */
-const isLocalCaller = (req: ApiRequest) => req.remoteAddress === undefined || isLoopbackAddress(req.remoteAddress);
+function isLocalCaller(ctx: ServerContext, req: ApiRequest): boolean {
+  const address = ctx.clientAddress(req);
+  return address === undefined || isLoopbackAddress(address);
+}
 
 /** A dependency as a caller on another machine sees it: its name and state, not where it is or why it failed. */
 function publicStatus(status: DependencyStatus): Partial<DependencyStatus> {
@@ -24,7 +28,7 @@ function publicStatus(status: DependencyStatus): Partial<DependencyStatus> {
 export function authRoutes(routes: Routes, ctx: ServerContext): void {
   // Liveness: 200 while this process can answer, whatever its dependencies do (a load balancer reads /readyz).
   routes.add(['GET'], ['/healthz'], async (req) => {
-    const local = isLocalCaller(req);
+    const local = isLocalCaller(ctx, req);
     // Asked first: asking the queue may be what finds it gone, and the states shown then agree with its answer.
     const health = await ctx.service.health();
     const { ready, dependencies } = ctx.service.readiness();
@@ -37,7 +41,7 @@ export function authRoutes(routes: Routes, ctx: ServerContext): void {
   // Readiness: 503 naming what is down while a dependency does not answer, 200 again once it does (no restart).
   routes.add(['GET', 'HEAD'], ['/readyz'], async (req) => {
     const { ready, dependencies } = ctx.service.readiness();
-    const shown = isLocalCaller(req) ? dependencies : dependencies.map(publicStatus);
+    const shown = isLocalCaller(ctx, req) ? dependencies : dependencies.map(publicStatus);
     if (ready) return json(200, { ready, dependencies: shown });
     const error = unavailableError(dependencies.find((d) => !d.up)!, ctx.service.now());
     return json(503, { ready, code: error.code, message: error.message, dependencies: shown }, error.headers);

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { WmarkError } from '../../core/errors.js';
 import { VERSION } from '../../version.js';
 import { CONTENT_TYPES, fileResponse } from '../file-response.js';
-import { type ApiRequest, json } from '../http-types.js';
+import { json } from '../http-types.js';
 import type { Routes } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
 
@@ -28,8 +28,8 @@ export interface ServiceStatus {
 export function homeRoutes(routes: Routes, ctx: ServerContext): void {
   const started = Date.now();
 
-  async function status(req: ApiRequest): Promise<ServiceStatus> {
-    const base = ctx.baseUrlOf(req);
+  async function status(): Promise<ServiceStatus> {
+    const base = ctx.linkBase;
     const names = (await readdir(DOCS_DIR).catch(() => [] as string[])).filter((n) => DOC_NAME.test(n)).sort();
     const counts = await ctx.service.counts();
     return {
@@ -42,7 +42,7 @@ export function homeRoutes(routes: Routes, ctx: ServerContext): void {
   }
 
   routes.add(['GET', 'HEAD'], ['/'], async (req) => {
-    const s = await status(req);
+    const s = await status();
     if (!prefersHtml(req.headers.accept)) return json(200, s, { Vary: 'Accept' });
     return {
       status: 200,

@@ -15,7 +15,7 @@ export function watermarkRoutes(routes: Routes, ctx: ServerContext, links: Signe
     routes.add(['POST'], paths, async (req) => {
       await ctx.authenticate(req, version);
       const body = legacy ? legacyWatermarkBody(await req.body()) : await req.body();
-      const result = await ctx.service.requestWatermark(body as WatermarkRequest, { api: version, baseUrl: ctx.baseUrlOf(req) });
+      const result = await ctx.service.requestWatermark(body as WatermarkRequest, { api: version, baseUrl: ctx.linkBase });
       return json(result.created ? 201 : 200, result.resource);
     });
   }
@@ -26,7 +26,7 @@ export function watermarkRoutes(routes: Routes, ctx: ServerContext, links: Signe
       async (req, params) => {
         const { watermark: w } = await links.watermark(req, version, params);
         if (version === '1.0') ctx.service.media.checkStatusLinkAge(w);
-        return json(200, ctx.service.body(w, version, ctx.baseUrlOf(req), version === '2.0'), MEDIA_CORS);
+        return json(200, ctx.service.body(w, version, ctx.linkBase, version === '2.0'), MEDIA_CORS);
       },
       { cors: true },
     );

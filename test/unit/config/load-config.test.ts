@@ -371,6 +371,29 @@ describe('queue.url (the render farm)', () => {
   });
 });
 
+describe('server.trustProxy (the reverse proxies whose X-Forwarded-For is believed)', () => {
+  it('is unset by default, and comes from the file, then WMARK_TRUST_PROXY, then --trust-proxy', async () => {
+    expect((await load()).server.trustProxy).toBeUndefined();
+    write('.wmarkrc.json', { server: { trustProxy: '10.0.0.0/8' } });
+    expect((await load()).server.trustProxy).toBe('10.0.0.0/8');
+    const fromEnv = await load({ env: { WMARK_TRUST_PROXY: '127.0.0.1, ::1' } });
+    expect([fromEnv.server.trustProxy, fromEnv.sources['server.trustProxy']]).toEqual(['127.0.0.1, ::1', 'env WMARK_TRUST_PROXY']);
+    const fromFlag = await load({ env: { WMARK_TRUST_PROXY: '127.0.0.1' }, flags: { trustProxy: '192.168.0.0/16' } });
+    expect([fromFlag.server.trustProxy, fromFlag.sources['server.trustProxy']]).toEqual(['192.168.0.0/16', 'flag --trust-proxy']);
+  });
+
+  it('names a list that is not addresses or CIDR ranges, from a flag (a usage error), the environment or the file', async () => {
+    const flag = await loadError({ flags: { trustProxy: 'haproxy.internal' } });
+    expect(flag.message).toBe(
+      '--trust-proxy: expected a comma-separated list of IP addresses or CIDR ranges (e.g. 127.0.0.1,10.0.0.0/8), got "haproxy.internal"',
+    );
+    expect(flag).toMatchObject({ fromFlag: true, flag: '--trust-proxy' });
+    expect((await loadError({ env: { WMARK_TRUST_PROXY: '10.0.0.0/33' } })).message).toContain('env WMARK_TRUST_PROXY: expected a comma-separated list');
+    write('.wmarkrc.json', { server: { trustProxy: ['127.0.0.1'] } });
+    expect((await loadError()).message).toContain('server.trustProxy: expected a comma-separated list');
+  });
+});
+
 describe("media.* (the render farm's shared store)", () => {
   it('is unset by default: media lives in the data folder', async () => {
     expect((await load()).media).toBeUndefined();

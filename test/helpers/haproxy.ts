@@ -1,0 +1,193 @@
+// A throwaway HAProxy (Debian's package, installed by scripts/test.sh) on a free loopback port in front of `wmark
+// serve` instances, run from the sample docs/haproxy.cfg with only its bind address and server lines changed, so the
+// sample stays true. It runs in the foreground in a temp folder of its own, as this user (as `nobody` under root), and
+// the kernel kills it when the test process ends, however that ends. Its stats socket tells each instance's state.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO } from './fixtures.js';
+import { freePort } from './free-port.js';
+import { asUnprivileged, giveToUnprivileged, launchOnFreePort, stopProcess } from './server-process.js';
+
+export const HAPROXY = process.env.WMARK_HAPROXY ?? (existsSync('/usr/sbin/haproxy') ? '/usr/sbin/haproxy' : 'haproxy');
+export const HAPROXY_SAMPLE = path.join(REPO, 'docs', 'haproxy.cfg');
+
+/** What the sample leaves to Debian's haproxy.cfg, for a test: a log on stdout and a stats socket to ask. */
+const preamble = (statsSocket: string) => `global
+    log stdout format raw local0
+    stats socket ${statsSocket} mode 600 level admin
+
+defaults
+    log global
+    mode http
+    option httplog
+    option dontlognull
+    timeout connect 5s
+    timeout client 50s
+    timeout server 50s
+
+`;
+
+/**
+ * The sample with the frontend bound to 127.0.0.1:`port` and one server line per backend port (wmark1, wmark2, …, on
+ * 127.0.0.1, with the options of the sample's first server line), after a test's global and defaults sections.
+ */
+export function haproxyConfig(sample: string, options: { port: number; backends: readonly number[]; statsSocket: string }): string {
+  const binds = [...sample.matchAll(/^(\s*)bind :80$/gm)];
+  const servers = [...sample.matchAll(/^(\s*)server wmark\d+ \S+(.*)$/gm)];
+  if (binds.length !== 1 || servers.length === 0) throw new Error(`${HAPROXY_SAMPLE} has no single "bind :80" line, or no "server wmarkN" line`);
+  const [, indent, extra] = servers[0]!;
+  const lines = options.backends.map((port, i) => `${indent}server wmark${i + 1} 127.0.0.1:${port}${extra}`).join('\n');
+  let first = true;
+  const body = sample.replace(/^(\s*)bind :80$/m, `$1bind 127.0.0.1:${options.port}`).replace(/^(\s*)server wmark\d+ \S+(.*)\n?/gm, () => {
+    if (!first) return '';
+    first = false;
+    return `${lines}\n`;
+  });
+  return preamble(options.statsSocket) + body;
+}
+
+export interface ServerState {
+  /** HAProxy's word for it: UP, DOWN, "UP 1/2" (going down), "DOWN 1/2" (coming up), MAINT… */
+  status: string;
+  /** Requests (sessions) it has been sent in all. */
+  sessions: number;
+  /** The last health check's result (L7OK, L4CON…). */
+  check: string;
+}
+
+export interface TestHaproxy {
+  port: number;
+  /** http://127.0.0.1:PORT, the frontend. */
+  url: string;
+  /** The configuration it runs. */
+  config: string;
+  /** Each backend server by name (wmark1, wmark2, …). */
+  servers(): Promise<Record<string, ServerState>>;
+  /** Waits until `ready` holds for the servers' states; throws with the last states and the log after `timeoutMs`. */
+  untilServers(ready: (servers: Record<string, ServerState>) => boolean, what: string, timeoutMs?: number): Promise<Record<string, ServerState>>;
+  /** Everything it logged (one line per request, health check changes, alerts). */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/** Starts HAProxy in front of these ports (`port`: the frontend's, which a caller may have promised as a public URL). */
+export async function startHaproxy(options: { backends: readonly number[]; port?: number }): Promise<TestHaproxy> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-haproxy-'));
+  const statsSocket = path.join(dir, 'admin.sock');
+  const configFile = path.join(dir, 'haproxy.cfg');
+  const sample = readFileSync(HAPROXY_SAMPLE, 'utf8');
+  giveToUnprivileged(dir);
+  let port = options.port ?? (await freePort());
+  let child: ChildProcess | undefined;
+  let output = '';
+  let config = '';
+
+  const launch = async (p: number): Promise<void> => {
+    port = p;
+    config = haproxyConfig(sample, { port, backends: options.backends, statsSocket });
+    writeFileSync(configFile, config, { mode: 0o644 });
+    giveToUnprivileged(configFile);
+    const [cmd, args] = asUnprivileged(HAPROXY, ['-db', '-f', configFile], { diesWithParent: true });
+    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    proc.stdout!.on('data', (c: Buffer) => (output += c.toString('utf8')));
+    proc.stderr!.on('data', (c: Buffer) => (output += c.toString('utf8')));
+    const exited = new Promise<never>((_, reject) => {
+      proc.once('error', (e) => reject(new Error(`cannot run ${HAPROXY} (scripts/test.sh installs Debian's haproxy): ${e.message}`)));
+      proc.once('exit', (code) => reject(new Error(`haproxy exited with code ${code}:\n${output}`)));
+    });
+    exited.catch(() => {});
+    // Up once its stats socket answers (it binds the frontend before).
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const answered = await Promise.race([
+        stats(statsSocket, 'show info').then(
+          () => true,
+          () => false,
+        ),
+        exited,
+      ]);
+      if (answered) return;
+      if (Date.now() > deadline) throw new Error(`haproxy did not start within 10 s:\n${output}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  const stopChild = async (): Promise<void> => {
+    const proc = child;
+    child = undefined;
+    await stopProcess(proc, 'SIGTERM', 5_000);
+  };
+
+  if (options.port === undefined) {
+    await launchOnFreePort(port, {
+      launch,
+      failed: stopChild,
+      portTaken: () => /cannot bind socket|Address already in use/i.test(output),
+      gaveUp: () => rmSync(dir, { recursive: true, force: true }),
+    });
+  } else {
+    // A promised port is not swapped for another: the caller's links name it.
+    await launch(port).catch(async (error: unknown) => {
+      await stopChild();
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    });
+  }
+
+  const servers = async (): Promise<Record<string, ServerState>> => {
+    const csv = await stats(statsSocket, 'show stat');
+    const [head, ...rows] = csv.split('\n').filter((l) => l.trim() !== '');
+    const columns = head!.replace(/^#\s*/, '').split(',');
+    const at = (row: string[], name: string) => row[columns.indexOf(name)] ?? '';
+    const out: Record<string, ServerState> = {};
+    for (const line of rows) {
+      const row = line.split(',');
+      if (at(row, 'pxname') !== 'wmark' || ['FRONTEND', 'BACKEND'].includes(at(row, 'svname'))) continue;
+      out[at(row, 'svname')] = { status: at(row, 'status'), sessions: Number(at(row, 'stot')), check: at(row, 'check_status') };
+    }
+    return out;
+  };
+
+  return {
+    get port() {
+      return port;
+    },
+    get url() {
+      return `http://127.0.0.1:${port}`;
+    },
+    get config() {
+      return config;
+    },
+    servers,
+    async untilServers(ready, what, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const states = await servers();
+        if (ready(states)) return states;
+        if (Date.now() > deadline) throw new Error(`haproxy: timed out waiting for ${what}: ${JSON.stringify(states)}\n${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    log: () => output,
+    stop: async () => {
+      await stopChild();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One command on HAProxy's stats socket (non-interactive: it answers and closes). */
+function stats(socket: string, command: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const c = net.connect(socket, () => c.end(`${command}\n`));
+    c.setEncoding('utf8');
+    c.on('data', (d: string) => (text += d));
+    c.once('error', reject);
+    c.once('close', () => resolve(text));
+  });
+}
