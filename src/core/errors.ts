@@ -13,7 +13,7 @@ export type ErrorKind =
   | 'limit' // too much, too fast
   | 'config'
   | 'remote' // the remote service is unreachable or answered nonsense
-  | 'unavailable' // a part this service needs (the farm's queue, its media store) does not answer now; it will again
+  | 'unavailable' // a part this service needs (the farm's queue, its media store, the database) does not answer now
   | 'engine' // ffmpeg or the media pipeline failed
   | 'timeout'
   | 'interrupted'
@@ -184,13 +184,6 @@ export const ERRORS = {
     exit: 5,
     hint: 'Check --queue redis://HOST:PORT (or WMARK_QUEUE_URL) and that Redis runs and is reachable from here.',
   },
-  // The PostgreSQL state database (--db, WMARK_DB_URL, db.url), reached over the network.
-  DATABASE_UNAVAILABLE: {
-    kind: 'remote',
-    http: 503,
-    exit: 5,
-    hint: 'Check --db postgres://USER:PASSWORD@HOST:PORT/DATABASE (or WMARK_DB_URL, db.url in the config): the address, the user and password, and that PostgreSQL runs and is reachable from here.',
-  },
   MEDIA_STORE_FAILED: {
     kind: 'remote',
     http: 502,
@@ -203,6 +196,11 @@ export const ERRORS = {
     "The render farm's queue (Redis) does not answer; wmark reconnects by itself. Send the request again shortly (GET /readyz says when).",
   ),
   MEDIA_STORE_UNAVAILABLE: unavailable('The shared media store does not answer; wmark keeps trying. Send the request again shortly (GET /readyz says when).'),
+  // The PostgreSQL state database (--db, WMARK_DB_URL, db.url), reached over the network: refused at start (exit 5),
+  // or lost while serving (503 with Retry-After; jobs wait for it and go on, as for the queue and the store).
+  DATABASE_UNAVAILABLE: unavailable(
+    'Check --db postgres://USER:PASSWORD@HOST:PORT/DATABASE (or WMARK_DB_URL, db.url in the config): the address, the user and password, and that PostgreSQL runs and is reachable from here. wmark serve keeps trying: send the request again shortly (GET /readyz says when).',
+  ),
 
   // ---- engine: ffmpeg and the media pipeline (exit 6)
   FFMPEG_FAILED: engine(),
@@ -311,7 +309,7 @@ export function isInterruption(error: unknown): boolean {
   return isWmarkError(error) && error.kind === 'interrupted';
 }
 
-/** True when a dependency did not answer (QUEUE_UNAVAILABLE, MEDIA_STORE_UNAVAILABLE): nothing is wrong with the work. */
+/** True when a dependency did not answer (QUEUE_UNAVAILABLE, MEDIA_STORE_UNAVAILABLE, DATABASE_UNAVAILABLE): nothing is wrong with the work. */
 export function isUnavailable(error: unknown): boolean {
   return isWmarkError(error) && error.kind === 'unavailable';
 }

@@ -1,11 +1,14 @@
 // The state store on PostgreSQL (--db, WMARK_DB_URL, db.url): a `pg` pool behind the SqlDatabase interface, so the
 // one SQL store serves it as it serves SQLite, and migrations run once, under an advisory lock, whichever instance
-// opens the database first. `pg` is loaded only here, and this module only when a database URL is given.
+// opens the database first. The database server is watched like the farm's queue and store: lost, a call is its 503
+// at once, and probes with backoff notice its return. `pg` is loaded only here, and this module only with a URL.
 import type { Pool, PoolClient } from 'pg';
+import { unavailableError } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
 import { redactUrl, scrubUrl } from '../../core/redact-url.js';
+import { firstLine, ProbeMonitor } from '../../media/reachability.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
-import type { SqlDatabase, SqlStatement } from './sql-database.js';
+import type { PoolUse, SqlDatabase, SqlStatement } from './sql-database.js';
 import { SqlStateStore } from './sql-state-store.js';
 
 /** The advisory lock every wmark takes to migrate a database ("wmark" in ASCII): one migrates, the others wait. */
@@ -15,6 +18,10 @@ const MIGRATIONS_TABLE = 'wmark_schema_migrations';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
+/** Connections the pool opens at most. */
+const POOL_MAX = 10;
+/** A probe of a lost database that gets no answer within this long counts as one more failure. */
+const PROBE_DEADLINE_MS = 3_000;
 
 /** `?` placeholders to PostgreSQL's `$1, $2, …`, leaving string literals and quoted names alone. */
 export function numberedPlaceholders(sql: string): string {
@@ -95,9 +102,11 @@ async function migrate(client: PoolClient, url: string): Promise<number> {
   }
 }
 
-/** A `pg` pool behind the SqlDatabase interface. */
+/** A `pg` pool behind the SqlDatabase interface, and whether its server answers. */
 class PostgresDatabase implements SqlDatabase {
   readonly description: string;
+  /** Judged by every call, by the pool's idle connections, and by a `SELECT 1` now and then while someone watches. */
+  readonly health: ProbeMonitor;
   private readonly texts = new Map<string, string>();
 
   constructor(
@@ -105,6 +114,31 @@ class PostgresDatabase implements SqlDatabase {
     private readonly url: string,
   ) {
     this.description = `PostgreSQL ${redactUrl(url)}`;
+    this.health = new ProbeMonitor({ name: 'database', location: redactUrl(url), probe: () => this.probe() });
+    // An idle connection the server closed (a shutdown, a restart): asked at once whether the server is gone, so the
+    // loss is known before any request meets it (one connection cut by something in between is not a loss).
+    pool.on('error', () => {
+      this.probe().then(
+        () => this.health.answered(),
+        (error: unknown) => this.health.failed(this.reason(error)),
+      );
+    });
+  }
+
+  private reason(error: unknown): string {
+    return scrubUrl(firstLine(error), this.url);
+  }
+
+  private async probe(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_DEADLINE_MS} ms`)), PROBE_DEADLINE_MS);
+    });
+    try {
+      await Promise.race([this.pool.query('SELECT 1'), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private text(sql: string): string {
@@ -116,11 +150,20 @@ class PostgresDatabase implements SqlDatabase {
     return text;
   }
 
+  /**
+   * Runs a call, unless the server is known to be lost (its 503 at once, no wait on a dead address). A call that
+   * cannot reach it marks it lost; the catalogued 503 names no address, since it may be an API client's answer.
+   */
   private async guard<T>(work: () => Promise<T>): Promise<T> {
+    if (!this.health.isUp) throw unavailableError(this.health.status(), Date.now());
     try {
-      return await work();
+      const answer = await work();
+      this.health.answered();
+      return answer;
     } catch (error) {
-      throw isConnectionError(error) ? unavailable(this.url, error) : error;
+      if (!isConnectionError(error)) throw error;
+      this.health.failed(this.reason(error));
+      throw unavailableError(this.health.status(), Date.now());
     }
   }
 
@@ -162,19 +205,28 @@ class PostgresDatabase implements SqlDatabase {
     return `server ${row?.server_version ?? 'unknown'}`;
   }
 
+  poolUse(): PoolUse {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount, max: POOL_MAX };
+  }
+
   close(): Promise<void> {
+    this.health.close();
     return this.pool.end();
   }
 }
 
 /** The state store on a PostgreSQL database, migrated forward when opened. */
 export class PostgresStateStore extends SqlStateStore {
+  /** Whether the database server answers now: one of the engine's dependencies (/readyz, and the 503 of requests). */
+  override readonly health: ProbeMonitor;
+
   private constructor(
-    db: SqlDatabase,
+    db: PostgresDatabase,
     /** How many migrations this open applied (0 when another instance, or an earlier run, had). */
     readonly migrated: number,
   ) {
     super(db);
+    this.health = db.health;
   }
 
   static async open(url: string): Promise<PostgresStateStore> {
@@ -188,7 +240,7 @@ export class PostgresStateStore extends SqlStateStore {
     const pool = new pg.Pool({
       connectionString: url,
       application_name: 'wmark',
-      max: 10,
+      max: POOL_MAX,
       connectionTimeoutMillis: 10_000,
       idleTimeoutMillis: 30_000,
       types: { getTypeParser },

@@ -6,6 +6,14 @@ export interface SqlStatement {
   params?: readonly unknown[];
 }
 
+/** A connection pool's use now: connections open, of them idle, callers waiting for one, and the most it opens. */
+export interface PoolUse {
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
+}
+
 export interface SqlDatabase {
   /** For messages: "SQLite /path/wmark.db" and the like. */
   readonly description: string;
@@ -19,5 +27,7 @@ export interface SqlDatabase {
   schemaVersion(): Promise<number>;
   /** Something an operator wants to know of it (SQLite's journal mode), if anything. */
   detail(): Promise<string | undefined>;
+  /** Its connection pool's use, when it has one (a database server; SQLite has none). */
+  poolUse?(): PoolUse;
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@
 // it. Each transition that processes may race on is a single statement (insert ... on conflict do nothing, a
 // conditional update) or one transaction, which SQLite and PostgreSQL both make atomic. The SQL is the subset both
 // speak alike.
+import type { Dependency } from '../../core/dependency.js';
 import { credentialRow, templateRow, toCredential, toJob, toTemplate, toVideo, toWatermark, videoPatchRow, videoRow, watermarkRow } from './rows.js';
 import type { CredentialsTable, JobsTable, TemplatesTable, VideosTable, WatermarksTable } from './schema.js';
 import type { SqlDatabase } from './sql-database.js';
@@ -32,11 +33,18 @@ export const STATE_TABLES = ['videos', 'templates', 'watermarks', 'jobs', 'crede
 export type StateTable = (typeof STATE_TABLES)[number];
 
 export class SqlStateStore implements StateStore {
+  /** Set by a store on a database server (PostgreSQL): whether it answers now. */
+  declare readonly health?: Dependency;
+
   constructor(protected readonly db: SqlDatabase) {}
 
   async describe(): Promise<{ database: string; schemaVersion: number; detail?: string }> {
     const detail = await this.db.detail();
     return { database: this.db.description, schemaVersion: await this.db.schemaVersion(), ...(detail ? { detail } : {}) };
+  }
+
+  poolUse() {
+    return this.db.poolUse?.();
   }
 
   close(): Promise<void> {
@@ -215,6 +223,13 @@ export class SqlStateStore implements StateStore {
       [now - staleMs],
     );
     return rows.map(toJob);
+  }
+
+  async countJobs(): Promise<{ kind: JobRecord['kind']; status: JobRecord['status']; count: number }[]> {
+    const rows = await this.db.all<{ kind: JobRecord['kind']; status: JobRecord['status']; n: number | string }>(
+      'SELECT kind, status, COUNT(*) AS n FROM jobs GROUP BY kind, status ORDER BY kind, status',
+    );
+    return rows.map((r) => ({ kind: r.kind, status: r.status, count: Number(r.n) }));
   }
 
   async resetJob(id: string, now: number): Promise<void> {

@@ -1,9 +1,12 @@
 // The state the engine keeps (videos, templates, watermarks, jobs, credentials): its records, and the asynchronous
 // interface every store implements (sql-state-store.ts, one implementation for every SQL database wmark speaks).
 import type { Container } from '../../core/api-requests.js';
+import type { Dependency } from '../../core/dependency.js';
 import type { ForensicLayoutChoice } from '../../core/forensic/variant-plan.js';
+import type { PoolUse } from './sql-database.js';
 
 export type { Container } from '../../core/api-requests.js';
+export type { PoolUse } from './sql-database.js';
 export type VideoStatus = 'PENDING' | 'INGESTED' | 'FAILED_ENCODING' | 'FAILED_DIGITAL_PROFILING';
 export type WatermarkStatus = 'PENDING' | 'PLAYABLE' | 'READY' | 'FAILED';
 
@@ -136,7 +139,14 @@ export interface StateStore {
   revokeCredential(clientId: string, now: number): Promise<boolean>;
   countActiveCredentials(): Promise<number>;
 
+  /** How many jobs there are of each kind and status: one grouped count, cheap enough for every metrics scrape. */
+  countJobs(): Promise<{ kind: JobRecord['kind']; status: JobRecord['status']; count: number }[]>;
+
   /** Which database this is and its schema version, for `wmark doctor`. */
   describe(): Promise<{ database: string; schemaVersion: number; detail?: string }>;
+  /** Its connection pool's use now, when the database is a server (PostgreSQL); undefined for a SQLite file. */
+  poolUse(): PoolUse | undefined;
+  /** A database server, watched: whether it answers now (the engine's dependency); none for a SQLite file. */
+  readonly health?: Dependency;
   close(): Promise<void>;
 }
