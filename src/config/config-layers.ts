@@ -21,6 +21,8 @@ export interface ConfigFlags {
   host?: string | undefined;
   port?: number | string | undefined;
   tokenTtlSeconds?: number | string | undefined;
+  /** `wmark serve --metrics-public`: GET /metrics answers callers on other machines too. */
+  metricsPublic?: boolean | string | undefined;
   /** `--remote <url>`: the service to talk to. */
   remote?: string | undefined;
   /** `--api 1.0|2.0`. */
@@ -58,6 +60,7 @@ const FIELDS: readonly FieldSpec[] = [
   { path: 'server.host', flag: 'host', kind: 'string' },
   { path: 'server.port', flag: 'port', kind: 'int' },
   { path: 'server.tokenTtlSeconds', flag: 'tokenTtlSeconds', kind: 'int' },
+  { path: 'server.metricsPublic', env: 'WMARK_METRICS_PUBLIC', flag: 'metricsPublic', kind: 'boolean' },
   { path: 'remote.url', env: 'WMARK_API_URL', flag: 'remote', kind: 'string' },
   { path: 'remote.api', env: 'WMARK_API_VERSION', flag: 'api', kind: 'api' },
   { path: 'queue.url', env: 'WMARK_QUEUE_URL', flag: 'queue', kind: 'string' },

@@ -29,7 +29,7 @@ export interface ResolvedConfig {
   workers: number;
   encode: { preset: X264Preset; crf: number };
   publicUrl?: string;
-  server: { host: string; port: number; tokenTtlSeconds: number };
+  server: { host: string; port: number; tokenTtlSeconds: number; metricsPublic: boolean };
   remote: { url?: string; api?: ApiVersion };
   /** The render farm's Redis; without it, renders run in this process (embedded). */
   queue?: { url: string };
@@ -48,7 +48,7 @@ export interface ResolvedConfig {
 
 export const DEFAULTS = {
   encode: { preset: 'veryfast', crf: 23 },
-  server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600 },
+  server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600, metricsPublic: false },
   shutdownTimeoutSeconds: 10,
 } as const satisfies { encode: ResolvedConfig['encode']; server: ResolvedConfig['server']; shutdownTimeoutSeconds: number };
 

@@ -42,6 +42,8 @@ export const serverSchema = section({
   // 0 asks the OS for a free port (handy for tests and side-by-side instances).
   port: intRange(0, 65535).optional(),
   tokenTtlSeconds: intRange(60, 604800).optional(),
+  // GET /metrics for callers on other machines too (a Prometheus elsewhere); loopback callers always get it.
+  metricsPublic: z.boolean({ error: expected('true or false') }).optional(),
 });
 
 export const remoteSchema = section({

@@ -105,6 +105,11 @@ export const ERRORS = {
     403,
     'A long-poll link expires shortly after READY. Send the same watermark request again for fresh links (it returns the same watermark, nothing is re-encoded).',
   ),
+  // GET /metrics from another machine, unless the operator opened it (docs/api.md, "GET /metrics").
+  METRICS_NOT_PUBLIC: auth(
+    403,
+    "Scrape /metrics from serve's own machine, or start serve with --metrics-public (WMARK_METRICS_PUBLIC=1, server.metricsPublic in the config) to let other machines scrape it.",
+  ),
 
   // ---- not found, conflict, gone (CLI exit 2)
   NOT_FOUND: notFound(),

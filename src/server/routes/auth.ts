@@ -14,7 +14,7 @@ import type { ServerContext } from '../server-context.js';
  * no credentials (load balancers ask them), so where the queue and the store are, why a connection failed and the
  * workers' host names are for such callers only; a peer on another machine hears states, depths and versions.
  */
-const isLocalCaller = (req: ApiRequest) => req.remoteAddress === undefined || isLoopbackAddress(req.remoteAddress);
+export const isLocalCaller = (req: ApiRequest) => req.remoteAddress === undefined || isLoopbackAddress(req.remoteAddress);
 
 /** A dependency as a caller on another machine sees it: its name and state, not where it is or why it failed. */
 function publicStatus(status: DependencyStatus): Partial<DependencyStatus> {
@@ -26,8 +26,8 @@ export function authRoutes(routes: Routes, ctx: ServerContext): void {
   routes.add(['GET'], ['/healthz'], async (req) => {
     const local = isLocalCaller(req);
     // Asked first: asking the queue may be what finds it gone, and the states shown then agree with its answer.
-    const health = await ctx.service.health();
-    const { ready, dependencies } = ctx.service.readiness();
+    const health = await ctx.service.operations.health();
+    const { ready, dependencies } = ctx.service.operations.readiness();
     // An engine with no dependency (everything in this process) has nothing more to say.
     const shown = dependencies.length ? { ready, dependencies: local ? dependencies : dependencies.map(publicStatus) } : {};
     if (!health.detail) return json(200, { ok: true, ...shown });
@@ -36,7 +36,7 @@ export function authRoutes(routes: Routes, ctx: ServerContext): void {
 
   // Readiness: 503 naming what is down while a dependency does not answer, 200 again once it does (no restart).
   routes.add(['GET', 'HEAD'], ['/readyz'], async (req) => {
-    const { ready, dependencies } = ctx.service.readiness();
+    const { ready, dependencies } = ctx.service.operations.readiness();
     const shown = isLocalCaller(req) ? dependencies : dependencies.map(publicStatus);
     if (ready) return json(200, { ready, dependencies: shown });
     const error = unavailableError(dependencies.find((d) => !d.up)!, ctx.service.now());
