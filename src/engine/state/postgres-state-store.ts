@@ -263,3 +263,37 @@ export class PostgresStateStore extends SqlStateStore {
     return new PostgresStateStore(new PostgresDatabase(pool, url), migrated);
   }
 }
+
+/** What `wmark doctor` and `wmark status` learn of a database without changing it (no migration). */
+export interface DatabaseInspection {
+  /** The URL without its password. */
+  database: string;
+  serverVersion: string;
+  /** The schema version it is at (0: no wmark has opened it yet). */
+  schemaVersion: number;
+  /** How long one round trip took once connected (ms). */
+  roundTripMs: number;
+}
+
+/** Connects once, reads the server's and the schema's versions, and leaves: DATABASE_UNAVAILABLE when it cannot. */
+export async function inspectDatabase(url: string, timeoutMs = 5_000): Promise<DatabaseInspection> {
+  checkDatabaseUrl(url);
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url, application_name: 'wmark', connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const started = performance.now();
+    const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
+    const roundTripMs = performance.now() - started;
+    const table = await client.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [MIGRATIONS_TABLE]);
+    const version = table.rows[0]?.present
+      ? Number((await client.query<{ version: number }>(`SELECT COALESCE(MAX(version), 0) AS version FROM ${MIGRATIONS_TABLE}`)).rows[0]?.version ?? 0)
+      : 0;
+    return { database: redactUrl(url), serverVersion: rows[0]?.server_version ?? 'unknown', schemaVersion: version, roundTripMs };
+  } catch (error) {
+    throw unavailable(url, error);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
