@@ -9,6 +9,7 @@ import { type Deployment, type Engine, openEngine } from '../engine/engine.js';
 import { InProcessJobQueue, type JobQueue } from '../engine/jobs/job-queue.js';
 import { RemoteService } from '../remote/remote-service.js';
 import { HandOffJobQueue } from './detached-job-queue.js';
+import { flagError } from './flag-error.js';
 import type { CliIO } from './io.js';
 import { Output } from './output.js';
 import { openRemote, type RemoteFlags } from './remote-flags.js';
@@ -21,7 +22,8 @@ export interface GlobalFlags {
   color?: boolean;
   config?: string;
   dataDir?: string;
-  db?: string;
+  /** `--db URL`; `true` for a bare `--db`, which only `doctor --db` takes (check the configured database). */
+  db?: string | true;
 }
 
 /** Who runs the jobs a local command starts: this process (it waits for them), a detached one, or nobody. */
@@ -48,6 +50,7 @@ export class CliContext {
   private engine?: Promise<Engine>;
   private queue?: JobQueue;
   private readonly extraFlags: ConfigFlags = {};
+  private bareDbTaken = false;
 
   constructor(
     readonly io: CliIO,
@@ -71,12 +74,20 @@ export class CliContext {
     for (const [k, v] of Object.entries(flags)) if (v !== undefined) (this.extraFlags as Record<string, unknown>)[k] = v;
   }
 
+  /** For `doctor --db`: whether a bare `--db` was given (the configured database is to be checked), which it then takes. */
+  takeBareDb(): boolean {
+    this.bareDbTaken = true;
+    return this.flags.db === true;
+  }
+
   loadConfig(): Promise<ResolvedConfig> {
+    if (this.flags.db === true && !this.bareDbTaken) return Promise.reject(flagError('--db', 'a postgres:// URL', ''));
+    const db = typeof this.flags.db === 'string' ? this.flags.db : undefined;
     this.config ??= loadConfig({
       cwd: this.io.cwd,
       env: this.io.env,
       explicitFile: this.flags.config,
-      flags: { ...this.extraFlags, dataDir: this.flags.dataDir, db: this.flags.db, color: this.flags.color === false ? false : undefined },
+      flags: { ...this.extraFlags, dataDir: this.flags.dataDir, db, color: this.flags.color === false ? false : undefined },
     });
     return this.config;
   }

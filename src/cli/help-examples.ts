@@ -49,6 +49,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'wmark serve --host 0.0.0.0 --public-url https://videos.example.com',
     'wmark serve --queue redis://10.0.0.5:6379 --media s3://wmark-media/prod   # a render farm: `wmark worker`s on the same bucket do the encodes',
     "wmark serve --queue redis://10.0.0.5:6379   # workers that mount this data folder's media folder",
+    'wmark serve --metrics-public   # GET /metrics for a Prometheus on another machine too',
   ],
   status: ['wmark status', 'wmark status --url http://videos.internal:8080 --json'],
   worker: [
@@ -69,7 +70,12 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'auth status': ['wmark auth status', 'wmark auth status --json'],
   'auth logout': ['wmark auth logout', 'wmark auth logout --all'],
   poll: ["wmark poll '<href>'   # the href of a 1.0 watermark answer"],
-  doctor: ['wmark doctor', 'wmark doctor --json', 'wmark doctor --queue redis://10.0.0.5:6379 --media /mnt/wmark'],
+  doctor: [
+    'wmark doctor',
+    'wmark doctor --json',
+    'wmark doctor --db postgres://wmark:PASSWORD@db.internal:5432/wmark   # reachable? its schema against this wmark; changes nothing',
+    'wmark doctor --queue redis://10.0.0.5:6379 --media /mnt/wmark',
+  ],
   db: ['wmark db copy --to postgres://wmark:PASSWORD@db.internal:5432/wmark   # keys, videos, templates, watermarks, jobs'],
   'db copy': ['wmark --json db copy --to postgres://wmark:PASSWORD@db.internal:5432/wmark   # into an empty database'],
   demo: ['wmark demo', 'wmark demo --viewer "Grace Hopper" --email grace@example.com', 'wmark demo --port 0 --no-keep-serving'],

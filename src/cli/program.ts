@@ -40,7 +40,10 @@ export function buildProgram(io: CliIO): Command {
     .option('--no-color', 'no colour (also NO_COLOR=1)')
     .option('--config <file>', 'use this config file instead of searching for wmark.config.* / .wmarkrc*')
     .option('--data-dir <dir>', 'state and media folder (default: the platform data dir; env WMARK_HOME)')
-    .option('--db <url>', 'keep all state in PostgreSQL: postgres://USER:PASSWORD@HOST:PORT/DATABASE (env WMARK_DB_URL; default: SQLite in the data dir)')
+    .option(
+      '--db [url]',
+      'keep all state in PostgreSQL: postgres://USER:PASSWORD@HOST:PORT/DATABASE (env WMARK_DB_URL; default: SQLite in the data dir); `doctor --db` alone checks the configured one',
+    )
     .showSuggestionAfterError(true)
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),

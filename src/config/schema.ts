@@ -45,6 +45,8 @@ export const serverSchema = section({
   tokenTtlSeconds: intRange(60, 604800).optional(),
   // The reverse proxies whose X-Forwarded-For names the client (README.md, "The service: `wmark serve`").
   trustProxy: trustedProxyList().optional(),
+  // GET /metrics for callers on other machines too (a Prometheus elsewhere); loopback callers always get it.
+  metricsPublic: z.boolean({ error: expected('true or false') }).optional(),
 });
 
 function trustedProxyList() {

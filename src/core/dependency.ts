@@ -1,15 +1,19 @@
-// A dependency's health as this process sees it (the farm's Redis, its shared media store; a database server is one
-// more name): up, or down since when and why, and each change heard once by whoever watches. Pure: callers say the time.
+// A dependency's health as this process sees it (the farm's Redis, its shared media store, the PostgreSQL state
+// database): up, or down since when and why, and each change heard once by whoever watches. Pure: callers say the time.
 import { type ErrorCode, WmarkError } from './errors.js';
 
 /** The parts a deployment may depend on, by the name /readyz shows. */
-export type DependencyName = 'queue' | 'media';
+export type DependencyName = 'queue' | 'media' | 'database';
 
 /** The catalogued 503 a request that needs the dependency gets while it is down. */
 const UNAVAILABLE: Record<DependencyName, { code: ErrorCode; what: string }> = {
   queue: { code: 'QUEUE_UNAVAILABLE', what: "the render farm's queue" },
   media: { code: 'MEDIA_STORE_UNAVAILABLE', what: 'the shared media store' },
+  database: { code: 'DATABASE_UNAVAILABLE', what: 'the state database' },
 };
+
+/** How the one log line of a change names it. */
+const LABEL: Record<DependencyName, string> = { queue: 'queue', media: 'media store', database: 'database' };
 
 export interface DependencyStatus {
   name: DependencyName;
@@ -89,7 +93,7 @@ export function unavailableError(status: DependencyStatus, now: number): WmarkEr
 
 /** The one log line of a change: lost (with why) or back (with how long it was away). */
 export function changeLine(status: DependencyStatus, now: number, awaySince?: number): string {
-  const label = status.name === 'queue' ? 'queue' : 'media store';
+  const label = LABEL[status.name];
   if (!status.up) return `${label}: lost ${status.location} (${status.reason ?? 'no answer'}); retrying in the background, with backoff`;
   const away = awaySince === undefined ? '' : ` after ${Math.max(0, Math.round((now - awaySince) / 1000))} s`;
   return `${label}: ${status.location} answers again${away}`;

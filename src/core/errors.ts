@@ -13,7 +13,7 @@ export type ErrorKind =
   | 'limit' // too much, too fast
   | 'config'
   | 'remote' // the remote service is unreachable or answered nonsense
-  | 'unavailable' // a part this service needs (the farm's queue, its media store) does not answer now; it will again
+  | 'unavailable' // a part this service needs (the farm's queue, its media store, the database) does not answer now
   | 'engine' // ffmpeg or the media pipeline failed
   | 'timeout'
   | 'interrupted'
@@ -105,6 +105,11 @@ export const ERRORS = {
     403,
     'A long-poll link expires shortly after READY. Send the same watermark request again for fresh links (it returns the same watermark, nothing is re-encoded).',
   ),
+  // GET /metrics from another machine, unless the operator opened it (docs/api.md, "GET /metrics").
+  METRICS_NOT_PUBLIC: auth(
+    403,
+    "Scrape /metrics from serve's own machine, or start serve with --metrics-public (WMARK_METRICS_PUBLIC=1, server.metricsPublic in the config) to let other machines scrape it.",
+  ),
 
   // ---- not found, conflict, gone (CLI exit 2)
   NOT_FOUND: notFound(),
@@ -184,13 +189,6 @@ export const ERRORS = {
     exit: 5,
     hint: 'Check --queue redis://HOST:PORT (or WMARK_QUEUE_URL) and that Redis runs and is reachable from here.',
   },
-  // The PostgreSQL state database (--db, WMARK_DB_URL, db.url), reached over the network.
-  DATABASE_UNAVAILABLE: {
-    kind: 'remote',
-    http: 503,
-    exit: 5,
-    hint: 'Check --db postgres://USER:PASSWORD@HOST:PORT/DATABASE (or WMARK_DB_URL, db.url in the config): the address, the user and password, and that PostgreSQL runs and is reachable from here.',
-  },
   MEDIA_STORE_FAILED: {
     kind: 'remote',
     http: 502,
@@ -203,6 +201,11 @@ export const ERRORS = {
     "The render farm's queue (Redis) does not answer; wmark reconnects by itself. Send the request again shortly (GET /readyz says when).",
   ),
   MEDIA_STORE_UNAVAILABLE: unavailable('The shared media store does not answer; wmark keeps trying. Send the request again shortly (GET /readyz says when).'),
+  // The PostgreSQL state database (--db, WMARK_DB_URL, db.url), reached over the network: refused at start (exit 5),
+  // or lost while serving (503 with Retry-After; jobs wait for it and go on, as for the queue and the store).
+  DATABASE_UNAVAILABLE: unavailable(
+    'Check --db postgres://USER:PASSWORD@HOST:PORT/DATABASE (or WMARK_DB_URL, db.url in the config): the address, the user and password, and that PostgreSQL runs and is reachable from here. wmark serve keeps trying: send the request again shortly (GET /readyz says when).',
+  ),
 
   // ---- engine: ffmpeg and the media pipeline (exit 6)
   FFMPEG_FAILED: engine(),
@@ -311,7 +314,7 @@ export function isInterruption(error: unknown): boolean {
   return isWmarkError(error) && error.kind === 'interrupted';
 }
 
-/** True when a dependency did not answer (QUEUE_UNAVAILABLE, MEDIA_STORE_UNAVAILABLE): nothing is wrong with the work. */
+/** True when a dependency did not answer (QUEUE_UNAVAILABLE, MEDIA_STORE_UNAVAILABLE, DATABASE_UNAVAILABLE): nothing is wrong with the work. */
 export function isUnavailable(error: unknown): boolean {
   return isWmarkError(error) && error.kind === 'unavailable';
 }

@@ -1,6 +1,6 @@
-// The parts an engine depends on beyond this machine (a render farm's queue and shared store; a database server would
-// be one more), taken together: which are down, the 503 that a request needing them gets at once, and waits that end
-// with that 503 when one goes down meanwhile, instead of holding the request until it is back.
+// The parts an engine depends on beyond this machine (the PostgreSQL state database, a render farm's queue and shared
+// store), taken together: which are down, the 503 that a request needing them gets at once, and waits that end with
+// that 503 when one goes down meanwhile, instead of holding the request until it is back.
 import { type Dependency, type DependencyListener, type DependencyStatus, unavailableError } from '../core/dependency.js';
 import type { WmarkError } from '../core/errors.js';
 
@@ -24,7 +24,7 @@ export class Dependencies {
     return down && unavailableError(down, this.now());
   }
 
-  /** Throws QUEUE_UNAVAILABLE, MEDIA_STORE_UNAVAILABLE, ... when one is down: for requests that start work. */
+  /** Throws DATABASE_UNAVAILABLE, QUEUE_UNAVAILABLE, ... when one is down: for requests that start work. */
   require(): void {
     const error = this.downError();
     if (error) throw error;

@@ -86,12 +86,12 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
     throw error;
   });
   const now = options.now ?? Date.now;
-  // A state store on a database server would add its own here, after the deployment's.
+  // A state store on a database server is watched too, first: every request needs it.
   const { dependencies, ...chosen } = strategies;
   return Object.freeze({
     ...parts,
     ...chosen,
-    dependencies: new Dependencies(dependencies ?? [], now),
+    dependencies: new Dependencies([...(store.health ? [store.health] : []), ...(dependencies ?? [])], now),
     store,
     now,
     newId: randomUUID,

@@ -4,7 +4,7 @@
 import { WmarkError } from '../core/errors.js';
 import type { EncodeOptions } from '../core/plan/x264.js';
 import { mediaKeys } from '../engine/data-folder/layout.js';
-import { RenderScheduler, type RenderUrgency } from '../engine/render/render-scheduler.js';
+import { type RenderListener, RenderScheduler, type RenderUrgency } from '../engine/render/render-scheduler.js';
 import type { RendererHealth, SegmentRender, SegmentRenderer } from '../engine/render/segment-renderer.js';
 import type { FolderMediaStore } from '../media/folder-store.js';
 import type { MediaStore } from '../media/media-store.js';
@@ -153,6 +153,10 @@ export class FarmRenderer implements SegmentRenderer {
 
   stats() {
     return { ...this.scheduler.stats, joined: this.scheduler.shared.joined };
+  }
+
+  onRendered(listener: RenderListener): () => void {
+    return this.scheduler.onRendered(listener);
   }
 
   async status(): Promise<FarmStatus> {

@@ -1,6 +1,6 @@
-// Watching a store reached over the network: what its real calls report, a cheap probe now and then while someone
-// watches, and probes with backoff while it does not answer, so "down since" is known without a request waiting on a
-// dead socket, and "back" is noticed without one either.
+// Watching a store reached over the network (a bucket, a database server): what its real calls report, a cheap probe
+// now and then while someone watches, and probes with backoff while it does not answer, so "down since" is known
+// without a request waiting on a dead socket, and "back" is noticed without one either.
 import { type Dependency, type DependencyListener, type DependencyName, type DependencyStatus, DependencyTracker } from '../core/dependency.js';
 import { isUnavailable, WmarkError } from '../core/errors.js';
 import type { MediaStore } from './media-store.js';

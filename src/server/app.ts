@@ -1,7 +1,10 @@
 // The HTTP service as plain data: a request in, a response out, through the route table of every resource (auth,
-// videos, templates, watermarks, media, player). No socket is needed: `request()` serves tests and tools in-process.
+// videos, templates, watermarks, media, player, metrics). Every answer carries its request's id; once it is written,
+// the request is counted and logged by route pattern. No socket is needed: `request()` serves tests in-process.
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isWmarkError, WmarkError } from '../core/errors.js';
+import { acceptedRequestId, type LogSink, NO_ROUTE, type RequestRecord } from '../core/log-record.js';
 import { AUTH_LIMIT, type AuthLimitOptions, authLimiter } from './auth-limit.js';
 import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from './cors.js';
 import {
@@ -15,10 +18,12 @@ import {
   MEDIA_CORS,
   parseJsonBody,
 } from './http-types.js';
+import { ServerMetrics } from './metrics.js';
 import { Routes } from './route-table.js';
 import { authRoutes } from './routes/auth.js';
 import { homeRoutes } from './routes/home.js';
 import { mediaRoutes } from './routes/media.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { playerRoutes } from './routes/player.js';
 import { templateRoutes } from './routes/templates.js';
 import { videoRoutes } from './routes/videos.js';
@@ -27,11 +32,16 @@ import { type ServerContextOptions, serverContext } from './server-context.js';
 import { signedLinks } from './signed-links.js';
 import { readStored } from './store-response.js';
 
-export interface AppOptions extends ServerContextOptions {
+export interface AppOptions extends Omit<ServerContextOptions, 'log'> {
+  log?: LogSink;
+  /** Hears every request once its answer is written (the access log); none by default. */
+  logRequest?: (record: RequestRecord) => void;
   /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
   corsOrigins?: CorsOrigins;
   /** Failed credential checks allowed per client address (default AUTH_LIMIT). */
   authLimit?: AuthLimitOptions;
+  /** GET /metrics answers callers on other machines too (--metrics-public); by default loopback callers only. */
+  metricsPublic?: boolean;
 }
 
 export interface InProcessResponse {
@@ -47,6 +57,10 @@ export interface App {
   routes(): readonly { method: string; path: string }[];
   /** One request without a socket: `target` is the raw path and query, sent as is. */
   request(target: string, init?: { method?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<InProcessResponse>;
+  /** Counts and logs a request whose answer (from `handle`) is written, `ms` after it arrived. */
+  finished(req: ApiRequest, response: ApiResponse, ms: number): void;
+  /** Stops what the app watches (the engine's renders, for its metrics). */
+  close(): void;
 }
 
 export function createApp(options: AppOptions): App {
@@ -60,17 +74,28 @@ export function createApp(options: AppOptions): App {
   mediaRoutes(routes, ctx, links);
   playerRoutes(routes, ctx);
   homeRoutes(routes, ctx);
+  const metrics = new ServerMetrics(options.service.operations);
+  metricsRoutes(routes, ctx, metrics, { public: options.metricsPublic ?? false });
 
   const corsOrigins = options.corsOrigins?.length ? options.corsOrigins : ['*'];
   const limiter = authLimiter(options.authLimit ?? AUTH_LIMIT, { now: () => options.service.now(), addressOf: ctx.clientAddress, log: ctx.log });
 
   async function handle(req: ApiRequest): Promise<ApiResponse> {
+    // The caller's own id when it is a safe one (a proxy's, a client's), so its logs and ours name the same request.
+    const reqId = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID();
+    let route = NO_ROUTE;
+    const response = await answer(req, reqId, (matched) => (route = matched));
+    return { ...response, headers: { ...response.headers, 'X-Request-Id': reqId }, route };
+  }
+
+  async function answer(req: ApiRequest, reqId: string, matched: (route: string) => void): Promise<ApiResponse> {
     // API answers (errors included, so a browser can read them) carry the API's CORS headers; signed media its own.
     let cors: Record<string, string> = apiCorsHeaders(req, corsOrigins);
     try {
       checkRawPath(req.path);
       const match = routes.match(req.method, req.path);
       if (!match) throw new WmarkError('NOT_FOUND', `no route for ${req.path}`);
+      matched(match.route);
       if (match.cors) cors = { ...MEDIA_CORS };
       const allow = match.allowed.join(', ');
       if (req.method === 'OPTIONS') {
@@ -85,19 +110,34 @@ export function createApp(options: AppOptions): App {
       return match.cors ? response : { ...response, headers: { ...cors, ...response.headers } };
     } catch (error) {
       if (!isWmarkError(error) || error.kind === 'unexpected')
-        ctx.log(`${req.method} ${req.path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        options.log?.(`${req.method} ${req.path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, { level: 'error', reqId });
       return errorResponse(error, cors);
     }
   }
 
+  function finished(req: ApiRequest, response: ApiResponse, ms: number): void {
+    const record: RequestRecord = {
+      reqId: response.headers['X-Request-Id'] ?? '',
+      method: req.method,
+      route: response.route ?? NO_ROUTE,
+      status: response.status,
+      ms: Math.round(ms),
+    };
+    metrics.observe(record);
+    options.logRequest?.(record);
+  }
+
   return {
     handle,
+    finished,
+    close: () => metrics.close(),
     routes: () => routes.list,
     async request(target, init = {}) {
+      const started = performance.now();
       const method = (init.method ?? 'GET').toUpperCase();
       const headers = Object.fromEntries(Object.entries(init.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
       const text = init.body === undefined ? '' : Buffer.isBuffer(init.body) ? init.body.toString('utf8') : init.body;
-      const res = await handle({
+      const req: ApiRequest = {
         method,
         rawUrl: target,
         path: target.split('?')[0]!,
@@ -107,13 +147,15 @@ export function createApp(options: AppOptions): App {
           if (Buffer.byteLength(text) > BODY_LIMIT_BYTES) throw bodyTooLarge();
           return parseJsonBody(text, headers['content-type']);
         },
-      });
+      };
+      const res = await handle(req);
       let body: Buffer = Buffer.alloc(0);
       if (method !== 'HEAD' && res.body !== undefined) {
         if (isFileBody(res.body)) body = (await readFile(res.body.file)).subarray(res.body.start, res.body.end + 1);
         else if (isStoreBody(res.body)) body = await readStored(res.body);
         else body = Buffer.from(res.body);
       }
+      finished(req, res, performance.now() - started);
       return { status: res.status, headers: new Headers(res.headers), body, text: body.toString('utf8') };
     },
   };

@@ -38,6 +38,8 @@ export interface ApiResponse {
   status: number;
   headers: Record<string, string>;
   body?: string | Buffer | FileBody | StoreBody;
+  /** The route pattern that answered (set by the app, for its logs and metrics). */
+  route?: string;
 }
 
 export type Params = Readonly<Record<string, string | undefined>>;

@@ -2,9 +2,11 @@
 // file range streamed through reused read buffers); listening, resuming unfinished jobs, and a graceful shutdown.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { changeLine } from '../core/dependency.js';
 import { WmarkError } from '../core/errors.js';
 import type { TrustedProxies } from '../core/forwarded-for.js';
 import { localUrl } from '../core/listen-url.js';
+import type { LogSink, RequestRecord } from '../core/log-record.js';
 import type { LocalService } from '../engine/app/local-service.js';
 import { type App, createApp } from './app.js';
 import type { AuthLimitOptions } from './auth-limit.js';
@@ -22,7 +24,12 @@ export interface ServerOptions {
   /** Proxies whose X-Forwarded-For names the client (--trust-proxy); without them the header is ignored. */
   trustProxy?: TrustedProxies;
   tokenTtlSeconds: number;
-  log?: (line: string) => void;
+  /** Its messages: requests cut short, unexpected errors, a dependency lost and back (one line each). */
+  log?: LogSink;
+  /** Hears every request once its answer is written (the access log). */
+  logRequest?: (record: RequestRecord) => void;
+  /** GET /metrics answers callers on other machines too (--metrics-public). */
+  metricsPublic?: boolean;
   /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
   corsOrigins?: string[];
   /** Failed credential checks allowed per client address (default AUTH_LIMIT). */
@@ -100,9 +107,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     trustProxy: options.trustProxy,
     tokenTtlSeconds: options.tokenTtlSeconds,
     log,
+    logRequest: options.logRequest,
+    metricsPublic: options.metricsPublic,
     corsOrigins: options.corsOrigins,
     authLimit: options.authLimit,
   });
+  // One line when a dependency is lost, one when it is back; its reconnects and probes back off in silence.
+  const unwatch = service.operations.watchDependencies((status, away) => log(changeLine(status, Date.now(), away), { level: status.up ? 'info' : 'warn' }));
   const resumed = await service.queue.resume();
   let closing: Promise<void> | undefined;
   return {
@@ -129,13 +140,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         await Promise.race([service.queue.close(), deadline]);
         await stopped;
         clearTimeout(timer);
+        unwatch();
+        app?.close();
       })();
       return closing;
     },
   };
 }
 
-async function serve(app: App, req: IncomingMessage, res: ServerResponse, log: (line: string) => void): Promise<void> {
+async function serve(app: App, req: IncomingMessage, res: ServerResponse, log: LogSink): Promise<void> {
+  const started = performance.now();
   const rawUrl = req.url ?? '/';
   const query = rawUrl.indexOf('?');
   let url: URL | undefined;
@@ -155,8 +169,12 @@ async function serve(app: App, req: IncomingMessage, res: ServerResponse, log: (
   const response = await app.handle(request);
   // A request body nobody read must be drained, or the connection stalls.
   if (!req.readableEnded) req.resume();
-  if (res.destroyed) return log(`${request.method} ${request.path}: the client closed the connection before the answer`);
+  if (res.destroyed) {
+    const fields = { reqId: response.headers['X-Request-Id'], method: request.method, route: response.route };
+    return log(`${request.method} ${request.path}: the client closed the connection before the answer`, fields);
+  }
   await write(req, res, response);
+  app.finished(request, response, performance.now() - started);
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {

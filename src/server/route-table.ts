@@ -6,12 +6,14 @@ import type { Params, RouteHandler } from './http-types.js';
 interface RouteStore {
   handler: RouteHandler;
   cors: boolean;
+  /** The path pattern it was added under: what logs and metrics name (ids and keys stay out of them). */
+  route: string;
 }
 
 export type RouteMatch =
-  | { kind: 'found'; handler: RouteHandler; params: Params; cors: boolean; allowed: string[] }
+  | { kind: 'found'; handler: RouteHandler; params: Params; cors: boolean; allowed: string[]; route: string }
   /** The path exists but not for this method. */
-  | { kind: 'method'; cors: boolean; allowed: string[] };
+  | { kind: 'method'; cors: boolean; allowed: string[]; route: string };
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
@@ -21,26 +23,30 @@ export class Routes {
   readonly list: { method: string; path: string }[] = [];
 
   add(methods: (typeof METHODS)[number][], paths: string[], handler: RouteHandler, options: { cors?: boolean } = {}): void {
-    const store: RouteStore = { handler, cors: options.cors ?? false };
     for (const method of methods) for (const path of paths) this.list.push({ method, path });
-    for (const method of methods) for (const path of paths) this.router.on(method, path, () => undefined, store);
+    for (const path of paths) {
+      const store: RouteStore = { handler, cors: options.cors ?? false, route: path };
+      for (const method of methods) this.router.on(method, path, () => undefined, store);
+    }
   }
 
   match(method: string, path: string): RouteMatch | undefined {
     const allowed: string[] = [];
     let hit: { store: RouteStore; params: Params } | undefined;
     let cors = false;
+    let route = '';
     for (const m of METHODS) {
       const found = this.router.find(m, path);
       if (!found) continue;
       allowed.push(m);
       const store = found.store as RouteStore;
       cors ||= store.cors;
+      route ||= store.route;
       if (m === method) hit = { store, params: found.params };
     }
     if (!allowed.length) return undefined;
-    if (!hit) return { kind: 'method', cors, allowed };
-    return { kind: 'found', handler: hit.store.handler, params: hit.params, cors: hit.store.cors || cors, allowed };
+    if (!hit) return { kind: 'method', cors, allowed, route };
+    return { kind: 'found', handler: hit.store.handler, params: hit.params, cors: hit.store.cors || cors, allowed, route: hit.store.route };
   }
 }
 

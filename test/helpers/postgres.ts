@@ -35,6 +35,10 @@ export interface TestPostgres {
   createDatabase(): Promise<string>;
   /** Runs SQL as the superuser on a database, through the driver, and returns the rows. */
   query<T = Record<string, unknown>>(url: string, sql: string, params?: unknown[]): Promise<T[]>;
+  /** Shuts the server down (fast shutdown: clients are cut off), keeping its data, as an outage would. */
+  halt(): Promise<void>;
+  /** Starts it again after halt(), on the same port with the same data. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
   log(): string;
 }
@@ -139,6 +143,8 @@ export async function startPostgres(): Promise<TestPostgres> {
       return url(name);
     },
     log: () => output,
+    halt: stopChild,
+    restart: launch,
     stop: async () => {
       await stopChild();
       rmSync(dir, { recursive: true, force: true });

@@ -7,6 +7,7 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
+import type { RequestRecord } from '../../src/core/log-record.js';
 import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
 import type { LocalService } from '../../src/engine/app/local-service.js';
 import { type ServerServiceOptions, serverService } from '../../src/engine/app/server-service.js';
@@ -160,6 +161,8 @@ interface Credentials {
 
 export interface TestServer extends RunningServer, Credentials {
   queue: JobQueue;
+  /** Every request it answered, as its access log hears them. */
+  requests: RequestRecord[];
 }
 
 /** The service in-process: its app (call it with `call(s.app, ...)`), its job queue and credentials; no socket. */
@@ -186,10 +189,11 @@ async function withCredentials(engine: Engine, app: App, logs: string[]): Promis
 export async function serveEngine(
   engine: Engine,
   options: { tokenTtlSeconds?: number } & Pick<ServerServiceOptions, 'jobConcurrency' | 'playableTimeoutMs' | 'sourcePolicy' | 'render'> &
-    Pick<ServerOptions, 'timeouts' | 'corsOrigins' | 'authLimit' | 'publicUrl' | 'trustProxy'> = {},
+    Pick<ServerOptions, 'timeouts' | 'corsOrigins' | 'authLimit' | 'publicUrl' | 'trustProxy' | 'metricsPublic'> = {},
 ): Promise<TestServer> {
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
+  const requests: RequestRecord[] = [];
   const host = '127.0.0.1';
   const server = await startServer({
     service: serverService(engine, {
@@ -208,9 +212,11 @@ export async function serveEngine(
     authLimit: options.authLimit,
     publicUrl: options.publicUrl,
     trustProxy: options.trustProxy,
+    metricsPublic: options.metricsPublic,
     log,
+    logRequest: (record) => requests.push(record),
   });
-  return Object.assign(server, { queue: server.service.queue }, await withCredentials(engine, server.app, logs));
+  return Object.assign(server, { queue: server.service.queue, requests }, await withCredentials(engine, server.app, logs));
 }
 
 /** The same service without a socket: routes and handlers called in-process. */

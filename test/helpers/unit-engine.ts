@@ -102,6 +102,10 @@ export class FakeRenderer implements SegmentRenderer {
     return { started: this.renders.length, preempted: 0, joined: 0 };
   }
 
+  onRendered(): () => void {
+    return () => undefined;
+  }
+
   async health() {
     return { reachable: true };
   }

@@ -220,7 +220,7 @@ describe('help and errors', () => {
       expect(r.stdout, p).toContain('\nExamples:\n  $ wmark');
       if (p)
         expect(r.stdout.replace(/\s+/g, ' '), p).toContain(
-          'Global options: --json, --quiet, --verbose, --no-color, --config <file>, --data-dir <dir>, --db <url>, --help',
+          'Global options: --json, --quiet, --verbose, --no-color, --config <file>, --data-dir <dir>, --db [url], --help',
         );
       expect(r.stdout, p).not.toMatch(/SPEC|DESIGN/);
       // A doc is named by its installed path, which opens from any folder; never as a path relative to a checkout.

@@ -91,7 +91,9 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     expect(checks.find((c) => c.name === 'database')).toEqual({
       name: 'database',
       ok: true,
-      detail: expect.stringMatching(new RegExp(`^PostgreSQL postgres://${pg.user}:\\*\\*\\*@127\\.0\\.0\\.1:${pg.port}/\\w+ \\(schema v\\d+, server 15\\.`)),
+      detail: expect.stringMatching(
+        new RegExp(`^postgres://${pg.user}:\\*\\*\\*@127\\.0\\.0\\.1:${pg.port}/\\w+ \\(PostgreSQL 15\\.\\d+, schema v\\d+, as this wmark;`),
+      ),
       required: true,
     });
     expect(r.stdout + r.stderr).not.toContain(pg.password);

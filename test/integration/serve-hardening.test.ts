@@ -323,7 +323,7 @@ describe('behind reverse proxies named with --trust-proxy', () => {
 
   it('/readyz and /healthz show a client behind a proxy on this machine what they show any other machine', async () => {
     // An engine with a dependency: where it is, and why it failed, are for callers on this machine only.
-    s.service.readiness = () => ({ ready: true, dependencies: [{ name: 'queue', up: true, location: 'redis://10.1.2.3:6379' }] });
+    s.service.operations.readiness = () => ({ ready: true, dependencies: [{ name: 'queue', up: true, location: 'redis://10.1.2.3:6379' }] });
     const shown = async (forwardedFor: string | undefined) => JSON.parse(String((await from('127.0.0.1', forwardedFor, '/readyz', {})).body)).dependencies;
     expect(await shown(undefined)).toEqual([{ name: 'queue', up: true, location: 'redis://10.1.2.3:6379' }]);
     expect(await shown('198.51.100.7')).toEqual([{ name: 'queue', up: true }]);

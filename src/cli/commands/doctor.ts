@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import { type Check, collectChecks } from '../../engine/app/installation-checks.js';
 import { action } from '../action.js';
+import { flagError } from '../flag-error.js';
 import { addMediaOptions, mediaFlags } from '../media-flags.js';
 
 function printChecks(checks: Check[], c: ChalkInstance): string {
@@ -13,12 +14,21 @@ function printChecks(checks: Check[], c: ChalkInstance): string {
 export function registerDoctor(program: Command): void {
   const command = program
     .command('doctor')
-    .description("check ffmpeg, ffprobe, filters, font, data dir and database (and a render farm's queue and media store)")
+    .description(
+      "check ffmpeg, ffprobe, filters, font, data dir and database (PostgreSQL with --db: reachable, its schema against this wmark's; nothing is changed) and a render farm's queue and media store",
+    )
     .option('--queue <url>', "also check the render farm's Redis and list its workers: redis://HOST:PORT (env WMARK_QUEUE_URL)");
   addMediaOptions(command, 'also check that the shared media store takes writes').action(
     action(async (ctx, opts: { queue?: string; media?: string; s3Endpoint?: string; s3Region?: string }) => {
       ctx.setConfigFlags({ queue: opts.queue });
+      // `--db` alone: the database of WMARK_DB_URL or db.url must be there to check (`--db URL` names one).
+      const dbAsked = ctx.takeBareDb();
       const config = await ctx.loadConfig();
+      if (dbAsked && !config.db) {
+        throw flagError('--db', 'a postgres:// URL', '', {
+          hint: 'Give `wmark doctor --db postgres://USER:PASSWORD@HOST:PORT/DATABASE`, or set WMARK_DB_URL (db.url in the config).',
+        });
+      }
       const media = mediaFlags(opts, config);
       const checks = await collectChecks(config);
       if (config.queue?.url || media.media) {

@@ -1,6 +1,5 @@
 // `wmark serve`: the Video Watermarking Service API (1.0 and 2.0) on top of the local engine.
 import type { Command } from 'commander';
-import { changeLine } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
 import { parseTrustedProxies } from '../../core/forwarded-for.js';
 import { isWildcardHost } from '../../core/listen-url.js';
@@ -16,6 +15,7 @@ import type { CliContext } from '../context.js';
 import { announceFirstKey } from '../first-key.js';
 import { flagError } from '../flag-error.js';
 import { addMediaOptions, type MediaFlags, mediaFlags } from '../media-flags.js';
+import { type ServeLog, serveLog } from '../serve-log.js';
 import { recordServe } from '../serve-record.js';
 import { whenAborted } from '../signals.js';
 
@@ -38,6 +38,7 @@ export function registerServe(program: Command): void {
   addMediaOptions(command, "with --queue, the media store shared with the workers (default: this data folder's media folder, which workers must mount)")
     .option('--allow-private-sources', 'let API clients ingest http(s) sources on loopback, private or link-local addresses')
     .option('--shutdown-timeout <seconds>', 'on SIGTERM or Ctrl-C, how long requests in flight get to finish (default 10; env WMARK_SHUTDOWN_TIMEOUT)')
+    .option('--metrics-public', 'GET /metrics answers callers on other machines too (default: this machine only; env WMARK_METRICS_PUBLIC)')
     .action(
       action(
         async (
@@ -54,6 +55,7 @@ export function registerServe(program: Command): void {
             corsOrigin?: string[];
             queue?: string;
             shutdownTimeout?: string;
+            metricsPublic?: boolean;
           } & MediaFlags,
         ) => {
           const render = renderMode(opts.render);
@@ -65,6 +67,7 @@ export function registerServe(program: Command): void {
             workers: opts.workers,
             queue: opts.queue,
             shutdownTimeout: opts.shutdownTimeout,
+            metricsPublic: opts.metricsPublic,
           });
           const config = await ctx.loadConfig();
           const media = mediaFlags(opts, config);
@@ -83,7 +86,9 @@ export function registerServe(program: Command): void {
             await farm?.abandon();
             throw error;
           });
-          const log = (line: string) => ctx.output.info(line);
+          // JSON lines when stderr is not a terminal (a service manager, a container), readable ones at a terminal.
+          const logs = serveLog(ctx.io, ctx.output);
+          const { log } = logs;
           const sourcePolicy = serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources });
           const server = await (await import('../../server/node-server.js'))
             .startServer({
@@ -95,27 +100,27 @@ export function registerServe(program: Command): void {
               trustProxy: config.server.trustProxy === undefined ? undefined : parseTrustedProxies(config.server.trustProxy),
               tokenTtlSeconds: config.server.tokenTtlSeconds,
               corsOrigins: opts.corsOrigin,
+              metricsPublic: config.server.metricsPublic,
               log,
+              logRequest: (record) => logs.logRequest(record),
             })
             .catch((error: unknown) => {
               throw listenError(error, config.server.host, config.server.port);
             });
           const local = server.service;
-          describeLinks(ctx, config.server.host, config.publicUrl, server.linkBase);
-          if (config.server.trustProxy) ctx.output.info(`client addresses: from X-Forwarded-For on requests through ${config.server.trustProxy}`);
-          if (farm) await describeFarm(ctx, local.dataDir, config.queue!.url, media, farm.shared?.location);
-          // One line when a dependency is lost, one when it is back; its reconnects and probes back off in silence.
-          const unwatch = local.watchDependencies((status, away) => ctx.output.info(changeLine(status, Date.now(), away)));
+          describeLinks(log, config.server.host, config.publicUrl, server.linkBase);
+          if (config.server.trustProxy) log(`client addresses: from X-Forwarded-For on requests through ${config.server.trustProxy}`);
+          if (farm) await describeFarm(logs, local.dataDir, config.queue!.url, media, farm.shared?.location);
           // Named without its password, like every URL serve prints.
-          if (config.db) ctx.output.info(`state: ${(await engine.store.describe()).database}`);
+          if (config.db) log(`state: ${(await engine.store.describe()).database}`);
+          // Shown once as it always was, never as a log record: a log collector keeps no API key.
           await announceFirstKey(ctx, local, 'serve');
           const dataDir = local.dataDir;
           // Local commands on this data folder sign their links for this address while it runs.
           const forget = await recordServe(dataDir, server);
           try {
-            return await serveUntilStopped(ctx, server, dataDir, config.shutdownTimeoutSeconds);
+            return await serveUntilStopped(ctx, logs, server, dataDir, config.shutdownTimeoutSeconds);
           } finally {
-            unwatch();
             forget();
           }
         },
@@ -123,23 +128,21 @@ export function registerServe(program: Command): void {
     );
 }
 
-async function serveUntilStopped(ctx: CliContext, server: RunningServer, dataDir: string, shutdownSeconds: number): Promise<number> {
-  if (server.resumed) ctx.output.info(`resuming ${server.resumed} unfinished job(s)`);
+async function serveUntilStopped(ctx: CliContext, logs: ServeLog, server: RunningServer, dataDir: string, shutdownSeconds: number): Promise<number> {
+  if (server.resumed) logs.log(`resuming ${server.resumed} unfinished job(s)`);
   if (ctx.output.mode === 'json') ctx.output.line({ url: server.url, dataDir }, () => '');
   else if (ctx.output.mode === 'plain') ctx.io.stdout.write(`${server.url}\n`);
   else ctx.output.result(server.url, (c) => `${c.bold('wmark serve')} listening on ${c.cyan(server.url)}  ${c.dim('(Ctrl-C to stop)')}`);
   await whenAborted(ctx.signal);
-  ctx.output.info(
-    `shutting down: requests in flight get ${shutdownSeconds} s; unfinished jobs resume on the next start (Ctrl-C or SIGTERM again stops at once)`,
-  );
+  logs.log(`shutting down: requests in flight get ${shutdownSeconds} s; unfinished jobs resume on the next start (Ctrl-C or SIGTERM again stops at once)`);
   await server.close({ timeoutMs: shutdownSeconds * 1000 });
   return 0;
 }
 
 /** A server bound to every interface signs its links for loopback unless told the address clients use: say so once. */
-function describeLinks(ctx: CliContext, host: string, publicUrl: string | undefined, linkBase: string): void {
+function describeLinks(log: (line: string) => void, host: string, publicUrl: string | undefined, linkBase: string): void {
   if (publicUrl !== undefined || !isWildcardHost(host)) return;
-  ctx.output.info(
+  log(
     `links name ${linkBase}, which only this machine reaches: clients on other machines need --public-url (the address they use, e.g. https://videos.example.com)`,
   );
 }
@@ -152,7 +155,7 @@ async function connectFarm(url: string, dataDir: string, media: MediaFlags) {
 }
 
 /** Says where the farm's work goes and how to start its workers, and writes down a shared store for later commands. */
-async function describeFarm(ctx: CliContext, dataDir: string, url: string, media: MediaFlags, shared: string | undefined): Promise<void> {
+async function describeFarm(logs: ServeLog, dataDir: string, url: string, media: MediaFlags, shared: string | undefined): Promise<void> {
   const paths = dataLayout(dataDir);
   if (shared)
     await rememberSharedMedia(paths, {
@@ -162,7 +165,7 @@ async function describeFarm(ctx: CliContext, dataDir: string, url: string, media
     });
   const mediaFolder = paths.media;
   const store = shared ? [`--media ${shared}`, ...(media.s3Endpoint ? [`--s3-endpoint ${media.s3Endpoint}`] : [])].join(' ') : `--media ${mediaFolder}`;
-  ctx.output.info(
+  logs.log(
     [
       `render farm: segment renders, ingests and forensic preparation go to ${redactQueueUrl(url)}; this process encodes none itself.`,
       shared

@@ -1,9 +1,11 @@
-// `wmark status`: is a `wmark serve` running on this data folder (or at --url), and where do its renders go: in its
-// own process, or to a render farm's queue (its depth and the workers connected now). Reads the service's /healthz.
+// `wmark status`: is a `wmark serve` running on this data folder (or at --url), where do its renders go (in its own
+// process, or to a render farm's queue: its depth and the workers connected now), and its state database: whether the
+// serve's /readyz sees it, and, when this shell has its URL, whether it answers here and at which schema version.
 import type { ChalkInstance } from 'chalk';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { WmarkError } from '../../core/errors.js';
+import type { DatabaseReport } from '../../engine/app/installation-checks.js';
 import { action } from '../action.js';
 import { flagError } from '../flag-error.js';
 import { readServeRecord } from '../serve-record.js';
@@ -27,9 +29,23 @@ const healthSchema = z.object({
 
 type Health = z.infer<typeof healthSchema>;
 
+/** What /readyz answers (200 or 503): each dependency's state; where and why only to a caller on serve's machine. */
+const readySchema = z.object({
+  ready: z.boolean(),
+  dependencies: z.array(
+    z.object({ name: z.string(), up: z.boolean(), location: z.string().optional(), downSince: z.number().optional(), reason: z.string().optional() }),
+  ),
+});
+
+type Dependency = z.infer<typeof readySchema>['dependencies'][number];
+
 export interface ServeStatus extends Health {
   url: string;
   pid?: number;
+  /** Whether every dependency of the serve answers, as its /readyz says. */
+  ready?: boolean;
+  /** The state database: as the serve sees it (`serve`), and as this shell reaches it (when it has the URL). */
+  database?: { serve?: Dependency } & Partial<DatabaseReport>;
 }
 
 function printStatus(s: ServeStatus, c: ChalkInstance): string {
@@ -49,10 +65,24 @@ function printStatus(s: ServeStatus, c: ChalkInstance): string {
   return lines.join('\n');
 }
 
+function printDatabase(d: NonNullable<ServeStatus['database']>, c: ChalkInstance): string[] {
+  const seen = d.serve;
+  const lines = [`state database: ${seen?.location ?? d.database ?? c.dim('(where: asked on its own machine only)')}`];
+  if (seen) {
+    const since = seen.downSince === undefined ? '' : ` since ${new Date(seen.downSince).toLocaleTimeString()}`;
+    lines.push(`  serve's /readyz: ${seen.up ? c.green('up') : c.red(`down${since}${seen.reason ? ` (${seen.reason})` : ''}`)}`);
+  }
+  if (d.detail !== undefined) lines.push(`  from here: ${d.ok ? c.green(d.detail) : c.red(d.detail)}`);
+  else lines.push(c.dim('  from here: not checked (give --db or set WMARK_DB_URL to check it from this shell too)'));
+  return lines;
+}
+
 export function registerStatus(program: Command): void {
   program
     .command('status')
-    .description("the running `wmark serve` of this data folder (or --url): healthy, and its render farm's queue and workers")
+    .description(
+      "the running `wmark serve` of this data folder (or --url): healthy, its render farm's queue and workers, and its state database (as its /readyz sees it, and from here with --db)",
+    )
     .option('--url <url>', 'ask the serve at this URL instead of the one running on the data folder')
     .action(
       action(async (ctx, opts: { url?: string }) => {
@@ -78,8 +108,25 @@ export function registerStatus(program: Command): void {
           throw new WmarkError('REMOTE_UNREACHABLE', `no answer from ${origin}/healthz: ${(error as Error).message.split('\n')[0]}`, { cause: error });
         }
         const status: ServeStatus = { url: origin, ...(record ? { pid: record.pid } : {}), ...health };
-        ctx.output.result(status, (c) => printStatus(status, c));
-        return status.ok && (!status.queue || status.queue.reachable) ? 0 : new WmarkError('REMOTE_UNREACHABLE', '').exitCode;
+        const ready = await readiness(origin);
+        if (ready) status.ready = ready.ready;
+        const seen = ready?.dependencies.find((d) => d.name === 'database');
+        // pg loads only when there is a database to check.
+        const here = config.db ? await (await import('../../engine/app/installation-checks.js')).checkDatabase(config.db.url) : undefined;
+        if (seen || here) status.database = { ...(seen ? { serve: seen } : {}), ...here };
+        ctx.output.result(status, (c) => [printStatus(status, c), ...(status.database ? printDatabase(status.database, c) : [])].join('\n'));
+        const healthy = status.ok && (!status.queue || status.queue.reachable) && status.ready !== false && (here?.ok ?? true);
+        return healthy ? 0 : new WmarkError('REMOTE_UNREACHABLE', '').exitCode;
       }),
     );
+}
+
+/** The serve's /readyz (200 or 503, both with a body), or undefined when it has none (an older wmark) or no answer. */
+async function readiness(origin: string): Promise<z.infer<typeof readySchema> | undefined> {
+  try {
+    const res = await fetch(`${origin}/readyz`, { signal: AbortSignal.timeout(10_000), headers: { accept: 'application/json' } });
+    return readySchema.parse(await res.json());
+  } catch {
+    return undefined;
+  }
 }

@@ -5,7 +5,6 @@
 import { signToken } from '../../core/access-token.js';
 import { parseVideoRequest, parseWatermarkRequest } from '../../core/api-requests.js';
 import type { ApiVersion } from '../../core/api-version.js';
-import type { DependencyListener, DependencyStatus } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
 import type { TemplateSetting } from '../../core/setting-types.js';
 import { lastOf, watch } from '../../service/watch.js';
@@ -35,6 +34,7 @@ import { needsJob, requestWatermark, type VideoRef } from '../watermark/request.
 import { apiStatus, templateBody, videoBody, watermarkBody } from './api-bodies.js';
 import { checkCredential, createCredential, type IssuedCredential, isActiveClient, listCredentials, revokeCredential, tokenKey } from './credentials.js';
 import { MediaAccess } from './media-access.js';
+import { Operations } from './operations.js';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates } from './templates.js';
 
 export type { RenderMode, WatermarkRecord } from '../state/state-store.js';
@@ -67,6 +67,8 @@ export class LocalService implements WatermarkService {
   readonly description: string;
   /** Signed links and the media behind them, for the HTTP server. */
   readonly media: MediaAccess;
+  /** Health, readiness and the figures of /metrics. */
+  readonly operations: Operations;
   /** Forensic watermarks need videos at least this long. */
   readonly forensicMinimumSeconds = FORENSIC_MIN_SECONDS;
   private readonly api: ApiVersion;
@@ -78,6 +80,7 @@ export class LocalService implements WatermarkService {
     this.api = options.api ?? '2.0';
     this.description = `the local engine in ${engine.paths.root}`;
     this.media = new MediaAccess(engine);
+    this.operations = new Operations(engine);
   }
 
   get queue(): JobQueue {
@@ -354,22 +357,6 @@ export class LocalService implements WatermarkService {
   }
 
   // ---- operations
-
-  /** Where renders go and whether that answers (a render farm's queue, its depth and workers), for /healthz. */
-  health() {
-    return this.engine.renderer.health();
-  }
-
-  /** Whether every dependency answers now (/readyz), each with its state; the embedded engine has none. */
-  readiness(): { ready: boolean; dependencies: DependencyStatus[] } {
-    const dependencies = this.engine.dependencies.statuses();
-    return { ready: dependencies.every((d) => d.up), dependencies };
-  }
-
-  /** Hears each change of a dependency (lost, back), e.g. to log it once; returns what unsubscribes. */
-  watchDependencies(listener: DependencyListener): () => void {
-    return this.engine.dependencies.subscribe(listener);
-  }
 
   /** Counts for the service's index page. */
   async counts(): Promise<{ videos: number; ingested: number; watermarks: number; ready: number }> {

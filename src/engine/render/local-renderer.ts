@@ -11,7 +11,7 @@ import { segmentRenderArgs, sharedFilterGraph, sharedSegmentRenderArgs } from '.
 import type { EncodeOptions } from '../../core/plan/x264.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import type { FolderMediaStore } from '../../media/folder-store.js';
-import { MAX_SHARED_RENDERS, RenderScheduler, type RenderUrgency, type SharedRender } from './render-scheduler.js';
+import { MAX_SHARED_RENDERS, type RenderListener, RenderScheduler, type RenderUrgency, type SharedRender } from './render-scheduler.js';
 import type { RendererHealth, SegmentRender, SegmentRenderer } from './segment-renderer.js';
 
 /** Where a render writes before its output is renamed into place (hidden: listings skip it). */
@@ -188,6 +188,10 @@ export class LocalRenderer implements SegmentRenderer {
 
   stats() {
     return { ...this.scheduler.stats, joined: this.scheduler.shared.joined };
+  }
+
+  onRendered(listener: RenderListener): () => void {
+    return this.scheduler.onRendered(listener);
   }
 
   async health(): Promise<RendererHealth> {

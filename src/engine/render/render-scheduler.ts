@@ -61,6 +61,9 @@ interface Task extends QueuedRender {
   share?: SharedRender;
 }
 
+/** A render that finished and put its output: how long it ran (from its last start), and how urgent it was. */
+export type RenderListener = (render: { seconds: number; urgency: RenderUrgency }) => void;
+
 export interface RenderStats {
   /** Renders started (a preempted one counts again when it restarts). */
   started: number;
@@ -76,6 +79,7 @@ export class RenderScheduler {
   private seq = 0;
   private lastAheadGroup?: string;
   readonly stats: RenderStats = { started: 0, preempted: 0 };
+  private readonly listeners = new Set<RenderListener>();
 
   /**
    * `threads`: the encoder threads the process may use at once (its cores). With `remote`, renders run elsewhere (a
@@ -121,6 +125,12 @@ export class RenderScheduler {
 
   /** Renders started, and how many of them ran as part of a shared render (joined another). */
   readonly shared = { joined: 0 };
+
+  /** Hears every render that finishes with its output (metrics); returns what unsubscribes. */
+  onRendered(listener: RenderListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
 
   /** Renders queued or running, by urgency (for status pages and tests). */
   depth(): Record<RenderUrgency | 'running', number> {
@@ -182,7 +192,10 @@ export class RenderScheduler {
       ? task.share!.runMany([task.share!, ...members.map((m) => m.share!)], threads, controller.signal)
       : task.work(threads, controller.signal, task.urgency);
     run.then(
-      () => this.finish(task, (t) => t.settle.resolve()),
+      () => {
+        this.rendered(task);
+        this.finish(task, (t) => t.settle.resolve());
+      },
       (error: unknown) => {
         if (task.run!.preempted && !task.signal?.aborted) {
           // Stopped to make room: back in the queue at their old places, their waiters still waiting.
@@ -195,6 +208,13 @@ export class RenderScheduler {
         this.finish(task, (t) => t.settle.reject(error));
       },
     );
+  }
+
+  /** Tells the listeners of a render that finished, and of every render that shared its decode. */
+  private rendered(task: Task): void {
+    if (this.listeners.size === 0) return;
+    const seconds = (Date.now() - task.run!.startedAt) / 1000;
+    for (const t of [task, ...task.run!.members]) for (const listener of this.listeners) listener({ seconds, urgency: t.urgency });
   }
 
   private finish(task: Task, settle: (t: Task) => void): void {

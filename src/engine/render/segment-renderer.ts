@@ -1,9 +1,9 @@
 // The render strategy: how a watermark's segment gets rendered. An engine is built with one (ffmpeg on this machine,
 // or the render farm's workers) and the watermark pipeline never asks which: it describes the render and waits.
 import type { TextFile } from '../../core/plan/text-drawing.js';
-import type { RenderUrgency } from './render-scheduler.js';
+import type { RenderListener, RenderUrgency } from './render-scheduler.js';
 
-export type { RenderUrgency } from './render-scheduler.js';
+export type { RenderListener, RenderUrgency } from './render-scheduler.js';
 
 /** Where a drawing's graph runs: the folder its files are in (a graph run from elsewhere), its pad labels' prefix. */
 export interface DrawingPlace {
@@ -74,6 +74,8 @@ export interface SegmentRenderer {
   depth(): Record<RenderUrgency | 'running', number>;
   /** Renders started, stopped to make room for more urgent ones, and joined into another's shared decode. */
   stats(): { started: number; preempted: number; joined: number };
+  /** Hears every render that finishes with its output, and how long it took (metrics); returns what unsubscribes. */
+  onRendered(listener: RenderListener): () => void;
   health(): Promise<RendererHealth>;
   close(): Promise<void>;
 }

@@ -2,7 +2,7 @@
 // process that LISTENs, opened when the first watcher subscribes and opened again after it drops. A notice lost while
 // it is down costs a watcher no more than its fallback poll.
 import type { Client, ClientConfig, Pool } from 'pg';
-import type { ChangeBus } from './state-store.js';
+import type { ChangeBus } from './change-bus.js';
 
 const CHANNEL = 'wmark_changes';
 const RECONNECT_MS = 1000;

@@ -1,12 +1,15 @@
 // The state store on PostgreSQL (--db, WMARK_DB_URL, db.url): a `pg` pool behind the SqlDatabase interface, so the
 // one SQL store serves it as it serves SQLite, and migrations run once, under an advisory lock, whichever instance
-// opens the database first. `pg` is loaded only here, and this module only when a database URL is given.
+// opens the database first. The database server is watched like the farm's queue and store: lost, a call is its 503
+// at once, and probes with backoff notice its return. `pg` is loaded only here, and this module only with a URL.
 import type { Pool, PoolClient } from 'pg';
+import { unavailableError } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
 import { redactUrl, scrubUrl } from '../../core/redact-url.js';
+import { firstLine, ProbeMonitor } from '../../media/reachability.js';
 import { PostgresChangeBus } from './postgres-change-bus.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
-import type { SqlDatabase, SqlStatement } from './sql-database.js';
+import type { PoolUse, SqlDatabase, SqlStatement } from './sql-database.js';
 import { SqlStateStore } from './sql-state-store.js';
 
 /** The advisory lock every wmark takes to migrate a database ("wmark" in ASCII): one migrates, the others wait. */
@@ -16,6 +19,10 @@ const MIGRATIONS_TABLE = 'wmark_schema_migrations';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
+/** Connections the pool opens at most. */
+const POOL_MAX = 10;
+/** A probe of a lost database that gets no answer within this long counts as one more failure. */
+const PROBE_DEADLINE_MS = 3_000;
 
 /** `?` placeholders to PostgreSQL's `$1, $2, …`, leaving string literals and quoted names alone. */
 export function numberedPlaceholders(sql: string): string {
@@ -96,9 +103,11 @@ async function migrate(client: PoolClient, url: string): Promise<number> {
   }
 }
 
-/** A `pg` pool behind the SqlDatabase interface. */
+/** A `pg` pool behind the SqlDatabase interface, and whether its server answers. */
 class PostgresDatabase implements SqlDatabase {
   readonly description: string;
+  /** Judged by every call, by the pool's idle connections, and by a `SELECT 1` now and then while someone watches. */
+  readonly health: ProbeMonitor;
   private readonly texts = new Map<string, string>();
 
   private bus: PostgresChangeBus | undefined;
@@ -109,6 +118,31 @@ class PostgresDatabase implements SqlDatabase {
     private readonly newBus: () => PostgresChangeBus,
   ) {
     this.description = `PostgreSQL ${redactUrl(url)}`;
+    this.health = new ProbeMonitor({ name: 'database', location: redactUrl(url), probe: () => this.probe() });
+    // An idle connection the server closed (a shutdown, a restart): asked at once whether the server is gone, so the
+    // loss is known before any request meets it (one connection cut by something in between is not a loss).
+    pool.on('error', () => {
+      this.probe().then(
+        () => this.health.answered(),
+        (error: unknown) => this.health.failed(this.reason(error)),
+      );
+    });
+  }
+
+  private reason(error: unknown): string {
+    return scrubUrl(firstLine(error), this.url);
+  }
+
+  private async probe(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_DEADLINE_MS} ms`)), PROBE_DEADLINE_MS);
+    });
+    try {
+      await Promise.race([this.pool.query('SELECT 1'), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   changeBus(): PostgresChangeBus {
@@ -125,11 +159,20 @@ class PostgresDatabase implements SqlDatabase {
     return text;
   }
 
+  /**
+   * Runs a call, unless the server is known to be lost (its 503 at once, no wait on a dead address). A call that
+   * cannot reach it marks it lost; the catalogued 503 names no address, since it may be an API client's answer.
+   */
   private async guard<T>(work: () => Promise<T>): Promise<T> {
+    if (!this.health.isUp) throw unavailableError(this.health.status(), Date.now());
     try {
-      return await work();
+      const answer = await work();
+      this.health.answered();
+      return answer;
     } catch (error) {
-      throw isConnectionError(error) ? unavailable(this.url, error) : error;
+      if (!isConnectionError(error)) throw error;
+      this.health.failed(this.reason(error));
+      throw unavailableError(this.health.status(), Date.now());
     }
   }
 
@@ -171,7 +214,12 @@ class PostgresDatabase implements SqlDatabase {
     return `server ${row?.server_version ?? 'unknown'}`;
   }
 
+  poolUse(): PoolUse {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount, max: POOL_MAX };
+  }
+
   async close(): Promise<void> {
+    this.health.close();
     await this.bus?.close();
     await this.pool.end();
   }
@@ -179,12 +227,16 @@ class PostgresDatabase implements SqlDatabase {
 
 /** The state store on a PostgreSQL database, migrated forward when opened. */
 export class PostgresStateStore extends SqlStateStore {
+  /** Whether the database server answers now: one of the engine's dependencies (/readyz, and the 503 of requests). */
+  override readonly health: ProbeMonitor;
+
   private constructor(
-    db: SqlDatabase,
+    db: PostgresDatabase,
     /** How many migrations this open applied (0 when another instance, or an earlier run, had). */
     readonly migrated: number,
   ) {
     super(db);
+    this.health = db.health;
   }
 
   static async open(url: string): Promise<PostgresStateStore> {
@@ -196,7 +248,7 @@ export class PostgresStateStore extends SqlStateStore {
         ? (value: string) => Number(value)
         : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser;
     const connection = { connectionString: url, application_name: 'wmark', connectionTimeoutMillis: 10_000, types: { getTypeParser } };
-    const pool = new pg.Pool({ ...connection, max: 10, idleTimeoutMillis: 30_000 });
+    const pool = new pg.Pool({ ...connection, max: POOL_MAX, idleTimeoutMillis: 30_000 });
     // An idle client whose server went away: the next query reports it; this only keeps it from crashing the process.
     pool.on('error', () => undefined);
     let migrated: number;
@@ -214,5 +266,39 @@ export class PostgresStateStore extends SqlStateStore {
     }
     const bus = () => new PostgresChangeBus(pool, (config) => new pg.Client(config), connection);
     return new PostgresStateStore(new PostgresDatabase(pool, url, bus), migrated);
+  }
+}
+
+/** What `wmark doctor` and `wmark status` learn of a database without changing it (no migration). */
+export interface DatabaseInspection {
+  /** The URL without its password. */
+  database: string;
+  serverVersion: string;
+  /** The schema version it is at (0: no wmark has opened it yet). */
+  schemaVersion: number;
+  /** How long one round trip took once connected (ms). */
+  roundTripMs: number;
+}
+
+/** Connects once, reads the server's and the schema's versions, and leaves: DATABASE_UNAVAILABLE when it cannot. */
+export async function inspectDatabase(url: string, timeoutMs = 5_000): Promise<DatabaseInspection> {
+  checkDatabaseUrl(url);
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url, application_name: 'wmark', connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const started = performance.now();
+    const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
+    const roundTripMs = performance.now() - started;
+    const table = await client.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [MIGRATIONS_TABLE]);
+    const version = table.rows[0]?.present
+      ? Number((await client.query<{ version: number }>(`SELECT COALESCE(MAX(version), 0) AS version FROM ${MIGRATIONS_TABLE}`)).rows[0]?.version ?? 0)
+      : 0;
+    return { database: redactUrl(url), serverVersion: rows[0]?.server_version ?? 'unknown', schemaVersion: version, roundTripMs };
+  } catch (error) {
+    throw unavailable(url, error);
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }

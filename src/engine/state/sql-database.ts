@@ -1,11 +1,19 @@
 // The little a state store asks of a SQL database, so that one store implementation serves every database wmark
 // speaks: statements with `?` placeholders (a driver rewrites them to its own), the rows they read, how many rows they
 // changed, and a list of statements applied all or none.
-import type { ChangeBus } from './state-store.js';
+import type { ChangeBus } from './change-bus.js';
 
 export interface SqlStatement {
   sql: string;
   params?: readonly unknown[];
+}
+
+/** A connection pool's use now: connections open, of them idle, callers waiting for one, and the most it opens. */
+export interface PoolUse {
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
 }
 
 export interface SqlDatabase {
@@ -23,5 +31,7 @@ export interface SqlDatabase {
   detail(): Promise<string | undefined>;
   /** Messages between the processes using this database, when its server carries them. */
   changeBus?(): ChangeBus;
+  /** Its connection pool's use, when it has one (a database server; SQLite has none). */
+  poolUse?(): PoolUse;
   close(): Promise<void>;
 }

@@ -2,10 +2,12 @@
 // it. Each transition that processes may race on is a single statement (insert ... on conflict do nothing, a
 // conditional update) or one transaction, which SQLite and PostgreSQL both make atomic. The SQL is the subset both
 // speak alike.
+import type { Dependency } from '../../core/dependency.js';
+import type { ChangeBus } from './change-bus.js';
 import { credentialRow, templateRow, toCredential, toJob, toTemplate, toVideo, toWatermark, videoPatchRow, videoRow, watermarkRow } from './rows.js';
 import type { CredentialsTable, JobsTable, SharedSecretsTable, TemplatesTable, VideosTable, WatermarksTable } from './schema.js';
 import type { SqlDatabase } from './sql-database.js';
-import type { ChangeBus, CredentialRecord, JobRecord, StateStore, TemplateRecord, VideoRecord, WatermarkPatch, WatermarkRecord } from './state-store.js';
+import type { CredentialRecord, JobRecord, StateStore, TemplateRecord, VideoRecord, WatermarkPatch, WatermarkRecord } from './state-store.js';
 
 /** `INSERT INTO table (a, b) VALUES (?, ?)` for a row's columns, and the values in that order. */
 function insert(table: string, row: object): { sql: string; params: unknown[] } {
@@ -37,6 +39,9 @@ export const STATE_TABLES = ['videos', 'templates', 'watermarks', 'jobs', 'crede
 export type StateTable = (typeof STATE_TABLES)[number];
 
 export class SqlStateStore implements StateStore {
+  /** Set by a store on a database server (PostgreSQL): whether it answers now. */
+  declare readonly health?: Dependency;
+
   constructor(protected readonly db: SqlDatabase) {}
 
   async describe(): Promise<{ database: string; schemaVersion: number; detail?: string }> {
@@ -46,6 +51,10 @@ export class SqlStateStore implements StateStore {
 
   changeBus(): ChangeBus | undefined {
     return this.db.changeBus?.();
+  }
+
+  poolUse() {
+    return this.db.poolUse?.();
   }
 
   close(): Promise<void> {
@@ -233,6 +242,13 @@ export class SqlStateStore implements StateStore {
       [now - staleMs],
     );
     return rows.map(toJob);
+  }
+
+  async countJobs(): Promise<{ kind: JobRecord['kind']; status: JobRecord['status']; count: number }[]> {
+    const rows = await this.db.all<{ kind: JobRecord['kind']; status: JobRecord['status']; n: number | string }>(
+      'SELECT kind, status, COUNT(*) AS n FROM jobs GROUP BY kind, status ORDER BY kind, status',
+    );
+    return rows.map((r) => ({ kind: r.kind, status: r.status, count: Number(r.n) }));
   }
 
   async resetJob(id: string, now: number): Promise<void> {

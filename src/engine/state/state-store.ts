@@ -1,9 +1,14 @@
 // The state the engine keeps (videos, templates, watermarks, jobs, credentials): its records, and the asynchronous
 // interface every store implements (sql-state-store.ts, one implementation for every SQL database wmark speaks).
 import type { Container } from '../../core/api-requests.js';
+import type { Dependency } from '../../core/dependency.js';
 import type { ForensicLayoutChoice } from '../../core/forensic/variant-plan.js';
+import type { ChangeBus } from './change-bus.js';
+import type { PoolUse } from './sql-database.js';
 
 export type { Container } from '../../core/api-requests.js';
+export type { ChangeBus } from './change-bus.js';
+export type { PoolUse } from './sql-database.js';
 export type VideoStatus = 'PENDING' | 'INGESTED' | 'FAILED_ENCODING' | 'FAILED_DIGITAL_PROFILING';
 export type WatermarkStatus = 'PENDING' | 'PLAYABLE' | 'READY' | 'FAILED';
 
@@ -89,18 +94,6 @@ export interface CredentialRecord {
 export type WatermarkPatch = { status?: WatermarkStatus; error?: string | null; readyOn?: number | null; containers?: Container[]; render?: RenderMode };
 
 /**
- * Short messages to every other process on the same database (a database server's notices), so a watcher in one
- * process wakes when another moves a job on.
- */
-export interface ChangeBus {
-  /** Sends a message to the other processes; best effort. */
-  publish(message: string): void;
-  /** Delivers other processes' messages (and this one's own) to `onMessage` from now on; once per bus. */
-  listen(onMessage: (message: string) => void): void;
-  close(): Promise<void>;
-}
-
-/**
  * What the engine asks of its state: rows and their atomic transitions. The engine and the application layer see only
  * this interface. Every transition that two processes (or two machines) may race on is one call here
  * (insert-if-absent, lease acquire/heartbeat/finish), and each is a single SQL statement or one transaction, so a
@@ -156,8 +149,14 @@ export interface StateStore {
 
   /** Messages between processes on this database; undefined when it has no server to carry them (SQLite). */
   changeBus(): ChangeBus | undefined;
+  /** How many jobs there are of each kind and status: one grouped count, cheap enough for every metrics scrape. */
+  countJobs(): Promise<{ kind: JobRecord['kind']; status: JobRecord['status']; count: number }[]>;
 
   /** Which database this is and its schema version, for `wmark doctor`. */
   describe(): Promise<{ database: string; schemaVersion: number; detail?: string }>;
+  /** Its connection pool's use now, when the database is a server (PostgreSQL); undefined for a SQLite file. */
+  poolUse(): PoolUse | undefined;
+  /** A database server, watched: whether it answers now (the engine's dependency); none for a SQLite file. */
+  readonly health?: Dependency;
   close(): Promise<void>;
 }

@@ -15,7 +15,8 @@ import type { ServerContext } from '../server-context.js';
  * workers' host names are for such callers only; a peer on another machine hears states, depths and versions. Behind
  * a trusted proxy on this machine, the caller is the client it names, not the proxy.
  */
-function isLocalCaller(ctx: ServerContext, req: ApiRequest): boolean {
+/** Whether the caller (behind the trusted proxies) is on this machine: it is shown more, and /metrics. */
+export function isLocalCaller(ctx: ServerContext, req: ApiRequest): boolean {
   const address = ctx.clientAddress(req);
   return address === undefined || isLoopbackAddress(address);
 }
@@ -30,8 +31,8 @@ export function authRoutes(routes: Routes, ctx: ServerContext): void {
   routes.add(['GET'], ['/healthz'], async (req) => {
     const local = isLocalCaller(ctx, req);
     // Asked first: asking the queue may be what finds it gone, and the states shown then agree with its answer.
-    const health = await ctx.service.health();
-    const { ready, dependencies } = ctx.service.readiness();
+    const health = await ctx.service.operations.health();
+    const { ready, dependencies } = ctx.service.operations.readiness();
     // An engine with no dependency (everything in this process) has nothing more to say.
     const shown = dependencies.length ? { ready, dependencies: local ? dependencies : dependencies.map(publicStatus) } : {};
     if (!health.detail) return json(200, { ok: true, ...shown });
@@ -40,7 +41,7 @@ export function authRoutes(routes: Routes, ctx: ServerContext): void {
 
   // Readiness: 503 naming what is down while a dependency does not answer, 200 again once it does (no restart).
   routes.add(['GET', 'HEAD'], ['/readyz'], async (req) => {
-    const { ready, dependencies } = ctx.service.readiness();
+    const { ready, dependencies } = ctx.service.operations.readiness();
     const shown = isLocalCaller(ctx, req) ? dependencies : dependencies.map(publicStatus);
     if (ready) return json(200, { ready, dependencies: shown });
     const error = unavailableError(dependencies.find((d) => !d.up)!, ctx.service.now());

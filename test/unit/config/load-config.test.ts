@@ -68,7 +68,7 @@ describe('loadConfig defaults', () => {
       dataDir: platform.data,
       workers: 6,
       encode: { preset: 'veryfast', crf: 23 },
-      server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600 },
+      server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600, metricsPublic: false },
       remote: {},
       shutdownTimeoutSeconds: 10,
       sources: {},
@@ -80,6 +80,14 @@ describe('loadConfig defaults', () => {
   it('takes the shutdown timeout from WMARK_SHUTDOWN_TIMEOUT, and a flag over it', async () => {
     expect((await load({ env: { WMARK_SHUTDOWN_TIMEOUT: '3' } })).shutdownTimeoutSeconds).toBe(3);
     expect((await load({ env: { WMARK_SHUTDOWN_TIMEOUT: '3' }, flags: { shutdownTimeout: '0' } })).shutdownTimeoutSeconds).toBe(0);
+  });
+
+  it('opens /metrics to other machines from WMARK_METRICS_PUBLIC or --metrics-public, and refuses a value that is no yes or no', async () => {
+    expect((await load({ env: { WMARK_METRICS_PUBLIC: '1' } })).server.metricsPublic).toBe(true);
+    expect((await load({ env: { WMARK_METRICS_PUBLIC: 'true' }, flags: { metricsPublic: false } })).server.metricsPublic).toBe(false);
+    expect((await load({ flags: { metricsPublic: true } })).server).toMatchObject({ metricsPublic: true });
+    const error = await loadError({ env: { WMARK_METRICS_PUBLIC: 'maybe' } });
+    expect(error.message).toBe('env WMARK_METRICS_PUBLIC: expected true or false, got the string "maybe"');
   });
 
   it('caps the default worker count at 64', async () => {
@@ -102,7 +110,7 @@ describe('precedence: defaults < file < env < flags', () => {
     const config = await load();
     expect(config.workers).toBe(2);
     expect(config.encode).toEqual({ preset: 'slow', crf: 20 });
-    expect(config.server).toEqual({ host: '127.0.0.1', port: 9000, tokenTtlSeconds: 3600 });
+    expect(config.server).toEqual({ host: '127.0.0.1', port: 9000, tokenTtlSeconds: 3600, metricsPublic: false });
     expect(config.remote).toEqual({ url: 'https://file-remote.example', api: '1.0' });
   });
 

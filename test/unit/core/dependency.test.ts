@@ -46,13 +46,17 @@ describe('unavailableError', () => {
     expect(queue.hint).toMatch(/\/readyz/);
     const media = unavailableError({ name: 'media', up: false, location: 's3://bucket/farm/', downSince: 0 }, 0);
     expect(media).toMatchObject({ code: 'MEDIA_STORE_UNAVAILABLE', httpStatus: 503, headers: { 'Retry-After': '5' } });
-    expect(`${queue.message} ${media.message}`).not.toMatch(/10\.0\.0\.5|farm:6379|bucket/);
+    const database = unavailableError({ name: 'database', up: false, location: 'postgres://wmark:***@db.internal:5432/wmark', downSince: 0 }, 3_000);
+    expect(database).toMatchObject({ code: 'DATABASE_UNAVAILABLE', httpStatus: 503, exitCode: 5, kind: 'unavailable', headers: { 'Retry-After': '5' } });
+    expect(database.message).toBe('the state database does not answer (for 3 s); this request needs it: send it again shortly');
+    expect(`${queue.message} ${media.message} ${database.message}`).not.toMatch(/10\.0\.0\.5|farm:6379|bucket|db\.internal/);
   });
 
   it('shares Retry-After with NOT_READY_YET through the catalogue', () => {
     expect(ERRORS.NOT_READY_YET.retryAfter).toBe(5);
     expect(ERRORS.QUEUE_UNAVAILABLE).toMatchObject({ http: 503, exit: 5, retryAfter: 5 });
     expect(ERRORS.MEDIA_STORE_UNAVAILABLE).toMatchObject({ http: 503, exit: 5, retryAfter: 5 });
+    expect(ERRORS.DATABASE_UNAVAILABLE).toMatchObject({ http: 503, exit: 5, retryAfter: 5 });
   });
 });
 
@@ -61,6 +65,11 @@ describe('changeLine', () => {
     const down: DependencyStatus = { name: 'media', up: false, location: 's3://b/p/', downSince: 1_000, reason: 'get x: connect ECONNREFUSED' };
     expect(changeLine(down, 1_000)).toBe('media store: lost s3://b/p/ (get x: connect ECONNREFUSED); retrying in the background, with backoff');
     expect(changeLine({ name: 'queue', up: true, location: 'redis://farm:6379' }, 13_400, 1_000)).toBe('queue: redis://farm:6379 answers again after 12 s');
+    const db = 'postgres://wmark:***@db:5432/wmark';
+    expect(changeLine({ name: 'database', up: false, location: db, downSince: 0, reason: 'connect ECONNREFUSED' }, 0)).toBe(
+      `database: lost ${db} (connect ECONNREFUSED); retrying in the background, with backoff`,
+    );
+    expect(changeLine({ name: 'database', up: true, location: db }, 7_000, 0)).toBe(`database: ${db} answers again after 7 s`);
   });
 });
 

@@ -175,6 +175,26 @@ describe('RenderScheduler', () => {
     expect(h.started.map((r) => r.key)).toEqual(['a/0']);
     expect(h.scheduler.depth()).toEqual({ now: 0, ahead: 0, background: 0, running: 0 });
   });
+
+  it('tells its listeners of each render that lands, with its seconds and urgency, and of no failed one', async () => {
+    const h = harness(2);
+    const heard: { seconds: number; urgency: string }[] = [];
+    const off = h.scheduler.onRendered((r) => heard.push(r));
+    const failed = h.scheduler.render('a/1', 'background', 'a', h.work('a/1'));
+    h.started[0]!.fail(new Error('ffmpeg exited with 1'));
+    await expect(failed).rejects.toThrow();
+    const done = h.scheduler.render('a/0', 'now', 'a', h.work('a/0'));
+    await new Promise((r) => setTimeout(r, 30));
+    await h.finish('a/0');
+    await done;
+    expect(heard).toEqual([{ seconds: expect.any(Number), urgency: 'now' }]);
+    expect(heard[0]!.seconds).toBeGreaterThanOrEqual(0.02);
+    off();
+    const later = h.scheduler.render('a/2', 'ahead', 'a', h.work('a/2'));
+    await h.finish('a/2');
+    await later;
+    expect(heard).toHaveLength(1);
+  });
 });
 
 describe('RenderScheduler for a render farm (remote)', () => {

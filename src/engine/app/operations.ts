@@ -1,0 +1,72 @@
+// What an operator watches of the engine behind a service: liveness and readiness (its dependencies), and the
+// figures of `GET /metrics`: renders in flight and finished, work waiting, jobs by state, the database's pool. Each
+// figure is read when asked (a scrape), from what the engine already keeps; nothing here counts on its own.
+import type { DependencyListener, DependencyStatus } from '../../core/dependency.js';
+import type { Engine } from '../engine.js';
+import type { RendererHealth, RenderListener, RenderUrgency } from '../render/segment-renderer.js';
+import type { JobRecord, PoolUse } from '../state/state-store.js';
+
+export interface JobCount {
+  kind: JobRecord['kind'];
+  status: JobRecord['status'];
+  count: number;
+}
+
+/** A render farm's tasks as its queue counts them: waiting for a worker, and being rendered. */
+export interface FarmTasks {
+  waiting: number;
+  active: number;
+}
+
+export class Operations {
+  constructor(private readonly engine: Engine) {}
+
+  /** Where renders go and whether that answers (a render farm's queue, its depth and workers), for /healthz. */
+  health(): Promise<RendererHealth> {
+    return this.engine.renderer.health();
+  }
+
+  /** Whether every dependency answers now (/readyz), each with its state; an embedded engine on SQLite has none. */
+  readiness(): { ready: boolean; dependencies: DependencyStatus[] } {
+    const dependencies = this.engine.dependencies.statuses();
+    return { ready: dependencies.every((d) => d.up), dependencies };
+  }
+
+  /** Hears each change of a dependency (lost, back), e.g. to log it once; returns what unsubscribes. */
+  watchDependencies(listener: DependencyListener): () => void {
+    return this.engine.dependencies.subscribe(listener);
+  }
+
+  /** Segment renders this process runs (or waits on a farm for) now, and those waiting their turn, by urgency. */
+  renders(): { running: number; waiting: Record<RenderUrgency, number> } {
+    const { running, ...waiting } = this.engine.renderer.depth();
+    return { running, waiting };
+  }
+
+  /** Hears every segment render that finishes, with its seconds; returns what unsubscribes. */
+  onRendered(listener: RenderListener): () => void {
+    return this.engine.renderer.onRendered(listener);
+  }
+
+  /** A render farm's queue depth, when the engine renders on one and its queue answers; else undefined. */
+  async farmTasks(): Promise<FarmTasks | undefined> {
+    if (this.engine.renderer.kind !== 'farm') return undefined;
+    const depth = (await this.health()).detail?.depth;
+    return isFarmTasks(depth) ? { waiting: depth.waiting, active: depth.active } : undefined;
+  }
+
+  /** Jobs of every kind and status, counted by the state store in one query. */
+  jobCounts(): Promise<JobCount[]> {
+    return this.engine.store.countJobs();
+  }
+
+  /** The state database's connection pool now (PostgreSQL); undefined for SQLite, which has none. */
+  databasePool(): PoolUse | undefined {
+    return this.engine.store.poolUse();
+  }
+}
+
+function isFarmTasks(value: unknown): value is FarmTasks {
+  const v = value as Partial<FarmTasks> | null | undefined;
+  return typeof v?.waiting === 'number' && typeof v.active === 'number';
+}
