@@ -5,28 +5,35 @@ import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import type { DetectResult } from '../../engine/forensic/detect.js';
 import { action } from '../action.js';
+import { addMediaOptions, type MediaFlags, mediaFlags } from '../media-flags.js';
 import { humanDate } from '../render.js';
 
 /** Exit code when the file carries no mark strong enough to accuse anyone: distinct from failures, for scripts. */
 export const NO_MARK_EXIT_CODE = 8;
 
 export function registerDetect(program: Command): void {
-  program
+  const command = program
     .command('detect')
     .description('read the forensic payload from a leaked copy and name the watermark(s) it was issued to')
     .argument('<file>', 'the leaked copy (any container/codec ffmpeg reads; trimmed, rescaled or re-encoded)')
     .option('--key <key>', 'the original video, by key')
-    .option('--video-id <id>', 'the original video, by id')
-    .action(
-      action(async (ctx, file: string, opts: { key?: string; videoId?: string }) => {
-        if (!opts.key && !opts.videoId) throw new WmarkError('VIDEO_REQUIRED', 'which original? give --key KEY or --video-id ID');
-        const local = await ctx.localService();
-        const result = await local.detect({ key: opts.key, videoId: opts.videoId }, path.resolve(ctx.io.cwd, file), (s) => ctx.output.stage(s));
-        ctx.output.result(result, (c) => renderDetect(result, c));
-        if (!result.found) return new WmarkError('NO_MARK', 'no forensic mark found').exitCode;
-        return 0;
-      }),
-    );
+    .option('--video-id <id>', 'the original video, by id');
+  addMediaOptions(command, "where a render farm keeps the title's media (its sidecar and layout), with --db for its records; default: this data folder").action(
+    action(async (ctx, file: string, opts: { key?: string; videoId?: string } & MediaFlags) => {
+      if (!opts.key && !opts.videoId) throw new WmarkError('VIDEO_REQUIRED', 'which original? give --key KEY or --video-id ID');
+      const media = mediaFlags(opts, await ctx.loadConfig());
+      if (media.media) {
+        // Loaded only here: the store's SDK is no cost to a detect on the data folder.
+        const [{ openMediaStore }, { readingFrom }] = await Promise.all([import('../../media/open-media-store.js'), import('../../engine/embedded.js')]);
+        await ctx.openEngine({ deployment: readingFrom(openMediaStore(media.media, { endpoint: media.s3Endpoint, region: media.s3Region })) });
+      }
+      const local = await ctx.localService();
+      const result = await local.detect({ key: opts.key, videoId: opts.videoId }, path.resolve(ctx.io.cwd, file), (s) => ctx.output.stage(s));
+      ctx.output.result(result, (c) => renderDetect(result, c));
+      if (!result.found) return new WmarkError('NO_MARK', 'no forensic mark found').exitCode;
+      return 0;
+    }),
+  );
 }
 
 export function renderDetect(r: DetectResult, c: ChalkInstance): string {
