@@ -23,6 +23,8 @@ export interface ConfigFlags {
   tokenTtlSeconds?: number | string | undefined;
   /** `wmark serve --trust-proxy 127.0.0.1,10.0.0.0/8`: the proxies whose X-Forwarded-For is believed. */
   trustProxy?: string | undefined;
+  /** `wmark serve --drain-seconds <seconds>`: how long serve drains on SIGTERM before it stops listening. */
+  drainSeconds?: number | string | undefined;
   /** `--remote <url>`: the service to talk to. */
   remote?: string | undefined;
   /** `--api 1.0|2.0`. */
@@ -61,6 +63,7 @@ const FIELDS: readonly FieldSpec[] = [
   { path: 'server.port', flag: 'port', kind: 'int' },
   { path: 'server.tokenTtlSeconds', flag: 'tokenTtlSeconds', kind: 'int' },
   { path: 'server.trustProxy', env: 'WMARK_TRUST_PROXY', flag: 'trustProxy', kind: 'string' },
+  { path: 'server.drainSeconds', env: 'WMARK_DRAIN_SECONDS', flag: 'drainSeconds', kind: 'int' },
   { path: 'remote.url', env: 'WMARK_API_URL', flag: 'remote', kind: 'string' },
   { path: 'remote.api', env: 'WMARK_API_VERSION', flag: 'api', kind: 'api' },
   { path: 'queue.url', env: 'WMARK_QUEUE_URL', flag: 'queue', kind: 'string' },

@@ -45,6 +45,9 @@ export const serverSchema = section({
   tokenTtlSeconds: intRange(60, 604800).optional(),
   // The reverse proxies whose X-Forwarded-For names the client (README.md, "The service: `wmark serve`").
   trustProxy: trustedProxyList().optional(),
+  // On SIGTERM or Ctrl-C, how long serve drains (/readyz 503, answers close their connections) before it stops
+  // listening: above a load balancer's checks interval × fall (README.md, "Rolling restarts"); 0 stops at once.
+  drainSeconds: intRange(0, 3600).optional(),
 });
 
 function trustedProxyList() {

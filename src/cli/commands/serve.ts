@@ -38,6 +38,10 @@ export function registerServe(program: Command): void {
   addMediaOptions(command, "with --queue, the media store shared with the workers (default: this data folder's media folder, which workers must mount)")
     .option('--allow-private-sources', 'let API clients ingest http(s) sources on loopback, private or link-local addresses')
     .option('--shutdown-timeout <seconds>', 'on SIGTERM or Ctrl-C, how long requests in flight get to finish (default 10; env WMARK_SHUTDOWN_TIMEOUT)')
+    .option(
+      '--drain-seconds <seconds>',
+      'on SIGTERM or Ctrl-C, first answer /readyz 503 and keep serving this long, so a load balancer moves on (default 0; env WMARK_DRAIN_SECONDS)',
+    )
     .action(
       action(
         async (
@@ -54,6 +58,7 @@ export function registerServe(program: Command): void {
             corsOrigin?: string[];
             queue?: string;
             shutdownTimeout?: string;
+            drainSeconds?: string;
           } & MediaFlags,
         ) => {
           const render = renderMode(opts.render);
@@ -65,6 +70,7 @@ export function registerServe(program: Command): void {
             workers: opts.workers,
             queue: opts.queue,
             shutdownTimeout: opts.shutdownTimeout,
+            drainSeconds: opts.drainSeconds,
           });
           const config = await ctx.loadConfig();
           const media = mediaFlags(opts, config);
@@ -113,7 +119,7 @@ export function registerServe(program: Command): void {
           // Local commands on this data folder sign their links for this address while it runs.
           const forget = await recordServe(dataDir, server);
           try {
-            return await serveUntilStopped(ctx, server, dataDir, config.shutdownTimeoutSeconds);
+            return await serveUntilStopped(ctx, server, dataDir, { drainSeconds: config.server.drainSeconds, shutdownSeconds: config.shutdownTimeoutSeconds });
           } finally {
             unwatch();
             forget();
@@ -123,16 +129,23 @@ export function registerServe(program: Command): void {
     );
 }
 
-async function serveUntilStopped(ctx: CliContext, server: RunningServer, dataDir: string, shutdownSeconds: number): Promise<number> {
+async function serveUntilStopped(
+  ctx: CliContext,
+  server: RunningServer,
+  dataDir: string,
+  { drainSeconds, shutdownSeconds }: { drainSeconds: number; shutdownSeconds: number },
+): Promise<number> {
   if (server.resumed) ctx.output.info(`resuming ${server.resumed} unfinished job(s)`);
   if (ctx.output.mode === 'json') ctx.output.line({ url: server.url, dataDir }, () => '');
   else if (ctx.output.mode === 'plain') ctx.io.stdout.write(`${server.url}\n`);
   else ctx.output.result(server.url, (c) => `${c.bold('wmark serve')} listening on ${c.cyan(server.url)}  ${c.dim('(Ctrl-C to stop)')}`);
   await whenAborted(ctx.signal);
+  // A drain first (a rolling restart behind a load balancer): /readyz says 503 while every request is still answered.
+  const drain = drainSeconds > 0 ? `draining for ${drainSeconds} s (/readyz answers 503, requests are still answered), then ` : '';
   ctx.output.info(
-    `shutting down: requests in flight get ${shutdownSeconds} s; unfinished jobs resume on the next start (Ctrl-C or SIGTERM again stops at once)`,
+    `shutting down: ${drain}requests in flight get ${shutdownSeconds} s; unfinished jobs resume on the next start (Ctrl-C or SIGTERM again stops at once)`,
   );
-  await server.close({ timeoutMs: shutdownSeconds * 1000 });
+  await server.close({ timeoutMs: shutdownSeconds * 1000, drainMs: drainSeconds * 1000 });
   return 0;
 }
 
