@@ -4,10 +4,10 @@
 // SIGTERM during the drain exits 130 at once.
 import { rmSync } from 'node:fs';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type TestEngine, testEngine } from '../helpers/engine.js';
 import { tempDir } from '../helpers/fixtures.js';
-import { call, expectError, freePort, type SpawnedServe, serveEngine, spawnServe, type TestServer, waitFor } from '../helpers/serve-helpers.js';
+import { call, expectError, freePort, type SpawnedServe, serveEngine, spawnServe, waitFor } from '../helpers/serve-helpers.js';
 
 /** One kept-alive HTTP/1.1 connection, written to by hand: what each answer said, and whether the server closed it. */
 function connection(url: string) {
@@ -62,18 +62,14 @@ const refused = (url: string) =>
   });
 
 describe('close with a drain (a real socket, in-process)', () => {
-  let engine: TestEngine;
-  let s: TestServer;
-  beforeAll(async () => {
-    engine = await testEngine();
-    s = await serveEngine(engine);
-  });
+  let engine: TestEngine | undefined;
   afterAll(async () => {
-    await s.close();
-    await engine.dispose();
+    await engine?.dispose();
   });
 
   it('answers /readyz 503 SHUTTING_DOWN at once, keeps answering with Connection: close, then closes the listener and still answers the request in flight', async () => {
+    engine = await testEngine();
+    const s = await serveEngine(engine);
     // Before: ready, and a kept-alive connection stays open after its answer.
     expect((await call(s.url, 'GET', '/readyz')).status).toBe(200);
     const kept = connection(s.url);
