@@ -25,6 +25,8 @@ export interface ConfigFlags {
   trustProxy?: string | undefined;
   /** `wmark serve --metrics-public`: GET /metrics answers callers on other machines too. */
   metricsPublic?: boolean | string | undefined;
+  /** `wmark serve --drain-seconds <seconds>`: how long serve drains on SIGTERM before it stops listening. */
+  drainSeconds?: number | string | undefined;
   /** `--remote <url>`: the service to talk to. */
   remote?: string | undefined;
   /** `--api 1.0|2.0`. */
@@ -64,6 +66,7 @@ const FIELDS: readonly FieldSpec[] = [
   { path: 'server.tokenTtlSeconds', flag: 'tokenTtlSeconds', kind: 'int' },
   { path: 'server.trustProxy', env: 'WMARK_TRUST_PROXY', flag: 'trustProxy', kind: 'string' },
   { path: 'server.metricsPublic', env: 'WMARK_METRICS_PUBLIC', flag: 'metricsPublic', kind: 'boolean' },
+  { path: 'server.drainSeconds', env: 'WMARK_DRAIN_SECONDS', flag: 'drainSeconds', kind: 'int' },
   { path: 'remote.url', env: 'WMARK_API_URL', flag: 'remote', kind: 'string' },
   { path: 'remote.api', env: 'WMARK_API_VERSION', flag: 'api', kind: 'api' },
   { path: 'queue.url', env: 'WMARK_QUEUE_URL', flag: 'queue', kind: 'string' },

@@ -47,6 +47,9 @@ export const serverSchema = section({
   trustProxy: trustedProxyList().optional(),
   // GET /metrics for callers on other machines too (a Prometheus elsewhere); loopback callers always get it.
   metricsPublic: z.boolean({ error: expected('true or false') }).optional(),
+  // On SIGTERM or Ctrl-C, how long serve drains (/readyz 503, answers close their connections) before it stops
+  // listening: above a load balancer's checks interval × fall (README.md, "Rolling restarts"); 0 stops at once.
+  drainSeconds: intRange(0, 3600).optional(),
 });
 
 function trustedProxyList() {

@@ -238,6 +238,14 @@ export const ERRORS = {
   INTERRUPTED: { kind: 'interrupted', http: 503, exit: 130 },
   CLIENT_CLOSED: { kind: 'interrupted', http: 400, exit: 130 },
   CANCELLED: { kind: 'interrupted', http: 503, exit: 130 },
+  // GET /readyz from the moment serve is asked to stop (a rolling restart's drain, README "Rolling restarts").
+  SHUTTING_DOWN: {
+    kind: 'interrupted',
+    http: 503,
+    exit: 130,
+    hint: 'This instance is stopping and will take no new connections shortly: a load balancer sends requests to the other instances.',
+    retryAfter: 5,
+  },
 
   // ---- bugs
   UNEXPECTED: { kind: 'unexpected', http: 500, exit: 1, hint: 'Run again with --verbose for details; please report it if it persists.' },

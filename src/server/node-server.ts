@@ -1,5 +1,6 @@
 // The HTTP edge: node:http requests turned into plain ApiRequests for the app and its ApiResponses written back (a
-// file range streamed through reused read buffers); listening, resuming unfinished jobs, and a graceful shutdown.
+// file range streamed through reused read buffers); listening, resuming unfinished jobs, and a graceful shutdown (a
+// drain first, when asked for: see `close`).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { changeLine } from '../core/dependency.js';
@@ -64,9 +65,12 @@ export interface RunningServer {
   resumed: number;
   /**
    * Stops accepting connections and stops jobs (they resume on the next start); requests in flight get until
-   * `timeoutMs` (default 10 s) to finish, then their connections are closed.
+   * `timeoutMs` (default 10 s) to finish, then their connections are closed. With `drainMs`, it drains first, for that
+   * long: /readyz answers 503 SHUTTING_DOWN at once, so a load balancer stops sending requests here, and every answer
+   * ends its connection (`Connection: close`), so no kept-alive connection is left to be cut later; every request is
+   * still answered as usual meanwhile.
    */
-  close(options?: { timeoutMs?: number }): Promise<void>;
+  close(options?: { timeoutMs?: number; drainMs?: number }): Promise<void>;
 }
 
 /** How long requests in flight get to finish when the server stops, unless told otherwise. */
@@ -75,6 +79,8 @@ export const SHUTDOWN_TIMEOUT_MS = 10_000;
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
   let app: App | undefined;
+  /** Set when a drain begins, and never cleared: the process is on its way out. */
+  let draining = false;
   const t = { ...SERVER_TIMEOUTS, ...options.timeouts };
   const server = createServer(
     {
@@ -84,7 +90,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       // Node checks the header and request deadlines on this tick (30 s by default, which would blur short ones).
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(Math.min(t.headersMs, t.requestMs) / 4))),
     },
-    (req, res) => void serve(app!, req, res, log),
+    (req, res) => void serve(app!, req, res, log, () => draining),
   );
   // A socket where nothing moves is ended; the default 'timeout' handler would leave it open.
   server.setTimeout(t.idleMs, (socket) => socket.destroy());
@@ -106,6 +112,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     publicUrl: options.publicUrl,
     trustProxy: options.trustProxy,
     tokenTtlSeconds: options.tokenTtlSeconds,
+    stopping: () => draining,
     log,
     logRequest: options.logRequest,
     metricsPublic: options.metricsPublic,
@@ -123,8 +130,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     app,
     service,
     resumed,
-    close({ timeoutMs = SHUTDOWN_TIMEOUT_MS } = {}) {
+    close({ timeoutMs = SHUTDOWN_TIMEOUT_MS, drainMs = 0 } = {}) {
       closing ??= (async () => {
+        if (drainMs > 0) {
+          draining = true;
+          await new Promise((resolve) => setTimeout(resolve, drainMs));
+        }
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         // Whatever a dependency does, the requests in flight are cut at the deadline.
@@ -148,7 +159,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
 }
 
-async function serve(app: App, req: IncomingMessage, res: ServerResponse, log: LogSink): Promise<void> {
+async function serve(app: App, req: IncomingMessage, res: ServerResponse, log: LogSink, draining: () => boolean): Promise<void> {
   const started = performance.now();
   const rawUrl = req.url ?? '/';
   const query = rawUrl.indexOf('?');
@@ -173,6 +184,8 @@ async function serve(app: App, req: IncomingMessage, res: ServerResponse, log: L
     const fields = { reqId: response.headers['X-Request-Id'], method: request.method, route: response.route };
     return log(`${request.method} ${request.path}: the client closed the connection before the answer`, fields);
   }
+  // Draining: the connection ends with this answer, so a client (a load balancer's pool) sends nothing more on it.
+  if (draining()) res.setHeader('Connection', 'close');
   await write(req, res, response);
   app.finished(request, response, performance.now() - started);
 }

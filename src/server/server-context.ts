@@ -24,6 +24,8 @@ export interface ServerContext {
   authenticate(req: ApiRequest, version: ApiVersion): Promise<string>;
   /** The client id behind x-api-client-id + x-api-key, or x-api-key + x-api-secret in either order, whatever the route's version. */
   checkKeyHeaders(req: ApiRequest): Promise<string>;
+  /** True once the server is asked to stop: /readyz then says so, while every other route still answers. */
+  stopping(): boolean;
   log(line: string): void;
 }
 
@@ -37,6 +39,8 @@ export interface ServerContextOptions {
   /** Proxies whose X-Forwarded-For names the client (--trust-proxy), for the failed-auth limit and what callers may see. */
   trustProxy?: TrustedProxies;
   tokenTtlSeconds: number;
+  /** Whether the server is draining before it stops (default: never). */
+  stopping?: () => boolean;
   log?: (line: string) => void;
 }
 
@@ -83,6 +87,7 @@ export function serverContext(options: ServerContextOptions): ServerContext {
       return checkKeyHeaders(req);
     },
     checkKeyHeaders,
+    stopping: options.stopping ?? (() => false),
     log: options.log ?? (() => {}),
   };
 }

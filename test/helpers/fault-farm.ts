@@ -102,7 +102,7 @@ export async function startJob(s: Served, key: string, text: string): Promise<{ 
   return { href: posted.json.href as string, id: posted.json.id as string };
 }
 
-export async function statusOf(s: Served, href: string): Promise<{ status: string; m3u8?: string }> {
+export async function statusOf(s: Pick<Served, 'base'>, href: string): Promise<{ status: string; m3u8?: string }> {
   const r = await call(s.base, 'GET', href);
   return { status: r.json.status as string, m3u8: r.json.containers?.m3u8 as string | undefined };
 }
@@ -121,7 +121,7 @@ export async function allPlaying(s: Served, jobs: { href: string }[]): Promise<s
 }
 
 /** Polls until READY with its whole playlist, then fetches every segment through serve and decodes it; how many. */
-export async function readyAndDecodes(s: Served, href: string, work: string): Promise<number> {
+export async function readyAndDecodes(s: Pick<Served, 'base'>, href: string, work: string): Promise<number> {
   const m3u8 = await waitFor(
     async () => {
       const { status, m3u8 } = await statusOf(s, href);

@@ -14,11 +14,20 @@ export interface Probe {
   /** A path on the serve, or an absolute URL (a signed link); a function is asked before each request. */
   target: string | (() => string);
   headers?: Record<string, string>;
+  /** Sent as JSON; a function is asked before each request (a new watermark each time). */
   body?: unknown;
+  /** The pause after each answer (default: the load's). */
+  pauseMs?: number;
+  /** Hears each answer's status and text (to learn links from it). */
+  onAnswer?: (status: number, text: string) => void;
 }
 
 export interface Sample {
   kind: string;
+  /** What was sent: the request can be sent again as it was. */
+  method: string;
+  url: string;
+  body?: unknown;
   start: number;
   ms: number;
   /** Undefined when hung or when the connection failed. */
@@ -34,24 +43,26 @@ export interface Load {
   stop(): Promise<void>;
 }
 
-/** Runs every probe in its own loop, one request at a time, `pauseMs` between them, until stopped. */
-export function startLoad(base: string, probes: Probe[], pauseMs = 100): Load {
+/** Runs every probe in its own loop, one request at a time, `pauseMs` between them, until stopped; hung after `hungMs`. */
+export function startLoad(base: string, probes: Probe[], pauseMs = 100, hungMs = HUNG_MS): Load {
   const samples: Sample[] = [];
   let running = true;
   const loop = async (probe: Probe) => {
     while (running) {
       const target = typeof probe.target === 'function' ? probe.target() : probe.target;
       const url = /^https?:/.test(target) ? target : base + target;
+      const body = typeof probe.body === 'function' ? (probe.body as () => unknown)() : probe.body;
       const start = Date.now();
-      const sample: Sample = { kind: probe.kind, start, ms: 0 };
+      const sample: Sample = { kind: probe.kind, method: probe.method, url, ...(body === undefined ? {} : { body }), start, ms: 0 };
       try {
         const res = await fetch(url, {
           method: probe.method,
-          headers: { ...probe.headers, ...(probe.body === undefined ? {} : { 'content-type': 'application/json' }) },
-          body: probe.body === undefined ? undefined : JSON.stringify(probe.body),
-          signal: AbortSignal.timeout(HUNG_MS),
+          headers: { ...probe.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(hungMs),
         });
         const text = await res.text();
+        probe.onAnswer?.(res.status, text);
         sample.status = res.status;
         sample.retryAfter = res.headers.get('retry-after');
         try {
@@ -65,7 +76,7 @@ export function startLoad(base: string, probes: Probe[], pauseMs = 100): Load {
       }
       sample.ms = Date.now() - start;
       samples.push(sample);
-      await new Promise((r) => setTimeout(r, pauseMs));
+      await new Promise((r) => setTimeout(r, probe.pauseMs ?? pauseMs));
     }
   };
   const loops = probes.map(loop);

@@ -1,7 +1,8 @@
 // A throwaway HAProxy (Debian's package, installed by scripts/test.sh) on a free loopback port in front of `wmark
 // serve` instances, run from the sample docs/haproxy.cfg with only its bind address and server lines changed, so the
 // sample stays true. It runs in the foreground in a temp folder of its own, as this user (as `nobody` under root), and
-// the kernel kills it when the test process ends, however that ends. Its stats socket tells each instance's state.
+// the kernel kills it when the test process ends, however that ends. Its stats socket tells each instance's state and
+// the requests it is passing on.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -54,9 +55,24 @@ export interface ServerState {
   status: string;
   /** Requests (sessions) it has been sent in all. */
   sessions: number;
+  /** Connections to it that failed and were tried again (on it or, redispatched, on another). */
+  retries: number;
+  /** Requests taken from it to another server after a failure. */
+  redispatches: number;
   /** The last health check's result (L7OK, L4CON…). */
   check: string;
 }
+
+/** A request HAProxy is passing to a server now. */
+export interface Stream {
+  server: string;
+  method: string;
+  /** The request is sent whole and no byte of the answer has come back. */
+  waiting: boolean;
+}
+
+/** HAProxy's methods by the number `show sess` gives them. */
+const METHODS = ['OPTIONS', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'TRACE', 'CONNECT'];
 
 export interface TestHaproxy {
   port: number;
@@ -66,6 +82,8 @@ export interface TestHaproxy {
   config: string;
   /** Each backend server by name (wmark1, wmark2, …). */
   servers(): Promise<Record<string, ServerState>>;
+  /** The requests it is passing to a server now. */
+  streams(): Promise<Stream[]>;
   /** Waits until `ready` holds for the servers' states; throws with the last states and the log after `timeoutMs`. */
   untilServers(ready: (servers: Record<string, ServerState>) => boolean, what: string, timeoutMs?: number): Promise<Record<string, ServerState>>;
   /** Everything it logged (one line per request, health check changes, alerts). */
@@ -147,9 +165,25 @@ export async function startHaproxy(options: { backends: readonly number[]; port?
     for (const line of rows) {
       const row = line.split(',');
       if (at(row, 'pxname') !== 'wmark' || ['FRONTEND', 'BACKEND'].includes(at(row, 'svname'))) continue;
-      out[at(row, 'svname')] = { status: at(row, 'status'), sessions: Number(at(row, 'stot')), check: at(row, 'check_status') };
+      out[at(row, 'svname')] = {
+        status: at(row, 'status'),
+        sessions: Number(at(row, 'stot')),
+        retries: Number(at(row, 'wretr')),
+        redispatches: Number(at(row, 'wredis')),
+        check: at(row, 'check_status'),
+      };
     }
     return out;
+  };
+
+  const streams = async (): Promise<Stream[]> => {
+    const text = await stats(statsSocket, 'show sess all');
+    return text.split(/\n(?=0x[0-9a-f]+: )/).flatMap((block) => {
+      const server = /\n\s*server=(\S+)/.exec(block)?.[1];
+      const method = /\bmeth=(\d+)/.exec(block)?.[1];
+      if (server === undefined || server === '<NONE>' || method === undefined) return [];
+      return [{ server, method: METHODS[Number(method)] ?? 'OTHER', waiting: /\breq\.st=MSG_DONE rsp\.st=MSG_RPBEFORE\b/.test(block) }];
+    });
   };
 
   return {
@@ -163,6 +197,7 @@ export async function startHaproxy(options: { backends: readonly number[]; port?
       return config;
     },
     servers,
+    streams,
     async untilServers(ready, what, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

@@ -39,6 +39,10 @@ export function registerServe(program: Command): void {
     .option('--allow-private-sources', 'let API clients ingest http(s) sources on loopback, private or link-local addresses')
     .option('--shutdown-timeout <seconds>', 'on SIGTERM or Ctrl-C, how long requests in flight get to finish (default 10; env WMARK_SHUTDOWN_TIMEOUT)')
     .option('--metrics-public', 'GET /metrics answers callers on other machines too (default: this machine only; env WMARK_METRICS_PUBLIC)')
+    .option(
+      '--drain-seconds <seconds>',
+      'on SIGTERM or Ctrl-C, first answer /readyz 503 and keep serving this long, so a load balancer moves on (default 0; env WMARK_DRAIN_SECONDS)',
+    )
     .action(
       action(
         async (
@@ -56,6 +60,7 @@ export function registerServe(program: Command): void {
             queue?: string;
             shutdownTimeout?: string;
             metricsPublic?: boolean;
+            drainSeconds?: string;
           } & MediaFlags,
         ) => {
           const render = renderMode(opts.render);
@@ -68,6 +73,7 @@ export function registerServe(program: Command): void {
             queue: opts.queue,
             shutdownTimeout: opts.shutdownTimeout,
             metricsPublic: opts.metricsPublic,
+            drainSeconds: opts.drainSeconds,
           });
           const config = await ctx.loadConfig();
           const media = mediaFlags(opts, config);
@@ -119,7 +125,10 @@ export function registerServe(program: Command): void {
           // Local commands on this data folder sign their links for this address while it runs.
           const forget = await recordServe(dataDir, server);
           try {
-            return await serveUntilStopped(ctx, logs, server, dataDir, config.shutdownTimeoutSeconds);
+            return await serveUntilStopped(ctx, logs, server, dataDir, {
+              drainSeconds: config.server.drainSeconds,
+              shutdownSeconds: config.shutdownTimeoutSeconds,
+            });
           } finally {
             forget();
           }
@@ -128,14 +137,24 @@ export function registerServe(program: Command): void {
     );
 }
 
-async function serveUntilStopped(ctx: CliContext, logs: ServeLog, server: RunningServer, dataDir: string, shutdownSeconds: number): Promise<number> {
+async function serveUntilStopped(
+  ctx: CliContext,
+  logs: ServeLog,
+  server: RunningServer,
+  dataDir: string,
+  { drainSeconds, shutdownSeconds }: { drainSeconds: number; shutdownSeconds: number },
+): Promise<number> {
   if (server.resumed) logs.log(`resuming ${server.resumed} unfinished job(s)`);
   if (ctx.output.mode === 'json') ctx.output.line({ url: server.url, dataDir }, () => '');
   else if (ctx.output.mode === 'plain') ctx.io.stdout.write(`${server.url}\n`);
   else ctx.output.result(server.url, (c) => `${c.bold('wmark serve')} listening on ${c.cyan(server.url)}  ${c.dim('(Ctrl-C to stop)')}`);
   await whenAborted(ctx.signal);
-  logs.log(`shutting down: requests in flight get ${shutdownSeconds} s; unfinished jobs resume on the next start (Ctrl-C or SIGTERM again stops at once)`);
-  await server.close({ timeoutMs: shutdownSeconds * 1000 });
+  // A drain first (a rolling restart behind a load balancer): /readyz says 503 while every request is still answered.
+  const drain = drainSeconds > 0 ? `draining for ${drainSeconds} s (/readyz answers 503, requests are still answered), then ` : '';
+  logs.log(
+    `shutting down: ${drain}requests in flight get ${shutdownSeconds} s; unfinished jobs resume on the next start (Ctrl-C or SIGTERM again stops at once)`,
+  );
+  await server.close({ timeoutMs: shutdownSeconds * 1000, drainMs: drainSeconds * 1000 });
   return 0;
 }
 

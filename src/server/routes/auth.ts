@@ -1,7 +1,8 @@
 // Authentication and service routes: the token endpoint (1.0's GET, and API 0.1's POST /token with a lone key and an
 // empty body), GET /{v} (who am I, limits), /healthz (liveness, and the render farm's queue when serve has one) and
-// /readyz (readiness: whether every dependency answers now).
+// /readyz (readiness: whether every dependency answers now, and not while the server drains before it stops).
 import { type DependencyStatus, unavailableError } from '../../core/dependency.js';
+import { WmarkError } from '../../core/errors.js';
 import { isLoopbackAddress } from '../../core/ip-address.js';
 import { MAX_SETTINGS } from '../../core/setting-types.js';
 import { VERSION } from '../../version.js';
@@ -43,6 +44,11 @@ export function authRoutes(routes: Routes, ctx: ServerContext): void {
   routes.add(['GET', 'HEAD'], ['/readyz'], async (req) => {
     const { ready, dependencies } = ctx.service.operations.readiness();
     const shown = isLocalCaller(ctx, req) ? dependencies : dependencies.map(publicStatus);
+    // Draining before a stop: not ready, whatever the dependencies say, so a load balancer moves on to the others.
+    if (ctx.stopping()) {
+      const error = new WmarkError('SHUTTING_DOWN', 'this instance is stopping: it answers the requests it gets until it closes, but should get no new ones');
+      return json(503, { ready: false, code: error.code, message: error.message, dependencies: shown }, error.headers);
+    }
     if (ready) return json(200, { ready, dependencies: shown });
     const error = unavailableError(dependencies.find((d) => !d.up)!, ctx.service.now());
     return json(503, { ready, code: error.code, message: error.message, dependencies: shown }, error.headers);

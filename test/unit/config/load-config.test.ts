@@ -68,7 +68,7 @@ describe('loadConfig defaults', () => {
       dataDir: platform.data,
       workers: 6,
       encode: { preset: 'veryfast', crf: 23 },
-      server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600, metricsPublic: false },
+      server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600, metricsPublic: false, drainSeconds: 0 },
       remote: {},
       shutdownTimeoutSeconds: 10,
       sources: {},
@@ -110,7 +110,7 @@ describe('precedence: defaults < file < env < flags', () => {
     const config = await load();
     expect(config.workers).toBe(2);
     expect(config.encode).toEqual({ preset: 'slow', crf: 20 });
-    expect(config.server).toEqual({ host: '127.0.0.1', port: 9000, tokenTtlSeconds: 3600, metricsPublic: false });
+    expect(config.server).toEqual({ host: '127.0.0.1', port: 9000, tokenTtlSeconds: 3600, metricsPublic: false, drainSeconds: 0 });
     expect(config.remote).toEqual({ url: 'https://file-remote.example', api: '1.0' });
   });
 
@@ -399,6 +399,24 @@ describe('server.trustProxy (the reverse proxies whose X-Forwarded-For is believ
     expect((await loadError({ env: { WMARK_TRUST_PROXY: '10.0.0.0/33' } })).message).toContain('env WMARK_TRUST_PROXY: expected a comma-separated list');
     write('.wmarkrc.json', { server: { trustProxy: ['127.0.0.1'] } });
     expect((await loadError()).message).toContain('server.trustProxy: expected a comma-separated list');
+  });
+});
+
+describe('server.drainSeconds (how long serve drains on SIGTERM before it stops listening)', () => {
+  it('is 0 by default (a lone serve stops at once), and comes from the file, then WMARK_DRAIN_SECONDS, then --drain-seconds', async () => {
+    expect((await load()).server.drainSeconds).toBe(0);
+    write('.wmarkrc.json', { server: { drainSeconds: 5 } });
+    expect((await load()).server.drainSeconds).toBe(5);
+    const fromEnv = await load({ env: { WMARK_DRAIN_SECONDS: '3' } });
+    expect([fromEnv.server.drainSeconds, fromEnv.sources['server.drainSeconds']]).toEqual([3, 'env WMARK_DRAIN_SECONDS']);
+    const fromFlag = await load({ env: { WMARK_DRAIN_SECONDS: '3' }, flags: { drainSeconds: '0' } });
+    expect([fromFlag.server.drainSeconds, fromFlag.sources['server.drainSeconds']]).toEqual([0, 'flag --drain-seconds']);
+  });
+
+  it('names a value that is not a whole number of seconds from 0 to 3600', async () => {
+    const flag = await loadError({ flags: { drainSeconds: '2.5' } });
+    expect(flag.message).toBe('--drain-seconds: expected an integer from 0 to 3600, got "2.5"');
+    expect((await loadError({ env: { WMARK_DRAIN_SECONDS: '-1' } })).message).toContain('env WMARK_DRAIN_SECONDS: expected an integer from 0 to 3600');
   });
 });
 
