@@ -18,6 +18,7 @@ const isMissing = (error: unknown) => ['ENOENT', 'ENOTDIR'].includes((error as N
 
 /** A name no key can have (keys never start with a dot) and no two writers share. */
 const tempBeside = (file: string) => path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.part`);
+const isTempName = (name: string) => name.startsWith('.') && name.endsWith('.part');
 
 export class FolderMediaStore implements MediaStore {
   readonly location: string;
@@ -153,6 +154,14 @@ export class FolderMediaStore implements MediaStore {
     // A whole folder goes with its empty subfolders (and any write still in flight there).
     if (prefix.endsWith('/')) await rm(path.join(this.root, prefix), { recursive: true, force: true });
     return keys.length;
+  }
+
+  async dropUnfinished(prefix: string): Promise<number> {
+    checkPrefix(prefix, { allowEmpty: false });
+    const folder = path.join(this.root, prefix.slice(0, prefix.lastIndexOf('/') + 1));
+    const names = (await readdir(folder).catch(() => [] as string[])).filter(isTempName);
+    await Promise.all(names.map((name) => rm(path.join(folder, name), { force: true })));
+    return names.length;
   }
 
   close(): void {}

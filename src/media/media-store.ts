@@ -54,6 +54,11 @@ export interface MediaStore {
   exists(key: string): Promise<boolean>;
   /** Every key that starts with `prefix`, sorted. `videos/v1/` lists a folder; `videos/v1/seg_` a part of it. */
   list(prefix: string): Promise<string[]>;
+  /**
+   * Removes what writes cut short by a killed process left in the folder `prefix` names (a folder store's hidden temp
+   * files), for when no write there can still be under way. Stores whose writes leave nothing behind do not have it.
+   */
+  dropUnfinished?(prefix: string): Promise<number>;
   /** Deletes every object whose key starts with `prefix` (which must not be empty); returns how many went. */
   deletePrefix(prefix: string): Promise<number>;
   /** Releases connections; the store is not used after. */

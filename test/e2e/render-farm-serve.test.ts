@@ -163,6 +163,7 @@ describe('wmark serve --queue', () => {
       url: s.base,
       pid: s.proc.child.pid,
       ok: true,
+      ready: true,
       queue: {
         url: redis.url,
         media: path.join(farmDir, 'media'),

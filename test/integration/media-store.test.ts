@@ -1,7 +1,7 @@
 // The media-store seam against real storage: the same cases for a folder and for an S3-protocol server (s3rver on
 // loopback, through the AWS SDK), so the engine can use either without knowing which.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -218,6 +218,11 @@ describe('folder media store', () => {
     writeFileSync(path.join(root, 'videos/v1/.seg_00001.ts.abcdef.part'), 'half');
     expect(await store.list('videos/v1/')).toEqual(['videos/v1/seg_00000.ts']);
     expect(await store.exists('videos/v1/seg_00001.ts')).toBe(false);
+    // Once no write there can be under way, what the killed writer left goes, and only that.
+    writeFileSync(path.join(root, 'videos/v2-temp-neighbour.part'), 'not in the folder');
+    expect(await store.dropUnfinished('videos/v1/')).toBe(1);
+    expect(readdirSync(path.join(root, 'videos/v1'))).toEqual(['seg_00000.ts']);
+    expect(readFileSync(path.join(root, 'videos/v2-temp-neighbour.part'), 'utf8')).toBe('not in the folder');
   });
 
   it('says which store lacks a key', async () => {

@@ -29,8 +29,9 @@ function spawnNode(args: string[], env: Record<string, string> = {}, cwd = BUILD
   return startProcess(process.execPath, args, { cwd, env: { ...(process.env as Record<string, string>), CI: '1', NO_COLOR: '1', ...env } }).done;
 }
 
-/** The schema version after every migration: the tables, job progress, and the watermarks' render mode (on demand or full). */
-const SCHEMA_VERSION = 4;
+/** The schema version after every migration: the tables, job progress, the watermarks' render mode (on demand or full),
+ * the videos' forensic layout, and the secrets shared by instances on one database. */
+const SCHEMA_VERSION = 5;
 
 /** The database's own health check and the schema version, through a fresh connection. */
 function inspect(dbFile: string): { integrity: string; version: number; journal: string; tables: string[] } {
@@ -47,7 +48,7 @@ function inspect(dbFile: string): { integrity: string; version: number; journal:
   }
 }
 
-const TABLES = ['credentials', 'jobs', 'templates', 'videos', 'watermarks'];
+const TABLES = ['credentials', 'jobs', 'shared_secrets', 'templates', 'videos', 'watermarks'];
 
 /** Code for a child that waits for a shared start time, so processes really hit the database together. */
 const BARRIER = `

@@ -205,6 +205,7 @@ export async function markCompleteIfDone(engine: Engine, id: string, folder: str
     await engine.store.updateWatermark(id, { status: 'READY', readyOn: engine.now(), error: null });
     // Every segment is there, so no render of this watermark is under way: what a killed process left goes.
     await engine.renderer.tidy(folder);
+    await engine.media.dropUnfinished?.(`${folder}/`);
   }
   return (await engine.store.getWatermark(id))!;
 }
