@@ -38,7 +38,7 @@ const kinds: [string, (name?: string) => MediaStore][] = [
   ],
 ];
 
-function track(store: MediaStore): MediaStore {
+function track<S extends MediaStore>(store: S): S {
   stores.push(store);
   return store;
 }
