@@ -14,6 +14,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   pay: async () => (await import('./pay.js')).suite,
   cluster: async () => (await import('./cluster.js')).suite,
   'control-plane': async () => (await import('./control-plane.js')).suite,
+  'forensic-bframe': async () => (await import('./forensic-bframe.js')).suite,
 };
 
 const USAGE = `usage: npm run bench -- [suite ...] [--rounds N] [--keep] [--<option> value ...]
@@ -43,6 +44,9 @@ cluster suite options (issue 11 item 6: embedded vs serve --queue + wmark worker
   --job-timeout S     give up on a job after S seconds (default 900)
   --redis-ops N       projection: one Redis' capacity in ops/s (default 100000)
   --egress-mbit M     projection: serve's NIC in Mbit/s (default 1000)   --store-mbit M   the store's, Mbit/s (default 1000)
+forensic-bframe suite options (whether a forensic code can ride on non-reference B-frames alone):
+  --heights LIST      clip heights, 16:9 (default 180,720)      --kinds LIST   natural,scene (default both)
+  --seconds S         clip length, whole 4-s GOPs (default 12)  --crf N        x264 CRF (default 23, the engine's)
 control-plane suite options (1-3 serve instances on PostgreSQL behind HAProxy vs one SQLite serve; one run, --rounds 1 is enough):
   --concurrency N     requests in flight during a throughput run (default 16)
   --seconds S         seconds per throughput run, after a 1-s warm-up (default 4)
