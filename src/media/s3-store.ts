@@ -1,7 +1,7 @@
 // A media store in an S3-compatible bucket (AWS S3, MinIO, Ceph RGW, R2), through @aws-sdk/client-s3 only. An S3 PUT
 // is visible whole or not at all; files above one part go up as a multipart upload, which appears only when completed.
 
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
@@ -178,9 +178,17 @@ export class S3MediaStore implements MediaStore {
   async read(key: string): Promise<Buffer> {
     for (let attempt = 1; ; attempt++) {
       try {
+        const { body, length, etag } = await this.getObject(key);
         const chunks: Buffer[] = [];
-        for await (const chunk of await this.openRange(key)) chunks.push(chunk as Buffer);
-        return Buffer.concat(chunks);
+        for await (const chunk of body) chunks.push(chunk as Buffer);
+        const bytes = Buffer.concat(chunks);
+        // A whole object's ETag from a single PUT is its MD5: a body that does not match it (or its announced length)
+        // was torn by a write racing the read (stores that write objects in place), and is read again.
+        const md5 = etag && /^"?([0-9a-f]{32})"?$/i.exec(etag)?.[1]?.toLowerCase();
+        if ((length !== undefined && bytes.length !== length) || (md5 && createHash('md5').update(bytes).digest('hex') !== md5)) {
+          throw new WmarkError('MEDIA_STORE_FAILED', `get ${key} from ${this.location}: the body does not match the object's length or checksum`);
+        }
+        return bytes;
       } catch (error) {
         // Read again after a cut body or the store's own "try again" (a 5xx answer, which s3rver gives a read racing a
         // write); a missing object, or a store that gives no answer at all, is the answer.
@@ -214,13 +222,18 @@ export class S3MediaStore implements MediaStore {
 
   async openRange(key: string, range?: ByteRange): Promise<Readable> {
     checkRange(key, range);
+    return (await this.getObject(key, range)).body;
+  }
+
+  /** One GET: the body as a stream, with the length and ETag the store announced for it. */
+  private async getObject(key: string, range?: ByteRange): Promise<{ body: Readable; length?: number; etag?: string }> {
     const Key = this.objectKey(key);
     const answer = await this.call('get', key, (c, abortSignal) =>
       c.send(new GetObjectCommand({ Bucket: this.bucket, Key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }), { abortSignal }),
     );
     const body = answer.Body;
     if (!(body instanceof Readable)) throw new WmarkError('MEDIA_STORE_FAILED', `get ${key} from ${this.location}: the answer had no body stream`);
-    return body;
+    return { body, length: answer.ContentLength, etag: answer.ETag };
   }
 
   async stat(key: string): Promise<MediaStat | undefined> {
