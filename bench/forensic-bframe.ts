@@ -177,6 +177,8 @@ async function probe(ctx: SuiteContext, o: Options, kind: Options['kinds'][numbe
   // The engine's pattern, keyed by a fixed grid (any grid serves: only its energy and smoothness matter here).
   const grid = Int8Array.from({ length: GRID_COLUMNS * GRID_ROWS }, (_, i) => ((i * 7919) % 13 < 6 ? 1 : -1));
   const field = patternField(grid, width, height);
+  let ff = 0;
+  for (let i = 0; i < n; i++) ff += field[i]! ** 2;
   const patternOf = async (amplitude: number) => {
     const frame = patternFrameYuv420(grid, width, height, amplitude);
     const file = at(`pattern-${amplitude.toFixed(3)}.yuv`);
@@ -225,8 +227,6 @@ async function probe(ctx: SuiteContext, o: Options, kind: Options['kinds'][numbe
     const differingB = ha.filter((h, f) => isB(f) && h !== hb[f]).length;
     // Kept amplitude on the marked frames: (A - B) / 2 regressed on the pattern, averaged over those frames.
     const [da, db] = [await grey(ctx, a), await grey(ctx, b)];
-    let ff = 0;
-    for (let i = 0; i < n; i++) ff += field[i]! ** 2;
     let keptSum = 0;
     let marked = 0;
     for (let f = 0; f < da.length / n; f++) {
