@@ -66,7 +66,7 @@ export async function renderWith(
 
 /**
  * Where the frame shown at `seconds` (the first frame at or after it) is among the segments of `video`, from the
- * durations ingest planned (lead segments of 1, 1 and 2 s, then 4-s GOPs, so the segment at 5 s is no longer 5 / 4):
+ * durations ingest planned (lead segments of 0.5, 0.5, 1 and 2 s, then 4-s GOPs, so the segment at 5 s is no longer 5 / 4):
  * the segment's index, and `offset`, the same moment as ffmpeg's `t` counts it when the segment file is read alone
  * (from the file's own start).
  */

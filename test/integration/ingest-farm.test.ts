@@ -53,12 +53,12 @@ describe('ingest on the render farm, in process', () => {
     const before = engine.runner.calls.filter((c) => c.tool === 'ffmpeg').length;
     const done = await runIngestJob(engine, video.id);
     expect(done).toMatchObject({ status: 'INGESTED', timeOrigin: expect.any(Number) });
-    // 6 s at 30 fps with lead segments: 1 + 1 + 2 + 2 s, exact to the frame.
-    expect(done!.segments).toEqual([1, 1, 2, 2]);
+    // 6 s at 30 fps with lead segments: 0.5 + 0.5 + 1 + 2 + 2 s, exact to the frame.
+    expect(done!.segments).toEqual([0.5, 0.5, 1, 2, 2]);
     expect(engine.runner.calls.filter((c) => c.tool === 'ffmpeg').length).toBe(before);
     expect(workerRunner.encodes()).toBe(1);
     expect(await store.list(`videos/${video.id}/`)).toEqual([
-      ...[0, 1, 2, 3].map((i) => `videos/${video.id}/seg_0000${i}.ts`),
+      ...[0, 1, 2, 3, 4].map((i) => `videos/${video.id}/seg_0000${i}.ts`),
       `videos/${video.id}/segments.csv`,
     ]);
   });

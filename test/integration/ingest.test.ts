@@ -100,7 +100,7 @@ describe('ingest of a 10 s 320x180 30 fps video', () => {
       error: null,
     });
     expect(video.sourceUrl).toBe(source);
-    expect(video.segments).toEqual([1, 1, 2, 4, 2]);
+    expect(video.segments).toEqual([0.5, 0.5, 1, 2, 4, 2]);
     const total = video.segments.reduce((a, b) => a + b, 0);
     expect(Math.abs(total - info.durationSeconds)).toBeLessThanOrEqual(1 / 30);
     expect(video.durationSeconds).toBeCloseTo(total, 6);
@@ -109,7 +109,7 @@ describe('ingest of a 10 s 320x180 30 fps video', () => {
       {
         key: 'flat-10s',
         status: 'INGESTED',
-        segments: '[1,1,2,4,2]',
+        segments: '[0.5,0.5,1,2,4,2]',
         duration: 10,
         fps_num: 30,
         fps_den: 1,
@@ -123,7 +123,7 @@ describe('ingest of a 10 s 320x180 30 fps video', () => {
 
   it('writes closed-GOP segments that start on a keyframe, hold their frame counts and join without a gap', async () => {
     const reports = await checkWorkingSegments(engine, video, { width: 320, height: 180 });
-    expect(reports.map((r) => r.packets.length)).toEqual([30, 30, 60, 120, 60]);
+    expect(reports.map((r) => r.packets.length)).toEqual([15, 15, 30, 60, 120, 60]);
     expect(reports.reduce((n, r) => n + r.packets.length, 0)).toBe(300);
   });
 
@@ -161,20 +161,20 @@ describe('ingest of other frame rates and sizes', () => {
     const { video, created } = await ingestVideo(engine, { source, key: 'ntsc-odd' });
     expect(created).toBe(true);
     expect(video).toMatchObject({ status: 'INGESTED', fpsNum: 30000, fpsDen: 1001, hasAudio: true });
-    // 7 s at 29.97 fps = 210 frames: lead segments of 30, 30 and 60 frames, then 90 frames (3.003 s).
-    expect(video.segments).toEqual([1.001, 1.001, 2.002, 3.003]);
+    // 7 s at 29.97 fps = 210 frames: lead segments of 15, 15, 30 and 60 frames, then 90 frames (3.003 s).
+    expect(video.segments).toEqual([0.5005, 0.5005, 1.001, 2.002, 3.003]);
     expect(Math.abs(video.segments.reduce((a, b) => a + b, 0) - info.durationSeconds)).toBeLessThanOrEqual(1001 / 30000);
     const reports = await checkWorkingSegments(engine, video, { width: 320, height: 180 });
-    expect(reports.map((r) => r.packets.length)).toEqual([30, 30, 60, 90]);
+    expect(reports.map((r) => r.packets.length)).toEqual([15, 15, 30, 60, 90]);
   });
 
-  it('ingests a mute 25 fps video into 25, 25 and 50-frame lead segments, then 100-frame ones', async () => {
+  it('ingests a mute 25 fps video into 13, 13, 25 and 49-frame lead segments, then 100-frame ones', async () => {
     const source = await fixture({ kind: 'flat', color: '884422', width: 320, height: 180, seconds: 6, fps: 25, audio: false });
     const { video } = await ingestVideo(engine, { source, key: 'pal-mute' });
     expect(video).toMatchObject({ status: 'INGESTED', fpsNum: 25, fpsDen: 1, hasAudio: false, width: 320, height: 180 });
-    expect(video.segments).toEqual([1, 1, 2, 2]);
+    expect(video.segments).toEqual([0.52, 0.52, 1, 1.96, 2]);
     const reports = await checkWorkingSegments(engine, video, { width: 320, height: 180 });
-    expect(reports.map((r) => r.packets.length)).toEqual([25, 25, 50, 50]);
+    expect(reports.map((r) => r.packets.length)).toEqual([13, 13, 25, 49, 50]);
     expect(entries(engine.paths.tmp)).toEqual([]);
   });
 });
@@ -311,7 +311,7 @@ describe('remote sources', () => {
     const source = `http://localhost:${port}/moved?viewer=1`;
     const { video, created } = await ingestVideo(engine, { source });
     expect(created).toBe(true);
-    expect(video).toMatchObject({ key: source, sourceUrl: source, status: 'INGESTED', width: 320, height: 180, hasAudio: true, segments: [1, 1, 1] });
+    expect(video).toMatchObject({ key: source, sourceUrl: source, status: 'INGESTED', width: 320, height: 180, hasAudio: true, segments: [0.5, 0.5, 1, 1] });
     await checkWorkingSegments(engine, video, { width: 320, height: 180 });
     expect(entries(engine.paths.tmp)).toEqual([]);
   });
@@ -379,7 +379,7 @@ describe('wmark video list / show', () => {
       duration: 10,
       frameRate: 30,
       hasAudio: true,
-      segments: 5,
+      segments: 6,
       createdOn: expect.any(Number),
     });
     id = v.id;
@@ -395,7 +395,7 @@ describe('wmark video list / show', () => {
   it('lists videos as JSON and as plain lines', async () => {
     const json = await cli('--json', 'video', 'list');
     expect(json.code).toBe(0);
-    expect(json.json()).toEqual([expect.objectContaining({ id, key: 'clip', status: 'INGESTED', duration: 10, segments: 5 })]);
+    expect(json.json()).toEqual([expect.objectContaining({ id, key: 'clip', status: 'INGESTED', duration: 10, segments: 6 })]);
     const plain = await cli('video', 'list');
     expect(plain.code).toBe(0);
     // Columns are aligned; piped output has no header row (a terminal gets one).
@@ -410,7 +410,7 @@ describe('wmark video list / show', () => {
     expect(byId.code).toBe(0);
     expect(byKey.code).toBe(0);
     expect(byKey.json()).toEqual(byId.json());
-    expect(byId.json()).toMatchObject({ id, key: 'clip', name: 'My clip', frameRate: 30, segments: 5 });
+    expect(byId.json()).toMatchObject({ id, key: 'clip', name: 'My clip', frameRate: 30, segments: 6 });
     const plain = await cli('video', 'show', 'clip');
     expect(plain.code).toBe(0);
     expect(plain.stdout).toBe(
@@ -420,7 +420,7 @@ describe('wmark video list / show', () => {
         '  status     INGESTED',
         '  name       My clip',
         '  picture    320x180 @ 30 fps, with audio',
-        '  duration   10.000 s in 5 segments',
+        '  duration   10.000 s in 6 segments',
         '  forensic   no',
         '',
       ].join('\n'),

@@ -95,40 +95,40 @@ afterAll(async () => {
 describe('a new watermark served on demand', () => {
   it('is READY once its opening is rendered, and renders nothing more until a player asks', async () => {
     const video = (await s.engine.store.getVideo(s.videoId))!;
-    expect(video.segments).toEqual([1, 1, 2, 4, 4, 4, 4]);
+    expect(video.segments).toEqual([0.5, 0.5, 1, 2, 4, 4, 4, 4]);
     expect(watermark.status).toBe('READY');
     const record = (await s.engine.store.getWatermark(watermark.id))!;
     expect(record.render).toBe('on-demand');
     // Internally not complete: segments are missing, so exports and `--wait` would not see it finished.
     expect(record.status).toBe('PLAYABLE');
     const opening = openingSegments(video.segments, 4);
-    expect(opening).toBe(3);
-    expect(segmentsOnDisk(s, watermark.id)).toEqual([0, 1, 2].map(segmentFileName));
-    expect(s.engine.runner.encodes() - s.ingestEncodes).toBe(3);
+    expect(opening).toBe(4);
+    expect(segmentsOnDisk(s, watermark.id)).toEqual([0, 1, 2, 3].map(segmentFileName));
+    expect(s.engine.runner.encodes() - s.ingestEncodes).toBe(4);
   });
 
   it('lists every segment of the video in an ended playlist from the start', async () => {
     const playlist = parseM3u8((await get(s, watermark.containers.m3u8)).text);
     expect(playlist.endList).toBe(true);
-    expect(playlist.segments.map((seg) => seg.duration)).toEqual([1, 1, 2, 4, 4, 4, 4]);
-    expect(segmentUrls).toHaveLength(7);
+    expect(playlist.segments.map((seg) => seg.duration)).toEqual([0.5, 0.5, 1, 2, 4, 4, 4, 4]);
+    expect(segmentUrls).toHaveLength(8);
   });
 
   it('renders a segment a player asks for while the request waits, and queues the next one behind it', async () => {
     const before = s.engine.runner.encodes();
-    const reply = await get(s, segmentUrls[4]!);
+    const reply = await get(s, segmentUrls[5]!);
     expect(reply.status).toBe(200);
     expect(reply.headers.get('content-type')).toBe('video/mp2t');
-    const file = path.join(tempDir('on-demand'), 'seg4.ts');
+    const file = path.join(tempDir('on-demand'), 'seg5.ts');
     writeFileSync(file, reply.body);
     await decodesCleanly(file);
     // Render-ahead: the following segments (up to the end) come without being asked; earlier ones stay unrendered.
     await waitFor(
-      () => (existsSync(path.join(watermarkDir(s.engine, s.videoId, watermark.id), segmentFileName(6))) ? true : undefined),
-      'render-ahead of segments 5 and 6',
+      () => (existsSync(path.join(watermarkDir(s.engine, s.videoId, watermark.id), segmentFileName(7))) ? true : undefined),
+      'render-ahead of segments 6 and 7',
     );
     await waitFor(() => (s.engine.renderer.depth().running === 0 ? true : undefined), 'renders to settle');
-    expect(segmentsOnDisk(s, watermark.id)).toEqual([0, 1, 2, 4, 5, 6].map(segmentFileName));
+    expect(segmentsOnDisk(s, watermark.id)).toEqual([0, 1, 2, 3, 5, 6, 7].map(segmentFileName));
     expect(s.engine.runner.encodes() - before).toBe(3);
   });
 
@@ -140,16 +140,16 @@ describe('a new watermark served on demand', () => {
     expect(created.status).toBe(201);
     await jobDone(full, created.json.id);
     expect((await full.engine.store.getWatermark(created.json.id))!.status).toBe('READY');
-    expect(segmentsOnDisk(full, created.json.id)).toHaveLength(7);
-    const onDemand = await decodeFrame(path.join(watermarkDir(s.engine, s.videoId, watermark.id), segmentFileName(4)), 2, SIZE);
-    const reference = await decodeFrame(path.join(watermarkDir(full.engine, full.videoId, created.json.id), segmentFileName(4)), 2, SIZE);
+    expect(segmentsOnDisk(full, created.json.id)).toHaveLength(8);
+    const onDemand = await decodeFrame(path.join(watermarkDir(s.engine, s.videoId, watermark.id), segmentFileName(5)), 2, SIZE);
+    const reference = await decodeFrame(path.join(watermarkDir(full.engine, full.videoId, created.json.id), segmentFileName(5)), 2, SIZE);
     // Encoded with a different thread count, so not bit-identical; the same picture to well within a grey level.
     expect(meanAbsDiff(onDemand.data, reference.data)).toBeLessThan(1);
   });
 
   it('renders a segment once when several players ask for it at the same moment', async () => {
     const before = s.engine.runner.encodes();
-    const replies = await Promise.all([get(s, segmentUrls[3]!), get(s, segmentUrls[3]!), get(s, segmentUrls[3]!, { range: 'bytes=0-187' })]);
+    const replies = await Promise.all([get(s, segmentUrls[4]!), get(s, segmentUrls[4]!), get(s, segmentUrls[4]!, { range: 'bytes=0-187' })]);
     expect(replies.map((r) => r.status)).toEqual([200, 200, 206]);
     expect(replies[1]!.body.equals(replies[0]!.body)).toBe(true);
     expect(replies[2]!.body.equals(replies[0]!.body.subarray(0, 188))).toBe(true);
@@ -157,13 +157,13 @@ describe('a new watermark served on demand', () => {
   });
 
   it('is complete (READY inside too) once players have asked for every segment', async () => {
-    expect(segmentsOnDisk(s, watermark.id)).toHaveLength(7);
+    expect(segmentsOnDisk(s, watermark.id)).toHaveLength(8);
     await waitFor(async () => ((await s.engine.store.getWatermark(watermark.id))!.status === 'READY' ? true : undefined), 'the watermark to be complete');
   });
 
   it('answers 404 for a segment past the end, and renders nothing for it', async () => {
     const before = s.engine.runner.encodes();
-    const past = segmentUrls[6]!.replace(segmentFileName(6), segmentFileName(7));
+    const past = segmentUrls[7]!.replace(segmentFileName(7), segmentFileName(8));
     expect((await get(s, past)).status).toBe(404);
     expect(s.engine.runner.encodes()).toBe(before);
   });
@@ -178,7 +178,7 @@ describe('requests for every output', () => {
     });
     expect(first.status).toBe(201);
     await jobDone(s, first.json.id);
-    expect(segmentsOnDisk(s, first.json.id)).toHaveLength(3);
+    expect(segmentsOnDisk(s, first.json.id)).toHaveLength(4);
     const withMp4 = await call(s.app, 'POST', '/2.0/watermark', {
       headers: s.headers,
       body: { key: KEY, settings: other, containers: ['m3u8', 'mp4'] },
@@ -187,10 +187,10 @@ describe('requests for every output', () => {
     await waitFor(async () => ((await s.engine.store.getWatermark(first.json.id))!.status === 'READY' ? true : undefined), 'the full render');
     const record = (await s.engine.store.getWatermark(first.json.id))!;
     expect(record.render).toBe('full');
-    expect(segmentsOnDisk(s, first.json.id)).toHaveLength(7);
+    expect(segmentsOnDisk(s, first.json.id)).toHaveLength(8);
     // The playlist never shrank back to the rendered prefix: it still lists every segment, ended.
     const playlist = parseM3u8((await get(s, withMp4.json.containers.m3u8)).text);
-    expect(playlist.segments).toHaveLength(7);
+    expect(playlist.segments).toHaveLength(8);
     expect(playlist.endList).toBe(true);
     const finished = await call(s.app, 'POST', '/2.0/watermark', {
       headers: s.headers,

@@ -188,9 +188,9 @@ describe('videos', () => {
       width: 320,
       height: 180,
       hasAudio: true,
-      segments: 5,
+      segments: 6,
     });
-    // 10 s: the lead segments of 1, 1 and 2 s, one 4-s GOP, then the last 2 s.
+    // 10 s: the lead segments of 0.5, 0.5, 1 and 2 s, one 4-s GOP, then the last 2 s.
     expect(video.segments).toBe(segmentFrameCounts({ num: 30, den: 1 }, 10 * 30, true).length);
     expect(video.duration).toBeCloseTo(10, 1);
     expect(video.createdOn).toBe(ingestReply.json.createdOn);

@@ -77,7 +77,7 @@ describe('playlists', () => {
     const manifest = parseM3u8(res.text);
     expect(manifest.endList).toBe(true);
     expect(manifest.targetDuration).toBe(4);
-    // 10 s at 30 fps: the lead segments (1, 1, 2 s), one 4-s GOP, and the last 2 s.
+    // 10 s at 30 fps: the lead segments (0.5, 0.5, 1, 2 s), one 4-s GOP, and the last 2 s.
     const planned = segmentFrameCounts({ num: 30, den: 1 }, 10 * 30, true);
     expect(planned).toHaveLength(video.segments);
     expect(manifest.segments.map((x) => x.uri.split('?')[0])).toEqual(planned.map((_, i) => segmentFileName(i)));

@@ -45,9 +45,9 @@ describe('wmark serve restart', () => {
     const token = (await call(base, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders(cred) })).json.token as string;
 
     const { video } = await ingestOverHttp(base, bearer(token), await natural(20), 'crash-clip', '1.0');
-    // 20 s: the lead segments (1, 1, 2 s), then four 4-s GOPs. The 1.0 default containers include the mp4, so even
+    // 20 s: the lead segments (0.5, 0.5, 1, 2 s), then four 4-s GOPs. The 1.0 default containers include the mp4, so even
     // this on-demand server renders the whole watermark in one job.
-    expect(video.segments).toBe(7);
+    expect(video.segments).toBe(8);
     const count = video.segments as number;
     const posted = await call(base, 'POST', '/1.0/watermark', {
       headers: bearer(token),

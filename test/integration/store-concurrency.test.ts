@@ -87,8 +87,8 @@ describe('two wmark processes on one data dir', () => {
     const vb = JSON.parse(b.stdout) as { id: string; status: string; segments: number };
     expect(va.id).toBe(vb.id);
     expect([va.status, vb.status]).toEqual(['INGESTED', 'INGESTED']);
-    // 10 s: the lead segments (1, 1, 2 s), one 4-s GOP and the last 2 s.
-    expect(va.segments).toBe(5);
+    // 10 s: the lead segments (0.5, 0.5, 1, 2 s), one 4-s GOP and the last 2 s.
+    expect(va.segments).toBe(6);
     // Exactly one of them did the work; the other waited for it, or found it done.
     const waited = [a, b].filter(
       (r) => r.stderr.includes(`already ingested as ${va.id}; nothing to do`) || r.stderr.includes(`already being ingested as ${va.id}; waiting for it`),

@@ -139,7 +139,7 @@ describe('a CSV batch of 3 viewers', () => {
       expect(l.status).toBe('READY');
     }
     expect(new Set(lines.map((l) => l.id)).size).toBe(3);
-    // 10 s in segments of 1, 1, 2, 4 and 2 s: 5 segment encodes per viewer, each segment once for each viewer (renders
+    // 10 s in segments of 0.5, 0.5, 1, 2, 4 and 2 s: 6 segment encodes per viewer, each segment once for each viewer (renders
     // of one segment may share a decode, with an encode per viewer), nothing else encoded (the mp4s are stream copies).
     const segments = segmentFrameCounts({ num: 30, den: 1 }, 10 * 30, true);
     expect((await clip()).segments).toEqual(segments.map((n) => n / 30));

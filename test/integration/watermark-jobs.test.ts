@@ -227,9 +227,9 @@ describe('published HLS', () => {
     expect(playlist.endList).toBe(true);
     expect(playlist.targetDuration).toBe(4);
     expect(playlist.segments.map((s) => s.uri)).toEqual(video.segments.map((_, i) => `seg_${String(i).padStart(5, '0')}.ts`));
-    // 12 s at 30 fps: the lead segments (30, 30, 60 frames), then 4-s GOPs of 120 frames.
+    // 12 s at 30 fps: the lead segments (15, 15, 30, 60 frames), then 4-s GOPs of 120 frames.
     expect(playlist.segments.map((s) => Math.round(s.duration * 30))).toEqual(segmentFrameCounts({ num: 30, den: 1 }, 12 * 30, true));
-    expect(playlist.segments).toHaveLength(5);
+    expect(playlist.segments).toHaveLength(6);
     for (const [i, s] of playlist.segments.entries()) expect(s.duration).toBeCloseTo(video.segments[i]!, 3);
     expect(playlist.segments.reduce((a, s) => a + s.duration, 0)).toBeCloseTo(12, 1);
 
@@ -250,13 +250,13 @@ describe('published HLS', () => {
 
 describe('segments finishing out of order', () => {
   it('at the same moment, last one first, still leave a complete, ended playlist once READY', async () => {
-    // Its own engine on a tiny mute 16 s clip (6 segments: 1, 1, 2, 4, 4, 4 s): the opening covering 8 s (segments
-    // 0-3) renders one segment at a time, then the last two race on two workers.
+    // Its own engine on a tiny mute 16 s clip (7 segments: 0.5, 0.5, 1, 2, 4, 4, 4 s): the opening covering 8 s (segments
+    // 0-4) renders one segment at a time, then the last two race on two workers.
     const e = await testEngine({ workers: 2 });
     try {
       const tiny = await fixture({ kind: 'flat', color: '336699', width: 64, height: 36, seconds: 16, fps: 30, audio: false });
       const v = await ingestFixture(e, tiny, 'tiny');
-      expect(v.segments).toEqual([1, 1, 2, 4, 4, 4]);
+      expect(v.segments).toEqual([0.5, 0.5, 1, 2, 4, 4, 4]);
       const inner = e.runner.ffmpeg;
       let held: (() => void)[] = [];
       /** Runs whose two pool renders really finished together (the race this test is about). */
@@ -353,7 +353,7 @@ describe('CLI jobs', () => {
   const CLI_KEY = 'cli-16s';
   let dir: string;
   let env: Record<string, string>;
-  /** Segments of the 16 s clip: the lead (1, 1, 2 s), then three 4-s GOPs. */
+  /** Segments of the 16 s clip: the lead (0.5, 0.5, 1, 2 s), then three 4-s GOPs. */
   let count: number;
   const children: ChildProcess[] = [];
 

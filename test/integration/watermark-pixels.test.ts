@@ -242,10 +242,10 @@ describe('MOVE animation over the video timeline', () => {
     expect(await leftTop(11.5)).toEqual(bEnd);
   });
 
-  it('is at the linear point in between, also in a later segment (5.5 s is in segment 3, the first 4-s GOP after the lead)', async () => {
+  it('is at the linear point in between, also in a later segment (5.5 s is in segment 4, the first 4-s GOP after the lead)', async () => {
     const segments = parsePlaylist(playlist).segments;
     const later = segmentIndexAt(video, 5.5);
-    expect(later).toBe(3);
+    expect(later).toBe(4);
     const laterStart = segments.slice(0, later).reduce((a, s) => a + s.duration, 0);
     expect(5.5).toBeGreaterThan(laterStart);
     expect(5.5).toBeLessThan(laterStart + segments[later]!.duration);
@@ -259,8 +259,9 @@ describe('MOVE animation over the video timeline', () => {
     }
   });
 
-  // Every boundary of the 12 s clip: after the lead segments (1 s, 1 s, 2 s), then between 4-s GOPs.
+  // Every boundary of the 12 s clip: after the lead segments (0.5 s, 0.5 s, 1 s, 2 s), then between 4-s GOPs.
   it.each([
+    [0.4, 0.6],
     [0.9, 1.1],
     [1.9, 2.1],
     [3.9, 4.1],
@@ -368,6 +369,6 @@ describe('multi-line text', () => {
   });
 });
 
-it('cuts the whole 12 s clip into the lead segments (1 s, 1 s, 2 s), then 4-s GOPs: the boundaries the tests above cross', () => {
-  expect(video.segments).toEqual([1, 1, 2, 4, 4]);
+it('cuts the whole 12 s clip into the lead segments (0.5 s, 0.5 s, 1 s, 2 s), then 4-s GOPs: the boundaries the tests above cross', () => {
+  expect(video.segments).toEqual([0.5, 0.5, 1, 2, 4, 4]);
 });

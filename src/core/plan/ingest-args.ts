@@ -28,10 +28,12 @@ export function ingestArgs(plan: IngestPlan): string[] {
   // Lead boundaries are forced keyframes; x264 counts its GOP from the last keyframe, so forcing every multiple of the
   // GOP as well keeps later boundaries where the fixed GOP puts them. The muxer then cuts at exact frame numbers. Its
   // list has to be finite, so it runs well past the probed length (frames beyond it would join the last segment).
+  // Inside the first GOP: the cuts between lead segments (the last one is the GOP's own boundary).
+  const inner = segmentBoundaries(lead, gop).slice(0, -1);
   const cuts = lead.length
     ? [
         '-force_key_frames',
-        `expr:eq(n,${lead[0]})+eq(n,${lead[0]! + lead[1]!})+not(mod(n,${gop}))`,
+        `expr:${inner.map((n) => `eq(n,${n})+`).join('')}not(mod(n,${gop}))`,
         '-segment_frames',
         segmentBoundaries(lead, gop, plan.maxFrames).join(','),
       ]

@@ -8,20 +8,22 @@ export function framesPerSegment(fps: { num: number; den: number }, seconds = SE
 }
 
 /**
- * The opening of a video is cut into shorter segments (1 s, 1 s, 2 s, then one GOP each), so a watermark is playable
- * once its first second is rendered rather than its first four, and the next segments follow in time.
+ * The opening of a video is cut into shorter segments (0.5 s, 0.5 s, 1 s, 2 s, then one GOP each), so a watermark is
+ * playable once its first half second is rendered rather than its first four, and the next segments follow in time.
  */
-export const LEAD_SEGMENT_SECONDS = [1, 1, 2] as const;
+export const LEAD_SEGMENT_SECONDS = [0.5, 0.5, 1, 2] as const;
 
 /**
  * Frames of the lead segments at this rate: they add up to exactly one GOP, so every later boundary falls on a
- * multiple of the GOP. Empty when the rate is too low to cut a GOP into three.
+ * multiple of the GOP (the last lead segment takes what rounding left). Empty when the rate is too low to give every
+ * lead segment a frame of its own.
  */
 export function leadSegmentFrames(fps: { num: number; den: number }): number[] {
   const gop = framesPerSegment(fps);
-  const first = Math.max(1, Math.round(fps.num / fps.den));
-  const third = gop - 2 * first;
-  return third >= 1 ? [first, first, third] : [];
+  const rate = fps.num / fps.den;
+  const first = LEAD_SEGMENT_SECONDS.slice(0, -1).map((s) => Math.max(1, Math.round(s * rate)));
+  const last = gop - first.reduce((a, b) => a + b, 0);
+  return last >= 1 ? [...first, last] : [];
 }
 
 /**

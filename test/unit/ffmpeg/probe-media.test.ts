@@ -210,12 +210,12 @@ describe('segmentDurations', () => {
     expect(segmentDurations(1, 1, { num: 25, den: 1 })).toEqual([0.04]);
   });
 
-  it('with lead segments: 1 s, 1 s and 2 s, then full GOPs, the last shorter', () => {
-    expect(segmentDurations(5, 315, { num: 30, den: 1 }, true)).toEqual([1, 1, 2, 4, 2.5]);
-    expect(segmentDurations(2, 45, { num: 30, den: 1 }, true)).toEqual([1, 0.5]);
-    expect(segmentDurations(3, 90, { num: 30000, den: 1001 }, true)).toEqual([1.001, 1.001, 1.001]);
+  it('with lead segments: 0.5 s, 0.5 s, 1 s and 2 s, then full GOPs, the last shorter', () => {
+    expect(segmentDurations(6, 315, { num: 30, den: 1 }, true)).toEqual([0.5, 0.5, 1, 2, 4, 2.5]);
+    expect(segmentDurations(3, 45, { num: 30, den: 1 }, true)).toEqual([0.5, 0.5, 0.5]);
+    expect(segmentDurations(4, 90, { num: 30000, den: 1001 }, true)).toEqual([0.5005, 0.5005, 1.001, 1.001]);
     const e = thrown(() => segmentDurations(3, 315, { num: 30, den: 1 }, true));
-    expect(e.message).toBe('ffmpeg reported 315 frames for 3 segments of 30, 30, 60, then 120 frames');
+    expect(e.message).toBe('ffmpeg reported 315 frames for 3 segments of 15, 15, 30, 60, then 120 frames');
   });
 
   it('uses the exact NTSC frame duration', () => {

@@ -76,8 +76,8 @@ describe('lead segments', () => {
       maxFrames: 400,
     });
     expectFixedClosedGop(args, 120);
-    expect(valueAfter(args, '-force_key_frames')).toBe('expr:eq(n,30)+eq(n,60)+not(mod(n,120))');
-    expect(valueAfter(args, '-segment_frames')).toBe('30,60,120,240,360');
+    expect(valueAfter(args, '-force_key_frames')).toBe('expr:eq(n,15)+eq(n,30)+eq(n,60)+not(mod(n,120))');
+    expect(valueAfter(args, '-segment_frames')).toBe('15,30,60,120,240,360');
     expect(args).not.toContain('-segment_time');
   });
 

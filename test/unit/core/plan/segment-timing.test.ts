@@ -24,32 +24,33 @@ describe('framesPerSegment', () => {
 
 describe('lead segments', () => {
   it.each([
-    [{ num: 30, den: 1 }, [30, 30, 60], 120],
-    [{ num: 25, den: 1 }, [25, 25, 50], 100],
-    [{ num: 30000, den: 1001 }, [30, 30, 60], 120],
-    [{ num: 24000, den: 1001 }, [24, 24, 48], 96],
-    [{ num: 15, den: 2 }, [8, 8, 14], 30],
+    [{ num: 30, den: 1 }, [15, 15, 30, 60], 120],
+    [{ num: 25, den: 1 }, [13, 13, 25, 49], 100],
+    [{ num: 30000, den: 1001 }, [15, 15, 30, 60], 120],
+    [{ num: 24000, den: 1001 }, [12, 12, 24, 48], 96],
+    [{ num: 15, den: 2 }, [4, 4, 8, 14], 30],
+    [{ num: 2, den: 1 }, [1, 1, 2, 4], 8],
   ])('at %o fps the lead segments are %o frames, one GOP of %d together', (fps, lead, gop) => {
     expect(leadSegmentFrames(fps)).toEqual(lead);
     expect(framesPerSegment(fps)).toBe(gop);
     expect(lead.reduce((a, b) => a + b, 0)).toBe(gop);
   });
 
-  it('has no lead segments when a GOP is too short to cut in three', () => {
+  it('has no lead segments when a GOP is too short to give each a frame', () => {
     expect(leadSegmentFrames({ num: 1, den: 2 })).toEqual([]);
   });
 
   it('counts frames per segment: lead, then one GOP each, the last holding the rest', () => {
     const fps = { num: 30, den: 1 };
-    expect(segmentFrameCounts(fps, 315, true)).toEqual([30, 30, 60, 120, 75]);
-    expect(segmentFrameCounts(fps, 45, true)).toEqual([30, 15]);
-    expect(segmentFrameCounts(fps, 240, true)).toEqual([30, 30, 60, 120]);
+    expect(segmentFrameCounts(fps, 315, true)).toEqual([15, 15, 30, 60, 120, 75]);
+    expect(segmentFrameCounts(fps, 45, true)).toEqual([15, 15, 15]);
+    expect(segmentFrameCounts(fps, 240, true)).toEqual([15, 15, 30, 60, 120]);
     expect(segmentFrameCounts(fps, 315, false)).toEqual([120, 120, 75]);
     expect(segmentFrameCounts(fps, 1, true)).toEqual([1]);
   });
 
   it('cuts after each lead segment, then every GOP, up to the bound', () => {
-    expect(segmentBoundaries([30, 30, 60], 120, 500)).toEqual([30, 60, 120, 240, 360, 480]);
-    expect(segmentBoundaries([30, 30, 60], 120, 0)).toEqual([30, 60, 120]);
+    expect(segmentBoundaries([15, 15, 30, 60], 120, 500)).toEqual([15, 30, 60, 120, 240, 360, 480]);
+    expect(segmentBoundaries([15, 15, 30, 60], 120, 0)).toEqual([15, 30, 60, 120]);
   });
 });
