@@ -485,6 +485,7 @@ describe('forensic viewers', () => {
 
   it('TEXT settings in the same request are burned in (encodes) onto the variants the payload chooses', async () => {
     const before = encodes();
+    const preemptedBefore = engine.renderer.stats().preempted;
     const r = await call(server.url, 'POST', '/2.0/watermark', {
       headers: server.v2,
       body: {
@@ -504,7 +505,11 @@ describe('forensic viewers', () => {
       180_000,
       250,
     );
-    expect(encodes() - before).toBe(SEGMENTS);
+    // One encode per segment, and again for a render stopped to make room for the urgent first segment (one stopped
+    // before its ffmpeg started has no encode to repeat).
+    const restarted = engine.renderer.stats().preempted - preemptedBefore;
+    expect(encodes() - before).toBeGreaterThanOrEqual(SEGMENTS);
+    expect(encodes() - before).toBeLessThanOrEqual(SEGMENTS + restarted);
     const dir = watermarkDir(engine, video.id, r.json.id);
     const seg = path.join(dir, 'seg_00003.ts');
     expect(statSync(seg).ino).not.toBe(statSync(variantFile(P3, 3)).ino);
