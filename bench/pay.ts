@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { firstFrameAt, launchBrowser, openViewer, type SeekResult, timedSeek, waitForPlayback } from './lib/browser.js';
+import { firstFrameAt, launchBrowser, openViewer, type PageTimeline, pageTimeline, type SeekResult, timedSeek, waitForPlayback } from './lib/browser.js';
 import { measureForensicViewer, syntheticViewerSpec } from './lib/forensic-viewer.js';
 import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
 import { encodedSeconds, newPlayableWatermark } from './lib/playlist.js';
@@ -344,17 +344,22 @@ async function leadServe(b: Bench, served: Served, serve: Child): Promise<PartRe
 async function leadBrowser(b: Bench, served: Served, serve: Child, browser: Browser): Promise<PartResult> {
   const answers: number[] = [];
   const frames: number[] = [];
+  /** Per step of the page's way to its first frame, seconds after the POST, one entry per trial. */
+  const steps = new Map<string, number[]>();
   for (let t = 1; t <= b.o.trials; t++) {
-    await calm(b, serve);
+    // The browser's new page first, then the quiet wait: a page's processes starting up are not part of the figure.
     const viewer = await openViewer(browser);
     try {
+      await calm(b, serve);
       b.ctx.log(`1c browser trial ${t}/${b.o.trials} ...`);
       const t0 = Date.now();
       const answer = await postWatermark(serve, served, LEAD_KEY, viewerText(`browser t${t}`));
       answers.push((Date.now() - t0) / 1000);
       await viewer.page.goto(answer.containers.href!, { waitUntil: 'commit' });
       frames.push(((await firstFrameAt(viewer, 60_000)) - t0) / 1000);
-      b.ctx.log(`  READY after ${fmt(answers.at(-1)!)} s, first frame after ${fmt(frames.at(-1)!)} s`);
+      const line = timelineSteps(await pageTimeline(viewer), t0);
+      for (const [name, s] of line) steps.set(name, [...(steps.get(name) ?? []), s]);
+      b.ctx.log(`  READY after ${fmt(answers.at(-1)!)} s, first frame after ${fmt(frames.at(-1)!)} s (${line.map(([n, s]) => `${n} ${fmt(s)}`).join(', ')})`);
     } finally {
       await viewer.close();
     }
@@ -372,12 +377,31 @@ async function leadBrowser(b: Bench, served: Served, serve: Child, browser: Brow
       },
     ],
     lines: [
-      `1c browser: browser running and a blank page open (fresh context: no cache) before the clock; POST, then the answer's player page (containers.href); ${b.o.trials} trials`,
+      `1c browser: browser running and a blank page open and settled (fresh context: no cache) before the clock; POST, then the answer's player page (containers.href); ${b.o.trials} trials`,
       `   POST -> READY answer: ${stats(answers)}`,
       `   POST -> first timeupdate with currentTime > 0: ${stats(frames)}`,
+      `   the page's way there, median seconds after the POST: ${[...steps].map(([n, v]) => `${n} ${fmt(median(v))}`).join(', ')}`,
     ],
-    json: { answerS: answers, firstFrameS: frames },
+    json: { answerS: answers, firstFrameS: frames, stepsS: Object.fromEntries(steps) },
   };
+}
+
+/** The timeline's steps that happened, in the order a page goes through them, as seconds after `t0`. */
+function timelineSteps(timeline: PageTimeline, t0: number): [string, number][] {
+  const { resources: r, events: e } = timeline;
+  const named: [string, number | undefined][] = [
+    ['page', r.page],
+    ['hls.js', r.hlsJs],
+    ['status link', r.href],
+    ['playlist', r.playlist],
+    ['segment 0 asked', r.segment0Start],
+    ['segment 0', r.segment0],
+    ['segment 1', r.segment1],
+    ['loadedmetadata', e.loadedmetadata],
+    ['canplay', e.canplay],
+    ['playing', e.playing],
+  ];
+  return named.filter((x): x is [string, number] => x[1] !== undefined).map(([n, at]) => [n, (at - t0) / 1000]);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

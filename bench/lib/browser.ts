@@ -16,6 +16,10 @@ function probeScript(rate: number): string {
     if (window.__benchFirstFrameAt === undefined && e.target.currentTime > 0) window.__benchFirstFrameAt = Date.now();
   }, true);
   document.addEventListener('playing', (e) => { e.target.playbackRate = ${rate}; }, true);
+  window.__benchEvents = {};
+  for (const name of ['loadedmetadata', 'canplay', 'playing']) {
+    document.addEventListener(name, () => { if (window.__benchEvents[name] === undefined) window.__benchEvents[name] = Date.now(); }, true);
+  }
 })();`;
 }
 
@@ -88,4 +92,40 @@ const SEEK_SCRIPT = `(to, timeoutMs) => new Promise((resolve) => {
 /** Seeks the page's video to `to` seconds and times, inside the page, until playback runs there (see SEEK_SCRIPT). */
 export function timedSeek(opened: OpenedPage, to: number, timeoutMs: number): Promise<SeekResult> {
   return opened.page.evaluate(`(${SEEK_SCRIPT})(${to}, ${timeoutMs})`) as Promise<SeekResult>;
+}
+
+/** What the page waited on before its first frame: each step's wall-clock end (Date.now()), where the page saw it. */
+export interface PageTimeline {
+  /** The player page's HTML, hls.js, the status link (href), the playlist, and the first two segments: response ends. */
+  resources: { page?: number; hlsJs?: number; href?: number; playlist?: number; segment0Start?: number; segment0?: number; segment1?: number };
+  /** Media events of the <video>, first of each. */
+  events: { loadedmetadata?: number; canplay?: number; playing?: number };
+}
+
+/** In the page: its resource timings and media events as PageTimeline. Plain JS text, for the reason SEEK_SCRIPT is. */
+const TIMELINE_SCRIPT = `(() => {
+  const origin = performance.timeOrigin;
+  const entries = performance.getEntriesByType('resource');
+  const at = (pattern, edge) => {
+    const entry = entries.find((e) => pattern.test(new URL(e.name).pathname));
+    return entry ? origin + entry[edge || 'responseEnd'] : undefined;
+  };
+  const nav = performance.getEntriesByType('navigation')[0];
+  return {
+    resources: {
+      page: nav ? origin + nav.responseEnd : undefined,
+      hlsJs: at(/hls[.a-z]*[.]js$/),
+      href: at(/^[/](1[.]0|2[.]0)[/]watermark[/][^.]*$/),
+      playlist: at(/[.]m3u8$/),
+      segment0Start: at(/seg_00000[.]ts$/, 'startTime'),
+      segment0: at(/seg_00000[.]ts$/),
+      segment1: at(/seg_00001[.]ts$/),
+    },
+    events: window.__benchEvents || {},
+  };
+})()`;
+
+/** Reads the page's resource timings and media events once its first frame has shown. */
+export function pageTimeline(opened: OpenedPage): Promise<PageTimeline> {
+  return opened.page.evaluate(TIMELINE_SCRIPT) as Promise<PageTimeline>;
 }
