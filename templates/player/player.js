@@ -4,6 +4,8 @@
 (function () {
   'use strict';
   var POLL_MS = 3000;
+  // hls.js's transmuxer alone, beside this script: the worker does not parse the whole library again.
+  var WORKER = new URL('../assets/hls.worker.js', document.baseURI).href;
   var params = new URLSearchParams(location.search);
   var sourceUrl = params.get('sourceUrl');
   var href = params.get('href');
@@ -47,7 +49,7 @@
     setState('loading', 'Loading…');
     video.addEventListener('playing', function () { setState('playing'); }, { once: true });
     if (window.Hls && window.Hls.isSupported()) {
-      var hls = new window.Hls({ startPosition: 0, manifestLoadingMaxRetry: 4, levelLoadingMaxRetry: 4, fragLoadingMaxRetry: 6 });
+      var hls = new window.Hls({ startPosition: 0, workerPath: WORKER, manifestLoadingMaxRetry: 4, levelLoadingMaxRetry: 4, fragLoadingMaxRetry: 6 });
       state.hls = hls;
       hls.on(window.Hls.Events.ERROR, function (_event, data) {
         if (!data.fatal) return;

@@ -1,5 +1,5 @@
 // The service's pages in headless Chromium leave nothing in the console: the player plays a 1.0 and a 2.0 watermark
-// through hls.js (its blob: worker allowed by the CSP) and the index page loads, with no console error or warning,
+// through hls.js (its worker, from its own script, allowed by the CSP) and the index page loads, with no console error or warning,
 // no CSP violation, no failed request and no answer of 400 or more (the favicon included).
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,12 +85,14 @@ describe('a clean console', () => {
         const playing = await waitForPlayback(opened, { minTime: 2, timeoutMs: 60_000 });
         expect(playing.hlsInstances).toBe(1);
         expect(playing.src.startsWith('blob:')).toBe(true);
-        // hls.js moved its transmuxing into a worker (refused by a CSP without worker-src blob:, then it falls back).
+        // hls.js moved its transmuxing into a worker loaded from the small hls.worker.js beside it (a CSP without
+        // worker-src 'self' refuses it, and hls.js falls back to the main thread with a violation in the console).
         const worker = await opened.page.evaluate(() => {
-          const hls = (window as unknown as { wmarkPlayer?: { hls?: { config: { enableWorker: boolean } } } }).wmarkPlayer?.hls;
-          return hls?.config.enableWorker;
+          const hls = (window as unknown as { wmarkPlayer?: { hls?: { config: { enableWorker: boolean; workerPath: string } } } }).wmarkPlayer?.hls;
+          return hls && { enabled: hls.config.enableWorker, path: new URL(hls.config.workerPath).pathname };
         });
-        expect(worker).toBe(true);
+        expect(worker).toEqual({ enabled: true, path: '/player/assets/hls.worker.js' });
+        expect(opened.requests).toContain('/player/assets/hls.worker.js');
         expect(opened.requests).toContain('/player/assets/favicon.svg');
         expect(opened.problems).toEqual([]);
       } finally {

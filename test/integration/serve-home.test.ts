@@ -1,5 +1,5 @@
 // The pages around the API, in-process: GET / is an HTML index for a browser and JSON for a client that asks for it,
-// its doc links work, the icon exists, and the player page's CSP lets hls.js start its blob: worker.
+// its doc links work, the icon exists, and the player page's CSP lets hls.js start its worker from its own assets.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -80,11 +80,12 @@ describe('the files around the pages', () => {
     expectError(await call(s.app, 'GET', '/docs/%2e%2e%2fpackage.json'), 400, 'BAD_PATH');
   });
 
-  it('the player page allows the hls.js blob: worker and links its icon', async () => {
+  it("the player page allows hls.js's worker from its own assets (no blob:) and links its icon", async () => {
     const url = signPlayerUrl(engine.secret, `http://${IN_PROCESS_HOST}/player/2.0/?sourceUrl=x`, Date.now() + 60_000);
     const r = await call(s.app, 'GET', url);
     expect(r.status).toBe(200);
-    expect(r.headers.get('content-security-policy')).toMatch(/(^|; )worker-src blob:(;|$)/);
+    expect(r.headers.get('content-security-policy')).toMatch(/(^|; )worker-src 'self'(;|$)/);
+    expect(r.headers.get('content-security-policy')).not.toMatch(/worker-src[^;]*blob:/);
     expect(r.text).toContain('href="../assets/favicon.svg"');
   });
 });

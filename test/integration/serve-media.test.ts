@@ -332,7 +332,7 @@ describe('path traversal', () => {
 });
 
 describe('player page', () => {
-  it('the 1.0 and 2.0 player links are text/html with a CSP, and its ../assets/hls.min.js resolves to JavaScript', async () => {
+  it("the 1.0 and 2.0 player links are text/html with a CSP, and hls.js's light build and worker resolve to JavaScript", async () => {
     for (const link of [a.containers.href, b.containers.href]) {
       const res = await call(s.url, 'GET', link);
       expect(res.status).toBe(200);
@@ -340,11 +340,13 @@ describe('player page', () => {
       const csp = res.headers.get('content-security-policy') ?? '';
       expect(csp).toMatch(/default-src 'none'/);
       expect(csp).toMatch(/script-src 'self'/);
-      expect(res.text).toContain('<script src="../assets/hls.min.js"></script>');
-      const hls = await fetch(new URL('../assets/hls.min.js', link));
-      expect(hls.status).toBe(200);
-      expect(hls.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
-      expect((await hls.text()).length).toBeGreaterThan(100_000);
+      expect(res.text).toContain('<script src="../assets/hls.light.min.js"></script>');
+      for (const script of ['hls.light.min.js', 'hls.worker.js']) {
+        const hls = await fetch(new URL(`../assets/${script}`, link));
+        expect(hls.status, script).toBe(200);
+        expect(hls.headers.get('content-type'), script).toBe('text/javascript; charset=utf-8');
+        expect((await hls.text()).length, script).toBeGreaterThan(100_000);
+      }
       for (const asset of ['player.js', 'player.css']) {
         const ref = new URL(`../assets/${asset}`, link);
         expect(res.text).toContain(`../assets/${asset}`);

@@ -1,5 +1,6 @@
 // The player page: /player/{v}/ checks its own signature, then serves a page that plays the signed
-// playlist with hls.js (served locally: the service works offline), waiting while the watermark is PENDING.
+// playlist with hls.js (served locally: the service works offline), waiting while the watermark is PENDING. The page
+// needs none of the full build's extras (subtitles, alternate audio, DRM), so it loads the light build.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,18 +12,19 @@ import type { ServerContext } from '../server-context.js';
 
 const require = createRequire(import.meta.url);
 const PLAYER_DIR = fileURLToPath(new URL('../../../templates/player/', import.meta.url));
-const HLS_JS = path.join(path.dirname(require.resolve('hls.js/package.json')), 'dist', 'hls.min.js');
+const HLS_DIST = path.join(path.dirname(require.resolve('hls.js/package.json')), 'dist');
 const ASSETS: Readonly<Record<string, string>> = {
-  'hls.min.js': HLS_JS,
+  'hls.light.min.js': path.join(HLS_DIST, 'hls.light.min.js'),
+  'hls.worker.js': path.join(HLS_DIST, 'hls.worker.js'),
   'player.js': path.join(PLAYER_DIR, 'player.js'),
   'player.css': path.join(PLAYER_DIR, 'player.css'),
   'favicon.svg': path.join(PLAYER_DIR, 'favicon.svg'),
 };
 
-// hls.js runs its transmuxer in a Web Worker it creates from a blob: URL; without worker-src that falls back to
-// script-src and is refused (a CSP violation in the console, and transmuxing on the main thread).
+// hls.js runs its transmuxer in a Web Worker loaded from its own small script (hls.worker.js), not from a blob: copy
+// of the whole library, which the browser would have to parse a second time before the first segment could play.
 const PAGE_CSP =
-  "default-src 'none'; script-src 'self'; worker-src blob:; style-src 'self'; media-src * blob:; connect-src *; img-src 'self' data:; frame-ancestors *";
+  "default-src 'none'; script-src 'self'; worker-src 'self'; style-src 'self'; media-src * blob:; connect-src *; img-src 'self' data:; frame-ancestors *";
 
 export function playerRoutes(routes: Routes, ctx: ServerContext): void {
   routes.add(['GET', 'HEAD'], ['/player/1.0/', '/player/2.0/'], async (req) => {
