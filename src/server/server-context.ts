@@ -44,6 +44,11 @@ export interface ServerContextOptions {
   log?: (line: string) => void;
 }
 
+/** Where a caller of this path gets a token: API 0.1 paths (no 1.0 or 2.0 in them) from its own POST /token. */
+function tokenRouteFor(path: string): string {
+  return /\/(1\.0|2\.0)(\/|$)/.test(path) ? 'GET /1.0/authenticate/accessToken' : 'POST /token';
+}
+
 export function serverContext(options: ServerContextOptions): ServerContext {
   const { service } = options;
   const key = service.tokenKey();
@@ -54,6 +59,7 @@ export function serverContext(options: ServerContextOptions): ServerContext {
       throw new WmarkError(
         'AUTH_REQUIRED',
         'missing credentials: send x-api-client-id and x-api-key, or x-api-key and x-api-secret (or Authorization: Bearer <token>)',
+        { hint: `Send x-api-client-id and x-api-key, or Authorization: Bearer <token> from ${tokenRouteFor(req.path)}.` },
       );
     if ('lone' in pair)
       throw new WmarkError('AUTH_INVALID', 'this API key does not name its client (keys created before wmark named it): send the client id with it', {
@@ -75,15 +81,18 @@ export function serverContext(options: ServerContextOptions): ServerContext {
       if (bearer) {
         const check = await verifyToken(key, bearer, Math.floor(service.now() / 1000));
         if (!check.ok) {
-          if (check.reason === 'expired')
-            throw new WmarkError('TOKEN_EXPIRED', 'the access token has expired; get a new one from /1.0/authenticate/accessToken');
+          if (check.reason === 'expired') throw new WmarkError('TOKEN_EXPIRED', `the access token has expired; get a new one from ${tokenRouteFor(req.path)}`);
           throw new WmarkError('TOKEN_INVALID', 'invalid access token');
         }
         if (!(await service.isActiveClient(check.claims.sub))) throw new WmarkError('TOKEN_INVALID', 'the credentials behind this token were revoked');
         return check.claims.sub;
       }
-      if (version === '1.0')
-        throw new WmarkError('AUTH_REQUIRED', 'missing credentials: send Authorization: Bearer <token> (get one from GET /1.0/authenticate/accessToken)');
+      if (version === '1.0') {
+        const tokenRoute = tokenRouteFor(req.path);
+        throw new WmarkError('AUTH_REQUIRED', `missing credentials: send Authorization: Bearer <token> (get one from ${tokenRoute})`, {
+          hint: `Get a token from ${tokenRoute} with your API key, then send it as Authorization: Bearer <token>.`,
+        });
+      }
       return checkKeyHeaders(req);
     },
     checkKeyHeaders,

@@ -105,6 +105,21 @@ describe('--image', () => {
   });
 });
 
+describe('watermark list', () => {
+  it('names each logo: its source in JSON, its file name in the table', async () => {
+    const listed = await cli(['watermark', 'list', '--key', KEY]);
+    expect(listed.code, listed.stderr).toBe(0);
+    const rows = listed.json<{ text: string | null; images: string[] }[]>();
+    const logoOnly = rows.filter((r) => r.text === null);
+    expect(logoOnly.map((r) => r.images)).toEqual(expect.arrayContaining([[path.join(dir, 'red.png')], [`${cdn.url}/green.png`]]));
+    const table = await runCli(['--data-dir', path.join(dir, 'data'), 'watermark', 'list', '--key', KEY], { env, cwd: dir });
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain('(image red.png)');
+    expect(table.stdout).toContain('(image green.png)');
+    expect(table.stdout).not.toContain(cdn.url);
+  });
+});
+
 describe('flag errors exit 2 naming the flag', () => {
   it.each([
     { argv: ['--image', 'red.png', '--text', 'hi'], code: 'SETTINGS_CONFLICT', text: '--text or --image' },

@@ -279,6 +279,19 @@ describe('credentials of the 0.1 routes', () => {
     }
     const noToken = await send({ host: '127.0.0.1', port, path: '/videos?key=x', method: 'GET', headers: { 'Content-Type': 'application/json' } });
     expect([noToken.status, noToken.json.code]).toEqual([401, 'AUTH_REQUIRED']);
+    // Each generation is told where its own tokens come from.
+    for (const [path, route] of [
+      ['/videos?key=x', 'POST /token'],
+      ['/0.1/videos?key=x', 'POST /token'],
+      ['/1.0/videos?key=x', 'GET /1.0/authenticate/accessToken'],
+    ]) {
+      const r = await send({ host: '127.0.0.1', port, path: path!, method: 'GET', headers: {} });
+      expect([r.status, r.json.code], path).toEqual([401, 'AUTH_REQUIRED']);
+      expect(r.json.message, path).toContain(`get one from ${route}`);
+      expect(r.json.hint, path).toContain(route!);
+    }
+    const noKey = await token({});
+    expect(noKey.json.hint).toContain('Bearer <token> from POST /token');
     const badToken = await send({ host: '127.0.0.1', port, path: '/0.1/watermark', method: 'POST', headers: { Authorization: 'Bearer nope' } });
     expect([badToken.status, badToken.json.code]).toEqual([401, 'TOKEN_INVALID']);
   });

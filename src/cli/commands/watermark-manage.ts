@@ -2,7 +2,7 @@
 // deletion, so these are local; a watermark on a remote service is followed with `wmark poll <href>`.
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import type { TextSetting } from '../../core/setting-types.js';
+import type { ImageSetting, TextSetting } from '../../core/setting-types.js';
 import { apiStatus } from '../../engine/app/api-bodies.js';
 import type { WatermarkRecord } from '../../engine/state/state-store.js';
 import { action, mergedOptions } from '../action.js';
@@ -33,7 +33,7 @@ export function registerWatermarkManagement(watermark: Command): void {
             ? c.dim('no watermarks yet: make one with `wmark watermark --key KEY --text "for alice"`')
             : renderTable(
                 ['ID', 'STATUS', 'VIDEO', 'CREATED', 'TEXT'],
-                list.map((w) => [w.id, w.status, w.videoKey, humanDate(w.createdOn), w.text ?? (w.forensic !== null ? `(forensic ${w.forensic})` : '')]),
+                list.map((w) => [w.id, w.status, w.videoKey, humanDate(w.createdOn), drawnText(w)]),
                 c,
                 ctx.output.mode === 'human',
               ),
@@ -82,7 +82,9 @@ export function registerWatermarkManagement(watermark: Command): void {
 
 /** What `watermark list` shows of each: enough to choose one, the settings being in `view`. */
 function summary(w: WatermarkRecord, videoKey: string) {
-  const texts = (w.settings as { type: string }[]).filter((s): s is TextSetting => s.type === 'TEXT').map((s) => s.content.replace(/\s+/g, ' '));
+  const settings = w.settings as { type: string }[];
+  const texts = settings.filter((s): s is TextSetting => s.type === 'TEXT').map((s) => s.content.replace(/\s+/g, ' '));
+  const images = settings.filter((s): s is ImageSetting => s.type === 'IMAGE').map((s) => s.content);
   return {
     id: w.id,
     status: apiStatus(w),
@@ -90,8 +92,28 @@ function summary(w: WatermarkRecord, videoKey: string) {
     videoKey,
     createdOn: w.createdOn,
     text: texts.length ? texts.join(' | ') : null,
+    /** The logos' sources, as requested (URLs or files). */
+    images,
     forensic: w.forensicPayload,
     containers: w.containers,
     expiration: w.expiration,
   };
+}
+
+/** The table's TEXT column: the text, then each logo by its file name, or else the forensic payload. */
+function drawnText(w: ReturnType<typeof summary>): string {
+  const logos = w.images.map((source) => `(image ${fileNameOf(source)})`);
+  const drawn = [...(w.text === null ? [] : [w.text]), ...logos].join(' ');
+  return drawn || (w.forensic !== null ? `(forensic ${w.forensic})` : '');
+}
+
+/** A URL's or path's last name, without its query: `https://cdn/brand/logo.png?v=2` is `logo.png`. */
+function fileNameOf(source: string): string {
+  return (
+    source
+      .replace(/[?#].*$/, '')
+      .split(/[/\\]/)
+      .filter(Boolean)
+      .at(-1) ?? source
+  );
 }
