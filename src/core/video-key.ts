@@ -3,15 +3,21 @@
 
 /** "movie" for /films/movie.mp4 and for https://cdn.example.com/films/movie.mp4?token=1; the source itself when no name is left. */
 export function defaultVideoKey(source: string): string {
-  let name: string;
+  const stem = sourceFileName(source)
+    .replace(/\.[^.]*$/, '')
+    .trim();
+  return stem || source;
+}
+
+/** A source's file name: "movie.mp4" for /films/movie.mp4 and for https://cdn.example.com/films/movie.mp4?token=1. */
+export function sourceFileName(source: string): string {
   try {
     const url = new URL(source);
-    name = url.protocol === 'http:' || url.protocol === 'https:' ? decoded(url.pathname.split('/').pop() ?? '') : baseName(source);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return decoded(url.pathname.split('/').pop() ?? '');
   } catch {
-    name = baseName(source);
+    // Not a URL: a file path.
   }
-  const stem = name.replace(/\.[^.]*$/, '').trim();
-  return stem || source;
+  return baseName(source);
 }
 
 function decoded(segment: string): string {

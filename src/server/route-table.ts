@@ -68,3 +68,8 @@ export function versioned(path: string, options: { trailingSlash?: boolean; lega
   if (options.legacy) spellings.push({ version: '1.0', paths: [...spell(path), ...spell(`/0.1${path}`)], legacy: true });
   return spellings;
 }
+
+/** Whether a request path is one of API 0.1's spellings: every other route lives under `/1.0/` or `/2.0/`. */
+export function isLegacyPath(path: string): boolean {
+  return !/^\/(1\.0|2\.0)(\/|$)/.test(path);
+}

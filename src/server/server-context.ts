@@ -7,6 +7,7 @@ import { clientAddress, type TrustedProxies } from '../core/forwarded-for.js';
 import type { LocalService } from '../engine/app/local-service.js';
 import { keyPairOf } from './credential-headers.js';
 import type { ApiRequest } from './http-types.js';
+import { isLegacyPath } from './route-table.js';
 
 export interface ServerContext {
   service: LocalService;
@@ -44,9 +45,9 @@ export interface ServerContextOptions {
   log?: (line: string) => void;
 }
 
-/** Where a caller of this path gets a token: API 0.1 paths (no 1.0 or 2.0 in them) from its own POST /token. */
+/** Where a caller of this path gets a token: API 0.1's from its own POST /token, the others from 1.0's route. */
 function tokenRouteFor(path: string): string {
-  return /\/(1\.0|2\.0)(\/|$)/.test(path) ? 'GET /1.0/authenticate/accessToken' : 'POST /token';
+  return isLegacyPath(path) ? 'POST /token' : 'GET /1.0/authenticate/accessToken';
 }
 
 export function serverContext(options: ServerContextOptions): ServerContext {

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import type { ImageSetting, TextSetting } from '../../core/setting-types.js';
+import { sourceFileName } from '../../core/video-key.js';
 import { apiStatus } from '../../engine/app/api-bodies.js';
 import type { WatermarkRecord } from '../../engine/state/state-store.js';
 import { action, mergedOptions } from '../action.js';
@@ -102,18 +103,7 @@ function summary(w: WatermarkRecord, videoKey: string) {
 
 /** The table's TEXT column: the text, then each logo by its file name, or else the forensic payload. */
 function drawnText(w: ReturnType<typeof summary>): string {
-  const logos = w.images.map((source) => `(image ${fileNameOf(source)})`);
+  const logos = w.images.map((source) => `(image ${sourceFileName(source) || source})`);
   const drawn = [...(w.text === null ? [] : [w.text]), ...logos].join(' ');
   return drawn || (w.forensic !== null ? `(forensic ${w.forensic})` : '');
-}
-
-/** A URL's or path's last name, without its query: `https://cdn/brand/logo.png?v=2` is `logo.png`. */
-function fileNameOf(source: string): string {
-  return (
-    source
-      .replace(/[?#].*$/, '')
-      .split(/[/\\]/)
-      .filter(Boolean)
-      .at(-1) ?? source
-  );
 }
