@@ -1,8 +1,8 @@
 // The server's handlers work on plain data: a request (method, raw target, headers, a body to read on demand) in, a
 // response (status, headers, body: text, bytes or a file range) out. node:http is only at the edge (node-server.ts),
 // so every handler can be called in-process, as hono's own tests call app.request().
+import type { Readable } from 'node:stream';
 import { isWmarkError, WmarkError } from '../core/errors.js';
-import type { MediaStore } from '../media/media-store.js';
 
 export interface ApiRequest {
   method: string;
@@ -26,12 +26,11 @@ export interface FileBody {
   end: number;
 }
 
-/** A byte range of an object in a media store (serve's shared store), streamed by the edge (inclusive bounds). */
+/** An object of a media store too large to hold in memory, already opened (a store that fails did so before the head). */
 export interface StoreBody {
-  store: MediaStore;
-  key: string;
-  start: number;
-  end: number;
+  stream: Readable;
+  /** The bytes the head announced: a stream that gives other than these cuts the transfer. */
+  length: number;
 }
 
 export interface ApiResponse {
@@ -61,7 +60,7 @@ export function isFileBody(body: ApiResponse['body']): body is FileBody {
 }
 
 export function isStoreBody(body: ApiResponse['body']): body is StoreBody {
-  return typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && 'store' in body;
+  return typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && 'stream' in body;
 }
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): ApiResponse {

@@ -181,6 +181,8 @@ async function serve(app: App, req: IncomingMessage, res: ServerResponse, log: L
   // A request body nobody read must be drained, or the connection stalls.
   if (!req.readableEnded) req.resume();
   if (res.destroyed) {
+    // A store's body opened for the answer holds a connection to the store until it is let go.
+    if (isStoreBody(response.body)) response.body.stream.destroy();
     const fields = { reqId: response.headers['X-Request-Id'], method: request.method, route: response.route };
     return log(`${request.method} ${request.path}: the client closed the connection before the answer`, fields);
   }
@@ -219,7 +221,10 @@ async function write(req: IncomingMessage, res: ServerResponse, response: ApiRes
   }
   if (isStoreBody(body)) {
     res.writeHead(response.status, response.headers);
-    if (head) return void res.end();
+    if (head) {
+      body.stream.destroy();
+      return void res.end();
+    }
     await sendStored(res, body);
     return;
   }

@@ -36,8 +36,9 @@ beforeAll(async () => {
 afterEach(async () => {
   await Promise.all(loads.splice(0).map((l) => l.stop()));
   await farm.cleanup();
-  // A test that failed with Redis down leaves the next one a Redis.
-  if (!redis.process) await redis.restart();
+  // Each test starts on an empty queue (an empty Redis, up): one that failed left jobs behind, and perhaps Redis down,
+  // and its jobs would keep the next test's workers busy.
+  await redis.restart();
 });
 afterAll(async () => {
   await redis?.stop();

@@ -40,6 +40,8 @@ afterEach(async () => {
   await farm.cleanup();
   // A test that failed with the bucket away leaves the next one a bucket.
   if ((await fetch(s3.endpoint).catch(() => undefined)) === undefined) await s3.restart();
+  // Each test starts on an empty queue: one that failed left jobs behind that would keep the next one's workers busy.
+  await redis.restart();
 });
 afterAll(async () => {
   await s3?.stop();
