@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh machine (npm packages; Chromium for the browser tests; Redis for
 # the render-farm tests; PostgreSQL for the state-store tests; HAProxy for the load-balancer tests), runs the whole
-# suite, and ends with one plain "N passed, N failed" line from the runner's own counts.
+# suite, prints where its time went (each project's wall time, the ten slowest files), and ends with one plain
+# "N passed, N failed" line from the runner's own counts.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -86,6 +87,7 @@ npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$
 status=$?
 
 if [ -f "$report" ]; then
+  node scripts/test-times.mjs "$report" .
   node -e '
     const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     const skipped = (r.numPendingTests || 0) + (r.numTodoTests || 0);
