@@ -1,6 +1,7 @@
 // The request bodies of the API (docs/api.md) as zod schemas: a watermark request, an ingest request and the
 // list query, checked the same way whether they arrive over HTTP or are built by the CLI from flags.
 import { z } from 'zod';
+import { withoutNullFields } from './absent-fields.js';
 import type { ApiVersion } from './api-version.js';
 import { validationError, WmarkError } from './errors.js';
 import { parseExpirationField } from './expiration.js';
@@ -88,7 +89,7 @@ export function issuesOf(error: z.ZodError, prefix = ''): string[] {
 function parseObject<T>(schema: z.ZodType<T>, body: unknown): T {
   if (body === undefined) body = {};
   if (!isPlainObject(body)) throw new WmarkError('INVALID_BODY', 'the request body must be a JSON object');
-  const result = schema.safeParse(body);
+  const result = schema.safeParse(withoutNullFields(body));
   if (!result.success) throw validationError('VALIDATION_FAILED', issuesOf(result.error));
   return result.data;
 }
@@ -116,7 +117,7 @@ export function parseWatermarkRequest(input: unknown, context: WatermarkRequestC
   const settings = requestSettings(body, context);
   const issues: string[] = [];
   let expirationSeconds: number | undefined;
-  if (body.expiration !== undefined && body.expiration !== null) {
+  if (body.expiration !== undefined) {
     const e = parseExpirationField(body.expiration, context.nowMs);
     if (!e.ok) issues.push(e.message);
     else expirationSeconds = e.unixSeconds;
