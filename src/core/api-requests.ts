@@ -159,13 +159,16 @@ export function parseVideoRequest(input: unknown): VideoBody {
 }
 
 /**
- * API 0.1's `?key=` as the oldest SDKs send it, appended unencoded: everything after `key=` is the key (so a key that is
- * a URL with its own `?` and `&` stays whole), percent-escapes decoded where they are valid. Other queries as usual.
+ * The query of a video list. SDKs append `?key=` unencoded: API 0.1's always, 1.0's PHP SDK too. Then everything after
+ * `key=` is the key (so a key that is a URL with its own `?` and `&` stays whole), percent-escapes decoded where they
+ * are valid. On 1.0 and 2.0 a key is read so only when it holds a literal `?`, which an encoded one never does, since
+ * their clients may also send `&limit=` after an encoded key. Other queries as usual.
  */
-export function rawKeyQuery(rawUrl: string): Record<string, string> {
+export function listQueryOf(rawUrl: string, legacy: boolean): Record<string, string> {
   const at = rawUrl.indexOf('?');
   const query = at < 0 ? '' : rawUrl.slice(at + 1);
-  if (!query.startsWith('key=')) return Object.fromEntries(new URLSearchParams(query));
+  const whole = query.startsWith('key=') && (legacy || query.includes('?'));
+  if (!whole) return Object.fromEntries(new URLSearchParams(query));
   const raw = query.slice('key='.length);
   try {
     return { key: decodeURIComponent(raw) };
