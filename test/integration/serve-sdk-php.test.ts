@@ -9,7 +9,7 @@ import { flat, tempDir } from '../helpers/fixtures.js';
 import { fixtureIn, solidImage } from '../helpers/images.js';
 import { decodeFrame, type RgbFrame } from '../helpers/media.js';
 import { rawRequest, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
-import { type Box, colourBox, type Rgb, SMALL } from '../helpers/watermark-helpers.js';
+import { type Box, colourBox, type Rgb, SERIALISED_TEXT_DEFAULTS, SMALL } from '../helpers/watermark-helpers.js';
 
 const { width: W, height: H } = SMALL;
 const WHITE: Rgb = [255, 255, 255];
@@ -101,13 +101,7 @@ function configuration(fields: Record<string, unknown>): Record<string, unknown>
     verticalAlignment: 'MIDDLE',
     x: 0.5,
     y: 0.5,
-    fontSize: 0.05,
-    fontOpacity: 0.3,
-    fontColor: '0xffffff',
-    shadowOpacity: 0.1,
-    shadowColor: '0x000000',
-    shadowOffsetX: 0.08,
-    shadowOffsetY: 0.08,
+    ...SERIALISED_TEXT_DEFAULTS,
     animation: null,
     ...fields,
   };
@@ -153,7 +147,8 @@ describe('the PHP SDK (API 1.0, Guzzle)', () => {
   });
 
   it('watermarks with a TEXT and an IMAGE configuration carrying every field, the image on a MOVE; polled with the token', async () => {
-    const image = configuration({
+    // The logo as a client that sends only what it means, and as the SDK serialises it, every field included.
+    const bare = {
       type: 'IMAGE',
       content: logo,
       horizontalAlignment: 'RIGHT',
@@ -161,9 +156,9 @@ describe('the PHP SDK (API 1.0, Guzzle)', () => {
       x: 0.3,
       y: 0.95,
       width: 0.2,
-      opacity: 1,
       animation: { type: 'MOVE', toX: 0.95, toY: 0.95, startTime: 0, endTime: 2 },
-    });
+    };
+    const image = configuration({ ...bare, opacity: 1 });
     const { created, ready } = await sdk.watermark({ key: RAW_KEY, settings: [topLeftText('PHP SDK'), image] });
     expect(created.json).toMatchObject({
       videoId: video.id,
@@ -181,16 +176,6 @@ describe('the PHP SDK (API 1.0, Guzzle)', () => {
     expect(boxOf(end, RED, 'logo').y1).toBeGreaterThan(0.9 * H);
 
     // The same configuration again is the same watermark: the defaulted text fields on the IMAGE changed nothing.
-    const bare = {
-      type: 'IMAGE',
-      content: logo,
-      horizontalAlignment: 'RIGHT',
-      verticalAlignment: 'BOTTOM',
-      x: 0.3,
-      y: 0.95,
-      width: 0.2,
-      animation: image.animation,
-    };
     const again = await sdk.request('POST', 'watermark', { key: RAW_KEY, settings: [topLeftText('PHP SDK'), bare] });
     expect([again.status, again.json.href.split('?')[0]]).toEqual([200, created.json.href.split('?')[0]]);
 

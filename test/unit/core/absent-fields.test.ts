@@ -7,6 +7,7 @@ import { WmarkError } from '../../../src/core/errors.js';
 import type { Result } from '../../../src/core/issue-text.js';
 import { parseSettings, parseTemplateSettings } from '../../../src/core/setting-schema.js';
 import { parseTemplateBody } from '../../../src/core/template-schema.js';
+import { SERIALISED_TEXT_DEFAULTS } from '../../helpers/watermark-helpers.js';
 
 const PLACEMENT = ['x', 'y', 'align', 'horizontalAlignment', 'verticalAlign', 'verticalAlignment', 'animation'];
 /** The optional fields of each type of setting, as docs/settings.md lists them. */
@@ -88,15 +89,7 @@ describe('a null field is an absent one', () => {
 });
 
 describe('a field of another type of setting', () => {
-  const textDefaults = {
-    fontSize: 0.05,
-    fontOpacity: 0.3,
-    fontColor: '0xffffff',
-    shadowOpacity: 0.1,
-    shadowColor: '0x000000',
-    shadowOffsetX: 0.08,
-    shadowOffsetY: 0.08,
-  };
+  const textDefaults = SERIALISED_TEXT_DEFAULTS;
   const image = { type: 'IMAGE', content: 'https://cdn.example.com/logo.png', width: 0.3 };
 
   it('is ignored on IMAGE when it carries its default, in any spelling the field accepts', () => {
