@@ -77,7 +77,10 @@ export class WmarkClient {
     const goal = options.wait ?? 'playable';
     if (goal === false) return resource;
     const last = await lastOf(this.service.watchWatermark(resource, goal, { signal: options.signal }));
-    if (last.status === 'FAILED') throw new WmarkError('WATERMARK_FAILED', `watermark ${resource.id ?? resource.href ?? ''} failed`.trim());
+    if (last.status === 'FAILED') {
+      const why = last.resource?.error ?? resource.error;
+      throw new WmarkError('WATERMARK_FAILED', `watermark ${resource.id ?? resource.href} failed${why ? `: ${why}` : ''}`);
+    }
     return this.service.getWatermark(last.resource ?? resource, options);
   }
 
