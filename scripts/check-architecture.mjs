@@ -27,6 +27,8 @@ const ALLOWED = {
   remote: ['core', 'config', 'service'],
   server: ['core', 'engine', 'service', 'media'],
   cli: ['core', 'config', 'engine', 'ffmpeg', 'remote', 'server', 'service', 'media', 'farm'],
+  // The library a program imports: the same two services as the CLI, with no command line around them.
+  library: ['core', 'config', 'engine', 'remote', 'service'],
 };
 /**
  * Folders (or files) of src/ that only the listed layers may import, whatever the folder rules say, but for the files
@@ -36,7 +38,7 @@ const PRIVATE = { 'engine/state/': { layers: ['engine'], public: ['engine/state/
 /** Layers that may import another layer only through one of its folders. */
 const GATEWAYS = { server: { engine: 'engine/app/' } };
 /** Property access that reaches through the application layer, in the layers that sit on it. */
-const REACH_THROUGH = { pattern: /\bservice\s*(?:\?\.|\.)\s*engine\b/, layers: ['server', 'cli'] };
+const REACH_THROUGH = { pattern: /\bservice\s*(?:\?\.|\.)\s*engine\b/, layers: ['server', 'cli', 'library'] };
 /**
  * Packages that cost a cold CLI tens of milliseconds each to load, for commands that rarely need them: nothing the CLI
  * loads at start (cli/main.ts and its static imports) may import them; only a dynamic import() inside the command

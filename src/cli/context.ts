@@ -5,7 +5,8 @@ import { type ConfigFlags, loadConfig, type ResolvedConfig } from '../config/loa
 import type { ApiVersion } from '../core/api-version.js';
 import { localUrl } from '../core/listen-url.js';
 import { LocalService } from '../engine/app/local-service.js';
-import { type Deployment, type Engine, openEngine } from '../engine/engine.js';
+import { openConfiguredEngine } from '../engine/configured-engine.js';
+import type { Deployment, Engine } from '../engine/engine.js';
 import { InProcessJobQueue, type JobQueue } from '../engine/jobs/job-queue.js';
 import { RemoteService } from '../remote/remote-service.js';
 import { HandOffJobQueue } from './detached-job-queue.js';
@@ -94,19 +95,7 @@ export class CliContext {
 
   /** The engine on this run's data dir, opened once (closed with the run); only `serve` and the job runner hold it themselves. */
   openEngine(choice: EngineChoice = {}): Promise<Engine> {
-    this.engine ??= this.loadConfig().then((config) =>
-      openEngine({
-        dataDir: config.dataDir,
-        ffmpeg: config.ffmpeg,
-        ffprobe: config.ffprobe,
-        font: config.font,
-        workers: config.workers,
-        encode: config.encode,
-        database: config.db?.url,
-        secret: config.secret,
-        ...choice,
-      }),
-    );
+    this.engine ??= this.loadConfig().then((config) => openConfiguredEngine(config, choice));
     return this.engine;
   }
 

@@ -6,6 +6,20 @@ export const CLIENT_ID_PREFIX = 'wmc_';
 export const API_KEY_PREFIX = 'wmk_';
 
 const KEY_WITH_CLIENT = /^wmk_([0-9a-f]{16})_[A-Za-z0-9_-]{43}$/;
+const KEY_WITHOUT_CLIENT = /^wmk_[A-Za-z0-9_-]{43}$/;
+
+/**
+ * What a value sent as an API key looks like: a key that names its client, one issued before keys did, a client id
+ * (the usual mix-up of the two headers), or nothing wmark issues. Only the shape: whether the key is valid is the
+ * credential store's to say.
+ */
+export type KeyShape = 'named' | 'unnamed' | 'client-id' | 'malformed';
+
+export function keyShape(value: string): KeyShape {
+  if (KEY_WITH_CLIENT.test(value)) return 'named';
+  if (KEY_WITHOUT_CLIENT.test(value)) return 'unnamed';
+  return value.startsWith(CLIENT_ID_PREFIX) ? 'client-id' : 'malformed';
+}
 
 /** A new key for `clientId` (`wmc_<16 hex>`) around `secret` (43 base64url characters: 32 random bytes). */
 export function apiKeyFor(clientId: string, secret: string): string {

@@ -1,6 +1,7 @@
 // The request bodies of the API (docs/api.md) as zod schemas: a watermark request, an ingest request and the
 // list query, checked the same way whether they arrive over HTTP or are built by the CLI from flags.
 import { z } from 'zod';
+import { withoutNullFields } from './absent-fields.js';
 import type { ApiVersion } from './api-version.js';
 import { validationError, WmarkError } from './errors.js';
 import { parseExpirationField } from './expiration.js';
@@ -88,7 +89,7 @@ export function issuesOf(error: z.ZodError, prefix = ''): string[] {
 function parseObject<T>(schema: z.ZodType<T>, body: unknown): T {
   if (body === undefined) body = {};
   if (!isPlainObject(body)) throw new WmarkError('INVALID_BODY', 'the request body must be a JSON object');
-  const result = schema.safeParse(body);
+  const result = schema.safeParse(withoutNullFields(body));
   if (!result.success) throw validationError('VALIDATION_FAILED', issuesOf(result.error));
   return result.data;
 }
@@ -116,7 +117,7 @@ export function parseWatermarkRequest(input: unknown, context: WatermarkRequestC
   const settings = requestSettings(body, context);
   const issues: string[] = [];
   let expirationSeconds: number | undefined;
-  if (body.expiration !== undefined && body.expiration !== null) {
+  if (body.expiration !== undefined) {
     const e = parseExpirationField(body.expiration, context.nowMs);
     if (!e.ok) issues.push(e.message);
     else expirationSeconds = e.unixSeconds;
@@ -158,13 +159,16 @@ export function parseVideoRequest(input: unknown): VideoBody {
 }
 
 /**
- * API 0.1's `?key=` as the oldest SDKs send it, appended unencoded: everything after `key=` is the key (so a key that is
- * a URL with its own `?` and `&` stays whole), percent-escapes decoded where they are valid. Other queries as usual.
+ * The query of a video list. SDKs append `?key=` unencoded: API 0.1's always, 1.0's PHP SDK too. Then everything after
+ * `key=` is the key (so a key that is a URL with its own `?` and `&` stays whole), percent-escapes decoded where they
+ * are valid. On 1.0 and 2.0 a key is read so only when it holds a literal `?`, which an encoded one never does, since
+ * their clients may also send `&limit=` after an encoded key. Other queries as usual.
  */
-export function rawKeyQuery(rawUrl: string): Record<string, string> {
+export function listQueryOf(rawUrl: string, legacy: boolean): Record<string, string> {
   const at = rawUrl.indexOf('?');
   const query = at < 0 ? '' : rawUrl.slice(at + 1);
-  if (!query.startsWith('key=')) return Object.fromEntries(new URLSearchParams(query));
+  const whole = query.startsWith('key=') && (legacy || query.includes('?'));
+  if (!whole) return Object.fromEntries(new URLSearchParams(query));
   const raw = query.slice('key='.length);
   try {
     return { key: decodeURIComponent(raw) };

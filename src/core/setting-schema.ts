@@ -1,5 +1,6 @@
 // Watermark settings validated and normalised (docs/settings.md) by zod schemas: every problem reported with its path.
 import { z } from 'zod';
+import { withoutNullFields } from './absent-fields.js';
 import type { ApiVersion } from './api-version.js';
 import { decodeForensicContent } from './forensic/payload.js';
 import { isHttpUrl } from './http-url.js';
@@ -213,8 +214,38 @@ function forensicTemplateContent(apiVersion: ApiVersion | undefined) {
 // ---------------------------------------------------------------------------------------------
 // The array
 
-type ElementSchemas<T> = Record<'TEXT' | 'IMAGE' | 'FORENSIC', z.ZodType<T>>;
+type SettingType = 'TEXT' | 'IMAGE' | 'FORENSIC';
+type ElementSchemas<T> = Record<SettingType, z.ZodType<T>>;
 const KEYS_OF = { TEXT: TEXT_KEYS, IMAGE: IMAGE_KEYS, FORENSIC: FORENSIC_KEYS } as const;
+
+const ABSENT_VALUES: Record<string, unknown> = {
+  ...IMAGE_DEFAULTS,
+  ...DEFAULTS,
+  horizontalAlignment: DEFAULTS.align,
+  verticalAlignment: DEFAULTS.verticalAlign,
+};
+/** Every field with a default, of any type of setting: the schema that reads it and the value it takes when absent. */
+const FIELD_DEFAULTS: Record<string, { schema: z.ZodType; value: unknown }> = Object.fromEntries(
+  Object.entries({ ...imageShape(false), ...textShape(false) }).flatMap(([key, schema]) =>
+    key in ABSENT_VALUES ? [[key, { schema, value: ABSENT_VALUES[key] }]] : [],
+  ),
+);
+
+/**
+ * The fields an element is read with. A null field is absent. A field of another type (a text field on an IMAGE, an
+ * image field on a TEXT) is left out when it carries that field's default, as SDKs that serialise every field of their
+ * configuration send it: it asks for nothing. With another value it stays, to be refused by name, since the caller
+ * then meant something that would not be drawn.
+ */
+function fieldsToRead(item: Record<string, unknown>, type: SettingType): Record<string, unknown> {
+  const own: readonly string[] = KEYS_OF[type];
+  const idle = ([key, value]: [string, unknown]) => {
+    const field = own.includes(key) ? undefined : FIELD_DEFAULTS[key];
+    const parsed = field?.schema.safeParse(value);
+    return parsed?.success === true && parsed.data === field?.value;
+  };
+  return Object.fromEntries(Object.entries(withoutNullFields(item)).filter((entry) => !idle(entry)));
+}
 
 const requestSchemas = (apiVersion: ApiVersion): ElementSchemas<Setting> => ({
   TEXT: TEXT_SETTING,
@@ -237,13 +268,13 @@ function parseArray<T>(input: unknown, path: string, schemas: ElementSchemas<T>)
 
   const out: T[] = [];
   let firstForensic: string | undefined;
-  input.forEach((item: unknown, i) => {
+  input.forEach((element: unknown, i) => {
     const p = joinPath(path, i);
-    if (!isPlainObject(item)) {
-      issues.push(`${p}: expected a setting object, got ${describeValue(item)}`);
+    if (!isPlainObject(element)) {
+      issues.push(`${p}: expected a setting object, got ${describeValue(element)}`);
       return;
     }
-    const kind = SETTING_KIND.safeParse(item);
+    const kind = SETTING_KIND.safeParse(withoutNullFields(element));
     if (!kind.success) issues.push(...issueLines(kind.error.issues, p));
     const type = kind.data?.type ?? 'TEXT';
     if (type === 'FORENSIC') {
@@ -252,7 +283,7 @@ function parseArray<T>(input: unknown, path: string, schemas: ElementSchemas<T>)
       else issues.push(`${p}: at most one FORENSIC setting per request (${firstForensic} is already FORENSIC)`);
     }
 
-    const parsed = schemas[type].safeParse(item);
+    const parsed = schemas[type].safeParse(fieldsToRead(element, type));
     if (parsed.success) out.push(parsed.data);
     else {
       const keysAt = (depth: number) => (depth > 0 ? ANIMATION_KEYS : KEYS_OF[type]);

@@ -253,6 +253,9 @@ export class RemoteSession {
       if (this.token === auth.bearer && this.refreshes === 0 && clientId && apiKey) await this.refresh(auth.bearer, 'refused');
       if (this.token !== auth.bearer) ({ res, auth } = await send());
     }
+    // A token that worked ends the renewal that got it: a long-lived session (the library's) renews each expired token
+    // in turn, while a service that refuses every fresh one still stops after one try.
+    if (res.status !== 401) this.refreshes = 0;
     return res;
   }
 

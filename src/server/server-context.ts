@@ -5,7 +5,7 @@ import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
 import { clientAddress, type TrustedProxies } from '../core/forwarded-for.js';
 import type { LocalService } from '../engine/app/local-service.js';
-import { keyPairOf } from './credential-headers.js';
+import { keyPairOf, keyRefusal } from './credential-headers.js';
 import type { ApiRequest } from './http-types.js';
 import { isLegacyPath } from './route-table.js';
 
@@ -62,12 +62,9 @@ export function serverContext(options: ServerContextOptions): ServerContext {
         'missing credentials: send x-api-client-id and x-api-key, or x-api-key and x-api-secret (or Authorization: Bearer <token>)',
         { hint: `Send x-api-client-id and x-api-key, or Authorization: Bearer <token> from ${tokenRouteFor(req.path)}.` },
       );
-    if ('lone' in pair)
-      throw new WmarkError('AUTH_INVALID', 'this API key does not name its client (keys created before wmark named it): send the client id with it', {
-        hint: 'Send x-api-client-id with x-api-key, or create a key that works alone with `wmark auth keys create`.',
-      });
+    if ('lone' in pair) throw keyRefusal(pair.lone, true);
     const found = await service.checkKey(pair.clientId, pair.apiKey);
-    if (!found) throw new WmarkError('AUTH_INVALID', 'invalid client id or API key');
+    if (!found) throw keyRefusal(pair.apiKey, false);
     return found;
   };
 

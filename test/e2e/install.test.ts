@@ -76,6 +76,9 @@ describe('npm pack + npm install -g into a temporary prefix', () => {
     for (const f of [
       'package/bin/wmark.js',
       'package/dist/cli/main.js',
+      // The library entry of package.json's exports map, with its declarations.
+      'package/dist/index.js',
+      'package/dist/index.d.ts',
       'package/docs/api.md',
       'package/docs/img/corners.png',
       'package/templates/player/index.html',

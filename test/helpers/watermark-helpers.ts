@@ -19,6 +19,17 @@ import { FFMPEG, FFPROBE, FONT } from './tools.js';
 const run = promisify(execFile);
 
 export const SMALL = { width: 320, height: 180 } as const;
+
+/** A TEXT setting's own fields at their defaults as SDKs that serialise every field send them (colours 0x-prefixed). */
+export const SERIALISED_TEXT_DEFAULTS = {
+  fontSize: 0.05,
+  fontOpacity: 0.3,
+  fontColor: '0xffffff',
+  shadowOpacity: 0.1,
+  shadowColor: '0x000000',
+  shadowOffsetX: 0.08,
+  shadowOffsetY: 0.08,
+} as const;
 export type Rgb = [number, number, number];
 export interface Box {
   x0: number;

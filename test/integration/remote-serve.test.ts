@@ -76,7 +76,8 @@ describe('remote mode against a real wmark serve', () => {
     const r = await cli(['auth', 'login', '--remote', server.url, '--client-id', cred.clientId, '--api-key', 'wrong']);
     expect(r.code).toBe(4);
     expect(r.stderr).toContain('HTTP 401');
-    expect(r.stderr).toContain('invalid client id or API key');
+    // "wrong" is no wmark key at all, and the service says so.
+    expect(r.stderr).toContain('x-api-key is not a wmark API key');
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 

@@ -308,7 +308,8 @@ describe('credentials of the 0.1 routes', () => {
     });
     const alone = await token({ 'x-api-key': oldKey });
     expect([alone.status, alone.json.code]).toEqual([401, 'AUTH_INVALID']);
-    expect(alone.json.message).toContain('does not name its client');
+    expect(alone.json.message).toContain('issued before keys named their client, so it cannot be sent alone');
+    expect(alone.json.hint).toContain('x-api-client-id');
     const pairs: Record<string, string>[] = [
       { 'x-api-client-id': clientId, 'x-api-key': oldKey },
       { 'x-api-key': oldKey, 'x-api-secret': clientId },

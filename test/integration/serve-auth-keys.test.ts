@@ -89,3 +89,29 @@ describe('wmark auth keys', () => {
     }
   });
 });
+
+describe('what a refused key was', () => {
+  const token = (headers: Record<string, string>, path = '/token') => call(s.app, path === '/token' ? 'POST' : 'GET', path, { headers });
+
+  it('a client id or a malformed key where the key belongs: 401 saying which, with its own hint, on every token route', async () => {
+    const cred = (await cli('--json', 'auth', 'keys', 'create', '--label', 'mix-up')).json();
+    const asKey: Record<string, string>[] = [{ 'x-api-key': cred.clientId }, { 'x-api-client-id': cred.clientId, 'x-api-key': cred.clientId }];
+    for (const path of ['/token', '/1.0/authenticate/accessToken']) {
+      for (const headers of asKey.slice(path === '/token' ? 0 : 1)) {
+        const r = await token(headers, path);
+        expect([r.status, r.json.code]).toEqual([401, 'AUTH_INVALID']);
+        expect(r.json.message).toBe('x-api-key carries a client id (wmc_...), not an API key');
+        expect(r.json.hint).toContain('Send the API key (wmk_...) in x-api-key');
+      }
+    }
+    for (const key of ['not-a-wmark-key', `"${cred.apiKey}"`, cred.apiKey.slice(0, -1)]) {
+      const r = await token({ 'x-api-key': key });
+      expect([r.status, r.json.code], key).toEqual([401, 'AUTH_INVALID']);
+      expect(r.json.message, key).toMatch(/^x-api-key is not a wmark API key: keys start with wmk_/);
+      expect(r.json.hint, key).toContain('Send the key whole');
+    }
+    // A well-formed key that is not the client's says no more than that.
+    const wrong = await token({ 'x-api-client-id': cred.clientId, 'x-api-key': `${cred.apiKey.slice(0, -4)}AAAA` }, '/1.0/authenticate/accessToken');
+    expect([wrong.status, wrong.json.message]).toEqual([401, 'invalid client id or API key']);
+  });
+});

@@ -4,11 +4,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ApiVersion } from '../../core/api-version.js';
 import { WmarkError } from '../../core/errors.js';
-import { parseTemplateBody } from '../../core/template-schema.js';
+import { parseTemplateBody, type TemplateBody } from '../../core/template-schema.js';
 import type { Engine } from '../engine.js';
 import type { TemplateRecord } from '../state/state-store.js';
 
 export const BUILTIN_TEMPLATE_DIR = fileURLToPath(new URL('../../../templates/', import.meta.url));
+
+/** A template saved without a name (as API 1.0 allows) goes by its id, so every list shows a name. */
+function named(id: string, body: TemplateBody, createdOn: number): TemplateRecord {
+  return { id, ...body, name: body.name ?? id, createdOn };
+}
 
 let builtinCache: TemplateRecord[] | undefined;
 
@@ -19,15 +24,13 @@ export function builtinTemplates(): TemplateRecord[] {
     .sort()
     .map((file) => {
       const body = JSON.parse(readFileSync(path.join(BUILTIN_TEMPLATE_DIR, file), 'utf8')) as unknown;
-      const parsed = parseTemplateBody(body);
-      return { id: file.replace(/\.json$/, ''), ...parsed, createdOn: 0 };
+      return named(file.replace(/\.json$/, ''), parseTemplateBody(body), 0);
     });
   return builtinCache;
 }
 
 export async function createTemplate(engine: Engine, input: unknown, apiVersion?: ApiVersion): Promise<TemplateRecord> {
-  const parsed = parseTemplateBody(input, apiVersion);
-  const record: TemplateRecord = { id: engine.newId(), ...parsed, createdOn: engine.now() };
+  const record = named(engine.newId(), parseTemplateBody(input, apiVersion), engine.now());
   await engine.store.insertTemplate(record);
   return record;
 }

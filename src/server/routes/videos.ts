@@ -1,7 +1,7 @@
 // Video routes (docs/api.md, "Videos"): POST /{v}/videos registers (201) or finds (200) a video and ingests it in the
 // background; GET lists (?key=, limit, page) or shows one. API 0.1 (`/videos`, `/0.1/videos`) is the 1.0 handler, its
-// ?key= read raw: the oldest SDKs append the key unencoded.
-import { parseListQuery, rawKeyQuery } from '../../core/api-requests.js';
+// ?key= read raw: the oldest SDKs append the key unencoded (as 1.0's PHP SDK does: a raw URL key is read whole there too).
+import { listQueryOf, parseListQuery } from '../../core/api-requests.js';
 import type { VideoRequest } from '../../service/watermark-service.js';
 import { json } from '../http-types.js';
 import { type Routes, versioned } from '../route-table.js';
@@ -16,7 +16,7 @@ export function videoRoutes(routes: Routes, ctx: ServerContext): void {
     });
     routes.add(['GET'], paths, async (req) => {
       await ctx.authenticate(req, version);
-      const q = parseListQuery(legacy ? rawKeyQuery(req.rawUrl) : Object.fromEntries(req.url.searchParams));
+      const q = parseListQuery(listQueryOf(req.rawUrl, legacy));
       return json(200, await ctx.service.listVideos(q));
     });
   }

@@ -2,23 +2,32 @@
 // its settings, and the key that names its client.
 import { describe, expect, it } from 'vitest';
 import { apiKeyFor, clientIdOfKey } from '../../../src/core/api-key.js';
-import { legacyWatermarkBody, rawKeyQuery } from '../../../src/core/api-requests.js';
+import { legacyWatermarkBody, listQueryOf } from '../../../src/core/api-requests.js';
 import { isWmarkError } from '../../../src/core/errors.js';
 
-describe('rawKeyQuery', () => {
+describe('listQueryOf', () => {
   it('takes everything after key= as the key, so a URL key with its own query stays whole', () => {
-    expect(rawKeyQuery('/videos?key=https://cdn.example.com/a.mp4?v=2&lang=en')).toEqual({ key: 'https://cdn.example.com/a.mp4?v=2&lang=en' });
-    expect(rawKeyQuery('/0.1/videos?key=movie+42')).toEqual({ key: 'movie+42' });
+    expect(listQueryOf('/videos?key=https://cdn.example.com/a.mp4?v=2&lang=en', true)).toEqual({ key: 'https://cdn.example.com/a.mp4?v=2&lang=en' });
+    expect(listQueryOf('/0.1/videos?key=movie+42', true)).toEqual({ key: 'movie+42' });
   });
 
   it('decodes valid percent-escapes and keeps a broken one as sent', () => {
-    expect(rawKeyQuery('/videos?key=movie%2042')).toEqual({ key: 'movie 42' });
-    expect(rawKeyQuery('/videos?key=100%')).toEqual({ key: '100%' });
+    expect(listQueryOf('/videos?key=movie%2042', true)).toEqual({ key: 'movie 42' });
+    expect(listQueryOf('/videos?key=100%', true)).toEqual({ key: '100%' });
+  });
+
+  it('on 1.0 and 2.0, reads a key raw only when it holds a literal ?, which an encoded key never does', () => {
+    expect(listQueryOf('/1.0/videos?key=https://cdn.example.com/a.mp4?v=2&lang=en', false)).toEqual({ key: 'https://cdn.example.com/a.mp4?v=2&lang=en' });
+    expect(listQueryOf('/2.0/videos?key=movie%2042&limit=5', false)).toEqual({ key: 'movie 42', limit: '5' });
+    expect(listQueryOf('/1.0/videos?key=https%3A%2F%2Fcdn.example.com%2Fa.mp4%3Fv%3D2&page=2', false)).toEqual({
+      key: 'https://cdn.example.com/a.mp4?v=2',
+      page: '2',
+    });
   });
 
   it('reads any other query as usual, and none as empty', () => {
-    expect(rawKeyQuery('/videos?limit=5&key=a')).toEqual({ limit: '5', key: 'a' });
-    expect(rawKeyQuery('/videos')).toEqual({});
+    expect(listQueryOf('/videos?limit=5&key=a', true)).toEqual({ limit: '5', key: 'a' });
+    expect(listQueryOf('/videos', true)).toEqual({});
   });
 });
 

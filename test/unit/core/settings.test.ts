@@ -206,7 +206,6 @@ describe('parseSettings: TEXT defaults and fields', () => {
       'settings[0].fontOpacity: expected a number (opacity 0..1), got the string "0.5" (numbers must be sent unquoted)',
     ]);
     expect(bad({ content: 'a', x: 'left' })).toEqual(['settings[0].x: expected a number (fraction of frame width), got the string "left"']);
-    expect(bad({ content: 'a', y: null })).toEqual(['settings[0].y: expected a number (fraction of frame height), got null']);
     expect(bad({ content: 'a', fontSize: true })).toEqual(['settings[0].fontSize: expected a number (fraction of frame height), got true']);
   });
 
@@ -468,7 +467,7 @@ describe('parseSettings: FORENSIC', () => {
   });
 
   it('accepts only type and content', () => {
-    expect(bad({ type: 'FORENSIC', content: 'QUI', x: 0.5, paylod: 1 })).toEqual([
+    expect(bad({ type: 'FORENSIC', content: 'QUI', x: 0.3, paylod: 1 })).toEqual([
       'settings[0].x: not allowed on a FORENSIC setting (only type and content)',
       'settings[0].paylod: unknown key "paylod"; allowed keys: type, content',
     ]);
@@ -699,7 +698,7 @@ describe('parseSettings: IMAGE', () => {
       'settings[0].widht: unknown key "widht" (did you mean "width"?); allowed keys: type, content, x, y, align, horizontalAlignment, verticalAlign, verticalAlignment, width, opacity, animation',
     ]);
     expect(bad({ content: 'hello', opacity: 0.5 })).toEqual(['settings[0].opacity: applies to IMAGE settings only (send "type": "IMAGE")']);
-    expect(bad({ type: 'FORENSIC', content: 'QUI=', width: 0.2 })).toEqual(['settings[0].width: not allowed on a FORENSIC setting (only type and content)']);
+    expect(bad({ type: 'FORENSIC', content: 'QUI=', width: 0.4 })).toEqual(['settings[0].width: not allowed on a FORENSIC setting (only type and content)']);
   });
 
   it('mixes with TEXT in order', () => {

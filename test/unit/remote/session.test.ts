@@ -94,6 +94,27 @@ describe('tokens', () => {
     expect(saved.expiresAt).toBeGreaterThan(Date.now());
   });
 
+  it('a long-lived session renews each expired token in turn, once a renewed one has worked', async () => {
+    let clock = 1_000_000;
+    const s = service((h) => /^Bearer tok-\d+$/.test(h.Authorization ?? ''));
+    const long = new RemoteSession({
+      baseUrl: BASE,
+      client: new HttpClient({ fetch: s.f, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } }),
+      env: {},
+      credentialsFile: file,
+      deadline: Number.POSITIVE_INFINITY,
+      timeoutLabel: 'an AbortSignal',
+      now: () => clock,
+      clientId: 'id',
+      apiKey: 'key',
+    });
+    for (let hour = 0; hour < 3; hour++) {
+      expect((await long.createWatermark('1.0', {})).status).toBe(200);
+      clock += 3600_000;
+    }
+    expect(s.posts().map((p) => p.headers.Authorization)).toEqual(['Bearer tok-1', 'Bearer tok-2', 'Bearer tok-3']);
+  });
+
   it('concurrent requests that are refused share one renewal', async () => {
     const s = service((h) => h.Authorization === 'Bearer tok-1', { delayMs: 10 });
     const sess = session(s.f, { stored: stored(), env: { WMARK_CLIENT_ID: 'id', WMARK_API_KEY: 'key' } });

@@ -1,0 +1,16 @@
+// The package's library entry (`import { connect } from 'wmark'`): the typed client, its error type and the API's
+// shapes. Everything else in the package is the CLI's and may change; README's "Use it from code" lists this surface.
+export type { ApiVersion } from './core/api-version.js';
+export { WmarkError } from './core/errors.js';
+export type { CallOptions, IngestOptions, WatermarkOptions } from './library/client.js';
+export { WmarkClient } from './library/client.js';
+export type { ConnectOptions } from './library/connect.js';
+export { connect } from './library/connect.js';
+export type {
+  TemplateResource,
+  VideoRequest,
+  VideoResource,
+  WatchGoal,
+  WatermarkRequest,
+  WatermarkResource,
+} from './service/watermark-service.js';
