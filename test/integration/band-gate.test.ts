@@ -42,8 +42,9 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function md5s(file: string, crop: { y: number; h: number }): Promise<string[]> {
-  const { stdout } = await runner.ffmpeg(['-i', file, '-an', '-vf', `crop=${W}:${crop.h}:0:${crop.y}`, '-f', 'framemd5', '-'], { captureStdout: true });
+async function md5s(file: string, crop: { y: number; h: number; w?: number }): Promise<string[]> {
+  const vf = `crop=${crop.w ?? W}:${crop.h}:0:${crop.y}`;
+  const { stdout } = await runner.ffmpeg(['-i', file, '-an', '-vf', vf, '-f', 'framemd5', '-'], { captureStdout: true });
   return stdout
     .toString()
     .split('\n')
@@ -76,7 +77,7 @@ describe.skipIf(!X264)('band splice gate (patched x264)', () => {
       const band = path.join(dir, `${name}-${where}.band.264`);
       const spliced = path.join(dir, `${name}-${where}.spliced.264`);
       await encodeShared(encoders, { source: src, output: shared, rows, height: H, options });
-      await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, filter: MARK, options, workDir: dir });
+      await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, height: H, filter: MARK, options, workDir: dir });
       writeFileSync(spliced, spliceStreams(readFileSync(shared), readFileSync(band), rows));
 
       for (const crop of outside(rows)) {
@@ -97,13 +98,30 @@ describe.skipIf(!X264)('band splice gate (patched x264)', () => {
     });
   });
 
+  it('splices a bottom band that reaches into the cropped rows of a 640x360 picture', async () => {
+    const size = { width: 640, height: 360 };
+    const rows = bandRowsAt('bottom', size.height, 48);
+    expect(rows).toEqual({ top: 20, bottom: 23 });
+    const src = path.join(dir, 'wide.y4m');
+    await runner.ffmpeg(['-y', '-filter_complex', `${CLIPS.motion},scale=640:360`, '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe', src]);
+    const shared = path.join(dir, 'wide.shared.264');
+    const band = path.join(dir, 'wide.band.264');
+    const spliced = path.join(dir, 'wide.spliced.264');
+    await encodeShared(encoders, { source: src, output: shared, rows, height: size.height, options });
+    await encodeBand(encoders, { source: src, shared, output: band, rows, ...size, filter: MARK, options, workDir: dir });
+    writeFileSync(spliced, spliceStreams(readFileSync(shared), readFileSync(band), rows));
+    const above = { y: 0, h: 320, w: 640 };
+    expect(await md5s(spliced, above)).toEqual(await md5s(shared, above));
+    expect(await md5s(spliced, { y: 320, h: 40, w: 640 })).toEqual(await md5s(band, { y: 0, h: 40, w: 640 }));
+  });
+
   it('keeps the AUD first and one picture per PES in a spliced TS segment, with timing and audio untouched', async () => {
     const rows = bandRowsAt('bottom', H, 48);
     const src = await source('motion');
     const shared = path.join(dir, 'ts.shared.264');
     const band = path.join(dir, 'ts.band.264');
     await encodeShared(encoders, { source: src, output: shared, rows, height: H, options });
-    await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, filter: MARK, options, workDir: dir });
+    await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, height: H, filter: MARK, options, workDir: dir });
     const segment = path.join(dir, 'shared.ts');
     await runner.ffmpeg([
       '-y',
@@ -158,7 +176,7 @@ describe.skipIf(!X264)('band splice gate (patched x264)', () => {
     // The same slices, no deblocking at all, but no band clamp on the motion search.
     const common = ['--preset', 'veryfast', '--crf', '23', '--bframes', '0', '--weightp', '0', '--ref', '3', '--keyint', '50', '--aud', '--threads', '2'];
     await runX264(X264!, [...common, '--slice-max-mbs', String(20 * rows.top), '--no-deblock', '-o', shared, src]);
-    await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, filter: MARK, options, workDir: dir });
+    await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, height: H, filter: MARK, options, workDir: dir });
     const spliced = path.join(dir, 'unclamped.spliced.264');
     writeFileSync(spliced, spliceStreams(readFileSync(shared), readFileSync(band), rows));
     const crop = { y: 0, h: 16 * rows.top };

@@ -74,10 +74,16 @@ export function bandEncodeArgs(input: string, output: string, qpfile: string, op
   return [...common(options), '--band-self', '--scenecut', '0', '--qpfile', qpfile, '-o', output, input];
 }
 
-/** ffmpeg arguments that cut the band's rows out of a y4m source, `filter` (a mark) drawn on them, as y4m. */
-export function bandSourceArgs(input: string, output: string, band: BandRows, width: number, filter?: string): string[] {
-  const crop = `crop=${width}:${16 * (band.bottom - band.top)}:0:${16 * band.top}`;
-  return ['-y', '-i', input, '-vf', filter ? `${crop},${filter}` : crop, '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe', output];
+/**
+ * ffmpeg arguments that cut the band's rows out of a y4m source of `width` x `height`, `filter` (a mark) drawn on
+ * them, as y4m. A band that reaches below the picture (a height that is not a multiple of 16) is padded to whole
+ * macroblock rows: the stream's cropping hides those rows.
+ */
+export function bandSourceArgs(input: string, output: string, band: BandRows, size: { width: number; height: number }, filter?: string): string[] {
+  const rows = 16 * (band.bottom - band.top);
+  const visible = Math.min(rows, size.height - 16 * band.top);
+  const cut = `crop=${size.width}:${visible}:0:${16 * band.top}${visible < rows ? `,pad=${size.width}:${rows}:0:0` : ''}`;
+  return ['-y', '-i', input, '-vf', filter ? `${cut},${filter}` : cut, '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe', output];
 }
 
 /** x264's qpfile for frame types: `I` IDR, `i` other I frame, `P`; QP -1 leaves the rate control to x264. */

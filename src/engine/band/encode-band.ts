@@ -3,6 +3,7 @@
 // types forced), ready for the splice.
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { WmarkError } from '../../core/errors.js';
 import { frameTypesOf } from '../../core/h264/frame-types.js';
 import type { BandRows } from '../../core/h264/splice-band.js';
 import { type BandEncodeOptions, bandEncodeArgs, bandSourceArgs, checkBandRows, qpfileFor, sharedEncodeArgs } from '../../core/plan/band-plan.js';
@@ -21,7 +22,13 @@ export async function encodeShared(
   job: { source: string; output: string; rows: BandRows; height: number; options: BandEncodeOptions; signal?: AbortSignal },
 ): Promise<void> {
   checkBandRows(job.rows, job.height);
-  await runX264(encoders.x264, sharedEncodeArgs(job.source, job.output, job.rows, job.options), { signal: job.signal });
+  clampHeld(await runX264(encoders.x264, sharedEncodeArgs(job.source, job.output, job.rows, job.options), { signal: job.signal }));
+}
+
+/** The patch reports a decided macroblock whose vectors break the clamp: such a stream must not be spliced. */
+function clampHeld(run: { stderr: string }): void {
+  const missed = /band clamp missed[^\n]*/.exec(run.stderr);
+  if (missed) throw new WmarkError('SPLICE_MISMATCH', `x264 broke the band clamp (${missed[0]})`);
 }
 
 /**
@@ -36,6 +43,7 @@ export async function encodeBand(
     output: string;
     rows: BandRows;
     width: number;
+    height: number;
     filter?: string;
     options: BandEncodeOptions;
     workDir: string;
@@ -47,8 +55,8 @@ export async function encodeBand(
   const rows = `${base}.band.y4m`;
   try {
     await writeFile(qpfile, qpfileFor(frameTypesOf(await readFile(job.shared))));
-    await encoders.runner.ffmpeg(bandSourceArgs(job.source, rows, job.rows, job.width, job.filter), { signal: job.signal });
-    await runX264(encoders.x264, bandEncodeArgs(rows, job.output, qpfile, job.options), { signal: job.signal });
+    await encoders.runner.ffmpeg(bandSourceArgs(job.source, rows, job.rows, { width: job.width, height: job.height }, job.filter), { signal: job.signal });
+    clampHeld(await runX264(encoders.x264, bandEncodeArgs(rows, job.output, qpfile, job.options), { signal: job.signal }));
   } finally {
     await Promise.all([rm(qpfile, { force: true }), rm(rows, { force: true })]);
   }
