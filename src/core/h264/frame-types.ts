@@ -15,7 +15,7 @@ export function frameTypesOf(stream: Uint8Array): FrameType[] {
     const first = slices[0];
     if (!first) throw new WmarkError('BITSTREAM_INVALID', 'an H.264 access unit has no slice');
     if (first.type === NAL_IDR) return 'I';
-    const kinds = new Set(slices.map((slice) => sets.slice(slice).parsed.header.sliceType % 5));
+    const kinds = new Set(slices.map((slice) => sets.slice(slice, true).parsed.header.sliceType % 5));
     if (kinds.has(SLICE_B)) return 'B';
     if (kinds.has(SLICE_P)) return 'P';
     if (kinds.size === 1 && kinds.has(SLICE_I)) return 'i';

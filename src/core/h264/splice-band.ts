@@ -2,7 +2,7 @@
 // stream's band slice, under a rewritten header that makes it one slice of the shared picture. The slice data is
 // copied as it is: intra prediction, CABAC contexts and motion-vector prediction never cross a slice boundary.
 import { WmarkError } from '../errors.js';
-import { groupAccessUnits, isSlice, joinNalUnits, makeNalUnit, NAL_PPS, NAL_SPS, type NalUnit, rbspOf, splitNalUnits } from './annexb.js';
+import { groupAccessUnits, isSlice, joinNalUnits, makeNalUnit, NAL_PPS, NAL_SPS, type NalUnit, rbspOf, splitNalUnits, toRbsp } from './annexb.js';
 import { BitReader } from './bits.js';
 import { type Pps, parsePps, parseSps, type Sps, slicesDecodeAlike } from './parameter-sets.js';
 import { type ParsedSlice, parseSliceHeader, type SliceHeader, sliceQp, writeSliceHeader } from './slice-header.js';
@@ -43,14 +43,30 @@ export class ParameterSets {
     return pps;
   }
 
-  /** Parses a slice unit's header under the parameter sets its PPS id names. */
-  slice(unit: NalUnit): { parsed: ParsedSlice; rbsp: Uint8Array; sps: Sps; pps: Pps } {
-    const rbsp = rbspOf(unit);
+  /**
+   * Parses a slice unit's header under the parameter sets its PPS id names. `headerOnly` reads just the unit's first
+   * bytes (a slice header is far shorter), for slices whose data is not needed: the RBSP returned is then partial.
+   */
+  slice(unit: NalUnit, headerOnly = false): { parsed: ParsedSlice; rbsp: Uint8Array; sps: Sps; pps: Pps } {
+    if (headerOnly && unit.bytes.length > HEADER_PREFIX) {
+      try {
+        return this.parseSlice(unit, toRbsp(unit.bytes.subarray(1, HEADER_PREFIX)));
+      } catch {
+        // A header longer than the prefix (long reordering or marking lists): read the whole unit.
+      }
+    }
+    return this.parseSlice(unit, rbspOf(unit));
+  }
+
+  private parseSlice(unit: NalUnit, rbsp: Uint8Array): { parsed: ParsedSlice; rbsp: Uint8Array; sps: Sps; pps: Pps } {
     const pps = this.ppsOf(new BitReader(rbsp).skipUe(2));
     const sps = this.spsOf(pps.spsId);
     return { parsed: parseSliceHeader(rbsp, unit, sps, pps), rbsp, sps, pps };
   }
 }
+
+/** Bytes of a slice unit read for its header alone. */
+const HEADER_PREFIX = 256;
 
 const mismatch = (message: string) => new WmarkError('SPLICE_MISMATCH', message);
 
@@ -73,7 +89,7 @@ export function spliceAccessUnit(
       out.push(unit);
       continue;
     }
-    const target = sets.shared.slice(unit);
+    const target = sets.shared.slice(unit, true);
     const width = target.sps.widthInMbs;
     const first = target.parsed.header.firstMbInSlice;
     if (first < rows.top * width || first >= rows.bottom * width) {
@@ -158,7 +174,8 @@ function checkFits(source: SliceInContext, target: SliceInContext, rows: BandRow
 
 /** The first slice of a picture: first_mb_in_slice 0 (the first ue of the RBSP). */
 export function startsPicture(unit: NalUnit): boolean {
-  return new BitReader(rbspOf(unit)).skipUe(0) === 0;
+  // first_mb_in_slice is an exp-Golomb code of a few bytes at most.
+  return new BitReader(toRbsp(unit.bytes.subarray(1, 33))).skipUe(0) === 0;
 }
 
 /** A whole shared Annex-B stream spliced with a band stream of as many access units. */
