@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { frameTypesOf } from '../../src/core/h264/frame-types.js';
 import { type BandRows, spliceStreams } from '../../src/core/h264/splice-band.js';
 import { videoPesPayloads } from '../../src/core/mpegts/pes-rewrite.js';
 import { bandRowsAt } from '../../src/core/plan/band-plan.js';
@@ -76,9 +77,12 @@ describe.skipIf(!X264)('band splice gate (patched x264)', () => {
       const shared = path.join(dir, `${name}-${where}.shared.264`);
       const band = path.join(dir, `${name}-${where}.band.264`);
       const spliced = path.join(dir, `${name}-${where}.spliced.264`);
-      await encodeShared(encoders, { source: src, output: shared, rows, height: H, options });
-      await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, height: H, filter: MARK, options, workDir: dir });
+      // The scene cut also gets x264's own keyframe at the cut, which the band encode must then copy.
+      const clipOptions = name === 'scenecut' ? { ...options, sceneCuts: true } : options;
+      await encodeShared(encoders, { source: src, output: shared, rows, height: H, options: clipOptions });
+      await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, height: H, filter: MARK, options: clipOptions, workDir: dir });
       writeFileSync(spliced, spliceStreams(readFileSync(shared), readFileSync(band), rows));
+      if (name === 'scenecut') expect(frameTypesOf(readFileSync(shared)).join('')).toMatch(/^IP+IP+$/);
 
       for (const crop of outside(rows)) {
         const want = await md5s(shared, crop);

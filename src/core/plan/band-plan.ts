@@ -14,6 +14,11 @@ export interface BandEncodeOptions {
   gop: number;
   refs: number;
   threads?: number;
+  /**
+   * Let x264 start a GOP at a scene cut. Off for HLS, whose segments cut on a fixed GOP (as the ingest encodes); the
+   * band encode copies whatever frame types the shared encode chose either way.
+   */
+  sceneCuts?: boolean;
 }
 
 /** The band of `heightPx` pixels (rounded up to whole macroblock rows) at the top or bottom of a picture. */
@@ -61,12 +66,9 @@ function common(options: BandEncodeOptions): string[] {
   ];
 }
 
-/**
- * The shared encode: slices split at the band's rows and motion outside the band kept off the band's pixels. Scene
- * cuts stay on (x264 inserts I frames), the GOP stays fixed for segmenting.
- */
+/** The shared encode: slices split at the band's rows and motion outside the band kept off the band's pixels. */
 export function sharedEncodeArgs(input: string, output: string, band: BandRows, options: BandEncodeOptions): string[] {
-  return [...common(options), '--band-rows', `${band.top},${band.bottom}`, '-o', output, input];
+  return [...common(options), ...(options.sceneCuts ? [] : ['--scenecut', '0']), '--band-rows', `${band.top},${band.bottom}`, '-o', output, input];
 }
 
 /** A viewer's band encode: its own rows only, the shared encode's frame types forced through `qpfile`. */
