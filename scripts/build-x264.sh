@@ -28,7 +28,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   exit 0
 fi
 
-echo "scripts/build-x264.sh builds the patched x264 CLI for band rendering, about 1 min on 2 cores:"
+echo "scripts/build-x264.sh builds the patched x264 CLI for band rendering (1-4 min on 2 cores, longer when they are busy):"
 if [ -z "$src_dir" ]; then
   grep -rqs '^deb-src\|^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/ ||
     echo "  - adds /etc/apt/sources.list.d/wmark-deb-src.sources (a deb-src line for Debian's main archive) and runs apt-get update"
