@@ -102,6 +102,21 @@ describe.skipIf(!X264)('band splice gate (patched x264)', () => {
     });
   });
 
+  it.each(['medium', 'veryslow'])('holds under the %s preset (more references, RD refinement, every partition, frame threads)', async (preset) => {
+    const rows = bandRowsAt('top', H, 48);
+    const src = await source('motion');
+    const shared = path.join(dir, `${preset}.shared.264`);
+    const band = path.join(dir, `${preset}.band.264`);
+    const spliced = path.join(dir, `${preset}.spliced.264`);
+    const heavier = { ...options, preset, refs: 8, threads: 3 };
+    await encodeShared(encoders, { source: src, output: shared, rows, height: H, options: heavier });
+    await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, height: H, filter: MARK, options: heavier, workDir: dir });
+    writeFileSync(spliced, spliceStreams(readFileSync(shared), readFileSync(band), rows));
+    const below = { y: 48, h: H - 48 };
+    expect(await md5s(spliced, below)).toEqual(await md5s(shared, below));
+    expect(await md5s(spliced, { y: 0, h: 48 })).toEqual(await md5s(band, { y: 0, h: 48 }));
+  });
+
   it('splices a bottom band that reaches into the cropped rows of a 640x360 picture', async () => {
     const size = { width: 640, height: 360 };
     const rows = bandRowsAt('bottom', size.height, 48);
