@@ -67,7 +67,8 @@ async function source(name: string): Promise<string> {
   return file;
 }
 
-describe.skipIf(!X264)('band splice gate (patched x264)', () => {
+const TITLE = X264 ? 'band splice gate (patched x264)' : 'band splice gate: skipped, no patched x264 (run scripts/build-x264.sh, or set WMARK_X264)';
+describe.skipIf(!X264)(TITLE, () => {
   const encoders = { x264: X264!, runner };
 
   describe.each(Object.keys(CLIPS))('%s', (name) => {
