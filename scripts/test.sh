@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh machine (npm packages; Chromium for the browser tests; Redis for
-# the render-farm tests; PostgreSQL for the state-store tests; HAProxy for the load-balancer tests), runs the whole
-# suite, prints where its time went (each project's wall time, the ten slowest files), and ends with one plain
-# "N passed, N failed" line from the runner's own counts.
+# the render-farm tests; PostgreSQL for the state-store tests; HAProxy for the load-balancer tests; the patched x264 for
+# the band-splice gate), runs the whole suite, prints where its time went (each project's wall time, the ten slowest
+# files), and ends with one plain "N passed, N failed" line from the runner's own counts.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,13 +27,23 @@ need_haproxy=0
 if [ ! -x "${WMARK_HAPROXY:-/usr/sbin/haproxy}" ] && ! command -v haproxy >/dev/null 2>&1; then need_haproxy=1; fi
 can_apt=0
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then can_apt=1; fi
+# The band-splice gate test (test/integration/band-gate.test.ts) needs x264 with native/x264/band-splice.patch, which
+# scripts/build-x264.sh builds from Debian's source package when gcc and nasm are here; without it that test is skipped.
+need_x264=0
+x264_cache="${WMARK_X264_CACHE:-$HOME/.cache/wmark/x264}"
+if [ -z "${WMARK_X264:-}" ] && command -v gcc >/dev/null 2>&1 && command -v nasm >/dev/null 2>&1 &&
+  { [ $can_apt = 1 ] || ls -d "$x264_cache"/src/x264-*/ >/dev/null 2>&1; } &&
+  [ "$(cat "$x264_cache/bin/x264.patch-sha256" 2>/dev/null)" != "$(sha256sum native/x264/band-splice.patch | cut -d' ' -f1)" ]; then
+  need_x264=1
+fi
 
-if [ $need_npm = 1 ] || { [ $can_apt = 1 ] && { [ $need_chromium = 1 ] || [ $need_redis = 1 ] || [ $need_postgres = 1 ] || [ $need_haproxy = 1 ]; }; }; then
+if [ $need_npm = 1 ] || [ $need_x264 = 1 ] || { [ $can_apt = 1 ] && { [ $need_chromium = 1 ] || [ $need_redis = 1 ] || [ $need_postgres = 1 ] || [ $need_haproxy = 1 ]; }; }; then
   echo "scripts/test.sh will install what the test suite needs:"
   [ $need_npm = 1 ] && echo "  - npm packages (npm ci, from package-lock.json into ./node_modules): wmark's dependencies and the test tools; better-sqlite3 may build from source (about 1.5 min)"
   [ $need_chromium = 1 ] && [ $can_apt = 1 ] && echo "  - the system package chromium (apt-get install chromium): a real browser for the player tests in test/browser"
   [ $need_redis = 1 ] && [ $can_apt = 1 ] && echo "  - the system package redis-server (apt-get install redis-server): a real Redis for the render-farm queue tests (each test starts its own on a loopback port)"
   [ $need_postgres = 1 ] && [ $can_apt = 1 ] && echo "  - the system package postgresql (apt-get install postgresql): a real PostgreSQL 15 for the state-store tests (each test file starts its own cluster in a temp folder)"
+  [ $need_x264 = 1 ] && echo "  - the patched x264 CLI (scripts/build-x264.sh: Debian's x264 source package with native/x264/band-splice.patch, built into $x264_cache, about 1-4 min): the encoder of the band-splice gate test"
   [ $need_haproxy = 1 ] && [ $can_apt = 1 ] && echo "  - the system package haproxy (apt-get install haproxy): a real HAProxy in front of several wmark serve instances for the load-balancer tests (each test file starts its own on a loopback port)"
 fi
 
@@ -79,6 +89,11 @@ if [ $need_haproxy = 1 ]; then
   else
     echo "the load-balancer tests need HAProxy: install it (e.g. 'sudo apt-get install -y haproxy') or set WMARK_HAPROXY" >&2
   fi
+fi
+
+if [ $need_x264 = 1 ]; then
+  echo "building the patched x264 for the band-splice gate test (scripts/build-x264.sh)"
+  bash scripts/build-x264.sh || echo "could not build the patched x264: the band-splice gate test is skipped" >&2
 fi
 
 mkdir -p test-artifacts

@@ -216,6 +216,10 @@ export const ERRORS = {
   FFMPEG_NOT_FOUND: engine('Run `wmark doctor`, or set WMARK_FFMPEG / WMARK_FFPROBE.'),
   PROBE_FAILED: engine(),
   FRAME_COUNT_MISMATCH: engine(),
+  /** An H.264 stream wmark reads is malformed or uses a feature the band splice does not handle. */
+  BITSTREAM_INVALID: engine(),
+  /** A band stream does not fit the shared stream it is spliced into (frame types, sizes, parameter sets). */
+  SPLICE_MISMATCH: engine(),
   SEGMENT_LIST_MISMATCH: engine(),
   PUBLISH_FAILED: engine(),
   INGEST_FAILED: engine(),

@@ -82,7 +82,7 @@ export function progressWatch(start: number): {
 /** After a cancel's SIGTERM, a process still running this long is killed outright (ffmpeg may hang on a dead input). */
 export const FORCE_KILL_AFTER_MS = 5_000;
 
-interface Finished {
+export interface Finished {
   stdout: Buffer;
   stderr: string;
   code: number | null;
@@ -99,10 +99,17 @@ interface Finished {
  * SIGTERM on `signal` or when `stalled()` says so, and SIGKILL FORCE_KILL_AFTER_MS later. Never rejects: the caller
  * reads the outcome.
  */
-function runToEnd(
+export function runToEnd(
   bin: string,
   args: readonly string[],
-  options: { cwd?: string; signal?: AbortSignal; onProgress?: (data: Buffer) => void; stalled?: () => boolean; checkEveryMs?: number },
+  options: {
+    cwd?: string;
+    signal?: AbortSignal;
+    onProgress?: (data: Buffer) => void;
+    onStderr?: (data: Buffer) => void;
+    stalled?: () => boolean;
+    checkEveryMs?: number;
+  },
 ): Promise<Finished> {
   return new Promise((resolve) => {
     const child = spawnChild(bin, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe', ...(options.onProgress ? (['pipe'] as const) : [])] });
@@ -131,7 +138,10 @@ function runToEnd(
     if (options.signal?.aborted) stop();
     else options.signal?.addEventListener('abort', stop, { once: true });
     child.stdout!.on('data', (data: Buffer) => out.push(data));
-    child.stderr!.on('data', (data: Buffer) => err.push(data));
+    child.stderr!.on('data', (data: Buffer) => {
+      err.push(data);
+      options.onStderr?.(data);
+    });
     if (options.onProgress) (child.stdio[3] as NodeJS.ReadableStream).on('data', options.onProgress);
     child.on('error', (error: NodeJS.ErrnoException) => (spawnError = error));
     // 'close' (not 'exit'): every byte of every pipe has been read by then.

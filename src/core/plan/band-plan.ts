@@ -1,0 +1,94 @@
+// Plans for band rendering: where a band lies in macroblock rows, the patched x264's arguments for the shared encode
+// and for a viewer's band encode, ffmpeg's arguments that cut (and mark) the band's source rows, and the qpfile that
+// gives the band encode the shared encode's frame types.
+import { WmarkError } from '../errors.js';
+import type { BandRows } from '../h264/splice-band.js';
+
+/** Macroblock rows above, inside and below the band: the clamp needs 3 or more in each region that exists. */
+const MIN_REGION_ROWS = 3;
+
+export interface BandEncodeOptions {
+  preset: string;
+  crf: number;
+  /** Frames between IDR frames (fixed GOP: segments cut on them). */
+  gop: number;
+  refs: number;
+  threads?: number;
+  /**
+   * Let x264 start a GOP at a scene cut. Off for HLS, whose segments cut on a fixed GOP (as the ingest encodes); the
+   * band encode copies whatever frame types the shared encode chose either way.
+   */
+  sceneCuts?: boolean;
+}
+
+/** The band of `heightPx` pixels (rounded up to whole macroblock rows) at the top or bottom of a picture. */
+export function bandRowsAt(where: 'top' | 'bottom', pictureHeight: number, heightPx: number): BandRows {
+  const rows = Math.ceil(pictureHeight / 16);
+  const size = Math.max(MIN_REGION_ROWS, Math.ceil(heightPx / 16));
+  const band = where === 'top' ? { top: 0, bottom: size } : { top: rows - size, bottom: rows };
+  checkBandRows(band, pictureHeight);
+  return band;
+}
+
+export function checkBandRows(band: BandRows, pictureHeight: number): void {
+  const rows = Math.ceil(pictureHeight / 16);
+  const above = band.top;
+  const below = rows - band.bottom;
+  const fits =
+    band.top >= 0 &&
+    band.bottom <= rows &&
+    band.bottom - band.top >= MIN_REGION_ROWS &&
+    (above === 0 || above >= MIN_REGION_ROWS) &&
+    (below === 0 || below >= MIN_REGION_ROWS);
+  if (!fits)
+    throw new WmarkError('SPLICE_MISMATCH', `band rows ${band.top}-${band.bottom} do not fit ${rows} macroblock rows (3+ rows in the band and beside it)`);
+}
+
+/** Settings both encodes share: the slice data of one must decode under the other's PPS and reference structure. */
+function common(options: BandEncodeOptions): string[] {
+  return [
+    '--preset',
+    options.preset,
+    '--crf',
+    String(options.crf),
+    '--bframes',
+    '0',
+    '--weightp',
+    '0',
+    '--ref',
+    String(options.refs),
+    '--keyint',
+    String(options.gop),
+    '--min-keyint',
+    String(options.gop),
+    '--aud',
+    ...(options.threads ? ['--threads', String(options.threads)] : []),
+  ];
+}
+
+/** The shared encode: slices split at the band's rows and motion outside the band kept off the band's pixels. */
+export function sharedEncodeArgs(input: string, output: string, band: BandRows, options: BandEncodeOptions): string[] {
+  return [...common(options), ...(options.sceneCuts ? [] : ['--scenecut', '0']), '--band-rows', `${band.top},${band.bottom}`, '-o', output, input];
+}
+
+/** A viewer's band encode: its own rows only, the shared encode's frame types forced through `qpfile`. */
+export function bandEncodeArgs(input: string, output: string, qpfile: string, options: BandEncodeOptions): string[] {
+  return [...common(options), '--band-self', '--scenecut', '0', '--qpfile', qpfile, '-o', output, input];
+}
+
+/**
+ * ffmpeg arguments that cut the band's rows out of a y4m source of `width` x `height`, `filter` (a mark) drawn on
+ * them, as y4m. A band that reaches below the picture (a height that is not a multiple of 16) is padded to whole
+ * macroblock rows: the stream's cropping hides those rows.
+ */
+export function bandSourceArgs(input: string, output: string, band: BandRows, size: { width: number; height: number }, filter?: string): string[] {
+  const rows = 16 * (band.bottom - band.top);
+  const visible = Math.min(rows, size.height - 16 * band.top);
+  const cut = `crop=${size.width}:${visible}:0:${16 * band.top}${visible < rows ? `,pad=${size.width}:${rows}:0:0` : ''}`;
+  return ['-y', '-i', input, '-vf', filter ? `${cut},${filter}` : cut, '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe', output];
+}
+
+/** x264's qpfile for frame types: `I` IDR, `i` other I frame, `P`; QP -1 leaves the rate control to x264. */
+export function qpfileFor(types: readonly string[]): string {
+  return types.map((type, frame) => `${frame} ${type} -1\n`).join('');
+}
