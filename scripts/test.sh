@@ -28,13 +28,16 @@ if [ ! -x "${WMARK_HAPROXY:-/usr/sbin/haproxy}" ] && ! command -v haproxy >/dev/
 can_apt=0
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then can_apt=1; fi
 # The band-splice gate test (test/integration/band-gate.test.ts) needs x264 with native/x264/band-splice.patch, which
-# scripts/build-x264.sh builds from Debian's source package when gcc and nasm are here; without it that test is skipped.
+# scripts/build-x264.sh builds from Debian's source package with gcc, make, nasm and dpkg-dev (installed here when
+# missing, as root); without it that test is skipped and says why.
 need_x264=0
-x264_cache="${WMARK_X264_CACHE:-$HOME/.cache/wmark/x264}"
-if [ -z "${WMARK_X264:-}" ] && command -v gcc >/dev/null 2>&1 && command -v nasm >/dev/null 2>&1 &&
-  { [ $can_apt = 1 ] || ls -d "$x264_cache"/src/x264-*/ >/dev/null 2>&1; } &&
-  [ "$(cat "$x264_cache/bin/x264.patch-sha256" 2>/dev/null)" != "$(sha256sum native/x264/band-splice.patch | cut -d' ' -f1)" ]; then
-  need_x264=1
+x264_packages=()
+x264_cache="${WMARK_X264_CACHE:-${HOME:-/root}/.cache/wmark/x264}"
+if [ -z "${WMARK_X264:-}" ] && [ "$(cat "$x264_cache/bin/x264.patch-sha256" 2>/dev/null)" != "$(sha256sum native/x264/band-splice.patch | cut -d' ' -f1)" ]; then
+  for tool in gcc:gcc make:make nasm:nasm dpkg-source:dpkg-dev; do
+    command -v "${tool%%:*}" >/dev/null 2>&1 || x264_packages+=("${tool#*:}")
+  done
+  if [ $can_apt = 1 ] || { [ ${#x264_packages[@]} = 0 ] && ls -d "$x264_cache"/src/x264-*/ >/dev/null 2>&1; }; then need_x264=1; fi
 fi
 
 if [ $need_npm = 1 ] || [ $need_x264 = 1 ] || { [ $can_apt = 1 ] && { [ $need_chromium = 1 ] || [ $need_redis = 1 ] || [ $need_postgres = 1 ] || [ $need_haproxy = 1 ]; }; }; then
@@ -43,6 +46,7 @@ if [ $need_npm = 1 ] || [ $need_x264 = 1 ] || { [ $can_apt = 1 ] && { [ $need_ch
   [ $need_chromium = 1 ] && [ $can_apt = 1 ] && echo "  - the system package chromium (apt-get install chromium): a real browser for the player tests in test/browser"
   [ $need_redis = 1 ] && [ $can_apt = 1 ] && echo "  - the system package redis-server (apt-get install redis-server): a real Redis for the render-farm queue tests (each test starts its own on a loopback port)"
   [ $need_postgres = 1 ] && [ $can_apt = 1 ] && echo "  - the system package postgresql (apt-get install postgresql): a real PostgreSQL 15 for the state-store tests (each test file starts its own cluster in a temp folder)"
+  [ $need_x264 = 1 ] && [ ${#x264_packages[@]} -gt 0 ] && echo "  - the system packages ${x264_packages[*]} (apt-get install ${x264_packages[*]}): the tools that build the patched x264"
   [ $need_x264 = 1 ] && echo "  - the patched x264 CLI (scripts/build-x264.sh: Debian's x264 source package with native/x264/band-splice.patch, built into $x264_cache, about 1-4 min): the encoder of the band-splice gate test"
   [ $need_haproxy = 1 ] && [ $can_apt = 1 ] && echo "  - the system package haproxy (apt-get install haproxy): a real HAProxy in front of several wmark serve instances for the load-balancer tests (each test file starts its own on a loopback port)"
 fi
@@ -86,12 +90,18 @@ if [ $need_haproxy = 1 ]; then
   if [ $can_apt = 1 ]; then
     echo "installing haproxy for the load-balancer tests (apt-get install -y haproxy)"
     { [ "${apt_updated:-0}" = 1 ] || apt-get update -qq; } && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null || { echo "could not install haproxy"; exit 1; }
+    apt_updated=1
   else
     echo "the load-balancer tests need HAProxy: install it (e.g. 'sudo apt-get install -y haproxy') or set WMARK_HAPROXY" >&2
   fi
 fi
 
 if [ $need_x264 = 1 ]; then
+  if [ ${#x264_packages[@]} -gt 0 ]; then
+    echo "installing ${x264_packages[*]} to build the patched x264 (apt-get install -y ${x264_packages[*]})"
+    { [ "${apt_updated:-0}" = 1 ] || apt-get update -qq; } && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${x264_packages[@]}" >/dev/null ||
+      echo "could not install ${x264_packages[*]}: the band-splice gate test is skipped" >&2
+  fi
   echo "building the patched x264 for the band-splice gate test (scripts/build-x264.sh)"
   bash scripts/build-x264.sh || echo "could not build the patched x264: the band-splice gate test is skipped" >&2
 fi

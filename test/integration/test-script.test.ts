@@ -55,7 +55,8 @@ function runScript(options: { root: boolean; chromium?: boolean; redis?: boolean
   const fd = openSync(log, 'a');
   try {
     spawnSync('/bin/bash', [path.join(root, 'scripts', 'test.sh')], {
-      env: { PATH: bin, STUB_LOG: log, WMARK_PG_BIN: pgBin, WMARK_HAPROXY: haproxy },
+      // The patched x264 is the band gate's and has its own build script; WMARK_X264 says it is there.
+      env: { PATH: bin, STUB_LOG: log, WMARK_PG_BIN: pgBin, WMARK_HAPROXY: haproxy, WMARK_X264: path.join(root, 'x264') },
       stdio: ['ignore', fd, fd],
     });
   } finally {
