@@ -52,7 +52,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     ctx.output.info(`port ${config.server.port} is in use, so the demo serves on port ${port}: its links name that port`);
   await announceFirstKey(ctx, local, 'demo');
   // While it serves, local commands on this data folder sign their links for it, as with `wmark serve`.
-  const forget = await recordServe(engine.paths.root, server);
+  const forget = await recordServe(engine.paths.root, server, 'wmark demo');
   try {
     // The demo talks to its service like any client: the remote client, with a token for a dedicated demo client id.
     const client = new HttpClient({ signal: ctx.signal, userAgent: `wmark/${VERSION}` });
