@@ -55,6 +55,8 @@ export function renderTemplateList(all: TemplateResource[], where: string, c: Ch
 /** What the CLI adds to a watermark resource: local files, where --out copied them, whether this request created it. */
 export interface WatermarkExtras {
   created?: boolean;
+  /** An existing watermark that this run went on rendering: the segments it rendered, of all. */
+  resumed?: { rendered: number; total: number };
   videoKey?: string;
   /** When the watermark was made (Unix ms): shown by `watermark view`. */
   createdOn?: number;
@@ -67,7 +69,7 @@ export function renderWatermark(r: WatermarkResource & WatermarkExtras, c: Chalk
   const containers = r.containers ?? {};
   const rendering = r.files?.complete === false && r.status === 'READY';
   const notes = [
-    ...(r.created === false ? ['existing, nothing encoded'] : []),
+    ...(r.resumed ? [`resumed: rendered ${r.resumed.rendered} of ${r.resumed.total} segments`] : r.created === false ? ['existing, nothing encoded'] : []),
     ...(rendering ? ['playable; later segments still rendering'] : []),
     ...(note ? [note] : []),
   ];

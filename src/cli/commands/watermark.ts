@@ -125,8 +125,13 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   const produce = async (request: Parameters<WatermarkService['requestWatermark']>[0], label: string): Promise<WatermarkResource & WatermarkExtras> => {
     const result = await service.requestWatermark(request, { api, signal: ctx.signal });
     for (const w of result.warnings) ctx.output.warn(`${label}: ${w}`);
+    // An existing watermark may be one an earlier run left half-rendered: what is there now tells what this run adds.
+    const before = local && !result.created && result.resource.id ? await local.renderedSegments(result.resource) : undefined;
     const resource = await settle(ctx, service, result, wait, { ...followOptions, label });
-    return withExtras(local, resource, result, opts.out ? path.resolve(ctx.io.cwd, opts.out) : undefined);
+    const shaped = await withExtras(local, resource, result, opts.out ? path.resolve(ctx.io.cwd, opts.out) : undefined);
+    if (!before || !local || resource.status === 'FAILED') return shaped;
+    const after = await local.renderedSegments(resource);
+    return after.done > before.done ? { ...shaped, resumed: { rendered: after.done - before.done, total: after.total } } : shaped;
   };
 
   if (plan.template) {
