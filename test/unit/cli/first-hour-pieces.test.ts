@@ -100,7 +100,9 @@ describe('what a rerun says it did', () => {
   const c = new Chalk({ level: 0 });
   it('an existing watermark this run went on rendering counts those segments; one already whole says nothing was encoded', () => {
     const base = { id: 'w1', status: 'READY', created: false };
-    expect(renderWatermark({ ...base, resumed: { rendered: 7, total: 11 } }, c).split('\n')[0]).toBe('watermark w1  READY  (resumed: rendered 7 of 11 segments)');
+    expect(renderWatermark({ ...base, resumed: { rendered: 7, total: 11 } }, c).split('\n')[0]).toBe(
+      'watermark w1  READY  (resumed: rendered 7 of 11 segments)',
+    );
     expect(renderWatermark(base, c).split('\n')[0]).toBe('watermark w1  READY  (existing, nothing encoded)');
   });
 });
