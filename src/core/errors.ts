@@ -167,6 +167,13 @@ export const ERRORS = {
 
   // ---- config (exit 3)
   CONFIG_INVALID: { kind: 'config', http: 500, exit: 3 },
+  // A --data-dir or WMARK_HOME that names no folder is more often a typo than a wish for a new, empty installation.
+  DATA_DIR_MISSING: {
+    kind: 'config',
+    http: 500,
+    exit: 3,
+    hint: 'Check the path. `wmark ingest`, `wmark serve` and `wmark demo` start a new data folder there when one is wanted.',
+  },
   CREDENTIALS_INVALID: { kind: 'config', http: 500, exit: 3, hint: 'Remove it (wmark auth logout --all) and log in again.' },
   CREDENTIALS_UNREADABLE: { kind: 'config', http: 500, exit: 3 },
   DATABASE_TOO_NEW: { kind: 'config', http: 500, exit: 3 },
