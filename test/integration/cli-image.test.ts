@@ -105,6 +105,27 @@ describe('--image', () => {
   });
 });
 
+describe('a local image file stands for its content', () => {
+  it('the same bytes again are the same watermark; an edited file under the same name is a new one, drawn as it is now', async () => {
+    const logo = fixtureIn(dir, 'edited.png');
+    const argv = ['watermark', '--key', KEY, '--containers', 'm3u8', '--image', 'edited.png', '--x', '0.5', '--y', '0.5'];
+    solidImage(logo, 'FF0000', 32, 32);
+    const first = await cli(argv);
+    expect(first.code, first.stderr).toBe(0);
+    const again = await cli(argv);
+    expect(again.json()).toMatchObject({ id: first.json().id, created: false });
+    solidImage(logo, '00FF00', 32, 32);
+    const edited = await cli(argv);
+    expect(edited.code, edited.stderr).toBe(0);
+    const w = edited.json<{ id: string; created: boolean; files: { m3u8: string } }>();
+    expect(w.id).not.toBe(first.json().id);
+    expect(w.created).toBe(true);
+    const frame = await decodeFrame(w.files.m3u8, 1, SMALL);
+    // At the default width, 0.2 of the frame: 64x64, all of it green.
+    expect(boxOf(frame, GREEN).count).toBe(64 * 64);
+  });
+});
+
 describe('watermark list', () => {
   it('names each logo: its source in JSON, its file name in the table', async () => {
     const listed = await cli(['watermark', 'list', '--key', KEY]);

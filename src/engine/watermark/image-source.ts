@@ -33,6 +33,31 @@ export function normaliseImageContent(settings: readonly Setting[]): Setting[] {
 }
 
 /**
+ * The hash of each local IMAGE file's bytes, by its (absolute) path: a file stands for what it holds, so an edited logo
+ * is a new watermark and an unchanged one the same. URLs are left out (their identity is the URL: asking again fetches
+ * nothing), and so are files the policy forbids or that cannot be read, which resolveImages refuses with the reason.
+ */
+export async function localImageHashes(settings: readonly Setting[], policy: SourcePolicy | undefined): Promise<Map<string, string>> {
+  const hashes = new Map<string, string>();
+  for (const s of settings) {
+    if (s.type !== 'IMAGE' || isHttpUrl(s.content) || hashes.has(s.content)) continue;
+    try {
+      const file = await checkLocalSource(s.content, policy);
+      if ((await stat(file)).size <= IMAGE_LIMITS.maxBytes)
+        hashes.set(
+          s.content,
+          createHash('sha256')
+            .update(await readFile(file))
+            .digest('hex'),
+        );
+    } catch {
+      // Not hashed: resolving the image says why it cannot be used.
+    }
+  }
+  return hashes;
+}
+
+/**
  * Every IMAGE setting with its image fetched, checked and kept, and its rendition for this video's frame made: the
  * settings as the watermark stores them. The same image named twice in one request is fetched once.
  */

@@ -9,7 +9,7 @@ import type { Engine } from '../engine.js';
 import type { SourcePolicy } from '../ingest/source-policy.js';
 import { jobId } from '../jobs/job-lease.js';
 import type { Container, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
-import { normaliseImageContent, resolveImages } from './image-source.js';
+import { localImageHashes, normaliseImageContent, resolveImages } from './image-source.js';
 
 export interface VideoRef {
   key?: string;
@@ -67,7 +67,7 @@ export async function requestWatermark(engine: Engine, request: WatermarkRequest
   const video = await resolveVideo(engine, request.video);
   const path = request.settingsPath ?? 'settings';
   const requested = normaliseImageContent(request.settings);
-  const id = watermarkIdentity(video.id, requested);
+  const id = watermarkIdentity(video.id, requested, await localImageHashes(requested, request.sourcePolicy));
   // A watermark asked for again keeps the images it was made with: nothing is fetched again.
   const known = await engine.store.getWatermark(id);
   const settings = known ? (known.settings as Setting[]) : await resolveImages(engine, requested, video, { policy: request.sourcePolicy, path });
