@@ -83,9 +83,24 @@ export function renderWatermark(r: WatermarkResource & WatermarkExtras, c: Chalk
     ...(r.href ? [`  href      ${r.href}`] : []),
     ...(r.files ? [`  files     ${r.files.dir}`] : []),
     ...(r.out ? [`  copied to ${r.out}`] : []),
-    ...(r.expiration !== undefined ? [`  expires   ${r.expiration === null ? 'never' : humanDate(r.expiration)}`] : []),
+    ...expiryLines(r),
     ...(typeof r.error === 'string' ? [`  error     ${c.red(r.error)}`] : []),
   ].join('\n');
+}
+
+/** When the printed links stop working (their signed `expiration`), beside the watermark's own expiration. */
+function expiryLines(r: WatermarkResource): string[] {
+  const link = r.containers?.m3u8 ?? r.containers?.href ?? r.href;
+  let linksUntil: number | undefined;
+  try {
+    const signed = link ? Number(new URL(link).searchParams.get('expiration') ?? Number.NaN) : Number.NaN;
+    if (Number.isFinite(signed)) linksUntil = signed;
+  } catch {
+    // Not a URL: nothing to say about it.
+  }
+  const lines = linksUntil !== undefined ? [`  links     expire ${humanDate(linksUntil)}`] : [];
+  if (r.expiration !== undefined) lines.push(`  expires   ${r.expiration === null ? 'never (the watermark itself)' : humanDate(r.expiration)}`);
+  return lines;
 }
 
 /**

@@ -75,7 +75,7 @@ function withCreateOptions(cmd: Command): Command {
     .option('--settings <file>', 'a JSON array of setting objects; - reads stdin')
     .option('--template <id>', 'a template to render (`wmark template list`)')
     .option('--map <name=value>', "a template placeholder's value (repeatable)", collect)
-    .option('--batch <file>', 'with --template: CSV or NDJSON, one watermark a row')
+    .option('--batch <file>', 'with --template: CSV (header: its placeholders) or NDJSON, a watermark a row')
     .option('--concurrency <n>', '--batch rows at once (default 8; remote 4)')
     .option('--containers <list>', 'outputs: m3u8, mp4 or m3u8,mp4 (default both)')
     .option('--expiration <when>', 'Unix seconds, ISO date or duration such as 7d')
