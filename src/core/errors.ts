@@ -150,6 +150,7 @@ export const ERRORS = {
   IMAGE_TOO_LARGE: unprocessable('Images may be up to 10 MB and 4096x4096 pixels; scale the logo down first.'),
   IMAGE_UNSUPPORTED: unprocessable('Give a still PNG (with transparency if you like), JPEG or WebP image.'),
   NOT_AN_IMAGE: unprocessable('Give the URL or path of a PNG, JPEG or WebP file.'),
+  IMAGE_INVISIBLE: unprocessable('Check the export: the logo needs opaque pixels (an alpha above 0) to be seen.'),
   NO_VIDEO_STREAM: unprocessable(),
   BAD_FRAME_RATE: unprocessable(),
   BAD_DIMENSIONS: unprocessable(),

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
-import { fixtureIn, type ImageServer, imageServer, solidImage } from '../helpers/images.js';
+import { fixtureIn, type ImageServer, imageServer, solidImage, transparentPng } from '../helpers/images.js';
 import { decodeFrame, type RgbFrame } from '../helpers/media.js';
 import { blend, colourBox, maxChannelDiff, meanRgb, type Rgb, SMALL } from '../helpers/watermark-helpers.js';
 
@@ -26,6 +26,7 @@ beforeAll(async () => {
   cdn = await imageServer();
   // 64x32 red and 32x32 green: at 0.2 and 0.1 of a 320-px frame they keep their own size.
   solidImage(fixtureIn(dir, 'red.png'), 'FF0000', 64, 32);
+  transparentPng(fixtureIn(dir, 'clear.png'));
   cdn.serve('/green.png', solidImage(fixtureIn(dir, 'green.png'), '00FF00', 32, 32));
   const ingest = await cli(['ingest', await flat('336699', 4), '--key', KEY]);
   expect(ingest.code, ingest.stderr).toBe(0);
@@ -149,6 +150,7 @@ describe('flag errors exit 2 naming the flag', () => {
     { argv: ['--image', 'red.png', '--image-width', '2'], code: 'SETTINGS_INVALID', text: '--image-width' },
     { argv: ['--image', 'red.png', '--image-opacity', '-1'], code: 'SETTINGS_INVALID', text: '--image-opacity' },
     { argv: ['--image', 'missing.png'], code: 'IMAGE_UNREACHABLE', text: 'missing.png' },
+    { argv: ['--image', 'clear.png'], code: 'IMAGE_INVISIBLE', text: 'clear.png is fully transparent' },
   ])('$argv.0 $argv.1 $argv.2 $argv.3: $code', async ({ argv, code, text }) => {
     const r = await cli(['watermark', '--key', KEY, ...argv]);
     expect(r.code, r.stdout).toBe(2);
