@@ -120,8 +120,11 @@ _wmark_argument() {
 ${cases((n) => (n.argument ? `_wmark_names ${n.argument}` : undefined))}
   esac
 }
+# Succeeds whatever the lister does (no data folder, wmark not on PATH as typed): the flag still takes the next word,
+# so an empty list offers nothing rather than the subcommands.
 _wmark_names() {
   "\${COMP_WORDS[0]}" "\${_wmark_globals[@]}" __complete "$1" 2>/dev/null
+  return 0
 }
 _wmark() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" path="" i w
