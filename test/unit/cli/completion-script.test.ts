@@ -63,6 +63,25 @@ describe('wmark completion', () => {
     }
   });
 
+  it('in bash, `npx wmark` completes as `wmark` does, asking `npx wmark` for names; other npx commands are left alone', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-completion-npx-'));
+    writeFileSync(path.join(dir, 'npx'), '#!/bin/sh\n[ "$1 $2 $3" = "wmark __complete keys" ] && printf "movie-42\\n"\nexit 0\n', { mode: 0o755 });
+    const tab = (words: string) =>
+      execFileSync('bash', ['-c', `${bash}\nCOMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _wmark_npx; echo "[\${COMPREPLY[*]}]"`], {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
+      }).trim();
+    try {
+      expect(bash).toContain('complete -o default -F _wmark_npx npx');
+      expect(tab('npx wmark watermark --key ""')).toBe('[movie-42]');
+      expect(tab('npx wmark wat')).toBe('[watermark]');
+      expect(tab('npx wmark watermark --vertical-al')).toBe('[--vertical-align]');
+      expect(tab('npx prettier ""')).toBe('[]');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('fish: flags that take a value say so and offer it', () => {
     const fish = fishScript(program);
     expect(fish).toMatch(/^complete -c wmark -n '__fish_seen_subcommand_from ingest' -l forensic-layout -x -a 'whole split single' -d /m);
