@@ -32,7 +32,7 @@ export function action<A extends unknown[]>(run: (ctx: CliContext, ...args: A) =
     const state = runStateOf(this);
     let root: Command = this;
     while (root.parent) root = root.parent;
-    const ctx = new CliContext(state.io, root.opts() as GlobalFlags);
+    const ctx = new CliContext(state.io, root.opts() as GlobalFlags, pathOf(this));
     state.ctx = ctx;
     let code: number | undefined;
     try {

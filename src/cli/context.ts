@@ -1,8 +1,10 @@
 // Per-run state shared by commands: parsed global flags, output, config (loaded once), and the service a command
 // talks to: the local engine (opened on demand, with the job queue the command needs) or a remote service.
 
+import { existsSync } from 'node:fs';
 import { type ConfigFlags, loadConfig, type ResolvedConfig } from '../config/load-config.js';
 import type { ApiVersion } from '../core/api-version.js';
+import { WmarkError } from '../core/errors.js';
 import { localUrl } from '../core/listen-url.js';
 import { LocalService } from '../engine/app/local-service.js';
 import { openConfiguredEngine } from '../engine/configured-engine.js';
@@ -45,6 +47,9 @@ export interface EngineChoice {
 /** The service a command talks to: its kind says which, so local-only capabilities need no cast. */
 export type AnyService = LocalService | RemoteService;
 
+/** The commands that start a new data folder where none is, by design; any other refuses a missing --data-dir. */
+const CREATES_DATA_FOLDER = new Set(['ingest', 'demo', 'serve', 'template create', 'auth keys create']);
+
 export class CliContext {
   readonly output: Output;
   private config?: Promise<ResolvedConfig>;
@@ -56,6 +61,8 @@ export class CliContext {
   constructor(
     readonly io: CliIO,
     readonly flags: GlobalFlags,
+    /** The command run, as typed without its flags (`watermark list`). */
+    readonly command = '',
   ) {
     this.output = new Output(io, {
       json: Boolean(flags.json),
@@ -95,8 +102,29 @@ export class CliContext {
 
   /** The engine on this run's data dir, opened once (closed with the run); only `serve` and the job runner hold it themselves. */
   openEngine(choice: EngineChoice = {}): Promise<Engine> {
-    this.engine ??= this.loadConfig().then((config) => openConfiguredEngine(config, choice));
+    this.engine ??= this.loadConfig().then((config) => {
+      const fresh = this.checkDataFolder(config);
+      const engine = openConfiguredEngine(config, choice);
+      if (!fresh) return engine;
+      return engine.then((opened) => {
+        this.output.info(`created a new data folder at ${config.dataDir}`);
+        return opened;
+      });
+    });
     return this.engine;
+  }
+
+  /**
+   * Whether opening the engine starts a new data folder (to be said); refused when the folder was named (flag, env or
+   * config file) and this command is not one that starts a data folder by design.
+   */
+  private checkDataFolder(config: ResolvedConfig): boolean {
+    if (existsSync(config.dataDir)) return false;
+    const named = config.sources.dataDir;
+    // With a state database the data folder holds media only, and a new one on this machine is expected.
+    if (named !== undefined && !config.db && !CREATES_DATA_FOLDER.has(this.command))
+      throw new WmarkError('DATA_DIR_MISSING', `the data folder ${config.dataDir} (${named}) does not exist`);
+    return true;
   }
 
   /** The local engine as a service. Jobs it starts run in this process (waited for) unless `queue` says detached. */

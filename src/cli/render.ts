@@ -55,6 +55,8 @@ export function renderTemplateList(all: TemplateResource[], where: string, c: Ch
 /** What the CLI adds to a watermark resource: local files, where --out copied them, whether this request created it. */
 export interface WatermarkExtras {
   created?: boolean;
+  /** An existing watermark that this run went on rendering: the segments it rendered, of all. */
+  resumed?: { rendered: number; total: number };
   videoKey?: string;
   /** When the watermark was made (Unix ms): shown by `watermark view`. */
   createdOn?: number;
@@ -67,7 +69,7 @@ export function renderWatermark(r: WatermarkResource & WatermarkExtras, c: Chalk
   const containers = r.containers ?? {};
   const rendering = r.files?.complete === false && r.status === 'READY';
   const notes = [
-    ...(r.created === false ? ['existing, nothing encoded'] : []),
+    ...(r.resumed ? [`resumed: rendered ${r.resumed.rendered} of ${r.resumed.total} segments`] : r.created === false ? ['existing, nothing encoded'] : []),
     ...(rendering ? ['playable; later segments still rendering'] : []),
     ...(note ? [note] : []),
   ];
@@ -81,9 +83,24 @@ export function renderWatermark(r: WatermarkResource & WatermarkExtras, c: Chalk
     ...(r.href ? [`  href      ${r.href}`] : []),
     ...(r.files ? [`  files     ${r.files.dir}`] : []),
     ...(r.out ? [`  copied to ${r.out}`] : []),
-    ...(r.expiration !== undefined ? [`  expires   ${r.expiration === null ? 'never' : humanDate(r.expiration)}`] : []),
+    ...expiryLines(r),
     ...(typeof r.error === 'string' ? [`  error     ${c.red(r.error)}`] : []),
   ].join('\n');
+}
+
+/** When the printed links stop working (their signed `expiration`), beside the watermark's own expiration. */
+function expiryLines(r: WatermarkResource): string[] {
+  const link = r.containers?.m3u8 ?? r.containers?.href ?? r.href;
+  let linksUntil: number | undefined;
+  try {
+    const signed = link ? Number(new URL(link).searchParams.get('expiration') ?? Number.NaN) : Number.NaN;
+    if (Number.isFinite(signed)) linksUntil = signed;
+  } catch {
+    // Not a URL: nothing to say about it.
+  }
+  const lines = linksUntil !== undefined ? [`  links     expire ${humanDate(linksUntil)}`] : [];
+  if (r.expiration !== undefined) lines.push(`  expires   ${r.expiration === null ? 'never (the watermark itself)' : humanDate(r.expiration)}`);
+  return lines;
 }
 
 /**

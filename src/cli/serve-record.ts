@@ -12,6 +12,8 @@ export interface ServeRecord {
   /** The base of the links it hands out: its public URL when it has one, else `url`. */
   baseUrl: string;
   pid: number;
+  /** The command that wrote it (`wmark serve`, `wmark demo`): with the pid, who may remove it. */
+  writer: string;
   /** Unix ms, as every time wmark writes for programs. */
   startedOn: number;
 }
@@ -27,10 +29,13 @@ export async function writeServeRecord(dataDir: string, record: ServeRecord): Pr
 /**
  * Records that this process serves the data folder (`wmark serve`, and `wmark demo` while it serves) at `server.url`
  * with links on `server.linkBase`, so local commands sign their links as it does; the returned function removes the
- * record on the way out.
+ * record on the way out. A demo leaves the record of another live serve alone: that serve is the one to link to, and
+ * outlives the demo. A serve takes the record over: it is what the user started last to serve this folder.
  */
-export async function recordServe(dataDir: string, server: { url: string; linkBase: string }): Promise<() => void> {
-  await writeServeRecord(dataDir, { url: server.url, baseUrl: server.linkBase, pid: process.pid, startedOn: Date.now() });
+export async function recordServe(dataDir: string, server: { url: string; linkBase: string }, writer: 'wmark serve' | 'wmark demo'): Promise<() => void> {
+  const current = readServeRecord(dataDir);
+  if (writer === 'wmark demo' && current && current.pid !== process.pid) return () => undefined;
+  await writeServeRecord(dataDir, { url: server.url, baseUrl: server.linkBase, pid: process.pid, writer, startedOn: Date.now() });
   return () => removeServeRecord(dataDir);
 }
 
@@ -49,7 +54,13 @@ export function readServeRecord(dataDir: string, options: { checkAlive?: boolean
   }
   if (typeof parsed.url !== 'string' || typeof parsed.baseUrl !== 'string' || typeof parsed.pid !== 'number') return undefined;
   if ((options.checkAlive ?? true) && !isAlive(parsed.pid)) return undefined;
-  return { url: parsed.url, baseUrl: parsed.baseUrl, pid: parsed.pid, startedOn: typeof parsed.startedOn === 'number' ? parsed.startedOn : 0 };
+  return {
+    url: parsed.url,
+    baseUrl: parsed.baseUrl,
+    pid: parsed.pid,
+    writer: typeof parsed.writer === 'string' ? parsed.writer : 'wmark serve',
+    startedOn: typeof parsed.startedOn === 'number' ? parsed.startedOn : 0,
+  };
 }
 
 /** True when something accepts HTTP at the link's origin within `timeoutMs` (any status: a service answered). */

@@ -180,13 +180,17 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
   if (opts.key && opts.videoId) throw new WmarkError('VIDEO_CONFLICT', 'give either --key or --video-id, not both');
   const fromFlags = settingFromFlags(opts, io.cwd);
   const sources = [fromFlags && 'setting flags (--text or --image, --x, ...)', opts.settings && '--settings', opts.template && '--template'].filter(Boolean);
+  // Checked before "say what to draw": a --batch or --map alone lacks exactly its template.
+  if (!opts.template && opts.map?.length) throw new WmarkError('MAP_NEEDS_TEMPLATE', '--map only applies with --template');
+  if (!opts.template && opts.batch)
+    throw new WmarkError('BATCH_NEEDS_TEMPLATE', '--batch needs --template: each row fills the placeholders of that template', {
+      hint: 'e.g. wmark watermark --key movie --template TEMPLATE_ID --batch viewers.csv, whose header row names the placeholders (`wmark template show TEMPLATE_ID` lists them).',
+    });
   // A forensic mark alone is a complete watermark: nothing visible to draw.
   if (sources.length === 0 && opts.forensic === undefined)
     throw new WmarkError('SETTINGS_REQUIRED', 'say what to draw: --text or --image (with setting flags), --settings FILE, or --template ID with --map');
   if (sources.length > 1) throw new WmarkError('SETTINGS_CONFLICT', `use only one of ${sources.join(', ')}`);
   if (fromFlags && fromFlags.content === undefined) throw new WmarkError('TEXT_REQUIRED', 'setting flags need --text (or --image)');
-  if (!opts.template && opts.map?.length) throw new WmarkError('MAP_NEEDS_TEMPLATE', '--map only applies with --template');
-  if (!opts.template && opts.batch) throw new WmarkError('BATCH_NEEDS_TEMPLATE', '--batch needs --template: each row fills the template placeholders');
   if (opts.batch && opts.map?.length) throw new WmarkError('BATCH_AND_MAP', '--batch and --map cannot be combined: put the values in the batch file');
   if (opts.template && opts.forensic !== undefined) {
     throw new WmarkError('SETTINGS_CONFLICT', '--forensic cannot be added to a --template request: the service renders the template', {

@@ -150,6 +150,7 @@ export const ERRORS = {
   IMAGE_TOO_LARGE: unprocessable('Images may be up to 10 MB and 4096x4096 pixels; scale the logo down first.'),
   IMAGE_UNSUPPORTED: unprocessable('Give a still PNG (with transparency if you like), JPEG or WebP image.'),
   NOT_AN_IMAGE: unprocessable('Give the URL or path of a PNG, JPEG or WebP file.'),
+  IMAGE_INVISIBLE: unprocessable('Check the export: the logo needs opaque pixels (an alpha above 0) to be seen.'),
   NO_VIDEO_STREAM: unprocessable(),
   BAD_FRAME_RATE: unprocessable(),
   BAD_DIMENSIONS: unprocessable(),
@@ -167,6 +168,13 @@ export const ERRORS = {
 
   // ---- config (exit 3)
   CONFIG_INVALID: { kind: 'config', http: 500, exit: 3 },
+  // A --data-dir or WMARK_HOME that names no folder is more often a typo than a wish for a new, empty installation.
+  DATA_DIR_MISSING: {
+    kind: 'config',
+    http: 500,
+    exit: 3,
+    hint: 'Check the path. `wmark ingest`, `wmark serve` and `wmark demo` start a new data folder there when one is wanted.',
+  },
   CREDENTIALS_INVALID: { kind: 'config', http: 500, exit: 3, hint: 'Remove it (wmark auth logout --all) and log in again.' },
   CREDENTIALS_UNREADABLE: { kind: 'config', http: 500, exit: 3 },
   DATABASE_TOO_NEW: { kind: 'config', http: 500, exit: 3 },

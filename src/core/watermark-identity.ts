@@ -20,7 +20,7 @@ function stableStringify(v: unknown): string {
  * same request finds the same watermark without fetching again, but renders shared between watermarks must also agree
  * on the bytes drawn.
  */
-function canonicalSetting(s: Setting, withImages: boolean): Record<string, unknown> {
+function canonicalSetting(s: Setting, withImages: boolean, fileHashes?: ReadonlyMap<string, string>): Record<string, unknown> {
   // Fields are picked by name so a stray extra property on the object cannot change the identity.
   if (s.type === 'FORENSIC') return { type: 'FORENSIC', payload: s.payload };
   const a = s.animation;
@@ -37,6 +37,7 @@ function canonicalSetting(s: Setting, withImages: boolean): Record<string, unkno
       opacity: s.opacity,
       animation,
       image: withImages ? s.image?.sha256 : undefined,
+      file: fileHashes?.get(s.content),
     };
   }
   return {
@@ -61,14 +62,17 @@ function canonicalSetting(s: Setting, withImages: boolean): Record<string, unkno
  * Canonical JSON of normalised settings: keys sorted, every field present, array order kept
  * (it is the drawing order). Equal meaning gives an equal string; any change gives another.
  */
-export function canonicalSettings(settings: readonly Setting[], options: { withImages?: boolean } = {}): string {
-  return stableStringify(settings.map((s) => canonicalSetting(s, options.withImages ?? false)));
+export function canonicalSettings(settings: readonly Setting[], options: { withImages?: boolean; fileHashes?: ReadonlyMap<string, string> } = {}): string {
+  return stableStringify(settings.map((s) => canonicalSetting(s, options.withImages ?? false, options.fileHashes)));
 }
 
-/** Watermark identity: first 32 hex chars of sha256(videoId + "\n" + canonical settings). */
-export function watermarkIdentity(videoId: string, settings: readonly Setting[]): string {
+/**
+ * Watermark identity: first 32 hex chars of sha256(videoId + "\n" + canonical settings). `fileHashes` (a local image
+ * file's path -> the hash of its bytes) makes a local file stand for its content, not its name.
+ */
+export function watermarkIdentity(videoId: string, settings: readonly Setting[], fileHashes?: ReadonlyMap<string, string>): string {
   return createHash('sha256')
-    .update(`${videoId}\n${canonicalSettings(settings)}`, 'utf8')
+    .update(`${videoId}\n${canonicalSettings(settings, { fileHashes })}`, 'utf8')
     .digest('hex')
     .slice(0, 32);
 }

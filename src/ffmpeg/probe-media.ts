@@ -1,5 +1,5 @@
 // Reads what the engine needs to know about a media file (streams, size, frame rate, duration) with ffprobe.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { isWmarkError, WmarkError } from '../core/errors.js';
@@ -92,10 +92,39 @@ export async function probeMedia(runner: ProcessRunner, input: string, label = i
       // The bundled static ffprobe builds crash on MPEG-TS input; ffmpeg reads it fine, so remux to NUT and probe the pipe.
       json = await probeViaRemux(runner, input, signal);
     } else if (isWmarkError(error) && error.code === 'FFMPEG_FAILED') {
-      throw new WmarkError('NOT_A_VIDEO', `${label} is not a readable media file`, { details: error.details, hint: firstLine(error.details[0]) });
+      const hint = unreadableHint(await readHead(input), firstLine(error.details[0]));
+      throw new WmarkError('NOT_A_VIDEO', `${label} is not a readable media file`, { details: error.details, hint });
     } else throw error;
   }
   return interpretProbe(json, label);
+}
+
+/** The first bytes of a local file, to say what it holds instead; none for a URL or a file that cannot be read. */
+async function readHead(input: string): Promise<Buffer | undefined> {
+  try {
+    const file = await open(input, 'r');
+    try {
+      const { buffer, bytesRead } = await file.read(Buffer.alloc(512), 0, 512, 0);
+      return buffer.subarray(0, bytesRead);
+    } finally {
+      await file.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a person needs when ffprobe cannot read a source: what the file seems to be (text or a web page rather than a
+ * video), what wmark takes, and ffmpeg's own words last, for whoever knows them.
+ */
+export function unreadableHint(head: Buffer | undefined, ffmpegSays: string | undefined): string {
+  // Text: no NUL byte and valid UTF-8 (a character cut at the 512th byte aside).
+  const start = head?.toString('utf8').slice(0, -1) ?? '';
+  const text = head !== undefined && head.length > 0 && !head.includes(0) && !start.includes('\uFFFD');
+  const page = text && /^\s*<(!doctype html|html|\?xml)/i.test(start);
+  const what = page ? 'It holds a web page or XML, not a video' : text ? 'It holds text, not a video' : 'It is no video format ffmpeg knows';
+  return `${what}: give a video file (mp4, mov, mkv, webm, ...) or a URL that answers with one.${ffmpegSays ? ` (ffmpeg: ${ffmpegSays})` : ''}`;
 }
 
 function firstLine(text: string | undefined): string | undefined {

@@ -26,6 +26,7 @@ import {
 } from '../helpers/browser.js';
 import { ingestVideo, type TestEngine, testEngine } from '../helpers/engine.js';
 import { natural } from '../helpers/fixtures.js';
+import { waitFor } from '../helpers/serve-helpers.js';
 
 const require = createRequire(import.meta.url);
 const HLS_JS = path.join(path.dirname(require.resolve('hls.js/package.json')), 'dist', 'hls.min.js');
@@ -304,6 +305,41 @@ describe('from another site', () => {
     const frame = await videoFrameStats(page, '#video');
     expect(frame.stddev, `the decoded frame looks blank: ${JSON.stringify(frame)}`).toBeGreaterThan(MIN_STDDEV);
     await saveScreenshot(page, 'hls-test-page-2.0.png');
+  });
+
+  it('a default-containers watermark (m3u8 and mp4) plays within the bound of an m3u8-only one: its playlist never waits on the mp4', async () => {
+    /** From the POST to 4 s played in hls.js, and the first playlist the page got. */
+    const playFromCreate = async (content: string, containers?: string[]) => {
+      const started = Date.now();
+      const created = await api<WatermarkBody>('POST', '/2.0/watermark', 'keys', {
+        key: KEY,
+        settings: [{ type: 'TEXT', content, fontSize: 0.1, fontOpacity: 0.8, y: 0.5 }],
+        ...(containers ? { containers } : {}),
+      });
+      expect(created.status).toBe(201);
+      await waitFor(async () => ((await engine.store.getWatermark(created.body.id))?.status !== 'PENDING' ? true : undefined), 'playable');
+      const ready = await api<WatermarkBody>('POST', '/2.0/watermark', 'keys', {
+        key: KEY,
+        settings: [{ type: 'TEXT', content, fontSize: 0.1, fontOpacity: 0.8, y: 0.5 }],
+        ...(containers ? { containers } : {}),
+      });
+      const m3u8 = ready.body.containers.m3u8!;
+      const firstPlaylist = await (await fetch(m3u8)).text();
+      const opened = await newPage();
+      await opened.page.goto(`${pageOrigin}/?src=${encodeURIComponent(m3u8)}`);
+      await waitForPlayback(opened, { minTime: 4, timeoutMs: 60_000 });
+      return { ms: Date.now() - started, firstPlaylist };
+    };
+    const m3u8Only = await playFromCreate('viewer 2.0 · m3u8 only', ['m3u8']);
+    const both = await playFromCreate('viewer 2.0 · default containers');
+    // The same VOD playlist: every segment listed and ended from the start, not an EVENT playlist growing render by render.
+    for (const p of [m3u8Only.firstPlaylist, both.firstPlaylist]) {
+      expect(p).toContain('#EXT-X-ENDLIST');
+      expect(p).not.toContain('#EXT-X-PLAYLIST-TYPE:EVENT');
+    }
+    expect(both.firstPlaylist.match(/seg_\d{5}\.ts/g)?.length).toBe(m3u8Only.firstPlaylist.match(/seg_\d{5}\.ts/g)?.length);
+    const bound = Math.max(2 * m3u8Only.ms, m3u8Only.ms + 4000);
+    expect(both.ms, `default containers ${both.ms} ms, m3u8 only ${m3u8Only.ms} ms`).toBeLessThan(bound);
   });
 
   it("the 1.0 containers.iframe snippet plays when embedded in another site's page", async () => {

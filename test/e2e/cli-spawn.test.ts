@@ -181,9 +181,17 @@ describe('spawned wmark', () => {
 
     const rerun = await runWmark(args, { env: longEnv, cwd: longBox.cwd });
     expect(rerun.code, rerun.stderr).toBe(0);
-    const view = JSON.parse(rerun.stdout) as { id: string; status: string; created: boolean; files: { dir: string; mp4?: string } };
+    const view = JSON.parse(rerun.stdout) as {
+      id: string;
+      status: string;
+      created: boolean;
+      resumed: { rendered: number; total: number };
+      files: { dir: string; mp4?: string };
+    };
     expect(view.status).toBe('READY');
     expect(view.created).toBe(false);
+    // It says what it did: the segments the interrupted run left, it rendered.
+    expect(view.resumed).toEqual({ rendered: video.segments - kept.length, total: video.segments });
     expect(view.files.dir).toBe(dir);
     expect(view.files.mp4 && existsSync(view.files.mp4)).toBeTruthy();
     expect(segmentsIn(dir)).toHaveLength(video.segments);

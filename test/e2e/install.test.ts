@@ -24,6 +24,8 @@ let prefix: string;
 let elsewhere: string;
 let tarball: string;
 let installed: string;
+/** What `npm install -g` printed. */
+let npmSaid: string;
 const npmEnv = () => ({ ...process.env, npm_config_update_notifier: 'false', npm_config_audit: 'false', npm_config_fund: 'false' });
 
 beforeAll(() => {
@@ -44,6 +46,7 @@ beforeAll(() => {
     encoding: 'utf8',
   });
   expect(install.status, `npm install -g failed:\n${install.stdout}\n${install.stderr}`).toBe(0);
+  npmSaid = `${install.stdout}\n${install.stderr}`;
   installed = path.join(prefix, 'lib', 'node_modules', 'wmark');
 }, 900_000);
 
@@ -98,6 +101,11 @@ describe('npm pack + npm install -g into a temporary prefix', () => {
       expect(existsSync(path.join(prefix, 'lib', 'node_modules', dev))).toBe(false);
     }
     expect(existsSync(path.join(installed, 'dist', 'cli', 'main.js'))).toBe(true);
+  });
+
+  it("asks for no install script beyond README's list: wmark's own build is in the tarball, not in a prepare script", () => {
+    expect(npmSaid).not.toMatch(/wmark@[\d.]+ \((prepare|preinstall|install|postinstall)\b/);
+    expect(npmSaid).not.toMatch(/--allow-scripts=\S*\bwmark\b/);
   });
 
   it('`wmark --version` runs from another folder', () => {

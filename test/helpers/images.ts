@@ -28,6 +28,12 @@ export function gradedAlphaPng(file: string, width = 64, height = 32): string {
   return file;
 }
 
+/** A PNG with an alpha channel and every pixel fully transparent: a logo exported wrongly. */
+export function transparentPng(file: string, width = 32, height = 32): string {
+  ffmpeg(['-f', 'lavfi', '-i', `color=c=red:s=${width}x${height}:d=1,format=rgba,geq=r=255:g=0:b=0:a=0`, '-frames:v', '1', '-pix_fmt', 'rgba', file]);
+  return file;
+}
+
 /** A five-frame animation, as an animated PNG (.apng, served as .png) or an animated WebP. */
 export function animatedImage(file: string, format: 'apng' | 'webp'): string {
   const out = ['-f', 'lavfi', '-i', 'testsrc2=s=64x64:r=5:d=1'];

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { flat, tempDir } from '../helpers/fixtures.js';
-import { fixtureIn, type ImageServer, imageServer, solidImage } from '../helpers/images.js';
+import { fixtureIn, type ImageServer, imageServer, solidImage, transparentPng } from '../helpers/images.js';
 import { decodeFrame, type RgbFrame } from '../helpers/media.js';
 import { blend, colourBox, maxChannelDiff, meanRgb, type Rgb, SMALL } from '../helpers/watermark-helpers.js';
 
@@ -26,6 +26,7 @@ beforeAll(async () => {
   cdn = await imageServer();
   // 64x32 red and 32x32 green: at 0.2 and 0.1 of a 320-px frame they keep their own size.
   solidImage(fixtureIn(dir, 'red.png'), 'FF0000', 64, 32);
+  transparentPng(fixtureIn(dir, 'clear.png'));
   cdn.serve('/green.png', solidImage(fixtureIn(dir, 'green.png'), '00FF00', 32, 32));
   const ingest = await cli(['ingest', await flat('336699', 4), '--key', KEY]);
   expect(ingest.code, ingest.stderr).toBe(0);
@@ -105,6 +106,27 @@ describe('--image', () => {
   });
 });
 
+describe('a local image file stands for its content', () => {
+  it('the same bytes again are the same watermark; an edited file under the same name is a new one, drawn as it is now', async () => {
+    const logo = fixtureIn(dir, 'edited.png');
+    const argv = ['watermark', '--key', KEY, '--containers', 'm3u8', '--image', 'edited.png', '--x', '0.5', '--y', '0.5'];
+    solidImage(logo, 'FF0000', 32, 32);
+    const first = await cli(argv);
+    expect(first.code, first.stderr).toBe(0);
+    const again = await cli(argv);
+    expect(again.json()).toMatchObject({ id: first.json().id, created: false });
+    solidImage(logo, '00FF00', 32, 32);
+    const edited = await cli(argv);
+    expect(edited.code, edited.stderr).toBe(0);
+    const w = edited.json<{ id: string; created: boolean; files: { m3u8: string } }>();
+    expect(w.id).not.toBe(first.json().id);
+    expect(w.created).toBe(true);
+    const frame = await decodeFrame(w.files.m3u8, 1, SMALL);
+    // At the default width, 0.2 of the frame: 64x64, all of it green.
+    expect(boxOf(frame, GREEN).count).toBe(64 * 64);
+  });
+});
+
 describe('watermark list', () => {
   it('names each logo: its source in JSON, its file name in the table', async () => {
     const listed = await cli(['watermark', 'list', '--key', KEY]);
@@ -128,6 +150,7 @@ describe('flag errors exit 2 naming the flag', () => {
     { argv: ['--image', 'red.png', '--image-width', '2'], code: 'SETTINGS_INVALID', text: '--image-width' },
     { argv: ['--image', 'red.png', '--image-opacity', '-1'], code: 'SETTINGS_INVALID', text: '--image-opacity' },
     { argv: ['--image', 'missing.png'], code: 'IMAGE_UNREACHABLE', text: 'missing.png' },
+    { argv: ['--image', 'clear.png'], code: 'IMAGE_INVISIBLE', text: 'clear.png is fully transparent' },
   ])('$argv.0 $argv.1 $argv.2 $argv.3: $code', async ({ argv, code, text }) => {
     const r = await cli(['watermark', '--key', KEY, ...argv]);
     expect(r.code, r.stdout).toBe(2);

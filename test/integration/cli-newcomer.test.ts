@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pathOf, visibleCommands } from '../../src/cli/help.js';
 import { buildProgram } from '../../src/cli/program.js';
+import { humanDate } from '../../src/cli/render.js';
 import { runCli } from '../helpers/cli.js';
 import { cliIn, type Sandbox, sandbox, until } from '../helpers/cli-helpers.js';
 import { flat } from '../helpers/fixtures.js';
@@ -33,6 +34,14 @@ describe('clear refusals', () => {
     const json = await cli(['--json', 'watermark', '--key', 'clip-1', '--text', 'lost', '--y', '-1', '--vertical-align', 'BOTTOM']);
     expect(json.code).toBe(2);
     expect(json.json().error).toMatchObject({ code: 'VALIDATION_FAILED', details: [expect.stringMatching(/^settings\[0\]\.y: /)] });
+  });
+
+  it('--batch without --template says that is what it lacks, and what the file holds', async () => {
+    const r = await cli(['watermark', '--key', 'clip-1', '--batch', 'viewers.csv']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('error: --batch needs --template: each row fills the placeholders of that template');
+    expect(r.stderr).toContain('whose header row names the placeholders');
+    expect(r.stderr).not.toContain('say what to draw');
   });
 
   it('another source under a key in use is KEY_EXISTS (exit 2) with a hint naming --replace', async () => {
@@ -169,6 +178,10 @@ describe('watermark list|view|rm and --open', () => {
     expect(opened.code, opened.stderr).toBe(0);
     const href = /^ {2}player +(\S+)$/m.exec(opened.stdout)?.[1];
     expect(href).toBeDefined();
+    // The links' own expiry (a day), not the watermark's (never), is what the reader needs beside them.
+    const signed = Number(new URL(href!).searchParams.get('expiration'));
+    expect(signed - Date.now()).toBeGreaterThan(23 * 3600_000);
+    expect(opened.stdout).toContain(`  links     expire ${humanDate(signed)}\n  expires   never (the watermark itself)`);
     await until(() => existsSync(log) && readFileSync(log, 'utf8').trim() === href, 'the opener to record the link', 5000);
     // A missing opener is a warning, not a failure.
     const missing = await cli(['watermark', 'view', w!.id, '--open'], { env: { WMARK_OPENER: path.join(box.root, 'no-such-opener') } });

@@ -120,3 +120,18 @@ describe('wmark demo', () => {
     expect(contrast, `text ${textLuma / text}, background ${backLuma / text}`).toBeGreaterThan(4.5);
   });
 });
+
+describe('wmark demo again', () => {
+  it('says it reuses the sample and its ingest, and its closing text reads as two sentences', async () => {
+    const r = await cliIn(box)(['demo', '--port', '0', '--no-keep-serving', '--viewer', 'Grace Hopper', '--email', 'grace@example.com']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`1/4 reusing the sample video made by an earlier demo (${demo.sample})`);
+    expect(r.stderr).toContain('2/4 the sample is ingested already (key wmark-sample)');
+    expect(r.stderr).not.toMatch(/generating the sample|ingesting it into/);
+    const port = new URL(/^service +(\S+)/m.exec(r.stdout)![1]!).port;
+    expect(r.stdout).toContain(
+      `The service stops when this command ends. Afterwards, \`wmark --data-dir ${box.dataDir} serve --port ${port}\` plays these links again,\n` +
+        `and \`wmark --data-dir ${box.dataDir} watermark view ${demo.ready.id ?? demo.response.id}\` prints fresh links for whichever \`wmark serve\` runs on this data folder.`,
+    );
+  }, 300_000);
+});

@@ -203,7 +203,7 @@ describe('bad inputs', () => {
       source: textAsMp4,
       code: 'NOT_A_VIDEO',
       message: `${textAsMp4} is not a readable media file`,
-      hint: /moov atom not found/,
+      hint: /^It holds text, not a video: give a video file \(mp4, mov, mkv, webm, \.\.\.\) or a URL that answers with one\. \(ffmpeg: .*moov atom not found/,
     },
     {
       what: 'a missing path',

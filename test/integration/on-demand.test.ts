@@ -170,6 +170,32 @@ describe('a new watermark served on demand', () => {
 });
 
 describe('requests for every output', () => {
+  it('m3u8 and mp4 (the default): the same VOD playlist at once, any segment on demand; the mp4 link once it is joined', async () => {
+    const both = [{ content: 'viewer 44 wants both', y: 0.3 }];
+    const created = await call(s.app, 'POST', '/2.0/watermark', { headers: s.headers, body: { key: KEY, settings: both, containers: ['m3u8', 'mp4'] } });
+    expect(created.status).toBe(201);
+    const playable = await waitFor(async () => {
+      const r = await call(s.app, 'POST', '/2.0/watermark', { headers: s.headers, body: { key: KEY, settings: both, containers: ['m3u8', 'mp4'] } });
+      return r.json.status === 'READY' ? r.json : undefined;
+    }, 'the watermark to play');
+    // Not waiting on the mp4: every segment listed, ended, from the first answer that plays.
+    const playlist = parseM3u8((await get(s, playable.containers.m3u8)).text);
+    expect(playlist.segments).toHaveLength(8);
+    expect(playlist.endList).toBe(true);
+    expect((await get(s, playable.containers.m3u8)).text).not.toContain('#EXT-X-PLAYLIST-TYPE:EVENT');
+    const record = (await s.engine.store.getWatermark(created.json.id))!;
+    if (record.status !== 'READY') expect(playable.containers.mp4).toBeUndefined();
+    // A segment far ahead answers now, rendered for the player if the background has not got there.
+    const last = new URL(playlist.segments[7]!.uri, playable.containers.m3u8).toString();
+    const segment = await get(s, last);
+    expect(segment.status).toBe(200);
+    // The job goes on with the rest and joins the mp4; then the mp4 link is READY too.
+    await waitFor(async () => ((await s.engine.store.getWatermark(created.json.id))!.status === 'READY' ? true : undefined), 'the mp4 join');
+    expect(segmentsOnDisk(s, created.json.id)).toHaveLength(8);
+    const done = await call(s.app, 'POST', '/2.0/watermark', { headers: s.headers, body: { key: KEY, settings: both, containers: ['m3u8', 'mp4'] } });
+    expect((await get(s, done.json.containers.mp4)).status).toBe(200);
+  });
+
   it('an mp4 container renders the rest in the background and joins the mp4', async () => {
     const other = [{ content: 'viewer 43 wants a download', y: 0.2 }];
     const first = await call(s.app, 'POST', '/2.0/watermark', {
@@ -186,7 +212,7 @@ describe('requests for every output', () => {
     expect(withMp4.json.id).toBe(first.json.id);
     await waitFor(async () => ((await s.engine.store.getWatermark(first.json.id))!.status === 'READY' ? true : undefined), 'the full render');
     const record = (await s.engine.store.getWatermark(first.json.id))!;
-    expect(record.render).toBe('full');
+    expect(record.render).toBe('on-demand');
     expect(segmentsOnDisk(s, first.json.id)).toHaveLength(8);
     // The playlist never shrank back to the rendered prefix: it still lists every segment, ended.
     const playlist = parseM3u8((await get(s, withMp4.json.containers.m3u8)).text);

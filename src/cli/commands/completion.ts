@@ -120,10 +120,26 @@ _wmark_argument() {
 ${cases((n) => (n.argument ? `_wmark_names ${n.argument}` : undefined))}
   esac
 }
+# Succeeds whatever the lister does (no data folder, wmark not on PATH as typed): the flag still takes the next word,
+# so an empty list offers nothing rather than the subcommands.
 _wmark_names() {
-  "\${COMP_WORDS[0]}" "\${_wmark_globals[@]}" __complete "$1" 2>/dev/null
+  "\${_wmark_cmd[@]}" "\${_wmark_globals[@]}" __complete "$1" 2>/dev/null
+  return 0
 }
 _wmark() {
+  _wmark_cmd=("\${COMP_WORDS[0]}")
+  _wmark_complete
+}
+# \`npx wmark ...\` in a checkout completes as \`wmark ...\` does, asking \`npx wmark\` for names; other npx commands get
+# file names, as without this script.
+_wmark_npx() {
+  [[ "\${COMP_WORDS[1]}" == wmark ]] && ((COMP_CWORD >= 2)) || return 0
+  _wmark_cmd=(npx wmark)
+  COMP_WORDS=(wmark "\${COMP_WORDS[@]:2}")
+  ((COMP_CWORD--))
+  _wmark_complete
+}
+_wmark_complete() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" path="" i w
   _wmark_globals=()
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -151,6 +167,7 @@ _wmark() {
   fi
 }
 complete -o default -F _wmark wmark
+complete -o default -F _wmark_npx npx
 `;
 }
 

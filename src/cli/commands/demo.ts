@@ -1,5 +1,6 @@
 // `wmark demo`: the whole product on the built-in sample: generate and ingest it, start the service, create a
 // watermark through the HTTP API with the same client remote mode uses, wait until it plays, print the player link.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
@@ -38,10 +39,15 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
   const engine = await ctx.openEngine();
   const local = await ctx.localService();
   const sample = samplePath(engine.paths);
-  ctx.output.stage(`1/4 generating the sample video (${SAMPLE.width}x${SAMPLE.height}, ${SAMPLE.seconds} s, once)`);
+  // A rerun finds the sample and its ingest from the first run, and says so rather than what a first run does.
+  ctx.output.stage(
+    existsSync(sample)
+      ? `1/4 reusing the sample video made by an earlier demo (${sample})`
+      : `1/4 generating the sample video (${SAMPLE.width}x${SAMPLE.height}, ${SAMPLE.seconds} s, once)`,
+  );
   await generateVideo(engine.runner, { output: sample, ...SAMPLE }, (f: number) => ctx.output.progress(`generating sample ${(f * 100).toFixed(0)}%`));
-  ctx.output.stage('2/4 ingesting it into closed-GOP working segments');
-  const { video } = await local.createVideo({ sourceUrl: sample, key: 'wmark-sample', name: 'wmark built-in sample' });
+  const { video, created } = await local.createVideo({ sourceUrl: sample, key: 'wmark-sample', name: 'wmark built-in sample' });
+  ctx.output.stage(created ? '2/4 ingesting it into closed-GOP working segments' : '2/4 the sample is ingested already (key wmark-sample)');
   const ingested = (await follow(ctx, local.watchVideo(video.id, { signal: ctx.signal }), describeVideo, { label: 'ingesting the sample' })).video;
   if (ingested.status !== 'INGESTED') throw new WmarkError('DEMO_FAILED', `the sample could not be ingested: ${ingested.error ?? ingested.status}`);
 
@@ -52,7 +58,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     ctx.output.info(`port ${config.server.port} is in use, so the demo serves on port ${port}: its links name that port`);
   await announceFirstKey(ctx, local, 'demo');
   // While it serves, local commands on this data folder sign their links for it, as with `wmark serve`.
-  const forget = await recordServe(engine.paths.root, server);
+  const forget = await recordServe(engine.paths.root, server, 'wmark demo');
   try {
     // The demo talks to its service like any client: the remote client, with a token for a dedicated demo client id.
     const client = new HttpClient({ signal: ctx.signal, userAgent: `wmark/${VERSION}` });
@@ -103,10 +109,8 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
         `${c.bold('files')}      ${files}`,
         '',
         `Open the player: ${c.cyan(state.containers?.href ?? '')}`,
-        keep
-          ? c.dim(`Serving until Ctrl-C. Afterwards \`${serveAgain}\` plays these links again.`)
-          : c.dim(`The service stops when this command ends; \`${serveAgain}\` plays these links again,`),
-        c.dim(`and with any \`wmark serve\` running, \`${freshLinks}\` prints fresh links to it.`),
+        c.dim(`${keep ? 'Serving until Ctrl-C.' : 'The service stops when this command ends.'} Afterwards, \`${serveAgain}\` plays these links again,`),
+        c.dim(`and \`${freshLinks}\` prints fresh links for whichever \`wmark serve\` runs on this data folder.`),
       ].join('\n'),
     );
     if (keep) await whenAborted(ctx.signal);

@@ -123,7 +123,7 @@ export function registerServe(program: Command): void {
           await announceFirstKey(ctx, local, 'serve');
           const dataDir = local.dataDir;
           // Local commands on this data folder sign their links for this address while it runs.
-          const forget = await recordServe(dataDir, server);
+          const forget = await recordServe(dataDir, server, 'wmark serve');
           try {
             return await serveUntilStopped(ctx, logs, server, dataDir, {
               drainSeconds: config.server.drainSeconds,

@@ -5,6 +5,7 @@ import type { ChalkInstance } from 'chalk';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { WmarkError } from '../../core/errors.js';
+import { localUrl } from '../../core/listen-url.js';
 import type { DatabaseReport } from '../../engine/app/installation-checks.js';
 import { action } from '../action.js';
 import { flagError } from '../flag-error.js';
@@ -88,26 +89,10 @@ export function registerStatus(program: Command): void {
       action(async (ctx, opts: { url?: string }) => {
         const config = await ctx.loadConfig();
         const record = opts.url ? undefined : readServeRecord(config.dataDir);
-        const url = opts.url ?? record?.url;
-        if (!url) {
-          throw new WmarkError('REMOTE_UNREACHABLE', `no wmark serve runs on ${config.dataDir}`, {
-            hint: 'Start `wmark serve`, or give --url of a running one.',
-          });
-        }
-        let origin: string;
-        try {
-          origin = new URL(url).origin;
-        } catch {
-          throw flagError('--url', 'an http(s) URL', url);
-        }
-        let health: Health;
-        try {
-          const res = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(10_000), headers: { accept: 'application/json' } });
-          health = healthSchema.parse(await res.json());
-        } catch (error) {
-          throw new WmarkError('REMOTE_UNREACHABLE', `no answer from ${origin}/healthz: ${(error as Error).message.split('\n')[0]}`, { cause: error });
-        }
-        const status: ServeStatus = { url: origin, ...(record ? { pid: record.pid } : {}), ...health };
+        const { origin, health } = opts.url
+          ? await askUrl(opts.url)
+          : await findServe(config.dataDir, [record?.url, config.server.port ? localUrl(config.server.host, config.server.port) : undefined]);
+        const status: ServeStatus = { url: origin, ...(record && new URL(record.url).origin === origin ? { pid: record.pid } : {}), ...health };
         const ready = await readiness(origin);
         if (ready) status.ready = ready.ready;
         const seen = ready?.dependencies.find((d) => d.name === 'database');
@@ -119,6 +104,50 @@ export function registerStatus(program: Command): void {
         return healthy ? 0 : new WmarkError('REMOTE_UNREACHABLE', '').exitCode;
       }),
     );
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    throw flagError('--url', 'an http(s) URL', url);
+  }
+}
+
+async function healthAt(origin: string): Promise<Health> {
+  const res = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(10_000), headers: { accept: 'application/json' } });
+  return healthSchema.parse(await res.json());
+}
+
+async function askUrl(url: string): Promise<{ origin: string; health: Health }> {
+  const origin = originOf(url);
+  try {
+    return { origin, health: await healthAt(origin) };
+  } catch (error) {
+    throw new WmarkError('REMOTE_UNREACHABLE', `no answer from ${origin}/healthz: ${(error as Error).message.split('\n')[0]}`, { cause: error });
+  }
+}
+
+/**
+ * The serve of this data folder: where its record says, else at the configured address, since a record can be
+ * missing or stale (a serve killed with -9, or a second serve on the folder that has stopped) while a serve answers.
+ */
+async function findServe(dataDir: string, urls: (string | undefined)[]): Promise<{ origin: string; health: Health }> {
+  const candidates = [...new Set(urls.filter((u): u is string => u !== undefined).map(originOf))];
+  for (const origin of candidates) {
+    try {
+      return { origin, health: await healthAt(origin) };
+    } catch {
+      // Not this one; the next address may answer.
+    }
+  }
+  throw new WmarkError(
+    'REMOTE_UNREACHABLE',
+    `no wmark serve runs on ${dataDir}${candidates.length ? ` (nothing answers at ${candidates.join(' or ')})` : ''}`,
+    {
+      hint: 'Start `wmark serve`, or give --url of a running one.',
+    },
+  );
 }
 
 /** The serve's /readyz (200 or 503, both with a body), or undefined when it has none (an older wmark) or no answer. */

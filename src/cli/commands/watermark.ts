@@ -75,7 +75,7 @@ function withCreateOptions(cmd: Command): Command {
     .option('--settings <file>', 'a JSON array of setting objects; - reads stdin')
     .option('--template <id>', 'a template to render (`wmark template list`)')
     .option('--map <name=value>', "a template placeholder's value (repeatable)", collect)
-    .option('--batch <file>', 'with --template: CSV or NDJSON, one watermark a row')
+    .option('--batch <file>', 'with --template: CSV (header: its placeholders) or NDJSON, a watermark a row')
     .option('--concurrency <n>', '--batch rows at once (default 8; remote 4)')
     .option('--containers <list>', 'outputs: m3u8, mp4 or m3u8,mp4 (default both)')
     .option('--expiration <when>', 'Unix seconds, ISO date or duration such as 7d')
@@ -125,8 +125,13 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   const produce = async (request: Parameters<WatermarkService['requestWatermark']>[0], label: string): Promise<WatermarkResource & WatermarkExtras> => {
     const result = await service.requestWatermark(request, { api, signal: ctx.signal });
     for (const w of result.warnings) ctx.output.warn(`${label}: ${w}`);
+    // An existing watermark may be one an earlier run left half-rendered: what is there now tells what this run adds.
+    const before = local && !result.created && result.resource.id ? await local.renderedSegments(result.resource) : undefined;
     const resource = await settle(ctx, service, result, wait, { ...followOptions, label });
-    return withExtras(local, resource, result, opts.out ? path.resolve(ctx.io.cwd, opts.out) : undefined);
+    const shaped = await withExtras(local, resource, result, opts.out ? path.resolve(ctx.io.cwd, opts.out) : undefined);
+    if (!before || !local || resource.status === 'FAILED') return shaped;
+    const after = await local.renderedSegments(resource);
+    return after.done > before.done ? { ...shaped, resumed: { rendered: after.done - before.done, total: after.total } } : shaped;
   };
 
   if (plan.template) {

@@ -29,7 +29,7 @@ import type { SourcePolicy } from '../ingest/source-policy.js';
 import { isLeaseLive, type JobKind, jobId, topicOf } from '../jobs/job-lease.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { JobRecord, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
-import { deleteWatermark, exportWatermark, type WatermarkFiles, watermarkFiles } from '../watermark/manage.js';
+import { deleteWatermark, exportWatermark, renderedSegments, type WatermarkFiles, watermarkFiles } from '../watermark/manage.js';
 import { needsJob, requestWatermark, type VideoRef } from '../watermark/request.js';
 import { apiStatus, templateBody, videoBody, watermarkBody } from './api-bodies.js';
 import { checkCredential, createCredential, type IssuedCredential, isActiveClient, listCredentials, revokeCredential, tokenKey } from './credentials.js';
@@ -302,6 +302,10 @@ export class LocalService implements WatermarkService {
   /** Where a watermark's outputs are (the CLI shows them beside the links). */
   async files(ref: WatermarkResource | string): Promise<WatermarkFiles> {
     return watermarkFiles(this.engine, await this.watermarkRecord(ref));
+  }
+
+  renderedSegments(ref: WatermarkResource | string): Promise<{ done: number; total: number }> {
+    return this.watermarkRecord(ref).then((w) => renderedSegments(this.engine, w));
   }
 
   /** Copies a finished watermark's HLS folder and mp4 to `dest/<id>/` (CI pipelines collecting outputs). */

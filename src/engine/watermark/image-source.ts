@@ -33,6 +33,31 @@ export function normaliseImageContent(settings: readonly Setting[]): Setting[] {
 }
 
 /**
+ * The hash of each local IMAGE file's bytes, by its (absolute) path: a file stands for what it holds, so an edited logo
+ * is a new watermark and an unchanged one the same. URLs are left out (their identity is the URL: asking again fetches
+ * nothing), and so are files the policy forbids or that cannot be read, which resolveImages refuses with the reason.
+ */
+export async function localImageHashes(settings: readonly Setting[], policy: SourcePolicy | undefined): Promise<Map<string, string>> {
+  const hashes = new Map<string, string>();
+  for (const s of settings) {
+    if (s.type !== 'IMAGE' || isHttpUrl(s.content) || hashes.has(s.content)) continue;
+    try {
+      const file = await checkLocalSource(s.content, policy);
+      if ((await stat(file)).size <= IMAGE_LIMITS.maxBytes)
+        hashes.set(
+          s.content,
+          createHash('sha256')
+            .update(await readFile(file))
+            .digest('hex'),
+        );
+    } catch {
+      // Not hashed: resolving the image says why it cannot be used.
+    }
+  }
+  return hashes;
+}
+
+/**
  * Every IMAGE setting with its image fetched, checked and kept, and its rendition for this video's frame made: the
  * settings as the watermark stores them. The same image named twice in one request is fetched once.
  */
@@ -140,7 +165,7 @@ function fetchError(error: unknown, field: string, content: string): unknown {
 }
 
 interface ProbeJson {
-  streams?: { codec_name?: string; width?: number; height?: number; nb_read_frames?: string }[];
+  streams?: { codec_name?: string; width?: number; height?: number; nb_read_frames?: string; pix_fmt?: string }[];
 }
 
 const CODECS: Record<ImageFormat, string> = { png: 'png', jpeg: 'mjpeg', webp: 'webp' };
@@ -154,7 +179,7 @@ async function probeImage(engine: Engine, file: string, ref: ImageRef, field: st
     '-select_streams',
     'v:0',
     '-show_entries',
-    'stream=codec_name,width,height,nb_read_frames',
+    'stream=codec_name,width,height,nb_read_frames,pix_fmt',
     '-of',
     'json',
     file,
@@ -173,6 +198,24 @@ async function probeImage(engine: Engine, file: string, ref: ImageRef, field: st
   }
   if (frames > 1) throw new WmarkError('IMAGE_UNSUPPORTED', `${field}: ${content} holds ${frames} frames (an animation); wmark draws still images`);
   if (!(frames === 1)) throw new WmarkError('NOT_AN_IMAGE', `${field}: ${content} decodes to no picture`);
+  if (HAS_ALPHA.test(stream.pix_fmt ?? '') && !(await anyOpaquePixel(engine, file))) {
+    // Refused rather than warned about: a watermark that draws nothing would pass for a marked video.
+    throw new WmarkError('IMAGE_INVISIBLE', `${field}: ${content} is fully transparent (every pixel's alpha is 0), so nothing would be drawn`);
+  }
+}
+
+/** Pixel formats with an alpha channel (or a palette, which may hold transparent entries). */
+const HAS_ALPHA = /^(rgba|bgra|argb|abgr|ya|yuva|gbrap|pal8)/;
+
+/** Whether any pixel of the image has an alpha above 0. */
+async function anyOpaquePixel(engine: Engine, file: string): Promise<boolean> {
+  const { stdout } = await engine.runner.ffmpeg(
+    ['-v', 'error', '-i', file, '-vf', 'format=rgba,alphaextract', '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'],
+    {
+      captureStdout: true,
+    },
+  );
+  return stdout.some((alpha) => alpha > 0);
 }
 
 /** The image scaled to the size it is drawn at on this video, kept beside it (made once per image and size). */

@@ -11,6 +11,7 @@ import { forEachBounded } from '../jobs/for-each-bounded.js';
 import { isLeaseLive, jobId } from '../jobs/job-lease.js';
 import type { WatermarkRecord } from '../state/state-store.js';
 import { forgetSegments } from './on-demand.js';
+import { doneSegments } from './watermark-job.js';
 
 /** Files copied from a store at once for an export. */
 const TRANSFERS_AT_ONCE = 4;
@@ -33,6 +34,13 @@ export async function watermarkFiles(engine: Engine, w: WatermarkRecord): Promis
   const m3u8 = await present(PLAYLIST_NAME);
   const mp4 = w.containers.includes('mp4') && (await present(MP4_NAME));
   return { dir: where(folder), ...(m3u8 ? { m3u8 } : {}), ...(mp4 ? { mp4 } : {}), complete: w.status === 'READY' };
+}
+
+/** How many of a watermark's segments are rendered, of how many: a rerun's count of what it rendered itself. */
+export async function renderedSegments(engine: Engine, w: WatermarkRecord): Promise<{ done: number; total: number }> {
+  const total = (await engine.store.getVideo(w.videoId))?.segments.length ?? 0;
+  const done = await doneSegments(engine.media, mediaKeys.watermark(w.videoId, w.id), total);
+  return { done: done.filter(Boolean).length, total };
 }
 
 /**

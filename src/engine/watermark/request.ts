@@ -9,7 +9,7 @@ import type { Engine } from '../engine.js';
 import type { SourcePolicy } from '../ingest/source-policy.js';
 import { jobId } from '../jobs/job-lease.js';
 import type { Container, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
-import { normaliseImageContent, resolveImages } from './image-source.js';
+import { localImageHashes, normaliseImageContent, resolveImages } from './image-source.js';
 
 export interface VideoRef {
   key?: string;
@@ -57,9 +57,18 @@ export function isExpired(watermark: WatermarkRecord, nowMs: number): boolean {
   return watermark.expiration !== null && nowMs > watermark.expiration;
 }
 
-/** True while a job still has work on the watermark: all of it (full), or its opening (on demand). */
+/**
+ * Whether the job renders every segment: a full watermark, and one with an mp4, which is joined from them all. An
+ * on-demand watermark with an mp4 still plays on demand (its playlist lists every segment from the start, and a
+ * player's segment goes first), while the job renders the rest in the background for the mp4.
+ */
+export function rendersEverySegment(w: Pick<WatermarkRecord, 'render' | 'containers'>): boolean {
+  return w.render === 'full' || w.containers.includes('mp4');
+}
+
+/** True while a job still has work on the watermark: all of it (full, or an mp4 to join), or its opening (on demand). */
 export function needsJob(w: WatermarkRecord): boolean {
-  return w.status === 'PENDING' || (w.status === 'PLAYABLE' && w.render === 'full');
+  return w.status === 'PENDING' || (w.status === 'PLAYABLE' && rendersEverySegment(w));
 }
 
 /** Finds or creates the watermark for (video, settings); never changes an existing watermark's expiration. */
@@ -67,7 +76,7 @@ export async function requestWatermark(engine: Engine, request: WatermarkRequest
   const video = await resolveVideo(engine, request.video);
   const path = request.settingsPath ?? 'settings';
   const requested = normaliseImageContent(request.settings);
-  const id = watermarkIdentity(video.id, requested);
+  const id = watermarkIdentity(video.id, requested, await localImageHashes(requested, request.sourcePolicy));
   // A watermark asked for again keeps the images it was made with: nothing is fetched again.
   const known = await engine.store.getWatermark(id);
   const settings = known ? (known.settings as Setting[]) : await resolveImages(engine, requested, video, { policy: request.sourcePolicy, path });
@@ -98,7 +107,7 @@ export async function requestWatermark(engine: Engine, request: WatermarkRequest
     readyOn: null,
     forensicPayload: forensic ? forensic.payload : null,
     // Links to prepared variants (a forensic-only viewer) cost nothing, so they are all made at once.
-    render: request.containers.includes('mp4') || !settings.some(isVisible) ? 'full' : (request.render ?? 'full'),
+    render: !settings.some(isVisible) ? 'full' : (request.render ?? 'full'),
   });
   if (!created && isExpired(record, now)) {
     throw new WmarkError('WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {
@@ -114,7 +123,7 @@ export async function requestWatermark(engine: Engine, request: WatermarkRequest
     if (record.status === 'READY') await engine.store.updateWatermark(id, { status: 'PLAYABLE' });
     await reread();
   }
-  if (!created && watermark.render === 'on-demand' && (request.render !== 'on-demand' || watermark.containers.includes('mp4'))) {
+  if (!created && watermark.render === 'on-demand' && request.render !== 'on-demand') {
     // Somebody wants every segment (a CLI run, an mp4): the rest is rendered in the background from now on.
     await engine.store.updateWatermark(id, { render: 'full' });
     await reread();

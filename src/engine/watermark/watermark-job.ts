@@ -16,7 +16,8 @@ import { holdLease, LEASE_STALE_MS, topicOf } from '../jobs/job-lease.js';
 import type { JobReporter } from '../jobs/job-reporter.js';
 import type { RenderUrgency } from '../render/segment-renderer.js';
 import type { VideoRecord, WatermarkRecord } from '../state/state-store.js';
-import { watermarkSegments } from './watermark-segments.js';
+import { rendersEverySegment } from './request.js';
+import { type WatermarkSegments, watermarkSegments } from './watermark-segments.js';
 
 /** Segments fetched from a store at once for an mp4 join: a few hide the round trips. */
 const TRANSFERS_AT_ONCE = 4;
@@ -126,49 +127,70 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
 
   // The opening is rendered first, as urgent work: the renderer gives each opening segment all it has in turn (every
   // core here, or the farm's free workers at once), so the playlist plays as early as possible. On demand, the opening
-  // is the lead (one GOP of video) and players ask for the rest; in full it is the first segment, and the rest follow
-  // in order in the background, which keeps every core busy and each next segment ready before the last has played.
+  // is the lead (one GOP of video) and players ask for the rest; in full, or for an mp4, the rest follow in order in
+  // the background, which keeps every core busy and each next segment ready before the last has played, while a
+  // player's own request still goes first.
   const opening = w.render === 'on-demand' ? openingSegments(video.segments, SEGMENT_SECONDS) : 1;
   const todo = done.flatMap((d, i) => (d ? [] : [i]));
-  const pending: [number, RenderUrgency][] = [
-    ...todo.filter((i) => i < opening).map((i) => [i, 'now'] as [number, RenderUrgency]),
-    ...(w.render === 'full' ? todo.filter((i) => i >= opening).map((i) => [i, 'background'] as [number, RenderUrgency]) : []),
-  ];
-  if (pending.length) {
-    // One failed segment stops the rest of this job's renders, and the job ends once every render it started has
-    // stopped: no ffmpeg of a FAILED job is still running (or writing) when its failure is reported.
-    const stop = new AbortController();
-    const onAbort = () => stop.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let failure: { error: unknown } | undefined;
-    try {
-      await Promise.all(
-        pending.map(async ([i, urgency]) => {
-          try {
-            // Asked for in this order, at once (the listing above said which are missing): the renderer sees the
-            // opening before the rest, and never has to stop a render it started too early.
-            await segments.make(i, urgency, stop.signal);
-            done[i] = true;
-            await publishProgress();
-          } catch (error) {
-            failure ??= { error };
-            stop.abort();
-          }
-        }),
-      );
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
-    if (failure) throw failure.error;
-  }
+  // On demand, players' requests render segments too: one that is there by its turn is not rendered again.
+  const place = w.render === 'on-demand' ? segments.put : segments.make;
+  await renderSegments(
+    place,
+    [
+      ...todo.filter((i) => i < opening).map((i) => [i, 'now'] as [number, RenderUrgency]),
+      ...(rendersEverySegment(w) ? todo.filter((i) => i >= opening).map((i) => [i, 'background'] as [number, RenderUrgency]) : []),
+    ],
+    async (i) => {
+      done[i] = true;
+      await publishProgress();
+    },
+    signal,
+  );
   await publishing;
 
   const current = (await engine.store.getWatermark(w.id))!;
   if (current.containers.includes('mp4') && !(await engine.media.exists(`${folder}/${MP4_NAME}`))) {
+    // An mp4 asked for while this job rendered the opening only: the rest first.
+    const rest = (await doneSegments(engine.media, folder, count)).flatMap((d, i) => (d ? [] : [[i, 'background'] as [number, RenderUrgency]]));
+    await renderSegments(segments.put, rest, async () => undefined, signal);
     progress('joining mp4');
     await joinMp4(engine, folder, video, signal);
   }
   return markCompleteIfDone(engine, w.id, folder, count);
+}
+
+/**
+ * Places the listed segments, asked for in this order, at once: the renderer sees the opening before the rest, and never has to stop a render it started too early. One failed segment stops
+ * the rest, and this ends once every render it started has stopped: no ffmpeg of a FAILED job is still running (or
+ * writing) when its failure is reported.
+ */
+async function renderSegments(
+  place: WatermarkSegments['make'],
+  pending: [number, RenderUrgency][],
+  onDone: (index: number) => Promise<void>,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (!pending.length) return;
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let failure: { error: unknown } | undefined;
+  try {
+    await Promise.all(
+      pending.map(async ([i, urgency]) => {
+        try {
+          await place(i, urgency, stop.signal);
+          await onDone(i);
+        } catch (error) {
+          failure ??= { error };
+          stop.abort();
+        }
+      }),
+    );
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+  if (failure) throw failure.error;
 }
 
 /**

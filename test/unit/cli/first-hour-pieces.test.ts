@@ -3,12 +3,13 @@
 // figures as docs/forensic.md measures them.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Chalk } from 'chalk';
 import { Command, Option } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { docPath, resolveDocRefs } from '../../../src/cli/docs.js';
 import { FlagError, flagError, fromCommanderError, numberFlag } from '../../../src/cli/flag-error.js';
 import { describeWatermark } from '../../../src/cli/follow.js';
-import { humanDate } from '../../../src/cli/render.js';
+import { humanDate, renderWatermark } from '../../../src/cli/render.js';
 import { FORENSIC_LAYOUT_TRADES, FORENSIC_LAYOUTS, forensicStage } from '../../../src/core/forensic/variant-plan.js';
 import { defaultVideoKey } from '../../../src/core/video-key.js';
 import { REPO } from '../../helpers/fixtures.js';
@@ -92,6 +93,17 @@ describe('progress that says what happens', () => {
       expect(cells[6], layout).toBe(t.shortestLeak);
       expect(cells[3], layout).toContain(String(t.files.length));
     }
+  });
+});
+
+describe('what a rerun says it did', () => {
+  const c = new Chalk({ level: 0 });
+  it('an existing watermark this run went on rendering counts those segments; one already whole says nothing was encoded', () => {
+    const base = { id: 'w1', status: 'READY', created: false };
+    expect(renderWatermark({ ...base, resumed: { rendered: 7, total: 11 } }, c).split('\n')[0]).toBe(
+      'watermark w1  READY  (resumed: rendered 7 of 11 segments)',
+    );
+    expect(renderWatermark(base, c).split('\n')[0]).toBe('watermark w1  READY  (existing, nothing encoded)');
   });
 });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { watermarkIdentity } from '../../../src/core/watermark-identity.js';
 import { jobId } from '../../../src/engine/jobs/job-lease.js';
 import type { Container, RenderMode, WatermarkRecord } from '../../../src/engine/state/state-store.js';
-import { requestWatermark } from '../../../src/engine/watermark/request.js';
+import { rendersEverySegment, requestWatermark } from '../../../src/engine/watermark/request.js';
 import { forensic, insertVideo, settingsOf, testClock, text, type UnitEngine, unitEnginePerTest } from '../../helpers/unit-engine.js';
 
 const clock = testClock();
@@ -246,9 +246,11 @@ describe('requestWatermark: render mode', () => {
     expect(watermark.render).toBe('on-demand');
   });
 
-  it('is full from the start for an mp4, or with no TEXT to draw', async () => {
+  it('stays on demand with an mp4 (its job renders every segment for the join), and is full with no TEXT to draw', async () => {
     await insertVideo(unit.engine, { key: 'talk', enableForensic: true });
-    expect((await ask('talk', [text('Alice')], { render: 'on-demand', containers: ['m3u8', 'mp4'] })).watermark.render).toBe('full');
+    const withMp4 = (await ask('talk', [text('Alice')], { render: 'on-demand', containers: ['m3u8', 'mp4'] })).watermark;
+    expect(withMp4.render).toBe('on-demand');
+    expect(rendersEverySegment(withMp4)).toBe(true);
     expect((await ask('talk', [forensic(3)], { render: 'on-demand' })).watermark.render).toBe('full');
   });
 
@@ -262,12 +264,12 @@ describe('requestWatermark: render mode', () => {
     expect((await unit.engine.store.getWatermark(first.watermark.id))!.render).toBe('full');
   });
 
-  it('turns full when a later on-demand request adds mp4', async () => {
-    await insertVideo(unit.engine, { key: 'talk' });
-    const first = await ask('talk', [text('Alice')], { render: 'on-demand' });
+  it('stays on demand when a later on-demand request adds mp4, and queues a job for the rest of a PLAYABLE one', async () => {
+    const video = await insertVideo(unit.engine, { key: 'talk' });
+    const id = await seedWatermark(video.id, [text('Alice')], { status: 'PLAYABLE', render: 'on-demand' });
     const later = await ask('talk', [text('Alice')], { render: 'on-demand', containers: ['mp4'] });
-    expect(later.watermark).toMatchObject({ render: 'full', containers: ['m3u8', 'mp4'] });
-    expect((await unit.engine.store.getWatermark(first.watermark.id))!.render).toBe('full');
+    expect(later.watermark).toMatchObject({ id, render: 'on-demand', containers: ['m3u8', 'mp4'] });
+    expect(await unit.engine.store.getJob(jobId('watermark', id))).toMatchObject({ status: 'queued' });
   });
 
   it('queues a job for a PLAYABLE watermark once it is full, not while it is on demand', async () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { WmarkError } from '../../../src/core/errors.js';
 import { framesPerSegment } from '../../../src/core/plan/segment-timing.js';
 import { segmentDurations } from '../../../src/core/plan/working-form.js';
-import { interpretProbe, parseRational } from '../../../src/ffmpeg/probe-media.js';
+import { interpretProbe, parseRational, unreadableHint } from '../../../src/ffmpeg/probe-media.js';
 import { parseProgress, progressWatch } from '../../../src/ffmpeg/run-ffmpeg.js';
 
 type Probe = Parameters<typeof interpretProbe>[0];
@@ -275,5 +275,19 @@ describe("progressWatch (the stall watchdog's rule)", () => {
     const w = progressWatch(0);
     w.seen({}, 700);
     expect(w.stalledFor(900)).toBe(900);
+  });
+});
+
+describe('the hint for a source ffprobe cannot read', () => {
+  const ffmpeg = 'Invalid data found when processing input';
+  it('says what the file holds instead, what wmark takes, and ffmpeg last', () => {
+    expect(unreadableHint(Buffer.from('meeting notes\n'), ffmpeg)).toBe(
+      `It holds text, not a video: give a video file (mp4, mov, mkv, webm, ...) or a URL that answers with one. (ffmpeg: ${ffmpeg})`,
+    );
+    expect(unreadableHint(Buffer.from('<!DOCTYPE html><html>'), ffmpeg)).toMatch(/^It holds a web page or XML, not a video: /);
+    expect(unreadableHint(Buffer.from([0x00, 0xff, 0x13, 0x37]), ffmpeg)).toMatch(/^It is no video format ffmpeg knows: /);
+    expect(unreadableHint(undefined, undefined)).toBe(
+      'It is no video format ffmpeg knows: give a video file (mp4, mov, mkv, webm, ...) or a URL that answers with one.',
+    );
   });
 });
