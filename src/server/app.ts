@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isWmarkError, WmarkError } from '../core/errors.js';
 import { acceptedRequestId, type LogSink, NO_ROUTE, type RequestRecord } from '../core/log-record.js';
+import { checkStorableHeaders, checkStorableQuery } from '../core/storable-text.js';
 import { AUTH_LIMIT, type AuthLimitOptions, authLimiter } from './auth-limit.js';
 import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from './cors.js';
 import {
@@ -96,6 +97,7 @@ export function createApp(options: AppOptions): App {
       const match = routes.match(req.method, req.path);
       if (!match) throw new WmarkError('NOT_FOUND', `no route for ${req.path}`);
       matched(match.route);
+      checkStorableRequest(req);
       if (match.cors) cors = { ...MEDIA_CORS };
       const allow = match.allowed.join(', ');
       if (req.method === 'OPTIONS') {
@@ -136,7 +138,7 @@ export function createApp(options: AppOptions): App {
       const started = performance.now();
       const method = (init.method ?? 'GET').toUpperCase();
       const headers = Object.fromEntries(Object.entries(init.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
-      const text = init.body === undefined ? '' : Buffer.isBuffer(init.body) ? init.body.toString('utf8') : init.body;
+      const sent = init.body ?? '';
       const req: ApiRequest = {
         method,
         rawUrl: target,
@@ -144,8 +146,8 @@ export function createApp(options: AppOptions): App {
         url: new URL(target, 'http://wmark.invalid'),
         headers,
         body: async () => {
-          if (Buffer.byteLength(text) > BODY_LIMIT_BYTES) throw bodyTooLarge();
-          return parseJsonBody(text, headers['content-type']);
+          if (Buffer.byteLength(sent) > BODY_LIMIT_BYTES) throw bodyTooLarge();
+          return parseJsonBody(sent, headers['content-type']);
         },
       };
       const res = await handle(req);
@@ -159,6 +161,13 @@ export function createApp(options: AppOptions): App {
       return { status: res.status, headers: new Headers(res.headers), body, text: body.toString('utf8') };
     },
   };
+}
+
+/** Refuses query parameters and header values a state store cannot hold (the body is checked when it is read). */
+function checkStorableRequest(req: ApiRequest): void {
+  const at = req.rawUrl.indexOf('?');
+  if (at >= 0) checkStorableQuery(req.rawUrl.slice(at + 1));
+  checkStorableHeaders(req.headers);
 }
 
 /** Refuses raw paths that try to climb or smuggle separators: `..`, encoded dots/slashes/backslashes, backslashes, NUL. */

@@ -207,7 +207,7 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
     if (error instanceof WmarkError) throw error;
     throw new WmarkError('CLIENT_CLOSED', 'the client closed the connection before sending its whole body');
   }
-  return parseJsonBody(Buffer.concat(chunks).toString('utf8'), req.headers['content-type']);
+  return parseJsonBody(Buffer.concat(chunks), req.headers['content-type']);
 }
 
 async function write(req: IncomingMessage, res: ServerResponse, response: ApiResponse): Promise<void> {
