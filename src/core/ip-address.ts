@@ -1,6 +1,7 @@
 // Which IP addresses an API client may make the server fetch from (against SSRF): public unicast only. Loopback,
 // private, link-local, CGNAT, multicast, reserved and unspecified ranges are refused, in IPv4 and IPv6, including
 // IPv4 addresses carried inside IPv6 (mapped, compatible, NAT64, 6to4). Pure parsing, no DNS.
+import ipaddr from 'ipaddr.js';
 
 /** The address's bytes (4 or 16), or undefined when `ip` is not an IPv4 or IPv6 literal (brackets allowed). */
 export function ipBytes(ip: string): number[] | undefined {
@@ -96,4 +97,17 @@ export function isLoopbackAddress(ip: string): boolean {
   if (bytes.length === 4) return bytes[0] === 127;
   if (inPrefix(bytes, [], 127) && bytes[15] === 1) return true;
   return inPrefix(bytes, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff], 96) && bytes[12] === 127;
+}
+
+/**
+ * Whom a client address stands for when counting what it does: an IPv4 address itself (also when the socket gives it
+ * mapped into IPv6), an IPv6 address by its first `ipv6PrefixBits` bits, since one subscriber is usually given a
+ * whole /64 and would otherwise have a fresh allowance at every address in it. Text that is no address stands alone.
+ */
+export function addressGroup(ip: string, ipv6PrefixBits: number): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.process(ip);
+  if (address.kind() === 'ipv4') return address.toString();
+  const bytes = address.toByteArray().map((byte, i) => byte & (0xff << Math.max(0, Math.min(8, (i + 1) * 8 - ipv6PrefixBits))) & 0xff);
+  return `${ipaddr.fromByteArray(bytes).toString()}/${ipv6PrefixBits}`;
 }

@@ -6,7 +6,6 @@ import { readFile } from 'node:fs/promises';
 import { isWmarkError, WmarkError } from '../core/errors.js';
 import { acceptedRequestId, type LogSink, NO_ROUTE, type RequestRecord } from '../core/log-record.js';
 import { checkStorableHeaders, checkStorableQuery } from '../core/storable-text.js';
-import { AUTH_LIMIT, type AuthLimitOptions, authLimiter } from './auth-limit.js';
 import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from './cors.js';
 import {
   type ApiRequest,
@@ -39,8 +38,6 @@ export interface AppOptions extends Omit<ServerContextOptions, 'log'> {
   logRequest?: (record: RequestRecord) => void;
   /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
   corsOrigins?: CorsOrigins;
-  /** Failed credential checks allowed per client address (default AUTH_LIMIT). */
-  authLimit?: AuthLimitOptions;
   /** GET /metrics answers callers on other machines too (--metrics-public); by default loopback callers only. */
   metricsPublic?: boolean;
 }
@@ -79,7 +76,6 @@ export function createApp(options: AppOptions): App {
   metricsRoutes(routes, ctx, metrics, { public: options.metricsPublic ?? false });
 
   const corsOrigins = options.corsOrigins?.length ? options.corsOrigins : ['*'];
-  const limiter = authLimiter(options.authLimit ?? AUTH_LIMIT, { now: () => options.service.now(), addressOf: ctx.clientAddress, log: ctx.log });
 
   async function handle(req: ApiRequest): Promise<ApiResponse> {
     // The caller's own id when it is a safe one (a proxy's, a client's), so its logs and ours name the same request.
@@ -104,11 +100,7 @@ export function createApp(options: AppOptions): App {
         return { status: 204, headers: { ...(match.cors ? MEDIA_CORS : apiPreflightHeaders(req, corsOrigins, match.allowed)), Allow: allow } };
       }
       if (match.kind === 'method') throw new WmarkError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}`, { headers: { Allow: allow } });
-      limiter.check(req);
-      const response = await match.handler(req, match.params).catch((error: unknown) => {
-        limiter.record(req, error);
-        throw error;
-      });
+      const response = await match.handler(req, match.params);
       return match.cors ? response : { ...response, headers: { ...cors, ...response.headers } };
     } catch (error) {
       if (!isWmarkError(error) || error.kind === 'unexpected')
