@@ -52,7 +52,10 @@ let databases = 0;
 /** The postmaster's pid (from its pid file), then its children's. */
 function serverPids(data: string): number[] {
   const main = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const children = spawnSync('pgrep', ['-P', String(main)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+  const children = spawnSync('pgrep', ['-P', String(main)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean)
+    .map(Number);
   return [main, ...children];
 }
 

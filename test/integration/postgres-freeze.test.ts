@@ -29,6 +29,7 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
   let s: TestServer;
   let database: string;
   let videoId: string;
+  let source: string;
 
   beforeAll(async () => {
     pg = await startPostgres();
@@ -36,7 +37,8 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     engine = await testEngine({ database });
     // A new watermark's POST answers PENDING after a second rather than wait for its lead segments to render.
     s = await serveEngine(engine, { playableTimeoutMs: 1_000 });
-    videoId = (await ingestOverHttp(s.url, s.v2, await flat('336699', 2), 'frozen')).video.id;
+    source = await flat('336699', 2);
+    videoId = (await ingestOverHttp(s.url, s.v2, source, 'frozen')).video.id;
   }, 120_000);
   afterAll(async () => {
     pg?.thaw();
@@ -51,8 +53,9 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     'GET /1.0/videos/:id': () => call(s.url, 'GET', `/1.0/videos/${videoId}`, { headers: s.v1 }),
     'GET /0.1/videos': () => call(s.url, 'GET', '/0.1/videos?key=frozen', { headers: s.v1 }),
     'GET /2.0/templates': () => call(s.url, 'GET', '/2.0/templates', { headers: s.v2 }),
-    'POST /2.0/videos (again)': () => call(s.url, 'POST', '/2.0/videos', { headers: s.v2, body: { sourceUrl: 'https://example.com/never.mp4', key: 'frozen' } }),
-    'POST /1.0/watermark (new)': () => call(s.url, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'frozen', settings: [{ content: `viewer ${n}` }] } }),
+    'POST /2.0/videos (again)': () => call(s.url, 'POST', '/2.0/videos', { headers: s.v2, body: { sourceUrl: source, key: 'frozen' } }),
+    'POST /1.0/watermark (new)': () =>
+      call(s.url, 'POST', '/1.0/watermark', { headers: s.v1, body: { key: 'frozen', settings: [{ content: `viewer ${n}` }] } }),
     'POST /2.0/watermark (again)': () =>
       call(s.url, 'POST', '/2.0/watermark', { headers: s.v2, body: { key: 'frozen', containers: ['m3u8'], settings: [{ content: 'the same' }] } }),
     'POST /token': () => call(s.url, 'POST', '/token', { headers: s.v2 }),

@@ -69,7 +69,8 @@ export function checkDatabaseUrl(url: string): void {
 // shut down), as opposed to a statement that is wrong.
 // A statement past its deadline (57014, the driver's read timeout, a transaction abandoned) counts as a database that
 // does not answer.
-const CONNECTION_CODES = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|08...|28...|3D000|57P0[1-3]|57014|25P03|53300)$/;
+const CONNECTION_CODES =
+  /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|08...|28...|3D000|57P0[1-3]|57014|25P03|53300)$/;
 const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Query read timeout|no answer within/;
 
 function isConnectionError(error: unknown): boolean {
