@@ -34,7 +34,7 @@ export interface ServerOptions {
   /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
   corsOrigins?: string[];
   /** Failed credential checks allowed per client address (default AUTH_LIMIT). */
-  authLimit?: AuthLimitOptions;
+  authLimit?: Partial<AuthLimitOptions>;
   /** Overrides of the socket timeouts (tests use short ones); see SERVER_TIMEOUTS. */
   timeouts?: Partial<ServerTimeouts>;
 }

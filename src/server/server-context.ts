@@ -41,8 +41,8 @@ export interface ServerContextOptions {
   /** Proxies whose X-Forwarded-For names the client (--trust-proxy), for the failed-auth limit and what callers may see. */
   trustProxy?: TrustedProxies;
   tokenTtlSeconds: number;
-  /** Failed credential checks allowed per client source (default AUTH_LIMIT). */
-  authLimit?: AuthLimitOptions;
+  /** The failed-credential limit, where it differs from AUTH_LIMIT. */
+  authLimit?: Partial<AuthLimitOptions>;
   /** Whether the server is draining before it stops (default: never). */
   stopping?: () => boolean;
   log?: (line: string) => void;
@@ -57,15 +57,18 @@ export function serverContext(options: ServerContextOptions): ServerContext {
   const { service } = options;
   const key = service.tokenKey();
   const clientAddressOf = (req: ApiRequest) => clientAddress(req.remoteAddress, req.headers['x-forwarded-for'], options.trustProxy);
-  const limiter = authLimiter(options.authLimit ?? AUTH_LIMIT, {
-    now: () => service.now(),
-    counter: {
-      take: (source, windowMs, limit) => service.takeAuthAttempt(source, windowMs, limit),
-      settle: (source, resetAt, failed) => service.settleAuthAttempt(source, resetAt, failed),
+  const limiter = authLimiter(
+    { ...AUTH_LIMIT, ...options.authLimit },
+    {
+      now: () => service.now(),
+      counter: {
+        take: (source, windowMs, limit) => service.takeAuthAttempt(source, windowMs, limit),
+        settle: (source, resetAt, failed) => service.settleAuthAttempt(source, resetAt, failed),
+      },
+      addressOf: clientAddressOf,
+      log: options.log,
     },
-    addressOf: clientAddressOf,
-    log: options.log,
-  });
+  );
 
   const checkKeyHeaders = async (req: ApiRequest): Promise<string> => {
     const pair = keyPairOf(req.headers);
