@@ -27,6 +27,8 @@ export interface ConfigFlags {
   metricsPublic?: boolean | string | undefined;
   /** `wmark serve --drain-seconds <seconds>`: how long serve drains on SIGTERM before it stops listening. */
   drainSeconds?: number | string | undefined;
+  /** `wmark serve --auth-ipv6-prefix <bits>`: an IPv6 client's prefix, for the failed-credential limit. */
+  authIpv6Prefix?: number | string | undefined;
   /** `--remote <url>`: the service to talk to. */
   remote?: string | undefined;
   /** `--api 1.0|2.0`. */
@@ -67,6 +69,7 @@ const FIELDS: readonly FieldSpec[] = [
   { path: 'server.trustProxy', env: 'WMARK_TRUST_PROXY', flag: 'trustProxy', kind: 'string' },
   { path: 'server.metricsPublic', env: 'WMARK_METRICS_PUBLIC', flag: 'metricsPublic', kind: 'boolean' },
   { path: 'server.drainSeconds', env: 'WMARK_DRAIN_SECONDS', flag: 'drainSeconds', kind: 'int' },
+  { path: 'server.authIpv6Prefix', env: 'WMARK_AUTH_IPV6_PREFIX', flag: 'authIpv6Prefix', kind: 'int' },
   { path: 'remote.url', env: 'WMARK_API_URL', flag: 'remote', kind: 'string' },
   { path: 'remote.api', env: 'WMARK_API_VERSION', flag: 'api', kind: 'api' },
   { path: 'queue.url', env: 'WMARK_QUEUE_URL', flag: 'queue', kind: 'string' },

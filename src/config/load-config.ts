@@ -30,7 +30,7 @@ export interface ResolvedConfig {
   encode: { preset: X264Preset; crf: number };
   publicUrl?: string;
   /** `trustProxy`: the reverse proxies whose X-Forwarded-For names the client, as given (validated) text. */
-  server: { host: string; port: number; tokenTtlSeconds: number; trustProxy?: string; metricsPublic: boolean; drainSeconds: number };
+  server: { host: string; port: number; tokenTtlSeconds: number; trustProxy?: string; metricsPublic: boolean; drainSeconds: number; authIpv6Prefix: number };
   remote: { url?: string; api?: ApiVersion };
   /** The render farm's Redis; without it, renders run in this process (embedded). */
   queue?: { url: string };
@@ -51,7 +51,7 @@ export interface ResolvedConfig {
 
 export const DEFAULTS = {
   encode: { preset: 'veryfast', crf: 23 },
-  server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600, metricsPublic: false, drainSeconds: 0 },
+  server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600, metricsPublic: false, drainSeconds: 0, authIpv6Prefix: 64 },
   shutdownTimeoutSeconds: 10,
 } as const satisfies { encode: ResolvedConfig['encode']; server: ResolvedConfig['server']; shutdownTimeoutSeconds: number };
 

@@ -50,6 +50,9 @@ export const serverSchema = section({
   // On SIGTERM or Ctrl-C, how long serve drains (/readyz 503, answers close their connections) before it stops
   // listening: above a load balancer's checks interval × fall (README.md, "Rolling restarts"); 0 stops at once.
   drainSeconds: intRange(0, 3600).optional(),
+  // How many leading bits of an IPv6 client's address the failed-credential limit counts it by (README.md, "Security
+  // model"): 64 by default, since a subscriber usually holds a whole /64.
+  authIpv6Prefix: intRange(32, 128).optional(),
 });
 
 function trustedProxyList() {

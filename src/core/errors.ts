@@ -86,6 +86,7 @@ export const ERRORS = {
   VALIDATION_FAILED: usage(),
   INVALID_BODY: usage(),
   BAD_PATH: usage(),
+  TEXT_NOT_STORABLE: usage(400, 'Send text as UTF-8, without NUL characters or unpaired surrogates.'),
   BODY_TOO_LARGE: usage(413),
   UNSUPPORTED_MEDIA_TYPE: usage(415),
   METHOD_NOT_ALLOWED: usage(405),

@@ -4,11 +4,14 @@ import { Redis } from 'ioredis';
 import { WmarkError } from '../core/errors.js';
 import { parseQueueUrl, redactQueueUrl } from './queue-url.js';
 
+/** How long a command on a connection that never blocks may wait for its answer before it fails. */
+export const REDIS_COMMAND_DEADLINE_MS = 3_000;
+
 /**
  * A connected client. Rejects with QUEUE_UNREACHABLE when Redis does not answer within `timeoutMs`; once connected,
  * it reconnects by itself for as long as it lives (a Redis restart mid-job is survived, not reported).
  */
-export async function connectRedis(url: string, options: { timeoutMs?: number; name?: string } = {}): Promise<Redis> {
+export async function connectRedis(url: string, options: { timeoutMs?: number; name?: string; commandTimeoutMs?: number } = {}): Promise<Redis> {
   const address = parseQueueUrl(url);
   const client = new Redis({
     host: address.host,
@@ -19,6 +22,8 @@ export async function connectRedis(url: string, options: { timeoutMs?: number; n
     ...(address.tls ? { tls: {} } : {}),
     ...(options.name ? { connectionName: options.name } : {}),
     maxRetriesPerRequest: null,
+    // A command's deadline, for a connection that sends no blocking command (BullMQ's workers and events block).
+    ...(options.commandTimeoutMs ? { commandTimeout: options.commandTimeoutMs } : {}),
     lazyConnect: true,
     // Back off up to 2 s between reconnects: a restarted Redis is picked up within seconds.
     retryStrategy: (times) => Math.min(2_000, 50 * 2 ** Math.min(times, 6)),

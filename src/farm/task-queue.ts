@@ -6,7 +6,7 @@ import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ERRORS, type ErrorCode, isWmarkError, WmarkError } from '../core/errors.js';
 import { redactQueueUrl } from './queue-url.js';
-import { connectRedis } from './redis-connection.js';
+import { connectRedis, REDIS_COMMAND_DEADLINE_MS } from './redis-connection.js';
 import { type RedisHealth, watchRedis } from './redis-health.js';
 import { type FarmResult, type FarmTask, farmJobId, segmentJobId, taskKind, taskOutput } from './tasks/farm-task.js';
 import type { SegmentRunResult } from './tasks/segment-task.js';
@@ -110,7 +110,7 @@ export class TaskQueue {
   /** Connects to Redis at `url` (QUEUE_UNREACHABLE when it does not answer). */
   static async open(url: string, options: TaskQueueOptions = {}): Promise<TaskQueue> {
     const timeoutMs = options.connectTimeoutMs ?? 5_000;
-    const queueClient = await connectRedis(url, { timeoutMs, name: 'wmark-queue' });
+    const queueClient = await connectRedis(url, { timeoutMs, name: 'wmark-queue', commandTimeoutMs: REDIS_COMMAND_DEADLINE_MS });
     const eventsClient = await connectRedis(url, { timeoutMs, name: 'wmark-queue-events' }).catch((error: unknown) => {
       queueClient.disconnect();
       throw error;

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isWmarkError, WmarkError } from '../core/errors.js';
 import { acceptedRequestId, type LogSink, NO_ROUTE, type RequestRecord } from '../core/log-record.js';
-import { AUTH_LIMIT, type AuthLimitOptions, authLimiter } from './auth-limit.js';
+import { checkStorableHeaders, checkStorableQuery } from '../core/storable-text.js';
 import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from './cors.js';
 import {
   type ApiRequest,
@@ -38,8 +38,6 @@ export interface AppOptions extends Omit<ServerContextOptions, 'log'> {
   logRequest?: (record: RequestRecord) => void;
   /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
   corsOrigins?: CorsOrigins;
-  /** Failed credential checks allowed per client address (default AUTH_LIMIT). */
-  authLimit?: AuthLimitOptions;
   /** GET /metrics answers callers on other machines too (--metrics-public); by default loopback callers only. */
   metricsPublic?: boolean;
 }
@@ -78,7 +76,6 @@ export function createApp(options: AppOptions): App {
   metricsRoutes(routes, ctx, metrics, { public: options.metricsPublic ?? false });
 
   const corsOrigins = options.corsOrigins?.length ? options.corsOrigins : ['*'];
-  const limiter = authLimiter(options.authLimit ?? AUTH_LIMIT, { now: () => options.service.now(), addressOf: ctx.clientAddress, log: ctx.log });
 
   async function handle(req: ApiRequest): Promise<ApiResponse> {
     // The caller's own id when it is a safe one (a proxy's, a client's), so its logs and ours name the same request.
@@ -96,17 +93,14 @@ export function createApp(options: AppOptions): App {
       const match = routes.match(req.method, req.path);
       if (!match) throw new WmarkError('NOT_FOUND', `no route for ${req.path}`);
       matched(match.route);
+      checkStorableRequest(req);
       if (match.cors) cors = { ...MEDIA_CORS };
       const allow = match.allowed.join(', ');
       if (req.method === 'OPTIONS') {
         return { status: 204, headers: { ...(match.cors ? MEDIA_CORS : apiPreflightHeaders(req, corsOrigins, match.allowed)), Allow: allow } };
       }
       if (match.kind === 'method') throw new WmarkError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}`, { headers: { Allow: allow } });
-      limiter.check(req);
-      const response = await match.handler(req, match.params).catch((error: unknown) => {
-        limiter.record(req, error);
-        throw error;
-      });
+      const response = await match.handler(req, match.params);
       return match.cors ? response : { ...response, headers: { ...cors, ...response.headers } };
     } catch (error) {
       if (!isWmarkError(error) || error.kind === 'unexpected')
@@ -136,7 +130,7 @@ export function createApp(options: AppOptions): App {
       const started = performance.now();
       const method = (init.method ?? 'GET').toUpperCase();
       const headers = Object.fromEntries(Object.entries(init.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
-      const text = init.body === undefined ? '' : Buffer.isBuffer(init.body) ? init.body.toString('utf8') : init.body;
+      const sent = init.body ?? '';
       const req: ApiRequest = {
         method,
         rawUrl: target,
@@ -144,8 +138,8 @@ export function createApp(options: AppOptions): App {
         url: new URL(target, 'http://wmark.invalid'),
         headers,
         body: async () => {
-          if (Buffer.byteLength(text) > BODY_LIMIT_BYTES) throw bodyTooLarge();
-          return parseJsonBody(text, headers['content-type']);
+          if (Buffer.byteLength(sent) > BODY_LIMIT_BYTES) throw bodyTooLarge();
+          return parseJsonBody(sent, headers['content-type']);
         },
       };
       const res = await handle(req);
@@ -159,6 +153,13 @@ export function createApp(options: AppOptions): App {
       return { status: res.status, headers: new Headers(res.headers), body, text: body.toString('utf8') };
     },
   };
+}
+
+/** Refuses query parameters and header values a state store cannot hold (the body is checked when it is read). */
+function checkStorableRequest(req: ApiRequest): void {
+  const at = req.rawUrl.indexOf('?');
+  if (at >= 0) checkStorableQuery(req.rawUrl.slice(at + 1));
+  checkStorableHeaders(req.headers);
 }
 
 /** Refuses raw paths that try to climb or smuggle separators: `..`, encoded dots/slashes/backslashes, backslashes, NUL. */

@@ -3,6 +3,7 @@
 // so every handler can be called in-process, as hono's own tests call app.request().
 import type { Readable } from 'node:stream';
 import { isWmarkError, WmarkError } from '../core/errors.js';
+import { checkStorableJson, decodeUtf8 } from '../core/storable-text.js';
 
 export interface ApiRequest {
   method: string;
@@ -78,18 +79,25 @@ export function errorResponse(error: unknown, headers: Record<string, string> = 
   return json(error.httpStatus, { message, code: error.code, ...(error.hint ? { hint: error.hint } : {}) }, { ...headers, ...error.headers });
 }
 
-/** Reads a JSON body from its text: JSON only (by Content-Type), empty allowed (undefined). */
-export function parseJsonBody(text: string, contentType: string | undefined): unknown {
+/**
+ * Reads a JSON body from its bytes (or text): JSON only (by Content-Type), empty allowed (undefined), and only text a
+ * state store can hold (TEXT_NOT_STORABLE naming the field otherwise).
+ */
+export function parseJsonBody(body: string | Uint8Array, contentType: string | undefined): unknown {
+  const text = typeof body === 'string' ? body : decodeUtf8('body', body);
   if (!text.trim()) return undefined;
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json' && !type.endsWith('+json')) {
     throw new WmarkError('UNSUPPORTED_MEDIA_TYPE', `request bodies must be JSON (Content-Type: application/json), got ${type || 'no Content-Type'}`);
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch (error) {
     throw new WmarkError('INVALID_JSON', `malformed JSON body: ${(error as Error).message}`);
   }
+  checkStorableJson(parsed);
+  return parsed;
 }
 
 export function bodyTooLarge(): WmarkError {

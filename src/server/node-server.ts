@@ -34,7 +34,7 @@ export interface ServerOptions {
   /** Origins allowed to call the API from a browser (--cors-origin); default `*`. */
   corsOrigins?: string[];
   /** Failed credential checks allowed per client address (default AUTH_LIMIT). */
-  authLimit?: AuthLimitOptions;
+  authLimit?: Partial<AuthLimitOptions>;
   /** Overrides of the socket timeouts (tests use short ones); see SERVER_TIMEOUTS. */
   timeouts?: Partial<ServerTimeouts>;
 }
@@ -207,7 +207,7 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
     if (error instanceof WmarkError) throw error;
     throw new WmarkError('CLIENT_CLOSED', 'the client closed the connection before sending its whole body');
   }
-  return parseJsonBody(Buffer.concat(chunks).toString('utf8'), req.headers['content-type']);
+  return parseJsonBody(Buffer.concat(chunks), req.headers['content-type']);
 }
 
 async function write(req: IncomingMessage, res: ServerResponse, response: ApiResponse): Promise<void> {

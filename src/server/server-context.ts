@@ -5,6 +5,7 @@ import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
 import { clientAddress, type TrustedProxies } from '../core/forwarded-for.js';
 import type { LocalService } from '../engine/app/local-service.js';
+import { AUTH_LIMIT, type AuthLimitOptions, authLimiter } from './auth-limit.js';
 import { keyPairOf, keyRefusal } from './credential-headers.js';
 import type { ApiRequest } from './http-types.js';
 import { isLegacyPath } from './route-table.js';
@@ -40,6 +41,8 @@ export interface ServerContextOptions {
   /** Proxies whose X-Forwarded-For names the client (--trust-proxy), for the failed-auth limit and what callers may see. */
   trustProxy?: TrustedProxies;
   tokenTtlSeconds: number;
+  /** The failed-credential limit, where it differs from AUTH_LIMIT. */
+  authLimit?: Partial<AuthLimitOptions>;
   /** Whether the server is draining before it stops (default: never). */
   stopping?: () => boolean;
   log?: (line: string) => void;
@@ -53,6 +56,19 @@ function tokenRouteFor(path: string): string {
 export function serverContext(options: ServerContextOptions): ServerContext {
   const { service } = options;
   const key = service.tokenKey();
+  const clientAddressOf = (req: ApiRequest) => clientAddress(req.remoteAddress, req.headers['x-forwarded-for'], options.trustProxy);
+  const limiter = authLimiter(
+    { ...AUTH_LIMIT, ...options.authLimit },
+    {
+      now: () => service.now(),
+      counter: {
+        take: (source, windowMs, limit) => service.takeAuthAttempt(source, windowMs, limit),
+        settle: (source, resetAt, failed) => service.settleAuthAttempt(source, resetAt, failed),
+      },
+      addressOf: clientAddressOf,
+      log: options.log,
+    },
+  );
 
   const checkKeyHeaders = async (req: ApiRequest): Promise<string> => {
     const pair = keyPairOf(req.headers);
@@ -62,29 +78,35 @@ export function serverContext(options: ServerContextOptions): ServerContext {
         'missing credentials: send x-api-client-id and x-api-key, or x-api-key and x-api-secret (or Authorization: Bearer <token>)',
         { hint: `Send x-api-client-id and x-api-key, or Authorization: Bearer <token> from ${tokenRouteFor(req.path)}.` },
       );
-    if ('lone' in pair) throw keyRefusal(pair.lone, true);
-    const found = await service.checkKey(pair.clientId, pair.apiKey);
-    if (!found) throw keyRefusal(pair.apiKey, false);
-    return found;
+    const credentials = 'lone' in pair ? pair.lone : `${pair.clientId}\n${pair.apiKey}`;
+    return limiter.checked(req, credentials, async () => {
+      if ('lone' in pair) throw keyRefusal(pair.lone, true);
+      const found = await service.checkKey(pair.clientId, pair.apiKey);
+      if (!found) throw keyRefusal(pair.apiKey, false);
+      return found;
+    });
   };
+
+  const checkBearer = (req: ApiRequest, bearer: string): Promise<string> =>
+    limiter.checked(req, bearer, async () => {
+      const check = await verifyToken(key, bearer, Math.floor(service.now() / 1000));
+      if (!check.ok) {
+        if (check.reason === 'expired') throw new WmarkError('TOKEN_EXPIRED', `the access token has expired; get a new one from ${tokenRouteFor(req.path)}`);
+        throw new WmarkError('TOKEN_INVALID', 'invalid access token');
+      }
+      if (!(await service.isActiveClient(check.claims.sub))) throw new WmarkError('TOKEN_INVALID', 'the credentials behind this token were revoked');
+      return check.claims.sub;
+    });
 
   return {
     service,
     tokenTtlSeconds: options.tokenTtlSeconds,
     signedPrefix: options.publicUrl ? new URL(options.publicUrl).pathname.replace(/\/+$/, '') : '',
     linkBase: options.linkBase,
-    clientAddress: (req) => clientAddress(req.remoteAddress, req.headers['x-forwarded-for'], options.trustProxy),
+    clientAddress: clientAddressOf,
     async authenticate(req, version) {
       const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
-      if (bearer) {
-        const check = await verifyToken(key, bearer, Math.floor(service.now() / 1000));
-        if (!check.ok) {
-          if (check.reason === 'expired') throw new WmarkError('TOKEN_EXPIRED', `the access token has expired; get a new one from ${tokenRouteFor(req.path)}`);
-          throw new WmarkError('TOKEN_INVALID', 'invalid access token');
-        }
-        if (!(await service.isActiveClient(check.claims.sub))) throw new WmarkError('TOKEN_INVALID', 'the credentials behind this token were revoked');
-        return check.claims.sub;
-      }
+      if (bearer) return checkBearer(req, bearer);
       if (version === '1.0') {
         const tokenRoute = tokenRouteFor(req.path);
         throw new WmarkError('AUTH_REQUIRED', `missing credentials: send Authorization: Bearer <token> (get one from ${tokenRoute})`, {

@@ -111,13 +111,15 @@ describe('wmark serve behind HAProxy', () => {
   it('limits failed credential checks per client behind the proxy, by the address HAProxy saw, whatever X-Forwarded-For the client sends', async () => {
     const wrong = { 'x-api-client-id': serves.credentials!.clientId, 'x-api-key': 'wmk_wrong' };
     const statuses: number[] = [];
-    // Each instance counts for itself: guess until both refuse (four 429s in a row), the forged address new each time.
+    // Both instances count in the one database: guess until both refuse (four 429s in a row), the forged address new
+    // each time; 10 guesses were checked in all, not 10 on each.
     for (let i = 0; i < 60 && statuses.slice(-4).join() !== '429,429,429,429'; i++) {
       const r = await send('GET', '/1.0/authenticate/accessToken', { headers: { ...wrong, 'x-forwarded-for': `203.0.113.${i}` }, from: '127.0.0.2' });
       statuses.push(r.status);
     }
     expect(statuses.slice(-4), statuses.join()).toEqual([429, 429, 429, 429]);
     expect(new Set(statuses)).toEqual(new Set([401, 429]));
+    expect(statuses.filter((status) => status === 401)).toHaveLength(10);
     for (let i = 0; i < 4; i++) {
       const a = await send('GET', '/1.0/authenticate/accessToken', { headers, from: '127.0.0.2' });
       expect(a.status).toBe(429);

@@ -164,6 +164,7 @@ describe('wmark serve --queue', () => {
       pid: s.proc.child.pid,
       ok: true,
       ready: true,
+      dependencies: [{ name: 'queue', up: true, location: redis.url }],
       queue: {
         url: redis.url,
         media: path.join(farmDir, 'media'),
@@ -182,6 +183,7 @@ describe('wmark serve --queue', () => {
     const embeddedStatus = await runCli(['--data-dir', embeddedDir, 'status']);
     expect(embeddedStatus.code).toBe(0);
     expect(embeddedStatus.stdout).toContain('renders: in its own process (no --queue)');
+    expect(embeddedStatus.stdout).toContain('dependencies: none (state in a SQLite file, renders in its own process)');
     const none = await runCli(['--data-dir', newDir('farm-nobody'), '--json', 'status']);
     expect(none.code).toBe(5);
     expect(none.stderr + none.stdout).toContain('no wmark serve runs on');

@@ -3,7 +3,7 @@
 // starts its own and stops it. initdb and postgres refuse to run as root, so as root they run as `nobody`.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.js';
@@ -39,11 +39,25 @@ export interface TestPostgres {
   halt(): Promise<void>;
   /** Starts it again after halt(), on the same port with the same data. */
   restart(): Promise<void>;
+  /** Stops every process of the server (SIGSTOP): connections stay open and nothing answers, as on a hung host. */
+  freeze(): void;
+  /** Lets a frozen server run on (SIGCONT). */
+  thaw(): void;
   stop(): Promise<void>;
   log(): string;
 }
 
 let databases = 0;
+
+/** The postmaster's pid (from its pid file), then its children's. */
+function serverPids(data: string): number[] {
+  const main = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = spawnSync('pgrep', ['-P', String(main)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean)
+    .map(Number);
+  return [main, ...children];
+}
 
 export async function startPostgres(): Promise<TestPostgres> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-pg-'));
@@ -143,6 +157,13 @@ export async function startPostgres(): Promise<TestPostgres> {
       return url(name);
     },
     log: () => output,
+    // The postmaster first, so it forks no new backend while they are stopped; woken in the other order.
+    freeze: () => {
+      for (const pid of serverPids(data)) process.kill(pid, 'SIGSTOP');
+    },
+    thaw: () => {
+      for (const pid of serverPids(data).reverse()) process.kill(pid, 'SIGCONT');
+    },
     halt: stopChild,
     restart: launch,
     stop: async () => {

@@ -215,6 +215,11 @@ describe('for API clients: the source policy, over HTTP', () => {
     const byUrl = await post(strict, [logo(url)]);
     expectError(byUrl, 403, 'SOURCE_ADDRESS_FORBIDDEN');
     expect(messagesOf(byUrl)[0]).toMatch(/^settings\[0\]\.content: 127\.0\.0\.1 resolves to a loopback, private or link-local address/);
+    // The same origin through IPv6 forms that carry its IPv4 address: judged by it, never connected to.
+    for (const host of ['[64:ff9b:1::7f00:1]', '[::ffff:0:7f00:1]', '[2002:7f00:1::]']) {
+      const carried = await post(strict, [logo(url.replace('127.0.0.1', host))]);
+      expectError(carried, 403, 'SOURCE_ADDRESS_FORBIDDEN');
+    }
     const byPath = await post(strict, [logo(red)]);
     expectError(byPath, 403, 'SOURCE_PATH_FORBIDDEN');
     expect(messagesOf(byPath)[0]).toMatch(/^settings\[0\]\.content: /);
@@ -236,6 +241,15 @@ describe('for API clients: the source policy, over HTTP', () => {
     expect(ok.status, ok.text).toBe(201);
     const error = await post(trusting, [logo(`${cdn.url}/nothing-here.png`)]);
     expectError(error, 422, 'IMAGE_UNREACHABLE');
+
+    // Local paths, as README and docs/settings.md say: on loopback without --source-root any readable file; with
+    // --source-root only files under it; beyond loopback, only files under a --source-root.
+    const rooted = await open(serverSourcePolicy('127.0.0.1', { sourceRoots: [path.join(path.dirname(red), 'elsewhere')] }));
+    expectError(await post(rooted, [logo(red)]), 403, 'SOURCE_PATH_FORBIDDEN');
+    const onLoopback = await open(serverSourcePolicy('127.0.0.1'));
+    expect([200, 201]).toContain((await post(onLoopback, [logo(red)])).status);
+    const beyond = await open(serverSourcePolicy('0.0.0.0', { sourceRoots: [path.dirname(red)] }));
+    expect([200, 201]).toContain((await post(beyond, [logo(red)])).status);
     await Promise.all(queues.map((q) => q.close()));
   });
 });

@@ -61,6 +61,7 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(
       expect(metric(up, 'wmark_jobs{kind="ingest",state="done"}')).toBe(1);
       const seen = await status();
       expect(seen.code, seen.stderr).toBe(0);
+      expect(seen.json().dependencies).toEqual([{ name: 'database', up: true, location: database.replace(pg.password, '***') }]);
       expect(seen.json().database).toMatchObject({
         serve: { name: 'database', up: true },
         reachable: true,
@@ -109,11 +110,13 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(
       const lost = await status();
       expect(lost.code).toBe(5);
       expect(lost.json().ready).toBe(false);
+      expect(lost.json().dependencies).toMatchObject([{ name: 'database', up: false, reason: expect.any(String) }]);
       expect(lost.json().database).toMatchObject({ serve: { up: false }, reachable: false, ok: false, error: { code: 'DATABASE_UNAVAILABLE' } });
       const readable = await cli(['--db', database, 'status', '--url', s.url]);
       expect(readable.stdout).toMatch(
         /state database: postgres:\/\/wmark:\*\*\*@127\.0\.0\.1:\d+\/\w+\n {2}serve's \/readyz: down since .+\n {2}from here: cannot use/,
       );
+      expect(readable.stdout).toMatch(/\ndependencies:\n {2}database: down since .+ postgres:\/\/wmark:\*\*\*@127\.0\.0\.1:\d+\/\w+\n/);
       expect(readable.stdout + readable.stderr).not.toContain(pg.password);
 
       await pg.restart();

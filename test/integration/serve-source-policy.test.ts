@@ -105,6 +105,13 @@ describe('a server with --source-root and no private sources', () => {
       `http://0x7f000001:${port}/clip.mp4`,
       `http://127.1:${port}/clip.mp4`,
       `http://[::ffff:127.0.0.1]:${port}/clip.mp4`,
+      // IPv6 that carries loopback IPv4: translated, local-use NAT64, 6to4, Teredo (client inverted), compatible.
+      `http://[::ffff:0:7f00:1]:${port}/clip.mp4`,
+      `http://[64:ff9b:1::7f00:1]:${port}/clip.mp4`,
+      `http://[64:ff9b::7f00:1]:${port}/clip.mp4`,
+      `http://[2002:7f00:1::]:${port}/clip.mp4`,
+      `http://[2001:0:808:404::80ff:fffe]:${port}/clip.mp4`,
+      `http://[::7f00:1]:${port}/clip.mp4`,
       'http://169.254.169.254/latest/meta-data/',
       'http://10.0.0.1/x.mp4',
       'http://192.168.1.1/x.mp4',

@@ -30,8 +30,8 @@ function spawnNode(args: string[], env: Record<string, string> = {}, cwd = BUILD
 }
 
 /** The schema version after every migration: the tables, job progress, the watermarks' render mode (on demand or full),
- * the videos' forensic layout, and the secrets shared by instances on one database. */
-const SCHEMA_VERSION = 5;
+ * the videos' forensic layout, the secrets shared by instances on one database, and the failed-credential counts. */
+const SCHEMA_VERSION = 6;
 
 /** The database's own health check and the schema version, through a fresh connection. */
 function inspect(dbFile: string): { integrity: string; version: number; journal: string; tables: string[] } {
@@ -48,7 +48,7 @@ function inspect(dbFile: string): { integrity: string; version: number; journal:
   }
 }
 
-const TABLES = ['credentials', 'jobs', 'shared_secrets', 'templates', 'videos', 'watermarks'];
+const TABLES = ['auth_attempts', 'credentials', 'jobs', 'shared_secrets', 'templates', 'videos', 'watermarks'];
 
 /** Code for a child that waits for a shared start time, so processes really hit the database together. */
 const BARRIER = `

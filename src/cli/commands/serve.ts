@@ -43,6 +43,7 @@ export function registerServe(program: Command): void {
       '--drain-seconds <seconds>',
       'on SIGTERM or Ctrl-C, first answer /readyz 503 and keep serving this long, so a load balancer moves on (default 0; env WMARK_DRAIN_SECONDS)',
     )
+    .option('--auth-ipv6-prefix <bits>', 'failed credential checks are counted per IPv6 prefix of this many bits (default 64; env WMARK_AUTH_IPV6_PREFIX)')
     .action(
       action(
         async (
@@ -61,6 +62,7 @@ export function registerServe(program: Command): void {
             shutdownTimeout?: string;
             metricsPublic?: boolean;
             drainSeconds?: string;
+            authIpv6Prefix?: string;
           } & MediaFlags,
         ) => {
           const render = renderMode(opts.render);
@@ -74,6 +76,7 @@ export function registerServe(program: Command): void {
             shutdownTimeout: opts.shutdownTimeout,
             metricsPublic: opts.metricsPublic,
             drainSeconds: opts.drainSeconds,
+            authIpv6Prefix: opts.authIpv6Prefix,
           });
           const config = await ctx.loadConfig();
           const media = mediaFlags(opts, config);
@@ -107,6 +110,7 @@ export function registerServe(program: Command): void {
               tokenTtlSeconds: config.server.tokenTtlSeconds,
               corsOrigins: opts.corsOrigin,
               metricsPublic: config.server.metricsPublic,
+              authLimit: { ipv6PrefixBits: config.server.authIpv6Prefix },
               log,
               logRequest: (record) => logs.logRequest(record),
             })

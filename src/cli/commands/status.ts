@@ -45,6 +45,8 @@ export interface ServeStatus extends Health {
   pid?: number;
   /** Whether every dependency of the serve answers, as its /readyz says. */
   ready?: boolean;
+  /** Each dependency of the serve (state database, render farm's queue, shared media store) and its state, from /readyz. */
+  dependencies?: Dependency[];
   /** The state database: as the serve sees it (`serve`), and as this shell reaches it (when it has the URL). */
   database?: { serve?: Dependency } & Partial<DatabaseReport>;
 }
@@ -64,6 +66,19 @@ function printStatus(s: ServeStatus, c: ChalkInstance): string {
   }
   if (q.media) lines.push(`  media: ${q.media}`);
   return lines.join('\n');
+}
+
+/** One line a dependency: up, or down since when and why (where, when serve tells this caller). */
+function printDependencies(dependencies: readonly Dependency[], c: ChalkInstance): string[] {
+  if (dependencies.length === 0) return ['dependencies: none (state in a SQLite file, renders in its own process)'];
+  return [
+    'dependencies:',
+    ...dependencies.map((d) => {
+      const since = d.downSince === undefined ? '' : ` since ${new Date(d.downSince).toLocaleTimeString()}`;
+      const state = d.up ? c.green('up') : c.red(`down${since}${d.reason ? ` (${d.reason})` : ''}`);
+      return `  ${d.name}: ${state}${d.location ? c.dim(` ${d.location}`) : ''}`;
+    }),
+  ];
 }
 
 function printDatabase(d: NonNullable<ServeStatus['database']>, c: ChalkInstance): string[] {
@@ -94,12 +109,18 @@ export function registerStatus(program: Command): void {
           : await findServe(config.dataDir, [record?.url, config.server.port ? localUrl(config.server.host, config.server.port) : undefined]);
         const status: ServeStatus = { url: origin, ...(record && new URL(record.url).origin === origin ? { pid: record.pid } : {}), ...health };
         const ready = await readiness(origin);
-        if (ready) status.ready = ready.ready;
+        if (ready) Object.assign(status, { ready: ready.ready, dependencies: ready.dependencies });
         const seen = ready?.dependencies.find((d) => d.name === 'database');
         // pg loads only when there is a database to check.
         const here = config.db ? await (await import('../../engine/app/installation-checks.js')).checkDatabase(config.db.url) : undefined;
         if (seen || here) status.database = { ...(seen ? { serve: seen } : {}), ...here };
-        ctx.output.result(status, (c) => [printStatus(status, c), ...(status.database ? printDatabase(status.database, c) : [])].join('\n'));
+        ctx.output.result(status, (c) =>
+          [
+            printStatus(status, c),
+            ...(status.dependencies ? printDependencies(status.dependencies, c) : []),
+            ...(status.database ? printDatabase(status.database, c) : []),
+          ].join('\n'),
+        );
         const healthy = status.ok && (!status.queue || status.queue.reachable) && status.ready !== false && (here?.ok ?? true);
         return healthy ? 0 : new WmarkError('REMOTE_UNREACHABLE', '').exitCode;
       }),

@@ -8,6 +8,9 @@ import { openStateStore } from '../state/open-state-store.js';
 import { STATE_TABLES, type StateTable } from '../state/sql-state-store.js';
 import { SqliteStateStore } from '../state/sqlite-state-store.js';
 
+/** How long the copy's one transaction may take. */
+const COPY_DEADLINE_MS = 30 * 60_000;
+
 export interface CopyReport {
   /** The SQLite file read. */
   from: string;
@@ -35,7 +38,8 @@ export async function copyStateToDatabase(dataDir: string, url: string): Promise
   // Opening it migrates an older data folder forward, as any wmark does, so its rows have this schema's columns.
   const source = new SqliteStateStore(file);
   try {
-    const target = await openStateStore({ file, url });
+    // One transaction carries every row, which takes longer than a request's call may.
+    const target = await openStateStore({ file, url, deadlineMs: COPY_DEADLINE_MS });
     try {
       const to = (await target.describe()).database;
       const held = Object.fromEntries(await Promise.all(STATE_TABLES.map(async (t) => [t, await target.countRows(t)] as const)));

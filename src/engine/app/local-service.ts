@@ -28,7 +28,7 @@ import { FORENSIC_MIN_SECONDS, type Registration, registerVideo } from '../inges
 import type { SourcePolicy } from '../ingest/source-policy.js';
 import { isLeaseLive, type JobKind, jobId, topicOf } from '../jobs/job-lease.js';
 import type { JobQueue } from '../jobs/job-queue.js';
-import type { JobRecord, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
+import type { AuthAttempt, JobRecord, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
 import { deleteWatermark, exportWatermark, renderedSegments, type WatermarkFiles, watermarkFiles } from '../watermark/manage.js';
 import { needsJob, requestWatermark, type VideoRef } from '../watermark/request.js';
 import { apiStatus, templateBody, videoBody, watermarkBody } from './api-bodies.js';
@@ -37,7 +37,7 @@ import { MediaAccess } from './media-access.js';
 import { Operations } from './operations.js';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates } from './templates.js';
 
-export type { RenderMode, WatermarkRecord } from '../state/state-store.js';
+export type { AuthAttempt, RenderMode, WatermarkRecord } from '../state/state-store.js';
 
 /** A forensic-only watermark costs links, not encodes: it is answered READY after at most this long. */
 const FORENSIC_READY_MS = 15_000;
@@ -336,6 +336,15 @@ export class LocalService implements WatermarkService {
   /** The client id when the key is that client's and the client is active. */
   async checkKey(clientId: string, apiKey: string): Promise<string | undefined> {
     return (await checkCredential(this.engine, clientId, apiKey))?.clientId;
+  }
+
+  /** Counts a credential check from `source` against the limit every instance on this database shares. */
+  takeAuthAttempt(source: string, windowMs: number, limit: number): Promise<AuthAttempt> {
+    return this.engine.store.takeAuthAttempt(source, this.now(), windowMs, limit);
+  }
+
+  settleAuthAttempt(source: string, resetAt: number, failed: boolean): Promise<number> {
+    return this.engine.store.settleAuthAttempt(source, resetAt, failed);
   }
 
   isActiveClient(clientId: string): Promise<boolean> {

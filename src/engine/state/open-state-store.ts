@@ -9,10 +9,12 @@ export interface StateStoreChoice {
   file: string;
   /** postgres://… : all state lives in that database, and no SQLite file is made. */
   url?: string | undefined;
+  /** Each database call's deadline, when not the default (a bulk copy's one large transaction needs longer). */
+  deadlineMs?: number;
 }
 
 export async function openStateStore(choice: StateStoreChoice): Promise<SqlStateStore> {
   if (choice.url === undefined) return new SqliteStateStore(choice.file);
   const { PostgresStateStore } = await import('./postgres-state-store.js');
-  return PostgresStateStore.open(choice.url);
+  return PostgresStateStore.open(choice.url, choice.deadlineMs);
 }

@@ -2,7 +2,7 @@
 // one SQL store serves it as it serves SQLite, and migrations run once, under an advisory lock, whichever instance
 // opens the database first. The database server is watched like the farm's queue and store: lost, a call is its 503
 // at once, and probes with backoff notice its return. `pg` is loaded only here, and this module only with a URL.
-import type { Pool, PoolClient } from 'pg';
+import type { Client, Pool } from 'pg';
 import { unavailableError } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
 import { redactUrl, scrubUrl } from '../../core/redact-url.js';
@@ -23,6 +23,15 @@ const NUMERIC_OID = 1700;
 const POOL_MAX = 10;
 /** A probe of a lost database that gets no answer within this long counts as one more failure. */
 const PROBE_DEADLINE_MS = 3_000;
+/**
+ * How long one call may take at each step: waiting for a pool connection, one statement (timed by the driver, and by
+ * the server as statement_timeout), and a whole transaction. Past it the call is DATABASE_UNAVAILABLE and the database
+ * is marked down, so a request that meets a frozen database answers within twice this (a checkout, then a statement),
+ * and the requests after it at once.
+ */
+export const CALL_DEADLINE_MS = 2_000;
+/** A transaction the server sees idle this long (its client gone quiet) is ended by the server, releasing its locks. */
+const IDLE_IN_TRANSACTION_MS = 10_000;
 
 /** `?` placeholders to PostgreSQL's `$1, $2, …`, leaving string literals and quoted names alone. */
 export function numberedPlaceholders(sql: string): string {
@@ -58,8 +67,11 @@ export function checkDatabaseUrl(url: string): void {
 
 // Errors that mean the database cannot be reached or refuses this client (network, authentication, no such database,
 // shut down), as opposed to a statement that is wrong.
-const CONNECTION_CODES = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|08...|28...|3D000|57P0[1-3]|53300)$/;
-const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED/;
+// A statement past its deadline (57014, the driver's read timeout, a transaction abandoned) counts as a database that
+// does not answer.
+const CONNECTION_CODES =
+  /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|08...|28...|3D000|57P0[1-3]|57014|25P03|53300)$/;
+const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Query read timeout|no answer within/;
 
 function isConnectionError(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown };
@@ -73,7 +85,7 @@ function unavailable(url: string, error: unknown): WmarkError {
 }
 
 /** Applies pending migrations under the advisory lock; resolves with how many this call applied. */
-async function migrate(client: PoolClient, url: string): Promise<number> {
+async function migrate(client: Client, url: string): Promise<number> {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
   try {
     await client.query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, applied_on BIGINT NOT NULL)`);
@@ -116,6 +128,7 @@ class PostgresDatabase implements SqlDatabase {
     private readonly pool: Pool,
     private readonly url: string,
     private readonly newBus: () => PostgresChangeBus,
+    private readonly deadlineMs: number,
   ) {
     this.description = `PostgreSQL ${redactUrl(url)}`;
     this.health = new ProbeMonitor({ name: 'database', location: redactUrl(url), probe: () => this.probe() });
@@ -191,15 +204,35 @@ class PostgresDatabase implements SqlDatabase {
   atomically(statements: readonly SqlStatement[]): Promise<void> {
     return this.guard(async () => {
       const client = await this.pool.connect();
-      try {
+      // A transaction still open at its deadline is abandoned: its connection is closed, so the server rolls it back
+      // (now, or when it wakes), and its caller is answered now rather than when a frozen server wakes.
+      const late = () => new Error(`no answer within ${this.deadlineMs} ms (transaction)`);
+      let abandoned = false;
+      let expire: (error: Error) => void = () => {};
+      const expired = new Promise<never>((_, reject) => {
+        expire = reject;
+      });
+      const deadline = setTimeout(() => {
+        abandoned = true;
+        expire(late());
+        client.release(late());
+      }, this.deadlineMs);
+      const run = async () => {
         await client.query('BEGIN');
         for (const s of statements) await client.query(this.text(s.sql), [...(s.params ?? [])]);
         await client.query('COMMIT');
+      };
+      const running = run();
+      running.catch(() => undefined);
+      try {
+        await Promise.race([running, expired]);
       } catch (error) {
+        if (abandoned) throw late();
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
-        client.release();
+        clearTimeout(deadline);
+        if (!abandoned) client.release();
       }
     });
   }
@@ -239,7 +272,8 @@ export class PostgresStateStore extends SqlStateStore {
     this.health = db.health;
   }
 
-  static async open(url: string): Promise<PostgresStateStore> {
+  /** `deadlineMs`: each call's deadline (CALL_DEADLINE_MS; longer for a bulk copy, whose one transaction is large). */
+  static async open(url: string, deadlineMs = CALL_DEADLINE_MS): Promise<PostgresStateStore> {
     checkDatabaseUrl(url);
     const { default: pg } = await import('pg');
     // 64-bit integers (millisecond times, counts) and numerics read as numbers, as they do from SQLite.
@@ -248,16 +282,27 @@ export class PostgresStateStore extends SqlStateStore {
         ? (value: string) => Number(value)
         : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser;
     const connection = { connectionString: url, application_name: 'wmark', connectionTimeoutMillis: 10_000, types: { getTypeParser } };
-    const pool = new pg.Pool({ ...connection, max: POOL_MAX, idleTimeoutMillis: 30_000 });
+    const pool = new pg.Pool({
+      ...connection,
+      max: POOL_MAX,
+      idleTimeoutMillis: 30_000,
+      connectionTimeoutMillis: deadlineMs,
+      query_timeout: deadlineMs,
+      statement_timeout: deadlineMs,
+      idle_in_transaction_session_timeout: Math.max(IDLE_IN_TRANSACTION_MS, deadlineMs),
+    });
     // An idle client whose server went away: the next query reports it; this only keeps it from crashing the process.
     pool.on('error', () => undefined);
     let migrated: number;
     try {
-      const client = await pool.connect();
+      // Migrations may wait on another instance's lock and run long: their own connection, without the calls' deadline.
+      const client = new pg.Client(connection);
+      client.on('error', () => undefined);
+      await client.connect();
       try {
         migrated = await migrate(client, url);
       } finally {
-        client.release();
+        await client.end().catch(() => undefined);
       }
     } catch (error) {
       await pool.end().catch(() => undefined);
@@ -265,7 +310,7 @@ export class PostgresStateStore extends SqlStateStore {
       throw unavailable(url, error);
     }
     const bus = () => new PostgresChangeBus(pool, (config) => new pg.Client(config), connection);
-    return new PostgresStateStore(new PostgresDatabase(pool, url, bus), migrated);
+    return new PostgresStateStore(new PostgresDatabase(pool, url, bus, deadlineMs), migrated);
   }
 }
 

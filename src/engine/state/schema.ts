@@ -162,6 +162,9 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   ['ALTER TABLE videos ADD COLUMN forensic_layout TEXT'],
   // Several instances on one database sign with one key, which lives with the records it signs for.
   ['CREATE TABLE shared_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)'],
+  // Credential checks per client address (or IPv6 prefix) in the current window, shared by every instance: those that
+  // failed, and those still running.
+  ['CREATE TABLE auth_attempts (source TEXT PRIMARY KEY, failures INTEGER NOT NULL, pending INTEGER NOT NULL, reset_at BIGINT NOT NULL)'],
 ];
 
 /** The schema version this code writes and reads. */

@@ -7,7 +7,7 @@ import type { ChangeBus } from './change-bus.js';
 import { credentialRow, templateRow, toCredential, toJob, toTemplate, toVideo, toWatermark, videoPatchRow, videoRow, watermarkRow } from './rows.js';
 import type { CredentialsTable, JobsTable, SharedSecretsTable, TemplatesTable, VideosTable, WatermarksTable } from './schema.js';
 import type { SqlDatabase } from './sql-database.js';
-import type { CredentialRecord, JobRecord, StateStore, TemplateRecord, VideoRecord, WatermarkPatch, WatermarkRecord } from './state-store.js';
+import type { AuthAttempt, CredentialRecord, JobRecord, StateStore, TemplateRecord, VideoRecord, WatermarkPatch, WatermarkRecord } from './state-store.js';
 
 /** `INSERT INTO table (a, b) VALUES (?, ?)` for a row's columns, and the values in that order. */
 function insert(table: string, row: object): { sql: string; params: unknown[] } {
@@ -256,6 +256,33 @@ export class SqlStateStore implements StateStore {
   }
 
   // ---- credentials
+  async takeAuthAttempt(source: string, now: number, windowMs: number, limit: number): Promise<AuthAttempt> {
+    // One statement, so concurrent checks from one source (on any instance) are counted one after another.
+    const taken = await this.db.get<{ failures: number; reset_at: number }>(
+      `INSERT INTO auth_attempts (source, failures, pending, reset_at) VALUES (?, 0, 1, ?)
+       ON CONFLICT (source) DO UPDATE SET
+         failures = CASE WHEN auth_attempts.reset_at <= ? THEN 0 ELSE auth_attempts.failures END,
+         pending = CASE WHEN auth_attempts.reset_at <= ? THEN 1 ELSE auth_attempts.pending + 1 END,
+         reset_at = CASE WHEN auth_attempts.reset_at <= ? THEN excluded.reset_at ELSE auth_attempts.reset_at END
+       WHERE auth_attempts.reset_at <= ? OR auth_attempts.failures + auth_attempts.pending < ?
+       RETURNING failures, reset_at`,
+      [source, now + windowMs, now, now, now, now, limit],
+    );
+    if (taken) return { taken: true, failures: Number(taken.failures), resetAt: Number(taken.reset_at) };
+    const held = await this.db.get<{ failures: number; reset_at: number }>('SELECT failures, reset_at FROM auth_attempts WHERE source = ?', [source]);
+    return { taken: false, failures: Number(held?.failures ?? 0), resetAt: Number(held?.reset_at ?? now + windowMs) };
+  }
+
+  async settleAuthAttempt(source: string, resetAt: number, failed: boolean): Promise<number> {
+    const row = await this.db.get<{ failures: number }>(
+      'UPDATE auth_attempts SET pending = pending - 1, failures = failures + ? WHERE source = ? AND reset_at = ? AND pending > 0 RETURNING failures',
+      [failed ? 1 : 0, source, resetAt],
+    );
+    // Windows long over are dropped now and then, when a check fails.
+    if (failed) await this.db.run('DELETE FROM auth_attempts WHERE reset_at < ?', [resetAt - 86_400_000]);
+    return Number(row?.failures ?? 0);
+  }
+
   async insertCredential(c: CredentialRecord): Promise<void> {
     const { sql, params } = insert('credentials', credentialRow(c));
     await this.db.run(sql, params);

@@ -82,6 +82,13 @@ export interface JobRecord {
   updatedOn: number;
 }
 
+/** A credential check counted against its source, or refused; the source's failures so far, and when its window ends. */
+export interface AuthAttempt {
+  taken: boolean;
+  failures: number;
+  resetAt: number;
+}
+
 export interface CredentialRecord {
   clientId: string;
   keyHash: string;
@@ -140,6 +147,14 @@ export interface StateStore {
   listCredentials(): Promise<CredentialRecord[]>;
   revokeCredential(clientId: string, now: number): Promise<boolean>;
   countActiveCredentials(): Promise<number>;
+
+  /**
+   * Counts one credential check from `source` as running in its window (a new window of `windowMs` once the last has
+   * ended), unless its failed and running checks already make `limit`.
+   */
+  takeAuthAttempt(source: string, now: number, windowMs: number, limit: number): Promise<AuthAttempt>;
+  /** Ends a check taken in the window ending at `resetAt`, as a failure or not; resolves with the window's failures. */
+  settleAuthAttempt(source: string, resetAt: number, failed: boolean): Promise<number>;
 
   /**
    * The shared secret named `name`: `candidate` is stored when the database holds none yet (first writer wins), and

@@ -68,7 +68,7 @@ describe('loadConfig defaults', () => {
       dataDir: platform.data,
       workers: 6,
       encode: { preset: 'veryfast', crf: 23 },
-      server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600, metricsPublic: false, drainSeconds: 0 },
+      server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600, metricsPublic: false, drainSeconds: 0, authIpv6Prefix: 64 },
       remote: {},
       shutdownTimeoutSeconds: 10,
       sources: {},
@@ -110,7 +110,7 @@ describe('precedence: defaults < file < env < flags', () => {
     const config = await load();
     expect(config.workers).toBe(2);
     expect(config.encode).toEqual({ preset: 'slow', crf: 20 });
-    expect(config.server).toEqual({ host: '127.0.0.1', port: 9000, tokenTtlSeconds: 3600, metricsPublic: false, drainSeconds: 0 });
+    expect(config.server).toEqual({ host: '127.0.0.1', port: 9000, tokenTtlSeconds: 3600, metricsPublic: false, drainSeconds: 0, authIpv6Prefix: 64 });
     expect(config.remote).toEqual({ url: 'https://file-remote.example', api: '1.0' });
   });
 
@@ -417,6 +417,19 @@ describe('server.drainSeconds (how long serve drains on SIGTERM before it stops 
     const flag = await loadError({ flags: { drainSeconds: '2.5' } });
     expect(flag.message).toBe('--drain-seconds: expected an integer from 0 to 3600, got "2.5"');
     expect((await loadError({ env: { WMARK_DRAIN_SECONDS: '-1' } })).message).toContain('env WMARK_DRAIN_SECONDS: expected an integer from 0 to 3600');
+  });
+});
+
+describe('server.authIpv6Prefix (the IPv6 prefix the failed-credential limit counts a client by)', () => {
+  it('is 64 by default, and comes from the file, then WMARK_AUTH_IPV6_PREFIX, then --auth-ipv6-prefix; 32 to 128 bits', async () => {
+    expect((await load()).server.authIpv6Prefix).toBe(64);
+    write('.wmarkrc.json', { server: { authIpv6Prefix: 56 } });
+    expect((await load()).server.authIpv6Prefix).toBe(56);
+    const fromEnv = await load({ env: { WMARK_AUTH_IPV6_PREFIX: '48' } });
+    expect([fromEnv.server.authIpv6Prefix, fromEnv.sources['server.authIpv6Prefix']]).toEqual([48, 'env WMARK_AUTH_IPV6_PREFIX']);
+    const fromFlag = await load({ env: { WMARK_AUTH_IPV6_PREFIX: '48' }, flags: { authIpv6Prefix: '128' } });
+    expect([fromFlag.server.authIpv6Prefix, fromFlag.sources['server.authIpv6Prefix']]).toEqual([128, 'flag --auth-ipv6-prefix']);
+    expect((await loadError({ flags: { authIpv6Prefix: '16' } })).message).toBe('--auth-ipv6-prefix: expected an integer from 32 to 128, got 16');
   });
 });
 
