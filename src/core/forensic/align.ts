@@ -10,6 +10,7 @@
 //    between two pieces is placed where the leak stops resembling one and starts resembling the other. 5. Stretches
 //    their piece's mapping does not explain are searched for on their own, and left unread when nothing explains them
 //    (explain-stretches.ts).
+import { candidateMaps, type ScoredMap, type Seed, windowSeeds } from './alignment-candidates.js';
 import { explainStretches } from './explain-stretches.js';
 import { ALIGN_RATE, binFeatures, buildIndex, castVotes, clearVotes, fingerprints, votePeaks, voteTable, windowProbes } from './fingerprint-votes.js';
 import { clipFeatures } from './stretch-search.js';
@@ -33,6 +34,8 @@ export { mapTime, pieceAt, type TimeMap, type TimePiece } from './time-map.js';
 export { SCALE_MAX, SCALE_MIN } from './window-fit.js';
 
 const HOP_BINS = 40;
+/** Places each window offers as alternatives (see alignment-candidates). */
+const SEEDS_PER_WINDOW = 4;
 
 export interface AlignInput {
   originalTimes: ArrayLike<number>;
@@ -50,8 +53,13 @@ export interface AlignStats {
   stretchesFound?: number;
 }
 
+/** The aligned map, and the candidate maps of a leak whose content repeats (the aligned one first; see alignment-candidates). */
+export interface Alignment extends TimeMap {
+  candidates: ScoredMap[];
+}
+
 /** Finds the pieces of the original the leak is made of (see the file comment). */
-export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
+export function alignPieces(input: AlignInput, stats?: AlignStats): Alignment {
   const oEnd = input.originalTimes.length ? input.originalTimes[input.originalTimes.length - 1]! : 0;
   const lEnd = input.leakTimes.length ? input.leakTimes[input.leakTimes.length - 1]! : 0;
   const oBins = Math.ceil(oEnd * ALIGN_RATE) + 1;
@@ -65,6 +73,7 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
   for (let s = SCALE_MIN; s <= SCALE_MAX + 1e-9; s += SCALE_STEP) scales.push(Number(s.toFixed(4)));
 
   const fits: WindowFit[] = [];
+  const seeds: Seed[] = [];
   let votesCast = 0,
     windows = 0;
   const votes = voteTable(oBins, scales.length);
@@ -76,6 +85,7 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
     const ic = (i0 + i1) / 2;
     votesCast += castVotes(probes, index, scales, i0, i1, ic, votes);
     const scored = votePeaks(votes);
+    seeds.push(...windowSeeds({ l, o, oBins, lBins }, scored, scales, i0, i1, SEEDS_PER_WINDOW, WINDOW_MIN_R, SCALE_STEP));
     let best: WindowFit | undefined;
     for (const cand of scored.slice(0, 3)) {
       const jc = Math.floor(cand.key / 64),
@@ -236,13 +246,15 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
     stats,
   );
   // Keep only the part of each piece that maps inside the original.
-  return {
-    pieces: found
+  const inside = (map: TimeMap): TimeMap => ({
+    pieces: map.pieces
       .map((p) => {
         const lo = Math.max(p.leakStart, (0 - p.offset) / p.scale);
         const hi = Math.min(p.leakEnd, (oEnd + 0.5 - p.offset) / p.scale);
         return { leakStart: lo, leakEnd: hi, scale: p.scale, offset: p.offset, score: p.score };
       })
       .filter((p) => p.leakEnd > p.leakStart),
-  };
+  });
+  const candidates = candidateMaps({ l, o, oBins, lBins }, { pieces: found }, seeds).map((c) => ({ map: inside(c.map), score: c.score }));
+  return { ...inside({ pieces: found }), candidates: candidates.filter((c) => c.map.pieces.length) };
 }

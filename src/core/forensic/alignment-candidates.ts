@@ -1,0 +1,146 @@
+// Ambiguous alignments: content that repeats itself (a loop, a test card, a slideshow that comes back to its pictures)
+// fits a stretch of the leak at several places in the original about equally well, and the best picture fit is not
+// always the true one. Each piece keeps the distinct mappings that fit it within a margin of its own, and the maps
+// they combine into are ranked, so that detection can let the payload decide between them.
+import { ALIGN_RATE } from './fingerprint-votes.js';
+import type { TimeMap, TimePiece } from './time-map.js';
+import { refine, UNIT_SCALE_SLACK, unitScaleFit, type WindowFit } from './window-fit.js';
+
+/**
+ * A mapping is a candidate when its correlation over a piece is within this of the piece's own. Measured: on a test
+ * pattern whose hue cycles, the true place of a 2-minute excerpt fit at 0.924 and a place 96 s away at 0.975; exact
+ * loops and stills tie. Wrong places on footage that does not repeat fit 0.2-0.5 below the true one.
+ */
+export const CANDIDATE_MARGIN = 0.1;
+/** Maps read at most: each costs a reading of the leak's slots, and raises the bar an accusation must clear. */
+export const MAX_CANDIDATES = 6;
+/** Mappings kept per piece (its own included), and pieces that get alternatives (the longest). */
+const PER_PIECE = 4;
+const PIECES_WITH_ALTERNATIVES = 4;
+/** Two mappings are one place when they put a piece's centre this close in the original (seconds) at a like speed. */
+const SAME_PLACE_SECONDS = 1;
+const SAME_SPEED = 0.015;
+
+/** A window's fit at one of the places its votes pointed to. */
+export type Seed = WindowFit;
+
+/** A whole map of the leak, and its correlation (the pieces' own, weighted by their length). */
+export interface ScoredMap {
+  map: TimeMap;
+  score: number;
+}
+
+interface Features {
+  l: Float64Array;
+  o: Float64Array;
+  oBins: number;
+  lBins: number;
+}
+
+const placeAt = (m: { scale: number; offset: number }, t: number) => m.scale * t + m.offset;
+const samePlace = (a: { scale: number; offset: number }, b: { scale: number; offset: number }, t: number) =>
+  Math.abs(a.scale - b.scale) < SAME_SPEED && Math.abs(placeAt(a, t) - placeAt(b, t)) < SAME_PLACE_SECONDS;
+
+/**
+ * The distinct places a window's votes point to (strongest first), each refined; `peaks` are the vote peaks as keys
+ * place * 64 + speed index. A window of repeating content votes for every occurrence.
+ */
+export function windowSeeds(
+  f: Features,
+  peaks: { key: number }[],
+  scales: number[],
+  i0: number,
+  i1: number,
+  count: number,
+  minR: number,
+  stepScale: number,
+): Seed[] {
+  const ic = (i0 + i1) / 2;
+  const places: number[] = [];
+  const seeds: Seed[] = [];
+  for (const peak of peaks) {
+    if (places.length >= count) break;
+    const jc = Math.floor(peak.key / 64);
+    if (places.some((p) => Math.abs(p - jc) < SAME_PLACE_SECONDS * ALIGN_RATE)) continue;
+    places.push(jc);
+    const s = scales[peak.key - jc * 64]!;
+    const fit = refine(f.l, f.o, f.oBins, i0, i1, s, (jc + 0.5 - s * (ic + 0.5)) / ALIGN_RATE, stepScale, 0.15, 3);
+    if (fit.r >= minR) seeds.push(fit);
+  }
+  return seeds;
+}
+
+/** The piece fitted over its whole length from a seed's mapping (at exactly 1x when that explains it as well). */
+function fitPiece(f: Features, piece: TimePiece, seed: Seed): TimePiece {
+  const i0 = Math.max(0, Math.floor(piece.leakStart * ALIGN_RATE));
+  const i1 = Math.min(f.lBins, Math.ceil(piece.leakEnd * ALIGN_RATE));
+  let fine = refine(f.l, f.o, f.oBins, i0, i1, seed.scale, seed.offset, 0.002, 0.06, 3);
+  const unit = unitScaleFit(f.l, f.o, f.oBins, i0, i1, fine.scale, fine.offset);
+  if (unit.r >= fine.r - UNIT_SCALE_SLACK) fine = unit;
+  return { ...piece, scale: fine.scale, offset: fine.offset, score: fine.r };
+}
+
+/** The share of a piece's leak seconds that a mapping puts inside the original. */
+function insideShare(f: Features, p: TimePiece): number {
+  const end = Math.min(p.leakEnd, f.lBins / ALIGN_RATE);
+  if (!(end > p.leakStart)) return 0;
+  const oEnd = f.oBins / ALIGN_RATE;
+  const [a, b] = [placeAt(p, p.leakStart), placeAt(p, end)].sort((x, y) => x - y) as [number, number];
+  return Math.max(0, Math.min(b, oEnd) - Math.max(a, 0)) / Math.max(1e-9, b - a);
+}
+
+/** The piece's own mapping, then the other places its windows voted for that fit it within the margin, best first. */
+function pieceOptions(f: Features, piece: TimePiece, seeds: Seed[]): TimePiece[] {
+  const centre = (piece.leakStart + Math.min(piece.leakEnd, f.lBins / ALIGN_RATE)) / 2;
+  const inside = seeds.filter((s) => {
+    const c = (s.i0 + s.i1) / 2 / ALIGN_RATE;
+    return c >= piece.leakStart && c < piece.leakEnd;
+  });
+  const places: Seed[] = [];
+  for (const s of inside.sort((a, b) => b.r - a.r)) {
+    if (samePlace(s, piece, centre) || places.some((p) => samePlace(p, s, centre))) continue;
+    places.push(s);
+  }
+  const options = places
+    .slice(0, 2 * PER_PIECE)
+    .map((s) => fitPiece(f, piece, s))
+    // A place that pushes most of the piece off the original's ends fits its few seconds left: it reads too little.
+    .filter((p) => p.score >= piece.score - CANDIDATE_MARGIN && insideShare(f, p) >= 0.8 * insideShare(f, piece) && !samePlace(p, piece, centre));
+  const distinct: TimePiece[] = [];
+  for (const p of options.sort((a, b) => b.score - a.score)) if (!distinct.some((d) => samePlace(d, p, centre))) distinct.push(p);
+  return [piece, ...distinct.slice(0, PER_PIECE - 1)];
+}
+
+export function mapScore(map: TimeMap): number {
+  let sum = 0,
+    span = 0;
+  for (const p of map.pieces) {
+    const len = Math.max(0, p.leakEnd - p.leakStart);
+    sum += p.score * len;
+    span += len;
+  }
+  return span > 0 ? sum / span : 0;
+}
+
+/**
+ * The ranked candidate maps of a leak: the aligned map first, then every combination of its pieces' alternatives
+ * (highest correlation first), at most MAX_CANDIDATES in all.
+ */
+export function candidateMaps(f: Features, map: TimeMap, seeds: Seed[]): ScoredMap[] {
+  const longest = new Set(
+    [...map.pieces]
+      .sort((a, b) => b.leakEnd - b.leakStart - (a.leakEnd - a.leakStart))
+      .slice(0, PIECES_WITH_ALTERNATIVES)
+      .map((p) => map.pieces.indexOf(p)),
+  );
+  const options = map.pieces.map((p, k) => (longest.has(k) ? pieceOptions(f, p, seeds) : [p]));
+  const combos: TimePiece[][] = [[]];
+  for (const opts of options) {
+    const next: TimePiece[][] = [];
+    for (const c of combos) for (const p of opts) next.push([...c, p]);
+    combos.splice(0, combos.length, ...next);
+  }
+  const [first, ...rest] = combos.map((pieces) => ({ map: { pieces }, score: mapScore({ pieces }) }));
+  if (!first) return [];
+  return [first, ...rest.sort((a, b) => b.score - a.score)].slice(0, MAX_CANDIDATES);
+}
