@@ -17,6 +17,7 @@ import { clipFeatures } from './stretch-search.js';
 import { sameStory, type TimeMap, type TimePiece } from './time-map.js';
 import {
   binSimilarity,
+  lineThrough,
   mappedPearson,
   refine,
   SCALE_MAX,
@@ -124,23 +125,8 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): Alignment {
   for (const g of groups) {
     // One window alone (8 s) is trusted only when the leak has no more, or when it fits very well.
     if (g.length === 1 && fits.length > 1 && g[0]!.r < 0.75) continue;
-    // Least squares over the windows' centres, then a fine search over the whole piece.
-    let sx = 0,
-      sy = 0,
-      sxx = 0,
-      sxy = 0;
-    for (const f of g) {
-      const x = (f.i0 + f.i1) / 2 / ALIGN_RATE;
-      const y = f.scale * x + f.offset;
-      sx += x;
-      sy += y;
-      sxx += x * x;
-      sxy += x * y;
-    }
-    const n = g.length;
-    const varx = sxx - (sx * sx) / n;
-    const scale = n >= 3 && varx > 1 ? (sxy - (sx * sy) / n) / varx : g.reduce((a, f) => a + f.scale, 0) / n;
-    const offset = (sy - scale * sx) / n;
+    // One line through the windows' centres, then a fine search over the whole piece.
+    const { scale, offset } = lineThrough(g);
     const i0 = Math.min(...g.map((f) => f.i0));
     const i1 = Math.max(...g.map((f) => f.i1));
     let fine = refine(l, o, oBins, i0, i1, scale, offset, 0.002, 0.06, 3);

@@ -4,7 +4,7 @@
 // they combine into are ranked, so that detection can let the payload decide between them.
 import { ALIGN_RATE } from './fingerprint-votes.js';
 import type { TimeMap, TimePiece } from './time-map.js';
-import { refine, UNIT_SCALE_SLACK, unitScaleFit, type WindowFit } from './window-fit.js';
+import { lineThrough, refine, UNIT_SCALE_SLACK, unitScaleFit, type WindowFit } from './window-fit.js';
 
 /**
  * A mapping is a candidate when its correlation over a piece is within this of the piece's own. Measured: on a test
@@ -71,7 +71,7 @@ export function windowSeeds(
 }
 
 /** The piece fitted over its whole length from a seed's mapping (at exactly 1x when that explains it as well). */
-function fitPiece(f: Features, piece: TimePiece, seed: Seed): TimePiece {
+function fitPiece(f: Features, piece: TimePiece, seed: { scale: number; offset: number }): TimePiece {
   const i0 = Math.max(0, Math.floor(piece.leakStart * ALIGN_RATE));
   const i1 = Math.min(f.lBins, Math.ceil(piece.leakEnd * ALIGN_RATE));
   let fine = refine(f.l, f.o, f.oBins, i0, i1, seed.scale, seed.offset, 0.002, 0.06, 3);
@@ -89,26 +89,39 @@ function insideShare(f: Features, p: TimePiece): number {
   return Math.max(0, Math.min(b, oEnd) - Math.max(a, 0)) / Math.max(1e-9, b - a);
 }
 
-/** The piece's own mapping, then the other places its windows voted for that fit it within the margin, best first. */
-function pieceOptions(f: Features, piece: TimePiece, seeds: Seed[]): TimePiece[] {
-  const centre = (piece.leakStart + Math.min(piece.leakEnd, f.lBins / ALIGN_RATE)) / 2;
+/**
+ * The places seeds voted for over a span of the leak, other than `own`, each fitted over the whole span, that reach
+ * `floor` (best first, distinct).
+ */
+function placesFitting(f: Features, span: TimePiece, seeds: Seed[], floor: number, own?: TimePiece): TimePiece[] {
+  const centre = (span.leakStart + Math.min(span.leakEnd, f.lBins / ALIGN_RATE)) / 2;
+  const isOwn = (m: { scale: number; offset: number }) => own !== undefined && samePlace(m, own, centre);
   const inside = seeds.filter((s) => {
     const c = (s.i0 + s.i1) / 2 / ALIGN_RATE;
-    return c >= piece.leakStart && c < piece.leakEnd;
+    return c >= span.leakStart && c < span.leakEnd;
   });
-  const places: Seed[] = [];
+  // Seeds of one place fitted as one line (as the windows of a piece are).
+  const places: Seed[][] = [];
   for (const s of inside.sort((a, b) => b.r - a.r)) {
-    if (samePlace(s, piece, centre) || places.some((p) => samePlace(p, s, centre))) continue;
-    places.push(s);
+    if (isOwn(s)) continue;
+    const same = places.find((g) => samePlace(g[0]!, s, centre));
+    if (same) same.push(s);
+    else places.push([s]);
   }
+  const needInside = 0.8 * (own ? insideShare(f, own) : 1);
   const options = places
     .slice(0, 2 * PER_PIECE)
-    .map((s) => fitPiece(f, piece, s))
-    // A place that pushes most of the piece off the original's ends fits its few seconds left: it reads too little.
-    .filter((p) => p.score >= piece.score - CANDIDATE_MARGIN && insideShare(f, p) >= 0.8 * insideShare(f, piece) && !samePlace(p, piece, centre));
+    .map((g) => fitPiece(f, span, lineThrough(g)))
+    // A place that pushes most of the span off the original's ends fits its few seconds left: it reads too little.
+    .filter((p) => p.score >= floor && insideShare(f, p) >= needInside && !isOwn(p));
   const distinct: TimePiece[] = [];
   for (const p of options.sort((a, b) => b.score - a.score)) if (!distinct.some((d) => samePlace(d, p, centre))) distinct.push(p);
-  return [piece, ...distinct.slice(0, PER_PIECE - 1)];
+  return distinct;
+}
+
+/** The piece's own mapping, then the other places its windows voted for that fit it within the margin. */
+function pieceOptions(f: Features, piece: TimePiece, seeds: Seed[]): TimePiece[] {
+  return [piece, ...placesFitting(f, piece, seeds, piece.score - CANDIDATE_MARGIN, piece).slice(0, PER_PIECE - 1)];
 }
 
 export function mapScore(map: TimeMap): number {
@@ -123,8 +136,11 @@ export function mapScore(map: TimeMap): number {
 }
 
 /**
- * The ranked candidate maps of a leak: the aligned map first, then every combination of its pieces' alternatives
- * (highest correlation first), at most MAX_CANDIDATES in all.
+ * The ranked candidate maps of a leak, at most MAX_CANDIDATES: the aligned map first; then, when it has several
+ * pieces, single places that explain the whole leak within the margin of it (repeating content played at another
+ * speed falls apart into short pieces that each fit some repeat a little better than one line fits the whole; the
+ * one line is the simpler story, so it comes before the mixes); then every combination of the pieces' alternatives,
+ * highest correlation first.
  */
 export function candidateMaps(f: Features, map: TimeMap, seeds: Seed[]): ScoredMap[] {
   const longest = new Set(
@@ -142,5 +158,11 @@ export function candidateMaps(f: Features, map: TimeMap, seeds: Seed[]): ScoredM
   }
   const [first, ...rest] = combos.map((pieces) => ({ map: { pieces }, score: mapScore({ pieces }) }));
   if (!first) return [];
-  return [first, ...rest.sort((a, b) => b.score - a.score)].slice(0, MAX_CANDIDATES);
+  const whole: ScoredMap[] =
+    map.pieces.length > 1
+      ? placesFitting(f, { leakStart: 0, leakEnd: f.lBins / ALIGN_RATE, scale: 1, offset: 0, score: 0 }, seeds, first.score - CANDIDATE_MARGIN)
+          .slice(0, PER_PIECE)
+          .map((p) => ({ map: { pieces: [p] }, score: p.score }))
+      : [];
+  return [first, ...whole, ...rest.sort((a, b) => b.score - a.score)].slice(0, MAX_CANDIDATES);
 }
