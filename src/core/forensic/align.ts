@@ -86,7 +86,7 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): Alignment {
     const ic = (i0 + i1) / 2;
     votesCast += castVotes(probes, index, scales, i0, i1, ic, votes);
     const scored = votePeaks(votes);
-    seeds.push(...windowSeeds({ l, o, oBins, lBins }, scored, scales, i0, i1, SEEDS_PER_WINDOW, WINDOW_MIN_R, SCALE_STEP));
+    seeds.push(...windowSeeds(scored, scales, i0, i1, SEEDS_PER_WINDOW));
     let best: WindowFit | undefined;
     for (const cand of scored.slice(0, 3)) {
       const jc = Math.floor(cand.key / 64),

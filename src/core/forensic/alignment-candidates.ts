@@ -4,7 +4,7 @@
 // they combine into are ranked, so that detection can let the payload decide between them.
 import { ALIGN_RATE } from './fingerprint-votes.js';
 import type { TimeMap, TimePiece } from './time-map.js';
-import { lineThrough, refine, UNIT_SCALE_SLACK, unitScaleFit, type WindowFit } from './window-fit.js';
+import { lineThrough, mappedPearson, refine, UNIT_SCALE_SLACK, unitScaleFit } from './window-fit.js';
 
 /**
  * A mapping is a candidate when its correlation over a piece is within this of the piece's own. Measured: on a test
@@ -20,9 +20,17 @@ const PIECES_WITH_ALTERNATIVES = 4;
 /** Two mappings are one place when they put a piece's centre this close in the original (seconds) at a like speed. */
 const SAME_PLACE_SECONDS = 1;
 const SAME_SPEED = 0.015;
+/** How far below the floor a place's first look may be and still be fitted (a window's speed is good to about 1 %). */
+const QUICK_SLACK = 0.3;
 
-/** A window's fit at one of the places its votes pointed to. */
-export type Seed = WindowFit;
+/** A place a window's votes pointed to (original time = scale x leak time + offset), and how many votes it got. */
+export interface Seed {
+  i0: number;
+  i1: number;
+  scale: number;
+  offset: number;
+  votes: number;
+}
 
 /** A whole map of the leak, and its correlation (the pieces' own, weighted by their length). */
 export interface ScoredMap {
@@ -41,39 +49,34 @@ const placeAt = (m: { scale: number; offset: number }, t: number) => m.scale * t
 const samePlace = (a: { scale: number; offset: number }, b: { scale: number; offset: number }, t: number) =>
   Math.abs(a.scale - b.scale) < SAME_SPEED && Math.abs(placeAt(a, t) - placeAt(b, t)) < SAME_PLACE_SECONDS;
 
+/** A repeat draws about as many votes as the true place: peaks below this share of a window's best are chance. */
+const SEED_VOTE_SHARE = 0.5;
+
 /**
- * The distinct places a window's votes point to (strongest first), each refined; `peaks` are the vote peaks as keys
- * place * 64 + speed index. A window of repeating content votes for every occurrence.
+ * The distinct places a window's votes point to (strongest first, at most `count`); `peaks` are the vote peaks as keys
+ * place * 64 + speed index, strongest first. A window of repeating content votes for every occurrence. They are not
+ * fitted here: only the places that fit a whole piece matter, and they are fitted over it (placesFitting).
  */
-export function windowSeeds(
-  f: Features,
-  peaks: { key: number }[],
-  scales: number[],
-  i0: number,
-  i1: number,
-  count: number,
-  minR: number,
-  stepScale: number,
-): Seed[] {
+export function windowSeeds(peaks: { key: number; v: number }[], scales: number[], i0: number, i1: number, count: number): Seed[] {
   const ic = (i0 + i1) / 2;
-  const places: number[] = [];
   const seeds: Seed[] = [];
+  const top = peaks[0]?.v ?? 0;
   for (const peak of peaks) {
-    if (places.length >= count) break;
+    if (seeds.length >= count || peak.v < SEED_VOTE_SHARE * top) break;
     const jc = Math.floor(peak.key / 64);
-    if (places.some((p) => Math.abs(p - jc) < SAME_PLACE_SECONDS * ALIGN_RATE)) continue;
-    places.push(jc);
     const s = scales[peak.key - jc * 64]!;
-    const fit = refine(f.l, f.o, f.oBins, i0, i1, s, (jc + 0.5 - s * (ic + 0.5)) / ALIGN_RATE, stepScale, 0.15, 3);
-    if (fit.r >= minR) seeds.push(fit);
+    const seed = { i0, i1, scale: s, offset: (jc + 0.5 - s * (ic + 0.5)) / ALIGN_RATE, votes: peak.v };
+    if (!seeds.some((q) => Math.abs(placeAt(q, ic / ALIGN_RATE) - placeAt(seed, ic / ALIGN_RATE)) < SAME_PLACE_SECONDS)) seeds.push(seed);
   }
   return seeds;
 }
 
 /** The piece fitted over its whole length from a seed's mapping (at exactly 1x when that explains it as well). */
-function fitPiece(f: Features, piece: TimePiece, seed: { scale: number; offset: number }): TimePiece {
+function fitPiece(f: Features, piece: TimePiece, seed: { scale: number; offset: number }, floor: number): TimePiece | undefined {
   const i0 = Math.max(0, Math.floor(piece.leakStart * ALIGN_RATE));
   const i1 = Math.min(f.lBins, Math.ceil(piece.leakEnd * ALIGN_RATE));
+  // A first look at every fourth bin: most places voted for are chance, and a fit over minutes costs 121 correlations.
+  if (mappedPearson(f.l, f.o, f.oBins, i0, i1, seed.scale, seed.offset, 4).r < floor - QUICK_SLACK) return undefined;
   let fine = refine(f.l, f.o, f.oBins, i0, i1, seed.scale, seed.offset, 0.002, 0.06, 3);
   const unit = unitScaleFit(f.l, f.o, f.oBins, i0, i1, fine.scale, fine.offset);
   if (unit.r >= fine.r - UNIT_SCALE_SLACK) fine = unit;
@@ -102,7 +105,7 @@ function placesFitting(f: Features, span: TimePiece, seeds: Seed[], floor: numbe
   });
   // Seeds of one place fitted as one line (as the windows of a piece are).
   const places: Seed[][] = [];
-  for (const s of inside.sort((a, b) => b.r - a.r)) {
+  for (const s of inside.sort((a, b) => b.votes - a.votes)) {
     if (isOwn(s)) continue;
     const same = places.find((g) => samePlace(g[0]!, s, centre));
     if (same) same.push(s);
@@ -111,7 +114,8 @@ function placesFitting(f: Features, span: TimePiece, seeds: Seed[], floor: numbe
   const needInside = 0.8 * (own ? insideShare(f, own) : 1);
   const options = places
     .slice(0, 2 * PER_PIECE)
-    .map((g) => fitPiece(f, span, lineThrough(g)))
+    .map((g) => fitPiece(f, span, lineThrough(g), floor))
+    .filter((p) => p !== undefined)
     // A place that pushes most of the span off the original's ends fits its few seconds left: it reads too little.
     .filter((p) => p.score >= floor && insideShare(f, p) >= needInside && !isOwn(p));
   const distinct: TimePiece[] = [];

@@ -1,6 +1,7 @@
 // The detector's pipeline on decoded data, pure: align the leak's pieces to the original, register its geometry from
 // mean pictures of the aligned stretches, read one soft bit per code slot, and judge every payload.
 import { type Alignment, type AlignStats, alignPieces, mapTime, type TimeMap } from './align.js';
+import { MAX_CANDIDATES } from './alignment-candidates.js';
 import { type CandidateReading, readCandidates } from './candidate-reading.js';
 import { registerGeometry } from './crop-search.js';
 import type { LeakFrames, Sidecar } from './detect-inputs.js';
@@ -155,6 +156,7 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
   // the original's better is kept (a judgement on the pictures alone, the same for every payload). A camcorder copy's
   // own signature can split the leak into pieces a fraction of a second off, enough to misread much of each 2-s slot.
   let realigned = false;
+  let candidates = map.candidates;
   if (pairs.length && !isPlainFrame(warp, live)) {
     const sig = registeredSignature(leak, frameTimes.length, warp, live);
     const stats2: AlignStats = { windows: 0, windowsAligned: 0, votes: 0, stretchesSearched: 0, stretchesFound: 0 };
@@ -164,16 +166,21 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
     if (map2?.pieces.length && !sameMap(map, map2)) {
       const before = slotContentResidual(sidecar, leak, map, warp, live);
       const after = slotContentResidual(sidecar, leak, map2, warp, live);
+      const other = map;
       if (after.slots >= 0.9 * before.slots && after.residual < before.residual) {
         map = map2;
         alignStats = stats2;
         realigned = true;
       }
+      // On repeating content the two signatures can rank the places differently: the payload hears both.
+      candidates = [...map.candidates, ...(realigned ? other : map2).candidates]
+        .filter((c, i, all) => all.findIndex((d) => sameMap(d.map, c.map)) === i)
+        .slice(0, MAX_CANDIDATES);
     }
   }
   const realign = lap();
   let read = 0;
-  const chosen = readCandidates(sidecar, leak, map.candidates.length ? map.candidates : [{ map, score: 0 }], warp, live, book, () => {
+  const chosen = readCandidates(sidecar, leak, candidates.length ? candidates : [{ map, score: 0 }], warp, live, book, () => {
     read = lap();
   });
   const { readings, verdict } = chosen;

@@ -144,7 +144,7 @@ export function unitScaleFit(l: Float64Array, o: Float64Array, oBins: number, i0
  * One mapping through windows that tell the same story: least squares over their centres' original times (the
  * speed an 8-s window alone gives is only good to about 1 %; over minutes that is seconds of drift).
  */
-export function lineThrough(fits: WindowFit[]): { scale: number; offset: number } {
+export function lineThrough(fits: Pick<WindowFit, 'i0' | 'i1' | 'scale' | 'offset'>[]): { scale: number; offset: number } {
   let sx = 0,
     sy = 0,
     sxx = 0,

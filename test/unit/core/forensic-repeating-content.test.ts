@@ -38,8 +38,7 @@ const viewerSigns = (t: SyntheticTitle, payload = VIEWER) => Array.from(codeword
 
 /** Two excerpts of one title, back to back. */
 function splice(a: LeakFrames, b: LeakFrames): LeakFrames {
-  const dt = a.times.length > 1 ? a.times[1]! - a.times[0]! : 1 / FPS;
-  const times = Float64Array.from([...a.times, ...Array.from(b.times, (t) => a.times.at(-1)! + dt + t)]);
+  const times = Float64Array.from([...a.times, ...Array.from(b.times, (t) => a.times.at(-1)! + 1 / FPS + t)]);
   const frames = new Uint16Array(a.frames.length + b.frames.length);
   frames.set(a.frames);
   frames.set(b.frames, a.frames.length);
