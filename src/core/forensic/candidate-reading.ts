@@ -11,7 +11,7 @@ import type { TimeMap } from './time-map.js';
 
 /** What one candidate alignment gave: where it puts the leak, how well the pictures fit, and its best payload. */
 export interface CandidateReading {
-  /** The first piece's mapping (original time = scale x leak time + offset), as the aligned map is reported. */
+  /** Where the leak's first aligned second sits in the original, and the first piece's speed. */
   offsetSeconds: number;
   scale: number;
   pieces: number;
@@ -61,7 +61,7 @@ export function readCandidates(
     candidates: tried.map((c, i) => {
       const first = c.map.pieces[0];
       return {
-        offsetSeconds: first?.offset ?? 0,
+        offsetSeconds: first ? first.scale * first.leakStart + first.offset : 0,
         scale: first?.scale ?? 1,
         pieces: c.map.pieces.length,
         alignmentScore: c.score,
