@@ -5,7 +5,7 @@ import type { ScoredMap } from './alignment-candidates.js';
 import type { LeakFrames, Sidecar } from './detect-inputs.js';
 import type { Warp } from './geometry.js';
 import type { PackedCodebook } from './keyed-bits.js';
-import { type SegmentReading, scorePayloads, type Verdict } from './score.js';
+import { meanSd, type SegmentReading, scoreBook, scorePayloads, type Verdict } from './score.js';
 import { readSlots } from './slot-reading.js';
 import type { TimeMap } from './time-map.js';
 
@@ -49,15 +49,20 @@ export function readCandidates(
   const tried = kept.map((x) => x.c);
   const read = kept.map((x) => x.r);
   onRead?.();
-  const verdicts = read.map((r) => scorePayloads(r, book, { alignments: read.length }));
+  // The first stage of the verdict (every payload scored once) is what tells the candidates apart; the peeling and
+  // collusion stages are run on the chosen one only.
+  // A leak that aligns one way only is scored once, as it always was.
+  const firsts = read.length > 1 ? read.map((r) => bestPayload(r, book)) : [];
   let chosen = 0;
-  verdicts.forEach((v, i) => {
-    if ((v.best?.z ?? -Infinity) > (verdicts[chosen]!.best?.z ?? -Infinity)) chosen = i;
+  firsts.forEach((b, i) => {
+    if (b.z > firsts[chosen]!.z) chosen = i;
   });
+  const verdict = scorePayloads(read[chosen]!, book, { alignments: read.length });
+  if (!firsts.length) firsts.push({ payload: verdict.best?.payload ?? -1, z: verdict.best?.z ?? 0 });
   return {
     map: tried[chosen]!.map,
     readings: read[chosen]!,
-    verdict: verdicts[chosen]!,
+    verdict,
     candidates: tried.map((c, i) => {
       const first = c.map.pieces[0];
       return {
@@ -66,10 +71,24 @@ export function readCandidates(
         pieces: c.map.pieces.length,
         alignmentScore: c.score,
         slotsRead: read[i]!.length,
-        ...(verdicts[i]!.best ? { payload: verdicts[i]!.best!.payload } : {}),
-        z: verdicts[i]!.best?.z ?? 0,
+        ...(firsts[i]!.payload >= 0 ? { payload: firsts[i]!.payload } : {}),
+        z: firsts[i]!.z,
         chosen: i === chosen,
       };
     }),
   };
+}
+
+/** The best-scoring payload of a set of readings and its z over all payloads (-1 and 0 when nothing was read). */
+function bestPayload(readings: SegmentReading[], book: PackedCodebook): { payload: number; z: number } {
+  if (!readings.length) return { payload: -1, z: 0 };
+  const scores = scoreBook(
+    readings.map((r) => r.segment),
+    readings.map((r) => r.value),
+    book,
+  );
+  const { mean, sd } = meanSd(scores);
+  let best = 0;
+  for (let u = 1; u < scores.length; u++) if (scores[u]! > scores[best]!) best = u;
+  return { payload: best, z: (scores[best]! - mean) / sd };
 }
