@@ -45,7 +45,7 @@ export function renderDetect(r: DetectResult, c: ChalkInstance): string {
   ];
   if (r.alignments.length > 1) {
     lines.push(
-      `${c.bold('alignments')} ${r.alignments.length} fit the pictures about as well (the content repeats itself); each was read, the payload decided, and the bar is z ${r.threshold.toFixed(2)}:`,
+      `${c.bold('alignments')} ${r.alignments.length} places fit the pictures about as well; each was read, the payload decided, and the bar is z ${r.threshold.toFixed(2)}:`,
     );
     for (const a of r.alignments)
       lines.push(
