@@ -95,6 +95,8 @@ export interface LeakOptions {
   from?: number;
   to?: number;
   seed?: number;
+  /** The leak plays the original at this speed (1.04: 4 % faster), from `from` for (to - from) / speed seconds. */
+  speed?: number;
 }
 
 /** leak frame = gain * (M_k + s_k * D_k + noise) + offset, as ffmpeg's gray16le would hand it over. Returns the leak and its true offset. */
@@ -102,16 +104,16 @@ export function syntheticLeak(title: SyntheticTitle, o: LeakOptions): { leak: Le
   const s = title.sidecar;
   const n = s.width * s.height;
   const end = s.segmentStarts.at(-1)! + s.segmentDurations.at(-1)!;
-  const { noise = 4, gain = 1, offset = 0, from = 0, to = end, seed = 1 } = o;
+  const { noise = 4, gain = 1, offset = 0, from = 0, to = end, seed = 1, speed = 1 } = o;
   const r = rng(seed);
   const first = Math.ceil(from * s.fps - 1e-9);
   const last = Math.ceil(to * s.fps - 1e-9);
-  const count = last - first;
+  const count = Math.floor((last - first) / speed);
   const frames = new Uint16Array(count * n);
   const times = new Float64Array(count);
   for (let i = 0; i < count; i++) {
-    const t = (first + i) / s.fps;
-    times[i] = t - first / s.fps;
+    const t = (first + i * speed) / s.fps;
+    times[i] = (first + i) / s.fps - first / s.fps;
     const k = Math.min(s.segmentStarts.length - 1, Math.floor(t / s.segmentDurations[0]!));
     const sign = o.signs[k] ?? 0;
     for (let p = 0; p < n; p++) {

@@ -12,7 +12,7 @@ import { renderDetect } from '../../src/cli/commands/detect.js';
 import { codeword, forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
 import { encodeForensicContent } from '../../src/core/forensic/payload.js';
-import { Z_THRESHOLD } from '../../src/core/forensic/score.js';
+import { raisedThreshold, Z_THRESHOLD } from '../../src/core/forensic/score.js';
 import { decodeSidecar } from '../../src/core/forensic/sidecar-format.js';
 import { type ForensicLayout, variantFileFor } from '../../src/core/forensic/title-layout.js';
 import { SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_WIDTH, splitFrame, variantFileName } from '../../src/core/forensic/variant-plan.js';
@@ -447,7 +447,9 @@ describe('forensic viewers', () => {
     expect(out.best?.z ?? 0).toBeLessThan(Z_THRESHOLD);
     // What a person running `wmark detect` without --json reads for this result.
     const text = renderDetect(out, new Chalk({ level: 0 }));
-    expect(text).toMatch(/^no forensic mark found: the best payload scored z = \d+\.\d\d, below the 6\.5 needed to accuse anyone\.$/m);
+    // The bar is 6.5 when the leak aligns one way, a little higher when several alignments were read.
+    expect(text).toMatch(/^no forensic mark found: the best payload scored z = \d+\.\d\d, below the 6\.\d+ needed to accuse anyone\.$/m);
+    expect(out.threshold).toBeCloseTo(raisedThreshold(Z_THRESHOLD, out.alignments.length), 6);
     expect(text).not.toMatch(/payload {4}\d/);
   });
 

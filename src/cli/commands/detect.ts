@@ -43,6 +43,15 @@ export function renderDetect(r: DetectResult, c: ChalkInstance): string {
       ? `${c.bold('aligned')}    at ${r.alignment.offsetSeconds.toFixed(1)} s of the original (correlation ${r.alignment.score.toFixed(3)}${r.pieces[0] && Math.abs(r.pieces[0].scale - 1) > 0.003 ? `, played at ${(1 / r.pieces[0].scale).toFixed(3)}x speed` : ''}); ${r.segmentsRead} of ${r.slotsTotal} code slots read`
       : `${c.bold('aligned')}    ${r.pieces.length} excerpts: ${r.pieces.map((p) => `${p.leakStart.toFixed(0)}-${p.leakEnd.toFixed(0)} s -> ${(p.scale * p.leakStart + p.offset).toFixed(0)} s`).join(', ')}; ${r.segmentsRead} of ${r.slotsTotal} code slots read`,
   ];
+  if (r.alignments.length > 1) {
+    lines.push(
+      `${c.bold('alignments')} ${r.alignments.length} places fit the pictures about as well; each was read, the payload decided, and the bar is z ${r.threshold.toFixed(2)}:`,
+    );
+    for (const a of r.alignments)
+      lines.push(
+        `  ${a.chosen ? '*' : ' '} at ${a.offsetSeconds.toFixed(1)} s${a.pieces > 1 ? ` (${a.pieces} excerpts)` : ''}  correlation ${a.alignmentScore.toFixed(3)}  ${a.slotsRead} slots  best payload ${a.payload ?? '-'} z = ${a.z.toFixed(2)}`,
+      );
+  }
   // A leak frame that is partly something else (a camcorder's dark border, a bezel, a logo) is read without that part.
   const partly = r.geometry.live < 0.97 ? `; ${(r.geometry.live * 100).toFixed(0)}% of the leak frame shows it (the rest is not read)` : '';
   if (r.geometry.w < 0.995 || r.geometry.h < 0.995 || r.geometry.w > 1.005 || r.geometry.h > 1.005 || partly)
@@ -57,7 +66,7 @@ export function renderDetect(r: DetectResult, c: ChalkInstance): string {
         ),
       );
     lines.push(
-      `${c.yellow('no forensic mark found')}: the best payload scored z = ${(r.best?.z ?? 0).toFixed(2)}, below the ${r.threshold} needed to accuse anyone.`,
+      `${c.yellow('no forensic mark found')}: the best payload scored z = ${(r.best?.z ?? 0).toFixed(2)}, below the ${Number(r.threshold.toFixed(2))} needed to accuse anyone.`,
     );
     lines.push(c.dim(`  (a score that high happens by chance with probability about ${formatProbability(r.falseAccusation.estimate)})`));
     return lines.join('\n');

@@ -10,12 +10,14 @@
 //    between two pieces is placed where the leak stops resembling one and starts resembling the other. 5. Stretches
 //    their piece's mapping does not explain are searched for on their own, and left unread when nothing explains them
 //    (explain-stretches.ts).
+import { candidateMaps, type ScoredMap, type Seed, windowSeeds } from './alignment-candidates.js';
 import { explainStretches } from './explain-stretches.js';
 import { ALIGN_RATE, binFeatures, buildIndex, castVotes, clearVotes, fingerprints, votePeaks, voteTable, windowProbes } from './fingerprint-votes.js';
 import { clipFeatures } from './stretch-search.js';
 import { sameStory, type TimeMap, type TimePiece } from './time-map.js';
 import {
   binSimilarity,
+  lineThrough,
   mappedPearson,
   refine,
   SCALE_MAX,
@@ -33,6 +35,8 @@ export { mapTime, pieceAt, type TimeMap, type TimePiece } from './time-map.js';
 export { SCALE_MAX, SCALE_MIN } from './window-fit.js';
 
 const HOP_BINS = 40;
+/** Places each window offers as alternatives (see alignment-candidates). */
+const SEEDS_PER_WINDOW = 4;
 
 export interface AlignInput {
   originalTimes: ArrayLike<number>;
@@ -50,8 +54,13 @@ export interface AlignStats {
   stretchesFound?: number;
 }
 
+/** The aligned map, and the candidate maps of a leak whose content repeats (the aligned one first; see alignment-candidates). */
+export interface Alignment extends TimeMap {
+  candidates: ScoredMap[];
+}
+
 /** Finds the pieces of the original the leak is made of (see the file comment). */
-export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
+export function alignPieces(input: AlignInput, stats?: AlignStats): Alignment {
   const oEnd = input.originalTimes.length ? input.originalTimes[input.originalTimes.length - 1]! : 0;
   const lEnd = input.leakTimes.length ? input.leakTimes[input.leakTimes.length - 1]! : 0;
   const oBins = Math.ceil(oEnd * ALIGN_RATE) + 1;
@@ -65,6 +74,7 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
   for (let s = SCALE_MIN; s <= SCALE_MAX + 1e-9; s += SCALE_STEP) scales.push(Number(s.toFixed(4)));
 
   const fits: WindowFit[] = [];
+  const seeds: Seed[] = [];
   let votesCast = 0,
     windows = 0;
   const votes = voteTable(oBins, scales.length);
@@ -76,6 +86,7 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
     const ic = (i0 + i1) / 2;
     votesCast += castVotes(probes, index, scales, i0, i1, ic, votes);
     const scored = votePeaks(votes);
+    seeds.push(...windowSeeds(scored, scales, i0, i1, SEEDS_PER_WINDOW));
     let best: WindowFit | undefined;
     for (const cand of scored.slice(0, 3)) {
       const jc = Math.floor(cand.key / 64),
@@ -114,23 +125,8 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
   for (const g of groups) {
     // One window alone (8 s) is trusted only when the leak has no more, or when it fits very well.
     if (g.length === 1 && fits.length > 1 && g[0]!.r < 0.75) continue;
-    // Least squares over the windows' centres, then a fine search over the whole piece.
-    let sx = 0,
-      sy = 0,
-      sxx = 0,
-      sxy = 0;
-    for (const f of g) {
-      const x = (f.i0 + f.i1) / 2 / ALIGN_RATE;
-      const y = f.scale * x + f.offset;
-      sx += x;
-      sy += y;
-      sxx += x * x;
-      sxy += x * y;
-    }
-    const n = g.length;
-    const varx = sxx - (sx * sx) / n;
-    const scale = n >= 3 && varx > 1 ? (sxy - (sx * sy) / n) / varx : g.reduce((a, f) => a + f.scale, 0) / n;
-    const offset = (sy - scale * sx) / n;
+    // One line through the windows' centres, then a fine search over the whole piece.
+    const { scale, offset } = lineThrough(g);
     const i0 = Math.min(...g.map((f) => f.i0));
     const i1 = Math.max(...g.map((f) => f.i1));
     let fine = refine(l, o, oBins, i0, i1, scale, offset, 0.002, 0.06, 3);
@@ -236,13 +232,15 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): TimeMap {
     stats,
   );
   // Keep only the part of each piece that maps inside the original.
-  return {
-    pieces: found
+  const inside = (map: TimeMap): TimeMap => ({
+    pieces: map.pieces
       .map((p) => {
         const lo = Math.max(p.leakStart, (0 - p.offset) / p.scale);
         const hi = Math.min(p.leakEnd, (oEnd + 0.5 - p.offset) / p.scale);
         return { leakStart: lo, leakEnd: hi, scale: p.scale, offset: p.offset, score: p.score };
       })
       .filter((p) => p.leakEnd > p.leakStart),
-  };
+  });
+  const candidates = candidateMaps({ l, o, oBins, lBins }, { pieces: found }, seeds).map((c) => ({ map: inside(c.map), score: c.score }));
+  return { ...inside({ pieces: found }), candidates: candidates.filter((c) => c.map.pieces.length) };
 }

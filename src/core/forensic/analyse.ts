@@ -1,16 +1,21 @@
 // The detector's pipeline on decoded data, pure: align the leak's pieces to the original, register its geometry from
 // mean pictures of the aligned stretches, read one soft bit per code slot, and judge every payload.
-import { type AlignStats, alignPieces, mapTime, pieceAt, type TimeMap } from './align.js';
+import { type Alignment, type AlignStats, alignPieces, mapTime, type TimeMap } from './align.js';
+import { MAX_CANDIDATES } from './alignment-candidates.js';
+import { type CandidateReading, readCandidates } from './candidate-reading.js';
 import { registerGeometry } from './crop-search.js';
 import type { LeakFrames, Sidecar } from './detect-inputs.js';
 import { SIGNATURE_CELLS } from './frame-signature.js';
 import { cropWarp, type ImagePair, mapPoint, registerWarp, type Warp, warpBox } from './geometry.js';
 import type { PackedCodebook } from './keyed-bits.js';
-import { type SegmentReading, scorePayloads, type Verdict } from './score.js';
-import { readSlots, slotContentResidual } from './slot-reading.js';
+import type { SegmentReading, Verdict } from './score.js';
+import { slotContentResidual } from './slot-reading.js';
 
 export interface LeakAnalysis {
+  /** The map the slots were read at: of the candidate alignments, the one whose readings single out a payload best. */
   map: TimeMap;
+  /** Every candidate alignment read (the aligned one first), with its best payload. */
+  candidates: CandidateReading[];
   alignStats: AlignStats;
   warp: Warp;
   box: { x0: number; y0: number; w: number; h: number };
@@ -122,7 +127,10 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
     mark = now;
     return seconds;
   };
-  let map = alignPieces({ originalTimes: sidecar.signatureTimes, originalSig: sidecar.signature, leakTimes: frameTimes, leakSig: frameSignature }, alignStats);
+  let map: Alignment = alignPieces(
+    { originalTimes: sidecar.signatureTimes, originalSig: sidecar.signature, leakTimes: frameTimes, leakSig: frameSignature },
+    alignStats,
+  );
   const align = lap();
   const aspect = leak.width / leak.height;
   let warp: Warp = cropWarp({ x0: 0, y0: 0, w: 1, h: 1 }, aspect);
@@ -148,6 +156,7 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
   // the original's better is kept (a judgement on the pictures alone, the same for every payload). A camcorder copy's
   // own signature can split the leak into pieces a fraction of a second off, enough to misread much of each 2-s slot.
   let realigned = false;
+  let candidates = map.candidates;
   if (pairs.length && !isPlainFrame(warp, live)) {
     const sig = registeredSignature(leak, frameTimes.length, warp, live);
     const stats2: AlignStats = { windows: 0, windowsAligned: 0, votes: 0, stretchesSearched: 0, stretchesFound: 0 };
@@ -157,26 +166,33 @@ export function analyseLeak(sidecar: Sidecar, leak: LeakFrames, frameTimes: Floa
     if (map2?.pieces.length && !sameMap(map, map2)) {
       const before = slotContentResidual(sidecar, leak, map, warp, live);
       const after = slotContentResidual(sidecar, leak, map2, warp, live);
+      const other = map;
       if (after.slots >= 0.9 * before.slots && after.residual < before.residual) {
         map = map2;
         alignStats = stats2;
         realigned = true;
       }
+      // On repeating content the two signatures can rank the places differently: the payload hears both.
+      candidates = [...map.candidates, ...(realigned ? other : map2).candidates]
+        .filter((c, i, all) => all.findIndex((d) => sameMap(d.map, c.map)) === i)
+        .slice(0, MAX_CANDIDATES);
     }
   }
   const realign = lap();
-  const readings = map.pieces.length ? readSlots(sidecar, leak, map, warp, undefined, undefined, live) : [];
-  const read = lap();
-  const verdict = scorePayloads(readings, book);
+  let read = 0;
+  const chosen = readCandidates(sidecar, leak, candidates.length ? candidates : [{ map, score: 0 }], warp, live, book, () => {
+    read = lap();
+  });
+  const { readings, verdict } = chosen;
   const score = lap();
   let alignedSeconds = 0;
-  for (const p of map.pieces) {
+  for (const p of chosen.map.pieces) {
     const end = Math.min(p.leakEnd, leak.times.length ? leak.times[leak.times.length - 1]! : 0);
     if (end > p.leakStart) alignedSeconds += end - p.leakStart;
   }
-  void pieceAt;
   return {
-    map,
+    map: chosen.map,
+    candidates: chosen.candidates,
     alignStats,
     warp,
     box: warpBox(warp, aspect),

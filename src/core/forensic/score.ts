@@ -121,20 +121,26 @@ export interface Verdict {
 }
 
 /**
- * The z a pair of payloads must reach to be accused: the smallest whose chance over all pairs is no larger than the
- * chance over all single payloads at `threshold` (the union bound; a fixed pair's z is ~N(0,1) under innocence).
+ * The z a verdict must reach when `tests` times as many innocent scores were looked at: the smallest whose chance
+ * over them all is no larger than the chance of one set of scores at `threshold` (the union bound; an innocent's z
+ * is ~N(0,1)).
  */
-export function pairThreshold(threshold: number, payloads: number): number {
-  const target = payloads * normalTail(threshold);
-  const pairs = (payloads * (payloads - 1)) / 2;
+export function raisedThreshold(threshold: number, tests: number): number {
+  if (tests <= 1) return threshold;
+  const target = normalTail(threshold);
   let lo = threshold,
     hi = threshold + 10;
   for (let i = 0; i < 60; i++) {
     const mid = (lo + hi) / 2;
-    if (pairs * normalTail(mid) > target) lo = mid;
+    if (tests * normalTail(mid) > target) lo = mid;
     else hi = mid;
   }
   return hi;
+}
+
+/** The z a pair of payloads must reach to be accused: ~2 x 10^9 pairs held to the chance of 65,536 payloads at `threshold`. */
+export function pairThreshold(threshold: number, payloads: number): number {
+  return raisedThreshold(threshold, (payloads - 1) / 2);
 }
 
 /** Least squares: the readings minus their projection on the accused payloads' codewords (over the bits read). */
@@ -202,9 +208,12 @@ function codeOf(book: PackedCodebook, payload: number, bits: ArrayLike<number>):
 export function scorePayloads(
   readings: SegmentReading[],
   book: PackedCodebook,
-  options: { threshold?: number; maxAccused?: number; top?: number; payloads?: number } = {},
+  options: { threshold?: number; maxAccused?: number; top?: number; payloads?: number; alignments?: number } = {},
 ): Verdict {
-  const threshold = options.threshold ?? Z_THRESHOLD;
+  // Readings taken at several candidate alignments, the best kept: every payload was scored once per alignment, so
+  // the bar rises and each chance counts them all (see docs/forensic.md).
+  const alignments = Math.max(1, options.alignments ?? 1);
+  const threshold = raisedThreshold(options.threshold ?? Z_THRESHOLD, alignments);
   const maxAccused = options.maxAccused ?? MAX_ACCUSED;
   const top = options.top ?? 20;
   const payloads = options.payloads ?? PAYLOAD_COUNT;
@@ -239,7 +248,7 @@ export function scorePayloads(
     const z = (scores[best]! - mean) / sd;
     const gap = z - (second >= 0 ? (scores[second]! - mean) / sd : 0);
     const t = scores[best]! / norm;
-    const fa = falseAccusation(t, z, payloads - verdict.accused.length);
+    const fa = falseAccusation(t, z, (payloads - verdict.accused.length) * alignments);
     if (stage === 0) {
       const order = Array.from({ length: payloads }, (_, u) => u)
         .sort((a, b) => scores[b]! - scores[a]!)
@@ -258,7 +267,7 @@ export function scorePayloads(
       const pair = bestPair(verdict.candidates, bits, current, book, norm);
       if (pair && pair.z >= pairThreshold(threshold, payloads) && pair.z > z + 1 && Math.min(pair.za, pair.zb) >= 4.5) {
         // Multiplicity: every pair of payloads (the search looks at a subset, so this over-counts).
-        const pairs = (payloads * (payloads - 1)) / 2;
+        const pairs = ((payloads * (payloads - 1)) / 2) * alignments;
         const est = Math.min(1, pairs * normalTail(pair.z)),
           bound = Math.min(1, pairs * Math.exp(-(pair.z * pair.z) / 2));
         verdict.stages[0] = { payload: pair.a, z: pair.z, t, accused: true, falseAccusationBound: bound, falseAccusationEstimate: est, gap };

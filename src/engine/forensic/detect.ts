@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { WmarkError } from '../../core/errors.js';
 import type { TimePiece } from '../../core/forensic/align.js';
 import { analyseLeak } from '../../core/forensic/analyse.js';
+import type { CandidateReading } from '../../core/forensic/candidate-reading.js';
 import type { Warp } from '../../core/forensic/geometry.js';
 import { forensicKey, type PackedCodebook, packedCodebook } from '../../core/forensic/keyed-bits.js';
 import { encodeForensicContent } from '../../core/forensic/payload.js';
@@ -32,6 +33,11 @@ export interface DetectResult {
   alignment: { offsetSeconds: number; score: number; overlapSeconds: number };
   /** Every stretch of the leak found in the original: leak seconds [leakStart, leakEnd) = original scale * t + offset. */
   pieces: TimePiece[];
+  /**
+   * The candidate alignments read (the aligned one first; more than one when the content repeats itself): where each
+   * puts the leak, how well the pictures fit, its best payload and z; `chosen` is the one the verdict comes from.
+   */
+  alignments: CandidateReading[];
   /**
    * The original's region the leak shows (bounding box), and the full warp (homography after a lens term); live: the
    * share of the leak frame that shows the original (a camcorder's dark lens border, a bezel or a burnt-in logo is
@@ -168,6 +174,7 @@ export async function detectLeak(
       ? { offsetSeconds: first.offset, score: Number(first.score.toFixed(4)), overlapSeconds: Number(a.alignedSeconds.toFixed(2)) }
       : { offsetSeconds: 0, score: 0, overlapSeconds: 0 },
     pieces: a.map.pieces,
+    alignments: a.candidates.map((c) => ({ ...c, alignmentScore: Number(c.alignmentScore.toFixed(4)), z: Number(c.z.toFixed(3)) })),
     geometry: { ...a.box, score: Number(a.registration.score.toFixed(4)), warp: a.warp, live: Number(a.registration.liveFraction.toFixed(4)) },
     sidecarVersion: sidecar.version,
     shortestLeakSeconds: trade.shortestLeakSeconds,
