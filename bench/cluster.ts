@@ -15,10 +15,10 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { startRedis, type TestRedis } from '../harness/redis.js';
+import { startS3, type TestS3 } from '../harness/s3.js';
 import { connectRedis } from '../src/farm/redis-connection.js';
 import { TASK_QUEUE } from '../src/farm/task-queue.js';
-import { startRedis, type TestRedis } from '../test/helpers/redis.js';
-import { startS3, type TestS3 } from '../test/helpers/s3.js';
 import {
   type FarmAssumptions,
   type JobCosts,

@@ -1,5 +1,5 @@
 // The shared parts of a render farm for the cluster suite, all on loopback: a throwaway redis-server (Debian's, as
-// test/helpers/redis.ts starts it), s3rver (test/helpers/s3.ts) behind a TCP proxy that counts the bytes going each
+// harness/redis.ts starts it), s3rver (harness/s3.ts) behind a TCP proxy that counts the bytes going each
 // way, a client that reads Redis' command counter, and `wmark worker` processes.
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';

@@ -25,12 +25,12 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { BIN, onPty, until } from './cli-helpers.js';
-import { freePort } from './free-port.js';
+import { BIN, onPty, until } from '../../harness/cli-helpers.js';
+import { freePort } from '../../harness/free-port.js';
+import { startPostgres, type TestPostgres } from '../../harness/postgres.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { startS3, type TestS3 } from '../../harness/s3.js';
 import { gradedAlphaPng } from './images.js';
-import { startPostgres, type TestPostgres } from './postgres.js';
-import { startRedis, type TestRedis } from './redis.js';
-import { startS3, type TestS3 } from './s3.js';
 
 /** A command as the docs print it, and where. */
 export interface Example {
