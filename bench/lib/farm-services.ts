@@ -5,16 +5,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import type { Redis } from 'ioredis';
 
-/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
-export async function stopProcess(proc: ChildProcess, graceMs: number): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
-}
-
 /** Commands Redis has processed since it started (INFO stats total_commands_processed). */
 export async function redisCommands(client: Redis): Promise<number> {
   const info = await client.info('stats');
