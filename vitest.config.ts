@@ -1,11 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
-// Projects mirror test/: fast pure unit tests, integration tests with real ffmpeg/SQLite/HTTP, spawned-CLI e2e, and real-browser tests.
+// Projects mirror test/: fast pure unit tests (with bench's own, beside it in bench/test/), integration tests with real ffmpeg/SQLite/HTTP, spawned-CLI e2e, and real-browser tests.
 export default defineConfig({
   test: {
     globalSetup: ['test/global-setup.ts'],
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'bench/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },
       { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },
       { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'], pool: 'forks', testTimeout: 180_000, hookTimeout: 180_000, fileParallelism: false } },

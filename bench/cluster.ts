@@ -15,10 +15,11 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { startRedis, type TestRedis } from '../harness/redis.js';
+import { startS3, type TestS3 } from '../harness/s3.js';
+import { stopProcess } from '../harness/stop-process.js';
 import { connectRedis } from '../src/farm/redis-connection.js';
 import { TASK_QUEUE } from '../src/farm/task-queue.js';
-import { startRedis, type TestRedis } from '../test/helpers/redis.js';
-import { startS3, type TestS3 } from '../test/helpers/s3.js';
 import {
   type FarmAssumptions,
   type JobCosts,
@@ -32,7 +33,7 @@ import {
   spread,
   type TaskTimes,
 } from './lib/cluster-figures.js';
-import { type ByteMeter, redisCommands, startByteMeter, startWorkerProcess, stopProcess, type WorkerProcess } from './lib/farm-services.js';
+import { type ByteMeter, redisCommands, startByteMeter, startWorkerProcess, type WorkerProcess } from './lib/farm-services.js';
 import { machineBusySeconds, median, settle, waitForQuiet } from './lib/measure.js';
 import { descendants, waitForIdle } from './lib/server-process.js';
 import { fmt, formatMachine, numberOption, OUT_DIR, type Suite, type SuiteContext, table, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
@@ -122,7 +123,7 @@ class Cleanup {
 /** Stops a wmark process (SIGTERM, SIGKILL after the grace), then any ffmpeg it left behind. */
 async function stopWmark(proc: ChildProcess, graceMs: number): Promise<void> {
   const kids = proc.pid !== undefined ? descendants(proc.pid) : [];
-  await stopProcess(proc, graceMs);
+  await stopProcess(proc, { graceMs });
   for (const d of kids) {
     try {
       process.kill(d, 'SIGKILL');

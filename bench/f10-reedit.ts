@@ -17,8 +17,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
+import { rng } from '../harness/rng.js';
 import type { DetectResult } from '../src/engine/forensic/detect.js';
-import { rng } from '../test/helpers/rng.js';
 import { benchTools, fmt, OUT_DIR, table, WMARK_BIN } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
 

@@ -7,10 +7,10 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
+import type { Rng } from '../harness/rng.js';
 import { PAYLOAD_COUNT, type PackedCodebook, packedBit, packedCodebook } from '../src/core/forensic/keyed-bits.js';
 import { type SegmentReading, scorePayloads, type Verdict, Z_THRESHOLD } from '../src/core/forensic/score.js';
 import type { DetectResult } from '../src/engine/forensic/detect.js';
-import type { Rng } from '../test/helpers/rng.js';
 import { fmt, table } from './lib/suite.js';
 
 const execFileP = promisify(execFile);

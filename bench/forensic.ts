@@ -34,6 +34,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
+import { rng } from '../harness/rng.js';
 import type { Sidecar } from '../src/core/forensic/detect-inputs.js';
 import {
   codeword,
@@ -57,7 +58,6 @@ import { type Engine, openEngine } from '../src/engine/engine.js';
 import { type DetectResult, detectLeak } from '../src/engine/forensic/detect.js';
 import type { VideoRecord } from '../src/engine/state/state-store.js';
 import { readTitleLayout } from '../src/engine/watermark/watermark-segments.js';
-import { rng } from '../test/helpers/rng.js';
 import { waveTwo } from './forensic-wave2.js';
 import { PARTS, type Part, parseOnly, wants } from './lib/forensic-parts.js';
 import { measureForensicViewer } from './lib/forensic-viewer.js';

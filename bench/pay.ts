@@ -18,11 +18,12 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
+import { stopProcess } from '../harness/stop-process.js';
 import { firstFrameAt, launchBrowser, openViewer, type PageTimeline, pageTimeline, type SeekResult, timedSeek, waitForPlayback } from './lib/browser.js';
 import { measureForensicViewer, syntheticViewerSpec } from './lib/forensic-viewer.js';
 import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
 import { encodedSeconds, newPlayableWatermark } from './lib/playlist.js';
-import { type Child, startChild, stopChild, waitForIdle } from './lib/server-process.js';
+import { type Child, startChild, waitForIdle } from './lib/server-process.js';
 import {
   fmt,
   formatMachine,
@@ -714,7 +715,7 @@ async function servedParts(b: Bench): Promise<PartResult[]> {
     if (only.has('seek')) results.push(await seek(b, served, serve, browser));
   } finally {
     await browser?.close();
-    await stopChild(serve);
+    await stopProcess(serve.proc, { graceMs: 8_000 });
   }
   return results;
 }

@@ -8,13 +8,14 @@ import { mkdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { watermarkDir } from '../harness/engine.js';
+import { stopProcess } from '../harness/stop-process.js';
 import { LocalService } from '../src/engine/app/local-service.js';
 import { openEngine } from '../src/engine/engine.js';
 import { InProcessJobQueue } from '../src/engine/jobs/job-queue.js';
 import { lastOf } from '../src/service/watch.js';
-import { watermarkDir } from '../test/helpers/engine.js';
 import { machineBusySeconds, median, waitForQuiet } from './lib/measure.js';
-import { type Child, startChild, stopChild } from './lib/server-process.js';
+import { type Child, startChild } from './lib/server-process.js';
 import { fmt, formatMachine, numberOption, OUT_DIR, REPO_ROOT, type Suite, type SuiteContext, table, WMARK_BIN, wmarkEnvironment } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
 
@@ -498,7 +499,7 @@ export async function measureServing(ctx: SuiteContext, o: ServingOptions) {
     };
     return { result, report: lines };
   } finally {
-    for (const c of children.reverse()) await stopChild(c);
+    for (const c of children.reverse()) await stopProcess(c.proc, { graceMs: 8_000 });
     await rm(cwd, { recursive: true, force: true });
     if (!o.keep) await rm(runDir, { recursive: true, force: true });
     else log(`kept working files in ${runDir}`);

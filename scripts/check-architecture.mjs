@@ -7,11 +7,19 @@
 //   the engine only through its application layer, engine/app/);
 // - a property access that reaches through the application layer to the engine behind it (`service.engine`);
 // - a heavy package loaded at the CLI's start;
-// - a file over 400 lines.
-import { readdirSync, readFileSync } from 'node:fs';
+// - a file over 400 lines;
+// - and, beside src/, an import between test/ and bench/ (either way), or from harness/ into either or of vitest: the
+//   processes and fixtures both start live in harness/, and each keeps its own tests and suites to itself.
+//
+//   node scripts/check-architecture.mjs               src/ and the folders beside it, from the repository's root
+//   node scripts/check-architecture.mjs SRC           one src/ tree only
+//   node scripts/check-architecture.mjs --repo ROOT   ROOT/src and the folders beside it
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-const root = path.resolve(process.argv[2] ?? 'src');
+const repoArg = process.argv[2] === '--repo' ? process.argv[3] : process.argv[2] === undefined ? '.' : undefined;
+const repo = repoArg === undefined ? undefined : path.resolve(repoArg);
+const root = repo ? path.join(repo, 'src') : path.resolve(process.argv[2]);
 
 /** Which top-level folders of src/ each layer may import from (its own always allowed). */
 const ALLOWED = {
@@ -49,14 +57,27 @@ const ENTRY = 'cli/main.ts';
 /** A file longer than this is usually doing two jobs: split it along its seams. */
 const MAX_LINES = 400;
 
-const files = [];
-(function walk(dir) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) walk(full);
-    else if (entry.name.endsWith('.ts')) files.push(full);
-  }
-})(root);
+/**
+ * Top-level folders beside src/ and those each may not import: tests and benchmarks meet only in harness/, which
+ * imports neither (nor the test runner: a bench runs without it).
+ */
+const FENCES = { test: ['bench'], bench: ['test'], harness: ['test', 'bench'] };
+const FENCED_PACKAGES = { harness: ['vitest'] };
+
+/** The .ts (and .mts/.mjs, with `all`) files under `dir`, leaving out generated output. */
+function sources(dir, all = false) {
+  const found = [];
+  (function walk(d) {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const full = path.join(d, entry.name);
+      if (entry.isDirectory()) {
+        if (!['node_modules', 'out', 'dist'].includes(entry.name)) walk(full);
+      } else if (entry.name.endsWith('.ts') || (all && /\.m[jt]s$/.test(entry.name))) found.push(full);
+    }
+  })(dir);
+  return found;
+}
+const files = sources(root);
 
 const IMPORT = /^\s*(import|export)\s+(type\s+)?([^'";]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm;
 const PACKAGE_IMPORT = /^\s*(import|export)\s+(type\s+)?([^'";]*?\sfrom\s+)?['"]((?:@[\w.-]+\/)?[\w.-]+)(?:\/[^'"]*)?['"]/gm;
@@ -106,6 +127,33 @@ for (const file of files) {
   if (heavy.length) heavyImports.set(file, heavy);
 }
 
+// The fences between the folders beside src/: static imports, export-froms and import() alike.
+let fencedFiles = 0;
+if (repo) {
+  const DYNAMIC = /\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+  for (const [folder, refused] of Object.entries(FENCES)) {
+    if (!existsSync(path.join(repo, folder))) continue;
+    for (const file of sources(path.join(repo, folder), true)) {
+      fencedFiles++;
+      const text = readFileSync(file, 'utf8');
+      const fromRel = path.relative(repo, file).split(path.sep).join('/');
+      const specifiers = [...[...text.matchAll(IMPORT)].map((m) => m[4]), ...[...text.matchAll(DYNAMIC)].map((m) => m[1])];
+      for (const specifier of specifiers) {
+        const rel = path
+          .relative(repo, path.resolve(path.dirname(file), specifier))
+          .split(path.sep)
+          .join('/');
+        const to = rel.split('/')[0];
+        if (refused.includes(to))
+          problems.push(`fence: ${fromRel} imports ${rel.replace(/\.js$/, '.ts')}; ${folder}/ may not import ${to}/ (share it through harness/)`);
+      }
+      for (const m of text.matchAll(PACKAGE_IMPORT)) {
+        if (FENCED_PACKAGES[folder]?.includes(m[4])) problems.push(`fence: ${fromRel} imports ${m[4]}; ${folder}/ runs without it`);
+      }
+    }
+  }
+}
+
 // Every file the CLI loads at start, and the first chain that reaches each: a heavy package loaded there is named with it.
 const entry = path.join(root, ENTRY);
 if (runtimeEdges.has(entry)) {
@@ -150,7 +198,8 @@ for (const cycle of cycles) problems.push(`cycle: ${cycle.map((f) => path.relati
 
 if (problems.length) {
   for (const p of problems) console.log(p);
-  console.log(`${problems.length} architecture problem(s) in ${files.length} files`);
+  console.log(`${problems.length} architecture problem(s) in ${files.length + fencedFiles} files`);
   process.exit(1);
 }
 console.log(`no import cycles or layer crossings in ${files.length} files`);
+if (repo) console.log(`no import between test/ and bench/, nor from harness/ into either, in ${fencedFiles} files`);

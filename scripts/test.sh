@@ -13,15 +13,15 @@ need_chromium=0
 if [ -d test/browser ] && ls test/browser/*.test.ts >/dev/null 2>&1 && [ -z "${WMARK_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   need_chromium=1
 fi
-# The render-farm tests start their own redis-server (test/helpers/redis.ts): Debian's package, the one README.md's
+# The render-farm tests start their own redis-server (harness/redis.ts): Debian's package, the one README.md's
 # render-farm setup installs.
 need_redis=0
 if [ -z "${WMARK_REDIS_SERVER:-}" ] && ! command -v redis-server >/dev/null 2>&1; then need_redis=1; fi
-# The PostgreSQL state-store tests start their own cluster (test/helpers/postgres.ts): Debian's postgresql package, whose
+# The PostgreSQL state-store tests start their own cluster (harness/postgres.ts): Debian's postgresql package, whose
 # initdb lives in /usr/lib/postgresql/15/bin (or WMARK_PG_BIN).
 need_postgres=0
 if [ ! -x "${WMARK_PG_BIN:-/usr/lib/postgresql/15/bin}/initdb" ] && ! command -v initdb >/dev/null 2>&1; then need_postgres=1; fi
-# The load-balancer tests put `wmark serve` instances behind their own HAProxy (test/helpers/haproxy.ts): Debian's
+# The load-balancer tests put `wmark serve` instances behind their own HAProxy (harness/haproxy.ts): Debian's
 # haproxy package, whose binary is /usr/sbin/haproxy (or WMARK_HAPROXY).
 need_haproxy=0
 if [ ! -x "${WMARK_HAPROXY:-/usr/sbin/haproxy}" ] && ! command -v haproxy >/dev/null 2>&1; then need_haproxy=1; fi

@@ -1,9 +1,9 @@
-// A viewer in headless Chromium for suites: the browser the tests use (test/helpers/browser.ts), plus what a bench
+// A viewer in headless Chromium for suites: the browser the tests use (harness/browser.ts), plus what a bench
 // needs on top: the wall-clock moment the first frame advanced, a playback rate, and a timed seek.
 import type { Browser } from 'playwright-core';
-import { type OpenedPage, openPage, playbackState } from '../../test/helpers/browser.js';
+import { type OpenedPage, openPage, playbackState } from '../../harness/browser.js';
 
-export { launchBrowser, waitForPlayback } from '../../test/helpers/browser.js';
+export { launchBrowser, waitForPlayback } from '../../harness/browser.js';
 
 /**
  * Runs before the player's scripts. Media events do not bubble, so a capturing listener on the document sees every

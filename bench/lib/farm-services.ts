@@ -1,19 +1,9 @@
 // The shared parts of a render farm for the cluster suite, all on loopback: a throwaway redis-server (Debian's, as
-// test/helpers/redis.ts starts it), s3rver (test/helpers/s3.ts) behind a TCP proxy that counts the bytes going each
+// harness/redis.ts starts it), s3rver (harness/s3.ts) behind a TCP proxy that counts the bytes going each
 // way, a client that reads Redis' command counter, and `wmark worker` processes.
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import type { Redis } from 'ioredis';
-
-/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
-export async function stopProcess(proc: ChildProcess, graceMs: number): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
-}
 
 /** Commands Redis has processed since it started (INFO stats total_commands_processed). */
 export async function redisCommands(client: Redis): Promise<number> {

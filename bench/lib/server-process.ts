@@ -1,5 +1,5 @@
 // Servers that suites start as child processes (wmark serve, a bare node:http handler): start one and wait for the URL
-// it prints, stop it, and tell when it has gone idle (no ffmpeg running under it).
+// it prints (harness/stop-process.ts stops it), and tell when it has gone idle (no ffmpeg running under it).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -36,16 +36,6 @@ export async function startChild(name: string, cmd: string, args: string[], opti
   });
   proc.stdout!.resume();
   return { name, proc, url: url.replace(/\/+$/, ''), stderr: () => err };
-}
-
-export async function stopChild(child: Child): Promise<void> {
-  const p = child.proc;
-  if (p.exitCode !== null || p.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => p.once('exit', () => resolve()));
-  p.kill('SIGTERM');
-  const timer = setTimeout(() => p.kill('SIGKILL'), 8_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 /** Process ids of every living descendant of `pid` (Linux /proc; empty elsewhere). */

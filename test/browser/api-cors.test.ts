@@ -5,9 +5,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, type OpenedPage, openPage } from '../helpers/browser.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { serveEngine, type TestServer } from '../helpers/serve-helpers.js';
+import { launchBrowser, type OpenedPage, openPage } from '../../harness/browser.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { serveEngine, type TestServer } from '../../harness/serve-helpers.js';
 
 let engine: TestEngine;
 let s: TestServer;

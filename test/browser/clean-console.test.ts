@@ -3,13 +3,13 @@
 // no CSP violation, no failed request and no answer of 400 or more (the favicon included).
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, type OpenedPage, openPage, waitForPlayback } from '../../harness/browser.js';
+import { ingestVideo, type TestEngine, testEngine } from '../../harness/engine.js';
+import { natural } from '../../harness/fixtures.js';
 import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
 import { serverService } from '../../src/engine/app/server-service.js';
 import { type RunningServer, startServer } from '../../src/server/node-server.js';
 import { VERSION } from '../../src/version.js';
-import { launchBrowser, type OpenedPage, openPage, waitForPlayback } from '../helpers/browser.js';
-import { ingestVideo, type TestEngine, testEngine } from '../helpers/engine.js';
-import { natural } from '../helpers/fixtures.js';
 
 const KEY = 'clean-console-10s';
 let engine: TestEngine;

@@ -8,11 +8,6 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { signPlayerUrl } from '../../src/core/watermark-urls.js';
-import { STATUS_URL_GRACE_MS } from '../../src/engine/app/api-bodies.js';
-import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
-import { serverService } from '../../src/engine/app/server-service.js';
-import { type RunningServer, startServer } from '../../src/server/node-server.js';
 import {
   imageStats,
   launchBrowser,
@@ -23,10 +18,15 @@ import {
   videoFrameStats,
   waitForPage,
   waitForPlayback,
-} from '../helpers/browser.js';
-import { ingestVideo, type TestEngine, testEngine } from '../helpers/engine.js';
-import { natural } from '../helpers/fixtures.js';
-import { waitFor } from '../helpers/serve-helpers.js';
+} from '../../harness/browser.js';
+import { ingestVideo, type TestEngine, testEngine } from '../../harness/engine.js';
+import { natural } from '../../harness/fixtures.js';
+import { waitFor } from '../../harness/serve-helpers.js';
+import { signPlayerUrl } from '../../src/core/watermark-urls.js';
+import { STATUS_URL_GRACE_MS } from '../../src/engine/app/api-bodies.js';
+import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
+import { serverService } from '../../src/engine/app/server-service.js';
+import { type RunningServer, startServer } from '../../src/server/node-server.js';
 
 const require = createRequire(import.meta.url);
 const HLS_JS = path.join(path.dirname(require.resolve('hls.js/package.json')), 'dist', 'hls.min.js');

@@ -3,10 +3,10 @@
 // balancer are exactly 10 answers 401 and 50 answers 429, and another client behind the same balancer is untouched.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/fixtures.js';
-import { startHaproxy, type TestHaproxy } from '../helpers/haproxy.js';
-import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { keyHeaders, rawRequest } from '../helpers/serve-helpers.js';
+import { tempDir } from '../../harness/fixtures.js';
+import { startHaproxy, type TestHaproxy } from '../../harness/haproxy.js';
+import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
+import { keyHeaders, rawRequest } from '../../harness/serve-helpers.js';
 import { type ServeInstances, startServeInstances } from '../helpers/serve-instances.js';
 
 const INSTANCES = 3;

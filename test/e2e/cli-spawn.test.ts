@@ -2,8 +2,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANSI, runWmark, type Sandbox, type SpawnResult, sandbox, startWmark, until } from '../helpers/cli-helpers.js';
-import { natural, REPO } from '../helpers/fixtures.js';
+import { ANSI, runWmark, type Sandbox, type SpawnResult, sandbox, startWmark, until } from '../../harness/cli-helpers.js';
+import { natural, REPO } from '../../harness/fixtures.js';
 
 const PKG_VERSION = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
 /** A stack trace line as Node prints it ("    at fn (file:1:2)"). */

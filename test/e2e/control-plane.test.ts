@@ -5,13 +5,13 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { natural } from '../../harness/fixtures.js';
+import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { call, ingestOverHttp, keyHeaders } from '../../harness/serve-helpers.js';
 import { mediaKeys } from '../../src/engine/data-folder/layout.js';
 import { faultFarm, readyAndDecodes, type Served, startJob } from '../helpers/fault-farm.js';
 import { finishedRenders } from '../helpers/fault-load.js';
-import { natural } from '../helpers/fixtures.js';
-import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { call, ingestOverHttp, keyHeaders } from '../helpers/serve-helpers.js';
 
 let pg: TestPostgres;
 let redis: TestRedis;

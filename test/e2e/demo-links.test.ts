@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, runWmark, type Sandbox, sandbox, startWmark, until } from '../helpers/cli-helpers.js';
+import { BIN, runWmark, type Sandbox, sandbox, startWmark, until } from '../../harness/cli-helpers.js';
 
 let box: Sandbox;
 let env: Record<string, string>;

@@ -4,9 +4,9 @@
 // Redis and an S3 stand-in. A changed example is run as changed; one that stops working fails here.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flat, natural } from '../../harness/fixtures.js';
 import { EXAMPLES } from '../../src/cli/help-examples.js';
 import { Block, openWorld, skipReason, TEXT_FILES, type World } from '../helpers/examples.js';
-import { flat, natural } from '../helpers/fixtures.js';
 
 let world: World;
 

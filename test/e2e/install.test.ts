@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO } from '../helpers/fixtures.js';
+import { REPO } from '../../harness/fixtures.js';
 
 const PKG = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
   version: string;

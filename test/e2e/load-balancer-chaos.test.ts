@@ -4,12 +4,12 @@
 // same request), and no watermark is lost or rendered twice. A rolling restart of every instance (SIGTERM with a
 // drain, start again, back in HAProxy): no request fails at all.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { natural } from '../../harness/fixtures.js';
+import type { Stream } from '../../harness/haproxy.js';
+import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
 import { type BalancedFarm, balancedFarm, clientLoad, everyWatermarkPlays, succeeded } from '../helpers/balanced-farm.js';
 import { type Sample, summary } from '../helpers/fault-load.js';
-import { natural } from '../helpers/fixtures.js';
-import type { Stream } from '../helpers/haproxy.js';
-import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
 
 const INSTANCES = 3;
 /** The drain the README advises with the sample config: above its checks' inter × fall (1 s × 2). */

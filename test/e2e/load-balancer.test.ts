@@ -5,10 +5,10 @@
 // /readyz gets no requests until it answers again.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flat, tempDir } from '../helpers/fixtures.js';
-import { freePort } from '../helpers/free-port.js';
-import { HAPROXY_SAMPLE, startHaproxy, type TestHaproxy } from '../helpers/haproxy.js';
-import { bearer, ingestOverHttp, keyHeaders, parseM3u8, type RawReply, rawRequest } from '../helpers/serve-helpers.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
+import { freePort } from '../../harness/free-port.js';
+import { HAPROXY_SAMPLE, startHaproxy, type TestHaproxy } from '../../harness/haproxy.js';
+import { bearer, ingestOverHttp, keyHeaders, parseM3u8, type RawReply, rawRequest } from '../../harness/serve-helpers.js';
 import { type ServeInstances, startServeInstances } from '../helpers/serve-instances.js';
 
 const KEY = 'balanced-movie';

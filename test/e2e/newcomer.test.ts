@@ -4,8 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, onPty, runWmark, type Sandbox, sandbox, startProcess, startWmark, until } from '../helpers/cli-helpers.js';
-import { flat } from '../helpers/fixtures.js';
+import { BIN, onPty, runWmark, type Sandbox, sandbox, startProcess, startWmark, until } from '../../harness/cli-helpers.js';
+import { flat } from '../../harness/fixtures.js';
 
 let box: Sandbox;
 let env: Record<string, string>;

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flat, natural, REPO } from '../../harness/fixtures.js';
 import { Block, openWorld, readmeBlocks, SKIPPED, skipReason, TEXT_FILES, type World } from '../helpers/examples.js';
-import { flat, natural, REPO } from '../helpers/fixtures.js';
 
 const blocks = readmeBlocks(readFileSync(path.join(REPO, 'README.md'), 'utf8'));
 const isForensic = (heading: string) => /forensic/i.test(heading);

@@ -5,11 +5,11 @@
 import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, sandbox, startProcess } from '../helpers/cli-helpers.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat, REPO } from '../helpers/fixtures.js';
+import { type Sandbox, sandbox, startProcess } from '../../harness/cli-helpers.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat, REPO } from '../../harness/fixtures.js';
+import { serveEngine, type TestServer } from '../../harness/serve-helpers.js';
 import { decodeFrame } from '../helpers/media.js';
-import { serveEngine, type TestServer } from '../helpers/serve-helpers.js';
 import { colourBox, SMALL } from '../helpers/watermark-helpers.js';
 
 const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN } from '../helpers/cli-helpers.js';
+import { BIN } from '../../harness/cli-helpers.js';
 
 const HAS_SCRIPT = spawnSync('script', ['--version']).status === 0;
 

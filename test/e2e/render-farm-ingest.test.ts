@@ -6,20 +6,20 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../harness/cli-helpers.js';
+import { frameHashes, killSpawned, type SpawnedWorker, spawnWorker } from '../../harness/cluster.js';
+import { ingestVideo, type TestEngine, testEngine } from '../../harness/engine.js';
+import { fixture, natural, tempDir } from '../../harness/fixtures.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { call, freePort, keyHeaders, type SpawnedServe, spawnServe, waitFor } from '../../harness/serve-helpers.js';
+import { countingRunner, FFMPEG } from '../../harness/tools.js';
 import type { ForensicLayoutChoice } from '../../src/core/forensic/variant-plan.js';
 import { dataLayout, FORENSIC_DIR, LAYOUT_NAME, SIDECAR_NAME } from '../../src/engine/data-folder/layout.js';
 import { loadOrCreateSecret } from '../../src/engine/data-folder/secret.js';
 import { prepareForensic } from '../../src/engine/ingest/forensic-prepare.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
-import { until } from '../helpers/cli-helpers.js';
-import { frameHashes, killSpawned, type SpawnedWorker, spawnWorker } from '../helpers/cluster.js';
-import { ingestVideo, type TestEngine, testEngine } from '../helpers/engine.js';
-import { fixture, natural, tempDir } from '../helpers/fixtures.js';
 import { dbRows } from '../helpers/ingest-helpers.js';
 import { decodesCleanly } from '../helpers/media.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { call, freePort, keyHeaders, type SpawnedServe, spawnServe, waitFor } from '../helpers/serve-helpers.js';
-import { countingRunner, FFMPEG } from '../helpers/tools.js';
 
 let redis: TestRedis;
 let textSource: string;

@@ -7,7 +7,10 @@
 // SIGTERM while Redis is down, a second SIGTERM stops at once, and the job cut off resumes with nothing lost.
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startWmark } from '../helpers/cli-helpers.js';
+import { startWmark } from '../../harness/cli-helpers.js';
+import { natural } from '../../harness/fixtures.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { call, freePort, ingestOverHttp, waitFor } from '../../harness/serve-helpers.js';
 import {
   answered,
   askForWork,
@@ -21,9 +24,6 @@ import {
   stopTimed,
 } from '../helpers/fault-farm.js';
 import { finishedRenders, type Load, startedRenders } from '../helpers/fault-load.js';
-import { natural } from '../helpers/fixtures.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { call, freePort, ingestOverHttp, waitFor } from '../helpers/serve-helpers.js';
 
 let redis: TestRedis;
 let source: string;

@@ -6,6 +6,10 @@
 // before ends READY with segments that decode; and the requests that got 503 succeed when sent again. Then: serve and
 // workers stop within their bound on SIGTERM while the bucket is away, and the job cut off resumes with nothing lost.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { natural } from '../../harness/fixtures.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { startS3, type TestS3 } from '../../harness/s3.js';
+import { call, freePort, ingestOverHttp, waitFor } from '../../harness/serve-helpers.js';
 import {
   answered,
   askForWork,
@@ -19,10 +23,6 @@ import {
   stopTimed,
 } from '../helpers/fault-farm.js';
 import { finishedRenders, type Load, startedBetween, startedRenders, summary } from '../helpers/fault-load.js';
-import { natural } from '../helpers/fixtures.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { startS3, type TestS3 } from '../helpers/s3.js';
-import { call, freePort, ingestOverHttp, waitFor } from '../helpers/serve-helpers.js';
 
 const BUCKET = 'wmark-faults';
 let redis: TestRedis;

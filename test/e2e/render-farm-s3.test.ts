@@ -5,15 +5,15 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWmark } from '../../harness/cli-helpers.js';
+import { frameHashes, type SpawnedWorker, spawnWorker } from '../../harness/cluster.js';
+import { natural, tempDir } from '../../harness/fixtures.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { startS3, type TestS3 } from '../../harness/s3.js';
+import { bearer, call, freePort, ingestOverHttp, keyHeaders, parseM3u8, type SpawnedServe, spawnServe, waitFor } from '../../harness/serve-helpers.js';
 import type { MediaStore } from '../../src/media/media-store.js';
 import { openMediaStore } from '../../src/media/open-media-store.js';
-import { startWmark } from '../helpers/cli-helpers.js';
-import { frameHashes, type SpawnedWorker, spawnWorker } from '../helpers/cluster.js';
-import { natural, tempDir } from '../helpers/fixtures.js';
 import { decodesCleanly } from '../helpers/media.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { startS3, type TestS3 } from '../helpers/s3.js';
-import { bearer, call, freePort, ingestOverHttp, keyHeaders, parseM3u8, type SpawnedServe, spawnServe, waitFor } from '../helpers/serve-helpers.js';
 
 const BUCKET = 'wmark-farm';
 const MEDIA = `s3://${BUCKET}/farm`;

@@ -4,15 +4,15 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli.js';
+import { until } from '../../harness/cli-helpers.js';
+import { frameHashes, killSpawned, renderLines, type SpawnedWorker, spawnWorker } from '../../harness/cluster.js';
+import { natural, tempDir } from '../../harness/fixtures.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { bearer, call, freePort, ingestOverHttp, keyHeaders, type SpawnedServe, spawnServe, waitFor } from '../../harness/serve-helpers.js';
+import { FFMPEG } from '../../harness/tools.js';
 import { VERSION } from '../../src/version.js';
-import { runCli } from '../helpers/cli.js';
-import { until } from '../helpers/cli-helpers.js';
-import { frameHashes, killSpawned, renderLines, type SpawnedWorker, spawnWorker } from '../helpers/cluster.js';
-import { natural, tempDir } from '../helpers/fixtures.js';
 import { decodesCleanly } from '../helpers/media.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { bearer, call, freePort, ingestOverHttp, keyHeaders, type SpawnedServe, spawnServe, waitFor } from '../helpers/serve-helpers.js';
-import { FFMPEG } from '../helpers/tools.js';
 
 let redis: TestRedis;
 let source: string;

@@ -4,19 +4,19 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli.js';
+import { type Sandbox, sandbox, until } from '../../harness/cli-helpers.js';
+import { frameHashes, renderLines, type SpawnedWorker, spawnWorker, textTask, workingSegments } from '../../harness/cluster.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { startS3, type TestS3 } from '../../harness/s3.js';
+import { countingRunner, FFMPEG, FONT } from '../../harness/tools.js';
 import { TaskQueue } from '../../src/farm/task-queue.js';
 import { runSegmentTask } from '../../src/farm/tasks/segment-task.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import type { MediaStore } from '../../src/media/media-store.js';
 import { openMediaStore } from '../../src/media/open-media-store.js';
 import { VERSION } from '../../src/version.js';
-import { runCli } from '../helpers/cli.js';
-import { type Sandbox, sandbox, until } from '../helpers/cli-helpers.js';
-import { frameHashes, renderLines, type SpawnedWorker, spawnWorker, textTask, workingSegments } from '../helpers/cluster.js';
 import { decodesCleanly } from '../helpers/media.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { startS3, type TestS3 } from '../helpers/s3.js';
-import { countingRunner, FFMPEG, FONT } from '../helpers/tools.js';
 
 const BUCKET = 'wmark-farm';
 const MEDIA = `s3://${BUCKET}/e2e`;

@@ -4,13 +4,13 @@
 // answers; and what must hold after a fault: every watermark READY with every segment decodable through HAProxy, and
 // each segment rendered once.
 import { expect } from 'vitest';
+import { freePort } from '../../harness/free-port.js';
+import { startHaproxy, type TestHaproxy } from '../../harness/haproxy.js';
+import type { TestPostgres } from '../../harness/postgres.js';
+import type { TestRedis } from '../../harness/redis.js';
+import { bearer, call, ingestOverHttp, keyHeaders, parseM3u8, waitFor } from '../../harness/serve-helpers.js';
 import { type FarmWorker, faultFarm, readyAndDecodes } from './fault-farm.js';
 import { finishedRenders, type Load, type Sample, startLoad } from './fault-load.js';
-import { freePort } from './free-port.js';
-import { startHaproxy, type TestHaproxy } from './haproxy.js';
-import type { TestPostgres } from './postgres.js';
-import type { TestRedis } from './redis.js';
-import { bearer, call, ingestOverHttp, keyHeaders, parseM3u8, waitFor } from './serve-helpers.js';
 import { type ServeInstances, startServeInstances } from './serve-instances.js';
 
 const KEY = 'balanced-clip';

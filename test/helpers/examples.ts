@@ -25,12 +25,13 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { BIN, onPty, until } from './cli-helpers.js';
-import { freePort } from './free-port.js';
+import { BIN, onPty, until } from '../../harness/cli-helpers.js';
+import { freePort } from '../../harness/free-port.js';
+import { startPostgres, type TestPostgres } from '../../harness/postgres.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { startS3, type TestS3 } from '../../harness/s3.js';
+import { stopProcess } from '../../harness/stop-process.js';
 import { gradedAlphaPng } from './images.js';
-import { startPostgres, type TestPostgres } from './postgres.js';
-import { startRedis, type TestRedis } from './redis.js';
-import { startS3, type TestS3 } from './s3.js';
 
 /** A command as the docs print it, and where. */
 export interface Example {
@@ -183,7 +184,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     },
     close: async () => {
       await (await postgres)?.stop();
-      await stopProcess(remote.process);
+      await stopProcess(remote.process, { signal: 'SIGINT', graceMs: 60_000 });
       await Promise.all([redis.stop(), s3.stop(), new Promise((r) => fileServer.server.close(r))]);
       rmSync(root, { recursive: true, force: true });
     },
@@ -218,17 +219,6 @@ async function startRemote(root: string, env: Record<string, string>) {
   proc.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
   const url = await until(() => /^(http:\/\/\S+)$/m.exec(out)?.[1], 'the remote serve to print its URL', 60_000);
   return { process: proc, service: { url, clientId: key.clientId, apiKey: key.apiKey } };
-}
-
-export async function stopProcess(proc: ChildProcess, group = false): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return { code: proc.exitCode, signal: proc.signalCode };
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => proc.once('exit', (code, signal) => r({ code, signal })));
-  if (group) process.kill(-proc.pid!, 'SIGINT');
-  else proc.kill('SIGINT');
-  const timer = setTimeout(() => (group ? process.kill(-proc.pid!, 'SIGKILL') : proc.kill('SIGKILL')), 60_000);
-  const result = await done;
-  clearTimeout(timer);
-  return result;
 }
 
 /** The PostgreSQL URL the examples print; each block that names it gets a new empty database of its own. */
@@ -296,7 +286,7 @@ export class Block {
   private async stop(running: { command: string; proc: ChildProcess; out: () => string }[]): Promise<void> {
     const problems: string[] = [];
     for (const r of running) {
-      const exit = await stopProcess(r.proc, true);
+      const exit = await stopProcess(r.proc, { signal: 'SIGINT', graceMs: 60_000, group: true });
       if (exit.code !== 0)
         problems.push(failure(r.command, r.command, { code: exit.code, stdout: r.out(), stderr: `(stopped by SIGINT: ${exit.signal ?? 'exited'})` }));
     }

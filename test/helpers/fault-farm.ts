@@ -4,11 +4,11 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { killSpawned, type SpawnedWorker, spawnWorker } from './cluster.js';
+import { killSpawned, type SpawnedWorker, spawnWorker } from '../../harness/cluster.js';
+import { tempDir } from '../../harness/fixtures.js';
+import { bearer, call, freePort, ingestOverHttp, keyHeaders, parseM3u8, type SpawnedServe, spawnServe, waitFor } from '../../harness/serve-helpers.js';
 import { finishedRenders, type Load, type Sample, slowWorkerFfmpeg, startedBetween, startLoad, summary } from './fault-load.js';
-import { tempDir } from './fixtures.js';
 import { decodesCleanly } from './media.js';
-import { bearer, call, freePort, ingestOverHttp, keyHeaders, parseM3u8, type SpawnedServe, spawnServe, waitFor } from './serve-helpers.js';
 
 export interface Served {
   proc: SpawnedServe;

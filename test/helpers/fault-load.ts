@@ -3,7 +3,7 @@
 // time window say (the slowest answer, the statuses and codes of each kind, /readyz).
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { FFMPEG } from './tools.js';
+import { FFMPEG } from '../../harness/tools.js';
 
 /** A request with no answer after this long is hung: the client cannot tell it from a dead server. */
 export const HUNG_MS = 15_000;

@@ -3,18 +3,18 @@
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { type Rng, rng } from '../../harness/rng.js';
+import { FFMPEG } from '../../harness/tools.js';
 import type { LeakFrames, Sidecar } from '../../src/core/forensic/detect-inputs.js';
 import { frameSignature, SIGNATURE_CELLS } from '../../src/core/forensic/frame-signature.js';
 import { patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
 import type { SegmentReading } from '../../src/core/forensic/score.js';
 import { grayFrames } from './media.js';
-import { type Rng, rng } from './rng.js';
-import { FFMPEG } from './tools.js';
 
 const run = promisify(execFile);
 
-export { type Rng, rng } from './rng.js';
+export { type Rng, rng } from '../../harness/rng.js';
 
 /** A smooth random picture (a few low-frequency waves around mid-grey, roughly 40..215): a stand-in for a segment's mean frame. */
 export function smoothImage(r: Rng, width: number, height: number): Float32Array {

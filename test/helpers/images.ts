@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { FFMPEG } from './tools.js';
+import { FFMPEG } from '../../harness/tools.js';
 
 function ffmpeg(args: string[]): void {
   execFileSync(FFMPEG, ['-v', 'error', '-y', ...args], { stdio: ['ignore', 'ignore', 'inherit'] });

@@ -6,8 +6,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { REPO, TEST_ROOT } from './fixtures.js';
-import { FFMPEG } from './tools.js';
+import { REPO, TEST_ROOT } from '../../harness/fixtures.js';
+import { FFMPEG } from '../../harness/tools.js';
 
 const run = promisify(execFile);
 const FIXTURES = path.join(TEST_ROOT, 'fixtures');

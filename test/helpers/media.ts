@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { FFMPEG, FFPROBE } from './tools.js';
+import { FFMPEG, FFPROBE } from '../../harness/tools.js';
 
 const run = promisify(execFile);
 

@@ -1,9 +1,9 @@
 // Several `wmark serve` processes at once, as behind a load balancer: each spawned (spawnServe) on a free loopback
 // port, one after another so the first makes the API key the others then find, and each ready once /readyz answers
 // 200. One can be stopped (SIGTERM: a graceful stop) and started again on its port; all are killed at the end.
-import { freePort } from './free-port.js';
-import { call, type SpawnedServe, spawnServe, waitFor } from './serve-helpers.js';
-import { launchOnFreePort } from './server-process.js';
+import { freePort } from '../../harness/free-port.js';
+import { call, type SpawnedServe, spawnServe, waitFor } from '../../harness/serve-helpers.js';
+import { launchOnFreePort } from '../../harness/server-process.js';
 
 export interface ServeInstance {
   port: number;

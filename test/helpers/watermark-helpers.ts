@@ -5,6 +5,8 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { ingestVideo, watermarkDir } from '../../harness/engine.js';
+import { FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
 import { parseSettings } from '../../src/core/setting-schema.js';
 import type { Setting } from '../../src/core/setting-types.js';
 import { PLAYLIST_NAME } from '../../src/engine/data-folder/layout.js';
@@ -12,9 +14,7 @@ import type { Engine } from '../../src/engine/engine.js';
 import type { Container, VideoRecord, WatermarkRecord } from '../../src/engine/state/state-store.js';
 import { requestWatermark, type WatermarkRequestResult } from '../../src/engine/watermark/request.js';
 import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
-import { ingestVideo, watermarkDir } from './engine.js';
 import { diffBox, type RgbFrame } from './media.js';
-import { FFMPEG, FFPROBE, FONT } from './tools.js';
 
 const run = promisify(execFile);
 

@@ -3,8 +3,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO } from '../helpers/fixtures.js';
-import { inProcessAppPerFile, type TestApp } from '../helpers/serve-helpers.js';
+import { REPO } from '../../harness/fixtures.js';
+import type { TestApp } from '../../harness/serve-helpers.js';
+import { inProcessAppPerFile } from '../helpers/serve-in-tests.js';
 
 const DOC = readFileSync(path.join(REPO, 'docs', 'api.md'), 'utf8');
 let s: TestApp;

@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
 import { frameTypesOf } from '../../src/core/h264/frame-types.js';
 import { type BandRows, spliceStreams } from '../../src/core/h264/splice-band.js';
 import { videoPesPayloads } from '../../src/core/mpegts/pes-rewrite.js';
@@ -15,7 +16,6 @@ import { spliceSegmentFile } from '../../src/engine/band/splice-file.js';
 import { locateBandX264 } from '../../src/ffmpeg/locate-x264.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { runX264 } from '../../src/ffmpeg/run-x264.js';
-import { FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
 
 const X264 = locateBandX264();
 if (!X264) console.warn('band gate skipped: no patched x264 (run scripts/build-x264.sh, or set WMARK_X264)');

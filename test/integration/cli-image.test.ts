@@ -4,8 +4,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
-import { flat, tempDir } from '../helpers/fixtures.js';
+import { runCli } from '../../harness/cli.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
 import { fixtureIn, type ImageServer, imageServer, solidImage, transparentPng } from '../helpers/images.js';
 import { decodeFrame, type RgbFrame } from '../helpers/media.js';
 import { blend, colourBox, maxChannelDiff, meanRgb, type Rgb, SMALL } from '../helpers/watermark-helpers.js';

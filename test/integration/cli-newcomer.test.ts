@@ -3,12 +3,12 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli.js';
+import { cliIn, type Sandbox, sandbox, until } from '../../harness/cli-helpers.js';
+import { flat } from '../../harness/fixtures.js';
 import { pathOf, visibleCommands } from '../../src/cli/help.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { humanDate } from '../../src/cli/render.js';
-import { runCli } from '../helpers/cli.js';
-import { cliIn, type Sandbox, sandbox, until } from '../helpers/cli-helpers.js';
-import { flat } from '../helpers/fixtures.js';
 
 let box: Sandbox;
 let cli: ReturnType<typeof cliIn>;

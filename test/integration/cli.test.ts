@@ -2,9 +2,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CliResult, runCli } from '../helpers/cli.js';
-import { ANSI, cliIn, type Sandbox, sandbox } from '../helpers/cli-helpers.js';
-import { REPO } from '../helpers/fixtures.js';
+import { type CliResult, runCli } from '../../harness/cli.js';
+import { ANSI, cliIn, type Sandbox, sandbox } from '../../harness/cli-helpers.js';
+import { REPO } from '../../harness/fixtures.js';
 
 const PKG_VERSION = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
 const BUILTINS = ['diagonal-drift', 'session-stamp', 'viewer-corner'];

@@ -3,8 +3,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { runCli } from '../../harness/cli.js';
+import { tempDir } from '../../harness/fixtures.js';
 
 describe('a data folder that does not exist', () => {
   it('is refused with exit 3, named with where it came from, and nothing is created', async () => {

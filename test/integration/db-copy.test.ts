@@ -4,12 +4,12 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
+import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
+import { keyHeaders, type SpawnedServe, spawnServe } from '../../harness/serve-helpers.js';
 import { PostgresStateStore } from '../../src/engine/state/postgres-state-store.js';
-import { runCli } from '../helpers/cli.js';
-import { flat, tempDir } from '../helpers/fixtures.js';
 import { dbRows } from '../helpers/ingest-helpers.js';
-import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { keyHeaders, type SpawnedServe, spawnServe } from '../helpers/serve-helpers.js';
 
 const TABLES = ['videos', 'templates', 'watermarks', 'jobs', 'credentials'] as const;
 

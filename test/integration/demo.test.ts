@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliIn, type Sandbox, sandbox } from '../helpers/cli-helpers.js';
+import { cliIn, type Sandbox, sandbox } from '../../harness/cli-helpers.js';
 import { decodeFrame, type RgbFrame } from '../helpers/media.js';
 
 const SIZE = { width: 640, height: 360 };

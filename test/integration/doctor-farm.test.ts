@@ -1,17 +1,17 @@
 // `wmark doctor --queue URL --media URL` against a private redis-server and an S3-protocol server (s3rver): Redis
 // answers and its workers are listed; the media store takes a write, gives it back and lets it be deleted.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli.js';
+import { type Sandbox, sandbox } from '../../harness/cli-helpers.js';
+import { tempDir } from '../../harness/fixtures.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { startS3, type TestS3 } from '../../harness/s3.js';
+import { freePort } from '../../harness/serve-helpers.js';
+import { FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
 import { type RunningFarmWorker, startFarmWorker } from '../../src/farm/farm-worker.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import { VERSION } from '../../src/version.js';
-import { runCli } from '../helpers/cli.js';
-import { type Sandbox, sandbox } from '../helpers/cli-helpers.js';
-import { tempDir } from '../helpers/fixtures.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { startS3, type TestS3 } from '../helpers/s3.js';
-import { freePort } from '../helpers/serve-helpers.js';
-import { FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
 
 interface Check {
   name: string;

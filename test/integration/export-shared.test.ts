@@ -4,13 +4,13 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine, watermarkDir } from '../../harness/engine.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
 import { rememberSharedMedia } from '../../src/engine/data-folder/shared-media.js';
 import { exportWatermark } from '../../src/engine/watermark/manage.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
-import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
-import { flat, tempDir } from '../helpers/fixtures.js';
 import { ingestFixture, settingsOf } from '../helpers/watermark-helpers.js';
 
 let engine: TestEngine;

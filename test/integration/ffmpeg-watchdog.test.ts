@@ -5,9 +5,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { REPO } from '../helpers/fixtures.js';
-import { waitFor } from '../helpers/serve-helpers.js';
-import { FFMPEG, FFPROBE } from '../helpers/tools.js';
+import { REPO } from '../../harness/fixtures.js';
+import { waitFor } from '../../harness/serve-helpers.js';
+import { FFMPEG, FFPROBE } from '../../harness/tools.js';
 
 const alive = (pid: number) => {
   try {

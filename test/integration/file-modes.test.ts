@@ -4,11 +4,11 @@
 import { chmodSync, existsSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
 import { exportWatermark } from '../../src/engine/watermark/manage.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat, tempDir } from '../helpers/fixtures.js';
 import { ingestFixture, settingsOf } from '../helpers/watermark-helpers.js';
 
 /** Every entry below `root` (root included) with its permission bits, symlinks skipped. */

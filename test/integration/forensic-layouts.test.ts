@@ -7,6 +7,11 @@
 import { linkSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, runCli } from '../../harness/cli.js';
+import { type Sandbox, sandbox } from '../../harness/cli-helpers.js';
+import { ingestVideo, type TestEngine, testEngine, videoDir, watermarkDir } from '../../harness/engine.js';
+import { natural, tempDir } from '../../harness/fixtures.js';
+import { call, messagesOf, serveEngine, type TestServer } from '../../harness/serve-helpers.js';
 import { forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
 import { Z_THRESHOLD } from '../../src/core/forensic/score.js';
@@ -15,13 +20,9 @@ import { FORENSIC_DIR, MP4_NAME } from '../../src/engine/data-folder/layout.js';
 import { detectLeak } from '../../src/engine/forensic/detect.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';
-import { type CliResult, runCli } from '../helpers/cli.js';
-import { type Sandbox, sandbox } from '../helpers/cli-helpers.js';
-import { ingestVideo, type TestEngine, testEngine, videoDir, watermarkDir } from '../helpers/engine.js';
-import { natural, tempDir } from '../helpers/fixtures.js';
 import { degrade, halfSlopes, slope } from '../helpers/forensic-helpers.js';
 import { grayFrames, videoPackets } from '../helpers/media.js';
-import { call, expectError, messagesOf, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
+import { expectError } from '../helpers/serve-in-tests.js';
 
 const SPLIT_KEY = 'layout-split';
 const SINGLE_KEY = 'layout-single';

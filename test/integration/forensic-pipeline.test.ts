@@ -8,6 +8,11 @@ import { linkSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Chalk } from 'chalk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, runCli } from '../../harness/cli.js';
+import { type Sandbox, sandbox } from '../../harness/cli-helpers.js';
+import { ingestVideo, type TestEngine, testEngine, videoDir, watermarkDir, workingSegment } from '../../harness/engine.js';
+import { natural, tempDir } from '../../harness/fixtures.js';
+import { call, messagesOf, serveEngine, type TestServer, waitFor } from '../../harness/serve-helpers.js';
 import { renderDetect } from '../../src/cli/commands/detect.js';
 import { codeword, forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
@@ -20,10 +25,6 @@ import { FORENSIC_DIR, SIDECAR_NAME } from '../../src/engine/data-folder/layout.
 import { detectLeak } from '../../src/engine/forensic/detect.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';
-import { type CliResult, runCli } from '../helpers/cli.js';
-import { type Sandbox, sandbox } from '../helpers/cli-helpers.js';
-import { ingestVideo, type TestEngine, testEngine, videoDir, watermarkDir, workingSegment } from '../helpers/engine.js';
-import { natural, tempDir } from '../helpers/fixtures.js';
 import {
   averageCopies,
   concatSegments,
@@ -37,7 +38,7 @@ import {
   withoutQueries,
 } from '../helpers/forensic-helpers.js';
 import { decodeFrame, videoPackets } from '../helpers/media.js';
-import { call, expectError, messagesOf, serveEngine, type TestServer, waitFor } from '../helpers/serve-helpers.js';
+import { expectError } from '../helpers/serve-in-tests.js';
 
 const KEY = 'forensic-natural-5min';
 const PLAIN_KEY = 'plain-natural-4s';

@@ -2,11 +2,11 @@
 // the logo's edges for every align/verticalAlign, its width, its alpha and opacity, a move over the video timeline, a
 // logo partly outside the frame, the order of text and images, and the refusal of one that is never in the frame.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
 import { isWmarkError } from '../../src/core/errors.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat, tempDir } from '../helpers/fixtures.js';
 import { fixtureIn, gradedAlphaPng, solidImage } from '../helpers/images.js';
 import { decodeFrame, type RgbFrame } from '../helpers/media.js';
 import {

@@ -4,6 +4,9 @@
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine, watermarkDir } from '../../harness/engine.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
+import { call, keyHeaders, messagesOf } from '../../harness/serve-helpers.js';
 import { isWmarkError, type WmarkError } from '../../src/core/errors.js';
 import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
@@ -16,11 +19,9 @@ import { ensureSegment } from '../../src/engine/watermark/on-demand.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
 import { createApp } from '../../src/server/app.js';
-import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
-import { flat, tempDir } from '../helpers/fixtures.js';
 import { animatedImage, fixtureIn, type ImageServer, imageServer, plainPng, solidImage } from '../helpers/images.js';
 import { decodeFrame } from '../helpers/media.js';
-import { call, expectError, keyHeaders, messagesOf } from '../helpers/serve-helpers.js';
+import { expectError } from '../helpers/serve-in-tests.js';
 import { colourBox, ingestFixture, SMALL, settingsOf } from '../helpers/watermark-helpers.js';
 
 const KEY = 'clip';

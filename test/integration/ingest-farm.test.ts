@@ -2,6 +2,11 @@
 // engine's media folder. The engine itself runs no ffmpeg on the ingest; a transcode that fails on the worker fails
 // the video with the worker's reason (its error code kept) and leaves nothing in the store.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { testFarmDeployment } from '../../harness/cluster.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { natural } from '../../harness/fixtures.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { countingRunner, FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
 import { WmarkError } from '../../src/core/errors.js';
 import { runIngestJob } from '../../src/engine/ingest/ingest-job.js';
 import { registerVideo } from '../../src/engine/ingest/register.js';
@@ -11,11 +16,6 @@ import type { IngestTask } from '../../src/farm/tasks/ingest-task.js';
 import { createProcessRunner, type ProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import { VERSION } from '../../src/version.js';
-import { testFarmDeployment } from '../helpers/cluster.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { natural } from '../helpers/fixtures.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { countingRunner, FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
 
 let redis: TestRedis;
 let engine: TestEngine;

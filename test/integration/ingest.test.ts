@@ -5,17 +5,17 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, runCli } from '../../harness/cli.js';
+import { ingestVideo, type TestEngine, testEngine, workingSegment } from '../../harness/engine.js';
+import { fixture, flat, tempDir } from '../../harness/fixtures.js';
+import { FFMPEG, FFPROBE } from '../../harness/tools.js';
 import { WmarkError } from '../../src/core/errors.js';
 import { segmentFileName, segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { probeMedia } from '../../src/ffmpeg/probe-media.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
-import { type CliResult, runCli } from '../helpers/cli.js';
-import { ingestVideo, type TestEngine, testEngine, workingSegment } from '../helpers/engine.js';
-import { fixture, flat, tempDir } from '../helpers/fixtures.js';
 import { audioOnly, closedPort, dataLayout, dbRows, entries, leftovers, ntscOddSize } from '../helpers/ingest-helpers.js';
 import { decodeFrame, decodesCleanly, type Packet, videoPackets } from '../helpers/media.js';
-import { FFMPEG, FFPROBE } from '../helpers/tools.js';
 
 const probe = (file: string) => probeMedia(createProcessRunner(FFMPEG, FFPROBE), file);
 

@@ -1,11 +1,11 @@
 // The service's job queue: bounded concurrency for renders, and immediate start for jobs that cost no encode.
 import { afterEach, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
 import { LocalService } from '../../src/engine/app/local-service.js';
 import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { lastOf } from '../../src/service/watch.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
 import { ingestFixture, settingsOf } from '../helpers/watermark-helpers.js';
 
 let engine: TestEngine | undefined;

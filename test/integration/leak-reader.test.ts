@@ -8,12 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { natural } from '../../harness/fixtures.js';
+import { FFMPEG } from '../../harness/tools.js';
 import { forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
 import { readLeak } from '../../src/engine/forensic/leak-reader.js';
-import { natural } from '../helpers/fixtures.js';
 import { slope } from '../helpers/forensic-helpers.js';
-import { FFMPEG } from '../helpers/tools.js';
 
 const run = promisify(execFile);
 const W = 128,

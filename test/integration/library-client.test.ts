@@ -1,11 +1,11 @@
 // The library entry (`connect` from 'wmark') on both services: the embedded engine on a data folder, and `wmark serve`
 // on loopback with a client id and key. The same calls give answers of the same shape, and the marks are drawn.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
+import { serveEngine, type TestServer } from '../../harness/serve-helpers.js';
 import { connect, WmarkError } from '../../src/index.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
 import { decodeFrame } from '../helpers/media.js';
-import { serveEngine, type TestServer } from '../helpers/serve-helpers.js';
 import { type Box, colourBox, SMALL } from '../helpers/watermark-helpers.js';
 
 const { width: W, height: H } = SMALL;

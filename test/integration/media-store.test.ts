@@ -5,12 +5,12 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../../harness/fixtures.js';
+import { startS3, type TestS3 } from '../../harness/s3.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import type { MediaStore } from '../../src/media/media-store.js';
 import { openMediaStore } from '../../src/media/open-media-store.js';
 import { unreachableAtStart } from '../../src/media/reachability.js';
-import { tempDir } from '../helpers/fixtures.js';
-import { startS3, type TestS3 } from '../helpers/s3.js';
 
 let s3: TestS3;
 let work: string;

@@ -5,6 +5,9 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestVideo, type TestEngine, testEngine, watermarkDir } from '../../harness/engine.js';
+import { natural, tempDir } from '../../harness/fixtures.js';
+import { call, keyHeaders, parseM3u8, waitFor } from '../../harness/serve-helpers.js';
 import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
 import { LocalService } from '../../src/engine/app/local-service.js';
@@ -12,10 +15,7 @@ import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import type { RenderMode } from '../../src/engine/state/state-store.js';
 import { openingSegments } from '../../src/engine/watermark/watermark-job.js';
 import { type App, createApp } from '../../src/server/app.js';
-import { ingestVideo, type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
-import { natural, tempDir } from '../helpers/fixtures.js';
 import { decodeFrame, decodesCleanly } from '../helpers/media.js';
-import { call, keyHeaders, parseM3u8, waitFor } from '../helpers/serve-helpers.js';
 
 const SIZE = { width: 320, height: 180 };
 const KEY = 'on-demand-clip';

@@ -4,10 +4,10 @@
 // down and then up again, and once the database is back, the requests that were refused are sent again and each one's
 // work exists exactly once: one watermark per settings, one job per target, nothing lost.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
-import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { call, ingestOverHttp, type Reply, serveEngine, type TestServer, waitFor } from '../helpers/serve-helpers.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
+import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
+import { call, ingestOverHttp, type Reply, serveEngine, type TestServer, waitFor } from '../../harness/serve-helpers.js';
 
 /** The answer bound under a frozen database (docs/architecture.md), and the margin this shared machine's noise gets. */
 const BOUND_MS = 5_000;

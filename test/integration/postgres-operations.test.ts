@@ -5,12 +5,13 @@
 // `wmark doctor --db` saying the same; doctor reading a database's schema against this wmark's without changing it.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
+import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
+import { call, ingestOverHttp, serveEngine, type TestServer, waitFor } from '../../harness/serve-helpers.js';
 import { SCHEMA_VERSION } from '../../src/engine/state/schema.js';
-import { runCli } from '../helpers/cli.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat, tempDir } from '../helpers/fixtures.js';
-import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { call, expectError, ingestOverHttp, serveEngine, type TestServer, waitFor } from '../helpers/serve-helpers.js';
+import { expectError } from '../helpers/serve-in-tests.js';
 
 /** A sample's value in a Prometheus text exposition (labels written in the order given), or undefined. */
 function metric(text: string, sample: string): number | undefined {

@@ -2,10 +2,10 @@
 // marked down within 5 s, a command sent meanwhile fails at its deadline instead of waiting for Redis to wake, and
 // once Redis runs on (SIGCONT) it is marked up again and commands are answered.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { waitFor } from '../../harness/serve-helpers.js';
 import { connectRedis, REDIS_COMMAND_DEADLINE_MS } from '../../src/farm/redis-connection.js';
 import { watchRedis } from '../../src/farm/redis-health.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { waitFor } from '../helpers/serve-helpers.js';
 
 /** Marked down within this, with a margin for this shared machine's noise. */
 const BOUND_MS = 5_000;

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CliResult, runCli } from '../helpers/cli.js';
+import { type CliResult, runCli } from '../../harness/cli.js';
 
 interface Seen {
   method: string;

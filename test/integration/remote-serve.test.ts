@@ -3,12 +3,12 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, runCli } from '../../harness/cli.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
 import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
 import { serverService } from '../../src/engine/app/server-service.js';
 import { type RunningServer, startServer } from '../../src/server/node-server.js';
-import { type CliResult, runCli } from '../helpers/cli.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
 
 let engine: TestEngine;
 let server: RunningServer;

@@ -2,10 +2,10 @@
 // jobs and files all go otherwise.
 import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { ingestVideo, type TestEngine, testEngine, testService, watermarkDir } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
 import { registerVideo } from '../../src/engine/ingest/register.js';
 import { jobId } from '../../src/engine/jobs/job-lease.js';
-import { ingestVideo, type TestEngine, testEngine, testService, watermarkDir } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
 
 let engine: TestEngine;
 beforeEach(async () => {

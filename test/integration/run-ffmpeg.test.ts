@@ -5,9 +5,9 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../../harness/fixtures.js';
+import { FFMPEG, FFPROBE } from '../../harness/tools.js';
 import { createProcessRunner, FORCE_KILL_AFTER_MS } from '../../src/ffmpeg/run-ffmpeg.js';
-import { tempDir } from '../helpers/fixtures.js';
-import { FFMPEG, FFPROBE } from '../helpers/tools.js';
 
 const dir = tempDir('runner');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,11 +5,12 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
+import { call, serveEngine, type TestServer } from '../../harness/serve-helpers.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
 import { decodeFrame } from '../helpers/media.js';
-import { call, expectError, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
+import { expectError } from '../helpers/serve-in-tests.js';
 import { colourBox, SMALL } from '../helpers/watermark-helpers.js';
 
 let engine: TestEngine;

@@ -4,18 +4,11 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signToken } from '../../src/core/access-token.js';
-import { WmarkError } from '../../src/core/errors.js';
-import { segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
-import { tokenKey } from '../../src/engine/app/credentials.js';
-import { MP4_NAME } from '../../src/engine/data-folder/layout.js';
-import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
-import { flat, tempDir } from '../helpers/fixtures.js';
+import { type TestEngine, testEngine, watermarkDir } from '../../harness/engine.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
 import {
   bearer,
   call,
-  expectError,
-  expectNoLeak,
   gateFfmpeg,
   ingestOverHttp,
   isMp4Join,
@@ -28,7 +21,13 @@ import {
   serveInProcess,
   type TestApp,
   waitFor,
-} from '../helpers/serve-helpers.js';
+} from '../../harness/serve-helpers.js';
+import { signToken } from '../../src/core/access-token.js';
+import { WmarkError } from '../../src/core/errors.js';
+import { segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
+import { tokenKey } from '../../src/engine/app/credentials.js';
+import { MP4_NAME } from '../../src/engine/data-folder/layout.js';
+import { expectError, expectNoLeak } from '../helpers/serve-in-tests.js';
 
 const UUID = /^[0-9a-f-]{36}$/;
 const HASH = /^[0-9a-f]{32}$/;

@@ -1,9 +1,10 @@
 // `wmark auth keys create|list|revoke` (in-process CLI on the server's data dir) against a running `wmark serve`:
 // a created key works at once, keys are never listed, and a revoked client's keys and tokens stop working (401).
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
-import type { TestEngine } from '../helpers/engine.js';
-import { bearer, call, expectError, inProcessAppPerFile, keyHeaders, type TestApp } from '../helpers/serve-helpers.js';
+import { runCli } from '../../harness/cli.js';
+import type { TestEngine } from '../../harness/engine.js';
+import { bearer, call, keyHeaders, type TestApp } from '../../harness/serve-helpers.js';
+import { expectError, inProcessAppPerFile } from '../helpers/serve-in-tests.js';
 
 let engine: TestEngine;
 let s: TestApp;

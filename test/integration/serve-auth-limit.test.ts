@@ -3,9 +3,9 @@
 // instances on one database share the count; an IPv6 client is counted by its /64 (or the prefix configured); and a
 // client whose checks pass, however many at once, is never held back by them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { call, keyHeaders, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
+import { call, keyHeaders, serveEngine, type TestServer } from '../../harness/serve-helpers.js';
 
 const LIMIT = { failures: 10, windowMs: 60_000 };
 let pg: TestPostgres | undefined;

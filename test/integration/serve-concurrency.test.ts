@@ -1,9 +1,9 @@
 // Concurrency over real HTTP: 20 simultaneous identical watermark requests make one watermark, one job and one set of
 // encodes, and all 20 callers get the same answer (1.0 while PENDING, 2.0 once playable).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
-import { call, gateFfmpeg, ingestOverHttp, isSegmentRender, serveInProcess, type TestApp, waitFor } from '../helpers/serve-helpers.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
+import { call, gateFfmpeg, ingestOverHttp, isSegmentRender, serveInProcess, type TestApp, waitFor } from '../../harness/serve-helpers.js';
 
 const N = 20;
 

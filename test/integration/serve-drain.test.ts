@@ -5,9 +5,10 @@
 import { rmSync } from 'node:fs';
 import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { tempDir } from '../helpers/fixtures.js';
-import { call, expectError, freePort, type SpawnedServe, serveEngine, spawnServe, waitFor } from '../helpers/serve-helpers.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { tempDir } from '../../harness/fixtures.js';
+import { call, freePort, type SpawnedServe, serveEngine, spawnServe, waitFor } from '../../harness/serve-helpers.js';
+import { expectError } from '../helpers/serve-in-tests.js';
 
 /** One kept-alive HTTP/1.1 connection, written to by hand: what each answer said, and whether the server closed it. */
 function connection(url: string) {

@@ -1,11 +1,12 @@
 // Time over real HTTP, with the engine's clock injected and moved forward: token lifetime, watermark expiration
 // (set once, never extended, 410 afterwards; docs/settings.md), the 1.0 long-poll link expiring after READY, media link renewal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
+import { bearer, call, ingestOverHttp, keyHeaders, serveInProcess, type TestApp, waitFor } from '../../harness/serve-helpers.js';
 import { signUrl } from '../../src/core/sign-url.js';
 import { mediaScope } from '../../src/core/watermark-urls.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
-import { bearer, call, expectError, ingestOverHttp, keyHeaders, serveInProcess, type TestApp, waitFor } from '../helpers/serve-helpers.js';
+import { expectError } from '../helpers/serve-in-tests.js';
 
 let offset = 0;
 const clock = () => Date.now() + offset;

@@ -6,6 +6,13 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testFarmDeployment } from '../../harness/cluster.js';
+import { ingestVideo, type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat, natural, tempDir } from '../../harness/fixtures.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { startS3, type TestS3 } from '../../harness/s3.js';
+import { call, keyHeaders, parseM3u8, waitFor } from '../../harness/serve-helpers.js';
+import { FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
 import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
 import { LocalService } from '../../src/engine/app/local-service.js';
@@ -17,15 +24,8 @@ import { createProcessRunner, type ProcessRunner } from '../../src/ffmpeg/run-ff
 import type { MediaStore } from '../../src/media/media-store.js';
 import { openMediaStore } from '../../src/media/open-media-store.js';
 import { type App, createApp } from '../../src/server/app.js';
-import { testFarmDeployment } from '../helpers/cluster.js';
-import { ingestVideo, type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat, natural, tempDir } from '../helpers/fixtures.js';
 import { solidImage } from '../helpers/images.js';
 import { decodeFrame } from '../helpers/media.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { startS3, type TestS3 } from '../helpers/s3.js';
-import { call, keyHeaders, parseM3u8, waitFor } from '../helpers/serve-helpers.js';
-import { FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
 import { colourBox } from '../helpers/watermark-helpers.js';
 
 let redis: TestRedis;

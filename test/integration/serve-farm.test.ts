@@ -4,6 +4,12 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testFarmDeployment } from '../../harness/cluster.js';
+import { ingestVideo, type TestEngine, testEngine } from '../../harness/engine.js';
+import { natural } from '../../harness/fixtures.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { call, ingestOverHttp, keyHeaders, parseM3u8, serveInProcess, type TestApp, waitFor } from '../../harness/serve-helpers.js';
+import { countingRunner, FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
 import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
 import { LocalService } from '../../src/engine/app/local-service.js';
@@ -15,13 +21,7 @@ import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
 import { createApp } from '../../src/server/app.js';
 import { VERSION } from '../../src/version.js';
-import { testFarmDeployment } from '../helpers/cluster.js';
-import { ingestVideo, type TestEngine, testEngine } from '../helpers/engine.js';
-import { natural } from '../helpers/fixtures.js';
 import { decodesCleanly } from '../helpers/media.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { call, ingestOverHttp, keyHeaders, parseM3u8, serveInProcess, type TestApp, waitFor } from '../helpers/serve-helpers.js';
-import { countingRunner, FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
 
 let redis: TestRedis;
 let engine: TestEngine;

@@ -6,10 +6,11 @@ import net from 'node:net';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat, REPO } from '../helpers/fixtures.js';
-import { rng } from '../helpers/rng.js';
-import { call, expectNoLeak, ingestOverHttp, serveEngine, type TestServer, waitFor } from '../helpers/serve-helpers.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat, REPO } from '../../harness/fixtures.js';
+import { rng } from '../../harness/rng.js';
+import { call, ingestOverHttp, serveEngine, type TestServer, waitFor } from '../../harness/serve-helpers.js';
+import { expectNoLeak } from '../helpers/serve-in-tests.js';
 
 const SEED = 1_300_013;
 let engine: TestEngine;

@@ -2,9 +2,10 @@
 // credential rate limits, per client address (behind trusted proxies, the one X-Forwarded-For names).
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { call, keyHeaders, serveEngine, serveInProcess, type TestApp, type TestServer, waitFor } from '../../harness/serve-helpers.js';
 import { parseTrustedProxies } from '../../src/core/forwarded-for.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { call, expectError, expectNoLeak, keyHeaders, serveEngine, serveInProcess, type TestApp, type TestServer, waitFor } from '../helpers/serve-helpers.js';
+import { expectError, expectNoLeak } from '../helpers/serve-in-tests.js';
 
 const VIDEO = '00000000-0000-4000-8000-000000000000';
 const MARK = '0123456789abcdef0123456789abcdef';

@@ -3,12 +3,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { TestEngine } from '../../harness/engine.js';
+import { flat, REPO } from '../../harness/fixtures.js';
+import { call, IN_PROCESS_HOST, ingestOverHttp, type TestApp } from '../../harness/serve-helpers.js';
 import { signPlayerUrl } from '../../src/core/watermark-urls.js';
 import { prefersHtml } from '../../src/server/routes/home.js';
 import { VERSION } from '../../src/version.js';
-import type { TestEngine } from '../helpers/engine.js';
-import { flat, REPO } from '../helpers/fixtures.js';
-import { call, expectError, IN_PROCESS_HOST, ingestOverHttp, inProcessAppPerFile, type TestApp } from '../helpers/serve-helpers.js';
+import { expectError, inProcessAppPerFile } from '../helpers/serve-in-tests.js';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
 let engine: TestEngine;

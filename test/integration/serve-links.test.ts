@@ -3,10 +3,8 @@
 // player page and the index page leaves no trace in any answer. Over real sockets, in-process, and from `wmark serve`.
 import { readFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serverService } from '../../src/engine/app/server-service.js';
-import { type RunningServer, startServer } from '../../src/server/node-server.js';
-import { ingestVideo, type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat, tempDir } from '../helpers/fixtures.js';
+import { ingestVideo, type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
 import {
   bearer,
   freePort,
@@ -19,7 +17,9 @@ import {
   type TestApp,
   type TestServer,
   waitFor,
-} from '../helpers/serve-helpers.js';
+} from '../../harness/serve-helpers.js';
+import { serverService } from '../../src/engine/app/server-service.js';
+import { type RunningServer, startServer } from '../../src/server/node-server.js';
 
 const KEY = 'links-clip';
 const FORGED = { host: 'attacker.example', 'x-forwarded-host': 'attacker.example', 'x-forwarded-proto': 'https', forwarded: 'host=attacker.example' };

@@ -4,8 +4,8 @@
 // was, as plain text and never as a log record.
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/fixtures.js';
-import { call, freePort, keyHeaders, type SpawnedServe, spawnServe } from '../helpers/serve-helpers.js';
+import { tempDir } from '../../harness/fixtures.js';
+import { call, freePort, keyHeaders, type SpawnedServe, spawnServe } from '../../harness/serve-helpers.js';
 
 describe('wmark serve logs away from a terminal', () => {
   let serve: SpawnedServe | undefined;

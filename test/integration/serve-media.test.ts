@@ -4,26 +4,15 @@ import { readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from '
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine, watermarkDir } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
+import { call, forge, ingestOverHttp, parseM3u8, rawRequest, serveEngine, type TestServer, waitFor, withParam } from '../../harness/serve-helpers.js';
 import { segmentFileName, segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import { signUrl } from '../../src/core/sign-url.js';
 import { mediaScope, signPlayerUrl } from '../../src/core/watermark-urls.js';
 import { serverService } from '../../src/engine/app/server-service.js';
 import { startServer } from '../../src/server/node-server.js';
-import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
-import {
-  call,
-  expectError,
-  expectNoLeak,
-  forge,
-  ingestOverHttp,
-  parseM3u8,
-  rawRequest,
-  serveEngine,
-  type TestServer,
-  waitFor,
-  withParam,
-} from '../helpers/serve-helpers.js';
+import { expectError, expectNoLeak } from '../helpers/serve-in-tests.js';
 
 let engine: TestEngine;
 let s: TestServer;

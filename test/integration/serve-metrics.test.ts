@@ -3,10 +3,10 @@
 // signature in a label. Every answer carries its request's id, the access log hears each request once, callers on
 // other machines are refused unless the operator opened it, and two servers in one process count apart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
+import { call, ingestOverHttp, serveEngine, type TestServer, waitFor } from '../../harness/serve-helpers.js';
 import type { ApiRequest } from '../../src/server/http-types.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
-import { call, ingestOverHttp, serveEngine, type TestServer, waitFor } from '../helpers/serve-helpers.js';
 
 type Labels = Record<string, string>;
 

@@ -7,9 +7,9 @@ import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli.js';
+import { tempDir } from '../../harness/fixtures.js';
 import { readServeRecord, recordServe, serveRecordPath, writeServeRecord } from '../../src/cli/serve-record.js';
-import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/fixtures.js';
 
 /** A pid that named a process once and names none now. */
 function deadPid(): number {

@@ -3,8 +3,19 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { natural, tempDir } from '../helpers/fixtures.js';
-import { bearer, call, freePort, ingestOverHttp, keyHeaders, parseM3u8, type SpawnedServe, slowFfmpeg, spawnServe, waitFor } from '../helpers/serve-helpers.js';
+import { natural, tempDir } from '../../harness/fixtures.js';
+import {
+  bearer,
+  call,
+  freePort,
+  ingestOverHttp,
+  keyHeaders,
+  parseM3u8,
+  type SpawnedServe,
+  slowFfmpeg,
+  spawnServe,
+  waitFor,
+} from '../../harness/serve-helpers.js';
 
 const spawned: SpawnedServe[] = [];
 let dataDir: string | undefined;

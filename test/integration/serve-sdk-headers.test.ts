@@ -2,8 +2,9 @@
 // users map client id and key onto them in either order. Both orders work on every key-authenticated route; a wrong
 // key is refused in both.
 import { describe, expect, it } from 'vitest';
-import { flat } from '../helpers/fixtures.js';
-import { call, expectError, ingestOverHttp, inProcessAppPerFile, type TestApp } from '../helpers/serve-helpers.js';
+import { flat } from '../../harness/fixtures.js';
+import { call, ingestOverHttp, type TestApp } from '../../harness/serve-helpers.js';
+import { expectError, inProcessAppPerFile } from '../helpers/serve-in-tests.js';
 
 let s: TestApp;
 

@@ -4,11 +4,11 @@
 // IMAGE), slashes escaped as PHP's json_encode writes them, a raw URL key appended to ?key= unencoded, templates saved
 // without a name, the href polled with the Bearer token, and the example page's unauthenticated poll from a browser.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat, tempDir } from '../helpers/fixtures.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
+import { rawRequest, serveEngine, type TestServer } from '../../harness/serve-helpers.js';
 import { fixtureIn, solidImage } from '../helpers/images.js';
 import { decodeFrame, type RgbFrame } from '../helpers/media.js';
-import { rawRequest, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
 import { type Box, colourBox, type Rgb, SERIALISED_TEXT_DEFAULTS, SMALL } from '../helpers/watermark-helpers.js';
 
 const { width: W, height: H } = SMALL;

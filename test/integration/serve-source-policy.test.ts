@@ -6,11 +6,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
+import { call, freePort, ingestOverHttp, keyHeaders, serveEngine, spawnServe, type TestServer, waitFor } from '../../harness/serve-helpers.js';
 import { SOURCE_DOWNLOAD_LIMITS, serverSourcePolicy } from '../../src/engine/ingest/source-policy.js';
-import { runCli } from '../helpers/cli.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat, tempDir } from '../helpers/fixtures.js';
-import { call, expectError, freePort, ingestOverHttp, keyHeaders, serveEngine, spawnServe, type TestServer, waitFor } from '../helpers/serve-helpers.js';
+import { expectError } from '../helpers/serve-in-tests.js';
 
 let clipPath: string;
 let clip: Buffer;

@@ -6,10 +6,11 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
+import { call, ingestOverHttp, serveEngine, type TestServer } from '../../harness/serve-helpers.js';
 import { serverSourcePolicy } from '../../src/engine/ingest/source-policy.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
-import { call, expectError, ingestOverHttp, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
+import { expectError } from '../helpers/serve-in-tests.js';
 
 vi.mock('../../src/core/ip-address.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../src/core/ip-address.js')>();

@@ -3,9 +3,10 @@
 // query parameter, header or body field, never a 500; and every route, fed these in its query and body, answers both
 // stores alike with no 5xx.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { call, expectError, messagesOf, rawRequest, serveEngine, type TestServer } from '../helpers/serve-helpers.js';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
+import { call, messagesOf, rawRequest, serveEngine, type TestServer } from '../../harness/serve-helpers.js';
+import { expectError } from '../helpers/serve-in-tests.js';
 
 interface Served {
   name: string;

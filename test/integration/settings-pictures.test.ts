@@ -4,9 +4,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { REPO, tempDir } from '../../harness/fixtures.js';
+import { FFMPEG } from '../../harness/tools.js';
 import { EXAMPLES, FRAME, type PictureExample, renderPicture } from '../../scripts/settings-pictures.js';
-import { REPO, tempDir } from '../helpers/fixtures.js';
-import { FFMPEG } from '../helpers/tools.js';
 
 const out = tempDir('pictures');
 afterAll(() => rmSync(out, { recursive: true, force: true }));

@@ -2,12 +2,12 @@
 // ffmpeg with an encode per viewer, and every viewer's output is the one a render of its own gives.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestVideo, type TestEngine, testEngine, watermarkDir } from '../../harness/engine.js';
+import { natural, tempDir } from '../../harness/fixtures.js';
 import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
-import { ingestVideo, type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
-import { natural, tempDir } from '../helpers/fixtures.js';
 import { gradedAlphaPng } from '../helpers/images.js';
 import { decodeFrame } from '../helpers/media.js';
 import { settingsOf } from '../helpers/watermark-helpers.js';

@@ -4,14 +4,14 @@
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../../harness/fixtures.js';
+import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
 import { createTemplate, getTemplate } from '../../src/engine/app/templates.js';
 import { type Engine, openEngine } from '../../src/engine/engine.js';
 import { PostgresStateStore } from '../../src/engine/state/postgres-state-store.js';
 import { SCHEMA_VERSION } from '../../src/engine/state/schema.js';
 import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
 import type { StateStore, VideoRecord, WatermarkRecord } from '../../src/engine/state/state-store.js';
-import { tempDir } from '../helpers/fixtures.js';
-import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 /** A database to run the contract on: each call opens a new, empty store. */
 interface Backend {

@@ -6,11 +6,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type SpawnResult, startProcess } from '../../harness/cli-helpers.js';
+import { flat, tempDir } from '../../harness/fixtures.js';
+import { FFMPEG } from '../../harness/tools.js';
 import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
-import { type SpawnResult, startProcess } from '../helpers/cli-helpers.js';
-import { flat, tempDir } from '../helpers/fixtures.js';
 import { dataLayout, dbRows, entries, privateInstall } from '../helpers/ingest-helpers.js';
-import { FFMPEG } from '../helpers/tools.js';
 
 // Spawned processes run bin/wmark.js from a private build of the current sources (see privateInstall).
 let BUILD: string;

@@ -4,6 +4,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { frameHashes, GOP, SIZE, textTask, workingSegments } from '../../harness/cluster.js';
+import { tempDir } from '../../harness/fixtures.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { startS3, type TestS3 } from '../../harness/s3.js';
+import { countingRunner, FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
 import { segmentRenderArgs } from '../../src/core/plan/render-args.js';
 import { drawtextFilter } from '../../src/core/plan/text-drawing.js';
 import { type RunningFarmWorker, startFarmWorker } from '../../src/farm/farm-worker.js';
@@ -12,12 +17,7 @@ import { fontSha256, runSegmentTask } from '../../src/farm/tasks/segment-task.js
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../../src/media/media-store.js';
 import { openMediaStore } from '../../src/media/open-media-store.js';
-import { frameHashes, GOP, SIZE, textTask, workingSegments } from '../helpers/cluster.js';
-import { tempDir } from '../helpers/fixtures.js';
 import { decodesCleanly } from '../helpers/media.js';
-import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { startS3, type TestS3 } from '../helpers/s3.js';
-import { countingRunner, FFMPEG, FFPROBE, FONT } from '../helpers/tools.js';
 
 let redis: TestRedis;
 let s3: TestS3;

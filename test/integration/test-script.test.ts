@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, closeSync, copyFileSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO, tempDir } from '../helpers/fixtures.js';
+import { REPO, tempDir } from '../../harness/fixtures.js';
 
 const dirs: string[] = [];
 afterEach(() => {

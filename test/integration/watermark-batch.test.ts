@@ -2,11 +2,11 @@
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli.js';
+import { testEngine, workingSegment } from '../../harness/engine.js';
+import { fixture, tempDir } from '../../harness/fixtures.js';
 import { segmentFileName, segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
-import { runCli } from '../helpers/cli.js';
-import { testEngine, workingSegment } from '../helpers/engine.js';
-import { fixture, tempDir } from '../helpers/fixtures.js';
 import { decodeFrame, decodesCleanly, diffBox, type RgbFrame } from '../helpers/media.js';
 import {
   compareRegion,

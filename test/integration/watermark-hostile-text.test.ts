@@ -2,12 +2,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine, workingSegment } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
 import { renderTemplate } from '../../src/core/render-template.js';
 import type { TextSetting } from '../../src/core/setting-types.js';
 import { createTemplate } from '../../src/engine/app/templates.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
-import { type TestEngine, testEngine, workingSegment } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
 import { decodeFrame, diffBox, type RgbFrame } from '../helpers/media.js';
 import {
   compareRegion,

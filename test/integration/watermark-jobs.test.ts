@@ -4,6 +4,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli.js';
+import { type TestEngine, testEngine, watermarkDir } from '../../harness/engine.js';
+import { fixture, flat, REPO, tempDir } from '../../harness/fixtures.js';
 import { isWmarkError, type WmarkError } from '../../src/core/errors.js';
 import { segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import { linkExpirations, watermarkBody } from '../../src/engine/app/api-bodies.js';
@@ -11,9 +14,6 @@ import { MP4_NAME } from '../../src/engine/data-folder/layout.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
-import { runCli } from '../helpers/cli.js';
-import { type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
-import { fixture, flat, REPO, tempDir } from '../helpers/fixtures.js';
 import { decodeFrame, decodesCleanly, diffBox, videoPackets } from '../helpers/media.js';
 import {
   compareRegion,

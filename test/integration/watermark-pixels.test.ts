@@ -1,9 +1,9 @@
 // Where and how the engine draws text, measured on decoded frames of its HLS output over a flat 336699 clip (units of
 // docs/settings.md).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestEngine, testEngine } from '../../harness/engine.js';
+import { flat } from '../../harness/fixtures.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
-import { type TestEngine, testEngine } from '../helpers/engine.js';
-import { flat } from '../helpers/fixtures.js';
 import { decodeFrame, diffBox, type RgbFrame } from '../helpers/media.js';
 import {
   type Box,

@@ -4,13 +4,13 @@
 import { existsSync, linkSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli.js';
+import { sandbox } from '../../harness/cli-helpers.js';
+import { ingestVideo, type TestEngine, testEngine, watermarkDir } from '../../harness/engine.js';
+import { natural, tempDir } from '../../harness/fixtures.js';
+import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
 import { MP4_NAME } from '../../src/engine/data-folder/layout.js';
-import { runCli } from '../helpers/cli.js';
-import { sandbox } from '../helpers/cli-helpers.js';
-import { ingestVideo, type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
-import { natural, tempDir } from '../helpers/fixtures.js';
 import { degrade } from '../helpers/forensic-helpers.js';
-import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${POSTGRES_MISSING}` : 'detect from another machine', () => {
   let pg: TestPostgres;

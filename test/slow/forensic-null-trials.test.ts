@@ -2,9 +2,9 @@
 // and marked readings scored against other titles' codebooks) accuse nobody, and the false-accusation estimate they
 // report stays small. Slow (about a minute): runs only with WMARK_SLOW=1.
 import { describe, expect, it } from 'vitest';
+import { rng } from '../../harness/rng.js';
 import { codeword, packedCodebook } from '../../src/core/forensic/keyed-bits.js';
 import { type SegmentReading, scorePayloads } from '../../src/core/forensic/score.js';
-import { rng } from '../helpers/rng.js';
 
 const SLOTS = 150;
 

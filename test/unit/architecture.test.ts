@@ -1,5 +1,6 @@
-// The layer rules of docs/architecture.md as a test: scripts/check-architecture.mjs passes on src/ and catches a cycle,
-// a forbidden import and a reach through the service in small trees made here.
+// The layer rules of docs/architecture.md as a test: scripts/check-architecture.mjs passes on src/ and the folders
+// beside it, and catches a cycle, a forbidden import, a reach through the service and an import between test/ and
+// bench/ in small trees made here.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -7,7 +8,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const SCRIPT = path.resolve('scripts/check-architecture.mjs');
-const check = (dir: string) => spawnSync(process.execPath, [SCRIPT, dir], { encoding: 'utf8' });
+const check = (...args: string[]) => spawnSync(process.execPath, [SCRIPT, ...args], { encoding: 'utf8' });
 
 describe('architecture check', () => {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'wmark-arch-'));
@@ -25,6 +26,36 @@ describe('architecture check', () => {
     const r = check('src');
     expect(r.stdout).toMatch(/^no import cycles or layer crossings in \d+ files$/m);
     expect(r.status).toBe(0);
+  });
+
+  it('the repository keeps test/ and bench/ apart, meeting only in harness/', () => {
+    const r = check();
+    expect(r.stdout).toMatch(/^no import between test\/ and bench\/, nor from harness\/ into either, in \d+ files$/m);
+    expect(r.status).toBe(0);
+  });
+
+  it('refuses bench importing test, test importing bench, and harness importing either or vitest', () => {
+    // Imports between the fenced folders written out of pieces, so that a grep for them finds none in this file.
+    const from = (folder: string, rest: string) => `from '${folder}${rest}'`;
+    const root = tree('fences', {
+      'src/core/ok.ts': 'export const ok = 1;\n',
+      'harness/serve.ts': "import { ok } from '../src/core/ok.js';\nexport const serve = ok;\n",
+      'harness/bad.ts': `import { expect } from 'vitest';\nimport { fixture } ${from('../test', '/helpers/fixture.js')};\nexport const bad = () => import('../bench/lib/suite.js');\nexport const e = [expect, fixture];\n`,
+      'test/helpers/fixture.ts': "import { serve } from '../../harness/serve.js';\nexport const fixture = serve;\n",
+      'test/unit/suite.test.ts': `import { suite } ${from('../../bench', '/lib/suite.js')};\nexport const t = suite;\n`,
+      'bench/lib/suite.ts': "import { serve } from '../../harness/serve.js';\nexport const suite = serve;\n",
+      'bench/run.ts': `export { fixture } ${from('../test', '/helpers/fixture.js')};\n`,
+      'bench/test/suite.test.ts': "import { suite } from '../lib/suite.js';\nexport const t = suite;\n",
+    });
+    const r = check('--repo', root);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('fence: bench/run.ts imports test/helpers/fixture.ts; bench/ may not import test/');
+    expect(r.stdout).toContain('fence: test/unit/suite.test.ts imports bench/lib/suite.ts; test/ may not import bench/');
+    expect(r.stdout).toContain('fence: harness/bad.ts imports test/helpers/fixture.ts; harness/ may not import test/');
+    expect(r.stdout).toContain('fence: harness/bad.ts imports bench/lib/suite.ts; harness/ may not import bench/');
+    expect(r.stdout).toContain('fence: harness/bad.ts imports vitest');
+    expect(r.stdout).not.toMatch(/harness\/serve\.ts|test\/helpers\/fixture\.ts imports|bench\/lib\/suite\.ts imports|bench\/test/);
+    expect(r.stdout).toContain('5 architecture problem(s) in 8 files');
   });
 
   it('names each file of a cycle, type-only imports included', () => {

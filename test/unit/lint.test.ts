@@ -1,15 +1,15 @@
-// Lint and format as a test: `biome check` (biome.jsonc's rules, the same check as `npm run lint`) passes on src, test,
-// bench and scripts with no error and no warning, so the test command catches what the linter would.
+// Lint and format as a test: `biome check` (biome.jsonc's rules, the same check as `npm run lint`) passes on src, harness,
+// test, bench and scripts with no error and no warning, so the test command catches what the linter would.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO } from '../helpers/fixtures.js';
+import { REPO } from '../../harness/fixtures.js';
 
 const BIOME = path.join(REPO, 'node_modules', '.bin', 'biome');
 
 describe('lint', () => {
-  it('biome check passes on src, test, bench and scripts', { timeout: 60_000 }, () => {
-    const r = spawnSync(BIOME, ['check', '--colors=off', 'src', 'test', 'bench', 'scripts'], { cwd: REPO, encoding: 'utf8' });
+  it('biome check passes on src, harness, test, bench and scripts', { timeout: 60_000 }, () => {
+    const r = spawnSync(BIOME, ['check', '--colors=off', 'src', 'harness', 'test', 'bench', 'scripts'], { cwd: REPO, encoding: 'utf8' });
     const output = `${r.stdout}${r.stderr}${r.error ? `\n${r.error.message}` : ''}`;
     expect(r.status, `biome check failed (fix it, or run npm run format for layout):\n${output}`).toBe(0);
     // Warnings (an unused import, say) do not change biome's exit code, but they are not clean either.

@@ -6,13 +6,13 @@ import path from 'node:path';
 import { Chalk } from 'chalk';
 import { Command, Option } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { REPO } from '../../../harness/fixtures.js';
 import { docPath, resolveDocRefs } from '../../../src/cli/docs.js';
 import { FlagError, flagError, fromCommanderError, numberFlag } from '../../../src/cli/flag-error.js';
 import { describeWatermark } from '../../../src/cli/follow.js';
 import { humanDate, renderWatermark } from '../../../src/cli/render.js';
 import { FORENSIC_LAYOUT_TRADES, FORENSIC_LAYOUTS, forensicStage } from '../../../src/core/forensic/variant-plan.js';
 import { defaultVideoKey } from '../../../src/core/video-key.js';
-import { REPO } from '../../helpers/fixtures.js';
 
 describe('the default key of `wmark ingest`: the file name without its extension', () => {
   it.each([

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO } from '../../helpers/fixtures.js';
+import { REPO } from '../../../harness/fixtures.js';
 
 interface LockEntry {
   hasInstallScript?: boolean;

@@ -2,6 +2,7 @@
 // with the same job id; ingest and forensic tasks are checked on arrival like segment tasks; a forensic measurement
 // travels through the store as exact float32s and joins into the same sidecar as one made in a single process.
 import { describe, expect, it } from 'vitest';
+import { rng } from '../../../harness/rng.js';
 import type { WmarkError } from '../../../src/core/errors.js';
 import { SIGNATURE_CELLS } from '../../../src/core/forensic/frame-signature.js';
 import {
@@ -18,7 +19,6 @@ import { farmJobId, parseFarmTask, segmentJobId, taskKind, taskOutput } from '..
 import type { ForensicTask } from '../../../src/farm/tasks/forensic-task.js';
 import type { IngestTask } from '../../../src/farm/tasks/ingest-task.js';
 import type { SegmentTask } from '../../../src/farm/tasks/segment-task.js';
-import { rng } from '../../helpers/rng.js';
 
 const segment: SegmentTask = {
   version: '0.1.0',

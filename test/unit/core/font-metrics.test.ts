@@ -1,7 +1,7 @@
 // Unit tests for reading a font's line metrics (ascent, descent, line gap) from its hhea table.
 import { describe, expect, it } from 'vitest';
+import { FONT } from '../../../harness/tools.js';
 import { FALLBACK_FONT_METRICS, parseFontMetrics } from '../../../src/core/font-metrics.js';
-import { FONT } from '../../helpers/tools.js';
 
 describe('parseFontMetrics', () => {
   it("reads the bundled DejaVu Sans' hhea ascender, descender and line gap in em", async () => {

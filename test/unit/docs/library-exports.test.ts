@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO } from '../../helpers/fixtures.js';
+import { REPO } from '../../../harness/fixtures.js';
 
 const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
 const section = readme.slice(readme.indexOf('### Use it from code'), readme.indexOf('\n### ', readme.indexOf('### Use it from code') + 1));

@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO } from '../../helpers/fixtures.js';
+import { REPO } from '../../../harness/fixtures.js';
 
 const DOCS = [
   'README.md',

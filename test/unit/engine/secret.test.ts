@@ -4,11 +4,11 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../../../harness/fixtures.js';
 import { isWmarkError } from '../../../src/core/errors.js';
 import { resolveSecret } from '../../../src/engine/data-folder/secret.js';
 import { ChangeFeed } from '../../../src/engine/jobs/change-feed.js';
 import type { ChangeBus } from '../../../src/engine/state/state-store.js';
-import { tempDir } from '../../helpers/fixtures.js';
 
 const dirs: string[] = [];
 afterEach(() => {

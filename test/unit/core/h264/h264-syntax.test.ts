@@ -3,12 +3,12 @@
 // parse again.
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { FFMPEG } from '../../../../harness/tools.js';
 import { fromRbsp, isSlice, joinNalUnits, type NalUnit, rbspOf, splitNalUnits, toRbsp } from '../../../../src/core/h264/annexb.js';
 import { BitReader, BitWriter } from '../../../../src/core/h264/bits.js';
 import { frameTypesOf } from '../../../../src/core/h264/frame-types.js';
 import { type SliceHeader, writeSliceHeader } from '../../../../src/core/h264/slice-header.js';
 import { ParameterSets } from '../../../../src/core/h264/splice-band.js';
-import { FFMPEG } from '../../../helpers/tools.js';
 
 /** A short x264 stream: 3 slices per picture, AUDs, P frames, an IDR every 10 frames. */
 function x264Stream(extra: string[] = []): Uint8Array {

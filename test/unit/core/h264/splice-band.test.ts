@@ -3,9 +3,9 @@
 // misfit is refused with SPLICE_MISMATCH before anything is written.
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { FFMPEG } from '../../../../harness/tools.js';
 import { splitNalUnits } from '../../../../src/core/h264/annexb.js';
 import { ParameterSets, spliceStreams } from '../../../../src/core/h264/splice-band.js';
-import { FFMPEG } from '../../../helpers/tools.js';
 
 function encode(size: string, params: string[], seconds = 1, filter = 'null'): Uint8Array {
   const x264 = ['aud=1', 'bframes=0', 'weightp=0', 'keyint=10', 'min-keyint=10', 'scenecut=0', 'ref=2', ...params].join(':');

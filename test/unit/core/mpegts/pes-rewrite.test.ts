@@ -2,8 +2,8 @@
 // packets keep their order, the payloads read back as written, and continuity counters run on without a gap.
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { FFMPEG } from '../../../../harness/tools.js';
 import { rewriteVideoPes, videoPesPayloads } from '../../../../src/core/mpegts/pes-rewrite.js';
-import { FFMPEG } from '../../../helpers/tools.js';
 
 function segment(): Uint8Array {
   const args = ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=192x128:r=25:d=1', '-f', 'lavfi', '-i', 'sine=d=1'];

@@ -6,10 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FFMPEG, FONT } from '../../../../harness/tools.js';
 import type { FontMetrics } from '../../../../src/core/font-metrics.js';
 import { drawtextFilter, escapeFilterValue, fontPixels, textDrawing } from '../../../../src/core/plan/text-drawing.js';
 import { DEFAULTS, type TextSetting } from '../../../../src/core/setting-types.js';
-import { FFMPEG, FONT } from '../../../helpers/tools.js';
 
 const execFileAsync = promisify(execFile);
 

@@ -1,7 +1,7 @@
 // The cluster bench's arithmetic: percentiles, spreads, the ratio verdict, the split of a queued task's wait into the
 // queue's own overhead and waiting for a busy worker, and the projection of a farm.
 import { describe, expect, it } from 'vitest';
-import { type FarmAssumptions, type JobCosts, mb, mbit, percentile, projectFarm, queueDelays, ratioLine, spread } from '../../../bench/lib/cluster-figures.js';
+import { type FarmAssumptions, type JobCosts, mb, mbit, percentile, projectFarm, queueDelays, ratioLine, spread } from '../lib/cluster-figures.js';
 
 describe('percentile', () => {
   it('interpolates between closest ranks and ignores what is not a number', () => {

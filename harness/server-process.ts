@@ -1,6 +1,6 @@
 // What the throwaway servers of the tests (redis-server, postgres, haproxy) share: running one as `nobody` when the
-// tests run as root, stopping one, and starting one again on another free port when the first was taken between
-// freePort() and its bind.
+// tests run as root, waiting until it is ready, and starting one again on another free port when the first was taken
+// between freePort() and its bind. Stopping one is harness/stop-process.ts.
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { chownSync, existsSync } from 'node:fs';
 import { freePort } from './free-port.js';
@@ -32,16 +32,6 @@ export function giveToUnprivileged(...paths: string[]): void {
   const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
   const nogroup = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());
   for (const p of paths) chownSync(p, nobody, nogroup);
-}
-
-/** Signals the process and waits for it to exit; SIGKILL when it has not after `graceMs`. */
-export async function stopProcess(proc: ChildProcess | undefined, signal: NodeJS.Signals, graceMs: number): Promise<void> {
-  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  proc.kill(signal);
-  const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
 }
 
 /**

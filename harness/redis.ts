@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.js';
-import { launchOnFreePort, stopProcess, untilReady } from './server-process.js';
+import { launchOnFreePort, untilReady } from './server-process.js';
+import { stopProcess } from './stop-process.js';
 
 export const REDIS_SERVER = process.env.WMARK_REDIS_SERVER ?? 'redis-server';
 
@@ -50,7 +51,7 @@ export async function startRedis(): Promise<TestRedis> {
   const stopChild = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<void> => {
     const proc = child;
     child = undefined;
-    await stopProcess(proc, signal, 5_000);
+    await stopProcess(proc, { signal, graceMs: 5_000 });
   };
 
   // A port taken between freePort() and the server's bind: try another.

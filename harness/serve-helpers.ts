@@ -1,23 +1,21 @@
-// Shared by the serve-* integration tests: the service in-process (its app, no socket) or a real `wmark serve` on
-// loopback (in-process or spawned), JSON and raw-path calls to either, ingest over HTTP, error-body checks, playlist
-// parsing, and gates that hold ffmpeg work at chosen points.
+// The service for tests and benches: in-process (its app, no socket) or a real `wmark serve` on loopback (in-process or
+// spawned), JSON and raw-path calls to either, ingest over HTTP, waits, playlist parsing, and gates that hold ffmpeg
+// work at chosen points. The error-body expectations that need vitest are in test/helpers/serve-in-tests.ts.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { afterAll, beforeAll, expect } from 'vitest';
-import type { RequestRecord } from '../../src/core/log-record.js';
-import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
-import type { LocalService } from '../../src/engine/app/local-service.js';
-import { type ServerServiceOptions, serverService } from '../../src/engine/app/server-service.js';
-import type { Engine } from '../../src/engine/engine.js';
-import type { SourcePolicy } from '../../src/engine/ingest/source-policy.js';
-import type { JobQueue } from '../../src/engine/jobs/job-queue.js';
-import { type App, createApp } from '../../src/server/app.js';
-import type { AuthLimitOptions } from '../../src/server/auth-limit.js';
-import { type RunningServer, type ServerOptions, startServer } from '../../src/server/node-server.js';
-import { type TestEngine, testEngine } from './engine.js';
+import type { RequestRecord } from '../src/core/log-record.js';
+import { createCredential, type IssuedCredential } from '../src/engine/app/credentials.js';
+import type { LocalService } from '../src/engine/app/local-service.js';
+import { type ServerServiceOptions, serverService } from '../src/engine/app/server-service.js';
+import type { Engine } from '../src/engine/engine.js';
+import type { SourcePolicy } from '../src/engine/ingest/source-policy.js';
+import type { JobQueue } from '../src/engine/jobs/job-queue.js';
+import { type App, createApp } from '../src/server/app.js';
+import type { AuthLimitOptions } from '../src/server/auth-limit.js';
+import { type RunningServer, type ServerOptions, startServer } from '../src/server/node-server.js';
 import { REPO } from './fixtures.js';
 import { diesWithParent } from './server-process.js';
 import { FFMPEG } from './tools.js';
@@ -119,26 +117,6 @@ export async function rawRequest(
     req.on('error', reject);
     req.end(options.body);
   });
-}
-
-/** No stack frames, internal module names or source locations in anything a client can read. */
-export function expectNoLeak(text: string): void {
-  expect(text).not.toMatch(/\n\s+at\s|node:internal|\bat [\w.<>]+ \(|\.[jt]s:\d+:\d+/);
-}
-
-/** A JSON error body `{message, code}` with this status and code; `message` is a non-empty string or array of strings. */
-export function expectError(reply: Reply, status: number, code: string): void {
-  expect({ status: reply.status, code: reply.json?.code }, reply.text).toEqual({ status, code });
-  expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
-  const { message } = reply.json as { message: unknown };
-  if (Array.isArray(message)) {
-    expect(message.length).toBeGreaterThan(0);
-    for (const m of message) expect(typeof m).toBe('string');
-  } else {
-    expect(typeof message).toBe('string');
-    expect((message as string).length).toBeGreaterThan(0);
-  }
-  expectNoLeak(reply.text);
 }
 
 /** The messages of an error body as one array (a validation error may carry several). */
@@ -418,19 +396,4 @@ export function spawnServe(dataDir: string, args: string[], env: Record<string, 
       }
     },
   };
-}
-
-/** A fresh engine and in-process app for the whole test file: started before its tests, closed after; `use` gets both. */
-export function inProcessAppPerFile(use: (engine: TestEngine, app: TestApp) => void): void {
-  let engine: TestEngine | undefined;
-  let app: TestApp | undefined;
-  beforeAll(async () => {
-    engine = await testEngine();
-    app = await serveInProcess(engine);
-    use(engine, app);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await engine?.dispose();
-  });
 }

@@ -1,6 +1,6 @@
 // Test access to the bundled ffmpeg/ffprobe and a process runner that counts invocations.
-import { locateTools } from '../../src/ffmpeg/locate-tools.js';
-import { createProcessRunner, type ProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
+import { locateTools } from '../src/ffmpeg/locate-tools.js';
+import { createProcessRunner, type ProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 
 export const tools = locateTools({});
 export const FFMPEG = tools.ffmpeg.path;

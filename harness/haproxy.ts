@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { REPO } from './fixtures.js';
 import { freePort } from './free-port.js';
-import { asUnprivileged, giveToUnprivileged, launchOnFreePort, stopProcess } from './server-process.js';
+import { asUnprivileged, giveToUnprivileged, launchOnFreePort } from './server-process.js';
+import { stopProcess } from './stop-process.js';
 
 export const HAPROXY = process.env.WMARK_HAPROXY ?? (existsSync('/usr/sbin/haproxy') ? '/usr/sbin/haproxy' : 'haproxy');
 export const HAPROXY_SAMPLE = path.join(REPO, 'docs', 'haproxy.cfg');
@@ -137,7 +138,7 @@ export async function startHaproxy(options: { backends: readonly number[]; port?
   const stopChild = async (): Promise<void> => {
     const proc = child;
     child = undefined;
-    await stopProcess(proc, 'SIGTERM', 5_000);
+    await stopProcess(proc, { signal: 'SIGTERM', graceMs: 5_000 });
   };
 
   if (options.port === undefined) {

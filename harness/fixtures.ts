@@ -2,12 +2,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SamplePlan } from '../../src/core/plan/sample-clip-args.js';
-import { generateVideo } from '../../src/engine/ingest/sample-video.js';
-import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
+import type { SamplePlan } from '../src/core/plan/sample-clip-args.js';
+import { generateVideo } from '../src/engine/ingest/sample-video.js';
+import { createProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 import { FFMPEG, FFPROBE } from './tools.js';
 
-export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const TEST_ROOT = path.join(REPO, '.wmark-test');
 const FIXTURES = path.join(TEST_ROOT, 'fixtures');
 

@@ -1,6 +1,6 @@
 // The forensic bench's --only: which parts a run measures.
 import { describe, expect, it } from 'vitest';
-import { PARTS, parseOnly, wants } from '../../../bench/lib/forensic-parts.js';
+import { PARTS, parseOnly, wants } from '../lib/forensic-parts.js';
 
 describe('forensic bench --only', () => {
   it('runs every target by default, but not the step-by-step diagnostic', () => {

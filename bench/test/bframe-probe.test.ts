@@ -1,6 +1,6 @@
 // The B-frame probe's figures: bytes at equal quality (log-bytes read off a CRF sweep), and the z code slots give.
 import { describe, expect, it } from 'vitest';
-import { bytesAtPsnr, zOver } from '../../../bench/forensic-bframe.js';
+import { bytesAtPsnr, zOver } from '../forensic-bframe.js';
 
 describe('bytes at a PSNR, from a rate curve', () => {
   // Bytes double every 3 dB on this curve, so log-bytes are a straight line through every point.

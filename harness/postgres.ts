@@ -7,7 +7,8 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.js';
-import { asUnprivileged, giveToUnprivileged, launchOnFreePort, stopProcess, untilReady } from './server-process.js';
+import { asUnprivileged, giveToUnprivileged, launchOnFreePort, untilReady } from './server-process.js';
+import { stopProcess } from './stop-process.js';
 
 const PG_BIN = process.env.WMARK_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
@@ -119,7 +120,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     const proc = child;
     child = undefined;
     // SIGINT: PostgreSQL's fast shutdown (clients disconnected, no waiting for them).
-    await stopProcess(proc, 'SIGINT', 10_000);
+    await stopProcess(proc, { signal: 'SIGINT', graceMs: 10_000 });
   };
   port = await launchOnFreePort(port, {
     launch: async (p) => {

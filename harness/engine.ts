@@ -2,13 +2,13 @@
 // ways tests drive it: ingest and render through the engine's own jobs, or the local service.
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { LocalService } from '../../src/engine/app/local-service.js';
-import { mediaFile, mediaKeys } from '../../src/engine/data-folder/layout.js';
-import { type Deployment, type Engine, openEngine } from '../../src/engine/engine.js';
-import { runIngestJob } from '../../src/engine/ingest/ingest-job.js';
-import { type IngestRequest, registerVideo } from '../../src/engine/ingest/register.js';
-import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
-import type { VideoRecord } from '../../src/engine/state/state-store.js';
+import { LocalService } from '../src/engine/app/local-service.js';
+import { mediaFile, mediaKeys } from '../src/engine/data-folder/layout.js';
+import { type Deployment, type Engine, openEngine } from '../src/engine/engine.js';
+import { runIngestJob } from '../src/engine/ingest/ingest-job.js';
+import { type IngestRequest, registerVideo } from '../src/engine/ingest/register.js';
+import { InProcessJobQueue } from '../src/engine/jobs/job-queue.js';
+import type { VideoRecord } from '../src/engine/state/state-store.js';
 import { tempDir } from './fixtures.js';
 import { type CountingRunner, countingRunner } from './tools.js';
 

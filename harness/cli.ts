@@ -1,6 +1,6 @@
 // Runs the CLI in-process through run(argv, io) with captured streams and settable TTY flags.
 import { Readable } from 'node:stream';
-import { run } from '../../src/cli/program.js';
+import { run } from '../src/cli/program.js';
 
 export interface CliResult {
   code: number;
