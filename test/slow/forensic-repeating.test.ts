@@ -5,12 +5,12 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../harness/cli.js';
+import { ingestVideo, type TestEngine, testEngine, watermarkDir } from '../../harness/engine.js';
+import { tempDir } from '../../harness/fixtures.js';
 import { MP4_NAME } from '../../src/engine/data-folder/layout.js';
 import { detectLeak } from '../../src/engine/forensic/detect.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
-import { runCli } from '../helpers/cli.js';
-import { ingestVideo, type TestEngine, testEngine, watermarkDir } from '../helpers/engine.js';
-import { tempDir } from '../helpers/fixtures.js';
 import { degrade } from '../helpers/forensic-helpers.js';
 import { ffmpegFixture } from '../helpers/ingest-helpers.js';
 
