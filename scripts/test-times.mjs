@@ -4,9 +4,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The project a test file belongs to: its folder under test/ (unit, integration, e2e, browser, slow). */
+/** The project a test file belongs to: its folder under test/ (unit, integration, e2e, browser, slow); bench's own tests are unit tests. */
 function projectOf(file, root) {
   const parts = path.relative(root, file).split(path.sep);
+  if (parts[0] === 'bench') return 'unit';
   return parts[0] === 'test' && parts.length > 2 ? parts[1] : 'other';
 }
 

@@ -12,6 +12,7 @@ describe('timingLines', () => {
       testResults: [
         file('test/unit/a.test.ts', 0, 1_000),
         file('test/unit/b.test.ts', 500, 1_000),
+        file('bench/test/c.test.ts', 1_000, 500),
         file('test/integration/c.test.ts', 0, 10_000),
         file('test/integration/d.test.ts', 12_000, 3_000),
       ],
@@ -19,13 +20,14 @@ describe('timingLines', () => {
     const lines: string[] = timingLines(report, root);
     expect(lines[0]).toMatch(/^time per test project/);
     expect(lines[1]).toMatch(/^ {2}integration +15\.0 s wall; +13\.0 s in 2 files$/);
-    expect(lines[2]).toMatch(/^ {2}unit +1\.5 s wall; +2\.0 s in 2 files$/);
-    expect(lines[3]).toBe('slowest 4 test files:');
+    expect(lines[2]).toMatch(/^ {2}unit +1\.5 s wall; +2\.5 s in 3 files$/);
+    expect(lines[3]).toBe('slowest 5 test files:');
     expect(lines.slice(4).map((l) => l.trim())).toEqual([
       '10.0 s  test/integration/c.test.ts',
       '3.0 s  test/integration/d.test.ts',
       '1.0 s  test/unit/a.test.ts',
       '1.0 s  test/unit/b.test.ts',
+      '0.5 s  bench/test/c.test.ts',
     ]);
   });
 
