@@ -3,11 +3,11 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { dataLayout } from '../engine/data-folder/layout.js';
 import type { Engine } from '../engine/engine.js';
 import { jobId, LEASE_STALE_MS } from '../engine/jobs/job-lease.js';
 import { InProcessJobQueue, type JobQueue, type JobRef } from '../engine/jobs/job-queue.js';
+import { PACKAGE_FILES } from '../package-root.js';
 import type { CliIO } from './io.js';
 
 export class DetachedJobQueue implements JobQueue {
@@ -24,9 +24,8 @@ export class DetachedJobQueue implements JobQueue {
     const logs = dataLayout(this.options.dataDir).logs;
     mkdirSync(logs, { recursive: true });
     const log = openSync(path.join(logs, `job-${job.kind}-${job.id}.log`), 'a');
-    const bin = fileURLToPath(new URL('../../bin/wmark.js', import.meta.url));
     const args = [
-      bin,
+      PACKAGE_FILES.bin,
       '--data-dir',
       this.options.dataDir,
       ...(this.options.configFile ? ['--config', this.options.configFile] : []),

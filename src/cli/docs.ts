@@ -1,14 +1,12 @@
 // Where the user docs are on this machine: the docs/ folder of the installed package (a checkout, a global install,
 // npx), so a pointer in help or in a hint opens from any working folder.
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-
-/** The package's docs folder: two levels up from this file, in src/cli/ and in dist/cli/ alike. */
-const DOCS_DIR = fileURLToPath(new URL('../../docs/', import.meta.url));
+import path from 'node:path';
+import { PACKAGE_FILES } from '../package-root.js';
 
 /** The absolute path of a doc, e.g. docPath('api.md'). */
 export function docPath(name: string): string {
-  return `${DOCS_DIR}${name}`;
+  return path.join(PACKAGE_FILES.docs, name);
 }
 
 /**

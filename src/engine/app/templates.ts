@@ -1,14 +1,14 @@
 // Settings templates: user templates in the store plus the built-in ones shipped in templates/*.json.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ApiVersion } from '../../core/api-version.js';
 import { WmarkError } from '../../core/errors.js';
 import { parseTemplateBody, type TemplateBody } from '../../core/template-schema.js';
+import { PACKAGE_FILES } from '../../package-root.js';
 import type { Engine } from '../engine.js';
 import type { TemplateRecord } from '../state/state-store.js';
 
-export const BUILTIN_TEMPLATE_DIR = fileURLToPath(new URL('../../../templates/', import.meta.url));
+export const BUILTIN_TEMPLATE_DIR = PACKAGE_FILES.templates;
 
 /** A template saved without a name (as API 1.0 allows) goes by its id, so every list shows a name. */
 function named(id: string, body: TemplateBody, createdOn: number): TemplateRecord {

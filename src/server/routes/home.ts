@@ -3,16 +3,16 @@
 // of the service asks for a file that is not there.
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { WmarkError } from '../../core/errors.js';
+import { PACKAGE_FILES } from '../../package-root.js';
 import { VERSION } from '../../version.js';
 import { CONTENT_TYPES, fileResponse } from '../file-response.js';
 import { json } from '../http-types.js';
 import type { Routes } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
 
-const DOCS_DIR = fileURLToPath(new URL('../../../docs/', import.meta.url));
-export const FAVICON = fileURLToPath(new URL('../../../templates/player/favicon.svg', import.meta.url));
+const DOCS_DIR = PACKAGE_FILES.docs;
+export const FAVICON = path.join(PACKAGE_FILES.player, 'favicon.svg');
 const DOC_NAME = /^[a-z0-9-]+\.md$/;
 const DOC_IMAGE = /^[a-z0-9-]+\.png$/;
 const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'";

@@ -3,15 +3,15 @@
 // needs none of the full build's extras (subtitles, alternate audio, DRM), so it loads the light build.
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { WmarkError } from '../../core/errors.js';
+import { PACKAGE_FILES } from '../../package-root.js';
 import { CONTENT_TYPES, fileResponse } from '../file-response.js';
 import type { ApiResponse } from '../http-types.js';
 import type { Routes } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
 
 const require = createRequire(import.meta.url);
-const PLAYER_DIR = fileURLToPath(new URL('../../../templates/player/', import.meta.url));
+const PLAYER_DIR = PACKAGE_FILES.player;
 const HLS_DIST = path.join(path.dirname(require.resolve('hls.js/package.json')), 'dist');
 const ASSETS: Readonly<Record<string, string>> = {
   'hls.light.min.js': path.join(HLS_DIST, 'hls.light.min.js'),
