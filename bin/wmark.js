@@ -1,11 +1,15 @@
 #!/usr/bin/env node
-// The wmark binary: runs the compiled CLI (dist/), or the TypeScript sources through tsx in a fresh checkout. The only place that calls process.exit.
+// The wmark binary: runs the bundled CLI (dist/bundle/, the quickest to start), else tsc's compiled CLI (dist/cli/),
+// else the TypeScript sources through tsx in a fresh checkout. The only place that calls process.exit.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+const bundled = new URL('../dist/bundle/wmark.js', import.meta.url);
 const compiled = new URL('../dist/cli/main.js', import.meta.url);
 let entry;
-if (existsSync(compiled)) {
+if (existsSync(bundled)) {
+  entry = bundled.href;
+} else if (existsSync(compiled)) {
   entry = compiled.href;
 } else {
   // tsx is a devDependency: only a checkout has it. An install always ships dist/.

@@ -79,6 +79,8 @@ describe('npm pack + npm install -g into a temporary prefix', () => {
     for (const f of [
       'package/bin/wmark.js',
       'package/dist/cli/main.js',
+      // The bundled CLI bin/wmark.js runs, and its split chunks.
+      'package/dist/bundle/wmark.js',
       // The library entry of package.json's exports map, with its declarations.
       'package/dist/index.js',
       'package/dist/index.d.ts',
@@ -101,6 +103,7 @@ describe('npm pack + npm install -g into a temporary prefix', () => {
       expect(existsSync(path.join(prefix, 'lib', 'node_modules', dev))).toBe(false);
     }
     expect(existsSync(path.join(installed, 'dist', 'cli', 'main.js'))).toBe(true);
+    expect(existsSync(path.join(installed, 'dist', 'bundle', 'wmark.js'))).toBe(true);
   });
 
   it("asks for no install script beyond README's list: wmark's own build is in the tarball, not in a prepare script", () => {
