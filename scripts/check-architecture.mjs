@@ -6,7 +6,8 @@
 // - an import of a folder's private modules from outside it (the state store is the engine's alone; the server reaches
 //   the engine only through its application layer, engine/app/);
 // - a property access that reaches through the application layer to the engine behind it (`service.engine`);
-// - a heavy package loaded at the CLI's start;
+// - a heavy package, or a heavy part of wmark (the engine, the state stores, the ffmpeg runners, the server), loaded at
+//   the CLI's start;
 // - a file over 400 lines;
 // - and, beside src/, an import between test/ and bench/ (either way), or from harness/ into either or of vitest: the
 //   processes and fixtures both start live in harness/, and each keeps its own tests and suites to itself.
@@ -52,7 +53,37 @@ const REACH_THROUGH = { pattern: /\bservice\s*(?:\?\.|\.)\s*engine\b/, layers: [
  * loads at start (cli/main.ts and its static imports) may import them; only a dynamic import() inside the command
  * that uses them. `wmark watermark --no-wait` has a 1 s budget from spawn to a playable playlist.
  */
-const HEAVY = ['bullmq', 'ioredis', '@aws-sdk/client-s3', 'jose', 'playwright-core', 'ora', '@inquirer/prompts', 'kysely', 'pg', 'prom-client'];
+const HEAVY = [
+  'bullmq',
+  'ioredis',
+  '@aws-sdk/client-s3',
+  'jose',
+  'playwright-core',
+  'ora',
+  '@inquirer/prompts',
+  'kysely',
+  'pg',
+  'prom-client',
+  'better-sqlite3',
+];
+/**
+ * wmark's own heavy parts (files, or folders ending in '/'), under the same rule: the engine and what opens it, the
+ * state stores, the ffmpeg runners, the HTTP server and the render farm. `--version`, `--help` and a command's
+ * registration load none of them; the command that runs them imports them with import().
+ */
+const HEAVY_MODULES = [
+  'engine/engine.ts',
+  'engine/embedded.ts',
+  'engine/configured-engine.ts',
+  'engine/app/local-service.ts',
+  'engine/app/server-service.ts',
+  'engine/app/installation-checks.ts',
+  'engine/state/',
+  'ffmpeg/run-ffmpeg.ts',
+  'ffmpeg/transcode-segments.ts',
+  'server/',
+  'farm/farm-',
+];
 const ENTRY = 'cli/main.ts';
 /** A file longer than this is usually doing two jobs: split it along its seams. */
 const MAX_LINES = 400;
@@ -154,20 +185,26 @@ if (repo) {
   }
 }
 
-// Every file the CLI loads at start, and the first chain that reaches each: a heavy package loaded there is named with it.
+// Every file the CLI loads at start, and the first chain that reaches each: a heavy package loaded there is named with
+// it, and so is a heavy module of wmark's own (what lies behind that one is not followed: moving it behind import()
+// takes all of it off the start).
 const entry = path.join(root, ENTRY);
 if (runtimeEdges.has(entry)) {
   const via = new Map([[entry, [entry]]]);
   const queue = [entry];
+  const chain = (file) =>
+    via
+      .get(file)
+      .map((f) => path.relative(root, f).split(path.sep).join('/'))
+      .join(' -> ');
   while (queue.length) {
     const file = queue.shift();
+    if (file !== entry && HEAVY_MODULES.some((m) => relOf(file).startsWith(m))) {
+      problems.push(`startup: ${chain(file)} is a heavy part loaded at start (load it with import() where it is used)`);
+      continue;
+    }
     for (const pkg of heavyImports.get(file) ?? []) {
-      problems.push(
-        `startup: ${via
-          .get(file)
-          .map((f) => path.relative(root, f))
-          .join(' -> ')} imports ${pkg} (load it with import() where it is used)`,
-      );
+      problems.push(`startup: ${chain(file)} imports ${pkg} (load it with import() where it is used)`);
     }
     for (const next of runtimeEdges.get(file) ?? []) {
       if (runtimeEdges.has(next) && !via.has(next)) {

@@ -6,12 +6,10 @@ import { type ConfigFlags, loadConfig, type ResolvedConfig } from '../config/loa
 import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
 import { localUrl } from '../core/listen-url.js';
-import { LocalService } from '../engine/app/local-service.js';
-import { openConfiguredEngine } from '../engine/configured-engine.js';
+import type { LocalService } from '../engine/app/local-service.js';
 import type { Deployment, Engine } from '../engine/engine.js';
-import { InProcessJobQueue, type JobQueue } from '../engine/jobs/job-queue.js';
-import { RemoteService } from '../remote/remote-service.js';
-import { HandOffJobQueue } from './detached-job-queue.js';
+import type { JobQueue } from '../engine/jobs/job-queue.js';
+import type { RemoteService } from '../remote/remote-service.js';
 import { flagError } from './flag-error.js';
 import type { CliIO } from './io.js';
 import { Output } from './output.js';
@@ -102,8 +100,10 @@ export class CliContext {
 
   /** The engine on this run's data dir, opened once (closed with the run); only `serve` and the job runner hold it themselves. */
   openEngine(choice: EngineChoice = {}): Promise<Engine> {
-    this.engine ??= this.loadConfig().then((config) => {
+    // The engine (SQLite, ffmpeg, the renderers) loads here, not at start: --help and --version never pay for it.
+    this.engine ??= this.loadConfig().then(async (config) => {
       const fresh = this.checkDataFolder(config);
+      const { openConfiguredEngine } = await import('../engine/configured-engine.js');
       const engine = openConfiguredEngine(config, choice);
       if (!fresh) return engine;
       return engine.then((opened) => {
@@ -131,6 +131,11 @@ export class CliContext {
   async localService(options: LocalOptions = {}): Promise<LocalService> {
     const config = await this.loadConfig();
     const engine = await this.openEngine();
+    const [{ LocalService }, { InProcessJobQueue }, { HandOffJobQueue }] = await Promise.all([
+      import('../engine/app/local-service.js'),
+      import('../engine/jobs/job-queue.js'),
+      import('./detached-job-queue.js'),
+    ]);
     this.queue ??=
       options.queue === 'detached'
         ? new HandOffJobQueue(engine, {
@@ -163,6 +168,7 @@ export class CliContext {
       ...('apiFlag' in options ? { apiFlag: options.apiFlag } : {}),
       ...(options.defaultTimeout ? { defaultTimeout: options.defaultTimeout } : {}),
     });
+    const { RemoteService } = await import('../remote/remote-service.js');
     return new RemoteService(remote.session, remote.api);
   }
 

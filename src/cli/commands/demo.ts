@@ -4,9 +4,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import { serverService } from '../../engine/app/server-service.js';
 import type { Engine } from '../../engine/engine.js';
-import { generateVideo, SAMPLE, samplePath } from '../../engine/ingest/sample-video.js';
 import { HttpClient } from '../../remote/client.js';
 import { RemoteService } from '../../remote/remote-service.js';
 import { RemoteSession } from '../../remote/session.js';
@@ -38,6 +36,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
   const config = await ctx.loadConfig();
   const engine = await ctx.openEngine();
   const local = await ctx.localService();
+  const { generateVideo, SAMPLE, samplePath } = await import('../../engine/ingest/sample-video.js');
   const sample = samplePath(engine.paths);
   // A rerun finds the sample and its ingest from the first run, and says so rather than what a first run does.
   ctx.output.stage(
@@ -162,7 +161,7 @@ export function demoSettings(viewer: string, email: string): Record<string, unkn
 }
 
 async function listen(engine: Engine, host: string, port: number, publicUrl: string | undefined, ttl: number): Promise<RunningServer> {
-  const { startServer } = await import('../../server/node-server.js');
+  const [{ startServer }, { serverService }] = await Promise.all([import('../../server/node-server.js'), import('../../engine/app/server-service.js')]);
   const service = serverService(engine, { host });
   try {
     return await startServer({ service, host, port, publicUrl, tokenTtlSeconds: ttl });

@@ -2,7 +2,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import { type Check, collectChecks } from '../../engine/app/installation-checks.js';
+import type { Check } from '../../engine/app/installation-checks.js';
 import { action } from '../action.js';
 import { flagError } from '../flag-error.js';
 import { addMediaOptions, mediaFlags } from '../media-flags.js';
@@ -30,6 +30,7 @@ export function registerDoctor(program: Command): void {
         });
       }
       const media = mediaFlags(opts, config);
+      const { collectChecks } = await import('../../engine/app/installation-checks.js');
       const checks = await collectChecks(config);
       if (config.queue?.url || media.media) {
         // The Redis client and the AWS SDK load only when there is a farm to check.

@@ -2,7 +2,6 @@
 // detached worker of a CLI run that returned early (--no-wait).
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import { runJob } from '../../engine/jobs/job-queue.js';
 import { action } from '../action.js';
 
 export function registerJob(program: Command): void {
@@ -16,6 +15,7 @@ export function registerJob(program: Command): void {
       action(async (ctx, kind: string, id: string) => {
         if (kind !== 'ingest' && kind !== 'watermark') throw new WmarkError('USAGE', `job run: expected ingest or watermark, got "${kind}"`);
         // Another process holding the job is not an error: it finishes the work, and watchers see its progress.
+        const { runJob } = await import('../../engine/jobs/job-queue.js');
         await runJob(await ctx.openEngine(), { kind, id }, ctx.signal);
       }),
     );

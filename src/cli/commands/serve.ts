@@ -3,7 +3,6 @@ import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import { parseTrustedProxies } from '../../core/forwarded-for.js';
 import { isWildcardHost } from '../../core/listen-url.js';
-import { serverService } from '../../engine/app/server-service.js';
 import { dataLayout } from '../../engine/data-folder/layout.js';
 import { rememberSharedMedia } from '../../engine/data-folder/shared-media.js';
 import { serverSourcePolicy } from '../../engine/ingest/source-policy.js';
@@ -99,24 +98,23 @@ export function registerServe(program: Command): void {
           const logs = serveLog(ctx.io, ctx.output);
           const { log } = logs;
           const sourcePolicy = serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources });
-          const server = await (await import('../../server/node-server.js'))
-            .startServer({
-              service: serverService(engine, { host: config.server.host, render, sourcePolicy, log }),
-              host: config.server.host,
-              port: config.server.port,
-              publicUrl: config.publicUrl,
-              // Validated with the rest of the config.
-              trustProxy: config.server.trustProxy === undefined ? undefined : parseTrustedProxies(config.server.trustProxy),
-              tokenTtlSeconds: config.server.tokenTtlSeconds,
-              corsOrigins: opts.corsOrigin,
-              metricsPublic: config.server.metricsPublic,
-              authLimit: { ipv6PrefixBits: config.server.authIpv6Prefix },
-              log,
-              logRequest: (record) => logs.logRequest(record),
-            })
-            .catch((error: unknown) => {
-              throw listenError(error, config.server.host, config.server.port);
-            });
+          const [{ startServer }, { serverService }] = await Promise.all([import('../../server/node-server.js'), import('../../engine/app/server-service.js')]);
+          const server = await startServer({
+            service: serverService(engine, { host: config.server.host, render, sourcePolicy, log }),
+            host: config.server.host,
+            port: config.server.port,
+            publicUrl: config.publicUrl,
+            // Validated with the rest of the config.
+            trustProxy: config.server.trustProxy === undefined ? undefined : parseTrustedProxies(config.server.trustProxy),
+            tokenTtlSeconds: config.server.tokenTtlSeconds,
+            corsOrigins: opts.corsOrigin,
+            metricsPublic: config.server.metricsPublic,
+            authLimit: { ipv6PrefixBits: config.server.authIpv6Prefix },
+            log,
+            logRequest: (record) => logs.logRequest(record),
+          }).catch((error: unknown) => {
+            throw listenError(error, config.server.host, config.server.port);
+          });
           const local = server.service;
           describeLinks(log, config.server.host, config.publicUrl, server.linkBase);
           if (config.server.trustProxy) log(`client addresses: from X-Forwarded-For on requests through ${config.server.trustProxy}`);

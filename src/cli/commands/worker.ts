@@ -5,7 +5,6 @@ import { type Command, Option } from 'commander';
 import { z } from 'zod';
 import { validationError } from '../../core/errors.js';
 import { locateTools } from '../../ffmpeg/locate-tools.js';
-import { createProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import { action } from '../action.js';
 import { addMediaOptions, mediaFlags } from '../media-flags.js';
 import { whenAborted } from '../signals.js';
@@ -52,7 +51,11 @@ export function registerWorker(program: Command): void {
         const opts = parsed.data;
         const tools = locateTools({ ffmpeg: config.ffmpeg, ffprobe: config.ffprobe, font: config.font });
         // Loaded here, not at start: BullMQ and the AWS SDK are slow to load, and every other command would pay for it.
-        const [{ startFarmWorker }, { openMediaStore }] = await Promise.all([import('../../farm/farm-worker.js'), import('../../media/open-media-store.js')]);
+        const [{ startFarmWorker }, { openMediaStore }, { createProcessRunner }] = await Promise.all([
+          import('../../farm/farm-worker.js'),
+          import('../../media/open-media-store.js'),
+          import('../../ffmpeg/run-ffmpeg.js'),
+        ]);
         const store = openMediaStore(opts.media, { endpoint: opts.s3Endpoint, region: opts.s3Region });
         try {
           const worker = await startFarmWorker({
