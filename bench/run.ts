@@ -15,6 +15,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   cluster: async () => (await import('./cluster.js')).suite,
   'control-plane': async () => (await import('./control-plane.js')).suite,
   'forensic-bframe': async () => (await import('./forensic-bframe.js')).suite,
+  start: async () => (await import('./start.js')).suite,
 };
 
 const USAGE = `usage: npm run bench -- [suite ...] [--rounds N] [--keep] [--<option> value ...]
@@ -51,6 +52,9 @@ control-plane suite options (1-3 serve instances on PostgreSQL behind HAProxy vs
   --concurrency N     requests in flight during a throughput run (default 16)
   --seconds S         seconds per throughput run, after a 1-s warm-up (default 4)
   --samples N         sequential requests per latency figure (default 200)
+start suite options (the CLI's start, whole process; cold --no-wait to playable is pay's 1b: pay --only lead):
+  --runs N            turns of node -e 0, --version and --help, A B A B (default 15)
+  --against DIR       also run DIR/bin/wmark.js (another checkout, built) in the same turns; reports the ratios pair by pair
 forensic-long suite options (issue 15 F11: a feature-length forensic title, generated small and cached under bench/out/forensic-long):
   --hours H           title length (default 2)                  --height H     title height, 16:9 (default 180: generated small)
   --fps F             title frame rate (default 30)             --scene-min M  minutes per generated scene (default 5)
