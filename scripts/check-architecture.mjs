@@ -65,6 +65,11 @@ const HEAVY = [
   'pg',
   'prom-client',
   'better-sqlite3',
+  // Schemas, config loaders and the CSV parser: each one bundled is still hundreds of kB to evaluate at every start.
+  'zod',
+  'cosmiconfig',
+  'js-yaml',
+  'csv-parse',
 ];
 /**
  * wmark's own heavy parts (files, or folders ending in '/'), under the same rule: the engine and what opens it, the

@@ -2,7 +2,7 @@
 // talks to: the local engine (opened on demand, with the job queue the command needs) or a remote service.
 
 import { existsSync } from 'node:fs';
-import { type ConfigFlags, loadConfig, type ResolvedConfig } from '../config/load-config.js';
+import type { ConfigFlags, ResolvedConfig } from '../config/load-config.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
 import { localUrl } from '../core/listen-url.js';
@@ -89,12 +89,15 @@ export class CliContext {
   loadConfig(): Promise<ResolvedConfig> {
     if (this.flags.db === true && !this.bareDbTaken) return Promise.reject(flagError('--db', 'a postgres:// URL', ''));
     const db = typeof this.flags.db === 'string' ? this.flags.db : undefined;
-    this.config ??= loadConfig({
-      cwd: this.io.cwd,
-      env: this.io.env,
-      explicitFile: this.flags.config,
-      flags: { ...this.extraFlags, dataDir: this.flags.dataDir, db, color: this.flags.color === false ? false : undefined },
-    });
+    // The config loaders (cosmiconfig, YAML, the schema) load with the first command that reads config, not at start.
+    this.config ??= import('../config/load-config.js').then(({ loadConfig }) =>
+      loadConfig({
+        cwd: this.io.cwd,
+        env: this.io.env,
+        explicitFile: this.flags.config,
+        flags: { ...this.extraFlags, dataDir: this.flags.dataDir, db, color: this.flags.color === false ? false : undefined },
+      }),
+    );
     return this.config;
   }
 

@@ -7,8 +7,8 @@ import { parseDuration } from '../core/duration.js';
 import { WmarkError } from '../core/errors.js';
 import { isHttpUrl } from '../core/http-url.js';
 import { formatSeconds, HttpClient } from '../remote/client.js';
-import { type CredentialsFile, credentialsPath, normalizeBaseUrl, readCredentials, type StoredService } from '../remote/credentials-store.js';
-import { RemoteSession } from '../remote/session.js';
+import type { CredentialsFile, StoredService } from '../remote/credentials-store.js';
+import type { RemoteSession } from '../remote/session.js';
 import { VERSION } from '../version.js';
 import { flagError } from './flag-error.js';
 import type { CliIO } from './io.js';
@@ -96,6 +96,11 @@ export async function openRemote(ctx: RemoteContext, flags: RemoteFlags, options
   // A command whose --api has a default says whether the user gave it; elsewhere the flag is unset unless given.
   ctx.setConfigFlags({ remote: url, api: 'apiFlag' in options ? options.apiFlag : flags.api });
   const config = await ctx.loadConfig();
+  // The credentials file's and the session's schemas load with the first remote command, not at every start.
+  const [{ credentialsPath, normalizeBaseUrl, readCredentials }, { RemoteSession }] = await Promise.all([
+    import('../remote/credentials-store.js'),
+    import('../remote/session.js'),
+  ]);
   const file = credentialsPath(ctx.io.env);
   const store = await readCredentials(file);
   const chosen = config.remote.url ?? store.current;

@@ -3,21 +3,18 @@ import type { Command } from 'commander';
 import type { Env } from '../../config/paths.js';
 import type { ApiVersion } from '../../core/api-version.js';
 import { WmarkError } from '../../core/errors.js';
-import {
-  credentialsPath,
-  looseMode,
-  normalizeBaseUrl,
-  readCredentials,
-  removeServices,
-  type StoredService,
-  saveService,
-} from '../../remote/credentials-store.js';
-import { jwtExpiry, TOKEN_EXPIRY_SKEW_MS } from '../../remote/session.js';
+import type { StoredService } from '../../remote/credentials-store.js';
 import { action } from '../action.js';
 import type { CliContext } from '../context.js';
 import { flagError } from '../flag-error.js';
 import { canPrompt } from '../io.js';
 import { addRemoteOptions, openRemote, type RemoteFlags } from '../remote-flags.js';
+
+/** The credentials file and the token's clock, loaded with the auth command that uses them (their schemas are zod's). */
+const remoteModules = async () => {
+  const [store, session] = await Promise.all([import('../../remote/credentials-store.js'), import('../../remote/session.js')]);
+  return { ...store, jwtExpiry: session.jwtExpiry, TOKEN_EXPIRY_SKEW_MS: session.TOKEN_EXPIRY_SKEW_MS };
+};
 
 export interface Prompter {
   input(message: string): Promise<string>;
@@ -93,6 +90,7 @@ export function registerRemoteAuth(auth: Command, prompterFor: (ctx: CliContext)
     .action(action(logout));
 
   async function login(ctx: CliContext, opts: LoginOptions): Promise<number> {
+    const { saveService } = await remoteModules();
     const { session, api, file, timeoutMs } = await openRemote(ctx, opts, { defaultTimeout: '1m' });
     const creds = await collectLoginCredentials(opts, ctx.io.env, canPrompt(ctx.io) ? prompterFor(ctx) : undefined);
     // Time spent typing at the prompts does not count against --timeout.
@@ -133,6 +131,7 @@ export function registerRemoteAuth(auth: Command, prompterFor: (ctx: CliContext)
   }
 
   async function selectService(ctx: CliContext, opts: SelectOptions) {
+    const { credentialsPath, normalizeBaseUrl, readCredentials } = await remoteModules();
     const url = typeof opts.remote === 'string' ? opts.remote : undefined;
     if (url !== undefined) {
       try {
@@ -150,6 +149,7 @@ export function registerRemoteAuth(auth: Command, prompterFor: (ctx: CliContext)
   }
 
   async function status(ctx: CliContext, opts: SelectOptions): Promise<number> {
+    const { jwtExpiry, looseMode, TOKEN_EXPIRY_SKEW_MS } = await remoteModules();
     const { file, store, baseUrl } = await selectService(ctx, opts);
     const env = ctx.io.env;
     const now = Date.now();
@@ -192,6 +192,7 @@ export function registerRemoteAuth(auth: Command, prompterFor: (ctx: CliContext)
   }
 
   async function logout(ctx: CliContext, opts: SelectOptions): Promise<number> {
+    const { removeServices } = await remoteModules();
     const { file, baseUrl } = await selectService(ctx, opts);
     const target = opts.all ? 'all' : baseUrl;
     const removed = target ? await removeServices(file, target) : [];

@@ -6,8 +6,6 @@ import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { HttpClient } from '../../remote/client.js';
-import { RemoteService } from '../../remote/remote-service.js';
-import { RemoteSession } from '../../remote/session.js';
 import type { RunningServer } from '../../server/node-server.js';
 import { lastOf } from '../../service/watch.js';
 import type { WatermarkResource } from '../../service/watermark-service.js';
@@ -60,6 +58,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
   const forget = await recordServe(engine.paths.root, server, 'wmark demo');
   try {
     // The demo talks to its service like any client: the remote client, with a token for a dedicated demo client id.
+    const [{ RemoteService }, { RemoteSession }] = await Promise.all([import('../../remote/remote-service.js'), import('../../remote/session.js')]);
     const client = new HttpClient({ signal: ctx.signal, userAgent: `wmark/${VERSION}` });
     const session = new RemoteSession({
       baseUrl: server.url,

@@ -2,7 +2,6 @@
 // spinner and the elapsed time at a terminal and one line per status change elsewhere.
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import { DEFAULT_POLL_INTERVAL_MS, watchHref } from '../../remote/remote-service.js';
 import { action } from '../action.js';
 import { describeWatermark, failedExit, follow } from '../follow.js';
 import { DEFAULT_TIMEOUT, durationFlag, httpClient } from '../remote-flags.js';
@@ -24,6 +23,7 @@ export function registerPoll(program: Command): void {
           throw new WmarkError('BAD_HREF', `expected the href URL from a watermark response, got "${href}"`);
         }
         if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new WmarkError('BAD_HREF', `expected an http(s) URL, got "${href}"`);
+        const { DEFAULT_POLL_INTERVAL_MS, watchHref } = await import('../../remote/remote-service.js');
         const intervalMs = opts.interval !== undefined ? durationFlag(opts.interval, '--interval') : DEFAULT_POLL_INTERVAL_MS;
         const timeout = opts.timeout ?? DEFAULT_TIMEOUT;
         const deadline = Date.now() + durationFlag(timeout, '--timeout');

@@ -3,42 +3,13 @@
 // serve's /readyz sees it, and, when this shell has its URL, whether it answers here and at which schema version.
 import type { ChalkInstance } from 'chalk';
 import type { Command } from 'commander';
-import { z } from 'zod';
 import { WmarkError } from '../../core/errors.js';
 import { localUrl } from '../../core/listen-url.js';
 import type { DatabaseReport } from '../../engine/app/installation-checks.js';
 import { action } from '../action.js';
 import { flagError } from '../flag-error.js';
+import type { Dependency, Health, Readiness } from '../serve-health.js';
 import { readServeRecord } from '../serve-record.js';
-
-/**
- * What /healthz answers; the queue only on a farm (see src/farm/farm-renderer.ts). Asked from another machine, the
- * queue's URL, the media store and the workers' ids are left out.
- */
-const healthSchema = z.object({
-  ok: z.boolean(),
-  queue: z
-    .object({
-      url: z.string().optional(),
-      media: z.string().optional(),
-      reachable: z.boolean(),
-      depth: z.object({ waiting: z.number(), active: z.number() }).nullable(),
-      workers: z.array(z.object({ id: z.string().optional(), version: z.string().optional() })).nullable(),
-    })
-    .optional(),
-});
-
-type Health = z.infer<typeof healthSchema>;
-
-/** What /readyz answers (200 or 503): each dependency's state; where and why only to a caller on serve's machine. */
-const readySchema = z.object({
-  ready: z.boolean(),
-  dependencies: z.array(
-    z.object({ name: z.string(), up: z.boolean(), location: z.string().optional(), downSince: z.number().optional(), reason: z.string().optional() }),
-  ),
-});
-
-type Dependency = z.infer<typeof readySchema>['dependencies'][number];
 
 export interface ServeStatus extends Health {
   url: string;
@@ -137,6 +108,7 @@ function originOf(url: string): string {
 
 async function healthAt(origin: string): Promise<Health> {
   const res = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(10_000), headers: { accept: 'application/json' } });
+  const { healthSchema } = await import('../serve-health.js');
   return healthSchema.parse(await res.json());
 }
 
@@ -172,9 +144,10 @@ async function findServe(dataDir: string, urls: (string | undefined)[]): Promise
 }
 
 /** The serve's /readyz (200 or 503, both with a body), or undefined when it has none (an older wmark) or no answer. */
-async function readiness(origin: string): Promise<z.infer<typeof readySchema> | undefined> {
+async function readiness(origin: string): Promise<Readiness | undefined> {
   try {
     const res = await fetch(`${origin}/readyz`, { signal: AbortSignal.timeout(10_000), headers: { accept: 'application/json' } });
+    const { readySchema } = await import('../serve-health.js');
     return readySchema.parse(await res.json());
   } catch {
     return undefined;

@@ -1,7 +1,6 @@
 // `wmark video list|show`: the videos a service knows (the local engine, or a remote one with --remote).
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import { videoBody } from '../../engine/app/api-bodies.js';
 import type { VideoResource } from '../../service/watermark-service.js';
 import { action } from '../action.js';
 import { addRemoteOptions, type RemoteFlags } from '../remote-flags.js';
@@ -40,7 +39,7 @@ export function registerVideo(program: Command): void {
         if (service.kind === 'local') {
           const record = await service.findVideo(ref);
           if (!record) throw new WmarkError('VIDEO_NOT_FOUND', `no video with id or key "${ref}"`, { hint: 'See `wmark video list`.' });
-          found = videoBody(record);
+          found = (await import('../../engine/app/api-bodies.js')).videoBody(record);
         } else found = await service.getVideo(ref);
         ctx.output.result(found, (c) => renderVideo(found, c));
       }),

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import type { ImageSetting, TextSetting } from '../../core/setting-types.js';
 import { sourceFileName } from '../../core/video-key.js';
-import { apiStatus } from '../../engine/app/api-bodies.js';
+import type { apiStatus } from '../../engine/app/api-bodies.js';
 import type { WatermarkRecord } from '../../engine/state/state-store.js';
 import { action, mergedOptions } from '../action.js';
 import { afterLinks } from '../link-check.js';
@@ -28,7 +28,8 @@ export function registerWatermarkManagement(watermark: Command): void {
         const keys = new Map<string, string>();
         const keyOf = async (id: string) => keys.get(id) ?? keys.set(id, (await local.findVideo(id))?.key ?? id).get(id)!;
         const list: ReturnType<typeof summary>[] = [];
-        for (const w of await local.listWatermarks(videoId)) list.push(summary(w, await keyOf(w.videoId)));
+        const { apiStatus } = await import('../../engine/app/api-bodies.js');
+        for (const w of await local.listWatermarks(videoId)) list.push(summary(w, await keyOf(w.videoId), apiStatus(w)));
         ctx.output.result(list, (c) =>
           list.length === 0
             ? c.dim('no watermarks yet: make one with `wmark watermark --key KEY --text "for alice"`')
@@ -82,13 +83,13 @@ export function registerWatermarkManagement(watermark: Command): void {
 }
 
 /** What `watermark list` shows of each: enough to choose one, the settings being in `view`. */
-function summary(w: WatermarkRecord, videoKey: string) {
+function summary(w: WatermarkRecord, videoKey: string, status: ReturnType<typeof apiStatus>) {
   const settings = w.settings as { type: string }[];
   const texts = settings.filter((s): s is TextSetting => s.type === 'TEXT').map((s) => s.content.replace(/\s+/g, ' '));
   const images = settings.filter((s): s is ImageSetting => s.type === 'IMAGE').map((s) => s.content);
   return {
     id: w.id,
-    status: apiStatus(w),
+    status,
     videoId: w.videoId,
     videoKey,
     createdOn: w.createdOn,

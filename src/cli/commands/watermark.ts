@@ -18,7 +18,7 @@ import { afterLinks, warnIfUnserved } from '../link-check.js';
 import { toWmarkError } from '../output.js';
 import { addRemoteOptions, countFlag, durationFlag, type RemoteFlags } from '../remote-flags.js';
 import { renderWatermark, type WatermarkExtras } from '../render.js';
-import { planRequests, type RequestFlags, settingsRequest, templateRequests } from '../watermark-request.js';
+import type { RequestFlags, templateRequests } from '../watermark-request.js';
 
 interface WatermarkOptions extends RequestFlags, RemoteFlags {
   wait?: boolean;
@@ -116,6 +116,8 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
     early = await openService();
     await askMissing(ctx, early, opts);
   }
+  // The request's schemas and the batch file's parser load here, not at every command's start.
+  const { planRequests, settingsRequest, templateRequests } = await import('../watermark-request.js');
   const plan = await planRequests(ctx.io, opts, Date.now());
   const service = early ?? (await openService());
   const api = await service.apiVersion();

@@ -2,29 +2,11 @@
 // forensic variants) from Redis, runs them with this machine's ffmpeg and font, and reads and writes media in the shared
 // store, until Ctrl-C or SIGTERM.
 import { type Command, Option } from 'commander';
-import { z } from 'zod';
 import { validationError } from '../../core/errors.js';
 import { locateTools } from '../../ffmpeg/locate-tools.js';
 import { action } from '../action.js';
 import { addMediaOptions, mediaFlags } from '../media-flags.js';
 import { whenAborted } from '../signals.js';
-
-const positiveInt = (flag: string) =>
-  z
-    .string()
-    .regex(/^\d+$/, `${flag} takes a whole number`)
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 64, `${flag} takes 1 to 64`);
-
-const optionsSchema = z.object({
-  queue: z.string({ error: 'which queue? give --queue redis://HOST:PORT or set WMARK_QUEUE_URL' }).min(1),
-  media: z.string({ error: "which media store? give --media s3://BUCKET/PREFIX or a shared folder (serve's --media), or set WMARK_MEDIA_URL" }).min(1),
-  concurrency: positiveInt('--concurrency').default(1),
-  threads: positiveInt('--threads').optional(),
-  s3Endpoint: z.url({ error: '--s3-endpoint takes a URL, e.g. http://minio.internal:9000' }).optional(),
-  s3Region: z.string().min(1).optional(),
-  lockTimeout: positiveInt('--lock-timeout').optional(),
-});
 
 export function registerWorker(program: Command): void {
   const command = program
@@ -41,7 +23,8 @@ export function registerWorker(program: Command): void {
         // The queue as serve finds it: --queue (checked below, as BAD_QUEUE_URL), WMARK_QUEUE_URL or queue.url in the config.
         ctx.setConfigFlags({ shutdownTimeout: raw.shutdownTimeout });
         const config = await ctx.loadConfig();
-        const parsed = optionsSchema.safeParse({ ...raw, queue: raw.queue ?? config.queue?.url, ...mediaFlags(raw, config) });
+        const { workerOptionsSchema } = await import('../worker-options.js');
+        const parsed = workerOptionsSchema.safeParse({ ...raw, queue: raw.queue ?? config.queue?.url, ...mediaFlags(raw, config) });
         if (!parsed.success)
           throw validationError(
             'BAD_FLAG',
