@@ -9,7 +9,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fmt, numberOption, type Suite, type SuiteContext, table, verdict, WMARK_BIN, wmarkEnvironment } from './lib/suite.js';
+import { fmt, numberOption, type Suite, type SuiteContext, table, verdict, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
 
 /** Targets on a quiet machine, whole process, seconds. */
 const TARGETS: Record<string, number> = { '--version': 0.15, '--help': 0.2 };
@@ -53,6 +53,7 @@ export const suite: Suite = {
     const runs = numberOption(opt.runs, 15, 'runs');
     const against = typeof opt.against === 'string' ? path.resolve(opt.against, 'bin', 'wmark.js') : undefined;
     if (against && !existsSync(against)) throw new Error(`--against: ${against} does not exist`);
+    warnIfDistStale(ctx.log);
     const { cwd, env } = await wmarkEnvironment(ctx, 'wmark-bench-start-');
     const bins: [string, string][] = [['this', WMARK_BIN], ...(against ? [['against', against] as [string, string]] : [])];
     const commands: Command[] = [

@@ -119,7 +119,7 @@ export async function wmarkEnvironment(ctx: SuiteContext, cwdPrefix: string): Pr
   return { cwd, env };
 }
 
-/** bin/wmark.js runs dist/ when it exists: warns when a compiled file is older than its source, i.e. not what is measured. */
+/** bin/wmark.js runs dist/ when it exists (the bundle first): warns when a compiled file or the bundle is older than its source, i.e. not what is measured. */
 export function warnIfDistStale(log: (message: string) => void): void {
   const src = path.join(REPO_ROOT, 'src');
   const stale = (readdirSync(src, { recursive: true }) as string[])
@@ -128,6 +128,12 @@ export function warnIfDistStale(log: (message: string) => void): void {
       const js = path.join(REPO_ROOT, 'dist', f.replace(/\.ts$/, '.js'));
       return existsSync(js) && statSync(path.join(src, f)).mtimeMs > statSync(js).mtimeMs;
     });
+  const bundle = path.join(REPO_ROOT, 'dist', 'bundle', 'wmark.js');
+  if (existsSync(bundle)) {
+    const built = statSync(bundle).mtimeMs;
+    const newer = (readdirSync(src, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts') && statSync(path.join(src, f)).mtimeMs > built);
+    if (newer.length) log(`warning: the CLI bundle (dist/bundle/) is older than src/${newer[0]}; run \`npm run build\` to measure the current code`);
+  }
   if (stale.length)
     log(
       `warning: dist/ is older than src/ for ${stale.slice(0, 5).join(', ')}${stale.length > 5 ? ` and ${stale.length - 5} more` : ''}; run \`npm run build\` to measure the current code`,
