@@ -55,6 +55,8 @@ control-plane suite options (1-3 serve instances on PostgreSQL behind HAProxy vs
 start suite options (the CLI's start, whole process; cold --no-wait to playable is pay's 1b: pay --only lead):
   --runs N            turns of node -e 0, --version and --help, A B A B (default 15)
   --against DIR       also run DIR/bin/wmark.js (another checkout, built) in the same turns; reports the ratios pair by pair
+  --no-wait-pairs N   also N cold \`wmark watermark --no-wait\` runs to a playable playlist per checkout, A B A B, on a
+                      small generated clip (default 0: pay's 1b is the figure on its 720p clip)
 forensic-long suite options (issue 15 F11: a feature-length forensic title, generated small and cached under bench/out/forensic-long):
   --hours H           title length (default 2)                  --height H     title height, 16:9 (default 180: generated small)
   --fps F             title frame rate (default 30)             --scene-min M  minutes per generated scene (default 5)
