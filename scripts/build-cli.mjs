@@ -28,6 +28,8 @@ export const EXTERNAL = [
   'ioredis',
   '@aws-sdk/*',
   'prom-client',
+  // Loads the user's config files (JavaScript and TypeScript ones too) through require() and import() of its own.
+  'cosmiconfig',
 ];
 
 rmSync(BUNDLE_DIR, { recursive: true, force: true });
@@ -42,8 +44,18 @@ const result = await build({
   platform: 'node',
   target: 'node20.19',
   external: EXTERNAL,
-  // Bundled CommonJS packages call require() for Node's own modules; an ES module has none unless it is made.
-  banner: { js: "import { createRequire as __wmarkCreateRequire } from 'node:module'; const require = __wmarkCreateRequire(import.meta.url);" },
+  // Bundled CommonJS packages call require() for Node's own modules and read __filename/__dirname (write-file-atomic
+  // names its temporary files with it); an ES module has none of the three unless they are made.
+  banner: {
+    js: [
+      "import { createRequire as __wmarkCreateRequire } from 'node:module';",
+      "import { dirname as __wmarkDirname } from 'node:path';",
+      "import { fileURLToPath as __wmarkFileURLToPath } from 'node:url';",
+      'const require = __wmarkCreateRequire(import.meta.url);',
+      'const __filename = __wmarkFileURLToPath(import.meta.url);',
+      'const __dirname = __wmarkDirname(__filename);',
+    ].join(' '),
+  },
   chunkNames: 'chunks/[name]-[hash]',
   sourcemap: 'linked',
   legalComments: 'none',
