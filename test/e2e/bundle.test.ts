@@ -7,7 +7,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runWmark, sandbox } from '../../harness/cli-helpers.js';
-import { REPO } from '../../harness/fixtures.js';
+import { flat, REPO } from '../../harness/fixtures.js';
 import { PACKAGE_FILES as FROM_SOURCES } from '../../src/package-root.js';
 
 const BUNDLE = path.join(REPO, 'dist', 'bundle');
@@ -46,6 +46,21 @@ describe('the CLI bundle', () => {
     expect(loaded.some((u) => u.endsWith('/dist/bundle/wmark.js'))).toBe(true);
     expect(loaded.filter((u) => !u.includes('/dist/bundle/') && !u.endsWith('/bin/wmark.js'))).toEqual([]);
     expect(loaded.join('\n')).not.toMatch(/better-sqlite3|sqlite-state-store|node-server/);
+  });
+
+  it('renders a watermark from the bundle: ingest, then a job that runs to READY with every segment in its playlist', async () => {
+    const env = { WMARK_HOME: box.dataDir, WMARK_CONFIG_DIR: box.configDir };
+    const clip = await flat('336699', 4);
+    const ingest = await runWmark(['--json', 'ingest', clip, '--key', 'bundled'], { env, cwd: box.cwd });
+    expect(ingest.code, ingest.stderr).toBe(0);
+    const video = JSON.parse(ingest.stdout) as { id: string; segments: number };
+    const r = await runWmark(['--json', 'watermark', '--key', 'bundled', '--text', 'from the bundle', '--containers', 'm3u8'], { env, cwd: box.cwd });
+    expect(r.code, r.stderr).toBe(0);
+    const wm = JSON.parse(r.stdout) as { id: string; status: string };
+    expect(wm.status).toBe('READY');
+    const playlist = readFileSync(path.join(box.dataDir, 'media', 'watermarks', video.id, wm.id, 'video.m3u8'), 'utf8');
+    expect(playlist.match(/#EXTINF/g)?.length).toBe(video.segments);
+    expect(r.stderr).not.toMatch(/^\s+at .+/m);
   });
 
   it('runs a command that reads shipped files: the built-in templates', async () => {
