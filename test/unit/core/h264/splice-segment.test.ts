@@ -8,6 +8,7 @@ import { joinNalUnits, splitNalUnits } from '../../../../src/core/h264/annexb.js
 import { spliceStreams } from '../../../../src/core/h264/splice-band.js';
 import { isTransportStream, prepareSharedSegment, spliceTsSegment, spliceViewer } from '../../../../src/core/h264/splice-segment.js';
 import { videoPesPayloads } from '../../../../src/core/mpegts/pes-rewrite.js';
+import { withToneToTs } from '../../../helpers/ffmpeg-args.js';
 
 function run(args: string[], input?: Uint8Array): Uint8Array {
   const r = spawnSync(FFMPEG, ['-hide_banner', '-loglevel', 'error', ...args], { input, maxBuffer: 1 << 26 });
@@ -40,34 +41,7 @@ const rows = { top: 5, bottom: 8 };
 const shared = encode('192x128', ['slice-max-mbs=60', 'no-deblock=1']);
 const bands = ['hue=h=90', 'hue=h=200', 'negate'].map((filter) => encode('192x48', [], filter));
 // The shared stream in an HLS-like TS segment with audio, one picture per PES.
-const segment = run(
-  [
-    '-r',
-    '25',
-    '-f',
-    'h264',
-    '-i',
-    '-',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=d=1',
-    '-map',
-    '0:v',
-    '-map',
-    '1:a',
-    '-c:v',
-    'copy',
-    '-c:a',
-    'aac',
-    '-muxdelay',
-    '0',
-    '-f',
-    'mpegts',
-    '-',
-  ],
-  shared,
-);
+const segment = run(['-r', '25', '-f', 'h264', '-i', '-', ...withToneToTs(1, '-')], shared);
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
 
 describe('prepareSharedSegment and spliceViewer', () => {
