@@ -10,12 +10,13 @@ import { FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
 import { frameTypesOf } from '../../src/core/h264/frame-types.js';
 import { type BandRows, spliceStreams } from '../../src/core/h264/splice-band.js';
 import { videoPesPayloads } from '../../src/core/mpegts/pes-rewrite.js';
-import { bandRowsAt } from '../../src/core/plan/band-plan.js';
+import { bandRowsAt, sharedEncodeArgs } from '../../src/core/plan/band-plan.js';
 import { encodeBand, encodeShared } from '../../src/engine/band/encode-band.js';
 import { spliceSegmentFile } from '../../src/engine/band/splice-file.js';
 import { locateBandX264 } from '../../src/ffmpeg/locate-x264.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { runX264 } from '../../src/ffmpeg/run-x264.js';
+import { withToneToTs } from '../helpers/ffmpeg-args.js';
 
 const X264 = locateBandX264();
 if (!X264) console.warn('band gate skipped: no patched x264 (run scripts/build-x264.sh, or set WMARK_X264)');
@@ -103,6 +104,54 @@ describe.skipIf(!X264)(TITLE, () => {
     });
   });
 
+  describe.each(['motion', 'pan'])('%s, a top and a bottom band in one shared encode', (name) => {
+    const bands = [bandRowsAt('top', H, 48), bandRowsAt('bottom', H, 48)];
+    const key = (which: number[]) => `${name}-multi-${which.join('')}`;
+    let src = '';
+    let shared = '';
+    const bandStreams: string[] = [];
+    beforeAll(async () => {
+      src = await source(name);
+      shared = path.join(dir, `${name}-multi.shared.264`);
+      const run = await runX264(X264!, sharedEncodeArgs(src, shared, bands, options));
+      expect(run.stderr).not.toMatch(/band clamp missed/);
+      for (const [i, rows] of bands.entries()) {
+        const band = path.join(dir, `${name}-multi-${i}.band.264`);
+        await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, height: H, filter: MARK, options, workDir: dir });
+        bandStreams.push(band);
+      }
+    });
+
+    it.each([[[0]], [[1]], [[0, 1]], [[1, 0]]])('splices band(s) %j in turn bit-exactly, every frame', async (which) => {
+      // Each splice takes the last one's output as its shared stream: the other band's slice stays the shared one.
+      let stream: Uint8Array = readFileSync(shared);
+      for (const i of which) stream = spliceStreams(stream, readFileSync(bandStreams[i]!), bands[i]!);
+      const spliced = path.join(dir, `${key(which)}.spliced.264`);
+      writeFileSync(spliced, stream);
+      // Slices: above (none: the top band starts at row 0), top band, between, bottom band.
+      const middle = { y: 16 * bands[0]!.bottom, h: 16 * (bands[1]!.top - bands[0]!.bottom) };
+      const want = await md5s(shared, middle);
+      expect(want.length).toBeGreaterThanOrEqual(75);
+      expect(await md5s(spliced, middle)).toEqual(want);
+      for (const [i, rows] of bands.entries()) {
+        const inside = { y: 16 * rows.top, h: 16 * (rows.bottom - rows.top) };
+        const from = which.includes(i) ? await md5s(bandStreams[i]!, { y: 0, h: inside.h }) : await md5s(shared, inside);
+        expect(await md5s(spliced, inside)).toEqual(from);
+      }
+      const probe = await runner.ffprobe(['-v', 'error', '-show_frames', spliced]);
+      expect(probe.stderr).toBe('');
+    });
+  });
+
+  it.each([
+    ['0,3,5,11', /regions beside and between them need 3\+ of the 11 macroblock rows/],
+    ['0,3,8', /invalid argument: band-rows = 0,3,8/],
+    ['0,3,8,11,', /invalid argument/],
+  ])('x264 refuses --band-rows %s with a reason', async (edges, reason) => {
+    const src = await source('still');
+    await expect(runX264(X264!, ['--band-rows', edges, '-o', path.join(dir, 'refused.264'), src])).rejects.toThrow(reason);
+  });
+
   it.each(['medium', 'veryslow'])('holds under the %s preset (more references, RD refinement, every partition, frame threads)', async (preset) => {
     const rows = bandRowsAt('top', H, 48);
     const src = await source('motion');
@@ -143,31 +192,7 @@ describe.skipIf(!X264)(TITLE, () => {
     await encodeShared(encoders, { source: src, output: shared, rows, height: H, options });
     await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, height: H, filter: MARK, options, workDir: dir });
     const segment = path.join(dir, 'shared.ts');
-    await runner.ffmpeg([
-      '-y',
-      '-copyts',
-      '-r',
-      '25',
-      '-i',
-      shared,
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=d=3',
-      '-map',
-      '0:v',
-      '-map',
-      '1:a',
-      '-c:v',
-      'copy',
-      '-c:a',
-      'aac',
-      '-muxdelay',
-      '0',
-      '-f',
-      'mpegts',
-      segment,
-    ]);
+    await runner.ffmpeg(['-y', '-copyts', '-r', '25', '-i', shared, ...withToneToTs(3, segment)]);
     const out = path.join(dir, 'spliced.ts');
     await spliceSegmentFile(segment, band, out, rows);
 
