@@ -5,6 +5,7 @@ import type { EncodeOptions } from '../core/plan/x264.js';
 import type { MediaTools } from '../ffmpeg/locate-tools.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../media/media-store.js';
+import type { BandSupport } from './band/band-support.js';
 import type { DataLayout } from './data-folder/layout.js';
 import type { IngestPath } from './ingest/ingest-path.js';
 import type { SegmentRenderer } from './render/segment-renderer.js';
@@ -16,6 +17,8 @@ export interface EngineParts {
   secret: Buffer;
   encode: EncodeOptions;
   workers: number;
+  /** Whether marks that fit a band render there (the patched x264 found), or why not. */
+  band: BandSupport;
 }
 
 export interface EngineStrategies {

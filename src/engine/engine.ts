@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import type { EncodeOptions } from '../core/plan/x264.js';
 import { locateTools } from '../ffmpeg/locate-tools.js';
 import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
+import { type BandSupport, bandSupport } from './band/band-support.js';
 import { privateDir, tighten, tightenTree, usePrivateUmask } from './data-folder/file-modes.js';
 import { dataLayout } from './data-folder/layout.js';
 import { resolveSecret, SIGNING_SECRET } from './data-folder/secret.js';
@@ -52,6 +53,8 @@ export interface EngineOptions {
   secret?: string | undefined;
   /** How it is deployed (default: everything in this process, media in the data folder). */
   deployment?: Deployment;
+  /** Band rendering (default: on when the patched x264 is found and WMARK_BAND is not `off`). */
+  band?: BandSupport;
 }
 
 export async function openEngine(options: EngineOptions): Promise<Engine> {
@@ -78,6 +81,7 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
       secret,
       encode: options.encode,
       workers: Math.max(1, options.workers),
+      band: options.band ?? bandSupport(),
     };
     return { ...(await (options.deployment ?? embedded)(parts)), parts };
   };

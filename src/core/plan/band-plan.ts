@@ -66,9 +66,14 @@ function common(options: BandEncodeOptions): string[] {
   ];
 }
 
-/** The shared encode: slices split at the band's rows and motion outside the band kept off the band's pixels. */
-export function sharedEncodeArgs(input: string, output: string, band: BandRows, options: BandEncodeOptions): string[] {
-  return [...common(options), ...(options.sceneCuts ? [] : ['--scenecut', '0']), '--band-rows', `${band.top},${band.bottom}`, '-o', output, input];
+/**
+ * The shared encode: slices split at the bands' rows and motion outside each band kept off its pixels (several bands
+ * need the patch's several-band form, `--band-rows T1,B1,T2,B2`).
+ */
+export function sharedEncodeArgs(input: string, output: string, band: BandRows | readonly BandRows[], options: BandEncodeOptions): string[] {
+  const rows = (Array.isArray(band) ? band : [band]) as readonly BandRows[];
+  const list = rows.map((b) => `${b.top},${b.bottom}`).join(',');
+  return [...common(options), ...(options.sceneCuts ? [] : ['--scenecut', '0']), '--band-rows', list, '-o', output, input];
 }
 
 /** A viewer's band encode: its own rows only, the shared encode's frame types forced through `qpfile`. */
@@ -91,4 +96,113 @@ export function bandSourceArgs(input: string, output: string, band: BandRows, si
 /** x264's qpfile for frame types: `I` IDR, `i` other I frame, `P`; QP -1 leaves the rate control to x264. */
 export function qpfileFor(types: readonly string[]): string {
   return types.map((type, frame) => `${frame} ${type} -1\n`).join('');
+}
+
+/** Reference frames of every band encode: the shared encode and the viewers' band encodes must agree. */
+export const BAND_REFS = 3;
+
+/** Which macroblock rows a band's stored source rows hold, and the picture they were cut from. */
+export interface BandCut {
+  rows: BandRows;
+  width: number;
+  height: number;
+}
+
+/** Pixel rows of a band cut that lie inside the picture (a bottom band may reach into the cropped rows). */
+function visibleRows(cut: BandCut): { offset: number; rows: number; visible: number } {
+  const rows = 16 * (cut.rows.bottom - cut.rows.top);
+  const offset = 16 * cut.rows.top;
+  return { offset, rows, visible: Math.min(rows, cut.height - offset) };
+}
+
+/**
+ * ffmpeg arguments that decode a working segment once into the shared encode's input (y4m, whole frames) and each
+ * band's source rows (kept: lossless H.264 in MPEG-TS with the segment's timestamps, so a mark that moves over time
+ * is drawn where a full render draws it).
+ */
+export function bandIngestArgs(input: string, y4m: string, cuts: readonly { cut: BandCut; output: string }[]): string[] {
+  const split = `[0:v:0]split=${cuts.length + 1}[full]${cuts.map((_, i) => `[c${i}]`).join('')}`;
+  const chains = cuts.map(({ cut }, i) => {
+    const { offset, rows, visible } = visibleRows(cut);
+    return `[c${i}]crop=${cut.width}:${visible}:0:${offset}${visible < rows ? `,pad=${cut.width}:${rows}:0:0` : ''}[b${i}]`;
+  });
+  return [
+    '-y',
+    '-copyts',
+    '-i',
+    input,
+    '-filter_complex',
+    [split, ...chains].join(';'),
+    '-map',
+    '[full]',
+    '-vsync',
+    'passthrough',
+    '-pix_fmt',
+    'yuv420p',
+    '-f',
+    'yuv4mpegpipe',
+    y4m,
+    ...cuts.flatMap(({ output }, i) => [
+      '-map',
+      `[b${i}]`,
+      '-vsync',
+      'passthrough',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-qp',
+      '0',
+      '-pix_fmt',
+      'yuv420p',
+      '-muxdelay',
+      '0',
+      '-f',
+      'mpegts',
+      output,
+    ]),
+  ];
+}
+
+/**
+ * ffmpeg arguments that put a shared encode (raw H.264) into an HLS segment with the working segment's audio: the
+ * video's first frame at `start` seconds, as in the working segment, one picture per PES with its AUD first.
+ */
+export function bandSegmentMuxArgs(video: string, working: string, output: string, plan: { start: number; fps: string; hasAudio: boolean }): string[] {
+  return [
+    '-y',
+    '-copyts',
+    '-r',
+    plan.fps,
+    '-itsoffset',
+    plan.start.toFixed(6),
+    '-i',
+    video,
+    ...(plan.hasAudio ? ['-i', working, '-map', '0:v:0', '-map', '1:a:0'] : ['-map', '0:v:0']),
+    '-c',
+    'copy',
+    '-muxdelay',
+    '0',
+    '-f',
+    'mpegts',
+    output,
+  ];
+}
+
+/**
+ * The filter a viewer's band source rows go through: the rows put back at their place in a picture of the title's
+ * size (so the watermark's graph, written for whole frames, draws exactly where a full render draws), `graph`, and the
+ * band's rows cut out again, padded to whole macroblock rows. Only blank rows are added: nothing is decoded.
+ */
+export function bandDrawFilter(cut: BandCut, graph: string): string {
+  const { offset, rows, visible } = visibleRows(cut);
+  const before = `crop=${cut.width}:${visible}:0:0,pad=${cut.width}:${cut.height}:0:${offset}`;
+  const after = `crop=${cut.width}:${visible}:0:${offset}${visible < rows ? `,pad=${cut.width}:${rows}:0:0` : ''}`;
+  return `${before},${graph},${after}`;
+}
+
+/** ffmpeg arguments that draw on a band's source rows (`filterScript`: bandDrawFilter) into y4m for the band encode. */
+export function bandDrawArgs(input: string, output: string, filterScript: string, threads: number): string[] {
+  const t = String(threads);
+  return ['-y', '-copyts', '-threads', t, '-i', input, '-threads', t, '-filter_script:v', filterScript, '-map', '0:v:0', '-vsync', 'passthrough', '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe', output];
 }

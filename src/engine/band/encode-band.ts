@@ -19,9 +19,9 @@ export interface BandEncoders {
 /** The shared encode of a y4m source into raw H.264 with the band's slices and clamp. */
 export async function encodeShared(
   encoders: BandEncoders,
-  job: { source: string; output: string; rows: BandRows; height: number; options: BandEncodeOptions; signal?: AbortSignal },
+  job: { source: string; output: string; rows: BandRows | readonly BandRows[]; height: number; options: BandEncodeOptions; signal?: AbortSignal },
 ): Promise<void> {
-  checkBandRows(job.rows, job.height);
+  for (const band of Array.isArray(job.rows) ? job.rows : [job.rows]) checkBandRows(band as BandRows, job.height);
   clampHeld(await runX264(encoders.x264, sharedEncodeArgs(job.source, job.output, job.rows, job.options), { signal: job.signal }));
 }
 

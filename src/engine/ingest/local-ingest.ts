@@ -2,6 +2,8 @@
 // title's variants and sidecar are prepared beside them, and the folder is published into the media folder by rename,
 // so a video's folder appears complete or not at all.
 import { mkdir, rm } from 'node:fs/promises';
+import { prepareBandMedia, SEVERAL_BANDS } from '../band/band-media.js';
+import { sayOnce } from '../band/band-support.js';
 import { WmarkError } from '../../core/errors.js';
 import { forensicStage } from '../../core/forensic/variant-plan.js';
 import { framesPerSegment } from '../../core/plan/segment-timing.js';
@@ -60,6 +62,29 @@ export class LocalIngest implements IngestPath {
           (done, total) => report(done, total, stage),
         );
       }
+      const { x264, off } = this.parts.band;
+      if (x264) {
+        report(0, durations.length, 'band encode');
+        await prepareBandMedia(
+          x264,
+          runner,
+          {
+            dir: staging,
+            width: video.width!,
+            height: video.height!,
+            fps,
+            gop: framesPerSegment(fps),
+            hasAudio: video.hasAudio,
+            segmentDurations: durations,
+            timeOrigin,
+            encode: this.parts.encode,
+            workers: this.parts.workers,
+            severalBands: SEVERAL_BANDS,
+          },
+          (done, total) => report(done, total, 'band encode'),
+          signal,
+        );
+      } else if (off) sayOnce(off);
       const published = await publishDir(staging, this.media.fileOf(mediaKeys.video(video.id)));
       if (published !== 'published') throw new WmarkError('PUBLISH_FAILED', `video folder ${video.id} already exists`);
       return { status: 'INGESTED', segments: durations, timeOrigin, durationSeconds: Number(durations.reduce((a, b) => a + b, 0).toFixed(6)) };
