@@ -165,27 +165,37 @@ export function bandIngestArgs(input: string, y4m: string, cuts: readonly { cut:
 }
 
 /**
- * ffmpeg arguments that put a shared encode (raw H.264) into an HLS segment with the working segment's audio: the
- * video's first frame at `start` seconds, as in the working segment, one picture per PES with its AUD first.
+ * ffmpeg arguments that put a shared encode (raw H.264) into an HLS segment with the working segment's audio, in two
+ * runs: the video alone with its first frame at `start` seconds (as in the working segment; raw H.264 has no
+ * timestamps of its own), then with the working segment's audio at its own times. One picture per PES, AUD first.
  */
-export function bandSegmentMuxArgs(video: string, working: string, output: string, plan: { start: number; fps: string; hasAudio: boolean }): string[] {
-  return [
+export function bandSegmentMuxArgs(
+  video: string,
+  working: string,
+  output: string,
+  plan: { start: number; fps: string; hasAudio: boolean; videoOnly: string },
+): string[][] {
+  const timed = [
     '-y',
-    '-copyts',
     '-r',
     plan.fps,
-    '-itsoffset',
-    plan.start.toFixed(6),
     '-i',
     video,
-    ...(plan.hasAudio ? ['-i', working, '-map', '0:v:0', '-map', '1:a:0'] : ['-map', '0:v:0']),
+    '-map',
+    '0:v:0',
     '-c',
     'copy',
+    '-output_ts_offset',
+    plan.start.toFixed(6),
     '-muxdelay',
     '0',
     '-f',
     'mpegts',
-    output,
+  ];
+  if (!plan.hasAudio) return [[...timed, output]];
+  return [
+    [...timed, plan.videoOnly],
+    ['-y', '-copyts', '-i', plan.videoOnly, '-i', working, '-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', '-muxdelay', '0', '-f', 'mpegts', output],
   ];
 }
 
@@ -204,5 +214,25 @@ export function bandDrawFilter(cut: BandCut, graph: string): string {
 /** ffmpeg arguments that draw on a band's source rows (`filterScript`: bandDrawFilter) into y4m for the band encode. */
 export function bandDrawArgs(input: string, output: string, filterScript: string, threads: number): string[] {
   const t = String(threads);
-  return ['-y', '-copyts', '-threads', t, '-i', input, '-threads', t, '-filter_script:v', filterScript, '-map', '0:v:0', '-vsync', 'passthrough', '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe', output];
+  return [
+    '-y',
+    '-copyts',
+    '-threads',
+    t,
+    '-i',
+    input,
+    '-threads',
+    t,
+    '-filter_script:v',
+    filterScript,
+    '-map',
+    '0:v:0',
+    '-vsync',
+    'passthrough',
+    '-pix_fmt',
+    'yuv420p',
+    '-f',
+    'yuv4mpegpipe',
+    output,
+  ];
 }

@@ -97,6 +97,7 @@ export async function prepareBandMedia(
       const working = path.join(plan.dir, segmentFileName(k));
       const y4m = path.join(out, `full_${k}.y4m`);
       const raw = path.join(out, `shared_${k}.264`);
+      const videoOnly = path.join(out, `video_${k}.ts`);
       try {
         const cuts = bands.map((rows, b) => ({ cut: { rows, width: plan.width, height: plan.height }, output: file(bandKeys.rows('', b, k)) }));
         await runner.ffmpeg(bandIngestArgs(working, y4m, cuts), { signal });
@@ -106,9 +107,10 @@ export async function prepareBandMedia(
         );
         await writeFile(file(bandKeys.qpfile('', k)), qpfileFor(frameTypesOf(await readFile(raw))));
         const fps = `${plan.fps.num}/${plan.fps.den}`;
-        await runner.ffmpeg(bandSegmentMuxArgs(raw, working, file(bandKeys.shared('', k)), { start: starts[k]!, fps, hasAudio: plan.hasAudio }), { signal });
+        const runs = bandSegmentMuxArgs(raw, working, file(bandKeys.shared('', k)), { start: starts[k]!, fps, hasAudio: plan.hasAudio, videoOnly });
+        for (const args of runs) await runner.ffmpeg(args, { signal });
       } finally {
-        await Promise.all([rm(y4m, { force: true }), rm(raw, { force: true })]);
+        await Promise.all([y4m, raw, videoOnly].map((f) => rm(f, { force: true })));
       }
       onProgress?.(++done, count);
     },

@@ -26,7 +26,7 @@ export async function encodeShared(
 }
 
 /** The patch reports a decided macroblock whose vectors break the clamp: such a stream must not be spliced. */
-function clampHeld(run: { stderr: string }): void {
+export function clampHeld(run: { stderr: string }): void {
   const missed = /band clamp missed[^\n]*/.exec(run.stderr);
   if (missed) throw new WmarkError('SPLICE_MISMATCH', `x264 broke the band clamp (${missed[0]})`);
 }

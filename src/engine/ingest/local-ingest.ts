@@ -2,14 +2,14 @@
 // title's variants and sidecar are prepared beside them, and the folder is published into the media folder by rename,
 // so a video's folder appears complete or not at all.
 import { mkdir, rm } from 'node:fs/promises';
-import { prepareBandMedia, SEVERAL_BANDS } from '../band/band-media.js';
-import { sayOnce } from '../band/band-support.js';
 import { WmarkError } from '../../core/errors.js';
 import { forensicStage } from '../../core/forensic/variant-plan.js';
 import { framesPerSegment } from '../../core/plan/segment-timing.js';
 import { segmentDurations, workingFormPlan } from '../../core/plan/working-form.js';
 import { transcodeToSegments } from '../../ffmpeg/transcode-segments.js';
 import type { FolderMediaStore } from '../../media/folder-store.js';
+import { prepareBandMedia, SEVERAL_BANDS } from '../band/band-media.js';
+import { sayOnce } from '../band/band-support.js';
 import { mediaKeys, scratch } from '../data-folder/layout.js';
 import type { EngineParts } from '../deployment.js';
 import type { JobReporter } from '../jobs/job-reporter.js';

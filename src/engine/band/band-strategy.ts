@@ -1,0 +1,39 @@
+// Which render a watermark gets: `band` when its title has a band encode, this process renders bands, and every
+// visible setting fits one band (core/plan/band-fit.ts); `full` otherwise, with the reason shown by `watermark view`.
+import { chooseBand } from '../../core/plan/band-fit.js';
+import type { Setting } from '../../core/setting-types.js';
+import type { Engine } from '../engine.js';
+import type { BandRender } from '../render/segment-renderer.js';
+import type { VideoRecord, WatermarkRecord } from '../state/state-store.js';
+import { fontMetrics } from '../watermark/drawing.js';
+import { bandEncodeOptions, bandKeys, readBandMeta } from './band-media.js';
+
+export interface RenderStrategy {
+  strategy: 'band' | 'full';
+  reason: string;
+  /** With `band`: segment `index`'s band render. */
+  segment?: (index: number, gop: number) => BandRender;
+}
+
+export async function renderStrategy(engine: Engine, w: WatermarkRecord, video: VideoRecord): Promise<RenderStrategy> {
+  if (engine.band.off) return { strategy: 'full', reason: engine.band.off };
+  if (w.forensicPayload !== null)
+    return { strategy: 'full', reason: "a forensic viewer's segments are drawn on the forensic variants, which have no band encode" };
+  const meta = await engine.caches.remember('band-meta', video.id, 256, () => readBandMeta(engine.media, video.id));
+  if (!meta) return { strategy: 'full', reason: 'the title has no band encode (it was ingested without the patched x264)' };
+  const metrics = await fontMetrics(engine, engine.tools.font.path);
+  const choice = chooseBand(w.settings as Setting[], meta.bands, { width: meta.width, height: meta.height, duration: video.durationSeconds }, metrics);
+  if (choice.strategy === 'full') return choice;
+  const b = meta.bands.indexOf(meta.bands.find((x) => x.top === choice.band.top)!);
+  return {
+    strategy: 'band',
+    reason: choice.reason,
+    segment: (index, gop) => ({
+      cut: { rows: choice.band, width: meta.width, height: meta.height },
+      shared: bandKeys.shared(video.id, index),
+      rows: bandKeys.rows(video.id, b, index),
+      qpfile: bandKeys.qpfile(video.id, index),
+      options: bandEncodeOptions(meta, gop),
+    }),
+  };
+}
