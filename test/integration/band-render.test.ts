@@ -6,9 +6,10 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestEngine, testEngine, videoDir } from '../../harness/engine.js';
+import { type TestEngine, testEngine, testService, videoDir } from '../../harness/engine.js';
 import { natural } from '../../harness/fixtures.js';
 import { FFMPEG } from '../../harness/tools.js';
+import { Operations } from '../../src/engine/app/operations.js';
 import { bandKeys, readBandMeta } from '../../src/engine/band/band-media.js';
 import { renderStrategy } from '../../src/engine/band/band-strategy.js';
 import { mediaFile } from '../../src/engine/data-folder/layout.js';
@@ -17,6 +18,7 @@ import { LocalRenderer } from '../../src/engine/render/local-renderer.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { locateBandX264 } from '../../src/ffmpeg/locate-x264.js';
 import { runX264 } from '../../src/ffmpeg/run-x264.js';
+import { ServerMetrics } from '../../src/server/metrics.js';
 import { decodeFrame, decodesCleanly, videoPackets } from '../helpers/media.js';
 import { ingestFixture, renderWith, SMALL } from '../helpers/watermark-helpers.js';
 
@@ -58,6 +60,18 @@ describe.skipIf(!X264)(TITLE, () => {
   });
   afterAll(async () => await engine?.dispose());
 
+  it('renders in full, saying why, when band rendering is off', async () => {
+    const off = await testEngine({ band: { off: 'band rendering off: patched x264 not found' } });
+    try {
+      await ingestFixture(off, await natural(2), 'natural-2');
+      const r = await renderWith(off, 'natural-2', [FITS]);
+      expect(await testService(off).renderStrategy(r.record.id)).toEqual({ strategy: 'full', reason: 'band rendering off: patched x264 not found' });
+      expect(off.renderer.bandStats?.()).toEqual({ rendered: 0, fallbacks: {} });
+    } finally {
+      await off.dispose();
+    }
+  });
+
   it('ingests the band media: the bands recorded, per working segment a shared segment on the same timing, frame types and rows', async () => {
     const meta = await readBandMeta(engine.media, video.id);
     expect(meta).toMatchObject({ width: W, height: H, bands: expect.arrayContaining([{ top: 9, bottom: 12 }]) });
@@ -73,8 +87,8 @@ describe.skipIf(!X264)(TITLE, () => {
   it('renders a fitting text watermark in the band: the shared encode outside it, the mark inside it', async () => {
     const r = await renderWith(engine, 'natural-6', [FITS]);
     expect(r.record.status).toBe('READY');
-    const strategy = await renderStrategy(engine, r.record, video);
-    expect(strategy).toMatchObject({ strategy: 'band', reason: expect.stringMatching(/inside the band at rows 144-180/) });
+    const strategy = await testService(engine).renderStrategy(r.record.id);
+    expect(strategy).toEqual({ strategy: 'band', reason: expect.stringMatching(/^the mark reaches rows \d+-\d+, inside the band at rows 144-180$/) });
     expect(engine.renderer.bandStats?.()).toEqual({ rendered: video.segments.length, fallbacks: {} });
     for (const k of [0, video.segments.length - 1]) {
       const out = `${r.dir}/seg_${String(k).padStart(5, '0')}.ts`;
@@ -149,8 +163,14 @@ describe.skipIf(!X264)(TITLE, () => {
       expect(Object.values(stats.fallbacks).reduce((a, b) => a + b, 0)).toBe(v.segments.length);
       expect(Object.keys(stats.fallbacks).every((code) => ['SPLICE_MISMATCH', 'BITSTREAM_INVALID'].includes(code))).toBe(true);
       expect(lines[0]).toMatch(/^band render of .*seg_\d+\.ts failed \((SPLICE_MISMATCH|BITSTREAM_INVALID): .*\); rendering it in full$/);
-      // The full renders are whole pictures of their own: the mark is there, and nothing is left of the shared encode.
       await decodesCleanly(`${r.dir}/seg_00000.ts`);
+      // /metrics counts them by reason.
+      const metrics = new ServerMetrics(new Operations(broken));
+      const { body } = await metrics.scrape();
+      metrics.close();
+      const counted = [...body.matchAll(/^wmark_band_fallbacks_total\{reason="(\w+)"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[2]), 0);
+      expect(counted).toBe(v.segments.length);
+      expect(body).toMatch(/^wmark_band_renders_total 0$/m);
     } finally {
       await broken.dispose();
     }

@@ -3,7 +3,7 @@
 // figure is read when asked (a scrape), from what the engine already keeps; nothing here counts on its own.
 import type { DependencyListener, DependencyStatus } from '../../core/dependency.js';
 import type { Engine } from '../engine.js';
-import type { RendererHealth, RenderListener, RenderUrgency } from '../render/segment-renderer.js';
+import type { BandStats, RendererHealth, RenderListener, RenderUrgency } from '../render/segment-renderer.js';
 import type { JobRecord, PoolUse } from '../state/state-store.js';
 
 export interface JobCount {
@@ -46,6 +46,11 @@ export class Operations {
   /** Hears every segment render that finishes, with its seconds; returns what unsubscribes. */
   onRendered(listener: RenderListener): () => void {
     return this.engine.renderer.onRendered(listener);
+  }
+
+  /** Segments rendered as a band, and band renders that fell back to a full render, by reason. */
+  bandRenders(): BandStats {
+    return this.engine.renderer.bandStats?.() ?? { rendered: 0, fallbacks: {} };
   }
 
   /** A render farm's queue depth, when the engine renders on one and its queue answers; else undefined. */
