@@ -10,7 +10,7 @@ import { FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
 import { frameTypesOf } from '../../src/core/h264/frame-types.js';
 import { type BandRows, spliceStreams } from '../../src/core/h264/splice-band.js';
 import { videoPesPayloads } from '../../src/core/mpegts/pes-rewrite.js';
-import { bandRowsAt } from '../../src/core/plan/band-plan.js';
+import { bandRowsAt, sharedEncodeArgs } from '../../src/core/plan/band-plan.js';
 import { encodeBand, encodeShared } from '../../src/engine/band/encode-band.js';
 import { spliceSegmentFile } from '../../src/engine/band/splice-file.js';
 import { locateBandX264 } from '../../src/ffmpeg/locate-x264.js';
@@ -100,6 +100,45 @@ describe.skipIf(!X264)(TITLE, () => {
       const probe = await runner.ffprobe(['-v', 'error', '-show_frames', spliced]);
       expect(probe.stderr).toBe('');
       expect(probe.stdout.toString().match(/^\[FRAME\]/gm)).toHaveLength(bandFrames.length);
+    });
+  });
+
+  describe.each(['motion', 'pan'])('%s, a top and a bottom band in one shared encode', (name) => {
+    const bands = [bandRowsAt('top', H, 48), bandRowsAt('bottom', H, 48)];
+    const key = (which: number[]) => `${name}-multi-${which.join('')}`;
+    let src = '';
+    let shared = '';
+    const bandStreams: string[] = [];
+    beforeAll(async () => {
+      src = await source(name);
+      shared = path.join(dir, `${name}-multi.shared.264`);
+      const run = await runX264(X264!, sharedEncodeArgs(src, shared, bands, options));
+      expect(run.stderr).not.toMatch(/band clamp missed/);
+      for (const [i, rows] of bands.entries()) {
+        const band = path.join(dir, `${name}-multi-${i}.band.264`);
+        await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, height: H, filter: MARK, options, workDir: dir });
+        bandStreams.push(band);
+      }
+    });
+
+    it.each([[[0]], [[1]], [[0, 1]], [[1, 0]]])('splices band(s) %j in turn bit-exactly, every frame', async (which) => {
+      // Each splice takes the last one's output as its shared stream: the other band's slice stays the shared one.
+      let stream: Uint8Array = readFileSync(shared);
+      for (const i of which) stream = spliceStreams(stream, readFileSync(bandStreams[i]!), bands[i]!);
+      const spliced = path.join(dir, `${key(which)}.spliced.264`);
+      writeFileSync(spliced, stream);
+      // Slices: above (none: the top band starts at row 0), top band, between, bottom band.
+      const middle = { y: 16 * bands[0]!.bottom, h: 16 * (bands[1]!.top - bands[0]!.bottom) };
+      const want = await md5s(shared, middle);
+      expect(want.length).toBeGreaterThanOrEqual(75);
+      expect(await md5s(spliced, middle)).toEqual(want);
+      for (const [i, rows] of bands.entries()) {
+        const inside = { y: 16 * rows.top, h: 16 * (rows.bottom - rows.top) };
+        const from = which.includes(i) ? await md5s(bandStreams[i]!, { y: 0, h: inside.h }) : await md5s(shared, inside);
+        expect(await md5s(spliced, inside)).toEqual(from);
+      }
+      const probe = await runner.ffprobe(['-v', 'error', '-show_frames', spliced]);
+      expect(probe.stderr).toBe('');
     });
   });
 

@@ -84,6 +84,9 @@ export function spliceAccessUnit(
   if (bandSlices.length === 0) throw mismatch('a band access unit has no slice');
   const out: NalUnit[] = [];
   let replaced = false;
+  // The slice after the band's must start at the band's bottom row (a picture may hold several bands' slices).
+  let next: number | undefined;
+  let heightInMbs = 0;
   for (const unit of shared) {
     if (!isSlice(unit)) {
       out.push(unit);
@@ -91,7 +94,10 @@ export function spliceAccessUnit(
     }
     const target = sets.shared.slice(unit, true);
     const width = target.sps.widthInMbs;
+    heightInMbs = target.sps.heightInMapUnits;
     const first = target.parsed.header.firstMbInSlice;
+    if (next !== undefined && first !== next) throw bandEndsElsewhere(rows);
+    next = undefined;
     if (first < rows.top * width || first >= rows.bottom * width) {
       if (target.parsed.header.disableDeblockingFilterIdc === 0)
         throw mismatch('a shared slice is deblocked across slice edges (disable_deblocking_filter_idc 0)');
@@ -101,10 +107,14 @@ export function spliceAccessUnit(
     if (first !== rows.top * width || replaced) throw mismatch(`the shared stream's band slice does not start at macroblock row ${rows.top}`);
     for (const source of bandSlices) out.push(rewriteBandSlice(source, target, rows));
     replaced = true;
+    next = rows.bottom * width;
   }
   if (!replaced) throw mismatch(`a shared access unit has no slice at macroblock row ${rows.top}`);
+  if (next !== undefined && rows.bottom !== heightInMbs) throw bandEndsElsewhere(rows);
   return out;
 }
+
+const bandEndsElsewhere = (rows: BandRows) => mismatch(`the shared stream's band slice does not end at macroblock row ${rows.bottom}`);
 
 type SliceInContext = ReturnType<ParameterSets['slice']>;
 

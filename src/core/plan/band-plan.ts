@@ -31,19 +31,31 @@ export function bandRowsAt(where: 'top' | 'bottom', pictureHeight: number, heigh
 }
 
 export function checkBandRows(band: BandRows, pictureHeight: number): void {
-  const rows = Math.ceil(pictureHeight / 16);
-  const above = band.top;
-  const below = rows - band.bottom;
-  const fits =
-    band.top >= 0 &&
-    band.bottom <= rows &&
-    band.bottom - band.top >= MIN_REGION_ROWS &&
-    (above === 0 || above >= MIN_REGION_ROWS) &&
-    (below === 0 || below >= MIN_REGION_ROWS);
-  if (!fits)
-    throw new WmarkError('SPLICE_MISMATCH', `band rows ${band.top}-${band.bottom} do not fit ${rows} macroblock rows (3+ rows in the band and beside it)`);
+  checkBands([band], pictureHeight);
 }
 
+/**
+ * Several bands of one shared encode: sorted top to bottom, not overlapping, each band and each region above, between
+ * and below them 3 or more macroblock rows (a region may be empty only at the picture's top or bottom edge).
+ */
+export function checkBands(bands: readonly BandRows[], pictureHeight: number): void {
+  const rows = Math.ceil(pictureHeight / 16);
+  if (bands.length === 0) throw new WmarkError('SPLICE_MISMATCH', 'a shared encode needs at least one band');
+  const edges = [...bands.flatMap((band) => [band.top, band.bottom]), rows];
+  let previous = 0;
+  edges.forEach((edge, i) => {
+    const size = edge - previous;
+    const emptyEdge = size === 0 && (i === 0 || i === edges.length - 1);
+    if (!Number.isInteger(edge) || edge > rows || (size < MIN_REGION_ROWS && !emptyEdge)) {
+      const list = bands.map((band) => `${band.top}-${band.bottom}`).join(', ');
+      throw new WmarkError(
+        'SPLICE_MISMATCH',
+        `band rows ${list} do not fit ${rows} macroblock rows (sorted, 3+ rows in each band and beside and between them)`,
+      );
+    }
+    previous = edge;
+  });
+}
 /** Settings both encodes share: the slice data of one must decode under the other's PPS and reference structure. */
 function common(options: BandEncodeOptions): string[] {
   return [
@@ -67,13 +79,13 @@ function common(options: BandEncodeOptions): string[] {
 }
 
 /**
- * The shared encode: slices split at the bands' rows and motion outside each band kept off its pixels (several bands
- * need the patch's several-band form, `--band-rows T1,B1,T2,B2`).
+ * The shared encode: slices split at every band's rows and no macroblock's motion reading another region's rows, so
+ * any one band's slice can be replaced. One band, or several (top to bottom, as `checkBands` takes them).
  */
-export function sharedEncodeArgs(input: string, output: string, band: BandRows | readonly BandRows[], options: BandEncodeOptions): string[] {
-  const rows = (Array.isArray(band) ? band : [band]) as readonly BandRows[];
-  const list = rows.map((b) => `${b.top},${b.bottom}`).join(',');
-  return [...common(options), ...(options.sceneCuts ? [] : ['--scenecut', '0']), '--band-rows', list, '-o', output, input];
+export function sharedEncodeArgs(input: string, output: string, bands: BandRows | readonly BandRows[], options: BandEncodeOptions): string[] {
+  const list = Array.isArray(bands) ? bands : [bands as BandRows];
+  const edges = list.map((band) => `${band.top},${band.bottom}`).join(',');
+  return [...common(options), ...(options.sceneCuts ? [] : ['--scenecut', '0']), '--band-rows', edges, '-o', output, input];
 }
 
 /** A viewer's band encode: its own rows only, the shared encode's frame types forced through `qpfile`. */

@@ -20,7 +20,7 @@ export const BAND_DIR = 'band';
 export const BAND_META_NAME = 'band.json';
 
 /** Whether the patched x264 takes several bands in one shared encode (a top and a bottom band), or one. */
-export const SEVERAL_BANDS = false;
+export const SEVERAL_BANDS = true;
 
 export interface BandMeta {
   /** The bands, in macroblock rows (top included, bottom excluded). */

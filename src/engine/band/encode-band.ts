@@ -6,7 +6,7 @@ import path from 'node:path';
 import { WmarkError } from '../../core/errors.js';
 import { frameTypesOf } from '../../core/h264/frame-types.js';
 import type { BandRows } from '../../core/h264/splice-band.js';
-import { type BandEncodeOptions, bandEncodeArgs, bandSourceArgs, checkBandRows, qpfileFor, sharedEncodeArgs } from '../../core/plan/band-plan.js';
+import { type BandEncodeOptions, bandEncodeArgs, bandSourceArgs, checkBands, qpfileFor, sharedEncodeArgs } from '../../core/plan/band-plan.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import { runX264 } from '../../ffmpeg/run-x264.js';
 
@@ -21,7 +21,7 @@ export async function encodeShared(
   encoders: BandEncoders,
   job: { source: string; output: string; rows: BandRows | readonly BandRows[]; height: number; options: BandEncodeOptions; signal?: AbortSignal },
 ): Promise<void> {
-  for (const band of Array.isArray(job.rows) ? job.rows : [job.rows]) checkBandRows(band as BandRows, job.height);
+  checkBands(Array.isArray(job.rows) ? job.rows : [job.rows as BandRows], job.height);
   clampHeld(await runX264(encoders.x264, sharedEncodeArgs(job.source, job.output, job.rows, job.options), { signal: job.signal }));
 }
 

@@ -45,7 +45,31 @@ describe('spliceStreams', () => {
     expect(new Set(starts)).toEqual(new Set([0, 60]));
   });
 
+  it('splices either middle band of a picture of four slices, and both in turn', () => {
+    // 12x10 macroblocks cut every 3 rows: slices at rows 0, 3, 6 and 9.
+    const four = encode('192x160', ['slice-max-mbs=36', 'no-deblock=1']);
+    const second = encode('192x48', [], 1, 'hue=h=180');
+    const firstMbs = (stream: Uint8Array) => {
+      const sets = new ParameterSets();
+      const starts = new Set<number>();
+      for (const unit of splitNalUnits(stream)) {
+        sets.read([unit]);
+        if (unit.type === 1 || unit.type === 5) starts.add(sets.slice(unit).parsed.header.firstMbInSlice);
+      }
+      return starts;
+    };
+    const upper = spliceStreams(four, band, { top: 3, bottom: 6 });
+    const both = spliceStreams(upper, second, { top: 6, bottom: 9 });
+    for (const out of [upper, spliceStreams(four, second, { top: 6, bottom: 9 }), both]) {
+      expect(decodes(out)).toEqual({ frames: 25, errors: '' });
+      expect(firstMbs(out)).toEqual(new Set([0, 36, 72, 108]));
+    }
+    // The band slices are the band streams' own, so the pictures differ from the shared stream where they went in.
+    expect(both).not.toEqual(upper);
+  });
+
   it.each([
+    ['a band slice that runs past the band', () => spliceStreams(shared, encode('192x32', []), { top: 5, bottom: 7 }), /does not end at macroblock row 7/],
     ['a band of another width', () => spliceStreams(shared, encode('176x48', []), rows), /macroblocks wide/],
     ['a band of another height', () => spliceStreams(shared, encode('192x64', []), rows), /macroblock rows high/],
     ['a band with fewer pictures', () => spliceStreams(shared, encode('192x48', [], 0.8), rows), /pictures/],

@@ -1,7 +1,7 @@
 // Band placement in macroblock rows, the patched x264's arguments, the band's source cut and the qpfile.
 import { describe, expect, it } from 'vitest';
 import { WmarkError } from '../../../../src/core/errors.js';
-import { bandEncodeArgs, bandRowsAt, bandSourceArgs, checkBandRows, qpfileFor, sharedEncodeArgs } from '../../../../src/core/plan/band-plan.js';
+import { bandEncodeArgs, bandRowsAt, bandSourceArgs, checkBandRows, checkBands, qpfileFor, sharedEncodeArgs } from '../../../../src/core/plan/band-plan.js';
 
 const options = { preset: 'veryfast', crf: 23, gop: 50, refs: 3 };
 
@@ -19,6 +19,45 @@ describe('band rows', () => {
     expect(() => checkBandRows({ top: 3, bottom: 9 }, 176)).toThrow(/do not fit 11 macroblock rows/);
     expect(() => checkBandRows({ top: 4, bottom: 6 }, 176)).toThrow(WmarkError);
     expect(() => checkBandRows({ top: 3, bottom: 8 }, 176)).not.toThrow();
+  });
+
+  it('takes several bands, sorted, apart, with 3+ rows in each band and region', () => {
+    expect(() => checkBands([bandRowsAt('top', 176, 48), bandRowsAt('bottom', 176, 48)], 176)).not.toThrow();
+    expect(() =>
+      checkBands(
+        [
+          { top: 0, bottom: 3 },
+          { top: 6, bottom: 9 },
+          { top: 12, bottom: 15 },
+        ],
+        240,
+      ),
+    ).not.toThrow();
+    for (const bands of [
+      [
+        { top: 0, bottom: 3 },
+        { top: 5, bottom: 8 },
+      ], // 2 rows between
+      [
+        { top: 0, bottom: 3 },
+        { top: 3, bottom: 6 },
+      ], // touching
+      [
+        { top: 8, bottom: 11 },
+        { top: 0, bottom: 3 },
+      ], // not sorted
+      [
+        { top: 0, bottom: 4 },
+        { top: 2, bottom: 6 },
+      ], // overlapping
+      [
+        { top: 0, bottom: 3 },
+        { top: 6, bottom: 12 },
+      ], // past the picture
+      [],
+    ]) {
+      expect(() => checkBands(bands, 176)).toThrow(WmarkError);
+    }
   });
 });
 
@@ -42,6 +81,16 @@ describe('band encodes', () => {
     expect(band).toContain('--band-self');
     expect(band[band.indexOf('--qpfile') + 1]).toBe('qp.txt');
     expect(sharedEncodeArgs('i', 'o', { top: 0, bottom: 3 }, { ...options, sceneCuts: true })).not.toContain('--scenecut');
+    const several = sharedEncodeArgs(
+      'i',
+      'o',
+      [
+        { top: 0, bottom: 5 },
+        { top: 40, bottom: 45 },
+      ],
+      options,
+    );
+    expect(several[several.indexOf('--band-rows') + 1]).toBe('0,5,40,45');
   });
 
   it('cuts the band rows, padding a band that reaches into the cropped rows', () => {
