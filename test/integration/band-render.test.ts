@@ -74,7 +74,14 @@ describe.skipIf(!X264)(TITLE, () => {
 
   it('ingests the band media: the bands recorded, per working segment a shared segment on the same timing, frame types and rows', async () => {
     const meta = await readBandMeta(engine.media, video.id);
-    expect(meta).toMatchObject({ width: W, height: H, bands: expect.arrayContaining([{ top: 9, bottom: 12 }]) });
+    expect(meta).toMatchObject({
+      width: W,
+      height: H,
+      bands: [
+        { top: 0, bottom: 3 },
+        { top: 9, bottom: 12 },
+      ],
+    });
     expect(readFileSync(`${videoDir(engine, video.id)}/band/seg_00000.qp`, 'utf8')).toMatch(/^0 I -1\n1 P -1\n/);
     for (const k of [0, video.segments.length - 1]) {
       const shared = mediaFile(engine.paths, bandKeys.shared(video.id, k));
@@ -84,20 +91,37 @@ describe.skipIf(!X264)(TITLE, () => {
     }
   });
 
-  it('renders a fitting text watermark in the band: the shared encode outside it, the mark inside it', async () => {
-    const r = await renderWith(engine, 'natural-6', [FITS]);
+  /** A fitting mark at the bottom (rows 144-180, the picture's last 36 of 48 band rows) and one at the top (0-48). */
+  const PLACES = [
+    { where: 'bottom', setting: FITS, band: { y: 144, h: 36 }, rest: [{ y: 0, h: 144 }], rows: [144, Math.ceil(0.985 * H)] },
+    {
+      where: 'top',
+      setting: { ...FITS, y: 0.015, verticalAlign: 'TOP' },
+      band: { y: 0, h: 48 },
+      rest: [{ y: 48, h: H - 48 }],
+      rows: [Math.floor(0.015 * H), 48],
+    },
+  ];
+
+  it.each(PLACES)('renders a fitting text watermark in the $where band: the shared encode outside it, the mark inside it', async (place) => {
+    const before = engine.renderer.bandStats!().rendered;
+    const r = await renderWith(engine, 'natural-6', [place.setting]);
     expect(r.record.status).toBe('READY');
     const strategy = await testService(engine).renderStrategy(r.record.id);
-    expect(strategy).toEqual({ strategy: 'band', reason: expect.stringMatching(/^the mark reaches rows \d+-\d+, inside the band at rows 144-180$/) });
-    expect(engine.renderer.bandStats?.()).toEqual({ rendered: video.segments.length, fallbacks: {} });
+    const rows = `${place.band.y}-${place.band.y + place.band.h}`;
+    expect(strategy).toEqual({
+      strategy: 'band',
+      reason: expect.stringMatching(new RegExp(`^the mark reaches rows \\d+-\\d+, inside the band at rows ${rows}$`)),
+    });
+    expect(engine.renderer.bandStats?.()).toEqual({ rendered: before + video.segments.length, fallbacks: {} });
     for (const k of [0, video.segments.length - 1]) {
       const out = `${r.dir}/seg_${String(k).padStart(5, '0')}.ts`;
       await decodesCleanly(out);
       const shared = mediaFile(engine.paths, bandKeys.shared(video.id, k));
-      expect(await md5s(out, { y: 0, h: 144 })).toEqual(await md5s(shared, { y: 0, h: 144 }));
-      expect(await md5s(out, { y: 144, h: 36 })).not.toEqual(await md5s(shared, { y: 144, h: 36 }));
+      for (const crop of place.rest) expect(await md5s(out, crop)).toEqual(await md5s(shared, crop));
+      expect(await md5s(out, place.band)).not.toEqual(await md5s(shared, place.band));
     }
-    // The mark's red pixels: inside the band, centred, nowhere above it.
+    // The mark's red pixels: inside the band, centred, nowhere else.
     const frame = await decodeFrame(r.playlist, 1, SMALL);
     const red: { x: number; y: number }[] = [];
     for (let y = 0; y < H; y++)
@@ -106,8 +130,8 @@ describe.skipIf(!X264)(TITLE, () => {
         if (frame.data[i]! - Math.max(frame.data[i + 1]!, frame.data[i + 2]!) > 120) red.push({ x, y });
       }
     expect(red.length).toBeGreaterThan(40);
-    expect(Math.min(...red.map((p) => p.y))).toBeGreaterThanOrEqual(144);
-    expect(Math.max(...red.map((p) => p.y))).toBeLessThanOrEqual(Math.ceil(0.985 * H));
+    expect(Math.min(...red.map((p) => p.y))).toBeGreaterThanOrEqual(place.rows[0]!);
+    expect(Math.max(...red.map((p) => p.y))).toBeLessThanOrEqual(place.rows[1]!);
     const cx = red.reduce((n, p) => n + p.x, 0) / red.length;
     expect(Math.abs(cx - W / 2)).toBeLessThan(12);
   });

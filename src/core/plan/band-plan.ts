@@ -127,6 +127,15 @@ function visibleRows(cut: BandCut): { offset: number; rows: number; visible: num
   return { offset, rows, visible: Math.min(rows, cut.height - offset) };
 }
 
+/** The band's rows cut out of a picture of the title's size, padded to whole macroblock rows. */
+function cropBand(cut: BandCut): string {
+  const { offset, rows, visible } = visibleRows(cut);
+  return `crop=${cut.width}:${visible}:0:${offset}${visible < rows ? `,pad=${cut.width}:${rows}:0:0` : ''}`;
+}
+
+/** Output options of a y4m file with every decoded frame, as it came (the encoders count frames, not timestamps). */
+const Y4M_FRAMES = ['-vsync', 'passthrough', '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe'];
+
 /**
  * ffmpeg arguments that decode a working segment once into the shared encode's input (y4m, whole frames) and each
  * band's source rows (kept: lossless H.264 in MPEG-TS with the segment's timestamps, so a mark that moves over time
@@ -134,10 +143,7 @@ function visibleRows(cut: BandCut): { offset: number; rows: number; visible: num
  */
 export function bandIngestArgs(input: string, y4m: string, cuts: readonly { cut: BandCut; output: string }[]): string[] {
   const split = `[0:v:0]split=${cuts.length + 1}[full]${cuts.map((_, i) => `[c${i}]`).join('')}`;
-  const chains = cuts.map(({ cut }, i) => {
-    const { offset, rows, visible } = visibleRows(cut);
-    return `[c${i}]crop=${cut.width}:${visible}:0:${offset}${visible < rows ? `,pad=${cut.width}:${rows}:0:0` : ''}[b${i}]`;
-  });
+  const chains = cuts.map(({ cut }, i) => `[c${i}]${cropBand(cut)}[b${i}]`);
   return [
     '-y',
     '-copyts',
@@ -147,12 +153,7 @@ export function bandIngestArgs(input: string, y4m: string, cuts: readonly { cut:
     [split, ...chains].join(';'),
     '-map',
     '[full]',
-    '-vsync',
-    'passthrough',
-    '-pix_fmt',
-    'yuv420p',
-    '-f',
-    'yuv4mpegpipe',
+    ...Y4M_FRAMES,
     y4m,
     ...cuts.flatMap(({ output }, i) => [
       '-map',
@@ -217,34 +218,12 @@ export function bandSegmentMuxArgs(
  * band's rows cut out again, padded to whole macroblock rows. Only blank rows are added: nothing is decoded.
  */
 export function bandDrawFilter(cut: BandCut, graph: string): string {
-  const { offset, rows, visible } = visibleRows(cut);
-  const before = `crop=${cut.width}:${visible}:0:0,pad=${cut.width}:${cut.height}:0:${offset}`;
-  const after = `crop=${cut.width}:${visible}:0:${offset}${visible < rows ? `,pad=${cut.width}:${rows}:0:0` : ''}`;
-  return `${before},${graph},${after}`;
+  const { offset, visible } = visibleRows(cut);
+  return `crop=${cut.width}:${visible}:0:0,pad=${cut.width}:${cut.height}:0:${offset},${graph},${cropBand(cut)}`;
 }
 
 /** ffmpeg arguments that draw on a band's source rows (`filterScript`: bandDrawFilter) into y4m for the band encode. */
 export function bandDrawArgs(input: string, output: string, filterScript: string, threads: number): string[] {
   const t = String(threads);
-  return [
-    '-y',
-    '-copyts',
-    '-threads',
-    t,
-    '-i',
-    input,
-    '-threads',
-    t,
-    '-filter_script:v',
-    filterScript,
-    '-map',
-    '0:v:0',
-    '-vsync',
-    'passthrough',
-    '-pix_fmt',
-    'yuv420p',
-    '-f',
-    'yuv4mpegpipe',
-    output,
-  ];
+  return ['-y', '-copyts', '-threads', t, '-i', input, '-threads', t, '-filter_script:v', filterScript, '-map', '0:v:0', ...Y4M_FRAMES, output];
 }
