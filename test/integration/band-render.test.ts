@@ -152,6 +152,20 @@ describe.skipIf(!X264)(TITLE, () => {
     }
   });
 
+  it('renders in full a watermark asked for with --full-render, and says so', async () => {
+    const service = testService(engine);
+    const created = await service.requestWatermark(
+      { key: 'natural-6', settings: [{ type: 'TEXT', ...FITS, content: 'forced' }] },
+      { api: '2.0', fullRender: true },
+    );
+    const id = created.resource.id!;
+    expect(await service.renderStrategy(id)).toEqual({ strategy: 'full', reason: 'asked for a full render (--full-render)' });
+    await expect.poll(async () => (await engine.store.getWatermark(id))?.status, { timeout: 60_000, interval: 200 }).toBe('READY');
+    const out = mediaFile(engine.paths, `watermarks/${video.id}/${id}/seg_00000.ts`);
+    const shared = mediaFile(engine.paths, bandKeys.shared(video.id, 0));
+    expect(await md5s(out, { y: 48, h: 96 })).not.toEqual(await md5s(shared, { y: 48, h: 96 }));
+  });
+
   it('falls back to a full render, counted with its reason, when the band stream is corrupt', async () => {
     const lines: string[] = [];
     const corrupt: typeof runX264 = async (bin, args, options) => {

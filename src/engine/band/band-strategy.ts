@@ -2,11 +2,15 @@
 // visible setting fits one band (core/plan/band-fit.ts); `full` otherwise, with the reason shown by `watermark view`.
 import { chooseBand } from '../../core/plan/band-fit.js';
 import type { Setting } from '../../core/setting-types.js';
+import { mediaKeys } from '../data-folder/layout.js';
 import type { Engine } from '../engine.js';
 import type { BandRender } from '../render/segment-renderer.js';
 import type { VideoRecord, WatermarkRecord } from '../state/state-store.js';
 import { fontMetrics } from '../watermark/drawing.js';
 import { bandEncodeOptions, bandKeys, readBandMeta } from './band-media.js';
+
+/** The marker of a watermark asked to render in full (hidden: listings and exports skip it). */
+const FULL_RENDER_NAME = '.full-render';
 
 export interface RenderStrategy {
   strategy: 'band' | 'full';
@@ -15,8 +19,15 @@ export interface RenderStrategy {
   segment?: (index: number, gop: number) => BandRender;
 }
 
+/** Marks a watermark to render whole pictures whatever it draws (`wmark watermark --full-render`): kept in its folder. */
+export async function forceFullRender(engine: Engine, w: WatermarkRecord): Promise<void> {
+  await engine.media.put(mediaKeys.watermarkFile(w.videoId, w.id, FULL_RENDER_NAME), 'asked for a full render (--full-render)\n');
+}
+
 export async function renderStrategy(engine: Engine, w: WatermarkRecord, video: VideoRecord): Promise<RenderStrategy> {
   if (engine.band.off) return { strategy: 'full', reason: engine.band.off };
+  if (await engine.media.exists(mediaKeys.watermarkFile(w.videoId, w.id, FULL_RENDER_NAME)))
+    return { strategy: 'full', reason: 'asked for a full render (--full-render)' };
   if (w.forensicPayload !== null)
     return { strategy: 'full', reason: "a forensic viewer's segments are drawn on the forensic variants, which have no band encode" };
   const meta = await engine.caches.remember('band-meta', video.id, 256, () => readBandMeta(engine.media, video.id));
