@@ -9,8 +9,8 @@ import type { VideoRecord, WatermarkRecord } from '../state/state-store.js';
 import { fontMetrics } from '../watermark/drawing.js';
 import { bandEncodeOptions, bandKeys, readBandMeta } from './band-media.js';
 
-/** The marker of a watermark asked to render in full (hidden: listings and exports skip it). */
-const FULL_RENDER_NAME = '.full-render';
+/** The marker of a watermark asked to render in full, beside its segments. */
+const FULL_RENDER_NAME = 'full-render.txt';
 
 export interface RenderStrategy {
   strategy: 'band' | 'full';
