@@ -65,7 +65,7 @@ describe.skipIf(!X264)(TITLE, () => {
     try {
       await ingestFixture(off, await natural(2), 'natural-2');
       const r = await renderWith(off, 'natural-2', [FITS]);
-      expect(await testService(off).renderStrategy(r.record.id)).toEqual({ strategy: 'full', reason: 'band rendering off: patched x264 not found' });
+      expect(await testService(off).operations.renderStrategy(r.record)).toEqual({ strategy: 'full', reason: 'band rendering off: patched x264 not found' });
       expect(off.renderer.bandStats?.()).toEqual({ rendered: 0, fallbacks: {} });
     } finally {
       await off.dispose();
@@ -107,7 +107,7 @@ describe.skipIf(!X264)(TITLE, () => {
     const before = engine.renderer.bandStats!().rendered;
     const r = await renderWith(engine, 'natural-6', [place.setting]);
     expect(r.record.status).toBe('READY');
-    const strategy = await testService(engine).renderStrategy(r.record.id);
+    const strategy = await testService(engine).operations.renderStrategy(r.record);
     const rows = `${place.band.y}-${place.band.y + place.band.h}`;
     expect(strategy).toEqual({
       strategy: 'band',
@@ -159,7 +159,10 @@ describe.skipIf(!X264)(TITLE, () => {
       { api: '2.0', fullRender: true },
     );
     const id = created.resource.id!;
-    expect(await service.renderStrategy(id)).toEqual({ strategy: 'full', reason: 'asked for a full render (--full-render)' });
+    expect(await service.operations.renderStrategy((await engine.store.getWatermark(id))!)).toEqual({
+      strategy: 'full',
+      reason: 'asked for a full render (--full-render)',
+    });
     await expect.poll(async () => (await engine.store.getWatermark(id))?.status, { timeout: 60_000, interval: 200 }).toBe('READY');
     const out = mediaFile(engine.paths, `watermarks/${video.id}/${id}/seg_00000.ts`);
     const shared = mediaFile(engine.paths, bandKeys.shared(video.id, 0));

@@ -22,7 +22,7 @@ import type {
   WatermarkResult,
   WatermarkService,
 } from '../../service/watermark-service.js';
-import { forceFullRender, renderStrategy } from '../band/band-strategy.js';
+import { forceFullRender } from '../band/band-strategy.js';
 import type { Engine } from '../engine.js';
 import { type DetectOptions, type DetectResult, detectLeak } from '../forensic/detect.js';
 import { FORENSIC_MIN_SECONDS, type Registration, registerVideo } from '../ingest/register.js';
@@ -304,15 +304,6 @@ export class LocalService implements WatermarkService {
   /** Where a watermark's outputs are (the CLI shows them beside the links). */
   async files(ref: WatermarkResource | string): Promise<WatermarkFiles> {
     return watermarkFiles(this.engine, await this.watermarkRecord(ref));
-  }
-
-  /** Which render the watermark gets (`band` or `full`) and why. */
-  async renderStrategy(ref: WatermarkResource | string): Promise<{ strategy: 'band' | 'full'; reason: string }> {
-    const w = await this.watermarkRecord(ref);
-    const video = await this.engine.store.getVideo(w.videoId);
-    if (!video) throw new WmarkError('VIDEO_NOT_FOUND', `the video of watermark ${w.id} is gone`);
-    const { strategy, reason } = await renderStrategy(this.engine, w, video);
-    return { strategy, reason };
   }
 
   renderedSegments(ref: WatermarkResource | string): Promise<{ done: number; total: number }> {

@@ -1,5 +1,6 @@
 // Which render a watermark gets: `band` when its title has a band encode, this process renders bands, and every
 // visible setting fits one band (core/plan/band-fit.ts); `full` otherwise, with the reason shown by `watermark view`.
+import { WmarkError } from '../../core/errors.js';
 import { chooseBand } from '../../core/plan/band-fit.js';
 import type { Setting } from '../../core/setting-types.js';
 import { mediaKeys } from '../data-folder/layout.js';
@@ -47,4 +48,12 @@ export async function renderStrategy(engine: Engine, w: WatermarkRecord, video: 
       options: bandEncodeOptions(meta, gop),
     }),
   };
+}
+
+/** A watermark's strategy and its reason, as `watermark view` shows them. */
+export async function watermarkStrategy(engine: Engine, w: WatermarkRecord): Promise<{ strategy: 'band' | 'full'; reason: string }> {
+  const video = await engine.store.getVideo(w.videoId);
+  if (!video) throw new WmarkError('VIDEO_NOT_FOUND', `the video of watermark ${w.id} is gone`);
+  const { strategy, reason } = await renderStrategy(engine, w, video);
+  return { strategy, reason };
 }
