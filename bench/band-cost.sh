@@ -8,15 +8,9 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="${1:-$(mktemp -d)}"
 cd "$work"
-tool() { node -e "import('$repo/dist/ffmpeg/locate-tools.js').then((m) => console.log(m.locateTools({}).$1.path))"; }
-FF="$(tool ffmpeg)"
-FONT="$(tool font)"
-X="$(node -e "import('$repo/dist/ffmpeg/locate-x264.js').then((m) => console.log(m.locateBandX264() ?? ''))")"
-[ -n "$X" ] || { echo "no patched x264: run scripts/build-x264.sh"; exit 1; }
+# shellcheck source=lib/band-tools.sh
+. "$repo/bench/lib/band-tools.sh"
 COMMON="--preset veryfast --crf 23 --bframes 0 --weightp 0 --ref 3 --keyint 50 --min-keyint 50 --aud --threads 2"
-MARK="drawtext=fontfile=$FONT:text='viewer 42 alice@example.com':fontsize=40:fontcolor=white:box=1:boxcolor=black@0.5:x='20+80*t':y=20"
-TIMEFORMAT='%U %S'
-cpu() { local label=$1 out; shift; out=$( { time "$@" >/dev/null 2>&1; } 2>&1 ); echo "$label cpu_s=$(echo "$out" | awk '{print $1+$2}')"; }
 psnr() { "$X" $COMMON --psnr "$@" 2>&1 | grep -o 'Global:[0-9.]*' | tail -1; }
 
 "$FF" -hide_banner -loglevel error -y -filter_complex "testsrc2=s=1280x720:r=25:d=6[bg];testsrc=s=320x180:r=25:d=6[box];[bg][box]overlay=x='480+400*sin(2*t)':y='270+300*sin(3*t)'" -pix_fmt yuv420p -f yuv4mpegpipe src.y4m

@@ -15,6 +15,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   cluster: async () => (await import('./cluster.js')).suite,
   'control-plane': async () => (await import('./control-plane.js')).suite,
   'forensic-bframe': async () => (await import('./forensic-bframe.js')).suite,
+  band: async () => (await import('./band.js')).suite,
 };
 
 const USAGE = `usage: npm run bench -- [suite ...] [--rounds N] [--keep] [--<option> value ...]
@@ -47,6 +48,10 @@ cluster suite options (issue 11 item 6: embedded vs serve --queue + wmark worker
 forensic-bframe suite options (whether a forensic code can ride on non-reference B-frames alone):
   --heights LIST      clip heights, 16:9 (default 180,720)      --kinds LIST   natural,scene (default both)
   --seconds S         clip length, whole 4-s GOPs (default 12)  --crf N        x264 CRF (default 23, the engine's)
+band suite options (band rendering against full renders; needs the patched x264, scripts/build-x264.sh):
+  --heights LIST      picture heights, 16:9 (default 720,1080)   --seconds S    clip length, whole 2-s segments (default 8)
+  --viewers N         viewers, and full jobs, per height (default 8)  --band-px P  the band's height (default 80)
+  --threads N         x264/ffmpeg threads of both renders (default 2)
 control-plane suite options (1-3 serve instances on PostgreSQL behind HAProxy vs one SQLite serve; one run, --rounds 1 is enough):
   --concurrency N     requests in flight during a throughput run (default 16)
   --seconds S         seconds per throughput run, after a 1-s warm-up (default 4)

@@ -17,3 +17,12 @@ export function expectFixedClosedGop(args: readonly string[], gop: number): void
   expect(valueAfter(args, '-x264-params')).toBe('open-gop=0');
   expect(valueAfter(args, '-c:v')).toBe('libx264');
 }
+
+/**
+ * ffmpeg arguments, after a video input (raw H.264), that mux it as it is with `seconds` of a generated tone into an
+ * HLS-like MPEG-TS segment (one picture per PES) at `output`.
+ */
+export function withToneToTs(seconds: number, output: string): string[] {
+  const tone = ['-f', 'lavfi', '-i', `sine=d=${seconds}`, '-map', '0:v', '-map', '1:a'];
+  return [...tone, '-c:v', 'copy', '-c:a', 'aac', '-muxdelay', '0', '-f', 'mpegts', output];
+}

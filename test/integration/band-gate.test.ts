@@ -16,6 +16,7 @@ import { spliceSegmentFile } from '../../src/engine/band/splice-file.js';
 import { locateBandX264 } from '../../src/ffmpeg/locate-x264.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { runX264 } from '../../src/ffmpeg/run-x264.js';
+import { withToneToTs } from '../helpers/ffmpeg-args.js';
 
 const X264 = locateBandX264();
 if (!X264) console.warn('band gate skipped: no patched x264 (run scripts/build-x264.sh, or set WMARK_X264)');
@@ -182,31 +183,7 @@ describe.skipIf(!X264)(TITLE, () => {
     await encodeShared(encoders, { source: src, output: shared, rows, height: H, options });
     await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, height: H, filter: MARK, options, workDir: dir });
     const segment = path.join(dir, 'shared.ts');
-    await runner.ffmpeg([
-      '-y',
-      '-copyts',
-      '-r',
-      '25',
-      '-i',
-      shared,
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=d=3',
-      '-map',
-      '0:v',
-      '-map',
-      '1:a',
-      '-c:v',
-      'copy',
-      '-c:a',
-      'aac',
-      '-muxdelay',
-      '0',
-      '-f',
-      'mpegts',
-      segment,
-    ]);
+    await runner.ffmpeg(['-y', '-copyts', '-r', '25', '-i', shared, ...withToneToTs(3, segment)]);
     const out = path.join(dir, 'spliced.ts');
     await spliceSegmentFile(segment, band, out, rows);
 

@@ -80,19 +80,36 @@ export function spliceAccessUnit(
   sets: { shared: ParameterSets; band: ParameterSets },
   rows: BandRows,
 ): NalUnit[] {
-  const bandSlices = band.filter(isSlice).map((unit) => sets.band.slice(unit));
+  return splicePicture(readSharedPicture(shared, sets.shared), band, sets.band, rows);
+}
+
+/** An access unit of the shared stream read once: its units and each slice's header, ready for any viewer's band. */
+export interface SharedPicture {
+  units: readonly NalUnit[];
+  /** Per unit: its slice header in context (undefined for units that are not slices). */
+  slices: readonly (SliceInContext | undefined)[];
+}
+
+/** Reads a shared access unit's slice headers under `sets` (which must have read the parameter sets up to it). */
+export function readSharedPicture(units: readonly NalUnit[], sets: ParameterSets): SharedPicture {
+  return { units, slices: units.map((unit) => (isSlice(unit) ? sets.slice(unit, true) : undefined)) };
+}
+
+/** A shared picture with its band slice replaced by the slices of `band`, read under `bandSets`. */
+export function splicePicture(shared: SharedPicture, band: readonly NalUnit[], bandSets: ParameterSets, rows: BandRows): NalUnit[] {
+  const bandSlices = band.filter(isSlice).map((unit) => bandSets.slice(unit));
   if (bandSlices.length === 0) throw mismatch('a band access unit has no slice');
   const out: NalUnit[] = [];
   let replaced = false;
   // The slice after the band's must start at the band's bottom row (a picture may hold several bands' slices).
   let next: number | undefined;
   let heightInMbs = 0;
-  for (const unit of shared) {
-    if (!isSlice(unit)) {
+  shared.units.forEach((unit, i) => {
+    const target = shared.slices[i];
+    if (!target) {
       out.push(unit);
-      continue;
+      return;
     }
-    const target = sets.shared.slice(unit, true);
     const width = target.sps.widthInMbs;
     heightInMbs = target.sps.heightInMapUnits;
     const first = target.parsed.header.firstMbInSlice;
@@ -102,13 +119,13 @@ export function spliceAccessUnit(
       if (target.parsed.header.disableDeblockingFilterIdc === 0)
         throw mismatch('a shared slice is deblocked across slice edges (disable_deblocking_filter_idc 0)');
       out.push(unit);
-      continue;
+      return;
     }
     if (first !== rows.top * width || replaced) throw mismatch(`the shared stream's band slice does not start at macroblock row ${rows.top}`);
     for (const source of bandSlices) out.push(rewriteBandSlice(source, target, rows));
     replaced = true;
     next = rows.bottom * width;
-  }
+  });
   if (!replaced) throw mismatch(`a shared access unit has no slice at macroblock row ${rows.top}`);
   if (next !== undefined && rows.bottom !== heightInMbs) throw bandEndsElsewhere(rows);
   return out;
@@ -190,15 +207,30 @@ export function startsPicture(unit: NalUnit): boolean {
 
 /** A whole shared Annex-B stream spliced with a band stream of as many access units. */
 export function spliceStreams(shared: Uint8Array, band: Uint8Array, rows: BandRows): Uint8Array {
-  const sharedUnits = groupAccessUnits(splitNalUnits(shared), startsPicture);
-  const bandUnits = groupAccessUnits(splitNalUnits(band), startsPicture);
-  if (sharedUnits.length !== bandUnits.length) throw mismatch(`the shared stream has ${sharedUnits.length} pictures, the band stream ${bandUnits.length}`);
-  const sets = { shared: new ParameterSets(), band: new ParameterSets() };
-  const out: NalUnit[] = [];
-  sharedUnits.forEach((unit, i) => {
-    sets.shared.read(unit);
-    sets.band.read(bandUnits[i]!);
-    out.push(...spliceAccessUnit(unit, bandUnits[i]!, sets, rows));
+  return joinNalUnits(spliceBandInto(prepareSharedStream(shared), band, rows).flat());
+}
+
+/** A shared Annex-B stream read once into its pictures, for splicing many band streams into it. */
+export function prepareSharedStream(shared: Uint8Array): SharedPicture[] {
+  return readSharedPictures(groupAccessUnits(splitNalUnits(shared), startsPicture));
+}
+
+/** Shared access units read in order (their parameter sets first). */
+export function readSharedPictures(units: readonly (readonly NalUnit[])[]): SharedPicture[] {
+  const sets = new ParameterSets();
+  return units.map((unit) => {
+    sets.read(unit);
+    return readSharedPicture(unit, sets);
   });
-  return joinNalUnits(out);
+}
+
+/** The spliced access units of `pictures` with the band stream `band` (one access unit per picture) in `rows`. */
+export function spliceBandInto(pictures: readonly SharedPicture[], band: Uint8Array, rows: BandRows): NalUnit[][] {
+  const bandUnits = groupAccessUnits(splitNalUnits(band), startsPicture);
+  if (pictures.length !== bandUnits.length) throw mismatch(`the shared stream has ${pictures.length} pictures, the band stream ${bandUnits.length}`);
+  const sets = new ParameterSets();
+  return pictures.map((picture, i) => {
+    sets.read(bandUnits[i]!);
+    return splicePicture(picture, bandUnits[i]!, sets, rows);
+  });
 }

@@ -95,39 +95,107 @@ function splitPes(data: Uint8Array): { header: Uint8Array; payload: Uint8Array }
   return { header: data.slice(0, headerLength), payload: data.subarray(headerLength) };
 }
 
-/** Packets carrying `pes`: the first with `adaptation` (stuffed as needed), continuity counters from `counter`. */
-function packetize(pid: number, pes: Uint8Array, adaptation: Uint8Array, counter: number): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  let at = 0;
+/** How many packets carry a PES of `length` bytes whose first packet holds an adaptation field of `adaptation` bytes. */
+function packetCount(length: number, adaptation: number): number {
+  if (length === 0) return 0;
+  const first = 184 - adaptation;
+  return length <= first ? 1 : 1 + Math.ceil((length - first) / 184);
+}
+
+/**
+ * Writes the packets carrying `pes` at `out[at]`: the first with `adaptation` (stuffed as needed), continuity counters
+ * from `counter`. Returns where the next packet goes.
+ */
+function packetizeInto(out: Uint8Array, at: number, pid: number, pes: Uint8Array, adaptation: Uint8Array, counter: number): number {
+  let from = 0;
   let first = true;
-  while (at < pes.length) {
-    const field = first ? adaptation : new Uint8Array(0);
-    const room = 184 - field.length;
-    const take = Math.min(room, pes.length - at);
-    const packet = new Uint8Array(PACKET).fill(0xff);
+  while (from < pes.length) {
+    const field = first ? adaptation : EMPTY;
+    const take = Math.min(184 - field.length, pes.length - from);
+    const packet = out.subarray(at, at + PACKET);
+    packet.fill(0xff);
     packet[0] = 0x47;
     packet[1] = (first ? 0x40 : 0) | ((pid >> 8) & 0x1f);
     packet[2] = pid & 0xff;
-    const stuffed = stuff(field, 184 - take);
-    packet[3] = (stuffed.length > 0 ? 0x30 : 0x10) | (counter++ & 0x0f);
-    packet.set(stuffed, 4);
-    packet.set(pes.subarray(at, at + take), 4 + stuffed.length);
-    out.push(packet);
-    at += take;
+    const stuffed = 184 - take;
+    packet[3] = (stuffed > 0 ? 0x30 : 0x10) | (counter++ & 0x0f);
+    writeStuffing(packet, field, stuffed);
+    packet.set(pes.subarray(from, from + take), 4 + stuffed);
+    at += PACKET;
+    from += take;
     first = false;
   }
-  return out;
+  return at;
 }
 
-/** An adaptation field of exactly `size` bytes (0: none) holding `field`'s flags and data, padded with 0xff. */
-function stuff(field: Uint8Array, size: number): Uint8Array {
-  if (size === 0) return field;
-  const out = new Uint8Array(size).fill(0xff);
-  out[0] = size - 1;
+const EMPTY = new Uint8Array(0);
+
+/** An adaptation field of exactly `size` bytes (0: none) after a packet's header, holding `field`'s flags and data, padded with 0xff. */
+function writeStuffing(packet: Uint8Array, field: Uint8Array, size: number): void {
+  if (size === 0) return;
+  packet[4] = size - 1;
   if (size >= 2) {
-    out.set(field.subarray(1), 1);
-    if (field.length < 2) out[1] = 0;
+    packet.set(field.subarray(1), 5);
+    if (field.length < 2) packet[5] = 0;
   }
+}
+
+/** A segment read once, so its video PES payloads can be replaced many times over (once per viewer). */
+export interface PreparedTs {
+  ts: Uint8Array;
+  pid: number;
+  /** Per packet: -1 a packet that passes through, -2 a video packet inside a PES, k >= 0 the first packet of PES k. */
+  layout: Int32Array;
+  pes: { header: Uint8Array; adaptation: Uint8Array; payload: Uint8Array }[];
+  /** The first video packet's continuity counter. */
+  counter: number;
+}
+
+export function prepareVideoPes(ts: Uint8Array): PreparedTs {
+  const packets = packetsOf(ts);
+  const pid = videoPid(packets);
+  const list = videoPes(packets, pid);
+  const layout = new Int32Array(packets.length).map((_, i) => (packets[i]!.pid === pid ? -2 : -1));
+  const pes = list.map((entry, k) => {
+    layout[entry.first] = k;
+    return { ...splitPes(concat(entry.packets.map((p) => p.payload))), adaptation: entry.packets[0]!.adaptation };
+  });
+  return { ts, pid, layout, pes, counter: list[0] ? ts[list[0].first * PACKET + 3]! & 0x0f : 0 };
+}
+
+/** The prepared segment with video PES k's payload replaced by `bodies[k]`; other packets, tables and timing kept. */
+export function writeVideoPes(prepared: PreparedTs, bodies: readonly Uint8Array[]): Uint8Array {
+  const { ts, pid, layout, pes } = prepared;
+  if (bodies.length !== pes.length) throw new RangeError(`${pes.length} video PES, ${bodies.length} bodies`);
+  const whole = pes.map((entry, k) => {
+    const header = entry.header.slice();
+    const body = bodies[k]!;
+    const length = header.length - 6 + body.length;
+    // PES_packet_length 0 ("unbounded") is allowed for video and needed past 65535 bytes.
+    const declared = (header[4]! << 8) | header[5]!;
+    const size = declared === 0 || length > 0xffff ? 0 : length;
+    header[4] = size >> 8;
+    header[5] = size & 0xff;
+    return concat([header, body]);
+  });
+  let packets = 0;
+  for (const kind of layout) if (kind === -1) packets++;
+  whole.forEach((bytes, k) => {
+    packets += packetCount(bytes.length, pes[k]!.adaptation.length);
+  });
+  const out = new Uint8Array(packets * PACKET);
+  let at = 0;
+  let counter = prepared.counter;
+  layout.forEach((kind, index) => {
+    if (kind === -1) {
+      out.set(ts.subarray(index * PACKET, (index + 1) * PACKET), at);
+      at += PACKET;
+    } else if (kind >= 0) {
+      const next = packetizeInto(out, at, pid, whole[kind]!, pes[kind]!.adaptation, counter);
+      counter += (next - at) / PACKET;
+      at = next;
+    }
+  });
   return out;
 }
 
@@ -136,30 +204,11 @@ function stuff(field: Uint8Array, size: number): Uint8Array {
  * streams, tables and timing fields are kept as they are.
  */
 export function rewriteVideoPes(ts: Uint8Array, rewrite: (payload: Uint8Array, index: number) => Uint8Array): Uint8Array {
-  const packets = packetsOf(ts);
-  const pid = videoPid(packets);
-  const list = videoPes(packets, pid);
-  const replacement = new Map<number, Uint8Array[]>();
-  let counter = list[0] ? ts[list[0].first * PACKET + 3]! & 0x0f : 0;
-  list.forEach((pes, index) => {
-    const { header, payload } = splitPes(concat(pes.packets.map((p) => p.payload)));
-    const body = rewrite(payload, index);
-    const length = header.length - 6 + body.length;
-    // PES_packet_length 0 ("unbounded") is allowed for video and needed past 65535 bytes.
-    const declared = (header[4]! << 8) | header[5]!;
-    const size = declared === 0 || length > 0xffff ? 0 : length;
-    header[4] = size >> 8;
-    header[5] = size & 0xff;
-    const out = packetize(pid, concat([header, body]), pes.packets[0]!.adaptation, counter);
-    counter += out.length;
-    replacement.set(pes.first, out);
-  });
-  const out: Uint8Array[] = [];
-  packets.forEach((packet, index) => {
-    if (packet.pid !== pid) out.push(ts.subarray(index * PACKET, (index + 1) * PACKET));
-    else for (const p of replacement.get(index) ?? []) out.push(p);
-  });
-  return concat(out);
+  const prepared = prepareVideoPes(ts);
+  return writeVideoPes(
+    prepared,
+    prepared.pes.map((entry, index) => rewrite(entry.payload, index)),
+  );
 }
 
 /** The video PES payloads of a segment, in order: one access unit each for the segments wmark writes. */

@@ -1,16 +1,25 @@
-// Splices files: a shared segment (MPEG-TS, or a raw H.264 stream) and a viewer's band stream into a spliced
-// segment of the same container, written whole through a temporary name so a reader never sees half of one.
+// Splices files: a shared segment (MPEG-TS, or a raw H.264 stream) and viewers' band streams into spliced segments
+// of the same container, each written whole through a temporary name so a reader never sees half of one. The shared
+// segment is read and parsed once however many viewers it serves.
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { BandRows } from '../../core/h264/splice-band.js';
-import { spliceStreams } from '../../core/h264/splice-band.js';
-import { spliceTsSegment } from '../../core/h264/splice-segment.js';
+import { type PreparedSegment, prepareSharedSegment, spliceViewer } from '../../core/h264/splice-segment.js';
 
 export async function spliceSegmentFile(shared: string, band: string, output: string, rows: BandRows): Promise<void> {
-  const [sharedBytes, bandBytes] = await Promise.all([readFile(shared), readFile(band)]);
-  // A TS segment starts with a sync byte every 188 bytes; raw H.264 starts with a start code.
-  const isTs = sharedBytes[0] === 0x47 && (sharedBytes.length < 189 || sharedBytes[188] === 0x47);
-  const spliced = isTs ? spliceTsSegment(sharedBytes, bandBytes, rows) : spliceStreams(sharedBytes, bandBytes, rows);
-  const temporary = `${output}.${process.pid}.tmp`;
-  await writeFile(temporary, spliced);
-  await rename(temporary, output);
+  await spliceSegmentFiles(shared, [{ band, output }], rows);
+}
+
+/** One shared segment file, parsed once, spliced with each viewer's band file into that viewer's output file. */
+export async function spliceSegmentFiles(
+  shared: string | PreparedSegment,
+  viewers: readonly { band: string; output: string }[],
+  rows: BandRows,
+): Promise<void> {
+  const prepared = typeof shared === 'string' ? prepareSharedSegment(await readFile(shared)) : shared;
+  for (const viewer of viewers) {
+    const spliced = spliceViewer(prepared, await readFile(viewer.band), rows);
+    const temporary = `${viewer.output}.${process.pid}.tmp`;
+    await writeFile(temporary, spliced);
+    await rename(temporary, viewer.output);
+  }
 }

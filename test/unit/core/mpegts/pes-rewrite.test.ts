@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { FFMPEG } from '../../../../harness/tools.js';
-import { rewriteVideoPes, videoPesPayloads } from '../../../../src/core/mpegts/pes-rewrite.js';
+import { prepareVideoPes, rewriteVideoPes, videoPesPayloads, writeVideoPes } from '../../../../src/core/mpegts/pes-rewrite.js';
 
 function segment(): Uint8Array {
   const args = ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=192x128:r=25:d=1', '-f', 'lavfi', '-i', 'sine=d=1'];
@@ -44,5 +44,21 @@ describe('rewriteVideoPes', () => {
     counters.forEach((c, i) => {
       if (i > 0) expect(c).toBe((counters[i - 1]! + 1) % 16);
     });
+  });
+});
+
+describe('prepareVideoPes and writeVideoPes', () => {
+  it('writes a prepared segment again and again with other payloads, as rewriteVideoPes does', () => {
+    const prepared = prepareVideoPes(ts);
+    const grow = (payload: Uint8Array, index: number) => new Uint8Array([...payload, ...new Uint8Array(index * 50).fill(0x44)]);
+    const shrink = (payload: Uint8Array) => payload.subarray(0, payload.length >> 1);
+    for (const change of [grow, shrink, grow]) {
+      const out = writeVideoPes(
+        prepared,
+        prepared.pes.map((pes, index) => change(pes.payload, index)),
+      );
+      expect(hex([out])).toEqual(hex([rewriteVideoPes(ts, change)]));
+      expect(hex(videoPesPayloads(out))).toEqual(hex(videoPesPayloads(ts).map(change)));
+    }
   });
 });

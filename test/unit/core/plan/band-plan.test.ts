@@ -80,6 +80,11 @@ describe('band encodes', () => {
     expect(shared[shared.indexOf('--band-rows') + 1]).toBe('40,45');
     expect(band).toContain('--band-self');
     expect(band[band.indexOf('--qpfile') + 1]).toBe('qp.txt');
+    // The shared encode takes the caller's threads, a band encode one.
+    const threaded = { ...options, threads: 2 };
+    expect(sharedEncodeArgs('i', 'o', { top: 40, bottom: 45 }, threaded)).toEqual(expect.arrayContaining(['--threads', '2']));
+    const single = bandEncodeArgs('b', 'o', 'q', threaded);
+    expect(single[single.indexOf('--threads') + 1]).toBe('1');
     expect(sharedEncodeArgs('i', 'o', { top: 0, bottom: 3 }, { ...options, sceneCuts: true })).not.toContain('--scenecut');
     const several = sharedEncodeArgs(
       'i',

@@ -1,0 +1,357 @@
+// Suite `band`: what a viewer costs when band rendering encodes the picture once (the shared encode) and, per viewer,
+// only the rows its visible mark covers (the band encode), spliced into the shared segments. One run on one machine, at
+// each height (default 720p and 1080p, 16:9, 25 fps, a textured box racing over testsrc2), each figure a ratio against
+// today's full render of the same mark (ffmpeg: decode the mezzanine, drawtext, libx264 of the whole picture, with
+// the render plan's own arguments, src/core/plan/render-args.ts):
+//   - per-viewer CPU seconds per second of video: the mark drawn on the band's kept source rows (ffmpeg), the band
+//     encode (patched x264) and the splice of every segment (in process), against one full render;
+//   - a batch of N viewers (default 8, each with its own text) against N full jobs, rounds alternating band and full;
+//   - the shared encode's bytes against an unclamped encode of the same settings at equal PSNR (a CRF sweep of the
+//     unclamped encode, log-bytes interpolated): what the slices and the clamp cost;
+//   - the band's PSNR (the spliced stream, band rows) against the full render's, both against the source with the
+//     mark drawn on it;
+//   - gate failures: every spliced segment decoded, framemd5 outside the band against the shared segment, inside
+//     against the band stream (must be 0);
+//   - the ingest with the shared encode (bands at the top and the bottom, one encode) beside today's mezzanine encode,
+//     against today's alone.
+// The encodes and the splice are driven through their edges directly (src/core/plan/band-plan.ts's arguments, the
+// patched x264, src/core/h264/splice-segment.ts), not through `wmark`. The capacity figure (how many new real-time
+// viewers 2 cores carry through `wmark serve`) needs the band render strategy in the engine, and says so.
+// Options: --heights LIST (default 720,1080)  --seconds S (default 8, whole 2-s segments)  --viewers N (default 8)
+//          --band-px P (default 80)  --threads N (x264/ffmpeg threads, default 2)
+// Needs the patched x264 (scripts/build-x264.sh; WMARK_X264 or WMARK_X264_CACHE).
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { groupAccessUnits, joinNalUnits, splitNalUnits } from '../src/core/h264/annexb.js';
+import { frameTypesOf } from '../src/core/h264/frame-types.js';
+import { type BandRows, startsPicture } from '../src/core/h264/splice-band.js';
+import { prepareSharedSegment, spliceViewer } from '../src/core/h264/splice-segment.js';
+import { videoPesPayloads } from '../src/core/mpegts/pes-rewrite.js';
+import { bandEncodeArgs, bandRowsAt, bandSourceArgs, qpfileFor, sharedEncodeArgs } from '../src/core/plan/band-plan.js';
+import { segmentRenderArgs } from '../src/core/plan/render-args.js';
+import { x264Gop } from '../src/core/plan/x264.js';
+import { locateBandX264 } from '../src/ffmpeg/locate-x264.js';
+import { bytesAtPsnr } from './forensic-bframe.js';
+import { cutPictures, gateFindings, type Spread, showSpread, spread, x264GlobalPsnr } from './lib/band-figures.js';
+import { fail, type Measured, runMeasured } from './lib/measure.js';
+import { fmt, OUT_DIR, type Suite, type SuiteContext, table } from './lib/suite.js';
+import { psnr } from './lib/video.js';
+
+const FPS = 25;
+const GOP = 2 * FPS;
+const ENCODE = { preset: 'veryfast', crf: 23 };
+/** The unclamped encode's CRF sweep around the shared encode's CRF, for bytes at equal PSNR. */
+const SWEEP = [21, 22, 23, 24, 25];
+
+interface Options {
+  heights: number[];
+  seconds: number;
+  viewers: number;
+  bandPx: number;
+  threads: number;
+}
+
+function parseOptions(ctx: SuiteContext): Options {
+  const heights = String(ctx.args.options.heights ?? '720,1080')
+    .split(',')
+    .map(Number);
+  if (!heights.every((h) => Number.isInteger(h) && h >= 144 && h % 2 === 0)) throw new Error('--heights: even frame heights of 144 or more, e.g. 720,1080');
+  const seconds = Number(ctx.args.options.seconds ?? 8);
+  if (!Number.isInteger(seconds) || seconds < 2 || seconds % 2) throw new Error('--seconds: a multiple of 2 (whole 2-s segments)');
+  const viewers = Number(ctx.args.options.viewers ?? 8);
+  if (!Number.isInteger(viewers) || viewers < 1) throw new Error('--viewers: a whole number of 1 or more');
+  const bandPx = Number(ctx.args.options['band-px'] ?? 80);
+  if (!Number.isInteger(bandPx) || bandPx < 16) throw new Error('--band-px: 16 or more pixels');
+  const threads = Number(ctx.args.options.threads ?? 2);
+  if (!Number.isInteger(threads) || threads < 1) throw new Error('--threads: 1 or more');
+  return { heights, seconds, viewers, bandPx, threads };
+}
+
+/** The viewer's mark: text in a box moving across the band by frame number (the full render keeps its timestamps, so `t` would not start at 0 there); `top` is where the band starts in the drawn picture. */
+function mark(font: string, viewer: number, top: number): string {
+  return `drawtext=fontfile=${font}:text='viewer ${viewer} alice${viewer}@example.com':fontsize=40:fontcolor=white:box=1:boxcolor=black@0.5:x='20+3.2*n':y=${top + 20}`;
+}
+
+interface HeightResult {
+  height: number;
+  width: number;
+  band: BandRows;
+  perViewer: { band: Spread; full: Spread; ratio: Spread; markS: Spread; encodeS: Spread; spliceS: Spread; prepareS: number };
+  batch: { viewers: number; bandCpuS: number; fullCpuS: number; ratio: number };
+  shared: { bytes: number; psnr: number; unclampedBytesAtPsnr: number; ratio: number; sweep: { crf: number; bytes: number; psnr: number }[] };
+  psnr: { bandRegion: number; fullRegion: number; bandWhole: number; fullWhole: number };
+  gate: { segments: number; failures: number; findings: string[] };
+  ingest: { todayCpuS: number; sharedCpuS: number; ratio: number };
+}
+
+async function run(ctx: SuiteContext, what: string, cmd: string, args: readonly string[]): Promise<Measured> {
+  const m = await runMeasured(cmd, args, { env: ctx.env });
+  if (m.exitCode !== 0) fail(what, m);
+  return m;
+}
+
+async function framemd5(ffmpeg: string, file: string, crop: string, raw = false): Promise<string[]> {
+  const m = await runMeasured(ffmpeg, ['-hide_banner', '-v', 'error', ...(raw ? ['-f', 'h264'] : []), '-i', file, '-an', '-vf', crop, '-f', 'framemd5', '-']);
+  if (m.exitCode !== 0) return [];
+  return m.stdout
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => line.trim().split(/\s+/).at(-1)!);
+}
+
+async function measureHeight(ctx: SuiteContext, x264: string, options: Options, height: number, dir: string): Promise<HeightResult> {
+  const ff = ctx.tools.ffmpeg.path;
+  const font = ctx.tools.font.path;
+  const width = Math.round((height * 16) / 9 / 2) * 2;
+  const band = bandRowsAt('bottom', height, options.bandPx);
+  const top = bandRowsAt('top', height, options.bandPx);
+  const at = (name: string) => path.join(dir, name);
+  const bandOptions = { ...ENCODE, gop: GOP, refs: 3, threads: options.threads };
+  ctx.log(`band ${height}p: source, ingest and shared encode`);
+
+  const d = options.seconds;
+  const box = `testsrc=s=${Math.round(width / 4)}x${Math.round(height / 4)}:r=${FPS}:d=${d}`;
+  const graph = `testsrc2=s=${width}x${height}:r=${FPS}:d=${d}[bg];${box}[box];[bg][box]overlay=x='${width / 2.7}+${width / 3.2}*sin(2*t)':y='${height / 2.7}+${height / 2.4}*sin(3*t)'`;
+  await run(ctx, 'source', ff, ['-hide_banner', '-y', '-filter_complex', graph, '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe', at('src.y4m')]);
+
+  // Today's ingest: the mezzanine encode (preset, CRF, fastdecode, fixed GOP as src/core/plan/ingest-args.ts).
+  const mezzArgs = ['-hide_banner', '-y', '-i', at('src.y4m'), '-c:v', 'libx264', '-preset', ENCODE.preset, '-tune', 'fastdecode', '-crf', String(ENCODE.crf)];
+  const today = await run(ctx, 'mezzanine', ff, [...mezzArgs, ...x264Gop(GOP), '-f', 'mpegts', at('mezz.ts')]);
+  // The shared encode of the title: a band at the top and one at the bottom, in one encode.
+  const bothBands = await run(ctx, 'shared encode (two bands)', x264, sharedEncodeArgs(at('src.y4m'), at('both.264'), [top, band], bandOptions));
+  // The one-band shared encode the viewers below splice into, with its PSNR; and the unclamped sweep.
+  const shared = await run(ctx, 'shared encode', x264, ['--psnr', ...sharedEncodeArgs(at('src.y4m'), at('shared.264'), band, bandOptions)]);
+  const sharedBytes = (await stat(at('shared.264'))).size;
+  const sweep: HeightResult['shared']['sweep'] = [];
+  for (const crf of SWEEP) {
+    const args = sharedEncodeArgs(at('src.y4m'), at('plain.264'), band, { ...bandOptions, crf });
+    const cut = args.indexOf('--band-rows');
+    args.splice(cut, 2);
+    const m = await run(ctx, `unclamped encode crf ${crf}`, x264, ['--psnr', ...args]);
+    sweep.push({ crf, bytes: (await stat(at('plain.264'))).size, psnr: x264GlobalPsnr(m.stderr) });
+  }
+  const sharedPsnr = x264GlobalPsnr(shared.stderr);
+  const unclampedBytesAtPsnr = bytesAtPsnr(sweep, sharedPsnr);
+
+  // The shared encode as HLS segments (one picture per PES), prepared once each for every viewer.
+  await mkdir(at('seg'), { recursive: true });
+  await run(ctx, 'segmenting', ff, [
+    '-hide_banner',
+    '-y',
+    '-r',
+    String(FPS),
+    '-i',
+    at('shared.264'),
+    '-c',
+    'copy',
+    '-f',
+    'segment',
+    '-segment_time',
+    '2',
+    '-segment_format',
+    'mpegts',
+    at('seg/shared_%03d.ts'),
+  ]);
+  const segmentFiles = (await readdir(at('seg'))).filter((f) => f.startsWith('shared_')).sort();
+  const segments = await Promise.all(segmentFiles.map(async (f) => new Uint8Array(await readFile(at(`seg/${f}`)))));
+  const t0 = process.cpuUsage();
+  const prepared = segments.map((bytes) => prepareSharedSegment(bytes));
+  const prepareS = cpuSince(t0);
+  const counts = segments.map((bytes) => videoPesPayloads(bytes).length);
+
+  // The band's source rows, as the ingest keeps them (not counted: the ingest's decode makes them).
+  await run(ctx, 'band rows', ff, [
+    '-hide_banner',
+    '-y',
+    '-i',
+    at('src.y4m'),
+    '-vf',
+    `crop=${width}:${Math.min(16 * (band.bottom - band.top), height - 16 * band.top)}:0:${16 * band.top}`,
+    '-f',
+    'yuv4mpegpipe',
+    at('rows.y4m'),
+  ]);
+  await writeFile(at('qp.txt'), qpfileFor(frameTypesOf(await readFile(at('shared.264')))));
+
+  const bandCosts: { mark: number; encode: number; splice: number }[] = [];
+  const fullCosts: number[] = [];
+  const findings: string[] = [];
+  let failures = 0;
+  for (let viewer = 1; viewer <= options.viewers; viewer++) {
+    ctx.log(`band ${height}p: viewer ${viewer}/${options.viewers} (band, then full render)`);
+    // Band: the mark on the kept rows, the band encode, the splice of every segment.
+    const rowsArgs = bandSourceArgs(
+      at('rows.y4m'),
+      at('marked.y4m'),
+      { top: 0, bottom: band.bottom - band.top },
+      { width, height: height - 16 * band.top },
+      mark(font, viewer, 0),
+    );
+    const marked = await run(ctx, 'mark on the band rows', ff, ['-hide_banner', ...rowsArgs]);
+    const encoded = await run(ctx, 'band encode', x264, bandEncodeArgs(at('marked.y4m'), at('band.264'), at('qp.txt'), bandOptions));
+    if (/band clamp missed/.test(encoded.stderr)) findings.push(`viewer ${viewer}: x264 broke the clamp`);
+    const bandStream = new Uint8Array(await readFile(at('band.264')));
+    const pieces = cutPictures(groupAccessUnits(splitNalUnits(bandStream), startsPicture), counts).map((units) => joinNalUnits(units.flat()));
+    const t1 = process.cpuUsage();
+    const spliced = prepared.map((segment, i) => spliceViewer(segment, pieces[i]!, band));
+    bandCosts.push({ mark: marked.cpuS, encode: encoded.cpuS, splice: cpuSince(t1) });
+    if (viewer === 1) {
+      const gate = await checkGate(ff, dir, segments, pieces, spliced, band, width, height);
+      failures += gate.failures;
+      findings.push(...gate.findings);
+      await writeFile(at('spliced.ts'), Buffer.concat(spliced));
+    }
+    // Today: the full render of the same mark over the mezzanine, with the render plan's arguments (the first
+    // viewer's is kept for its PSNR).
+    await writeFile(at('mark.txt'), mark(font, viewer, 16 * band.top));
+    const renderPlan = { filterScript: at('mark.txt'), gop: GOP, threads: options.threads, encode: ENCODE, hasAudio: false };
+    const full = await run(ctx, 'full render', ff, [
+      '-hide_banner',
+      ...segmentRenderArgs({ ...renderPlan, input: at('mezz.ts'), output: at(viewer === 1 ? 'full1.ts' : 'full.ts') }),
+    ]);
+    fullCosts.push(full.cpuS);
+  }
+
+  // Quality: both against the source with the same mark drawn on it.
+  await writeFile(at('mark.txt'), mark(font, 1, 16 * band.top));
+  await run(ctx, 'reference', ff, ['-hide_banner', '-y', '-i', at('src.y4m'), '-filter_script:v', at('mark.txt'), '-f', 'yuv4mpegpipe', at('ref.y4m')]);
+  const region = { x: 0, y: 16 * band.top, w: width, h: Math.min(16 * (band.bottom - band.top), height - 16 * band.top) };
+  const whole = { x: 0, y: 0, w: width, h: height };
+  const perViewerBand = bandCosts.map((c) => (c.mark + c.encode + c.splice) / d);
+  const perViewerFull = fullCosts.map((c) => c / d);
+  const bandTotal = bandCosts.reduce((a, c) => a + c.mark + c.encode + c.splice, prepareS);
+  const fullTotal = fullCosts.reduce((a, b) => a + b, 0);
+  return {
+    height,
+    width,
+    band,
+    perViewer: {
+      band: spread(perViewerBand),
+      full: spread(perViewerFull),
+      ratio: spread(perViewerBand.map((b, i) => b / perViewerFull[i]!)),
+      markS: spread(bandCosts.map((c) => c.mark / d)),
+      encodeS: spread(bandCosts.map((c) => c.encode / d)),
+      spliceS: spread(bandCosts.map((c) => c.splice / d)),
+      prepareS: prepareS / d,
+    },
+    batch: { viewers: options.viewers, bandCpuS: bandTotal, fullCpuS: fullTotal, ratio: bandTotal / fullTotal },
+    shared: { bytes: sharedBytes, psnr: sharedPsnr, unclampedBytesAtPsnr, ratio: sharedBytes / unclampedBytesAtPsnr, sweep },
+    psnr: {
+      bandRegion: (await psnr(ff, at('spliced.ts'), at('ref.y4m'), region)).average,
+      fullRegion: (await psnr(ff, at('full1.ts'), at('ref.y4m'), region)).average,
+      bandWhole: (await psnr(ff, at('spliced.ts'), at('ref.y4m'), whole)).average,
+      fullWhole: (await psnr(ff, at('full1.ts'), at('ref.y4m'), whole)).average,
+    },
+    gate: { segments: segments.length, failures, findings },
+    ingest: { todayCpuS: today.cpuS, sharedCpuS: bothBands.cpuS, ratio: (today.cpuS + bothBands.cpuS) / today.cpuS },
+  };
+}
+
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const u = process.cpuUsage(start);
+  return (u.user + u.system) / 1e6;
+}
+
+/** The gate on every spliced segment: decoded, it equals the shared segment outside the band, the band stream inside. */
+async function checkGate(
+  ff: string,
+  dir: string,
+  segments: Uint8Array[],
+  pieces: Uint8Array[],
+  spliced: Uint8Array[],
+  band: BandRows,
+  width: number,
+  height: number,
+): Promise<{ failures: number; findings: string[] }> {
+  const bandRows = Math.min(16 * (band.bottom - band.top), height - 16 * band.top);
+  const crop = (y: number, h: number) => `crop=${width}:${h}:0:${y}`;
+  let failures = 0;
+  const findings: string[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const files = ['gate-shared.ts', 'gate-band.264', 'gate-spliced.ts'].map((f) => path.join(dir, f));
+    await writeFile(files[0]!, segments[i]!);
+    await writeFile(files[1]!, pieces[i]!);
+    await writeFile(files[2]!, spliced[i]!);
+    const above = crop(0, 16 * band.top);
+    const inside = crop(16 * band.top, bandRows);
+    const found = gateFindings(
+      { outside: [await framemd5(ff, files[2]!, above)], inside: await framemd5(ff, files[2]!, inside) },
+      { outside: [await framemd5(ff, files[0]!, above)], inside: await framemd5(ff, files[1]!, crop(0, bandRows), true) },
+    );
+    if (found.length > 0) {
+      failures++;
+      findings.push(`segment ${i}: ${found.join('; ')}`);
+    }
+  }
+  return { failures, findings };
+}
+
+function report(results: HeightResult[], options: Options): string {
+  const lines: string[] = [];
+  lines.push(
+    `band rendering: ${options.seconds} s per height, 25 fps, band = bottom ${options.bandPx} px, ${options.viewers} viewers, x264 ${ENCODE.preset} CRF ${ENCODE.crf}, ${options.threads} threads`,
+  );
+  lines.push(
+    table(
+      ['figure', ...results.map((r) => `${r.height}p`)],
+      [
+        ['band rows (macroblocks)', ...results.map((r) => `${r.band.top}-${r.band.bottom}`)],
+        ['viewer CPU s per s, band: median (min-max)', ...results.map((r) => showSpread(r.perViewer.band, 3))],
+        [
+          '  of which mark / band encode / splice (median)',
+          ...results.map((r) => `${fmt(r.perViewer.markS.median, 3)} / ${fmt(r.perViewer.encodeS.median, 3)} / ${fmt(r.perViewer.spliceS.median, 4)}`),
+        ],
+        ['  segment preparation, once (CPU s per s)', ...results.map((r) => fmt(r.perViewer.prepareS, 4))],
+        ['viewer CPU s per s, full render', ...results.map((r) => showSpread(r.perViewer.full, 3))],
+        ['viewer: band / full (pair by pair; target <= 0.15 at 720p)', ...results.map((r) => showSpread(r.perViewer.ratio, 3))],
+        [
+          'batch of N: band / N full jobs (target <= 0.25)',
+          ...results.map((r) => `${fmt(r.batch.ratio, 3)} (${fmt(r.batch.bandCpuS, 1)} / ${fmt(r.batch.fullCpuS, 1)} s)`),
+        ],
+        [
+          'shared encode bytes / unclamped at equal PSNR (<= 1.03)',
+          ...results.map((r) => `${fmt(r.shared.ratio, 4)} (${r.shared.bytes} B at ${fmt(r.shared.psnr, 3)} dB)`),
+        ],
+        ['PSNR in the band: spliced / full render (dB)', ...results.map((r) => `${fmt(r.psnr.bandRegion, 2)} / ${fmt(r.psnr.fullRegion, 2)}`)],
+        ['PSNR whole picture: spliced / full render (dB)', ...results.map((r) => `${fmt(r.psnr.bandWhole, 2)} / ${fmt(r.psnr.fullWhole, 2)}`)],
+        ['gate failures (spliced segments checked; must be 0)', ...results.map((r) => `${r.gate.failures} (${r.gate.segments})`)],
+        [
+          'ingest with the shared encode / today (<= 1.3)',
+          ...results.map((r) => `${fmt(r.ingest.ratio, 3)} (${fmt(r.ingest.todayCpuS, 2)} + ${fmt(r.ingest.sharedCpuS, 2)} s)`),
+        ],
+        ['capacity: new real-time viewers on 2 cores', ...results.map(() => 'needs the band strategy in serve')],
+      ],
+    ),
+  );
+  for (const r of results) for (const f of r.gate.findings) lines.push(`  ${r.height}p gate: ${f}`);
+  lines.push(
+    'Capacity (how many new real-time viewers 2 cores carry through `wmark serve`, one segment ahead) needs the band render strategy wired into the engine; this suite does not measure it yet.',
+  );
+  lines.push('The ingest figure counts the shared encode reading decoded frames (y4m); the ingest would feed it from its own decode.');
+  return lines.join('\n');
+}
+
+export const suite: Suite = {
+  name: 'band',
+  description: 'band rendering: per-viewer cost, batch, shared-encode bytes, PSNR, gate failures, ingest, against full renders',
+  async run(ctx) {
+    const options = parseOptions(ctx);
+    const x264 = locateBandX264(ctx.env);
+    if (!x264) throw new Error('the band suite needs the patched x264: run scripts/build-x264.sh (or set WMARK_X264)');
+    await mkdir(OUT_DIR, { recursive: true });
+    const work = ctx.args.keep ? path.join(OUT_DIR, 'band-run') : await mkdtemp(path.join(os.tmpdir(), 'bench-band-'));
+    const results: HeightResult[] = [];
+    try {
+      for (const height of options.heights) {
+        const dir = path.join(work, `${height}p`);
+        await mkdir(dir, { recursive: true });
+        results.push(await measureHeight(ctx, x264, options, height, dir));
+      }
+    } finally {
+      if (!ctx.args.keep) await rm(work, { recursive: true, force: true });
+    }
+    process.stdout.write(`${report(results, options)}\n`);
+    return { options, results };
+  },
+};
