@@ -7,6 +7,7 @@ import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile }
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { isWmarkError, WmarkError } from '../../core/errors.js';
+import { type PreparedSegment, prepareSharedSegment } from '../../core/h264/splice-segment.js';
 import { bandDrawArgs, bandDrawFilter, bandEncodeArgs } from '../../core/plan/band-plan.js';
 import { segmentRenderArgs, sharedFilterGraph, sharedSegmentRenderArgs } from '../../core/plan/render-args.js';
 import type { EncodeOptions } from '../../core/plan/x264.js';
@@ -14,7 +15,7 @@ import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import { runX264 } from '../../ffmpeg/run-x264.js';
 import type { FolderMediaStore } from '../../media/folder-store.js';
 import { clampHeld } from '../band/encode-band.js';
-import { spliceSegmentFile } from '../band/splice-file.js';
+import { spliceSegmentFiles } from '../band/splice-file.js';
 import { MAX_SHARED_RENDERS, type RenderListener, RenderScheduler, type RenderUrgency, type SharedRender } from './render-scheduler.js';
 import type { BandRender, BandStats, RendererHealth, SegmentRender, SegmentRenderer } from './segment-renderer.js';
 
@@ -26,6 +27,8 @@ const WORK_DIR = '.work';
  */
 const DRAW_DIR = '.draw';
 const FILTER_NAME = 'filter.txt';
+/** Parsed shared segments kept for splicing (a few MB each at 720p). */
+const PREPARED_SEGMENTS = 8;
 
 export interface LocalRendererOptions {
   /** The media folder renders read and write (the data folder's). */
@@ -56,6 +59,8 @@ export class LocalRenderer implements SegmentRenderer {
   /** Drawings written to their folders by this process, by folder: each is written once (and again if it went). */
   private readonly drawings = new Map<string, Promise<string>>();
   private readonly bands: BandStats = { rendered: 0, fallbacks: {} };
+  /** Shared segments parsed for splicing, the latest few: viewers of a title tend to ask for the same segments. */
+  private readonly prepared = new Map<string, Promise<PreparedSegment>>();
 
   constructor(private readonly options: LocalRendererOptions) {
     this.scheduler = new RenderScheduler(options.threads);
@@ -186,11 +191,23 @@ export class LocalRenderer implements SegmentRenderer {
       await this.options.runner.ffmpeg(bandDrawArgs(this.file(band.rows), rows, script, 1), { signal, cwd: draw });
       const options = { ...band.options, threads };
       clampHeld(await x264(this.options.band!.x264, bandEncodeArgs(rows, stream, this.file(band.qpfile), options), { signal }));
-      await spliceSegmentFile(this.file(band.shared), stream, part, band.cut.rows);
+      await spliceSegmentFiles(await this.preparedSegment(band.shared), [{ band: stream, output: part }], band.cut.rows);
       await rename(part, target);
     } finally {
       await Promise.all([part, script, rows, stream].map((f) => rm(f, { force: true })));
     }
+  }
+
+  /** A shared segment read and parsed once for every viewer's splice (kept while it is among the latest few). */
+  private preparedSegment(key: string): Promise<PreparedSegment> {
+    let prepared = this.prepared.get(key);
+    if (!prepared) {
+      prepared = readFile(this.file(key)).then(prepareSharedSegment);
+      prepared.catch(() => this.prepared.delete(key));
+      this.prepared.set(key, prepared);
+      if (this.prepared.size > PREPARED_SEGMENTS) this.prepared.delete(this.prepared.keys().next().value!);
+    }
+    return prepared;
   }
 
   /** Several viewers' renders of one source segment in one ffmpeg: one decode, split, a drawing and an encode each. */
