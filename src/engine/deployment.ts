@@ -27,6 +27,8 @@ export interface EngineStrategies {
   ingest: IngestPath;
   /** What the strategies reach over the network and watch (a farm's queue, a bucket); none for the embedded one. */
   dependencies?: readonly Dependency[];
+  /** Band rendering as the renderer does it, when it differs from this machine's (a farm's workers render in full). */
+  band?: BandSupport;
 }
 
 /** Builds an engine's strategies from its parts (the embedded default, or a render farm's). */

@@ -21,7 +21,7 @@ import type { StateStore } from './state/state-store.js';
 
 export type { Deployment, EngineParts, EngineStrategies } from './deployment.js';
 
-export interface Engine extends EngineParts, Omit<EngineStrategies, 'dependencies'> {
+export interface Engine extends EngineParts, Omit<EngineStrategies, 'dependencies' | 'band'> {
   readonly store: StateStore;
   /** The deployment's dependencies beyond this machine, watched: requests that need one that is down get its 503. */
   readonly dependencies: Dependencies;
@@ -91,10 +91,11 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
   });
   const now = options.now ?? Date.now;
   // A state store on a database server is watched too, first: every request needs it.
-  const { dependencies, ...chosen } = strategies;
+  const { dependencies, band, ...chosen } = strategies;
   return Object.freeze({
     ...parts,
     ...chosen,
+    band: band ?? parts.band,
     dependencies: new Dependencies([...(store.health ? [store.health] : []), ...(dependencies ?? [])], now),
     store,
     now,
