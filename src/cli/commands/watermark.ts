@@ -85,7 +85,8 @@ function withCreateOptions(cmd: Command): Command {
     .optionsGroup('Local options (the engine on this machine; the default):')
     .option('--no-wait', 'return once it plays; the rest renders later')
     .option('--out <dir>', 'copy the HLS folder and mp4 to <dir>/<id>/')
-    .option('--full-render', 'render whole pictures even where the mark fits a band')
+    // Kept out of the help's 80 lines: an operator's switch, documented in docs/band-render.md.
+    .addOption(new Option('--full-render', 'render whole pictures even where the mark fits a band').hideHelp())
     .option('--public-url <url>', 'base of the links (default: the running serve)')
     .optionsGroup('Remote options (with --remote):')
     .option('--wait', 'wait until READY (default: the first answer)')
