@@ -41,7 +41,7 @@ describe.skipIf(!X264)(TITLE, () => {
   let dir = '';
 
   beforeAll(async () => {
-    engine = await testEngine();
+    engine = await testEngine({ band: { x264: X264! } });
     await ingestFixture(engine, await natural(8), 'band-browser');
     const r = await renderWith(engine, 'band-browser', [
       { type: 'TEXT', content: 'viewer · band', y: 0.985, verticalAlign: 'BOTTOM', fontSize: 0.1, fontOpacity: 0.9 },

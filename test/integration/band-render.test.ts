@@ -55,7 +55,7 @@ describe.skipIf(!X264)(TITLE, () => {
   let engine: TestEngine;
   let video: VideoRecord;
   beforeAll(async () => {
-    engine = await testEngine();
+    engine = await testEngine({ band: { x264: X264! } });
     video = await ingestFixture(engine, await natural(6), 'natural-6');
   });
   afterAll(async () => await engine?.dispose());
@@ -181,6 +181,7 @@ describe.skipIf(!X264)(TITLE, () => {
       return result;
     };
     const broken = await testEngine({
+      band: { x264: X264! },
       deployment: async (parts) => {
         const base = await embedded(parts);
         const media = base.media as ConstructorParameters<typeof LocalRenderer>[0]['media'];
