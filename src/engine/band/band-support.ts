@@ -9,10 +9,12 @@ export interface BandSupport {
   x264?: string;
   /** Why band rendering is off (shown with every watermark that renders in full because of it). */
   off?: string;
+  /** Turned off on purpose (WMARK_BAND=off, a render farm): nothing to tell the operator at ingest. */
+  chosen?: boolean;
 }
 
 export function bandSupport(env: NodeJS.ProcessEnv = process.env): BandSupport {
-  if (env.WMARK_BAND === 'off') return { off: 'band rendering off: WMARK_BAND=off' };
+  if (env.WMARK_BAND === 'off') return { off: 'band rendering off: WMARK_BAND=off', chosen: true };
   const x264 = locateBandX264(env);
   if (!x264) return { off: 'band rendering off: patched x264 not found (build it with scripts/build-x264.sh, or set WMARK_X264)' };
   return { x264 };

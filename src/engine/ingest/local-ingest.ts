@@ -62,7 +62,7 @@ export class LocalIngest implements IngestPath {
           (done, total) => report(done, total, stage),
         );
       }
-      const { x264, off } = this.parts.band;
+      const { x264, off, chosen } = this.parts.band;
       if (x264) {
         report(0, durations.length, 'band encode');
         await prepareBandMedia(
@@ -84,7 +84,7 @@ export class LocalIngest implements IngestPath {
           (done, total) => report(done, total, 'band encode'),
           signal,
         );
-      } else if (off) sayOnce(off);
+      } else if (off && !chosen) sayOnce(off);
       const published = await publishDir(staging, this.media.fileOf(mediaKeys.video(video.id)));
       if (published !== 'published') throw new WmarkError('PUBLISH_FAILED', `video folder ${video.id} already exists`);
       return { status: 'INGESTED', segments: durations, timeOrigin, durationSeconds: Number(durations.reduce((a, b) => a + b, 0).toFixed(6)) };
