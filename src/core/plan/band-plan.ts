@@ -3,6 +3,7 @@
 // gives the band encode the shared encode's frame types.
 import { WmarkError } from '../errors.js';
 import type { BandRows } from '../h264/splice-band.js';
+import { YUV_TS_OUTPUT } from './render-args.js';
 
 /** Macroblock rows above, inside and below the band: the clamp needs 3 or more in each region that exists. */
 const MIN_REGION_ROWS = 3;
@@ -171,12 +172,7 @@ export function bandIngestArgs(input: string, y4m: string, cuts: readonly { cut:
       'ultrafast',
       '-qp',
       '0',
-      '-pix_fmt',
-      'yuv420p',
-      '-muxdelay',
-      '0',
-      '-f',
-      'mpegts',
+      ...YUV_TS_OUTPUT,
       output,
     ]),
   ];
