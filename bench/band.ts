@@ -30,6 +30,7 @@ import { prepareSharedSegment, spliceViewer } from '../src/core/h264/splice-segm
 import { videoPesPayloads } from '../src/core/mpegts/pes-rewrite.js';
 import { bandEncodeArgs, bandRowsAt, bandSourceArgs, qpfileFor, sharedEncodeArgs } from '../src/core/plan/band-plan.js';
 import { segmentRenderArgs } from '../src/core/plan/render-args.js';
+import { WORKING_ENCODE } from '../src/core/plan/working-form.js';
 import { x264Gop } from '../src/core/plan/x264.js';
 import { locateBandX264 } from '../src/ffmpeg/locate-x264.js';
 import { bytesAtPsnr } from './forensic-bframe.js';
@@ -115,8 +116,9 @@ async function measureHeight(ctx: SuiteContext, x264: string, options: Options, 
   const graph = `testsrc2=s=${width}x${height}:r=${FPS}:d=${d}[bg];${box}[box];[bg][box]overlay=x='${width / 2.7}+${width / 3.2}*sin(2*t)':y='${height / 2.7}+${height / 2.4}*sin(3*t)'`;
   await run(ctx, 'source', ff, ['-hide_banner', '-y', '-filter_complex', graph, '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe', at('src.y4m')]);
 
-  // Today's ingest: the mezzanine encode (preset, CRF, fastdecode, fixed GOP as src/core/plan/ingest-args.ts).
-  const mezzArgs = ['-hide_banner', '-y', '-i', at('src.y4m'), '-c:v', 'libx264', '-preset', ENCODE.preset, '-tune', 'fastdecode', '-crf', String(ENCODE.crf)];
+  // Today's ingest: the working form's encode (its preset and CRF, fastdecode, the fixed GOP: src/core/plan/ingest-args.ts).
+  const working = ['-c:v', 'libx264', '-preset', WORKING_ENCODE.preset, '-tune', 'fastdecode', '-crf', String(WORKING_ENCODE.crf)];
+  const mezzArgs = ['-hide_banner', '-y', '-i', at('src.y4m'), ...working];
   const today = await run(ctx, 'mezzanine', ff, [...mezzArgs, ...x264Gop(GOP), '-f', 'mpegts', at('mezz.ts')]);
   // The shared encode of the title: a band at the top and one at the bottom, in one encode.
   const bothBands = await run(ctx, 'shared encode (two bands)', x264, sharedEncodeArgs(at('src.y4m'), at('both.264'), [top, band], bandOptions));

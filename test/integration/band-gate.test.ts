@@ -143,6 +143,15 @@ describe.skipIf(!X264)(TITLE, () => {
     });
   });
 
+  it.each([
+    ['0,3,5,11', /regions beside and between them need 3\+ of the 11 macroblock rows/],
+    ['0,3,8', /invalid argument: band-rows = 0,3,8/],
+    ['0,3,8,11,', /invalid argument/],
+  ])('x264 refuses --band-rows %s with a reason', async (edges, reason) => {
+    const src = await source('still');
+    await expect(runX264(X264!, ['--band-rows', edges, '-o', path.join(dir, 'refused.264'), src])).rejects.toThrow(reason);
+  });
+
   it.each(['medium', 'veryslow'])('holds under the %s preset (more references, RD refinement, every partition, frame threads)', async (preset) => {
     const rows = bandRowsAt('top', H, 48);
     const src = await source('motion');
