@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     globalSetup: ['test/global-setup.ts'],
+    // Band rendering stays off in tests (and the CLIs and serves they spawn), so tests of the full render keep testing
+    // it wherever the patched x264 is built; band tests give their engine the x264 themselves.
+    env: { WMARK_BAND: process.env.WMARK_BAND ?? 'off' },
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'bench/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },

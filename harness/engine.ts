@@ -3,6 +3,7 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { LocalService } from '../src/engine/app/local-service.js';
+import type { BandSupport } from '../src/engine/band/band-support.js';
 import { mediaFile, mediaKeys } from '../src/engine/data-folder/layout.js';
 import { type Deployment, type Engine, openEngine } from '../src/engine/engine.js';
 import { runIngestJob } from '../src/engine/ingest/ingest-job.js';
@@ -19,7 +20,7 @@ export interface TestEngine extends Engine {
 }
 
 export async function testEngine(
-  options: { dataDir?: string; workers?: number; now?: () => number; deployment?: Deployment; database?: string } = {},
+  options: { dataDir?: string; workers?: number; now?: () => number; deployment?: Deployment; database?: string; band?: BandSupport } = {},
 ): Promise<TestEngine> {
   const dataDir = options.dataDir ?? tempDir('engine');
   const runner = countingRunner();
@@ -31,6 +32,7 @@ export async function testEngine(
     now: options.now,
     database: options.database,
     ...(options.deployment ? { deployment: options.deployment } : {}),
+    ...(options.band ? { band: options.band } : {}),
   });
   return {
     ...engine,

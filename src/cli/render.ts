@@ -61,6 +61,8 @@ export interface WatermarkExtras {
   /** When the watermark was made (Unix ms): shown by `watermark view`. */
   createdOn?: number;
   files?: { dir: string; m3u8?: string; mp4?: string; complete: boolean };
+  /** Which render its segments get (`band`: the band alone, spliced in; `full`: whole pictures), and why. */
+  render?: { strategy: 'band' | 'full'; reason: string };
   out?: string;
 }
 
@@ -82,6 +84,7 @@ export function renderWatermark(r: WatermarkResource & WatermarkExtras, c: Chalk
     ...(containers.mp4 ? [`  mp4       ${containers.mp4}`] : []),
     ...(r.href ? [`  href      ${r.href}`] : []),
     ...(r.files ? [`  files     ${r.files.dir}`] : []),
+    ...(r.render ? [`  render    ${r.render.strategy} ${c.dim(`(${r.render.reason})`)}`] : []),
     ...(r.out ? [`  copied to ${r.out}`] : []),
     ...expiryLines(r),
     ...(typeof r.error === 'string' ? [`  error     ${c.red(r.error)}`] : []),

@@ -5,6 +5,7 @@ import type { EncodeOptions } from '../core/plan/x264.js';
 import type { MediaTools } from '../ffmpeg/locate-tools.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../media/media-store.js';
+import type { BandSupport } from './band/band-support.js';
 import type { DataLayout } from './data-folder/layout.js';
 import type { IngestPath } from './ingest/ingest-path.js';
 import type { SegmentRenderer } from './render/segment-renderer.js';
@@ -16,6 +17,8 @@ export interface EngineParts {
   secret: Buffer;
   encode: EncodeOptions;
   workers: number;
+  /** Whether marks that fit a band render there (the patched x264 found), or why not. */
+  band: BandSupport;
 }
 
 export interface EngineStrategies {
@@ -24,6 +27,8 @@ export interface EngineStrategies {
   ingest: IngestPath;
   /** What the strategies reach over the network and watch (a farm's queue, a bucket); none for the embedded one. */
   dependencies?: readonly Dependency[];
+  /** Band rendering as the renderer does it, when it differs from this machine's (a farm's workers render in full). */
+  band?: BandSupport;
 }
 
 /** Builds an engine's strategies from its parts (the embedded default, or a render farm's). */

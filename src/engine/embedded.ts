@@ -10,7 +10,14 @@ export const embedded: Deployment = async (parts) => {
   const media = new FolderMediaStore(parts.paths.media);
   return {
     media,
-    renderer: new LocalRenderer({ media, runner: parts.runner, fontFile: parts.tools.font.path, encode: parts.encode, threads: parts.workers }),
+    renderer: new LocalRenderer({
+      media,
+      runner: parts.runner,
+      fontFile: parts.tools.font.path,
+      encode: parts.encode,
+      threads: parts.workers,
+      ...(parts.band.x264 ? { band: { x264: parts.band.x264 } } : {}),
+    }),
     ingest: new LocalIngest(parts, media),
   };
 };

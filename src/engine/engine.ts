@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import type { EncodeOptions } from '../core/plan/x264.js';
 import { locateTools } from '../ffmpeg/locate-tools.js';
 import { createProcessRunner, type ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
+import { type BandSupport, bandSupport } from './band/band-support.js';
 import { privateDir, tighten, tightenTree, usePrivateUmask } from './data-folder/file-modes.js';
 import { dataLayout } from './data-folder/layout.js';
 import { resolveSecret, SIGNING_SECRET } from './data-folder/secret.js';
@@ -20,7 +21,7 @@ import type { StateStore } from './state/state-store.js';
 
 export type { Deployment, EngineParts, EngineStrategies } from './deployment.js';
 
-export interface Engine extends EngineParts, Omit<EngineStrategies, 'dependencies'> {
+export interface Engine extends EngineParts, Omit<EngineStrategies, 'dependencies' | 'band'> {
   readonly store: StateStore;
   /** The deployment's dependencies beyond this machine, watched: requests that need one that is down get its 503. */
   readonly dependencies: Dependencies;
@@ -52,6 +53,8 @@ export interface EngineOptions {
   secret?: string | undefined;
   /** How it is deployed (default: everything in this process, media in the data folder). */
   deployment?: Deployment;
+  /** Band rendering (default: on when the patched x264 is found and WMARK_BAND is not `off`). */
+  band?: BandSupport;
 }
 
 export async function openEngine(options: EngineOptions): Promise<Engine> {
@@ -78,6 +81,7 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
       secret,
       encode: options.encode,
       workers: Math.max(1, options.workers),
+      band: options.band ?? bandSupport(),
     };
     return { ...(await (options.deployment ?? embedded)(parts)), parts };
   };
@@ -87,10 +91,11 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
   });
   const now = options.now ?? Date.now;
   // A state store on a database server is watched too, first: every request needs it.
-  const { dependencies, ...chosen } = strategies;
+  const { dependencies, band, ...chosen } = strategies;
   return Object.freeze({
     ...parts,
     ...chosen,
+    band: band ?? parts.band,
     dependencies: new Dependencies([...(store.health ? [store.health] : []), ...(dependencies ?? [])], now),
     store,
     now,

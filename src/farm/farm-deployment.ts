@@ -52,6 +52,8 @@ export async function connectFarm(options: { queueUrl: string; dataDir: string; 
       ingest: new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret }),
       // Watched for /readyz and for the requests that need them: the queue's Redis, and a bucket (a folder has none).
       dependencies: [queue.health, ...(media.health ? [media.health] : [])],
+      // Segment tasks carry no band yet: the workers render whole pictures.
+      band: { off: 'band rendering off: the render farm renders whole pictures', chosen: true },
     };
   };
   return {

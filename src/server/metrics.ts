@@ -51,6 +51,25 @@ export class ServerMetrics {
       registers,
     });
     this.unsubscribe = operations.onRendered(({ seconds, urgency }) => renderSeconds.observe({ urgency }, seconds));
+    new Counter({
+      name: 'wmark_band_renders_total',
+      help: 'Segments this process rendered as a band alone, spliced into the shared encode',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(operations.bandRenders().rendered);
+      },
+    });
+    new Counter({
+      name: 'wmark_band_fallbacks_total',
+      help: 'Band renders that failed (x264 missed the clamp, the splice found the streams unlike) and rendered the segment in full instead, by reason',
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [reason, n] of Object.entries(operations.bandRenders().fallbacks)) this.inc({ reason }, n);
+      },
+    });
     new Gauge({
       name: 'wmark_renders_in_flight',
       help: 'Segment renders running in this process now (with a render farm: being waited on)',

@@ -102,6 +102,8 @@ export interface CallOptions {
   /** API version for this call; a remote service otherwise uses the one it was opened with or detected. */
   api?: ApiVersion;
   signal?: AbortSignal;
+  /** A new watermark renders whole pictures even where its mark fits a band (the local engine; a remote one ignores it). */
+  fullRender?: boolean;
 }
 
 export interface WatchOptions {

@@ -58,6 +58,7 @@ export function registerWatermarkManagement(watermark: Command): void {
           ...local.body(record),
           videoKey: (await local.findVideo(record.videoId))?.key,
           files: await local.files(record.id),
+          render: await local.operations.renderStrategy(record),
           settings: record.settings,
           createdOn: record.createdOn,
         };

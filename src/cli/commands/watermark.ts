@@ -27,6 +27,7 @@ interface WatermarkOptions extends RequestFlags, RemoteFlags {
   publicUrl?: string;
   interval?: string;
   concurrency?: string;
+  fullRender?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -84,6 +85,8 @@ function withCreateOptions(cmd: Command): Command {
     .optionsGroup('Local options (the engine on this machine; the default):')
     .option('--no-wait', 'return once it plays; the rest renders later')
     .option('--out <dir>', 'copy the HLS folder and mp4 to <dir>/<id>/')
+    // Kept out of the help's 80 lines: an operator's switch, documented in docs/band-render.md.
+    .addOption(new Option('--full-render', 'render whole pictures even where the mark fits a band').hideHelp())
     .option('--public-url <url>', 'base of the links (default: the running serve)')
     .optionsGroup('Remote options (with --remote):')
     .option('--wait', 'wait until READY (default: the first answer)')
@@ -125,7 +128,7 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   const followOptions = { intervalMs, label: 'watermark' };
 
   const produce = async (request: Parameters<WatermarkService['requestWatermark']>[0], label: string): Promise<WatermarkResource & WatermarkExtras> => {
-    const result = await service.requestWatermark(request, { api, signal: ctx.signal });
+    const result = await service.requestWatermark(request, { api, signal: ctx.signal, ...(opts.fullRender ? { fullRender: true } : {}) });
     for (const w of result.warnings) ctx.output.warn(`${label}: ${w}`);
     // An existing watermark may be one an earlier run left half-rendered: what is there now tells what this run adds.
     const before = local && !result.created && result.resource.id ? await local.renderedSegments(result.resource) : undefined;

@@ -3,6 +3,7 @@
 // gives the band encode the shared encode's frame types.
 import { WmarkError } from '../errors.js';
 import type { BandRows } from '../h264/splice-band.js';
+import { YUV_TS_OUTPUT } from './render-args.js';
 
 /** Macroblock rows above, inside and below the band: the clamp needs 3 or more in each region that exists. */
 const MIN_REGION_ROWS = 3;
@@ -113,4 +114,117 @@ export function bandSourceArgs(input: string, output: string, band: BandRows, si
 /** x264's qpfile for frame types: `I` IDR, `i` other I frame, `P`; QP -1 leaves the rate control to x264. */
 export function qpfileFor(types: readonly string[]): string {
   return types.map((type, frame) => `${frame} ${type} -1\n`).join('');
+}
+
+/** Reference frames of every band encode: the shared encode and the viewers' band encodes must agree. */
+export const BAND_REFS = 3;
+
+/** Which macroblock rows a band's stored source rows hold, and the picture they were cut from. */
+export interface BandCut {
+  rows: BandRows;
+  width: number;
+  height: number;
+}
+
+/** Pixel rows of a band cut that lie inside the picture (a bottom band may reach into the cropped rows). */
+function visibleRows(cut: BandCut): { offset: number; rows: number; visible: number } {
+  const rows = 16 * (cut.rows.bottom - cut.rows.top);
+  const offset = 16 * cut.rows.top;
+  return { offset, rows, visible: Math.min(rows, cut.height - offset) };
+}
+
+/** The band's rows cut out of a picture of the title's size, padded to whole macroblock rows. */
+function cropBand(cut: BandCut): string {
+  const { offset, rows, visible } = visibleRows(cut);
+  return `crop=${cut.width}:${visible}:0:${offset}${visible < rows ? `,pad=${cut.width}:${rows}:0:0` : ''}`;
+}
+
+/** Output options of a y4m file with every decoded frame, as it came (the encoders count frames, not timestamps). */
+const Y4M_FRAMES = ['-vsync', 'passthrough', '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe'];
+
+/**
+ * ffmpeg arguments that decode a working segment once into the shared encode's input (y4m, whole frames) and each
+ * band's source rows (kept: lossless H.264 in MPEG-TS with the segment's timestamps, so a mark that moves over time
+ * is drawn where a full render draws it).
+ */
+export function bandIngestArgs(input: string, y4m: string, cuts: readonly { cut: BandCut; output: string }[]): string[] {
+  const split = `[0:v:0]split=${cuts.length + 1}[full]${cuts.map((_, i) => `[c${i}]`).join('')}`;
+  const chains = cuts.map(({ cut }, i) => `[c${i}]${cropBand(cut)}[b${i}]`);
+  return [
+    '-y',
+    '-copyts',
+    '-i',
+    input,
+    '-filter_complex',
+    [split, ...chains].join(';'),
+    '-map',
+    '[full]',
+    ...Y4M_FRAMES,
+    y4m,
+    ...cuts.flatMap(({ output }, i) => [
+      '-map',
+      `[b${i}]`,
+      '-vsync',
+      'passthrough',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-qp',
+      '0',
+      ...YUV_TS_OUTPUT,
+      output,
+    ]),
+  ];
+}
+
+/**
+ * ffmpeg arguments that put a shared encode (raw H.264) into an HLS segment with the working segment's audio, in two
+ * runs: the video alone with its first frame at `start` seconds (as in the working segment; raw H.264 has no
+ * timestamps of its own), then with the working segment's audio at its own times. One picture per PES, AUD first.
+ */
+export function bandSegmentMuxArgs(
+  video: string,
+  working: string,
+  output: string,
+  plan: { start: number; fps: string; hasAudio: boolean; videoOnly: string },
+): string[][] {
+  const timed = [
+    '-y',
+    '-r',
+    plan.fps,
+    '-i',
+    video,
+    '-map',
+    '0:v:0',
+    '-c',
+    'copy',
+    '-output_ts_offset',
+    plan.start.toFixed(6),
+    '-muxdelay',
+    '0',
+    '-f',
+    'mpegts',
+  ];
+  if (!plan.hasAudio) return [[...timed, output]];
+  return [
+    [...timed, plan.videoOnly],
+    ['-y', '-copyts', '-i', plan.videoOnly, '-i', working, '-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', '-muxdelay', '0', '-f', 'mpegts', output],
+  ];
+}
+
+/**
+ * The filter a viewer's band source rows go through: the rows put back at their place in a picture of the title's
+ * size (so the watermark's graph, written for whole frames, draws exactly where a full render draws), `graph`, and the
+ * band's rows cut out again, padded to whole macroblock rows. Only blank rows are added: nothing is decoded.
+ */
+export function bandDrawFilter(cut: BandCut, graph: string): string {
+  const { offset, visible } = visibleRows(cut);
+  return `crop=${cut.width}:${visible}:0:0,pad=${cut.width}:${cut.height}:0:${offset},${graph},${cropBand(cut)}`;
+}
+
+/** ffmpeg arguments that draw on a band's source rows (`filterScript`: bandDrawFilter) into y4m for the band encode. */
+export function bandDrawArgs(input: string, output: string, filterScript: string, threads: number): string[] {
+  const t = String(threads);
+  return ['-y', '-copyts', '-threads', t, '-i', input, '-threads', t, '-filter_script:v', filterScript, '-map', '0:v:0', ...Y4M_FRAMES, output];
 }

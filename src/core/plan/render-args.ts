@@ -1,6 +1,9 @@
 // The ffmpeg arguments that render watermarked segments (one viewer, or several sharing one decode) and join finished segments into an mp4.
 import { type EncodeOptions, x264Gop } from './x264.js';
 
+/** An output's last options: 4:2:0 video in MPEG-TS, timestamps as they came (no mux delay added). */
+export const YUV_TS_OUTPUT = ['-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts'] as const;
+
 export interface SegmentRenderPlan {
   input: string;
   output: string;
@@ -37,12 +40,7 @@ export function segmentRenderArgs(plan: SegmentRenderPlan): string[] {
     '-crf',
     String(plan.encode.crf),
     ...x264Gop(plan.gop),
-    '-pix_fmt',
-    'yuv420p',
-    '-muxdelay',
-    '0',
-    '-f',
-    'mpegts',
+    ...YUV_TS_OUTPUT,
     plan.output,
   ];
 }
@@ -89,12 +87,7 @@ export function sharedSegmentRenderArgs(plan: SharedSegmentRenderPlan): string[]
       '-crf',
       String(plan.encode.crf),
       ...x264Gop(plan.gop),
-      '-pix_fmt',
-      'yuv420p',
-      '-muxdelay',
-      '0',
-      '-f',
-      'mpegts',
+      ...YUV_TS_OUTPUT,
       o.output,
     ]),
   ];

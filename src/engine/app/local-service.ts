@@ -22,6 +22,7 @@ import type {
   WatermarkResult,
   WatermarkService,
 } from '../../service/watermark-service.js';
+import { forceFullRender } from '../band/band-strategy.js';
 import type { Engine } from '../engine.js';
 import { type DetectOptions, type DetectResult, detectLeak } from '../forensic/detect.js';
 import { FORENSIC_MIN_SECONDS, type Registration, registerVideo } from '../ingest/register.js';
@@ -209,6 +210,7 @@ export class LocalService implements WatermarkService {
     // A forensic-only watermark needs no encode (its playlist picks existing A/B segments): it starts at once, ahead
     // of any renders, and is READY at once.
     const forensicOnly = parsed.settings.every((s) => s.type === 'FORENSIC');
+    if (options.fullRender && result.created) await forceFullRender(this.engine, record);
     if (needsJob(record)) {
       // Work to do needs every dependency: refused at once while one is down (the same request later starts it).
       this.engine.dependencies.require();

@@ -2,9 +2,10 @@
 // figures of `GET /metrics`: renders in flight and finished, work waiting, jobs by state, the database's pool. Each
 // figure is read when asked (a scrape), from what the engine already keeps; nothing here counts on its own.
 import type { DependencyListener, DependencyStatus } from '../../core/dependency.js';
+import { watermarkStrategy } from '../band/band-strategy.js';
 import type { Engine } from '../engine.js';
-import type { RendererHealth, RenderListener, RenderUrgency } from '../render/segment-renderer.js';
-import type { JobRecord, PoolUse } from '../state/state-store.js';
+import type { BandStats, RendererHealth, RenderListener, RenderUrgency } from '../render/segment-renderer.js';
+import type { JobRecord, PoolUse, WatermarkRecord } from '../state/state-store.js';
 
 export interface JobCount {
   kind: JobRecord['kind'];
@@ -46,6 +47,16 @@ export class Operations {
   /** Hears every segment render that finishes, with its seconds; returns what unsubscribes. */
   onRendered(listener: RenderListener): () => void {
     return this.engine.renderer.onRendered(listener);
+  }
+
+  /** Segments rendered as a band, and band renders that fell back to a full render, by reason. */
+  bandRenders(): BandStats {
+    return this.engine.renderer.bandStats?.() ?? { rendered: 0, fallbacks: {} };
+  }
+
+  /** Which render a watermark gets (`band` or `full`) and why (`watermark view`). */
+  renderStrategy(w: WatermarkRecord): Promise<{ strategy: 'band' | 'full'; reason: string }> {
+    return watermarkStrategy(this.engine, w);
   }
 
   /** A render farm's queue depth, when the engine renders on one and its queue answers; else undefined. */

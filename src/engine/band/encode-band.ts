@@ -6,7 +6,7 @@ import path from 'node:path';
 import { WmarkError } from '../../core/errors.js';
 import { frameTypesOf } from '../../core/h264/frame-types.js';
 import type { BandRows } from '../../core/h264/splice-band.js';
-import { type BandEncodeOptions, bandEncodeArgs, bandSourceArgs, checkBandRows, qpfileFor, sharedEncodeArgs } from '../../core/plan/band-plan.js';
+import { type BandEncodeOptions, bandEncodeArgs, bandSourceArgs, checkBands, qpfileFor, sharedEncodeArgs } from '../../core/plan/band-plan.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import { runX264 } from '../../ffmpeg/run-x264.js';
 
@@ -19,14 +19,14 @@ export interface BandEncoders {
 /** The shared encode of a y4m source into raw H.264 with the band's slices and clamp. */
 export async function encodeShared(
   encoders: BandEncoders,
-  job: { source: string; output: string; rows: BandRows; height: number; options: BandEncodeOptions; signal?: AbortSignal },
+  job: { source: string; output: string; rows: BandRows | readonly BandRows[]; height: number; options: BandEncodeOptions; signal?: AbortSignal },
 ): Promise<void> {
-  checkBandRows(job.rows, job.height);
+  checkBands(Array.isArray(job.rows) ? job.rows : [job.rows as BandRows], job.height);
   clampHeld(await runX264(encoders.x264, sharedEncodeArgs(job.source, job.output, job.rows, job.options), { signal: job.signal }));
 }
 
 /** The patch reports a decided macroblock whose vectors break the clamp: such a stream must not be spliced. */
-function clampHeld(run: { stderr: string }): void {
+export function clampHeld(run: { stderr: string }): void {
   const missed = /band clamp missed[^\n]*/.exec(run.stderr);
   if (missed) throw new WmarkError('SPLICE_MISMATCH', `x264 broke the band clamp (${missed[0]})`);
 }

@@ -8,6 +8,8 @@ import { framesPerSegment } from '../../core/plan/segment-timing.js';
 import { segmentDurations, workingFormPlan } from '../../core/plan/working-form.js';
 import { transcodeToSegments } from '../../ffmpeg/transcode-segments.js';
 import type { FolderMediaStore } from '../../media/folder-store.js';
+import { prepareBandMedia, SEVERAL_BANDS } from '../band/band-media.js';
+import { sayOnce } from '../band/band-support.js';
 import { mediaKeys, scratch } from '../data-folder/layout.js';
 import type { EngineParts } from '../deployment.js';
 import type { JobReporter } from '../jobs/job-reporter.js';
@@ -60,6 +62,29 @@ export class LocalIngest implements IngestPath {
           (done, total) => report(done, total, stage),
         );
       }
+      const { x264, off, chosen } = this.parts.band;
+      if (x264) {
+        report(0, durations.length, 'band encode');
+        await prepareBandMedia(
+          x264,
+          runner,
+          {
+            dir: staging,
+            width: video.width!,
+            height: video.height!,
+            fps,
+            gop: framesPerSegment(fps),
+            hasAudio: video.hasAudio,
+            segmentDurations: durations,
+            timeOrigin,
+            encode: this.parts.encode,
+            workers: this.parts.workers,
+            severalBands: SEVERAL_BANDS,
+          },
+          (done, total) => report(done, total, 'band encode'),
+          signal,
+        );
+      } else if (off && !chosen) sayOnce(off);
       const published = await publishDir(staging, this.media.fileOf(mediaKeys.video(video.id)));
       if (published !== 'published') throw new WmarkError('PUBLISH_FAILED', `video folder ${video.id} already exists`);
       return { status: 'INGESTED', segments: durations, timeOrigin, durationSeconds: Number(durations.reduce((a, b) => a + b, 0).toFixed(6)) };

@@ -3,16 +3,21 @@
 // together share one decode: one ffmpeg decodes it once and encodes it once per viewer.
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { WmarkError } from '../../core/errors.js';
+import { isWmarkError, WmarkError } from '../../core/errors.js';
+import { type PreparedSegment, prepareSharedSegment } from '../../core/h264/splice-segment.js';
+import { bandDrawArgs, bandDrawFilter, bandEncodeArgs } from '../../core/plan/band-plan.js';
 import { segmentRenderArgs, sharedFilterGraph, sharedSegmentRenderArgs } from '../../core/plan/render-args.js';
 import type { EncodeOptions } from '../../core/plan/x264.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
+import { runX264 } from '../../ffmpeg/run-x264.js';
 import type { FolderMediaStore } from '../../media/folder-store.js';
+import { clampHeld } from '../band/encode-band.js';
+import { spliceSegmentFiles } from '../band/splice-file.js';
 import { MAX_SHARED_RENDERS, type RenderListener, RenderScheduler, type RenderUrgency, type SharedRender } from './render-scheduler.js';
-import type { RendererHealth, SegmentRender, SegmentRenderer } from './segment-renderer.js';
+import type { BandRender, BandStats, RendererHealth, SegmentRender, SegmentRenderer } from './segment-renderer.js';
 
 /** Where a render writes before its output is renamed into place (hidden: listings skip it). */
 const WORK_DIR = '.work';
@@ -22,6 +27,8 @@ const WORK_DIR = '.work';
  */
 const DRAW_DIR = '.draw';
 const FILTER_NAME = 'filter.txt';
+/** Parsed shared segments kept for splicing (a few MB each at 720p). */
+const PREPARED_SEGMENTS = 8;
 
 export interface LocalRendererOptions {
   /** The media folder renders read and write (the data folder's). */
@@ -31,6 +38,14 @@ export interface LocalRendererOptions {
   encode: EncodeOptions;
   /** Encoder threads this process may use at once (its cores). */
   threads: number;
+  /** Band rendering: the patched x264 (without it, every render is a full one). */
+  band?: {
+    x264: string;
+    /** Runs x264 (tests put a failing one here). */
+    runX264?: typeof runX264;
+    /** Where a band render that fell back to a full one is told (default: stderr). */
+    log?: (message: string) => void;
+  };
 }
 
 interface SharedMember extends SharedRender {
@@ -43,6 +58,9 @@ export class LocalRenderer implements SegmentRenderer {
   private readonly scheduler: RenderScheduler;
   /** Drawings written to their folders by this process, by folder: each is written once (and again if it went). */
   private readonly drawings = new Map<string, Promise<string>>();
+  private readonly bands: BandStats = { rendered: 0, fallbacks: {} };
+  /** Shared segments parsed for splicing, the latest few: viewers of a title tend to ask for the same segments. */
+  private readonly prepared = new Map<string, Promise<PreparedSegment>>();
 
   constructor(private readonly options: LocalRendererOptions) {
     this.scheduler = new RenderScheduler(options.threads);
@@ -52,6 +70,9 @@ export class LocalRenderer implements SegmentRenderer {
   }
 
   render(job: SegmentRender, urgency: RenderUrgency, signal?: AbortSignal): Promise<void> {
+    const band = this.options.band && job.band;
+    // A band render is the band alone: nothing to share with other viewers of the segment.
+    if (band) return this.scheduler.render(job.output, urgency, job.group, (threads, s) => this.renderBandOrFull(job, band, threads, s), signal);
     const share: SharedMember | undefined = job.shareable
       ? { key: job.input, job, runMany: (members, threads, s) => this.renderMany(members as SharedMember[], threads, s) }
       : undefined;
@@ -134,6 +155,61 @@ export class LocalRenderer implements SegmentRenderer {
     }
   }
 
+  /**
+   * The band alone: the watermark drawn on the band's source rows, band-encoded and spliced into the shared segment.
+   * Any failure but a cancellation (x264 reports the clamp missed, the splice finds the streams unlike) renders the
+   * segment in full instead, counted and told with its reason: a watermark never fails for it.
+   */
+  private async renderBandOrFull(job: SegmentRender, band: BandRender, threads: number, signal: AbortSignal): Promise<void> {
+    try {
+      await this.renderBand(job, band, threads, signal);
+      this.bands.rendered++;
+      return;
+    } catch (error) {
+      if (signal.aborted || (isWmarkError(error) && error.code === 'CANCELLED')) throw error;
+      const reason = isWmarkError(error) ? error.code : 'ERROR';
+      this.bands.fallbacks[reason] = (this.bands.fallbacks[reason] ?? 0) + 1;
+      const message = error instanceof Error ? error.message : String(error);
+      const log = this.options.band?.log ?? ((line: string) => process.stderr.write(`wmark: ${line}\n`));
+      log(`band render of ${job.output} failed (${reason}: ${message.split('\n')[0]}); rendering it in full`);
+    }
+    await this.renderOne(job, threads, signal);
+  }
+
+  private async renderBand(job: SegmentRender, band: BandRender, threads: number, signal: AbortSignal): Promise<void> {
+    const target = this.file(job.output);
+    if (existsSync(target)) return;
+    if (signal.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
+    const draw = await this.drawingDir(job);
+    const part = await this.partFor(job.output, randomUUID().slice(0, 8));
+    const base = part.replace(/\.part$/, '');
+    const [script, rows, stream] = [`${base}.band-filter.txt`, `${base}.band.y4m`, `${base}.band.264`];
+    const x264 = this.options.band!.runX264 ?? runX264;
+    try {
+      const graph = await readFile(path.join(draw, FILTER_NAME), 'utf8');
+      await writeFile(script, bandDrawFilter(band.cut, graph));
+      await this.options.runner.ffmpeg(bandDrawArgs(this.file(band.rows), rows, script, 1), { signal, cwd: draw });
+      const options = { ...band.options, threads };
+      clampHeld(await x264(this.options.band!.x264, bandEncodeArgs(rows, stream, this.file(band.qpfile), options), { signal }));
+      await spliceSegmentFiles(await this.preparedSegment(band.shared), [{ band: stream, output: part }], band.cut.rows);
+      await rename(part, target);
+    } finally {
+      await Promise.all([part, script, rows, stream].map((f) => rm(f, { force: true })));
+    }
+  }
+
+  /** A shared segment read and parsed once for every viewer's splice (kept while it is among the latest few). */
+  private preparedSegment(key: string): Promise<PreparedSegment> {
+    let prepared = this.prepared.get(key);
+    if (!prepared) {
+      prepared = readFile(this.file(key)).then(prepareSharedSegment);
+      prepared.catch(() => this.prepared.delete(key));
+      this.prepared.set(key, prepared);
+      if (this.prepared.size > PREPARED_SEGMENTS) this.prepared.delete(this.prepared.keys().next().value!);
+    }
+    return prepared;
+  }
+
   /** Several viewers' renders of one source segment in one ffmpeg: one decode, split, a drawing and an encode each. */
   private async renderMany(members: SharedMember[], threads: number, signal: AbortSignal): Promise<void> {
     const first = members[0]!.job;
@@ -192,6 +268,10 @@ export class LocalRenderer implements SegmentRenderer {
 
   onRendered(listener: RenderListener): () => void {
     return this.scheduler.onRendered(listener);
+  }
+
+  bandStats(): BandStats {
+    return { rendered: this.bands.rendered, fallbacks: { ...this.bands.fallbacks } };
   }
 
   async health(): Promise<RendererHealth> {

@@ -1,5 +1,6 @@
 // The render strategy: how a watermark's segment gets rendered. An engine is built with one (ffmpeg on this machine,
 // or the render farm's workers) and the watermark pipeline never asks which: it describes the render and waits.
+import type { BandCut, BandEncodeOptions } from '../../core/plan/band-plan.js';
 import type { TextFile } from '../../core/plan/text-drawing.js';
 import type { RenderListener, RenderUrgency } from './render-scheduler.js';
 
@@ -45,6 +46,26 @@ export interface SegmentRender {
   shareable: boolean;
   /** Whose render it is (a watermark): render-ahead takes turns between groups. */
   group: string;
+  /**
+   * The drawing fits this band of the title's shared encode: a renderer that can renders the band alone and splices
+   * it in (and renders in full when that fails); one that cannot renders in full.
+   */
+  band?: BandRender;
+}
+
+/** A segment's band render: media keys of the shared segment, the band's source rows and the frame types. */
+export interface BandRender {
+  cut: BandCut;
+  shared: string;
+  rows: string;
+  qpfile: string;
+  options: BandEncodeOptions;
+}
+
+/** Band renders that made their segment, and those that fell back to a full render, by reason (an error code). */
+export interface BandStats {
+  rendered: number;
+  fallbacks: Record<string, number>;
 }
 
 /** A dependency's health as /healthz and `wmark status` show it. */
@@ -76,6 +97,8 @@ export interface SegmentRenderer {
   stats(): { started: number; preempted: number; joined: number };
   /** Hears every render that finishes with its output, and how long it took (metrics); returns what unsubscribes. */
   onRendered(listener: RenderListener): () => void;
+  /** Band renders done and fallen back to full renders since the start (a renderer that renders no bands has none). */
+  bandStats?(): BandStats;
   health(): Promise<RendererHealth>;
   close(): Promise<void>;
 }

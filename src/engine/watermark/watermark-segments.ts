@@ -8,6 +8,7 @@ import { type ForensicLayout, parseLayout, variantFileFor } from '../../core/for
 import { framesPerSegment } from '../../core/plan/segment-timing.js';
 import { canonicalSettings } from '../../core/watermark-identity.js';
 import { isMediaNotFound } from '../../media/media-store.js';
+import { renderStrategy } from '../band/band-strategy.js';
 import { LAYOUT_NAME, mediaKeys } from '../data-folder/layout.js';
 import type { Engine } from '../engine.js';
 import type { RenderUrgency } from '../render/segment-renderer.js';
@@ -59,6 +60,8 @@ export async function watermarkSegments(engine: Engine, w: WatermarkRecord): Pro
   const textHash = code && visible.length ? createHash('sha256').update(drawn).digest('hex').slice(0, 32) : undefined;
   const sharedOf = (index: number) => (textHash ? mediaKeys.sharedText(video.id, textHash, variantFileFor(layout!, code!, index)) : undefined);
   const linksOnly = Boolean(code) && visible.length === 0;
+  // A mark that fits one of the title's bands renders the band alone (the renderer falls back to a full render).
+  const strategy = linksOnly ? undefined : await renderStrategy(engine, w, video);
 
   const plan: WatermarkSegments = {
     video,
@@ -85,6 +88,7 @@ export async function watermarkSegments(engine: Engine, w: WatermarkRecord): Pro
             // Viewers of a clean segment may share its decode; forensic viewers draw on different variants.
             shareable: !code,
             group: w.id,
+            ...(strategy?.segment ? { band: strategy.segment(index, gop) } : {}),
           },
           urgency,
           signal,
