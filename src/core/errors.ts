@@ -328,7 +328,7 @@ export function isWmarkError(error: unknown): error is WmarkError {
 }
 
 /** True for errors that end a run on purpose (Ctrl-C, a cancelled job), not by failure. */
-export function isInterruption(error: unknown): boolean {
+function isInterruption(error: unknown): boolean {
   return isWmarkError(error) && error.kind === 'interrupted';
 }
 

@@ -4,7 +4,7 @@ import { spawn as spawnChild } from 'node:child_process';
 import { WmarkError } from '../core/errors.js';
 import { watchChild } from './child-watchdog.js';
 
-export interface FfmpegRunOptions {
+interface FfmpegRunOptions {
   /** Media duration in seconds, to turn out_time into a fraction. */
   durationSeconds?: number;
   onProgress?: (fraction: number) => void;
@@ -16,7 +16,7 @@ export interface FfmpegRunOptions {
   cwd?: string;
 }
 
-export interface FfmpegRunResult {
+interface FfmpegRunResult {
   stdout: Buffer;
   stderr: string;
   /** Frames written, from the last `-progress` report (ffmpeg runs that reported any). */

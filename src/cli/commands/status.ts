@@ -40,7 +40,7 @@ const readySchema = z.object({
 
 type Dependency = z.infer<typeof readySchema>['dependencies'][number];
 
-export interface ServeStatus extends Health {
+interface ServeStatus extends Health {
   url: string;
   pid?: number;
   /** Whether every dependency of the serve answers, as its /readyz says. */

@@ -17,7 +17,7 @@ import type { VideoRecord } from '../state/state-store.js';
 import type { VideoRef } from '../watermark/request.js';
 import { readLeak } from './leak-reader.js';
 
-export interface DetectedPayload {
+interface DetectedPayload {
   payload: number;
   ascii: string | null;
   base64: string;
@@ -93,7 +93,7 @@ export const skipsLoopFilter = (durationSeconds: number): boolean => durationSec
 const CODEBOOKS_KEPT = 4;
 
 /** The packed codebook of a title (65,536 payloads x its code bits), kept by the engine for the next leak. */
-export function titleCodebook(engine: Engine, videoId: string, bits: number): PackedCodebook {
+function titleCodebook(engine: Engine, videoId: string, bits: number): PackedCodebook {
   return engine.caches.remember('codebooks', `${videoId}:${bits}`, CODEBOOKS_KEPT, () => packedCodebook(forensicKey(engine.secret), videoId, bits));
 }
 

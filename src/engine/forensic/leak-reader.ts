@@ -7,7 +7,7 @@ import { frameSignature, SIGNATURE_CELLS } from '../../core/forensic/frame-signa
 import { createProcessRunner, type ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 
 /** Budget for the kept frames (bytes); the rest of detection needs well under 300 MB more. */
-export const LEAK_FRAME_BUDGET = 384 * 1024 * 1024;
+const LEAK_FRAME_BUDGET = 384 * 1024 * 1024;
 
 export interface StreamedLeak {
   frames: LeakFrames;
