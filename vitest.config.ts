@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Projects mirror test/: fast pure unit tests (with bench's own, beside it in bench/test/), integration tests with real ffmpeg/SQLite/HTTP, spawned-CLI e2e, and real-browser tests.
@@ -8,13 +9,26 @@ export default defineConfig({
     // it wherever the patched x264 is built; band tests give their engine the x264 themselves.
     env: { WMARK_BAND: process.env.WMARK_BAND ?? 'off' },
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'bench/test/**/*.test.ts'] } },
-      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },
-      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },
-      { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'], pool: 'forks', testTimeout: 180_000, hookTimeout: 180_000, fileParallelism: false } },
+      // Unit tests get 30 s, not vitest's 5: the pure detector maths and the first import of the library take 1-3 s
+      // alone and passed 5 s on a machine busy with other work, failing a whole run on no fault of theirs. They are
+      // pure CPU and start nothing, so they run first, a file per core (vitest's default leaves one core idle, and
+      // with it every project runs one file at a time on a 2-core machine); the other projects follow.
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'bench/test/**/*.test.ts'],
+          testTimeout: 30_000,
+          maxWorkers: availableParallelism(),
+          sequence: { groupOrder: 0 },
+        },
+      },
+      { extends: true, test: { name: 'integration', sequence: { groupOrder: 1 }, include: ['test/integration/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },
+      { extends: true, test: { name: 'e2e', sequence: { groupOrder: 1 }, include: ['test/e2e/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },
+      { extends: true, test: { name: 'browser', sequence: { groupOrder: 1 }, include: ['test/browser/**/*.test.ts'], pool: 'forks', testTimeout: 180_000, hookTimeout: 180_000, fileParallelism: false } },
       // Long or statistical tests (10,000 null trials, camcorder runs, long titles): only with WMARK_SLOW=1.
       ...(process.env.WMARK_SLOW === '1'
-        ? [{ extends: true as const, test: { name: 'slow', include: ['test/slow/**/*.test.ts'], pool: 'forks' as const, testTimeout: 1_800_000, hookTimeout: 1_800_000, fileParallelism: false } }]
+        ? [{ extends: true as const, test: { name: 'slow', sequence: { groupOrder: 1 }, include: ['test/slow/**/*.test.ts'], pool: 'forks' as const, testTimeout: 1_800_000, hookTimeout: 1_800_000, fileParallelism: false } }]
         : []),
     ],
   },

@@ -9,9 +9,9 @@ import { FFMPEG } from './tools.js';
 
 const run = promisify(execFile);
 
-export const ARTIFACTS = path.join(REPO, 'test-artifacts');
-export const CHROMIUM = process.env.WMARK_CHROMIUM ?? '/usr/bin/chromium';
-export const CHROMIUM_ARGS = [
+const ARTIFACTS = path.join(REPO, 'test-artifacts');
+const CHROMIUM = process.env.WMARK_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
   '--no-sandbox',
   '--disable-gpu',
   '--disable-quic',
@@ -28,7 +28,7 @@ export function launchBrowser(): Promise<Browser> {
 }
 
 /** One hls.js ERROR event as recorded in the page. */
-export interface HlsErrorEntry {
+interface HlsErrorEntry {
   type: string;
   details: string;
   fatal: boolean;

@@ -24,7 +24,7 @@ import { FFMPEG } from './tools.js';
 
 const run = promisify(execFile);
 
-export const FPS = { num: 30, den: 1 };
+const FPS = { num: 30, den: 1 };
 export const GOP = framesPerSegment(FPS);
 export const SIZE = { width: 320, height: 180 };
 

@@ -1,7 +1,6 @@
 // A real engine (SQLite file, media folders, ffmpeg) in a throwaway data dir, with a counting process runner, and the
 // ways tests drive it: ingest and render through the engine's own jobs, or the local service.
 import { rmSync } from 'node:fs';
-import path from 'node:path';
 import { LocalService } from '../src/engine/app/local-service.js';
 import type { BandSupport } from '../src/engine/band/band-support.js';
 import { mediaFile, mediaKeys } from '../src/engine/data-folder/layout.js';
@@ -58,11 +57,6 @@ export function videoDir(engine: Engine, videoId: string): string {
 /** A video's working segment on disk. */
 export function workingSegment(engine: Engine, videoId: string, index: number): string {
   return mediaFile(engine.paths, mediaKeys.workingSegment(videoId, index));
-}
-
-/** A forensic video's folder of variants, layout and sidecar on disk. */
-export function forensicDir(engine: Engine, videoId: string): string {
-  return path.join(videoDir(engine, videoId), 'forensic');
 }
 
 /**

@@ -1,5 +1,5 @@
 // Generated test inputs, made once per machine with the bundled ffmpeg and cached under .wmark-test/fixtures.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SamplePlan } from '../src/core/plan/sample-clip-args.js';
@@ -20,7 +20,55 @@ export async function fixture(options: FixtureOptions): Promise<string> {
   mkdirSync(FIXTURES, { recursive: true });
   // Bump GENERATOR when sampleVideoArgs changes, so cached fixtures made by an older generator are not reused.
   const name = `g${GENERATOR}-${options.kind}-${options.color ?? 'x'}-${options.width}x${options.height}-${options.seconds}s-${options.fps}fps-${options.audio === false ? 'mute' : 'audio'}.mp4`;
-  return generateVideo(createProcessRunner(FFMPEG, FFPROBE), { ...options, output: path.join(FIXTURES, name) });
+  const output = path.join(FIXTURES, name);
+  return madeOnce(output, () => generateVideo(createProcessRunner(FFMPEG, FFPROBE), { ...options, output }));
+}
+
+/**
+ * Makes `file` with `make` unless it exists, one maker at a time across test workers: the first takes a lock folder
+ * beside it, and the others wait for the file instead of encoding the same input again (the 5-minute title costs a
+ * core for a minute). A lock whose owner process is gone (a killed run) is taken over.
+ */
+export async function madeOnce(file: string, make: () => Promise<string>): Promise<string> {
+  const lock = `${file}.lock`;
+  for (;;) {
+    if (existsSync(file)) return file;
+    try {
+      mkdirSync(lock);
+      writeFileSync(path.join(lock, 'pid'), String(process.pid));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    if (!ownerAlive(lock)) rmSync(lock, { recursive: true, force: true });
+    else await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  try {
+    return await make();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** Whether the process that took `lock` still runs (a lock without its pid yet counts as held for its first seconds). */
+function ownerAlive(lock: string): boolean {
+  let pid = 0;
+  try {
+    pid = Number(readFileSync(path.join(lock, 'pid'), 'utf8'));
+  } catch {}
+  if (!Number.isInteger(pid) || pid <= 0) {
+    try {
+      return Date.now() - statSync(lock).mtimeMs < 10_000;
+    } catch {
+      return false;
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** The small default: 320x180, 10 s, 30 fps, with audio. */

@@ -13,7 +13,7 @@ import { freePort } from './free-port.js';
 import { asUnprivileged, giveToUnprivileged, launchOnFreePort } from './server-process.js';
 import { stopProcess } from './stop-process.js';
 
-export const HAPROXY = process.env.WMARK_HAPROXY ?? (existsSync('/usr/sbin/haproxy') ? '/usr/sbin/haproxy' : 'haproxy');
+const HAPROXY = process.env.WMARK_HAPROXY ?? (existsSync('/usr/sbin/haproxy') ? '/usr/sbin/haproxy' : 'haproxy');
 export const HAPROXY_SAMPLE = path.join(REPO, 'docs', 'haproxy.cfg');
 
 /** What the sample leaves to Debian's haproxy.cfg, for a test: a log on stdout and a stats socket to ask. */
@@ -36,7 +36,7 @@ defaults
  * The sample with the frontend bound to 127.0.0.1:`port` and one server line per backend port (wmark1, wmark2, …, on
  * 127.0.0.1, with the options of the sample's first server line), after a test's global and defaults sections.
  */
-export function haproxyConfig(sample: string, options: { port: number; backends: readonly number[]; statsSocket: string }): string {
+function haproxyConfig(sample: string, options: { port: number; backends: readonly number[]; statsSocket: string }): string {
   const binds = [...sample.matchAll(/^(\s*)bind :80$/gm)];
   const servers = [...sample.matchAll(/^(\s*)server wmark\d+ \S+(.*)$/gm)];
   if (binds.length !== 1 || servers.length === 0) throw new Error(`${HAPROXY_SAMPLE} has no single "bind :80" line, or no "server wmarkN" line`);
@@ -51,7 +51,7 @@ export function haproxyConfig(sample: string, options: { port: number; backends:
   return preamble(options.statsSocket) + body;
 }
 
-export interface ServerState {
+interface ServerState {
   /** HAProxy's word for it: UP, DOWN, "UP 1/2" (going down), "DOWN 1/2" (coming up), MAINT… */
   status: string;
   /** Requests (sessions) it has been sent in all. */

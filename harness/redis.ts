@@ -8,7 +8,7 @@ import { freePort } from './free-port.js';
 import { launchOnFreePort, untilReady } from './server-process.js';
 import { stopProcess } from './stop-process.js';
 
-export const REDIS_SERVER = process.env.WMARK_REDIS_SERVER ?? 'redis-server';
+const REDIS_SERVER = process.env.WMARK_REDIS_SERVER ?? 'redis-server';
 
 export interface TestRedis {
   host: string;

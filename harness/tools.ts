@@ -2,7 +2,7 @@
 import { locateTools } from '../src/ffmpeg/locate-tools.js';
 import { createProcessRunner, type ProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 
-export const tools = locateTools({});
+const tools = locateTools({});
 export const FFMPEG = tools.ffmpeg.path;
 export const FFPROBE = tools.ffprobe.path;
 export const FONT = tools.font.path;

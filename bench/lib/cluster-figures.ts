@@ -91,7 +91,7 @@ export interface FarmAssumptions {
   storeBytesPerS: number;
 }
 
-export interface ProjectionRow {
+interface ProjectionRow {
   machines: number;
   jobsPerHour: number;
   redisOpsPerS: number;
@@ -103,7 +103,7 @@ export interface ProjectionRow {
   storeLoad: number;
 }
 
-export type Resource = 'Redis operations/s' | "serve's egress" | 'store throughput';
+type Resource = 'Redis operations/s' | "serve's egress" | 'store throughput';
 
 export interface Projection {
   rows: ProjectionRow[];

@@ -102,7 +102,7 @@ export async function hasGnuTime(): Promise<boolean> {
 }
 
 /** Parses bash `times` output: the second line holds the children's user and system time, e.g. "0m1.234s 0m0.100s". */
-export function parseBashTimes(text: string): { user: number; sys: number } | undefined {
+function parseBashTimes(text: string): { user: number; sys: number } | undefined {
   const lines = text.trim().split('\n');
   const m = /(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s/.exec(lines[1] ?? '');
   if (!m) return undefined;

@@ -49,7 +49,7 @@ function processTable(): Map<number, { ppid: number; name: string }> {
 }
 
 /** RSS (bytes) of `root` and all its descendants now, and the largest one. */
-export function treeRss(root: number): { total: number; top: { name: string; rss: number } } {
+function treeRss(root: number): { total: number; top: { name: string; rss: number } } {
   const table = processTable();
   const children = new Map<number, number[]>();
   for (const [pid, { ppid }] of table) {

@@ -28,7 +28,7 @@ export interface GlobalFlags {
 }
 
 /** Who runs the jobs a local command starts: this process (it waits for them), a detached one, or nobody. */
-export type QueueChoice = 'in-process' | 'detached';
+type QueueChoice = 'in-process' | 'detached';
 
 export interface LocalOptions {
   queue?: QueueChoice;

@@ -24,7 +24,7 @@ const LEARN_MORE: Record<string, [doc: string, about: string][]> = {
   ingest: [['forensic.md', '--forensic and its layouts']],
 };
 
-export const GET_STARTED = 'Get started: wmark demo';
+const GET_STARTED = 'Get started: wmark demo';
 
 export function pathOf(cmd: Command): string {
   const names: string[] = [];
@@ -38,12 +38,12 @@ export function visibleCommands(root: Command): Command[] {
 }
 
 /** The examples of a command path, each "wmark ..." optionally followed by "  # comment". */
-export function examplesOf(path: string): readonly string[] {
+function examplesOf(path: string): readonly string[] {
   return EXAMPLES[path] ?? [];
 }
 
 /** The docs a command's help points at, as absolute paths with what each says. */
-export function learnMoreOf(path: string): { path: string; about: string }[] {
+function learnMoreOf(path: string): { path: string; about: string }[] {
   return (LEARN_MORE[path.split(' ')[0] ?? ''] ?? []).map(([doc, about]) => ({ path: docPath(doc), about }));
 }
 
@@ -61,7 +61,7 @@ function examplesText(path: string): string {
  * The help of one command: usage and description, then its subcommands, arguments and flag groups. Under a subcommand
  * the global options are one line (the root's help describes them), so the flags of the command itself stand out.
  */
-export function formatHelp(cmd: Command, helper: Help): string {
+function formatHelp(cmd: Command, helper: Help): string {
   const termWidth = helper.padWidth(cmd, helper);
   const helpWidth = helper.helpWidth ?? 80;
   const item = (term: string, description: string) => helper.formatItem(term, termWidth, description, helper);

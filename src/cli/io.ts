@@ -1,7 +1,7 @@
 // The streams, environment and cancellation a CLI run works with: the real process in bin/, captured ones in tests.
 import type { Readable } from 'node:stream';
 
-export interface OutStream {
+interface OutStream {
   write(chunk: string): boolean;
   isTTY?: boolean;
   columns?: number;

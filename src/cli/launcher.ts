@@ -23,7 +23,7 @@ function procInfo(pid: number): { ppid: number; comm: string } | undefined {
 }
 
 /** The process that launched this one: npm itself when a shell stands between (npm's `sh -c`), else the parent. */
-export function launcherPid(parent = process.ppid): number {
+function launcherPid(parent = process.ppid): number {
   const info = procInfo(parent);
   return info && SHELLS.has(info.comm) && info.ppid > 1 ? info.ppid : parent;
 }

@@ -3,10 +3,7 @@
 import { spawn } from 'node:child_process';
 import type { CliContext } from './context.js';
 
-export function openerFor(
-  env: Readonly<Record<string, string | undefined>>,
-  platform: NodeJS.Platform = process.platform,
-): { command: string; args: string[] } {
+function openerFor(env: Readonly<Record<string, string | undefined>>, platform: NodeJS.Platform = process.platform): { command: string; args: string[] } {
   const custom = env.WMARK_OPENER?.trim();
   if (custom) {
     const [command, ...args] = custom.split(/\s+/);

@@ -17,7 +17,7 @@ export interface OutputOptions {
 }
 
 /** NO_COLOR (any non-empty value) and FORCE_COLOR are resolved once here; chalk 5 itself ignores NO_COLOR. */
-export function resolveColor(io: Pick<CliIO, 'env' | 'stdout'>, explicit: boolean | undefined): boolean {
+function resolveColor(io: Pick<CliIO, 'env' | 'stdout'>, explicit: boolean | undefined): boolean {
   if (explicit !== undefined) return explicit;
   if (io.env.NO_COLOR) return false;
   const force = io.env.FORCE_COLOR;

@@ -24,7 +24,7 @@ export async function readTextInput(io: CliIO, source: string): Promise<{ text: 
   }
 }
 
-export function parseJsonText(text: string, label: string): unknown {
+function parseJsonText(text: string, label: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -43,7 +43,7 @@ export function parseJsonText(text: string, label: string): unknown {
 }
 
 /** Offset of the first character a JSON parser rejects (text.length when the input ends too early). */
-export function jsonErrorOffset(text: string): number | undefined {
+function jsonErrorOffset(text: string): number | undefined {
   let i = 0;
   const fail = (): never => {
     throw new JsonSyntaxAt(i);

@@ -40,7 +40,7 @@ export async function recordServe(dataDir: string, server: { url: string; linkBa
 }
 
 /** Removes the record if it is this process's (another serve on the same data may have written it since). */
-export function removeServeRecord(dataDir: string, pid = process.pid): void {
+function removeServeRecord(dataDir: string, pid = process.pid): void {
   if (readServeRecord(dataDir, { checkAlive: false })?.pid === pid) rmSync(serveRecordPath(dataDir), { force: true });
 }
 

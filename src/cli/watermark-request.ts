@@ -19,7 +19,7 @@ import { parseForensicPayload } from './forensic-flag.js';
 import type { CliIO } from './io.js';
 import { readJsonInput, readTextInput } from './read-input.js';
 
-export interface SettingFlags {
+interface SettingFlags {
   text?: string;
   image?: string;
   imageWidth?: number;
@@ -101,7 +101,7 @@ const flagName = (flag: string) => `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLo
  * exactly like an API request: --text draws text, --image a picture, both placed by the same position and move flags.
  * A local image path is made absolute against `cwd` (the service reading it may run in another folder).
  */
-export function settingFromFlags(opts: SettingFlags, cwd = process.cwd()): Record<string, unknown> | undefined {
+function settingFromFlags(opts: SettingFlags, cwd = process.cwd()): Record<string, unknown> | undefined {
   const given = (flags: [keyof SettingFlags, string][]) => flags.filter(([flag]) => opts[flag] !== undefined);
   if (opts.text !== undefined && opts.image !== undefined) {
     throw new WmarkError('SETTINGS_CONFLICT', 'give --text or --image, not both: text and an image in one watermark come from --settings or --template', {
@@ -131,13 +131,13 @@ export function settingFromFlags(opts: SettingFlags, cwd = process.cwd()): Recor
 }
 
 /** Validation issues about flags name the flag the user typed, not the setting field behind it. */
-export function flagIssue(issue: string, image = false): string {
+function flagIssue(issue: string, image = false): string {
   return issue.replace(/^flags\[0\]\.([\w.]+)/, (_, field: string) =>
     field === 'content' ? (image ? '--image' : '--text') : (FLAG_NAMES[field] ?? `--${field}`),
   );
 }
 
-export function parseContainers(list: string): Container[] {
+function parseContainers(list: string): Container[] {
   const items = list
     .split(',')
     .map((s) => s.trim().toLowerCase())
@@ -148,7 +148,7 @@ export function parseContainers(list: string): Container[] {
   return [...new Set(items)] as Container[];
 }
 
-export function parseMaps(maps: string[] | undefined): Record<string, string> {
+function parseMaps(maps: string[] | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of maps ?? []) {
     const eq = m.indexOf('=');

@@ -6,7 +6,7 @@ import { configDir, type Env, type PlatformDirs } from './paths.js';
 
 // The places searched in each folder, walking up from cwd. No `.ts`: loading it needs the
 // TypeScript compiler at runtime, which an installed CLI does not ship.
-export const SEARCH_PLACES = [
+const SEARCH_PLACES = [
   'package.json',
   '.wmarkrc',
   '.wmarkrc.json',
@@ -23,7 +23,7 @@ export const SEARCH_PLACES = [
 
 // Checked in the user config folder when nothing is found walking up (what cosmiconfig's
 // "global" strategy does, but with the folder taken from the injected env).
-export const USER_CONFIG_PLACES = ['config', 'config.json', 'config.yaml', 'config.yml', 'config.js', 'config.mjs', 'config.cjs'];
+const USER_CONFIG_PLACES = ['config', 'config.json', 'config.yaml', 'config.yml', 'config.js', 'config.mjs', 'config.cjs'];
 
 /** Where to look for the config file. */
 export interface ConfigFileSearch {

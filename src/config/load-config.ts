@@ -8,7 +8,6 @@ import { platformDirs as defaultPlatformDirs, type PlatformDirs } from './paths.
 import { mergeConfigs, withoutUndefined } from './resolve-and-merge.js';
 import type { X264Preset } from './schema.js';
 
-export { SEARCH_PLACES, USER_CONFIG_PLACES } from './config-file.js';
 export type { ConfigFlags } from './config-layers.js';
 
 /** With the config file search's `env`, `explicitFile` (`--config`) and `stopDir`. */
@@ -49,7 +48,7 @@ export interface ResolvedConfig {
   configFile?: string;
 }
 
-export const DEFAULTS = {
+const DEFAULTS = {
   encode: { preset: 'veryfast', crf: 23 },
   server: { host: '127.0.0.1', port: 8080, tokenTtlSeconds: 3600, metricsPublic: false, drainSeconds: 0, authIpv6Prefix: 64 },
   shutdownTimeoutSeconds: 10,

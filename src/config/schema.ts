@@ -5,7 +5,7 @@ import { parseTrustedProxies } from '../core/forwarded-for.js';
 import { isHttpUrl } from '../core/http-url.js';
 import { describeValue } from '../core/issue-text.js';
 
-export const X264_PRESETS = ['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium', 'slow', 'slower', 'veryslow'] as const;
+const X264_PRESETS = ['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium', 'slow', 'slower', 'veryslow'] as const;
 export type X264Preset = (typeof X264_PRESETS)[number];
 
 // Each field carries one message for every way it can be wrong, so a user reads
@@ -33,12 +33,12 @@ function section<T extends z.core.$ZodLooseShape>(shape: T) {
   return z.strictObject(shape, { error: expected('an object') });
 }
 
-export const encodeSchema = section({
+const encodeSchema = section({
   preset: z.enum(X264_PRESETS, { error: expected(`one of ${X264_PRESETS.join(', ')}`) }).optional(),
   crf: intRange(0, 51).optional(),
 });
 
-export const serverSchema = section({
+const serverSchema = section({
   host: nonEmptyString('a host name or address').optional(),
   // 0 asks the OS for a free port (handy for tests and side-by-side instances).
   port: intRange(0, 65535).optional(),
@@ -60,7 +60,7 @@ function trustedProxyList() {
   return z.string({ error }).refine((s) => parseTrustedProxies(s) !== undefined, { error });
 }
 
-export const remoteSchema = section({
+const remoteSchema = section({
   url: httpUrl().optional(),
   api: z.enum(API_VERSIONS, { error: expected(`one of ${API_VERSIONS.join(', ')}`) }).optional(),
 });
@@ -74,7 +74,7 @@ function queueUrl() {
  * The render farm's Redis (README.md, "Running a render farm"): with a URL, `wmark serve` hands segment renders to
  * `wmark worker`s.
  */
-export const queueSchema = section({
+const queueSchema = section({
   url: queueUrl().optional(),
 });
 
@@ -83,7 +83,7 @@ export const queueSchema = section({
  * `wmark worker` reads and writes it. The endpoint and region are for S3-compatible servers; credentials are the AWS
  * SDK's own (env, profile), never in wmark's config.
  */
-export const mediaSchema = section({
+const mediaSchema = section({
   // Checked where it is opened (BAD_MEDIA_URL), the same for a flag, an env var and this file.
   url: nonEmptyString('an s3://BUCKET/PREFIX URL or an absolute folder path').optional(),
   s3Endpoint: httpUrl().optional(),
@@ -94,7 +94,7 @@ export const mediaSchema = section({
  * The state database (README.md, "State in PostgreSQL"): with a postgres:// URL, every record lives there and no
  * SQLite file is made in the data folder.
  */
-export const dbSchema = section({
+const dbSchema = section({
   // Checked where it is opened (BAD_DB_URL), the same for a flag, an env var and this file, and never echoed whole:
   // it carries a password.
   url: nonEmptyString('a postgres:// URL').optional(),

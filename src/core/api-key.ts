@@ -3,7 +3,7 @@
 // Keys issued before keys named their client (`wmk_<43 base64url>`) still work with the client id beside them.
 
 export const CLIENT_ID_PREFIX = 'wmc_';
-export const API_KEY_PREFIX = 'wmk_';
+const API_KEY_PREFIX = 'wmk_';
 
 const KEY_WITH_CLIENT = /^wmk_([0-9a-f]{16})_[A-Za-z0-9_-]{43}$/;
 const KEY_WITHOUT_CLIENT = /^wmk_[A-Za-z0-9_-]{43}$/;

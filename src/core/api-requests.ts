@@ -14,7 +14,7 @@ import type { Setting, TemplateSetting } from './setting-types.js';
 export const CONTAINERS = ['m3u8', 'mp4'] as const;
 export type Container = (typeof CONTAINERS)[number];
 /** The API's default when a request names no containers (docs/api.md, "Watermarks"). */
-export const DEFAULT_CONTAINERS: Container[] = ['m3u8', 'mp4'];
+const DEFAULT_CONTAINERS: Container[] = ['m3u8', 'mp4'];
 
 const expected = (what: string) => (issue: { input?: unknown }) => `expected ${what}, got ${describeValue(issue.input)}`;
 const text = (what: string, max: number) =>
@@ -79,7 +79,7 @@ const listQuerySchema = z.object({
 });
 
 /** zod's issues as our `path: message` lines. */
-export function issuesOf(error: z.ZodError, prefix = ''): string[] {
+function issuesOf(error: z.ZodError, prefix = ''): string[] {
   return error.issues.map((i) => {
     const where = [prefix, ...i.path.map(String)].filter(Boolean).join('.');
     return where ? `${where}: ${i.message}` : i.message;

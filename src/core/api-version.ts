@@ -2,7 +2,3 @@
 
 export const API_VERSIONS = ['1.0', '2.0'] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
-
-export function isApiVersion(value: unknown): value is ApiVersion {
-  return value === '1.0' || value === '2.0';
-}

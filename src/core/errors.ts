@@ -232,8 +232,6 @@ export const ERRORS = {
   SEGMENT_LIST_MISMATCH: engine(),
   PUBLISH_FAILED: engine(),
   INGEST_FAILED: engine(),
-  INGEST_ABANDONED: engine('Run the same ingest again: it starts over.'),
-  INGEST_VANISHED: engine(),
   WATERMARK_FAILED: engine(),
   SIDECAR_MISSING: engine(),
   LEAK_DECODE_FAILED: engine('Check that the file plays (e.g. `ffprobe FILE`); a truncated download may decode only in part.'),
@@ -247,7 +245,6 @@ export const ERRORS = {
 
   // ---- time and interruption
   TIMEOUT: { kind: 'timeout', http: 504, exit: 124 },
-  INGEST_TIMEOUT: { kind: 'timeout', http: 504, exit: 124 },
   INTERRUPTED: { kind: 'interrupted', http: 503, exit: 130 },
   CLIENT_CLOSED: { kind: 'interrupted', http: 400, exit: 130 },
   CANCELLED: { kind: 'interrupted', http: 503, exit: 130 },
@@ -331,7 +328,7 @@ export function isWmarkError(error: unknown): error is WmarkError {
 }
 
 /** True for errors that end a run on purpose (Ctrl-C, a cancelled job), not by failure. */
-export function isInterruption(error: unknown): boolean {
+function isInterruption(error: unknown): boolean {
   return isWmarkError(error) && error.kind === 'interrupted';
 }
 

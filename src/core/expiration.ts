@@ -9,9 +9,9 @@ import { parseDuration } from './duration.js';
 export type ExpirationResult = { ok: true; unixSeconds: number } | { ok: false; message: string; hint?: string };
 
 /** Unix seconds above this are almost certainly milliseconds (1e11 s is the year 5138). */
-export const MILLISECONDS_THRESHOLD = 1e11;
+const MILLISECONDS_THRESHOLD = 1e11;
 /** How far ahead an expiration may be; further than this is more likely a typo than intent. */
-export const MAX_EXPIRATION_AHEAD_MS = 3653 * 24 * 3600 * 1000;
+const MAX_EXPIRATION_AHEAD_MS = 3653 * 24 * 3600 * 1000;
 
 // A calendar date is required; time and offset are optional. A time without an offset is
 // local time, as in ECMAScript's Date.parse.

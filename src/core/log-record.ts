@@ -3,7 +3,7 @@
 // the caller says the time. What goes in a record is chosen by the server: route patterns, never raw paths or query
 // strings, so no signature, token or key can reach a log.
 
-export type LogLevel = 'info' | 'warn' | 'error';
+type LogLevel = 'info' | 'warn' | 'error';
 
 /** What a log line may carry beside its message. */
 export interface LogFields {

@@ -8,7 +8,7 @@ export function redactUrl(url: string): string {
 }
 
 /** The URL's password, decoded, when it has one: to scrub it from a driver's message before it is shown. */
-export function urlPassword(url: string): string | undefined {
+function urlPassword(url: string): string | undefined {
   try {
     const password = new URL(url).password;
     return password ? decodeURIComponent(password) : undefined;

@@ -22,12 +22,12 @@ export function strictFields<T extends z.core.$ZodLooseShape>(shape: T, error?: 
  * zod skips a rule spanning several fields once any field has failed; this runs it as soon as the fields it reads
  * are valid, so every problem still comes back in one round trip.
  */
-export const whenValid = (...keys: string[]) => ({
+const whenValid = (...keys: string[]) => ({
   when: ({ issues }: z.core.ParsePayload) => issues.every((i) => i.path?.[0] !== undefined && !keys.includes(String(i.path[0]))),
 });
 
 /** A number in [min, max] ((min, max] with minExclusive) measured in `unit`; `required` words a missing one. */
-export function numberIn(unit: string, min: number, max: number, opts: { minExclusive?: boolean; required?: string } = {}) {
+function numberIn(unit: string, min: number, max: number, opts: { minExclusive?: boolean; required?: string } = {}) {
   const range = `${opts.minExclusive ? '(' : '['}${min}, ${max}]`;
   const error = ({ input }: Rejected): string => {
     if (input === undefined && opts.required !== undefined) return `required (${opts.required})`;
@@ -49,21 +49,21 @@ export function keyword<T extends string>(table: Readonly<Record<string, T>>, er
     .transform((s) => table[s.toUpperCase()]!);
 }
 
-export const oneOf = <T extends string>(table: Readonly<Record<string, T>>, listed: string) =>
+const oneOf = <T extends string>(table: Readonly<Record<string, T>>, listed: string) =>
   keyword(table, ({ input }) => `expected one of ${listed} (case-insensitive), got ${shown(input)}`);
 
 export const requiredString = (what: string) =>
   z.string({ error: ({ input }) => (input === undefined ? `required (${what})` : `expected a string, got ${describeValue(input)}`) });
 
-export const POSITION_X = numberIn('fraction of frame width', -10, 10);
-export const POSITION_Y = numberIn('fraction of frame height', -10, 10);
+const POSITION_X = numberIn('fraction of frame width', -10, 10);
+const POSITION_Y = numberIn('fraction of frame height', -10, 10);
 export const FONT_SIZE = numberIn('fraction of frame height', 0, 1, { minExclusive: true });
 export const OPACITY = numberIn('opacity 0..1', 0, 1);
 export const IMAGE_WIDTH = numberIn('fraction of frame width', 0, 1, { minExclusive: true });
 export const SHADOW_OFFSET = numberIn('fraction of font size', -5, 5);
-export const SECONDS = numberIn('seconds', 0, MAX_ANIMATION_SECONDS, { required: 'seconds of the video timeline' });
-export const H_ALIGN = oneOf<HAlign>({ LEFT: 'LEFT', CENTER: 'CENTER', MIDDLE: 'CENTER', RIGHT: 'RIGHT' }, 'LEFT, CENTER, RIGHT');
-export const V_ALIGN = oneOf<VAlign>({ TOP: 'TOP', MIDDLE: 'MIDDLE', CENTER: 'MIDDLE', BOTTOM: 'BOTTOM' }, 'TOP, MIDDLE, CENTER, BOTTOM');
+const SECONDS = numberIn('seconds', 0, MAX_ANIMATION_SECONDS, { required: 'seconds of the video timeline' });
+const H_ALIGN = oneOf<HAlign>({ LEFT: 'LEFT', CENTER: 'CENTER', MIDDLE: 'CENTER', RIGHT: 'RIGHT' }, 'LEFT, CENTER, RIGHT');
+const V_ALIGN = oneOf<VAlign>({ TOP: 'TOP', MIDDLE: 'MIDDLE', CENTER: 'MIDDLE', BOTTOM: 'BOTTOM' }, 'TOP, MIDDLE, CENTER, BOTTOM');
 
 export const COLOUR = z
   .string({ error: ({ input }) => `expected a colour as RRGGBB (6 hex digits, optional # or 0x prefix), got ${shown(input)}` })

@@ -31,12 +31,12 @@ export interface VerifySignedUrlOptions {
   scope?: string;
 }
 
-export type SignatureFailureReason = 'missing' | 'malformed' | 'expired' | 'invalid';
+type SignatureFailureReason = 'missing' | 'malformed' | 'expired' | 'invalid';
 
 export type VerifySignedUrlResult = { ok: true; expirationMs: number } | { ok: false; reason: SignatureFailureReason };
 
-export const EXPIRATION_PARAM = 'expiration';
-export const SIGNATURE_PARAM = 'signature';
+const EXPIRATION_PARAM = 'expiration';
+const SIGNATURE_PARAM = 'signature';
 
 // Canonical decimal only: no sign, exponent, fraction or leading zeros, so one expiry has
 // exactly one spelling and the signed message is exactly what the client sent.

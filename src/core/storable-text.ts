@@ -21,7 +21,7 @@ function refuse(field: string, reason: string): never {
 }
 
 /** Throws TEXT_NOT_STORABLE naming `field` when `text` cannot be stored. */
-export function checkStorableText(field: string, text: string): void {
+function checkStorableText(field: string, text: string): void {
   const reason = unstorableReason(text);
   if (reason) refuse(field, reason);
 }

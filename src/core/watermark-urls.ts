@@ -32,11 +32,11 @@ export function mediaScope(apiVersion: string, videoId: string, watermarkId: str
   return `/${apiVersion}/watermark/${encodeURIComponent(videoId)}/${encodeURIComponent(watermarkId)}/`;
 }
 
-export function statusPath(apiVersion: string, videoId: string, watermarkId: string): string {
+function statusPath(apiVersion: string, videoId: string, watermarkId: string): string {
   return `/${apiVersion}/watermark/${encodeURIComponent(videoId)}/${encodeURIComponent(watermarkId)}`;
 }
 
-export function playerPath(apiVersion: string): string {
+function playerPath(apiVersion: string): string {
   return `/player/${apiVersion}/`;
 }
 
@@ -44,7 +44,7 @@ export function playerPath(apiVersion: string): string {
  * What a player link's signature covers: its path and the links it will load, so a valid player link cannot be
  * pointed at another playlist.
  */
-export function playerScope(pathname: string, sourceUrl: string | null, href: string | null): string {
+function playerScope(pathname: string, sourceUrl: string | null, href: string | null): string {
   return `${pathname}?sourceUrl=${encodeURIComponent(sourceUrl ?? '')}&href=${encodeURIComponent(href ?? '')}`;
 }
 
@@ -54,7 +54,7 @@ function join(base: string, pathname: string): URL {
   return url;
 }
 
-export function escapeHtmlAttribute(value: string): string {
+function escapeHtmlAttribute(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 

@@ -19,7 +19,7 @@ import { ChangeFeed } from './jobs/change-feed.js';
 import { openStateStore } from './state/open-state-store.js';
 import type { StateStore } from './state/state-store.js';
 
-export type { Deployment, EngineParts, EngineStrategies } from './deployment.js';
+export type { Deployment } from './deployment.js';
 
 export interface Engine extends EngineParts, Omit<EngineStrategies, 'dependencies' | 'band'> {
   readonly store: StateStore;

@@ -15,16 +15,16 @@ import type { ConnectedWorker, TaskQueue } from './task-queue.js';
 import { fontSha256, type SegmentTask, TASK_FONT_FILE } from './tasks/segment-task.js';
 
 /** Segment renders one serve keeps waiting on the farm at once (each is a queued task, not a local process). */
-export const FARM_WAITING_RENDERS = 256;
+const FARM_WAITING_RENDERS = 256;
 
 /**
  * Watermark jobs one serve runs at once on a farm. A job there only waits on its tasks, so with short videos only many
  * jobs at once keep many workers busy.
  */
-export const FARM_WATERMARK_JOBS = 64;
+const FARM_WATERMARK_JOBS = 64;
 
 /** Ingest jobs one serve runs at once on a farm: each only waits on its tasks, so many titles go side by side. */
-export const FARM_INGEST_JOBS = 16;
+const FARM_INGEST_JOBS = 16;
 
 /** BullMQ priorities (1 first): a segment a player waits for, then render-ahead, then full renders. */
 export const FARM_PRIORITY: Record<RenderUrgency, number> = { now: 1, ahead: 2, background: 3 };
@@ -46,9 +46,9 @@ export interface FarmStatus {
 }
 
 /** What /healthz tells a peer on another machine: the queue's health, without where things are or who the workers are. */
-export type PublicFarmStatus = Pick<FarmStatus, 'reachable' | 'depth'> & { workers: { version?: string }[] | null };
+type PublicFarmStatus = Pick<FarmStatus, 'reachable' | 'depth'> & { workers: { version?: string }[] | null };
 
-export function publicFarmStatus(status: FarmStatus): PublicFarmStatus {
+function publicFarmStatus(status: FarmStatus): PublicFarmStatus {
   return { reachable: status.reachable, depth: status.depth, workers: status.workers?.map((w) => ({ version: w.version })) ?? null };
 }
 

@@ -62,7 +62,7 @@ const PASS_ON_DELAY_MS = 1_000;
 /** A task stopped because the store did not answer waits this long in the queue before a worker takes it again. */
 const STORE_RETRY_MS = 2_000;
 /** How long the tasks in hand get to finish when the worker stops, unless told otherwise. */
-export const SHUTDOWN_TIMEOUT_MS = 10_000;
+const SHUTDOWN_TIMEOUT_MS = 10_000;
 /** Once stopped, a task gets this long to go back to the queue; then BullMQ this long to let go of Redis. */
 const HAND_BACK_MS = 1_000;
 const CLOSE_WAIT_MS = 1_000;

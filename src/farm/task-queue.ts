@@ -9,18 +9,12 @@ import { redactQueueUrl } from './queue-url.js';
 import { connectRedis, REDIS_COMMAND_DEADLINE_MS } from './redis-connection.js';
 import { type RedisHealth, watchRedis } from './redis-health.js';
 import { type FarmResult, type FarmTask, farmJobId, segmentJobId, taskKind, taskOutput } from './tasks/farm-task.js';
-import type { SegmentRunResult } from './tasks/segment-task.js';
 
 export { segmentJobId } from './tasks/farm-task.js';
 
 export const TASK_QUEUE = 'wmark-segments';
 /** How long close() waits for Redis before it just disconnects. */
 const CLOSE_WAIT_MS = 2_000;
-
-/** What a finished task reports: the render's result and which worker did it. */
-export interface SegmentJobResult extends SegmentRunResult {
-  worker: string;
-}
 
 export interface TaskQueueOptions {
   /** Tries per task (a worker's crash is not a try: BullMQ's stalled-job check hands the task to another worker). */

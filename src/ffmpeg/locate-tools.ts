@@ -4,9 +4,9 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-export type ToolSource = 'config' | 'bundled' | 'path' | 'missing';
+type ToolSource = 'config' | 'bundled' | 'path' | 'missing';
 
-export interface ToolLocation {
+interface ToolLocation {
   path: string;
   source: ToolSource;
 }

@@ -4,17 +4,19 @@ import { spawn as spawnChild } from 'node:child_process';
 import { WmarkError } from '../core/errors.js';
 import { watchChild } from './child-watchdog.js';
 
-export interface FfmpegRunOptions {
+interface FfmpegRunOptions {
   /** Media duration in seconds, to turn out_time into a fraction. */
   durationSeconds?: number;
   onProgress?: (fraction: number) => void;
   signal?: AbortSignal;
   /** The command writes media to pipe:1, returned as stdout (progress has a pipe of its own). */
   captureStdout?: boolean;
+  /** The command streams media to pipe:1: each chunk is handed here as it arrives, and none is kept. */
+  onStdout?: (data: Buffer) => void;
   cwd?: string;
 }
 
-export interface FfmpegRunResult {
+interface FfmpegRunResult {
   stdout: Buffer;
   stderr: string;
   /** Frames written, from the last `-progress` report (ffmpeg runs that reported any). */
@@ -95,7 +97,7 @@ export interface Finished {
 
 /**
  * Runs `bin` to its end with node's own child_process (loading execa would slow every cold CLI start): stdin closed,
- * stdout and stderr collected (fd 3 handed to `onProgress` when given),
+ * stdout (unless handed to `onStdout`) and stderr collected (fd 3 handed to `onProgress` when given),
  * SIGTERM on `signal` or when `stalled()` says so, and SIGKILL FORCE_KILL_AFTER_MS later. Never rejects: the caller
  * reads the outcome.
  */
@@ -106,6 +108,7 @@ export function runToEnd(
     cwd?: string;
     signal?: AbortSignal;
     onProgress?: (data: Buffer) => void;
+    onStdout?: (data: Buffer) => void;
     onStderr?: (data: Buffer) => void;
     stalled?: () => boolean;
     checkEveryMs?: number;
@@ -137,7 +140,7 @@ export function runToEnd(
     watch?.unref();
     if (options.signal?.aborted) stop();
     else options.signal?.addEventListener('abort', stop, { once: true });
-    child.stdout!.on('data', (data: Buffer) => out.push(data));
+    child.stdout!.on('data', options.onStdout ?? ((data: Buffer) => out.push(data)));
     child.stderr!.on('data', (data: Buffer) => {
       err.push(data);
       options.onStderr?.(data);
@@ -178,6 +181,7 @@ export function createProcessRunner(ffmpegPath: string, ffprobePath: string, opt
     const result = await runToEnd(bin, fullArgs, {
       cwd: options.cwd,
       signal: options.signal,
+      onStdout: options.onStdout,
       ...(progress
         ? { onProgress: onProgressData, stalled: () => watch.stalledFor(Date.now()) > stallMs, checkEveryMs: Math.min(1000, Math.max(50, stallMs / 4)) }
         : {}),

@@ -7,7 +7,7 @@ import { parseErrorBody, serverError } from './server-error.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
-export interface RetryNotice {
+interface RetryNotice {
   request: string;
   attempt: number;
   delayMs: number;
@@ -53,7 +53,7 @@ export interface RawResponse {
   gaveUp?: string;
 }
 
-export const DEFAULT_ATTEMPT_TIMEOUT_MS = 150_000;
+const DEFAULT_ATTEMPT_TIMEOUT_MS = 150_000;
 
 const NETWORK_WORDS: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -111,7 +111,7 @@ function interrupted(): WmarkError {
   return new WmarkError('INTERRUPTED', 'interrupted');
 }
 
-export function timeoutError(request: string, waitedMs: number, label?: string): WmarkError {
+function timeoutError(request: string, waitedMs: number, label?: string): WmarkError {
   return new WmarkError('TIMEOUT', `timed out after ${formatSeconds(waitedMs)}: no answer from ${request}`, {
     hint: label ? `Raise ${label}, or check that the service is healthy.` : 'Raise --timeout, or check that the service is healthy.',
   });

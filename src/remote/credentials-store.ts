@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { configDir, type Env } from '../config/paths.js';
 import { WmarkError } from '../core/errors.js';
 
-export const CREDENTIALS_FILE = 'credentials.json';
+const CREDENTIALS_FILE = 'credentials.json';
 
 const serviceSchema = z.looseObject({
   baseUrl: z.string(),

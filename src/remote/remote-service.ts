@@ -109,7 +109,7 @@ export class RemoteService implements WatermarkService {
 }
 
 /** GETs a signed watermark link (1.0 long-poll href, 2.0 resource link): no credentials, the URL carries its signature. */
-export async function readSigned(client: HttpClient, href: string, deadline: number, timeoutLabel?: string): Promise<WatermarkResource> {
+async function readSigned(client: HttpClient, href: string, deadline: number, timeoutLabel?: string): Promise<WatermarkResource> {
   // Transient failures are retried for as long as the deadline allows, not a fixed number of times.
   const res = await client.send({ method: 'GET', url: href, deadline, timeoutLabel, retry: { ...DEFAULT_RETRY, maxAttempts: Infinity } });
   if (res.status === 403 || res.status === 410) {

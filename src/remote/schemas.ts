@@ -1,7 +1,7 @@
 // What the service's responses must contain (docs/api.md), checked with zod; every unknown field is kept.
 import { z } from 'zod';
 
-export const containersSchema = z.looseObject({
+const containersSchema = z.looseObject({
   href: z.string().optional(),
   iframe: z.string().optional(),
   m3u8: z.string().optional(),
@@ -48,8 +48,3 @@ export const templateListSchema = z.array(templateSchema);
 
 /** Watermark statuses after which nothing changes. */
 export const FINAL_STATUSES = new Set(['READY', 'FAILED']);
-/**
- * Video statuses after which ingest is over: all but PENDING, and PROCESSING, which another service of the API may
- * report while it ingests.
- */
-export const VIDEO_FINAL = (status: string | undefined) => status !== undefined && status !== 'PENDING' && status !== 'PROCESSING';

@@ -42,7 +42,7 @@ export interface AppOptions extends Omit<ServerContextOptions, 'log'> {
   metricsPublic?: boolean;
 }
 
-export interface InProcessResponse {
+interface InProcessResponse {
   status: number;
   headers: Headers;
   body: Buffer;
@@ -163,7 +163,7 @@ function checkStorableRequest(req: ApiRequest): void {
 }
 
 /** Refuses raw paths that try to climb or smuggle separators: `..`, encoded dots/slashes/backslashes, backslashes, NUL. */
-export function checkRawPath(rawPath: string): void {
+function checkRawPath(rawPath: string): void {
   if (/(^|\/)\.\.?(\/|$)|%2e|%2f|%5c|%00|\\/i.test(rawPath) || rawPath.includes('//')) throw new WmarkError('BAD_PATH', 'malformed request path');
   // Route parameters are decoded; a broken escape (`%`, `%ZZ`, a cut UTF-8 sequence) is bad input, not a 500.
   try {

@@ -27,7 +27,7 @@ const MAX_TRACKED = 10_000;
 const FAILURES = new Set(['AUTH_INVALID', 'TOKEN_INVALID']);
 
 /** Where the count is kept: the state database, shared by every instance on it. */
-export interface AttemptCounter {
+interface AttemptCounter {
   take(source: string, windowMs: number, limit: number): Promise<AuthAttempt>;
   settle(source: string, resetAt: number, failed: boolean): Promise<number>;
 }

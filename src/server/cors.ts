@@ -5,7 +5,7 @@
 import type { ApiRequest } from './http-types.js';
 
 /** Request headers a browser may send to the API. */
-export const API_CORS_REQUEST_HEADERS = ['authorization', 'content-type', 'x-api-key', 'x-api-client-id', 'x-api-secret'];
+const API_CORS_REQUEST_HEADERS = ['authorization', 'content-type', 'x-api-key', 'x-api-client-id', 'x-api-secret'];
 /** Response headers a browser script may read besides the simple ones. */
 const EXPOSED = 'Retry-After, Location, Content-Length';
 

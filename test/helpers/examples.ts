@@ -7,19 +7,7 @@
 // running until the block they are in ends, then stop on Ctrl-C (exit 0). A command that prompts ("# at a terminal")
 // runs on a pty with answers typed. What cannot run here is in SKIPPED, each with its reason.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import {
-  copyFileSync,
-  createReadStream,
-  existsSync,
-  linkSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, createReadStream, existsSync, linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -32,13 +20,6 @@ import { startRedis, type TestRedis } from '../../harness/redis.js';
 import { startS3, type TestS3 } from '../../harness/s3.js';
 import { stopProcess } from '../../harness/stop-process.js';
 import { gradedAlphaPng } from './images.js';
-
-/** A command as the docs print it, and where. */
-export interface Example {
-  /** "wmark watermark --help" or "README.md, Using it". */
-  where: string;
-  command: string;
-}
 
 /** Commands that cannot run here, each with its reason. Kept short: everything else runs. */
 export const SKIPPED: { match: RegExp; reason: string; when?: () => boolean }[] = [
@@ -59,7 +40,7 @@ export function skipReason(command: string): string | undefined {
   return SKIPPED.find((s) => s.match.test(command) && (s.when?.() ?? true))?.reason;
 }
 
-export function hasCommand(name: string): boolean {
+function hasCommand(name: string): boolean {
   try {
     execFileSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' });
     return true;
@@ -85,7 +66,7 @@ export function readmeBlocks(markdown: string): { heading: string; commands: str
 }
 
 /** The commands of a shell snippet: `\`-continued lines joined, blank and comment-only lines left out. */
-export function shellCommands(text: string): string[] {
+function shellCommands(text: string): string[] {
   return text
     .replace(/[ \t]*\\\n\s*/g, ' ')
     .split('\n')
@@ -467,7 +448,3 @@ export const TEXT_FILES = {
     text: `${JSON.stringify({ name: 'My template', description: 'the name, top left', settings: [{ type: 'TEXT', content: 'for %name%', x: 0.05, y: 0.05, align: 'LEFT', verticalAlign: 'TOP' }] })}\n`,
   },
 };
-
-export function readText(file: string): string {
-  return readFileSync(file, 'utf8');
-}

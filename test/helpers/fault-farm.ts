@@ -102,13 +102,13 @@ export async function startJob(s: Served, key: string, text: string): Promise<{ 
   return { href: posted.json.href as string, id: posted.json.id as string };
 }
 
-export async function statusOf(s: Pick<Served, 'base'>, href: string): Promise<{ status: string; m3u8?: string }> {
+async function statusOf(s: Pick<Served, 'base'>, href: string): Promise<{ status: string; m3u8?: string }> {
   const r = await call(s.base, 'GET', href);
   return { status: r.json.status as string, m3u8: r.json.containers?.m3u8 as string | undefined };
 }
 
 /** Waits until every job plays (1.0 READY) and returns its playlist link. */
-export async function allPlaying(s: Served, jobs: { href: string }[]): Promise<string[]> {
+async function allPlaying(s: Served, jobs: { href: string }[]): Promise<string[]> {
   return waitFor(
     async () => {
       const states = await Promise.all(jobs.map((j) => statusOf(s, j.href)));
@@ -168,10 +168,10 @@ export async function stopTimed(signal: (s: NodeJS.Signals) => void, exited: Pro
 }
 
 /** The lines of `text` that match. */
-export const linesMatching = (text: string, pattern: RegExp) => text.split('\n').filter((l) => pattern.test(l));
+const linesMatching = (text: string, pattern: RegExp) => text.split('\n').filter((l) => pattern.test(l));
 
 /** Load on every kind of request that exists before the fault: health routes, the API, a status link, signed media. */
-export async function loadEveryKind(s: Served, statusLink: string, playlist: string): Promise<Load> {
+async function loadEveryKind(s: Served, statusLink: string, playlist: string): Promise<Load> {
   const segment = new URL(parseM3u8(await (await fetch(playlist)).text()).segments[0]!.uri, playlist).toString();
   const key = keyHeaders(s.credentials);
   return startLoad(s.base, [

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { FFMPEG } from '../../harness/tools.js';
 
 /** A request with no answer after this long is hung: the client cannot tell it from a dead server. */
-export const HUNG_MS = 15_000;
+const HUNG_MS = 15_000;
 
 export interface Probe {
   kind: string;

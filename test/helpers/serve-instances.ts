@@ -5,7 +5,7 @@ import { freePort } from '../../harness/free-port.js';
 import { call, type SpawnedServe, spawnServe, waitFor } from '../../harness/serve-helpers.js';
 import { launchOnFreePort } from '../../harness/server-process.js';
 
-export interface ServeInstance {
+interface ServeInstance {
   port: number;
   /** http://127.0.0.1:PORT, where it listens. */
   url: string;

@@ -24,7 +24,7 @@ export const FAKE_FONT = 'font.ttf';
 export const UNIT_SEGMENTS = [1, 1, 2, 4, 4, 2.5];
 
 /** One call to the fake renderer, as it was asked. */
-export interface RecordedRender {
+interface RecordedRender {
   input: string;
   output: string;
   drawingFolder: string;
@@ -40,7 +40,7 @@ export interface RecordedRender {
 /** What the fake renderer writes for a render: names its input and its drawing. */
 export const renderedContent = (input: string, graph: string) => `rendered ${input} with ${graph}`;
 
-export class FakeRenderer implements SegmentRenderer {
+class FakeRenderer implements SegmentRenderer {
   readonly kind = 'local' as const;
   readonly concurrency = { watermarkJobs: 2, ingestJobs: 1 };
   readonly renders: RecordedRender[] = [];
@@ -211,12 +211,12 @@ export async function insertVideo(engine: Engine, options: UnitVideoOptions = {}
 }
 
 /** What a unit video's working segment `index` holds. */
-export const workingContent = (videoId: string, index: number) => `working ${videoId} ${index}`;
+const workingContent = (videoId: string, index: number) => `working ${videoId} ${index}`;
 /** What a forensic unit video's variant `letters` of segment `index` holds. */
 export const variantContent = (videoId: string, letters: string, index: number) => `variant ${letters} of ${videoId} segment ${index}`;
 
 /** Writes a small stand-in for every working segment of the video. */
-export async function writeWorkingSegments(engine: Engine, video: VideoRecord): Promise<void> {
+async function writeWorkingSegments(engine: Engine, video: VideoRecord): Promise<void> {
   await Promise.all(video.segments.map((_, i) => engine.media.put(mediaKeys.workingSegment(video.id, i), workingContent(video.id, i))));
 }
 
@@ -224,7 +224,7 @@ export async function writeWorkingSegments(engine: Engine, video: VideoRecord): 
 export const slotsOf = (segments: readonly number[]) => segments.map((d) => (d >= 3 ? 2 : 1));
 
 /** Writes a forensic video's layout file and every variant of every segment, each with content of its own. */
-export async function writeForensicMedia(engine: Engine, video: VideoRecord): Promise<number[]> {
+async function writeForensicMedia(engine: Engine, video: VideoRecord): Promise<number[]> {
   const slotsPerSegment = slotsOf(video.segments);
   await engine.media.put(mediaKeys.forensicFile(video.id, LAYOUT_NAME), JSON.stringify({ version: 2, slotsPerSegment }));
   await Promise.all(

@@ -95,7 +95,7 @@ export function segmentAt(video: VideoRecord, seconds: number): { index: number;
 
 export const segmentIndexAt = (video: VideoRecord, seconds: number): number => segmentAt(video, seconds).index;
 
-export const clampBox = (b: Box, size: { width: number; height: number }): Box => ({
+const clampBox = (b: Box, size: { width: number; height: number }): Box => ({
   x0: Math.max(0, b.x0),
   y0: Math.max(0, b.y0),
   x1: Math.min(size.width - 1, b.x1),

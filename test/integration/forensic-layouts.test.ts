@@ -1,4 +1,4 @@
-// The forensic layouts other than the default, each a different trade (docs/forensic.md, "Choosing a layout").
+// The forensic layouts other than the default, each a different trade (docs/forensic.md, "Choosing a layout (`--forensic-layout`)").
 // 'split' encodes each half of a segment as a GOP of its own (two encodes' work per segment, a keyframe more);
 // 'single' carries one code slot per segment (files a and b). On a real 5-minute clip (320x180, 30 fps) each is
 // checked for the files it promises (names, keyframes, which sign on which half), the layout it records and shows,

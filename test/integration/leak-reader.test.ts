@@ -3,16 +3,18 @@
 // detection needs is that the difference is not shaped like the mark: projected on the keyed patterns, it is a small
 // fraction of the mark's amplitude, and the alignment signatures stay close.
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { natural } from '../../harness/fixtures.js';
-import { FFMPEG } from '../../harness/tools.js';
+import { FFMPEG, FFPROBE } from '../../harness/tools.js';
+import { WmarkError } from '../../src/core/errors.js';
 import { forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
 import { readLeak } from '../../src/engine/forensic/leak-reader.js';
+import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { slope } from '../helpers/forensic-helpers.js';
 
 const run = promisify(execFile);
@@ -33,7 +35,7 @@ afterAll(async () => {
 });
 
 const read = (skipLoopFilter: boolean) =>
-  readLeak({ ffmpeg: FFMPEG, file: leak, fps: { num: 30, den: 1 }, durationSeconds: 6, width: W, height: H, skipLoopFilter });
+  readLeak({ runner: createProcessRunner(FFMPEG, FFPROBE), file: leak, fps: { num: 30, den: 1 }, durationSeconds: 6, width: W, height: H, skipLoopFilter });
 
 describe('readLeak without deblocking', () => {
   it("gives the same frames in time, close signatures, and a difference with nothing of the mark's shape", async () => {
@@ -67,5 +69,23 @@ describe('readLeak without deblocking', () => {
     const worst = Math.max(...projections.map(Math.abs));
     expect(rms, `rms projection ${rms.toFixed(4)} vs the mark's ${MARK_AMPLITUDE}`).toBeLessThan(0.1 * MARK_AMPLITUDE);
     expect(worst, `largest projection ${worst.toFixed(4)} vs the mark's ${MARK_AMPLITUDE}`).toBeLessThan(0.2 * MARK_AMPLITUDE);
+  });
+});
+
+describe('readLeak on a file ffmpeg cannot decode', () => {
+  it('fails with LEAK_DECODE_FAILED, carrying ffmpeg’s own reason', async () => {
+    const junk = path.join(dir, 'junk.mp4');
+    await writeFile(junk, 'not a video');
+    const error = await readLeak({
+      runner: createProcessRunner(FFMPEG, FFPROBE),
+      file: junk,
+      fps: { num: 30, den: 1 },
+      durationSeconds: 6,
+      width: W,
+      height: H,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WmarkError);
+    expect((error as WmarkError).code).toBe('LEAK_DECODE_FAILED');
+    expect((error as WmarkError).message).toMatch(/junk\.mp4|Invalid data/);
   });
 });

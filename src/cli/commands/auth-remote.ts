@@ -204,7 +204,7 @@ export function registerRemoteAuth(auth: Command, prompterFor: (ctx: CliContext)
   }
 }
 
-export function describeExpiry(expiresAt: number | null, now: number): string {
+function describeExpiry(expiresAt: number | null, now: number): string {
   if (expiresAt === null) return 'expiry unknown';
   const iso = new Date(expiresAt).toISOString();
   const left = expiresAt - now;

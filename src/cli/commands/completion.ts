@@ -171,7 +171,7 @@ complete -o default -F _wmark_npx npx
 `;
 }
 
-export function zshScript(root: Command): string {
+function zshScript(root: Command): string {
   return `# wmark completion for zsh. Load it with:  source <(wmark completion zsh)
 autoload -U +X compinit && compinit
 autoload -U +X bashcompinit && bashcompinit

@@ -139,7 +139,7 @@ function again(ctx: CliContext, command: string): string {
  * The demo's mark: the viewer's name and email in the bottom-right corner, large and opaque enough to read at a glance,
  * with a firm shadow so it stands out on the bright sky and the dark hills alike.
  */
-export function demoSettings(viewer: string, email: string): Record<string, unknown>[] {
+function demoSettings(viewer: string, email: string): Record<string, unknown>[] {
   return [
     {
       type: 'TEXT',

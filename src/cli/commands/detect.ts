@@ -8,9 +8,6 @@ import { action } from '../action.js';
 import { addMediaOptions, type MediaFlags, mediaFlags } from '../media-flags.js';
 import { humanDate } from '../render.js';
 
-/** Exit code when the file carries no mark strong enough to accuse anyone: distinct from failures, for scripts. */
-export const NO_MARK_EXIT_CODE = 8;
-
 export function registerDetect(program: Command): void {
   const command = program
     .command('detect')
@@ -93,7 +90,7 @@ export function renderDetect(r: DetectResult, c: ChalkInstance): string {
   return lines.join('\n');
 }
 
-export function formatProbability(p: number): string {
+function formatProbability(p: number): string {
   if (p >= 0.01) return p.toFixed(2);
   if (p === 0) return '0';
   return p.toExponential(1).replace('e-', ' x 10^-');

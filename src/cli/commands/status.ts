@@ -11,7 +11,7 @@ import { flagError } from '../flag-error.js';
 import type { Dependency, Health, Readiness } from '../serve-health.js';
 import { readServeRecord } from '../serve-record.js';
 
-export interface ServeStatus extends Health {
+interface ServeStatus extends Health {
   url: string;
   pid?: number;
   /** Whether every dependency of the serve answers, as its /readyz says. */

@@ -31,8 +31,7 @@ import {
 } from './window-fit.js';
 
 export { ALIGN_RATE, binFeatures, fingerprints } from './fingerprint-votes.js';
-export { mapTime, pieceAt, type TimeMap, type TimePiece } from './time-map.js';
-export { SCALE_MAX, SCALE_MIN } from './window-fit.js';
+export { mapTime, type TimeMap, type TimePiece } from './time-map.js';
 
 const HOP_BINS = 40;
 /** Places each window offers as alternatives (see alignment-candidates). */

@@ -136,7 +136,7 @@ function pieceOptions(f: Features, piece: TimePiece, seeds: Seed[]): TimePiece[]
   return [piece, ...placesFitting(f, piece, seeds, piece.score - CANDIDATE_MARGIN, piece).slice(0, PER_PIECE - 1)];
 }
 
-export function mapScore(map: TimeMap): number {
+function mapScore(map: TimeMap): number {
   let sum = 0,
     span = 0;
   for (const p of map.pieces) {

@@ -12,7 +12,7 @@ export interface Warp {
   k1: number;
 }
 
-export const IDENTITY_WARP: Warp = { h: [1, 0, 0, 0, 1, 0, 0, 0, 1], k1: 0 };
+const IDENTITY_WARP: Warp = { h: [1, 0, 0, 0, 1, 0, 0, 0, 1], k1: 0 };
 
 /** The crop [x0, x0+w] x [y0, y0+h] of the original shown full-frame, as a warp. */
 export function cropWarp(g: { x0: number; y0: number; w: number; h: number }, aspect: number): Warp {
@@ -94,7 +94,7 @@ export function warpImage(
 }
 
 /** Pearson correlation over the pixels where mask is set (all when no mask). */
-export function maskedPearson(a: Float32Array, b: Float32Array, mask?: Uint8Array): number {
+function maskedPearson(a: Float32Array, b: Float32Array, mask?: Uint8Array): number {
   let n = 0,
     sa = 0,
     sb = 0,
@@ -118,7 +118,7 @@ export function maskedPearson(a: Float32Array, b: Float32Array, mask?: Uint8Arra
 }
 
 /** 3x3 box blur, twice (a cheap Gaussian): widens the basin of the optimiser. */
-export function smooth(img: Float32Array, width: number, height: number): Float32Array {
+function smooth(img: Float32Array, width: number, height: number): Float32Array {
   let src = img;
   for (let pass = 0; pass < 2; pass++) {
     const out = new Float32Array(width * height);
@@ -156,7 +156,7 @@ export interface ImagePair {
  * Mean Pearson correlation of the leak pictures with the warped originals (the registration's figure of merit), over
  * the leak pixels in `live` (all when absent) that the warp maps inside the original.
  */
-export function warpScore(pairs: ImagePair[], width: number, height: number, w: Warp, live?: Uint8Array): number {
+function warpScore(pairs: ImagePair[], width: number, height: number, w: Warp, live?: Uint8Array): number {
   const scratch = new Float32Array(width * height);
   const mask = new Uint8Array(width * height);
   let s = 0;
@@ -169,7 +169,7 @@ export function warpScore(pairs: ImagePair[], width: number, height: number, w: 
 }
 
 /** `live` with every pixel within `radius` (Chebyshev) of an excluded one excluded too. */
-export function erodeMask(live: Uint8Array, width: number, height: number, radius: number): Uint8Array {
+function erodeMask(live: Uint8Array, width: number, height: number, radius: number): Uint8Array {
   if (radius <= 0) return live;
   const out = new Uint8Array(live.length);
   for (let y = 0; y < height; y++) {
@@ -275,7 +275,7 @@ export function liveMask(pairs: ImagePair[], width: number, height: number, w: W
  * Gauss-Newton (Levenberg-Marquardt damped) on the 9 warp parameters: leak ~ a_i * warp(original_i) + b_i per pair,
  * with a numeric Jacobian. Pixels that map outside the original are left out.
  */
-export function refineWarp(pairs: ImagePair[], width: number, height: number, start: Warp, iterations = 25, fixed: number[] = [], live?: Uint8Array): Warp {
+function refineWarp(pairs: ImagePair[], width: number, height: number, start: Warp, iterations = 25, fixed: number[] = [], live?: Uint8Array): Warp {
   const n = width * height;
   let p = toParams(start);
   const eps = 1e-3;

@@ -15,7 +15,7 @@ import { solveLinear } from './linear-solve.js';
 /** Accuse only when the best payload stands this many standard deviations above all 65,536 scores. */
 export const Z_THRESHOLD = 6.5;
 /** At most this many colluders are peeled off one leak. */
-export const MAX_ACCUSED = 4;
+const MAX_ACCUSED = 4;
 
 export interface SegmentReading {
   /** Code position (slot) read: the bit index in every payload's codeword. */
@@ -64,7 +64,7 @@ export function meanSd(scores: Float64Array): { mean: number; sd: number } {
 }
 
 /** Complementary error function (Numerical Recipes' erfcc: relative error < 1.2e-7 everywhere, so tails stay exact). */
-export function erfc(x: number): number {
+function erfc(x: number): number {
   const z = Math.abs(x);
   const t = 1 / (1 + 0.5 * z);
   const r =
@@ -89,7 +89,7 @@ export function falseAccusation(t: number, z: number, innocents: number): { boun
   return { bound: Math.min(1, innocents * Math.exp(-(t * t) / 2)), estimate: Math.min(1, innocents * normalTail(z)) };
 }
 
-export interface Candidate {
+interface Candidate {
   payload: number;
   z: number;
 }

@@ -200,7 +200,7 @@ export function readSegments(
  * by the leaker bends it), returning s clamped to [-2, 2]. Where the original picture is nearly flat the curve cannot
  * be estimated, so only an offset is fitted (gain 1). Pixels with mask 0 (outside the original) are left out.
  */
-export function fitSlot(m: Float32Array, d: Float32Array, leak: Float32Array, mask?: Uint8Array): number | undefined {
+function fitSlot(m: Float32Array, d: Float32Array, leak: Float32Array, mask?: Uint8Array): number | undefined {
   const n = m.length;
   let cnt = 0,
     sm = 0,

@@ -8,12 +8,12 @@ export interface NalUnit {
   bytes: Uint8Array;
 }
 
-export const NAL_SLICE = 1;
+const NAL_SLICE = 1;
 export const NAL_IDR = 5;
-export const NAL_SEI = 6;
+const NAL_SEI = 6;
 export const NAL_SPS = 7;
 export const NAL_PPS = 8;
-export const NAL_AUD = 9;
+const NAL_AUD = 9;
 
 export function isSlice(nal: NalUnit): boolean {
   return nal.type === NAL_SLICE || nal.type === NAL_IDR;

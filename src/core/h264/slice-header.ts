@@ -7,11 +7,11 @@ import type { Pps, Sps } from './parameter-sets.js';
 export const SLICE_P = 0;
 export const SLICE_B = 1;
 export const SLICE_I = 2;
-export const SLICE_SP = 3;
-export const SLICE_SI = 4;
+const SLICE_SP = 3;
+const SLICE_SI = 4;
 
 /** dec_ref_pic_marking(): the IDR flags, or the adaptive flag and its memory-management ops as coded (all ue). */
-export type RefPicMarking = { idr: true; noOutputOfPriorPics: boolean; longTermReference: boolean } | { idr: false; adaptive: boolean; ops: number[] };
+type RefPicMarking = { idr: true; noOutputOfPriorPics: boolean; longTermReference: boolean } | { idr: false; adaptive: boolean; ops: number[] };
 
 export interface SliceHeader {
   nalType: number;
@@ -53,7 +53,7 @@ export interface ParsedSlice {
 
 const kind = (sliceType: number) => sliceType % 5;
 
-export function isIdrNal(nalType: number): boolean {
+function isIdrNal(nalType: number): boolean {
   return nalType === 5;
 }
 

@@ -11,7 +11,7 @@ export function framesPerSegment(fps: { num: number; den: number }, seconds = SE
  * The opening of a video is cut into shorter segments (0.5 s, 0.5 s, 1 s, 2 s, then one GOP each), so a watermark is
  * playable once its first half second is rendered rather than its first four, and the next segments follow in time.
  */
-export const LEAD_SEGMENT_SECONDS = [0.5, 0.5, 1, 2] as const;
+const LEAD_SEGMENT_SECONDS = [0.5, 0.5, 1, 2] as const;
 
 /**
  * Frames of the lead segments at this rate: they add up to exactly one GOP, so every later boundary falls on a

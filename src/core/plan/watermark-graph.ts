@@ -19,7 +19,7 @@ export interface WatermarkGraphInput {
 }
 
 /** An image the graph reads: its file name beside the text files, and which rendition of which image it is. */
-export interface GraphImage {
+interface GraphImage {
   name: string;
   image: ImageRef;
   size: PixelSize;

@@ -9,7 +9,7 @@ import type { Engine } from '../engine.js';
 import type { TemplateRecord, VideoRecord, WatermarkRecord } from '../state/state-store.js';
 
 /** Signed media links are valid this long (renewed by asking again), never beyond the watermark's own expiration. */
-export const MEDIA_URL_TTL_MS = 24 * 3600_000;
+const MEDIA_URL_TTL_MS = 24 * 3600_000;
 /** The 1.0 long-poll href expires shortly after READY. */
 export const STATUS_URL_GRACE_MS = 10 * 60_000;
 const PENDING_STATUS_TTL_MS = 6 * 3600_000;

@@ -38,7 +38,7 @@ import { MediaAccess } from './media-access.js';
 import { Operations } from './operations.js';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates } from './templates.js';
 
-export type { AuthAttempt, RenderMode, WatermarkRecord } from '../state/state-store.js';
+export type { AuthAttempt, WatermarkRecord } from '../state/state-store.js';
 
 /** A forensic-only watermark costs links, not encodes: it is answered READY after at most this long. */
 const FORENSIC_READY_MS = 15_000;

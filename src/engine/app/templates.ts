@@ -8,7 +8,7 @@ import { PACKAGE_FILES } from '../../package-root.js';
 import type { Engine } from '../engine.js';
 import type { TemplateRecord } from '../state/state-store.js';
 
-export const BUILTIN_TEMPLATE_DIR = PACKAGE_FILES.templates;
+const BUILTIN_TEMPLATE_DIR = PACKAGE_FILES.templates;
 
 /** A template saved without a name (as API 1.0 allows) goes by its id, so every list shows a name. */
 function named(id: string, body: TemplateBody, createdOn: number): TemplateRecord {
@@ -18,7 +18,7 @@ function named(id: string, body: TemplateBody, createdOn: number): TemplateRecor
 let builtinCache: TemplateRecord[] | undefined;
 
 /** Built-in templates: id = file name without .json; validated like user templates (a broken one is a packaging bug). */
-export function builtinTemplates(): TemplateRecord[] {
+function builtinTemplates(): TemplateRecord[] {
   builtinCache ??= readdirSync(BUILTIN_TEMPLATE_DIR)
     .filter((f) => f.endsWith('.json'))
     .sort()

@@ -7,7 +7,7 @@ import { chmod, lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 export const PRIVATE_DIR_MODE = 0o700;
-export const PRIVATE_FILE_MODE = 0o600;
+const PRIVATE_FILE_MODE = 0o600;
 const GROUP_OTHER = 0o077;
 
 /** The umask the user started us with, before the private one: copies handed back to the user (`--out`) follow it. */

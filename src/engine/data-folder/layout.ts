@@ -50,8 +50,6 @@ export function dataLayout(dataDir: string): DataLayout {
 export const PLAYLIST_NAME = 'video.m3u8';
 /** A watermark's downloadable mp4 (joined from its segments). */
 export const MP4_NAME = 'video.mp4';
-/** The segment muxer's list of working segments, kept beside them. */
-export const SEGMENT_LIST_NAME = 'segments.csv';
 /** A forensic video's prepared variants, layout and detection sidecar live in this folder of the video's. */
 export const FORENSIC_DIR = 'forensic';
 export const SIDECAR_NAME = 'sidecar.bin.gz';

@@ -17,7 +17,7 @@ import type { VideoRecord } from '../state/state-store.js';
 import type { VideoRef } from '../watermark/request.js';
 import { readLeak } from './leak-reader.js';
 
-export interface DetectedPayload {
+interface DetectedPayload {
   payload: number;
   ascii: string | null;
   base64: string;
@@ -93,7 +93,7 @@ export const skipsLoopFilter = (durationSeconds: number): boolean => durationSec
 const CODEBOOKS_KEPT = 4;
 
 /** The packed codebook of a title (65,536 payloads x its code bits), kept by the engine for the next leak. */
-export function titleCodebook(engine: Engine, videoId: string, bits: number): PackedCodebook {
+function titleCodebook(engine: Engine, videoId: string, bits: number): PackedCodebook {
   return engine.caches.remember('codebooks', `${videoId}:${bits}`, CODEBOOKS_KEPT, () => packedCodebook(forensicKey(engine.secret), videoId, bits));
 }
 
@@ -111,7 +111,7 @@ export async function detectLeak(
   onStage?: (s: string) => void,
   options: DetectOptions = {},
 ): Promise<DetectResult> {
-  const started = Date.now();
+  const started = engine.now();
   const video = ref.videoId ? await engine.store.getVideo(ref.videoId) : ref.key !== undefined ? await engine.store.getVideoByKey(ref.key) : undefined;
   if (!video) throw new WmarkError('VIDEO_NOT_FOUND', `no video with ${ref.videoId ? `id "${ref.videoId}"` : `key "${ref.key}"`}`);
   if (!video.enableForensic)
@@ -131,9 +131,9 @@ export async function detectLeak(
     throw new WmarkError('LEAK_NOT_FOUND', `no such file: ${file}`);
   }
   const timings: Record<string, number> = {};
-  let mark = Date.now();
+  let mark = engine.now();
   const lap = (name: string) => {
-    const now = Date.now();
+    const now = engine.now();
     timings[name] = (now - mark) / 1000;
     mark = now;
   };
@@ -142,7 +142,8 @@ export async function detectLeak(
   lap('probe');
   onStage?.('decoding the leak');
   const streamed = await readLeak({
-    ffmpeg: engine.tools.ffmpeg.path,
+    runner: engine.runner,
+    now: engine.now,
     file,
     fps: info.fps,
     durationSeconds: info.durationSeconds,
@@ -188,7 +189,7 @@ export async function detectLeak(
     falseAccusation: verdict.falseAccusation,
     stages: verdict.stages,
     candidates: verdict.candidates.slice(0, 5),
-    elapsedMs: Date.now() - started,
+    elapsedMs: engine.now() - started,
     timings,
     alignStats: a.alignStats,
     ...(options.keepReadings ? { readings: a.readings } : {}),

@@ -1,13 +1,13 @@
 // Streams a leak through ffmpeg into what detection needs, without holding the decoded video: per-frame signatures
 // (16 numbers a frame) and small grey frames, kept one per frame for leaks that fit the memory budget, else as the
 // means of short runs of frames (chunks). A 2-hour leak at 30 fps is 216,000 frames: 4 GB as frames, 380 MB as chunks.
-import { spawn } from 'node:child_process';
 import { WmarkError } from '../../core/errors.js';
 import type { LeakFrames } from '../../core/forensic/detect-inputs.js';
 import { frameSignature, SIGNATURE_CELLS } from '../../core/forensic/frame-signature.js';
+import { createProcessRunner, type ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 
 /** Budget for the kept frames (bytes); the rest of detection needs well under 300 MB more. */
-export const LEAK_FRAME_BUDGET = 384 * 1024 * 1024;
+const LEAK_FRAME_BUDGET = 384 * 1024 * 1024;
 
 export interface StreamedLeak {
   frames: LeakFrames;
@@ -20,8 +20,10 @@ export interface StreamedLeak {
   decodeSeconds: number;
 }
 
-export interface LeakReadOptions {
-  ffmpeg: string;
+/** Which ffmpeg decodes: the engine's runner, or a binary that gets a runner of its own (standalone callers: bench). */
+type LeakDecoder = { runner: ProcessRunner } | { ffmpeg: string };
+
+export type LeakReadOptions = LeakDecoder & {
   file: string;
   fps: { num: number; den: number };
   /** From the probe; sizes the chunks (an underestimate only costs a reallocation). */
@@ -36,13 +38,14 @@ export interface LeakReadOptions {
    * averages away. detect.ts asks for it on long leaks only (see LONG_LEAK_SECONDS there).
    */
   skipLoopFilter?: boolean;
-}
+  /** The clock that times the decode (the engine's). */
+  now?: () => number;
+};
 
 /** ffmpeg's arguments: the leak's first video stream at its own frame rate, area-scaled small, 16-bit grey, raw to stdout. */
 export function leakDecodeArgs(o: Pick<LeakReadOptions, 'file' | 'fps' | 'width' | 'height' | 'threads' | 'skipLoopFilter'>): string[] {
+  // The runner adds -hide_banner and -nostdin.
   return [
-    '-hide_banner',
-    '-nostdin',
     '-v',
     'error',
     '-threads',
@@ -62,7 +65,8 @@ export function leakDecodeArgs(o: Pick<LeakReadOptions, 'file' | 'fps' | 'width'
 }
 
 export async function readLeak(o: LeakReadOptions): Promise<StreamedLeak> {
-  const started = Date.now();
+  const now = o.now ?? Date.now;
+  const started = now();
   const n = o.width * o.height;
   const frameBytes = n * 2;
   const fps = o.fps.num / o.fps.den;
@@ -122,35 +126,29 @@ export async function readLeak(o: LeakReadOptions): Promise<StreamedLeak> {
     if (++inChunk === chunkFrames) flushChunk();
   };
 
-  const args = leakDecodeArgs(o);
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(o.ffmpeg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString('utf8')).slice(-4000);
-    });
-    child.stdout.on('data', (chunk: Buffer) => {
-      let at = 0;
-      if (pendingBytes) {
-        const take = Math.min(frameBytes - pendingBytes, chunk.length);
-        chunk.copy(pending, pendingBytes, 0, take);
-        pendingBytes += take;
-        at = take;
-        if (pendingBytes < frameBytes) return;
-        onFrame(pending, 0);
-        pendingBytes = 0;
-      }
-      for (; at + frameBytes <= chunk.length; at += frameBytes) onFrame(chunk, at);
-      if (at < chunk.length) {
-        chunk.copy(pending, 0, at);
-        pendingBytes = chunk.length - at;
-      }
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve();
-      else reject(new WmarkError('LEAK_DECODE_FAILED', `ffmpeg could not decode the leak (exit ${code})`, { details: [stderr] }));
-    });
+  const onData = (chunk: Buffer) => {
+    let at = 0;
+    if (pendingBytes) {
+      const take = Math.min(frameBytes - pendingBytes, chunk.length);
+      chunk.copy(pending, pendingBytes, 0, take);
+      pendingBytes += take;
+      at = take;
+      if (pendingBytes < frameBytes) return;
+      onFrame(pending, 0);
+      pendingBytes = 0;
+    }
+    for (; at + frameBytes <= chunk.length; at += frameBytes) onFrame(chunk, at);
+    if (at < chunk.length) {
+      chunk.copy(pending, 0, at);
+      pendingBytes = chunk.length - at;
+    }
+  };
+  // Through the engine's runner, like every ffmpeg run: its stall watchdog and the kill-with-us guard apply here too.
+  const runner = 'runner' in o ? o.runner : createProcessRunner(o.ffmpeg, o.ffmpeg);
+  await runner.ffmpeg(leakDecodeArgs(o), { onStdout: onData, durationSeconds: o.durationSeconds }).catch((error: unknown) => {
+    if (error instanceof WmarkError && (error.code === 'FFMPEG_FAILED' || error.code === 'FFMPEG_CRASHED'))
+      throw new WmarkError('LEAK_DECODE_FAILED', `ffmpeg could not decode the leak: ${error.message}`, { details: error.details, cause: error });
+    throw error;
   });
   flushChunk();
   const entryTimes = new Float64Array(entries);
@@ -173,6 +171,6 @@ export async function readLeak(o: LeakReadOptions): Promise<StreamedLeak> {
     signature: signature.subarray(0, frameCount * SIGNATURE_CELLS),
     frameCount,
     chunkFrames,
-    decodeSeconds: (Date.now() - started) / 1000,
+    decodeSeconds: (now() - started) / 1000,
   };
 }

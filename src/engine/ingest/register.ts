@@ -169,7 +169,7 @@ async function assertIdle(engine: Engine, video: VideoRecord): Promise<unknown[]
   return watermarks;
 }
 
-export function formatDuration(seconds: number): string {
+function formatDuration(seconds: number): string {
   if (!Number.isFinite(seconds)) return 'an unknown duration';
   const m = Math.floor(seconds / 60);
   const s = seconds - m * 60;

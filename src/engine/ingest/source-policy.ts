@@ -31,7 +31,7 @@ export function serverSourcePolicy(
   return { sourceRoots: roots, allowPrivateSources: options.allowPrivateSources ?? false, ...SOURCE_DOWNLOAD_LIMITS, ...options.limits };
 }
 
-export function isLoopbackHost(host: string): boolean {
+function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }

@@ -15,7 +15,7 @@ export interface DrawingPlace {
 }
 
 /** An image file the graph reads: its name beside the text files, and the media object it is a copy of. */
-export interface DrawingImage {
+interface DrawingImage {
   name: string;
   key: string;
 }

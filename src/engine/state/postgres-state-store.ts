@@ -29,7 +29,7 @@ const PROBE_DEADLINE_MS = 3_000;
  * is marked down, so a request that meets a frozen database answers within twice this (a checkout, then a statement),
  * and the requests after it at once.
  */
-export const CALL_DEADLINE_MS = 2_000;
+const CALL_DEADLINE_MS = 2_000;
 /** A transaction the server sees idle this long (its client gone quiet) is ended by the server, releasing its locks. */
 const IDLE_IN_TRANSACTION_MS = 10_000;
 
@@ -53,7 +53,7 @@ export function numberedPlaceholders(sql: string): string {
 }
 
 /** Checks that the URL names a PostgreSQL database; the message never shows its password. */
-export function checkDatabaseUrl(url: string): void {
+function checkDatabaseUrl(url: string): void {
   let parsed: URL | undefined;
   try {
     parsed = new URL(url);

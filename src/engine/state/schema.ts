@@ -77,15 +77,6 @@ export interface SharedSecretsTable {
   value: string;
 }
 
-export interface Tables {
-  videos: VideosTable;
-  templates: TemplatesTable;
-  watermarks: WatermarksTable;
-  jobs: JobsTable;
-  credentials: CredentialsTable;
-  shared_secrets: SharedSecretsTable;
-}
-
 /**
  * Forward-only migrations, one list of statements each; a database at version n has run the first n. SQLite counts
  * them in `PRAGMA user_version`, so a data folder made by any earlier wmark carries on where it stopped; PostgreSQL in

@@ -18,7 +18,7 @@ import type { SourcePolicy } from '../ingest/source-policy.js';
 import type { VideoRecord } from '../state/state-store.js';
 
 /** How long fetching one image may take. */
-export const IMAGE_FETCH_TIMEOUT_MS = 30_000;
+const IMAGE_FETCH_TIMEOUT_MS = 30_000;
 
 export interface ImageFetchOptions {
   /** What an API client may make the server read (its video sources' policy); undefined: anything (the CLI). */

@@ -39,7 +39,7 @@ export interface WatermarkRequestResult {
 }
 
 /** The video a reference names, ingested and ready to watermark; otherwise the error that says why not. */
-export async function resolveVideo(engine: Engine, ref: VideoRef): Promise<VideoRecord> {
+async function resolveVideo(engine: Engine, ref: VideoRef): Promise<VideoRecord> {
   const video = ref.videoId ? await engine.store.getVideo(ref.videoId) : ref.key !== undefined ? await engine.store.getVideoByKey(ref.key) : undefined;
   if (!video) {
     if (!ref.videoId && ref.key === undefined) throw new WmarkError('VIDEO_REQUIRED', 'a video is required: give its key or its id');

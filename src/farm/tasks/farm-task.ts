@@ -8,7 +8,7 @@ import { type ForensicRunResult, type ForensicTask, forensicTaskSchema, measureK
 import { type IngestRunResult, type IngestTask, ingestTaskSchema } from './ingest-task.js';
 import { type SegmentRunResult, type SegmentTask, segmentTaskSchema } from './segment-task.js';
 
-export const farmTaskSchema = z.preprocess(
+const farmTaskSchema = z.preprocess(
   (data) => (data !== null && typeof data === 'object' && !('kind' in data) ? { ...data, kind: 'segment' } : data),
   z.discriminatedUnion('kind', [segmentTaskSchema.extend({ kind: z.literal('segment') }), ingestTaskSchema, forensicTaskSchema]),
 );

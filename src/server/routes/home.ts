@@ -12,12 +12,12 @@ import type { Routes } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
 
 const DOCS_DIR = PACKAGE_FILES.docs;
-export const FAVICON = path.join(PACKAGE_FILES.player, 'favicon.svg');
+const FAVICON = path.join(PACKAGE_FILES.player, 'favicon.svg');
 const DOC_NAME = /^[a-z0-9-]+\.md$/;
 const DOC_IMAGE = /^[a-z0-9-]+\.png$/;
 const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'";
 
-export interface ServiceStatus {
+interface ServiceStatus {
   service: 'wmark';
   version: string;
   apiVersions: ['1.0', '2.0'];

@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO } from '../../../harness/fixtures.js';
+import { anchors } from '../../helpers/markdown.js';
 
 const DOCS = [
   'README.md',
@@ -12,21 +13,6 @@ const DOCS = [
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
 ];
-
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
-function anchors(markdown: string): Set<string> {
-  const out = new Set<string>();
-  for (const m of markdown.matchAll(/^#{1,6}\s+(.+)$/gm)) {
-    out.add(
-      m[1]!
-        .trim()
-        .toLowerCase()
-        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-        .replace(/\s/g, '-'),
-    );
-  }
-  return out;
-}
 
 /** Links and images outside code blocks and inline code: `[text](target)`. */
 function links(markdown: string): string[] {

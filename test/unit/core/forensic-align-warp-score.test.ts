@@ -1,4 +1,4 @@
-// The wave-2 detector maths on synthetic data (no ffmpeg): piecewise alignment (speed changes, shuffled excerpts),
+// The detector maths on synthetic data (no ffmpeg): piecewise alignment (speed changes, shuffled excerpts),
 // warp registration (perspective + lens), byte-table scoring, peeling of averaged colluders and the false-accusation
 // bound.
 import { describe, expect, it } from 'vitest';
