@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 const PACKAGE_NAME = 'wmark';
 
 /** The nearest folder at or above `start` whose package.json names this package. */
-export function findPackageRoot(start: string): string {
+function findPackageRoot(start: string): string {
   for (let dir = path.resolve(start); ; ) {
     const manifest = path.join(dir, 'package.json');
     if (existsSync(manifest) && manifestName(manifest) === PACKAGE_NAME) return dir;
@@ -27,7 +27,7 @@ function manifestName(file: string): unknown {
   }
 }
 
-export const PACKAGE_ROOT: string = findPackageRoot(path.dirname(fileURLToPath(import.meta.url)));
+const PACKAGE_ROOT: string = findPackageRoot(path.dirname(fileURLToPath(import.meta.url)));
 
 /** The shipped files and folders other modules read, by what they are. */
 export const PACKAGE_FILES = {

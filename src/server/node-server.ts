@@ -39,7 +39,7 @@ export interface ServerOptions {
   timeouts?: Partial<ServerTimeouts>;
 }
 
-export interface ServerTimeouts {
+interface ServerTimeouts {
   /** From a connection's first byte to the end of a request's headers. */
   headersMs: number;
   /** For a whole request, headers and body (a 1 MB body must arrive at more than ~17 KB/s at the default). */
@@ -51,7 +51,7 @@ export interface ServerTimeouts {
 }
 
 /** The defaults, documented in the README ("Security model"). */
-export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = { headersMs: 20_000, requestMs: 60_000, keepAliveMs: 5_000, idleMs: 180_000 };
+const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = { headersMs: 20_000, requestMs: 60_000, keepAliveMs: 5_000, idleMs: 180_000 };
 
 export interface RunningServer {
   /** Where it listens, e.g. http://0.0.0.0:8080. */
@@ -74,7 +74,7 @@ export interface RunningServer {
 }
 
 /** How long requests in flight get to finish when the server stops, unless told otherwise. */
-export const SHUTDOWN_TIMEOUT_MS = 10_000;
+const SHUTDOWN_TIMEOUT_MS = 10_000;
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});

@@ -70,19 +70,6 @@ const HEADER_PREFIX = 256;
 
 const mismatch = (message: string) => new WmarkError('SPLICE_MISMATCH', message);
 
-/**
- * One spliced access unit: `shared` with its band slice replaced by the slices of `band` (an access unit of the band
- * stream, whose picture is the band rows alone). Both streams' parameter sets must have been read up to these units.
- */
-export function spliceAccessUnit(
-  shared: readonly NalUnit[],
-  band: readonly NalUnit[],
-  sets: { shared: ParameterSets; band: ParameterSets },
-  rows: BandRows,
-): NalUnit[] {
-  return splicePicture(readSharedPicture(shared, sets.shared), band, sets.band, rows);
-}
-
 /** An access unit of the shared stream read once: its units and each slice's header, ready for any viewer's band. */
 export interface SharedPicture {
   units: readonly NalUnit[];
@@ -91,12 +78,12 @@ export interface SharedPicture {
 }
 
 /** Reads a shared access unit's slice headers under `sets` (which must have read the parameter sets up to it). */
-export function readSharedPicture(units: readonly NalUnit[], sets: ParameterSets): SharedPicture {
+function readSharedPicture(units: readonly NalUnit[], sets: ParameterSets): SharedPicture {
   return { units, slices: units.map((unit) => (isSlice(unit) ? sets.slice(unit, true) : undefined)) };
 }
 
 /** A shared picture with its band slice replaced by the slices of `band`, read under `bandSets`. */
-export function splicePicture(shared: SharedPicture, band: readonly NalUnit[], bandSets: ParameterSets, rows: BandRows): NalUnit[] {
+function splicePicture(shared: SharedPicture, band: readonly NalUnit[], bandSets: ParameterSets, rows: BandRows): NalUnit[] {
   const bandSlices = band.filter(isSlice).map((unit) => bandSets.slice(unit));
   if (bandSlices.length === 0) throw mismatch('a band access unit has no slice');
   const out: NalUnit[] = [];

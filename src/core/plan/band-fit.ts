@@ -12,7 +12,7 @@ import { imagePixels } from './image-drawing.js';
 import { fontPixels } from './text-drawing.js';
 
 /** Macroblock rows a band needs at least (and every region beside it): fewer leave the clamped search no range. */
-export const MIN_BAND_ROWS = 3;
+const MIN_BAND_ROWS = 3;
 
 /**
  * Pixels kept free inside a band's edges: 4:2:0 chroma covers two rows, and a glyph's anti-aliased edge reaches a

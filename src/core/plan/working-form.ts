@@ -7,7 +7,7 @@ import { framesPerSegment, leadSegmentFrames, segmentFrameCounts } from './segme
 /** High quality working form: it is decoded and encoded again for every watermark. */
 // CRF 15 keeps the second generation (every watermark re-encodes it) close to a one-shot encode of the source; a higher
 // CRF loses markedly more on grainy footage.
-const WORKING_ENCODE = { preset: 'veryfast', crf: 15 } as const;
+export const WORKING_ENCODE = { preset: 'veryfast', crf: 15 } as const;
 
 /** What the plan needs of a probed video. */
 export interface ProbedVideo {
