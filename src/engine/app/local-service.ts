@@ -30,7 +30,7 @@ import { isLeaseLive, type JobKind, jobId, topicOf } from '../jobs/job-lease.js'
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { AuthAttempt, JobRecord, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
 import { deleteWatermark, exportWatermark, renderedSegments, type WatermarkFiles, watermarkFiles } from '../watermark/manage.js';
-import { needsJob, requestWatermark, type VideoRef } from '../watermark/request.js';
+import { needsJob, requestWatermark, type VideoRef, watermarkAndJob } from '../watermark/request.js';
 import { apiStatus, templateBody, videoBody, watermarkBody } from './api-bodies.js';
 import { checkCredential, createCredential, type IssuedCredential, isActiveClient, listCredentials, revokeCredential, tokenKey } from './credentials.js';
 import { MediaAccess } from './media-access.js';
@@ -247,7 +247,7 @@ export class LocalService implements WatermarkService {
     const reached = (w: WatermarkRecord) => w.status === 'FAILED' || (goal === 'playable' ? w.status !== 'PENDING' : w.status === 'READY');
     const id = resource.id ?? '';
     const states = watch({
-      read: async () => ({ w: await this.watermarkRecord(resource), job: await this.engine.store.getJob(jobId('watermark', id)) }),
+      read: () => watermarkAndJob(this.engine, id),
       intervalMs: options.intervalMs ?? pollMs(this.engine),
       subscribe: (wake) => this.engine.changes.subscribe(topicOf('watermark', id), wake),
       key: (s) => `${s.w.status}|${s.job?.done}|${s.job?.total}|${s.job?.stage}`,

@@ -25,6 +25,14 @@ export class ChangeFeed {
     this.bus?.publish(`${this.origin} ${topic}`);
   }
 
+  /**
+   * Wakes this process's watchers only: for a change others find on their next poll of the store (a job's progress),
+   * which is not worth a message (a transaction on a database server) each time.
+   */
+  notifyHere(topic: Topic): void {
+    this.emitter.emit(topic);
+  }
+
   /** Calls `listener` on every notice for `topic`; returns the unsubscribe. */
   subscribe(topic: Topic, listener: () => void): () => void {
     this.bus?.listen((message) => this.received(message));

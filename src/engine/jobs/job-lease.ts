@@ -9,8 +9,14 @@ import type { JobReporter } from './job-reporter.js';
 /** A lease whose heartbeat is older than this belongs to a dead process and may be taken over. */
 export const LEASE_STALE_MS = 20_000;
 const HEARTBEAT_MS = 4_000;
-/** Progress is written at most this often (an ffmpeg progress line arrives every ~0.5 s per process). */
+/**
+ * Progress is written at most this often (an ffmpeg progress line arrives every ~0.5 s per process): often on a
+ * database in this process (a SQLite file, where a write costs microseconds), seldom on a database server, where each
+ * write is a transaction that every instance shares. A progress write renews the lease too, so a heartbeat is written
+ * only when no progress was for HEARTBEAT_MS.
+ */
 const PROGRESS_EVERY_MS = 200;
+const SERVER_PROGRESS_EVERY_MS = 2_000;
 
 export type JobKind = JobRecord['kind'];
 
@@ -30,24 +36,37 @@ export function isLeaseLive(job: JobRecord | undefined, now: number): boolean {
 export async function holdLease<T>(engine: Engine, kind: JobKind, targetId: string, work: (report: JobReporter) => Promise<T>): Promise<T | undefined> {
   const id = jobId(kind, targetId);
   const topic = topicOf(kind, targetId);
-  const job = await engine.store.ensureJob(kind, targetId, engine.now());
-  // A finished job asked to run again means more work was asked for since (e.g. an mp4 added later).
-  if (job.status === 'done' || job.status === 'failed') await engine.store.resetJob(id, engine.now());
-  if (!(await engine.store.acquireJob(id, engine.owner, engine.now(), LEASE_STALE_MS))) return undefined;
+  const acquire = () => engine.store.acquireJob(id, engine.owner, engine.now(), LEASE_STALE_MS);
+  // Usually the job row is there, queued, and taking the lease is the one statement this needs.
+  if (!(await acquire())) {
+    const job = await engine.store.ensureJob(kind, targetId, engine.now());
+    // A finished job asked to run again means more work was asked for since (e.g. an mp4 added later).
+    if (job.status === 'done' || job.status === 'failed') await engine.store.resetJob(id, engine.now());
+    if (!(await acquire())) return undefined;
+  }
   // Store writes of this lease run one after another, in the order they were asked for: a progress report can
   // never land after the job's end, whatever database is behind the store.
   let writes: Promise<unknown> = Promise.resolve();
   const write = (step: () => Promise<unknown>): Promise<unknown> => (writes = writes.then(step).catch(() => undefined));
-  const heartbeat = setInterval(() => void write(() => engine.store.heartbeatJob(id, engine.owner, engine.now())), HEARTBEAT_MS);
+  let renewed = engine.now();
+  const heartbeat = setInterval(() => {
+    if (engine.now() - renewed < HEARTBEAT_MS / 2) return;
+    renewed = engine.now();
+    void write(() => engine.store.heartbeatJob(id, engine.owner, engine.now()));
+  }, HEARTBEAT_MS);
   heartbeat.unref();
+  const progressEveryMs = engine.changes.crossProcess ? SERVER_PROGRESS_EVERY_MS : PROGRESS_EVERY_MS;
   let lastWrite = 0;
   const report: JobReporter = (done, total, stage) => {
     const now = engine.now();
-    if (done < total && now - lastWrite < PROGRESS_EVERY_MS) return;
+    if (done < total && now - lastWrite < progressEveryMs) return;
     lastWrite = now;
     void write(async () => {
-      await engine.store.setJobProgress(id, { done, total, stage }, now);
-      engine.changes.notify(topic);
+      await engine.store.setJobProgress(id, { done, total, stage }, now, engine.owner);
+      renewed = now;
+      // Watchers elsewhere read progress on their next poll; a watermark turning PLAYABLE and the job's end are
+      // announced to every process.
+      engine.changes.notifyHere(topic);
     });
   };
   try {

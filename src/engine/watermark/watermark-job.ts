@@ -218,16 +218,19 @@ async function joinMp4(engine: Engine, folder: string, video: VideoRecord, signa
   }
 }
 
-/** READY (every output written) once every segment is there; an on-demand watermark gets there as players ask. */
+/**
+ * READY (every output written) once every segment is there; an on-demand watermark gets there as players ask. The
+ * record is read here, after the segments are: a container asked for meanwhile is seen.
+ */
 export async function markCompleteIfDone(engine: Engine, id: string, folder: string, count: number): Promise<WatermarkRecord> {
   const w = (await engine.store.getWatermark(id))!;
   const complete =
     (await doneSegments(engine.media, folder, count)).every(Boolean) && (!w.containers.includes('mp4') || (await engine.media.exists(`${folder}/${MP4_NAME}`)));
-  if (complete && w.status !== 'READY') {
-    await engine.store.updateWatermark(id, { status: 'READY', readyOn: engine.now(), error: null });
-    // Every segment is there, so no render of this watermark is under way: what a killed process left goes.
-    await engine.renderer.tidy(folder);
-    await engine.media.dropUnfinished?.(`${folder}/`);
-  }
-  return (await engine.store.getWatermark(id))!;
+  if (!complete || w.status === 'READY') return w;
+  const readyOn = engine.now();
+  await engine.store.updateWatermark(id, { status: 'READY', readyOn, error: null });
+  // Every segment is there, so no render of this watermark is under way: what a killed process left goes.
+  await engine.renderer.tidy(folder);
+  await engine.media.dropUnfinished?.(`${folder}/`);
+  return { ...w, status: 'READY', readyOn, error: null };
 }
