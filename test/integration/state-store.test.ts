@@ -182,6 +182,31 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       ]);
     });
 
+    it('reads a request’s video and its watermark in one call, by key or id, and stays right when a key names another video', async () => {
+      store = await backend.open();
+      await store.insertVideo(video('v1', 'clip', { status: 'INGESTED' }));
+      const identify = (videoId: string) => `${videoId}-alice`;
+      expect(await store.findWatermarkRequest({ key: 'nope' }, identify)).toEqual({});
+      expect(await store.findWatermarkRequest({}, identify)).toEqual({});
+      // Not made yet, then made: found by key (the second time under the id this store learnt) and by id.
+      expect(await store.findWatermarkRequest({ key: 'clip' }, identify)).toEqual({ video: video('v1', 'clip', { status: 'INGESTED' }), watermark: undefined });
+      await store.insertWatermarkIfAbsent(watermark('v1-alice', 'v1', 'alice'));
+      const both = { video: video('v1', 'clip', { status: 'INGESTED' }), watermark: watermark('v1-alice', 'v1', 'alice') };
+      expect(await store.findWatermarkRequest({ key: 'clip' }, identify)).toEqual(both);
+      expect(await store.findWatermarkRequest({ videoId: 'v1' }, identify)).toEqual(both);
+      // The key now names another video (a replaced ingest): its watermark, not the old video's, is found.
+      await store.deleteVideoAndWatermarks('v1');
+      await store.insertVideo(video('v2', 'clip'));
+      expect(await store.findWatermarkRequest({ key: 'clip' }, identify)).toEqual({ video: video('v2', 'clip'), watermark: undefined });
+      await store.insertWatermarkIfAbsent(watermark('v2-alice', 'v2', 'alice'));
+      expect((await store.findWatermarkRequest({ key: 'clip' }, identify)).watermark).toEqual(watermark('v2-alice', 'v2', 'alice'));
+
+      expect(await store.getWatermarkAndJob('v2-alice', 'watermark:v2-alice')).toEqual({ watermark: watermark('v2-alice', 'v2', 'alice'), job: undefined });
+      const job = await store.ensureJob('watermark', 'v2-alice', T0);
+      expect(await store.getWatermarkAndJob('v2-alice', job.id)).toEqual({ watermark: watermark('v2-alice', 'v2', 'alice'), job });
+      expect(await store.getWatermarkAndJob('gone', job.id)).toEqual({});
+    });
+
     it('gives a job’s lease to one owner at a time, renews it for that owner only, and frees it when stale', async () => {
       store = await backend.open();
       const job = await store.ensureJob('watermark', 'w1', T0);
@@ -195,10 +220,14 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       expect(await store.heartbeatJob(job.id, winner!, T0 + 30)).toBe(true);
       await store.finishJob(job.id, loser!, T0 + 40, { status: 'failed', error: 'not mine' });
       await store.setJobProgress(job.id, { done: 3, total: 7, stage: 'render' }, T0 + 50);
+      // Progress written by someone who does not hold the lease leaves its heartbeat alone; by its holder, renews it.
+      await store.setJobProgress(job.id, { done: 3, total: 7, stage: 'render' }, T0 + 55, loser);
+      expect(await store.getJob(job.id)).toMatchObject({ heartbeat: T0 + 30 });
+      expect(await store.setJobProgress(job.id, { done: 3, total: 7, stage: 'render' }, T0 + 35, winner)).toBe(true);
       expect(await store.getJob(job.id)).toMatchObject({
         status: 'running',
         owner: winner,
-        heartbeat: T0 + 30,
+        heartbeat: T0 + 35,
         attempts: 1,
         done: 3,
         total: 7,
@@ -234,5 +263,52 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       expect((await store.listCredentials()).map((c) => c.clientId)).toEqual(['c1', 'c2']);
       expect(await store.countActiveCredentials()).toBe(1);
     });
+  });
+});
+
+describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${POSTGRES_MISSING}` : 'credentials on PostgreSQL', () => {
+  let pg: TestPostgres;
+  const stores: StateStore[] = [];
+  beforeAll(async () => {
+    pg = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    for (const s of stores) await s.close();
+    await pg?.stop();
+  });
+
+  /** Until `check` holds, a few ms at a time: a notice between processes arrives on its own connection. */
+  async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+    for (let i = 0; i < 500; i++) {
+      if (await check()) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`never: ${what}`);
+  }
+
+  it('keeps a key read lately, drops it when another instance revokes it, and keeps nothing while it cannot hear revocations', async () => {
+    const url = await pg.createDatabase();
+    const [a, b] = [await PostgresStateStore.open(url), await PostgresStateStore.open(url)];
+    stores.push(a, b);
+    await b.insertCredential({ clientId: 'c1', keyHash: 'h1', label: null, createdOn: T0, revokedOn: null });
+    await b.insertCredential({ clientId: 'c2', keyHash: 'h2', label: null, createdOn: T0, revokedOn: null });
+    const busOf = (s: StateStore) => s.changeBus() as unknown as { listening: boolean };
+    await a.getCredential('c1');
+    await until(() => busOf(a).listening, 'a LISTENs');
+    // Read once listening: kept. A change made behind the store's back (no notice) is not seen while it is kept...
+    expect(await a.getCredential('c1')).toMatchObject({ revokedOn: null });
+    await pg.query(url, 'UPDATE credentials SET label = $1 WHERE client_id = $2', ['changed quietly', 'c1']);
+    expect(await a.getCredential('c1')).toMatchObject({ label: null });
+    // ...but a revocation through any store is: it tells every instance as it commits.
+    expect(await b.revokeCredential('c1', T0 + 1)).toBe(true);
+    await until(async () => (await a.getCredential('c1'))?.revokedOn === T0 + 1, 'a sees the revocation');
+
+    // The LISTEN connection drops: what a kept, and anything revoked until it is back, is read again.
+    expect(await a.getCredential('c2')).toMatchObject({ revokedOn: null });
+    await pg.query(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'");
+    await until(() => !busOf(a).listening, 'a has lost its LISTEN');
+    await pg.query(url, 'UPDATE credentials SET revoked_on = $1 WHERE client_id = $2', [T0 + 2, 'c2']);
+    expect(await a.getCredential('c2')).toMatchObject({ revokedOn: T0 + 2 });
+    await until(() => busOf(a).listening, 'a LISTENs again');
   });
 });
