@@ -16,7 +16,7 @@ const HEARTBEAT_MS = 4_000;
  * only when no progress was for HEARTBEAT_MS.
  */
 const PROGRESS_EVERY_MS = 200;
-const SERVER_PROGRESS_EVERY_MS = 2_000;
+const SERVER_PROGRESS_EVERY_MS = HEARTBEAT_MS;
 
 export type JobKind = JobRecord['kind'];
 
@@ -50,7 +50,7 @@ export async function holdLease<T>(engine: Engine, kind: JobKind, targetId: stri
   const write = (step: () => Promise<unknown>): Promise<unknown> => (writes = writes.then(step).catch(() => undefined));
   let renewed = engine.now();
   const heartbeat = setInterval(() => {
-    if (engine.now() - renewed < HEARTBEAT_MS / 2) return;
+    if (engine.now() - renewed < HEARTBEAT_MS) return;
     renewed = engine.now();
     void write(() => engine.store.heartbeatJob(id, engine.owner, engine.now()));
   }, HEARTBEAT_MS);
