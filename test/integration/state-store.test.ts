@@ -168,6 +168,10 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       expect(await store.getWatermark('w1')).toMatchObject({ status: 'READY', readyOn: T0 + 60_000, containers: ['m3u8', 'mp4'], render: 'full' });
       await store.insertWatermarkIfAbsent(watermark('w2', 'v1', 'bob'));
       expect((await store.listWatermarks('v1')).map((w) => w.id)).toEqual(['w1', 'w2']);
+      // A change asked for from one status leaves a record that moved on alone.
+      await store.updateWatermark('w1', { status: 'PLAYABLE' }, { from: 'PENDING' });
+      await store.updateWatermark('w2', { status: 'PLAYABLE' }, { from: 'PENDING' });
+      expect([(await store.getWatermark('w1'))?.status, (await store.getWatermark('w2'))?.status]).toEqual(['READY', 'PLAYABLE']);
 
       await store.ensureJob('watermark', 'w1', T0);
       await store.ensureJob('ingest', 'v1', T0);
@@ -285,6 +289,24 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     }
     throw new Error(`never: ${what}`);
   }
+
+  it('sends a change notice to every instance with the write it announces', async () => {
+    const url = await pg.createDatabase();
+    const [a, b] = [await PostgresStateStore.open(url), await PostgresStateStore.open(url)];
+    stores.push(a, b);
+    const heard: string[] = [];
+    b.changeBus()!.listen((message) => heard.push(message));
+    await until(() => (b.changeBus() as unknown as { listening: boolean }).listening, 'b LISTENs');
+    await a.insertVideo(video('v1', 'clip'));
+    await a.insertWatermarkIfAbsent(watermark('w1', 'v1', 'alice'));
+    await a.ensureJob('watermark', 'w1', T0);
+    expect(await a.acquireJob('watermark:w1', 'owner-a', T0, 20_000)).toBe(true);
+    await a.updateWatermark('w1', { status: 'PLAYABLE' }, { from: 'PENDING', notice: 'origin watermark:w1' });
+    await a.finishJob('watermark:w1', 'owner-a', T0 + 1, { status: 'done' }, 'origin watermark:w1 end');
+    await until(() => heard.length === 2, 'b hears both notices');
+    expect(heard).toEqual(['origin watermark:w1', 'origin watermark:w1 end']);
+    expect([(await a.getWatermark('w1'))?.status, (await a.getJob('watermark:w1'))?.status]).toEqual(['PLAYABLE', 'done']);
+  });
 
   it('keeps a key read lately, drops it when another instance revokes it, and keeps nothing while it cannot hear revocations', async () => {
     const url = await pg.createDatabase();

@@ -244,12 +244,25 @@ export class LocalService implements WatermarkService {
   }
 
   watchWatermark(resource: WatermarkResource, goal: WatchGoal, options: WatchOptions & CallOptions = {}): AsyncIterable<WatermarkProgress> {
-    const reached = (w: WatermarkRecord) => w.status === 'FAILED' || (goal === 'playable' ? w.status !== 'PENDING' : w.status === 'READY');
-    const id = resource.id ?? '';
-    const states = watch({
+    const reached = goalOf(goal);
+    return mapAsync(this.watchRecord(resource.id ?? '', goal, { ...options, progress: true }), (s) => ({
+      status: apiStatus(s.w),
+      ...workInHand(s.job),
+      final: reached(s.w),
+    }));
+  }
+
+  /** A watermark and its job as they change, until the goal; woken by the job's progress too when `progress`. */
+  private watchRecord(
+    id: string,
+    goal: WatchGoal,
+    options: WatchOptions & CallOptions & { progress: boolean },
+  ): AsyncIterable<{ w: WatermarkRecord; job: JobRecord | undefined }> {
+    const reached = goalOf(goal);
+    return watch({
       read: () => watermarkAndJob(this.engine, id),
       intervalMs: options.intervalMs ?? pollMs(this.engine),
-      subscribe: (wake) => this.engine.changes.subscribe(topicOf('watermark', id), wake),
+      subscribe: (wake) => this.engine.changes.subscribe(topicOf('watermark', id), wake, { progress: options.progress }),
       key: (s) => `${s.w.status}|${s.job?.done}|${s.job?.total}|${s.job?.stage}`,
       until: (s) => reached(s.w),
       onIdle: (s) => this.takeOver('watermark', id, s.job),
@@ -257,24 +270,20 @@ export class LocalService implements WatermarkService {
       deadline: options.deadline,
       timeout: () => new WmarkError('TIMEOUT', `timed out: watermark ${id} is not ${goal === 'playable' ? 'playable' : 'finished'} yet`),
     });
-    return mapAsync(states, (s) => ({
-      status: apiStatus(s.w),
-      ...workInHand(s.job),
-      final: reached(s.w),
-    }));
   }
 
   /**
    * Waits until the goal or the timeout, whichever comes first, and returns the record as it is then. A dependency
-   * that goes down meanwhile ends the wait with its 503 (the job waits for it; the caller need not).
+   * that goes down meanwhile ends the wait with its 503 (the job waits for it; the caller need not). Progress does not
+   * wake it (only a status it waits for), and the record it ends on is the one it read last.
    */
   private async settle(id: string, goal: WatchGoal, timeoutMs: number, signal?: AbortSignal): Promise<WatermarkRecord> {
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const watched = lastOf(this.watchWatermark({ status: 'PENDING', id }, goal, { deadline: this.engine.now() + timeoutMs, signal: stop.signal }));
-      await this.engine.dependencies.whileUp(watched);
+      const watched = lastOf(this.watchRecord(id, goal, { deadline: this.engine.now() + timeoutMs, signal: stop.signal, progress: false }));
+      return (await this.engine.dependencies.whileUp(watched)).w;
     } catch (error) {
       if (!(error instanceof WmarkError && error.code === 'TIMEOUT')) throw error;
     } finally {
@@ -387,6 +396,11 @@ export class LocalService implements WatermarkService {
  * What a job is doing now, for progress: its stage and counts only while it runs (a finished job's row still holds its
  * last stage, "joining mp4 7/7", which is no news to someone who asks again); "queued" while it waits its turn.
  */
+/** Whether a watermark reached what a watch waits for (or failed, which ends every wait). */
+function goalOf(goal: WatchGoal): (w: WatermarkRecord) => boolean {
+  return (w) => w.status === 'FAILED' || (goal === 'playable' ? w.status !== 'PENDING' : w.status === 'READY');
+}
+
 function workInHand(job: JobRecord | undefined): { stage?: string; done?: number; total?: number } {
   if (job?.status === 'queued') return { stage: 'queued' };
   if (job?.status !== 'running') return {};

@@ -23,6 +23,12 @@ export type JobKind = JobRecord['kind'];
 export const jobId = (kind: JobKind, targetId: string) => `${kind}:${targetId}`;
 export const topicOf = (kind: JobKind, targetId: string) => (kind === 'ingest' ? (`video:${targetId}` as const) : (`watermark:${targetId}` as const));
 
+/**
+ * How the lease was taken: at once (the job row was there, not done, and nobody held it), or only after the row was
+ * made or a finished job was queued again (another process may have finished the target meanwhile).
+ */
+export type LeaseTaken = 'at-once' | 'after-reset';
+
 /** True while some process holds a live lease on the job. */
 export function isLeaseLive(job: JobRecord | undefined, now: number): boolean {
   return Boolean(job && job.status === 'running' && job.owner !== null && (job.heartbeat ?? 0) >= now - LEASE_STALE_MS);
@@ -33,12 +39,19 @@ export function isLeaseLive(job: JobRecord | undefined, now: number): boolean {
  * a live lease (its progress shows in the store). The job ends done, failed (work threw), or queued again when the
  * work was interrupted (Ctrl-C, shutdown) or a dependency did not answer, so it resumes later.
  */
-export async function holdLease<T>(engine: Engine, kind: JobKind, targetId: string, work: (report: JobReporter) => Promise<T>): Promise<T | undefined> {
+export async function holdLease<T>(
+  engine: Engine,
+  kind: JobKind,
+  targetId: string,
+  work: (report: JobReporter, taken: LeaseTaken) => Promise<T>,
+): Promise<T | undefined> {
   const id = jobId(kind, targetId);
   const topic = topicOf(kind, targetId);
   const acquire = () => engine.store.acquireJob(id, engine.owner, engine.now(), LEASE_STALE_MS);
   // Usually the job row is there, queued, and taking the lease is the one statement this needs.
+  let taken: LeaseTaken = 'at-once';
   if (!(await acquire())) {
+    taken = 'after-reset';
     const job = await engine.store.ensureJob(kind, targetId, engine.now());
     // A finished job asked to run again means more work was asked for since (e.g. an mp4 added later).
     if (job.status === 'done' || job.status === 'failed') await engine.store.resetJob(id, engine.now());
@@ -66,13 +79,15 @@ export async function holdLease<T>(engine: Engine, kind: JobKind, targetId: stri
       renewed = now;
       // Watchers elsewhere read progress on their next poll; a watermark turning PLAYABLE and the job's end are
       // announced to every process.
-      engine.changes.notifyHere(topic);
+      engine.changes.progressed(topic);
     });
   };
+  // The job's end is announced to every process by the statement that writes it.
+  const notice = engine.changes.busMessage(topic);
   try {
-    const result = await work(report);
+    const result = await work(report, taken);
     clearInterval(heartbeat);
-    await write(() => engine.store.finishJob(id, engine.owner, engine.now(), { status: 'done' }));
+    await write(() => engine.store.finishJob(id, engine.owner, engine.now(), { status: 'done' }, notice));
     return result;
   } catch (error) {
     clearInterval(heartbeat);
@@ -84,11 +99,12 @@ export async function holdLease<T>(engine: Engine, kind: JobKind, targetId: stri
         engine.owner,
         engine.now(),
         interrupted ? { status: 'queued' } : { status: 'failed', error: error instanceof Error ? error.message : String(error) },
+        notice,
       ),
     );
     throw error;
   } finally {
     clearInterval(heartbeat);
-    engine.changes.notify(topic);
+    engine.changes.notifyHere(topic);
   }
 }

@@ -165,6 +165,11 @@ class PostgresDatabase implements SqlDatabase {
     return this.bus;
   }
 
+  announcing(sql: string, params: readonly unknown[], message: string): SqlStatement {
+    // A write in WITH runs to its end whether or not the query reads it, and the notice is sent when it commits.
+    return { sql: `WITH announced AS (${sql}) SELECT pg_notify(?, ?)`, params: [...params, CHANNEL, message] };
+  }
+
   private text(sql: string): string {
     let text = this.texts.get(sql);
     if (text === undefined) {

@@ -27,6 +27,7 @@ import type {
   WatermarkAndVideo,
   WatermarkPatch,
   WatermarkRecord,
+  WatermarkUpdateOptions,
 } from './state-store.js';
 
 /** `INSERT INTO table (a, b) VALUES (?, ?)` for a row's columns, and the values in that order. */
@@ -251,7 +252,7 @@ export class SqlStateStore implements StateStore {
     ]);
   }
 
-  async updateWatermark(id: string, patch: WatermarkPatch): Promise<void> {
+  async updateWatermark(id: string, patch: WatermarkPatch, options: WatermarkUpdateOptions = {}): Promise<void> {
     const set = assignments({
       status: patch.status,
       error: patch.error,
@@ -259,7 +260,9 @@ export class SqlStateStore implements StateStore {
       containers: patch.containers === undefined ? undefined : JSON.stringify(patch.containers),
       render: patch.render,
     } satisfies Partial<WatermarksTable>);
-    if (set) await this.db.run(`UPDATE watermarks SET ${set.sql} WHERE id = ?`, [...set.params, id]);
+    if (!set) return;
+    const from = options.from === undefined ? { sql: '', params: [] } : { sql: ' AND status = ?', params: [options.from] };
+    await this.runAnnounced(`UPDATE watermarks SET ${set.sql} WHERE id = ?${from.sql}`, [...set.params, id, ...from.params], options.notice);
   }
 
   // ---- jobs
@@ -294,14 +297,28 @@ export class SqlStateStore implements StateStore {
     return (await this.db.run('UPDATE jobs SET heartbeat = ?, updated_on = ? WHERE id = ? AND owner = ?', [now, now, id, owner])) === 1;
   }
 
-  async finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }): Promise<void> {
-    await this.db.run('UPDATE jobs SET status = ?, error = ?, owner = NULL, heartbeat = NULL, updated_on = ? WHERE id = ? AND owner = ?', [
-      outcome.status,
-      outcome.error ?? null,
-      now,
-      id,
-      owner,
-    ]);
+  async finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }, notice?: string): Promise<void> {
+    await this.runAnnounced(
+      'UPDATE jobs SET status = ?, error = ?, owner = NULL, heartbeat = NULL, updated_on = ? WHERE id = ? AND owner = ?',
+      [outcome.status, outcome.error ?? null, now, id, owner],
+      notice,
+    );
+  }
+
+  /**
+   * Runs a write and sends `notice` (if any) on the change bus once it is done: in the same statement where the
+   * database can, so announcing a change costs no transaction of its own.
+   */
+  private async runAnnounced(sql: string, params: readonly unknown[], notice: string | undefined): Promise<void> {
+    if (notice === undefined) {
+      await this.db.run(sql, params);
+    } else if (this.db.announcing) {
+      const s = this.db.announcing(sql, params, notice);
+      await this.db.run(s.sql, s.params);
+    } else {
+      await this.db.run(sql, params);
+      this.changeBus()?.publish(notice);
+    }
   }
 
   async setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number, owner?: string): Promise<boolean> {

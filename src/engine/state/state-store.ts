@@ -111,6 +111,12 @@ export interface WatermarkAndVideo {
 
 /** The partial updates a watermark row takes. */
 export type WatermarkPatch = { status?: WatermarkStatus; error?: string | null; readyOn?: number | null; containers?: Container[]; render?: RenderMode };
+export interface WatermarkUpdateOptions {
+  /** Changes it only while its status is this one (a job that read it before another process moved it on). */
+  from?: WatermarkStatus;
+  /** A change-bus message for the other processes, sent when the change is written. */
+  notice?: string;
+}
 
 /**
  * What the engine asks of its state: rows and their atomic transitions. The engine and the application layer see only
@@ -146,7 +152,7 @@ export interface StateStore {
   deleteWatermark(id: string): Promise<void>;
   /** Removes a video with its watermarks and every job of either, atomically; media is the caller's. */
   deleteVideoAndWatermarks(videoId: string): Promise<void>;
-  updateWatermark(id: string, patch: WatermarkPatch): Promise<void>;
+  updateWatermark(id: string, patch: WatermarkPatch, options?: WatermarkUpdateOptions): Promise<void>;
 
   /** Creates the job row for a target if none exists and returns it. */
   ensureJob(kind: JobRecord['kind'], targetId: string, now: number): Promise<JobRecord>;
@@ -155,7 +161,8 @@ export interface StateStore {
   acquireJob(id: string, owner: string, now: number, staleMs: number): Promise<boolean>;
   /** Renews the lease; false when `owner` no longer holds it. */
   heartbeatJob(id: string, owner: string, now: number): Promise<boolean>;
-  finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }): Promise<void>;
+  /** Ends the lease; `notice`, a change-bus message, goes to the other processes when the end is written. */
+  finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }, notice?: string): Promise<void>;
   /** Writes progress; given the lease's `owner`, renews its heartbeat too when it still holds it. True when the job exists. */
   setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number, owner?: string): Promise<boolean>;
   /** Jobs not finished whose lease is free or stale: what a starting server resumes, oldest first. */
