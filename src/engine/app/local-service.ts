@@ -36,6 +36,7 @@ import { checkCredential, createCredential, type IssuedCredential, isActiveClien
 import { MediaAccess } from './media-access.js';
 import { Operations } from './operations.js';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates } from './templates.js';
+import { goalOf, workInHand } from './watermark-watch.js';
 
 export type { AuthAttempt, RenderMode, WatermarkRecord } from '../state/state-store.js';
 
@@ -390,21 +391,6 @@ export class LocalService implements WatermarkService {
       ready: watermarks.filter((w) => w.status === 'READY').length,
     };
   }
-}
-
-/**
- * What a job is doing now, for progress: its stage and counts only while it runs (a finished job's row still holds its
- * last stage, "joining mp4 7/7", which is no news to someone who asks again); "queued" while it waits its turn.
- */
-/** Whether a watermark reached what a watch waits for (or failed, which ends every wait). */
-function goalOf(goal: WatchGoal): (w: WatermarkRecord) => boolean {
-  return (w) => w.status === 'FAILED' || (goal === 'playable' ? w.status !== 'PENDING' : w.status === 'READY');
-}
-
-function workInHand(job: JobRecord | undefined): { stage?: string; done?: number; total?: number } {
-  if (job?.status === 'queued') return { stage: 'queued' };
-  if (job?.status !== 'running') return {};
-  return { ...(job.stage ? { stage: job.stage } : {}), ...(job.total > 0 ? { done: job.done, total: job.total } : {}) };
 }
 
 async function* mapAsync<T, U>(source: AsyncIterable<T>, map: (item: T) => U): AsyncGenerator<U> {

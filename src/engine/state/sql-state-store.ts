@@ -305,20 +305,11 @@ export class SqlStateStore implements StateStore {
     );
   }
 
-  /**
-   * Runs a write and sends `notice` (if any) on the change bus once it is done: in the same statement where the
-   * database can, so announcing a change costs no transaction of its own.
-   */
+  /** A write, and its `notice` on the change bus: in the write's own statement where the database can. */
   private async runAnnounced(sql: string, params: readonly unknown[], notice: string | undefined): Promise<void> {
-    if (notice === undefined) {
-      await this.db.run(sql, params);
-    } else if (this.db.announcing) {
-      const s = this.db.announcing(sql, params, notice);
-      await this.db.run(s.sql, s.params);
-    } else {
-      await this.db.run(sql, params);
-      this.changeBus()?.publish(notice);
-    }
+    const s = notice !== undefined && this.db.announcing ? this.db.announcing(sql, params, notice) : { sql, params };
+    await this.db.run(s.sql, s.params);
+    if (notice !== undefined && !this.db.announcing) this.changeBus()?.publish(notice);
   }
 
   async setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number, owner?: string): Promise<boolean> {
