@@ -215,9 +215,9 @@ export class LocalService implements WatermarkService {
       this.engine.dependencies.require();
       this.queue.enqueue({ kind: 'watermark', id: record.id }, { immediate: forensicOnly });
     }
-    if (forensicOnly && record.status === 'PENDING') record = await this.settle(record.id, 'playable', FORENSIC_READY_MS, options.signal);
+    if (forensicOnly && record.status === 'PENDING') record = await this.settle(record, 'playable', FORENSIC_READY_MS, options.signal);
     if (api === '2.0' && record.status === 'PENDING') {
-      record = await this.settle(record.id, 'playable', this.options.playableTimeoutMs ?? 120_000, options.signal);
+      record = await this.settle(record, 'playable', this.options.playableTimeoutMs ?? 120_000, options.signal);
       if (record.status === 'PENDING') {
         throw new WmarkError('NOT_READY_YET', 'the watermark is still being prepared; send the same request again shortly');
       }
@@ -246,22 +246,20 @@ export class LocalService implements WatermarkService {
 
   watchWatermark(resource: WatermarkResource, goal: WatchGoal, options: WatchOptions & CallOptions = {}): AsyncIterable<WatermarkProgress> {
     const reached = goalOf(goal);
-    return mapAsync(this.watchRecord(resource.id ?? '', goal, { ...options, progress: true }), (s) => ({
-      status: apiStatus(s.w),
-      ...workInHand(s.job),
-      final: reached(s.w),
-    }));
+    const states = this.watchRecord(resource.id ?? '', goal, { ...options, progress: true });
+    return mapAsync(states, (s) => ({ status: apiStatus(s.w), ...workInHand(s.job), final: reached(s.w) }));
   }
 
-  /** A watermark and its job as they change, until the goal; woken by the job's progress too when `progress`. */
+  /** A watermark and its job until the goal; woken by the job's progress too when `progress`. */
   private watchRecord(
     id: string,
     goal: WatchGoal,
-    options: WatchOptions & CallOptions & { progress: boolean },
+    options: WatchOptions & CallOptions & { progress: boolean; initial?: { w: WatermarkRecord; job: JobRecord | undefined } },
   ): AsyncIterable<{ w: WatermarkRecord; job: JobRecord | undefined }> {
     const reached = goalOf(goal);
     return watch({
       read: () => watermarkAndJob(this.engine, id),
+      initial: options.initial,
       intervalMs: options.intervalMs ?? pollMs(this.engine),
       subscribe: (wake) => this.engine.changes.subscribe(topicOf('watermark', id), wake, { progress: options.progress }),
       key: (s) => `${s.w.status}|${s.job?.done}|${s.job?.total}|${s.job?.stage}`,
@@ -274,16 +272,18 @@ export class LocalService implements WatermarkService {
   }
 
   /**
-   * Waits until the goal or the timeout, whichever comes first, and returns the record as it is then. A dependency
-   * that goes down meanwhile ends the wait with its 503 (the job waits for it; the caller need not). Progress does not
-   * wake it (only a status it waits for), and the record it ends on is the one it read last.
+   * Waits for the goal or the timeout and returns the record as it is then (from `known`, just read or written, to the
+   * last read; progress does not wake it). A dependency that goes down ends the wait with its 503 (the job waits for it).
    */
-  private async settle(id: string, goal: WatchGoal, timeoutMs: number, signal?: AbortSignal): Promise<WatermarkRecord> {
+  private async settle(known: WatermarkRecord, goal: WatchGoal, timeoutMs: number, signal?: AbortSignal): Promise<WatermarkRecord> {
+    const id = known.id;
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const watched = lastOf(this.watchRecord(id, goal, { deadline: this.engine.now() + timeoutMs, signal: stop.signal, progress: false }));
+      const watched = lastOf(
+        this.watchRecord(id, goal, { deadline: this.engine.now() + timeoutMs, signal: stop.signal, progress: false, initial: { w: known, job: undefined } }),
+      );
       return (await this.engine.dependencies.whileUp(watched)).w;
     } catch (error) {
       if (!(error instanceof WmarkError && error.code === 'TIMEOUT')) throw error;
