@@ -40,6 +40,11 @@ export interface TestPostgres {
   halt(): Promise<void>;
   /** Starts it again after halt(), on the same port with the same data. */
   restart(): Promise<void>;
+  /**
+   * Kills every process of the server at once (SIGKILL), as a crash would: no shutdown, connections cut, transactions
+   * in flight lost. restart() brings it back through crash recovery, on the same port with the same data.
+   */
+  kill(): Promise<void>;
   /** Stops every process of the server (SIGSTOP): connections stay open and nothing answers, as on a hung host. */
   freeze(): void;
   /** Lets a frozen server run on (SIGCONT). */
@@ -164,6 +169,24 @@ export async function startPostgres(): Promise<TestPostgres> {
     },
     thaw: () => {
       for (const pid of serverPids(data).reverse()) process.kill(pid, 'SIGCONT');
+    },
+    kill: async () => {
+      const proc = child;
+      child = undefined;
+      const exited = proc && proc.exitCode === null && proc.signalCode === null ? new Promise((resolve) => proc.once('exit', resolve)) : undefined;
+      const pids = serverPids(data);
+      for (const pid of pids) process.kill(pid, 'SIGKILL');
+      await exited;
+      // Its children too (gone, or a zombie nobody reaps, which holds nothing): a new server then starts cleanly.
+      const alive = (pid: number) => {
+        try {
+          return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+        } catch {
+          return false;
+        }
+      };
+      const end = Date.now() + 10_000;
+      while (pids.some(alive) && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
     },
     halt: stopChild,
     restart: launch,

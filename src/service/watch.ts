@@ -6,6 +6,8 @@ import { WmarkError } from '../core/errors.js';
 export interface WatchOptions<T> {
   /** Reads the current state. */
   read: () => Promise<T> | T;
+  /** The state as the caller has just read or written it: taken as the first read, which is not made. */
+  initial?: T;
   /** Reads again at least this often. */
   intervalMs: number;
   /** Wakes the watcher before the interval is up (e.g. an in-process event); returns its unsubscribe. */
@@ -43,7 +45,7 @@ export async function* watch<T>(options: WatchOptions<T>): AsyncGenerator<T, voi
       woken = false;
       let state: T;
       try {
-        state = await options.read();
+        state = reads === 1 && options.initial !== undefined ? options.initial : await options.read();
       } catch (error) {
         // A read that ran out of time because the watch's own deadline came (a timer may wake a hair early, then the
         // read has no time left) says what the watch last saw, not "no answer": the service did answer before.

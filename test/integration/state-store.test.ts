@@ -168,6 +168,10 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       expect(await store.getWatermark('w1')).toMatchObject({ status: 'READY', readyOn: T0 + 60_000, containers: ['m3u8', 'mp4'], render: 'full' });
       await store.insertWatermarkIfAbsent(watermark('w2', 'v1', 'bob'));
       expect((await store.listWatermarks('v1')).map((w) => w.id)).toEqual(['w1', 'w2']);
+      // A change asked for from one status leaves a record that moved on alone.
+      await store.updateWatermark('w1', { status: 'PLAYABLE' }, { from: 'PENDING' });
+      await store.updateWatermark('w2', { status: 'PLAYABLE' }, { from: 'PENDING' });
+      expect([(await store.getWatermark('w1'))?.status, (await store.getWatermark('w2'))?.status]).toEqual(['READY', 'PLAYABLE']);
 
       await store.ensureJob('watermark', 'w1', T0);
       await store.ensureJob('ingest', 'v1', T0);
@@ -180,6 +184,31 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
         undefined,
         undefined,
       ]);
+    });
+
+    it('reads a request’s video and its watermark in one call, by key or id, and stays right when a key names another video', async () => {
+      store = await backend.open();
+      await store.insertVideo(video('v1', 'clip', { status: 'INGESTED' }));
+      const identify = (videoId: string) => `${videoId}-alice`;
+      expect(await store.findWatermarkRequest({ key: 'nope' }, identify)).toEqual({});
+      expect(await store.findWatermarkRequest({}, identify)).toEqual({});
+      // Not made yet, then made: found by key (the second time under the id this store learnt) and by id.
+      expect(await store.findWatermarkRequest({ key: 'clip' }, identify)).toEqual({ video: video('v1', 'clip', { status: 'INGESTED' }), watermark: undefined });
+      await store.insertWatermarkIfAbsent(watermark('v1-alice', 'v1', 'alice'));
+      const both = { video: video('v1', 'clip', { status: 'INGESTED' }), watermark: watermark('v1-alice', 'v1', 'alice') };
+      expect(await store.findWatermarkRequest({ key: 'clip' }, identify)).toEqual(both);
+      expect(await store.findWatermarkRequest({ videoId: 'v1' }, identify)).toEqual(both);
+      // The key now names another video (a replaced ingest): its watermark, not the old video's, is found.
+      await store.deleteVideoAndWatermarks('v1');
+      await store.insertVideo(video('v2', 'clip'));
+      expect(await store.findWatermarkRequest({ key: 'clip' }, identify)).toEqual({ video: video('v2', 'clip'), watermark: undefined });
+      await store.insertWatermarkIfAbsent(watermark('v2-alice', 'v2', 'alice'));
+      expect((await store.findWatermarkRequest({ key: 'clip' }, identify)).watermark).toEqual(watermark('v2-alice', 'v2', 'alice'));
+
+      expect(await store.getWatermarkAndJob('v2-alice', 'watermark:v2-alice')).toEqual({ watermark: watermark('v2-alice', 'v2', 'alice'), job: undefined });
+      const job = await store.ensureJob('watermark', 'v2-alice', T0);
+      expect(await store.getWatermarkAndJob('v2-alice', job.id)).toEqual({ watermark: watermark('v2-alice', 'v2', 'alice'), job });
+      expect(await store.getWatermarkAndJob('gone', job.id)).toEqual({});
     });
 
     it('gives a job’s lease to one owner at a time, renews it for that owner only, and frees it when stale', async () => {
@@ -195,10 +224,14 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       expect(await store.heartbeatJob(job.id, winner!, T0 + 30)).toBe(true);
       await store.finishJob(job.id, loser!, T0 + 40, { status: 'failed', error: 'not mine' });
       await store.setJobProgress(job.id, { done: 3, total: 7, stage: 'render' }, T0 + 50);
+      // Progress written by someone who does not hold the lease leaves its heartbeat alone; by its holder, renews it.
+      await store.setJobProgress(job.id, { done: 3, total: 7, stage: 'render' }, T0 + 55, loser);
+      expect(await store.getJob(job.id)).toMatchObject({ heartbeat: T0 + 30 });
+      expect(await store.setJobProgress(job.id, { done: 3, total: 7, stage: 'render' }, T0 + 35, winner)).toBe(true);
       expect(await store.getJob(job.id)).toMatchObject({
         status: 'running',
         owner: winner,
-        heartbeat: T0 + 30,
+        heartbeat: T0 + 35,
         attempts: 1,
         done: 3,
         total: 7,
@@ -234,5 +267,70 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       expect((await store.listCredentials()).map((c) => c.clientId)).toEqual(['c1', 'c2']);
       expect(await store.countActiveCredentials()).toBe(1);
     });
+  });
+});
+
+describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${POSTGRES_MISSING}` : 'credentials on PostgreSQL', () => {
+  let pg: TestPostgres;
+  const stores: StateStore[] = [];
+  beforeAll(async () => {
+    pg = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    for (const s of stores) await s.close();
+    await pg?.stop();
+  });
+
+  /** Until `check` holds, a few ms at a time: a notice between processes arrives on its own connection. */
+  async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+    for (let i = 0; i < 500; i++) {
+      if (await check()) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`never: ${what}`);
+  }
+
+  it('sends a change notice to every instance with the write it announces', async () => {
+    const url = await pg.createDatabase();
+    const [a, b] = [await PostgresStateStore.open(url), await PostgresStateStore.open(url)];
+    stores.push(a, b);
+    const heard: string[] = [];
+    b.changeBus()!.listen((message) => heard.push(message));
+    await until(() => (b.changeBus() as unknown as { listening: boolean }).listening, 'b LISTENs');
+    await a.insertVideo(video('v1', 'clip'));
+    await a.insertWatermarkIfAbsent(watermark('w1', 'v1', 'alice'));
+    await a.ensureJob('watermark', 'w1', T0);
+    expect(await a.acquireJob('watermark:w1', 'owner-a', T0, 20_000)).toBe(true);
+    await a.updateWatermark('w1', { status: 'PLAYABLE' }, { from: 'PENDING', notice: 'origin watermark:w1' });
+    await a.finishJob('watermark:w1', 'owner-a', T0 + 1, { status: 'done' }, 'origin watermark:w1 end');
+    await until(() => heard.length === 2, 'b hears both notices');
+    expect(heard).toEqual(['origin watermark:w1', 'origin watermark:w1 end']);
+    expect([(await a.getWatermark('w1'))?.status, (await a.getJob('watermark:w1'))?.status]).toEqual(['PLAYABLE', 'done']);
+  });
+
+  it('keeps a key read lately, drops it when another instance revokes it, and keeps nothing while it cannot hear revocations', async () => {
+    const url = await pg.createDatabase();
+    const [a, b] = [await PostgresStateStore.open(url), await PostgresStateStore.open(url)];
+    stores.push(a, b);
+    await b.insertCredential({ clientId: 'c1', keyHash: 'h1', label: null, createdOn: T0, revokedOn: null });
+    await b.insertCredential({ clientId: 'c2', keyHash: 'h2', label: null, createdOn: T0, revokedOn: null });
+    const busOf = (s: StateStore) => s.changeBus() as unknown as { listening: boolean };
+    await a.getCredential('c1');
+    await until(() => busOf(a).listening, 'a LISTENs');
+    // Read once listening: kept. A change made behind the store's back (no notice) is not seen while it is kept...
+    expect(await a.getCredential('c1')).toMatchObject({ revokedOn: null });
+    await pg.query(url, 'UPDATE credentials SET label = $1 WHERE client_id = $2', ['changed quietly', 'c1']);
+    expect(await a.getCredential('c1')).toMatchObject({ label: null });
+    // ...but a revocation through any store is: it tells every instance as it commits.
+    expect(await b.revokeCredential('c1', T0 + 1)).toBe(true);
+    await until(async () => (await a.getCredential('c1'))?.revokedOn === T0 + 1, 'a sees the revocation');
+
+    // The LISTEN connection drops: what a kept, and anything revoked until it is back, is read again.
+    expect(await a.getCredential('c2')).toMatchObject({ revokedOn: null });
+    await pg.query(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'");
+    await until(() => !busOf(a).listening, 'a has lost its LISTEN');
+    await pg.query(url, 'UPDATE credentials SET revoked_on = $1 WHERE client_id = $2', [T0 + 2, 'c2']);
+    expect(await a.getCredential('c2')).toMatchObject({ revokedOn: T0 + 2 });
+    await until(() => busOf(a).listening, 'a LISTENs again');
   });
 });

@@ -1,11 +1,12 @@
 // Segment tasks through real parts, in this process: media in an S3-protocol server (s3rver), the queue in a private
 // redis-server, renders by the bundled ffmpeg. What a worker renders must match what serve renders locally, frame for
 // frame; what it must not render (another version, another font, no usable ffmpeg) is refused with the reason.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { frameHashes, GOP, SIZE, textTask, workingSegments } from '../../harness/cluster.js';
 import { tempDir } from '../../harness/fixtures.js';
+import { waitFor } from '../../harness/serve-helpers.js';
 import { startRedis, type TestRedis } from '../../harness/redis.js';
 import { startS3, type TestS3 } from '../../harness/s3.js';
 import { countingRunner, FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
@@ -110,6 +111,35 @@ describe('runSegmentTask', () => {
     expect((await runSegmentTask(task, store, runner, { fontFile: FONT })).rendered).toBe(true);
     expect((await runSegmentTask(task, store, runner, { fontFile: FONT })).rendered).toBe(false);
     expect(runner.encodes()).toBe(1);
+  });
+
+  it('uploads a segment it made again when its upload failed, rather than render it again', async () => {
+    const scratch = tempDir('unsent');
+    const counting = countingRunner();
+    // The bucket goes away once the encode is done: the segment is made, its upload fails.
+    const runner = {
+      ...counting,
+      ffmpeg: async (...args: Parameters<typeof counting.ffmpeg>) => {
+        const result = await counting.ffmpeg(...args);
+        await s3.halt();
+        return result;
+      },
+    };
+    const task = textTask('videos/v1/seg_00002.ts', output(), 'carol');
+    try {
+      await expect(runSegmentTask(task, store, runner, { fontFile: FONT, tmpDir: scratch })).rejects.toBeDefined();
+    } finally {
+      await s3.restart();
+      // The store was marked down by the failed upload: its probe notices the return.
+      await waitFor(async () => (store.health?.status().up !== false ? true : undefined), 'the store to be back', 30_000, 50);
+    }
+    expect(await store.exists(task.output)).toBe(false);
+    const again = await runSegmentTask(task, store, counting, { fontFile: FONT, tmpDir: scratch });
+    expect(again).toMatchObject({ output: task.output, rendered: false });
+    expect(counting.encodes()).toBe(1);
+    await decodesCleanly(await fetched(task.output));
+    // Stored once, the kept file is gone.
+    expect(readdirSync(path.join(scratch, 'wmark-unsent'))).toEqual([]);
   });
 
   it('names the missing input', async () => {

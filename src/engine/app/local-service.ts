@@ -31,12 +31,13 @@ import { isLeaseLive, type JobKind, jobId, topicOf } from '../jobs/job-lease.js'
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { AuthAttempt, JobRecord, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
 import { deleteWatermark, exportWatermark, renderedSegments, type WatermarkFiles, watermarkFiles } from '../watermark/manage.js';
-import { needsJob, requestWatermark, type VideoRef } from '../watermark/request.js';
+import { needsJob, requestWatermark, type VideoRef, watermarkAndJob } from '../watermark/request.js';
 import { apiStatus, templateBody, videoBody, watermarkBody } from './api-bodies.js';
 import { checkCredential, createCredential, type IssuedCredential, isActiveClient, listCredentials, revokeCredential, tokenKey } from './credentials.js';
 import { MediaAccess } from './media-access.js';
 import { Operations } from './operations.js';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates } from './templates.js';
+import { goalOf, workInHand } from './watermark-watch.js';
 
 export type { AuthAttempt, WatermarkRecord } from '../state/state-store.js';
 
@@ -216,9 +217,9 @@ export class LocalService implements WatermarkService {
       this.engine.dependencies.require();
       this.queue.enqueue({ kind: 'watermark', id: record.id }, { immediate: forensicOnly });
     }
-    if (forensicOnly && record.status === 'PENDING') record = await this.settle(record.id, 'playable', FORENSIC_READY_MS, options.signal);
+    if (forensicOnly && record.status === 'PENDING') record = await this.settle(record, 'playable', FORENSIC_READY_MS, options.signal);
     if (api === '2.0' && record.status === 'PENDING') {
-      record = await this.settle(record.id, 'playable', this.options.playableTimeoutMs ?? 120_000, options.signal);
+      record = await this.settle(record, 'playable', this.options.playableTimeoutMs ?? 120_000, options.signal);
       if (record.status === 'PENDING') {
         throw new WmarkError('NOT_READY_YET', 'the watermark is still being prepared; send the same request again shortly');
       }
@@ -246,12 +247,23 @@ export class LocalService implements WatermarkService {
   }
 
   watchWatermark(resource: WatermarkResource, goal: WatchGoal, options: WatchOptions & CallOptions = {}): AsyncIterable<WatermarkProgress> {
-    const reached = (w: WatermarkRecord) => w.status === 'FAILED' || (goal === 'playable' ? w.status !== 'PENDING' : w.status === 'READY');
-    const id = resource.id ?? '';
-    const states = watch({
-      read: async () => ({ w: await this.watermarkRecord(resource), job: await this.engine.store.getJob(jobId('watermark', id)) }),
+    const reached = goalOf(goal);
+    const states = this.watchRecord(resource.id ?? '', goal, { ...options, progress: true });
+    return mapAsync(states, (s) => ({ status: apiStatus(s.w), ...workInHand(s.job), final: reached(s.w) }));
+  }
+
+  /** A watermark and its job until the goal; woken by the job's progress too when `progress`. */
+  private watchRecord(
+    id: string,
+    goal: WatchGoal,
+    options: WatchOptions & CallOptions & { progress: boolean; initial?: { w: WatermarkRecord; job: JobRecord | undefined } },
+  ): AsyncIterable<{ w: WatermarkRecord; job: JobRecord | undefined }> {
+    const reached = goalOf(goal);
+    return watch({
+      read: () => watermarkAndJob(this.engine, id),
+      initial: options.initial,
       intervalMs: options.intervalMs ?? pollMs(this.engine),
-      subscribe: (wake) => this.engine.changes.subscribe(topicOf('watermark', id), wake),
+      subscribe: (wake) => this.engine.changes.subscribe(topicOf('watermark', id), wake, { progress: options.progress }),
       key: (s) => `${s.w.status}|${s.job?.done}|${s.job?.total}|${s.job?.stage}`,
       until: (s) => reached(s.w),
       onIdle: (s) => this.takeOver('watermark', id, s.job),
@@ -259,24 +271,22 @@ export class LocalService implements WatermarkService {
       deadline: options.deadline,
       timeout: () => new WmarkError('TIMEOUT', `timed out: watermark ${id} is not ${goal === 'playable' ? 'playable' : 'finished'} yet`),
     });
-    return mapAsync(states, (s) => ({
-      status: apiStatus(s.w),
-      ...workInHand(s.job),
-      final: reached(s.w),
-    }));
   }
 
   /**
-   * Waits until the goal or the timeout, whichever comes first, and returns the record as it is then. A dependency
-   * that goes down meanwhile ends the wait with its 503 (the job waits for it; the caller need not).
+   * Waits for the goal or the timeout and returns the record as it is then (from `known`, just read or written, to the
+   * last read; progress does not wake it). A dependency that goes down ends the wait with its 503 (the job waits for it).
    */
-  private async settle(id: string, goal: WatchGoal, timeoutMs: number, signal?: AbortSignal): Promise<WatermarkRecord> {
+  private async settle(known: WatermarkRecord, goal: WatchGoal, timeoutMs: number, signal?: AbortSignal): Promise<WatermarkRecord> {
+    const id = known.id;
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const watched = lastOf(this.watchWatermark({ status: 'PENDING', id }, goal, { deadline: this.engine.now() + timeoutMs, signal: stop.signal }));
-      await this.engine.dependencies.whileUp(watched);
+      const watched = lastOf(
+        this.watchRecord(id, goal, { deadline: this.engine.now() + timeoutMs, signal: stop.signal, progress: false, initial: { w: known, job: undefined } }),
+      );
+      return (await this.engine.dependencies.whileUp(watched)).w;
     } catch (error) {
       if (!(error instanceof WmarkError && error.code === 'TIMEOUT')) throw error;
     } finally {
@@ -383,16 +393,6 @@ export class LocalService implements WatermarkService {
       ready: watermarks.filter((w) => w.status === 'READY').length,
     };
   }
-}
-
-/**
- * What a job is doing now, for progress: its stage and counts only while it runs (a finished job's row still holds its
- * last stage, "joining mp4 7/7", which is no news to someone who asks again); "queued" while it waits its turn.
- */
-function workInHand(job: JobRecord | undefined): { stage?: string; done?: number; total?: number } {
-  if (job?.status === 'queued') return { stage: 'queued' };
-  if (job?.status !== 'running') return {};
-  return { ...(job.stage ? { stage: job.stage } : {}), ...(job.total > 0 ? { done: job.done, total: job.total } : {}) };
 }
 
 async function* mapAsync<T, U>(source: AsyncIterable<T>, map: (item: T) => U): AsyncGenerator<U> {

@@ -7,6 +7,8 @@ import type { ChangeBus } from '../state/state-store.js';
 export type Topic = `watermark:${string}` | `video:${string}`;
 
 const TOPIC = /^(watermark|video):[^\s]+$/;
+/** What a progress notice carries, to tell it from a change. */
+const PROGRESS = 'progress';
 
 export class ChangeFeed {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
@@ -22,14 +24,42 @@ export class ChangeFeed {
 
   notify(topic: Topic): void {
     this.emitter.emit(topic);
-    this.bus?.publish(`${this.origin} ${topic}`);
+    const message = this.busMessage(topic);
+    if (message) this.bus?.publish(message);
   }
 
-  /** Calls `listener` on every notice for `topic`; returns the unsubscribe. */
-  subscribe(topic: Topic, listener: () => void): () => void {
+  /**
+   * The message that tells the other processes of `topic`, for a store to send with the write it announces (one
+   * statement, not two); undefined without a bus. The caller still wakes this process's watchers (notifyHere).
+   */
+  busMessage(topic: Topic): string | undefined {
+    return this.bus ? `${this.origin} ${topic}` : undefined;
+  }
+
+  /**
+   * Wakes this process's watchers only: for a change others find on their next poll of the store (a job's progress),
+   * which is not worth a message (a transaction on a database server) each time.
+   */
+  notifyHere(topic: Topic): void {
+    this.emitter.emit(topic);
+  }
+
+  /** Wakes this process's watchers of progress (a job's count of work done), not those of changes only. */
+  progressed(topic: Topic): void {
+    this.emitter.emit(topic, PROGRESS);
+  }
+
+  /**
+   * Calls `listener` on every notice for `topic`, and on progress too unless `progress` is false (a watcher that
+   * waits for a status); returns the unsubscribe.
+   */
+  subscribe(topic: Topic, listener: () => void, options: { progress?: boolean } = {}): () => void {
     this.bus?.listen((message) => this.received(message));
-    this.emitter.on(topic, listener);
-    return () => this.emitter.off(topic, listener);
+    const heard = (kind?: string) => {
+      if (options.progress !== false || kind !== PROGRESS) listener();
+    };
+    this.emitter.on(topic, heard);
+    return () => this.emitter.off(topic, heard);
   }
 
   private received(message: string): void {

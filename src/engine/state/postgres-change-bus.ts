@@ -4,11 +4,21 @@
 import type { Client, ClientConfig, Pool } from 'pg';
 import type { ChangeBus } from './change-bus.js';
 
-const CHANNEL = 'wmark_changes';
+/** The channel every wmark on a database NOTIFYs and LISTENs on. */
+export const CHANNEL = 'wmark_changes';
 const RECONNECT_MS = 1000;
+
+/** Something that must know of every notice, or else that it may have missed some (a cache). */
+export interface BusWatcher {
+  message(message: string): void;
+  /** The LISTEN connection dropped: notices sent from now until it is back are lost to this process. */
+  lost(): void;
+}
 
 export class PostgresChangeBus implements ChangeBus {
   private listener: ((message: string) => void) | undefined;
+  private readonly watchers = new Set<BusWatcher>();
+  private started = false;
   private client: Client | undefined;
   private reconnect: NodeJS.Timeout | undefined;
   private closed = false;
@@ -27,6 +37,23 @@ export class PostgresChangeBus implements ChangeBus {
   listen(onMessage: (message: string) => void): void {
     if (this.listener) return;
     this.listener = onMessage;
+    this.start();
+  }
+
+  /** Tells `watcher` of every notice, and of every drop of the LISTEN connection (it is opened again after). */
+  watch(watcher: BusWatcher): void {
+    this.watchers.add(watcher);
+    this.start();
+  }
+
+  /** True while this process LISTENs: a notice sent now reaches it. */
+  get listening(): boolean {
+    return this.client !== undefined;
+  }
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
     void this.connect();
   }
 
@@ -34,7 +61,10 @@ export class PostgresChangeBus implements ChangeBus {
     if (this.closed) return;
     const client = this.newClient(this.config);
     const retry = () => {
-      if (this.client === client) this.client = undefined;
+      if (this.client === client) {
+        this.client = undefined;
+        for (const w of this.watchers) w.lost();
+      }
       client.end().catch(() => undefined);
       if (this.closed || this.reconnect) return;
       this.reconnect = setTimeout(() => {
@@ -45,7 +75,9 @@ export class PostgresChangeBus implements ChangeBus {
     client.on('error', retry);
     client.on('end', retry);
     client.on('notification', (n) => {
-      if (n.channel === CHANNEL && n.payload) this.listener?.(n.payload);
+      if (n.channel !== CHANNEL || !n.payload) return;
+      this.listener?.(n.payload);
+      for (const w of this.watchers) w.message(n.payload);
     });
     try {
       await client.connect();

@@ -7,10 +7,12 @@ import { unavailableError } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
 import { redactUrl, scrubUrl } from '../../core/redact-url.js';
 import { firstLine, ProbeMonitor } from '../../media/reachability.js';
-import { PostgresChangeBus } from './postgres-change-bus.js';
+import { CredentialCache, REVOKED } from './credential-cache.js';
+import { CHANNEL, PostgresChangeBus } from './postgres-change-bus.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import type { PoolUse, SqlDatabase, SqlStatement } from './sql-database.js';
 import { SqlStateStore } from './sql-state-store.js';
+import type { CredentialRecord } from './state-store.js';
 
 /** The advisory lock every wmark takes to migrate a database ("wmark" in ASCII): one migrates, the others wait. */
 const MIGRATION_LOCK = 0x776d61726b;
@@ -163,6 +165,11 @@ class PostgresDatabase implements SqlDatabase {
     return this.bus;
   }
 
+  announcing(sql: string, params: readonly unknown[], message: string): SqlStatement {
+    // A write in WITH runs to its end whether or not the query reads it, and the notice is sent when it commits.
+    return { sql: `WITH announced AS (${sql}) SELECT pg_notify(?, ?)`, params: [...params, CHANNEL, message] };
+  }
+
   private text(sql: string): string {
     let text = this.texts.get(sql);
     if (text === undefined) {
@@ -262,14 +269,32 @@ class PostgresDatabase implements SqlDatabase {
 export class PostgresStateStore extends SqlStateStore {
   /** Whether the database server answers now: one of the engine's dependencies (/readyz, and the 503 of requests). */
   override readonly health: ProbeMonitor;
+  /** Credentials read lately, dropped at once when revoked anywhere. */
+  private readonly credentials: CredentialCache;
 
   private constructor(
-    db: PostgresDatabase,
+    private readonly pg: PostgresDatabase,
     /** How many migrations this open applied (0 when another instance, or an earlier run, had). */
     readonly migrated: number,
   ) {
-    super(db);
-    this.health = db.health;
+    super(pg);
+    this.health = pg.health;
+    this.credentials = new CredentialCache(() => pg.changeBus());
+  }
+
+  override getCredential(clientId: string): Promise<CredentialRecord | undefined> {
+    return this.credentials.read(clientId, () => super.getCredential(clientId));
+  }
+
+  /** Revokes and tells every instance in the same transaction: the notice goes out if and only if the revocation commits. */
+  override async revokeCredential(clientId: string, now: number): Promise<boolean> {
+    const revoked = await this.pg.all<{ client_id: string }>(
+      `WITH revoked AS (UPDATE credentials SET revoked_on = ? WHERE client_id = ? AND revoked_on IS NULL RETURNING client_id)
+       SELECT client_id, pg_notify(?, ? || client_id) FROM revoked`,
+      [now, clientId, CHANNEL, REVOKED],
+    );
+    this.credentials.revoked(clientId);
+    return revoked.length === 1;
   }
 
   /** `deadlineMs`: each call's deadline (CALL_DEADLINE_MS; longer for a bulk copy, whose one transaction is large). */

@@ -46,6 +46,21 @@ export interface WatermarksTable {
   render: string;
 }
 
+/** Every column of the watermarks table, for a statement that reads them beside another table's (a join). */
+export const WATERMARK_COLUMNS = [
+  'id',
+  'video_id',
+  'settings',
+  'containers',
+  'expiration',
+  'status',
+  'error',
+  'created_on',
+  'ready_on',
+  'forensic_payload',
+  'render',
+] as const satisfies readonly (keyof WatermarksTable)[];
+
 export interface JobsTable {
   id: string;
   kind: string;
@@ -61,6 +76,23 @@ export interface JobsTable {
   created_on: number;
   updated_on: number;
 }
+
+/** Every column of the jobs table, for a statement that reads them beside another table's (a join). */
+export const JOB_COLUMNS = [
+  'id',
+  'kind',
+  'target_id',
+  'status',
+  'owner',
+  'heartbeat',
+  'attempts',
+  'error',
+  'done',
+  'total',
+  'stage',
+  'created_on',
+  'updated_on',
+] as const satisfies readonly (keyof JobsTable)[];
 
 export interface CredentialsTable {
   client_id: string;
@@ -160,3 +192,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
 
 /** The schema version this code writes and reads. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+// Each column list names every column of its table: a column added to the table and not to the list fails to compile.
+const everyColumn = <T, L extends readonly (keyof T)[]>(_: Exclude<keyof T, L[number]> extends never ? L : never) => undefined;
+everyColumn<WatermarksTable, typeof WATERMARK_COLUMNS>(WATERMARK_COLUMNS);
+everyColumn<JobsTable, typeof JOB_COLUMNS>(JOB_COLUMNS);

@@ -31,6 +31,11 @@ export interface SqlDatabase {
   detail(): Promise<string | undefined>;
   /** Messages between the processes using this database, when its server carries them. */
   changeBus?(): ChangeBus;
+  /**
+   * The write `sql` that also sends `message` on the change bus, as one statement: the message goes out exactly when
+   * the write commits, at no extra round trip. Only a database with a change bus has it.
+   */
+  announcing?(sql: string, params: readonly unknown[], message: string): SqlStatement;
   /** Its connection pool's use, when it has one (a database server; SQLite has none). */
   poolUse?(): PoolUse;
   close(): Promise<void>;

@@ -5,9 +5,30 @@
 import type { Dependency } from '../../core/dependency.js';
 import type { ChangeBus } from './change-bus.js';
 import { credentialRow, templateRow, toCredential, toJob, toTemplate, toVideo, toWatermark, videoPatchRow, videoRow, watermarkRow } from './rows.js';
-import type { CredentialsTable, JobsTable, SharedSecretsTable, TemplatesTable, VideosTable, WatermarksTable } from './schema.js';
+import {
+  type CredentialsTable,
+  JOB_COLUMNS,
+  type JobsTable,
+  type SharedSecretsTable,
+  type TemplatesTable,
+  type VideosTable,
+  WATERMARK_COLUMNS,
+  type WatermarksTable,
+} from './schema.js';
 import type { SqlDatabase } from './sql-database.js';
-import type { AuthAttempt, CredentialRecord, JobRecord, StateStore, TemplateRecord, VideoRecord, WatermarkPatch, WatermarkRecord } from './state-store.js';
+import type {
+  AuthAttempt,
+  CredentialRecord,
+  JobRecord,
+  StateStore,
+  TemplateRecord,
+  VideoRecord,
+  VideoRef,
+  WatermarkAndVideo,
+  WatermarkPatch,
+  WatermarkRecord,
+  WatermarkUpdateOptions,
+} from './state-store.js';
 
 /** `INSERT INTO table (a, b) VALUES (?, ?)` for a row's columns, and the values in that order. */
 function insert(table: string, row: object): { sql: string; params: unknown[] } {
@@ -34,6 +55,22 @@ function page(opts: { limit?: number; offset?: number }): { sql: string; params:
   return { sql: ' LIMIT ? OFFSET ?', params: [limited ? opts.limit : Number.MAX_SAFE_INTEGER, opts.offset ?? 0] };
 }
 
+/** `w.id AS w_id, w.video_id AS w_video_id, …`: a table's columns read beside another's under a prefix of their own. */
+function aliased(alias: string, columns: readonly string[]): string {
+  return columns.map((c) => `${alias}.${c} AS ${alias}_${c}`).join(', ');
+}
+
+/** The row of one table read under `aliased`, or undefined when the join found none (its id is null). */
+function unaliased<T>(row: Record<string, unknown>, alias: string, columns: readonly string[]): T | undefined {
+  if (row[`${alias}_id`] === null || row[`${alias}_id`] === undefined) return undefined;
+  return Object.fromEntries(columns.map((c) => [c, row[`${alias}_${c}`]])) as T;
+}
+
+const WATERMARK_AS_W = aliased('w', WATERMARK_COLUMNS);
+const JOB_AS_J = aliased('j', JOB_COLUMNS);
+/** Video keys remembered with their ids, at most. */
+const VIDEO_IDS_KEPT = 10_000;
+
 /** The tables of the state, in an order their references allow to be filled (watermarks name videos). */
 export const STATE_TABLES = ['videos', 'templates', 'watermarks', 'jobs', 'credentials'] as const;
 export type StateTable = (typeof STATE_TABLES)[number];
@@ -41,6 +78,14 @@ export type StateTable = (typeof STATE_TABLES)[number];
 export class SqlStateStore implements StateStore {
   /** Set by a store on a database server (PostgreSQL): whether it answers now. */
   declare readonly health?: Dependency;
+
+  /**
+   * Video keys with the id this store last read for them: a request by key can then read its video and its watermark
+   * (whose identity is made from the video's id) in one statement. Only a hint: the statement reads the video by its
+   * key and the watermark under the id guessed from it, and when the key names another video now, the watermark is
+   * read again under the right one.
+   */
+  private readonly videoIds = new Map<string, string>();
 
   constructor(protected readonly db: SqlDatabase) {}
 
@@ -141,8 +186,42 @@ export class SqlStateStore implements StateStore {
   // ---- watermarks
   async insertWatermarkIfAbsent(w: WatermarkRecord): Promise<{ record: WatermarkRecord; created: boolean }> {
     const { sql, params } = insert('watermarks', watermarkRow(w));
-    const created = (await this.db.run(`${sql} ON CONFLICT (id) DO NOTHING`, params)) === 1;
-    return { record: (await this.getWatermark(w.id))!, created };
+    // One statement when it is new: the row comes back from the insert itself.
+    const inserted = await this.db.get<WatermarksTable>(`${sql} ON CONFLICT (id) DO NOTHING RETURNING *`, params);
+    if (inserted) return { record: toWatermark(inserted), created: true };
+    return { record: (await this.getWatermark(w.id))!, created: false };
+  }
+
+  async findWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string): Promise<WatermarkAndVideo> {
+    const byId = Boolean(ref.videoId);
+    if (!byId && ref.key === undefined) return {};
+    const guess = byId ? ref.videoId! : this.videoIds.get(ref.key!);
+    const row = await this.db.get<VideosTable & Record<string, unknown>>(
+      `SELECT v.*, ${WATERMARK_AS_W} FROM videos v LEFT JOIN watermarks w ON w.id = ? AND w.video_id = v.id WHERE v.${byId ? 'id' : 'key'} = ?`,
+      [guess === undefined ? '' : identify(guess), byId ? ref.videoId : ref.key],
+    );
+    if (!row) return {};
+    const video = toVideo(row);
+    if (!byId) {
+      this.videoIds.delete(video.key);
+      if (this.videoIds.size >= VIDEO_IDS_KEPT) this.videoIds.delete(this.videoIds.keys().next().value!);
+      this.videoIds.set(video.key, video.id);
+    }
+    if (guess === video.id) {
+      const w = unaliased<WatermarksTable>(row, 'w', WATERMARK_COLUMNS);
+      return { video, watermark: w && toWatermark(w) };
+    }
+    return { video, watermark: await this.getWatermark(identify(video.id)) };
+  }
+
+  async getWatermarkAndJob(id: string, jobId: string): Promise<{ watermark?: WatermarkRecord; job?: JobRecord }> {
+    const row = await this.db.get<WatermarksTable & Record<string, unknown>>(
+      `SELECT w.*, ${JOB_AS_J} FROM watermarks w LEFT JOIN jobs j ON j.id = ? WHERE w.id = ?`,
+      [jobId, id],
+    );
+    if (!row) return {};
+    const job = unaliased<JobsTable>(row, 'j', JOB_COLUMNS);
+    return { watermark: toWatermark(row), job: job && toJob(job) };
   }
 
   async getWatermark(id: string): Promise<WatermarkRecord | undefined> {
@@ -173,7 +252,7 @@ export class SqlStateStore implements StateStore {
     ]);
   }
 
-  async updateWatermark(id: string, patch: WatermarkPatch): Promise<void> {
+  async updateWatermark(id: string, patch: WatermarkPatch, options: WatermarkUpdateOptions = {}): Promise<void> {
     const set = assignments({
       status: patch.status,
       error: patch.error,
@@ -181,17 +260,19 @@ export class SqlStateStore implements StateStore {
       containers: patch.containers === undefined ? undefined : JSON.stringify(patch.containers),
       render: patch.render,
     } satisfies Partial<WatermarksTable>);
-    if (set) await this.db.run(`UPDATE watermarks SET ${set.sql} WHERE id = ?`, [...set.params, id]);
+    if (!set) return;
+    const from = options.from === undefined ? { sql: '', params: [] } : { sql: ' AND status = ?', params: [options.from] };
+    await this.runAnnounced(`UPDATE watermarks SET ${set.sql} WHERE id = ?${from.sql}`, [...set.params, id, ...from.params], options.notice);
   }
 
   // ---- jobs
   async ensureJob(kind: JobRecord['kind'], targetId: string, now: number): Promise<JobRecord> {
     const id = `${kind}:${targetId}`;
-    await this.db.run(
-      "INSERT INTO jobs (id, kind, target_id, status, attempts, created_on, updated_on) VALUES (?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (id) DO NOTHING",
+    const inserted = await this.db.get<JobsTable>(
+      "INSERT INTO jobs (id, kind, target_id, status, attempts, created_on, updated_on) VALUES (?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING *",
       [id, kind, targetId, now, now],
     );
-    return (await this.getJob(id))!;
+    return inserted ? toJob(inserted) : (await this.getJob(id))!;
   }
 
   async getJob(id: string): Promise<JobRecord | undefined> {
@@ -216,24 +297,28 @@ export class SqlStateStore implements StateStore {
     return (await this.db.run('UPDATE jobs SET heartbeat = ?, updated_on = ? WHERE id = ? AND owner = ?', [now, now, id, owner])) === 1;
   }
 
-  async finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }): Promise<void> {
-    await this.db.run('UPDATE jobs SET status = ?, error = ?, owner = NULL, heartbeat = NULL, updated_on = ? WHERE id = ? AND owner = ?', [
-      outcome.status,
-      outcome.error ?? null,
-      now,
-      id,
-      owner,
-    ]);
+  async finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }, notice?: string): Promise<void> {
+    await this.runAnnounced(
+      'UPDATE jobs SET status = ?, error = ?, owner = NULL, heartbeat = NULL, updated_on = ? WHERE id = ? AND owner = ?',
+      [outcome.status, outcome.error ?? null, now, id, owner],
+      notice,
+    );
   }
 
-  async setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number): Promise<void> {
-    await this.db.run('UPDATE jobs SET done = ?, total = ?, stage = ?, updated_on = ? WHERE id = ?', [
-      progress.done,
-      progress.total,
-      progress.stage ?? null,
-      now,
-      id,
-    ]);
+  /** A write, and its `notice` on the change bus: in the write's own statement where the database can. */
+  private async runAnnounced(sql: string, params: readonly unknown[], notice: string | undefined): Promise<void> {
+    const s = notice !== undefined && this.db.announcing ? this.db.announcing(sql, params, notice) : { sql, params };
+    await this.db.run(s.sql, s.params);
+    if (notice !== undefined && !this.db.announcing) this.changeBus()?.publish(notice);
+  }
+
+  async setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number, owner?: string): Promise<boolean> {
+    // The lease's holder renews its heartbeat with the same write.
+    const changed = await this.db.run(
+      'UPDATE jobs SET done = ?, total = ?, stage = ?, updated_on = ?, heartbeat = CASE WHEN owner = ? THEN ? ELSE heartbeat END WHERE id = ?',
+      [progress.done, progress.total, progress.stage ?? null, now, owner ?? null, now, id],
+    );
+    return changed === 1;
   }
 
   async resumableJobs(now: number, staleMs: number): Promise<JobRecord[]> {

@@ -97,8 +97,26 @@ export interface CredentialRecord {
   revokedOn: number | null;
 }
 
+/** A video named by its id or its key. */
+export interface VideoRef {
+  key?: string;
+  videoId?: string;
+}
+
+/** A video and the watermark of it a request names, as one read finds them (either may be absent). */
+export interface WatermarkAndVideo {
+  video?: VideoRecord;
+  watermark?: WatermarkRecord;
+}
+
 /** The partial updates a watermark row takes. */
 export type WatermarkPatch = { status?: WatermarkStatus; error?: string | null; readyOn?: number | null; containers?: Container[]; render?: RenderMode };
+export interface WatermarkUpdateOptions {
+  /** Changes it only while its status is this one (a job that read it before another process moved it on). */
+  from?: WatermarkStatus;
+  /** A change-bus message for the other processes, sent when the change is written. */
+  notice?: string;
+}
 
 /**
  * What the engine asks of its state: rows and their atomic transitions. The engine and the application layer see only
@@ -122,12 +140,19 @@ export interface StateStore {
   /** Inserts unless a watermark with this identity exists; returns the stored record either way (first writer wins). */
   insertWatermarkIfAbsent(w: WatermarkRecord): Promise<{ record: WatermarkRecord; created: boolean }>;
   getWatermark(id: string): Promise<WatermarkRecord | undefined>;
+  /**
+   * The video `ref` names and its watermark whose id is `identify(video id)`, in one read (a statement, when this
+   * store has read the video before): what a repeated request needs to find it has nothing to do.
+   */
+  findWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string): Promise<WatermarkAndVideo>;
+  /** A watermark and its job row (`jobId`) in one statement: what a watcher reads each time it wakes. */
+  getWatermarkAndJob(id: string, jobId: string): Promise<{ watermark?: WatermarkRecord; job?: JobRecord }>;
   listWatermarks(videoId?: string): Promise<WatermarkRecord[]>;
   /** Removes a watermark's row and its job row; its media is the caller's to remove. */
   deleteWatermark(id: string): Promise<void>;
   /** Removes a video with its watermarks and every job of either, atomically; media is the caller's. */
   deleteVideoAndWatermarks(videoId: string): Promise<void>;
-  updateWatermark(id: string, patch: WatermarkPatch): Promise<void>;
+  updateWatermark(id: string, patch: WatermarkPatch, options?: WatermarkUpdateOptions): Promise<void>;
 
   /** Creates the job row for a target if none exists and returns it. */
   ensureJob(kind: JobRecord['kind'], targetId: string, now: number): Promise<JobRecord>;
@@ -136,8 +161,10 @@ export interface StateStore {
   acquireJob(id: string, owner: string, now: number, staleMs: number): Promise<boolean>;
   /** Renews the lease; false when `owner` no longer holds it. */
   heartbeatJob(id: string, owner: string, now: number): Promise<boolean>;
-  finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }): Promise<void>;
-  setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number): Promise<void>;
+  /** Ends the lease; `notice`, a change-bus message, goes to the other processes when the end is written. */
+  finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }, notice?: string): Promise<void>;
+  /** Writes progress; given the lease's `owner`, renews its heartbeat too when it still holds it. True when the job exists. */
+  setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number, owner?: string): Promise<boolean>;
   /** Jobs not finished whose lease is free or stale: what a starting server resumes, oldest first. */
   resumableJobs(now: number, staleMs: number): Promise<JobRecord[]>;
   resetJob(id: string, now: number): Promise<void>;

@@ -8,13 +8,10 @@ import { watermarkIdentity } from '../../core/watermark-identity.js';
 import type { Engine } from '../engine.js';
 import type { SourcePolicy } from '../ingest/source-policy.js';
 import { jobId } from '../jobs/job-lease.js';
-import type { Container, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
+import type { Container, JobRecord, RenderMode, VideoRecord, VideoRef, WatermarkRecord } from '../state/state-store.js';
 import { localImageHashes, normaliseImageContent, resolveImages } from './image-source.js';
 
-export interface VideoRef {
-  key?: string;
-  videoId?: string;
-}
+export type { VideoRef } from '../state/state-store.js';
 
 export interface WatermarkRequest {
   video: VideoRef;
@@ -41,6 +38,11 @@ export interface WatermarkRequestResult {
 /** The video a reference names, ingested and ready to watermark; otherwise the error that says why not. */
 async function resolveVideo(engine: Engine, ref: VideoRef): Promise<VideoRecord> {
   const video = ref.videoId ? await engine.store.getVideo(ref.videoId) : ref.key !== undefined ? await engine.store.getVideoByKey(ref.key) : undefined;
+  return readyVideo(ref, video);
+}
+
+/** The video found for a reference when it is ingested and ready to watermark; otherwise the error that says why not. */
+function readyVideo(ref: VideoRef, video: VideoRecord | undefined): VideoRecord {
   if (!video) {
     if (!ref.videoId && ref.key === undefined) throw new WmarkError('VIDEO_REQUIRED', 'a video is required: give its key or its id');
     const what = ref.videoId ? `id "${ref.videoId}"` : `key "${ref.key}"`;
@@ -51,6 +53,13 @@ async function resolveVideo(engine: Engine, ref: VideoRef): Promise<VideoRecord>
   if (video.status !== 'INGESTED')
     throw new WmarkError('VIDEO_FAILED', `video ${video.key} could not be ingested (${video.status}): ${video.error ?? 'no reason recorded'}`);
   return video;
+}
+
+/** A watermark and its job in one read (what a watcher reads each time it wakes); WATERMARK_NOT_FOUND when it is gone. */
+export async function watermarkAndJob(engine: Engine, id: string): Promise<{ w: WatermarkRecord; job: JobRecord | undefined }> {
+  const { watermark, job } = await engine.store.getWatermarkAndJob(id, jobId('watermark', id));
+  if (!watermark) throw new WmarkError('WATERMARK_NOT_FOUND', `no watermark ${id}`);
+  return { w: watermark, job };
 }
 
 export function isExpired(watermark: WatermarkRecord, nowMs: number): boolean {
@@ -73,12 +82,16 @@ export function needsJob(w: WatermarkRecord): boolean {
 
 /** Finds or creates the watermark for (video, settings); never changes an existing watermark's expiration. */
 export async function requestWatermark(engine: Engine, request: WatermarkRequest): Promise<WatermarkRequestResult> {
-  const video = await resolveVideo(engine, request.video);
   const path = request.settingsPath ?? 'settings';
   const requested = normaliseImageContent(request.settings);
-  const id = watermarkIdentity(video.id, requested, await localImageHashes(requested, request.sourcePolicy));
+  const hashes = await localImageHashes(requested, request.sourcePolicy);
+  const identify = (videoId: string) => watermarkIdentity(videoId, requested, hashes);
+  // The video and the watermark these settings make of it, in one read: a repeated request reads nothing else.
+  const found = await engine.store.findWatermarkRequest(request.video, identify);
+  const video = readyVideo(request.video, found.video);
+  const id = identify(video.id);
   // A watermark asked for again keeps the images it was made with: nothing is fetched again.
-  const known = await engine.store.getWatermark(id);
+  const known = found.watermark;
   const settings = known ? (known.settings as Setting[]) : await resolveImages(engine, requested, video, { policy: request.sourcePolicy, path });
   const offFrame = offFrameIssues(settings, { width: video.width ?? 0, height: video.height ?? 0, duration: video.durationSeconds }, path);
   if (offFrame.length)
@@ -95,20 +108,22 @@ export async function requestWatermark(engine: Engine, request: WatermarkRequest
   }
   const now = engine.now();
   const expiration = request.expirationSeconds !== undefined ? Math.round(request.expirationSeconds * 1000) : null;
-  const { record, created } = await engine.store.insertWatermarkIfAbsent({
-    id,
-    videoId: video.id,
-    settings,
-    containers: [...new Set(request.containers)].sort(),
-    expiration,
-    status: 'PENDING',
-    error: null,
-    createdOn: now,
-    readyOn: null,
-    forensicPayload: forensic ? forensic.payload : null,
-    // Links to prepared variants (a forensic-only viewer) cost nothing, so they are all made at once.
-    render: !settings.some(isVisible) ? 'full' : (request.render ?? 'full'),
-  });
+  const { record, created } = known
+    ? { record: known, created: false }
+    : await engine.store.insertWatermarkIfAbsent({
+        id,
+        videoId: video.id,
+        settings,
+        containers: [...new Set(request.containers)].sort(),
+        expiration,
+        status: 'PENDING',
+        error: null,
+        createdOn: now,
+        readyOn: null,
+        forensicPayload: forensic ? forensic.payload : null,
+        // Links to prepared variants (a forensic-only viewer) cost nothing, so they are all made at once.
+        render: !settings.some(isVisible) ? 'full' : (request.render ?? 'full'),
+      });
   if (!created && isExpired(record, now)) {
     throw new WmarkError('WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {
       hint: 'Change any setting to create a new watermark with a new expiration (docs/settings.md#identity-and-expiration).',

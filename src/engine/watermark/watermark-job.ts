@@ -32,8 +32,10 @@ export async function runWatermarkJob(engine: Engine, watermarkId: string, signa
   const initial = await engine.store.getWatermark(watermarkId);
   if (!initial) throw new WmarkError('WATERMARK_NOT_FOUND', `no watermark ${watermarkId}`);
   if (initial.status === 'READY') return initial;
-  return holdLease(engine, 'watermark', watermarkId, async (report) => {
-    const current = (await engine.store.getWatermark(watermarkId))!;
+  return holdLease(engine, 'watermark', watermarkId, async (report, taken) => {
+    // Taken at once, nobody finished the job since the record was read (a lease held meanwhile would have stopped it),
+    // so it is not read again; a status another process wrote since only moves on (PLAYABLE is written from PENDING).
+    const current = taken === 'at-once' ? initial : (await engine.store.getWatermark(watermarkId))!;
     if (current.status === 'READY') return current;
     try {
       return await renderWatermark(engine, current, report, signal);
@@ -116,9 +118,15 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
         listedAll = listsAll;
         if (!playable) {
           playable = true;
-          if (w.status === 'PENDING') await engine.store.updateWatermark(w.id, { status: 'PLAYABLE' });
-          // Whoever waits for it to play is woken now, not by a progress report (those are thinned out).
-          engine.changes.notify(topicOf('watermark', w.id));
+          // Whoever waits for it to play is woken now, not by a progress report (those are thinned out); other
+          // processes by a notice the write itself sends.
+          const topic = topicOf('watermark', w.id);
+          if (w.status === 'PENDING') {
+            await engine.store.updateWatermark(w.id, { status: 'PLAYABLE' }, { from: 'PENDING', notice: engine.changes.busMessage(topic) });
+            engine.changes.notifyHere(topic);
+          } else {
+            engine.changes.notify(topic);
+          }
         }
       }
       progress('rendering');
@@ -149,14 +157,16 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
   await publishing;
 
   const current = (await engine.store.getWatermark(w.id))!;
-  if (current.containers.includes('mp4') && !(await engine.media.exists(`${folder}/${MP4_NAME}`))) {
+  const joining = current.containers.includes('mp4') && !(await engine.media.exists(`${folder}/${MP4_NAME}`));
+  if (joining) {
     // An mp4 asked for while this job rendered the opening only: the rest first.
     const rest = (await doneSegments(engine.media, folder, count)).flatMap((d, i) => (d ? [] : [[i, 'background'] as [number, RenderUrgency]]));
     await renderSegments(segments.put, rest, async () => undefined, signal);
     progress('joining mp4');
     await joinMp4(engine, folder, video, signal);
   }
-  return markCompleteIfDone(engine, w.id, folder, count);
+  // Read again only after a join: what was asked for while it ran is seen.
+  return markCompleteIfDone(engine, w.id, folder, count, joining ? undefined : current);
 }
 
 /**
@@ -218,16 +228,20 @@ async function joinMp4(engine: Engine, folder: string, video: VideoRecord, signa
   }
 }
 
-/** READY (every output written) once every segment is there; an on-demand watermark gets there as players ask. */
-export async function markCompleteIfDone(engine: Engine, id: string, folder: string, count: number): Promise<WatermarkRecord> {
-  const w = (await engine.store.getWatermark(id))!;
+/**
+ * READY (every output written) once every segment is there; an on-demand watermark gets there as players ask. The
+ * record is read here, after the segments are, so a container asked for meanwhile is seen, unless the caller `read` it
+ * after them.
+ */
+export async function markCompleteIfDone(engine: Engine, id: string, folder: string, count: number, read?: WatermarkRecord): Promise<WatermarkRecord> {
+  const w = read ?? (await engine.store.getWatermark(id))!;
   const complete =
     (await doneSegments(engine.media, folder, count)).every(Boolean) && (!w.containers.includes('mp4') || (await engine.media.exists(`${folder}/${MP4_NAME}`)));
-  if (complete && w.status !== 'READY') {
-    await engine.store.updateWatermark(id, { status: 'READY', readyOn: engine.now(), error: null });
-    // Every segment is there, so no render of this watermark is under way: what a killed process left goes.
-    await engine.renderer.tidy(folder);
-    await engine.media.dropUnfinished?.(`${folder}/`);
-  }
-  return (await engine.store.getWatermark(id))!;
+  if (!complete || w.status === 'READY') return w;
+  const readyOn = engine.now();
+  await engine.store.updateWatermark(id, { status: 'READY', readyOn, error: null });
+  // Every segment is there, so no render of this watermark is under way: what a killed process left goes.
+  await engine.renderer.tidy(folder);
+  await engine.media.dropUnfinished?.(`${folder}/`);
+  return { ...w, status: 'READY', readyOn, error: null };
 }

@@ -3,7 +3,7 @@
 // Redis), and the encode. It travels through Redis as JSON, so it holds no local paths: the filtergraph names its
 // files and the font by plain names inside the worker's scratch folder.
 import { createHash } from 'node:crypto';
-import { copyFile, link, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -122,13 +122,34 @@ export interface SegmentRunResult {
 }
 
 /**
+ * Where a worker keeps a segment it made but could not store (the store went away during the upload), so the task's
+ * retry stores that file rather than render it again. An output key names one segment of one watermark, so a kept
+ * file is that key's content whichever task asks for it.
+ */
+function unsentFile(options: SegmentRunOptions, output: string): string {
+  return path.join(options.tmpDir ?? os.tmpdir(), 'wmark-unsent', `${createHash('sha256').update(output).digest('hex')}.ts`);
+}
+
+/**
  * Renders one segment: fetches the input from the store into a scratch folder, draws the watermark with ffmpeg, and
  * stores the output. Idempotent: an output already in the store is not redone, so a task retried after its worker
- * died, or run twice by two workers, costs at most one more encode and writes the same object.
+ * died, or run twice by two workers, costs at most one more encode and writes the same object. A segment made whose
+ * upload failed is kept on the worker, and the retry on this worker uploads it instead of rendering it again.
  */
 export async function runSegmentTask(task: SegmentTask, store: MediaStore, runner: ProcessRunner, options: SegmentRunOptions): Promise<SegmentRunResult> {
   const started = Date.now();
   if (await store.exists(task.output)) return { output: task.output, rendered: false, ms: Date.now() - started };
+  const unsent = unsentFile(options, task.output);
+  if (
+    await stat(unsent).then(
+      () => true,
+      () => false,
+    )
+  ) {
+    await store.putFile(task.output, unsent);
+    await rm(unsent, { force: true });
+    return { output: task.output, rendered: false, ms: Date.now() - started };
+  }
   const work = await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-seg-'));
   try {
     await store.getFile(task.input, path.join(work, 'input.ts'));
@@ -152,7 +173,13 @@ export async function runSegmentTask(task: SegmentTask, store: MediaStore, runne
       { cwd: work, signal: options.signal },
     );
     if (options.signal?.aborted) throw new WmarkError('CANCELLED', `render of ${task.output} cancelled`);
-    await store.putFile(task.output, path.join(work, 'output.ts'));
+    try {
+      await store.putFile(task.output, path.join(work, 'output.ts'));
+    } catch (error) {
+      await mkdir(path.dirname(unsent), { recursive: true });
+      await rename(path.join(work, 'output.ts'), unsent).catch(() => undefined);
+      throw error;
+    }
     return { output: task.output, rendered: true, ms: Date.now() - started };
   } finally {
     await rm(work, { recursive: true, force: true });

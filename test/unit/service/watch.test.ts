@@ -30,6 +30,17 @@ describe('watch', () => {
     expect(src.reads).toBe(5);
   });
 
+  it('starts from a state the caller already has without reading it, and reads from the next turn on', async () => {
+    const src = script(['RENDERING', 'READY']);
+    const seen = await collect(watch({ read: src.read, initial: 'PENDING', intervalMs: 1, key: (s) => s, until: (s) => s === 'READY' }));
+    expect(seen).toEqual(['PENDING', 'RENDERING', 'READY']);
+    expect(src.reads).toBe(2);
+    // A known state that is already the goal ends the watch with no read at all.
+    const done = script(['never read']);
+    expect(await collect(watch({ read: done.read, initial: 'READY', intervalMs: 1, until: (s) => s === 'READY' }))).toEqual(['READY']);
+    expect(done.reads).toBe(0);
+  });
+
   it('without a key, yields every read', async () => {
     const src = script([1, 1, 2]);
     expect(await collect(watch({ read: src.read, intervalMs: 1, until: (n) => n === 2 }))).toEqual([1, 1, 2]);
