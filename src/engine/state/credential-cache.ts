@@ -9,7 +9,7 @@ import type { CredentialRecord } from './state-store.js';
  * How long an instance trusts a credential it read. Revocation does not wait for it; it only bounds what a notice lost
  * some other way (a connection that hangs without dropping) could cost.
  */
-export const CREDENTIAL_CACHE_MS = 10_000;
+const CREDENTIAL_CACHE_MS = 10_000;
 /** Credentials kept at most. */
 const CREDENTIALS_KEPT = 10_000;
 /** The notice a revocation sends: this prefix and the client id. */
