@@ -35,12 +35,6 @@ export interface WatermarkRequestResult {
   expirationIgnored: boolean;
 }
 
-/** The video a reference names, ingested and ready to watermark; otherwise the error that says why not. */
-async function resolveVideo(engine: Engine, ref: VideoRef): Promise<VideoRecord> {
-  const video = ref.videoId ? await engine.store.getVideo(ref.videoId) : ref.key !== undefined ? await engine.store.getVideoByKey(ref.key) : undefined;
-  return readyVideo(ref, video);
-}
-
 /** The video found for a reference when it is ingested and ready to watermark; otherwise the error that says why not. */
 function readyVideo(ref: VideoRef, video: VideoRecord | undefined): VideoRecord {
   if (!video) {
