@@ -21,13 +21,14 @@ describe('bandDrawFilter', () => {
 describe('bandIngestArgs', () => {
   it('decodes once: whole frames to y4m, and each band cut to a lossless stream keeping the timestamps', () => {
     const args = bandIngestArgs('seg.ts', 'full.y4m', [
-      { cut: TOP, output: 'rows0.ts' },
-      { cut: BOTTOM, output: 'rows1.ts' },
+      { cut: TOP, output: 'rows0.nut' },
+      { cut: BOTTOM, output: 'rows1.nut' },
     ]);
     expect(args.slice(0, 4)).toEqual(['-y', '-copyts', '-i', 'seg.ts']);
     expect(args[args.indexOf('-filter_complex') + 1]).toBe('[0:v:0]split=3[full][c0][c1];[c0]crop=320:48:0:0[b0];[c1]crop=320:36:0:144,pad=320:48:0:0[b1]');
-    expect(args.filter((a) => a === '-qp').length).toBe(2);
-    expect(args.slice(-3)).toEqual(['-f', 'mpegts', 'rows1.ts']);
+    // Ut Video (lossless, cheap to decode) in NUT (exact timestamps), once per band.
+    expect(args.filter((a) => a === 'utvideo').length).toBe(2);
+    expect(args.slice(-3)).toEqual(['-f', 'nut', 'rows1.nut']);
   });
 });
 
