@@ -57,6 +57,14 @@ export function checkBands(bands: readonly BandRows[], pictureHeight: number): v
     previous = edge;
   });
 }
+/**
+ * Whether x264's --fullhelp text names the several-band form of --band-rows (`top,bottom[,top,bottom...]`) that a
+ * shared encode with a top and a bottom band needs; an older patch took one band (`top,bottom`).
+ */
+export function speaksSeveralBands(help: string): boolean {
+  return /--band-rows\s+<top,bottom\[,top,bottom/.test(help);
+}
+
 /** Settings both encodes share: the slice data of one must decode under the other's PPS and reference structure. */
 function common(options: BandEncodeOptions): string[] {
   return [
