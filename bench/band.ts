@@ -16,7 +16,7 @@
 //     against today's alone.
 // The encodes and the splice are driven through their edges directly (src/core/plan/band-plan.ts's arguments, the
 // patched x264, src/core/h264/splice-segment.ts), not through `wmark`. The capacity figure (how many new real-time
-// viewers 2 cores carry through `wmark serve`) needs the band render strategy in the engine, and says so.
+// viewers 2 cores carry through `wmark serve`) is not measured by this suite yet, and it says so.
 // Options: --heights LIST (default 720,1080)  --seconds S (default 8, whole 2-s segments)  --viewers N (default 8)
 //          --band-px P (default 80)  --threads N (x264/ffmpeg threads, default 2)
 // Needs the patched x264 (scripts/build-x264.sh; WMARK_X264 or WMARK_X264_CACHE).
@@ -322,13 +322,13 @@ function report(results: HeightResult[], options: Options): string {
           'ingest with the shared encode / today (<= 1.3)',
           ...results.map((r) => `${fmt(r.ingest.ratio, 3)} (${fmt(r.ingest.todayCpuS, 2)} + ${fmt(r.ingest.sharedCpuS, 2)} s)`),
         ],
-        ['capacity: new real-time viewers on 2 cores', ...results.map(() => 'needs the band strategy in serve')],
+        ['capacity: new real-time viewers on 2 cores', ...results.map(() => 'not measured yet')],
       ],
     ),
   );
   for (const r of results) for (const f of r.gate.findings) lines.push(`  ${r.height}p gate: ${f}`);
   lines.push(
-    'Capacity (how many new real-time viewers 2 cores carry through `wmark serve`, one segment ahead) needs the band render strategy wired into the engine; this suite does not measure it yet.',
+    'Capacity (how many new real-time viewers 2 cores carry through `wmark serve`, one segment ahead) is not measured by this suite yet: the band strategy is in the engine, the harness of real-time viewers through serve is not written.',
   );
   lines.push('The ingest figure counts the shared encode reading decoded frames (y4m); the ingest would feed it from its own decode.');
   return lines.join('\n');

@@ -3,7 +3,6 @@
 // gives the band encode the shared encode's frame types.
 import { WmarkError } from '../errors.js';
 import type { BandRows } from '../h264/splice-band.js';
-import { YUV_TS_OUTPUT } from './render-args.js';
 
 /** Macroblock rows above, inside and below the band: the clamp needs 3 or more in each region that exists. */
 const MIN_REGION_ROWS = 3;
@@ -58,6 +57,14 @@ export function checkBands(bands: readonly BandRows[], pictureHeight: number): v
     previous = edge;
   });
 }
+/**
+ * Whether x264's --fullhelp text names the several-band form of --band-rows (`top,bottom[,top,bottom...]`) that a
+ * shared encode with a top and a bottom band needs; an older patch took one band (`top,bottom`).
+ */
+export function speaksSeveralBands(help: string): boolean {
+  return /--band-rows\s+<top,bottom\[,top,bottom/.test(help);
+}
+
 /** Settings both encodes share: the slice data of one must decode under the other's PPS and reference structure. */
 function common(options: BandEncodeOptions): string[] {
   return [
@@ -143,9 +150,15 @@ function cropBand(cut: BandCut): string {
 const Y4M_FRAMES = ['-vsync', 'passthrough', '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe'];
 
 /**
+ * How a band's source rows are kept: lossless Ut Video in NUT (exact timestamps, so a mark that moves over time is drawn
+ * where a full render draws it). A viewer's render decodes them every time, and Ut Video decodes in about a third of the
+ * CPU of lossless H.264 at the same size.
+ */
+export const BAND_ROWS_OUTPUT = ['-vsync', 'passthrough', '-c:v', 'utvideo', '-pix_fmt', 'yuv420p', '-f', 'nut'] as const;
+
+/**
  * ffmpeg arguments that decode a working segment once into the shared encode's input (y4m, whole frames) and each
- * band's source rows (kept: lossless H.264 in MPEG-TS with the segment's timestamps, so a mark that moves over time
- * is drawn where a full render draws it).
+ * band's source rows (kept as BAND_ROWS_OUTPUT, with the segment's timestamps).
  */
 export function bandIngestArgs(input: string, y4m: string, cuts: readonly { cut: BandCut; output: string }[]): string[] {
   const split = `[0:v:0]split=${cuts.length + 1}[full]${cuts.map((_, i) => `[c${i}]`).join('')}`;
@@ -161,20 +174,7 @@ export function bandIngestArgs(input: string, y4m: string, cuts: readonly { cut:
     '[full]',
     ...Y4M_FRAMES,
     y4m,
-    ...cuts.flatMap(({ output }, i) => [
-      '-map',
-      `[b${i}]`,
-      '-vsync',
-      'passthrough',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-qp',
-      '0',
-      ...YUV_TS_OUTPUT,
-      output,
-    ]),
+    ...cuts.flatMap(({ output }, i) => ['-map', `[b${i}]`, ...BAND_ROWS_OUTPUT, output]),
   ];
 }
 

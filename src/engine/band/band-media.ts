@@ -29,6 +29,8 @@ export interface BandMeta {
   height: number;
   /** The shared encode's settings, which every band encode repeats. */
   encode: { preset: string; crf: number; refs: number };
+  /** How the bands' rows are kept: `nut` (Ut Video, BAND_ROWS_OUTPUT); absent in titles made before, whose rows are lossless H.264 in MPEG-TS. */
+  rows?: 'nut';
 }
 
 export const bandKeys = {
@@ -37,8 +39,9 @@ export const bandKeys = {
   shared: (videoId: string, index: number) => `videos/${videoId}/${BAND_DIR}/${segmentFileName(index)}`,
   /** x264's qpfile with the frame types of that shared segment. */
   qpfile: (videoId: string, index: number) => `videos/${videoId}/${BAND_DIR}/${segmentFileName(index).replace(/\.ts$/, '.qp')}`,
-  /** Band `band`'s source rows of that segment. */
-  rows: (videoId: string, band: number, index: number) => `videos/${videoId}/${BAND_DIR}/rows${band}_${segmentFileName(index)}`,
+  /** Band `band`'s source rows of that segment, in the form `meta.rows` names. */
+  rows: (videoId: string, band: number, index: number, form: BandMeta['rows']) =>
+    `videos/${videoId}/${BAND_DIR}/rows${band}_${segmentFileName(index).replace(/\.ts$/, form === 'nut' ? '.nut' : '.ts')}`,
 };
 
 /** The title's band record, or undefined when it has no band encode. */
@@ -84,7 +87,13 @@ export async function prepareBandMedia(
   const out = path.join(plan.dir, BAND_DIR);
   await mkdir(out, { recursive: true });
   const bands = bandLayout(plan.height, { top: plan.severalBands });
-  const meta: BandMeta = { bands, width: plan.width, height: plan.height, encode: { preset: plan.encode.preset, crf: plan.encode.crf, refs: BAND_REFS } };
+  const meta: BandMeta = {
+    bands,
+    width: plan.width,
+    height: plan.height,
+    encode: { preset: plan.encode.preset, crf: plan.encode.crf, refs: BAND_REFS },
+    rows: 'nut',
+  };
   const count = plan.segmentDurations.length;
   const starts = plan.segmentDurations.map((_, k) => plan.timeOrigin + plan.segmentDurations.slice(0, k).reduce((a, b) => a + b, 0));
   // Keys below the video's folder, as files of the staging folder.
@@ -99,7 +108,7 @@ export async function prepareBandMedia(
       const raw = path.join(out, `shared_${k}.264`);
       const videoOnly = path.join(out, `video_${k}.ts`);
       try {
-        const cuts = bands.map((rows, b) => ({ cut: { rows, width: plan.width, height: plan.height }, output: file(bandKeys.rows('', b, k)) }));
+        const cuts = bands.map((rows, b) => ({ cut: { rows, width: plan.width, height: plan.height }, output: file(bandKeys.rows('', b, k, meta.rows)) }));
         await runner.ffmpeg(bandIngestArgs(working, y4m, cuts), { signal });
         await encodeShared(
           { x264, runner },

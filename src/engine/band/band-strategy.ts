@@ -43,7 +43,7 @@ export async function renderStrategy(engine: Engine, w: WatermarkRecord, video: 
     segment: (index, gop) => ({
       cut: { rows: choice.band, width: meta.width, height: meta.height },
       shared: bandKeys.shared(video.id, index),
-      rows: bandKeys.rows(video.id, b, index),
+      rows: bandKeys.rows(video.id, b, index, meta.rows),
       qpfile: bandKeys.qpfile(video.id, index),
       options: bandEncodeOptions(meta, gop),
     }),

@@ -1,7 +1,10 @@
 // Whether this process renders marks in bands: it needs the patched x264 (WMARK_X264, else where
 // scripts/build-x264.sh installs it), and WMARK_BAND=off turns it off for the whole process (the bench, an operator
 // who wants whole-frame renders). Without it, titles are ingested and watermarks rendered as before; the reason is
-// said once per process.
+// said once per process. An x264 built from an older patch takes one band only: every splice of a title with a top and
+// a bottom band would fail, so such a binary is not used (its --fullhelp text says which form it takes).
+import { execFileSync } from 'node:child_process';
+import { speaksSeveralBands } from '../../core/plan/band-plan.js';
 import { locateBandX264 } from '../../ffmpeg/locate-x264.js';
 
 export interface BandSupport {
@@ -13,11 +16,29 @@ export interface BandSupport {
   chosen?: boolean;
 }
 
-export function bandSupport(env: NodeJS.ProcessEnv = process.env): BandSupport {
+export function bandSupport(env: NodeJS.ProcessEnv = process.env, help: (x264: string) => string = fullHelp): BandSupport {
   if (env.WMARK_BAND === 'off') return { off: 'band rendering off: WMARK_BAND=off', chosen: true };
   const x264 = locateBandX264(env);
   if (!x264) return { off: 'band rendering off: patched x264 not found (build it with scripts/build-x264.sh, or set WMARK_X264)' };
+  if (!speaksSeveralBands(help(x264)))
+    return { off: `band rendering off: ${x264} takes one band only (built from an older patch: rebuild it with scripts/build-x264.sh)` };
   return { x264 };
+}
+
+const helps = new Map<string, string>();
+
+/** x264's --fullhelp text (empty when it does not run), asked once per binary and process. */
+function fullHelp(x264: string): string {
+  let text = helps.get(x264);
+  if (text === undefined) {
+    try {
+      text = execFileSync(x264, ['--fullhelp'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 });
+    } catch {
+      text = '';
+    }
+    helps.set(x264, text);
+  }
+  return text;
 }
 
 const said = new Set<string>();

@@ -60,6 +60,20 @@ describe('H.264 NAL units', () => {
     expect([...fromRbsp(Uint8Array.from([0, 0, 0, 0, 0, 1, 0, 0, 4, 0, 0]))]).toEqual([0, 0, 3, 0, 0, 3, 0, 1, 0, 0, 4, 0, 0, 3]);
     expect([...toRbsp(Uint8Array.from([0, 0, 3, 0, 0, 3, 0, 1, 0, 0, 4, 0, 0, 3]))]).toEqual([0, 0, 0, 0, 0, 1, 0, 0, 4, 0, 0]);
   });
+
+  it('puts back emulation prevention in the worst case, a run of zero bytes (one 0x03 per two bytes, and a last one)', () => {
+    const zeros = new Uint8Array(9);
+    expect([...fromRbsp(zeros)]).toEqual([0, 0, 3, 0, 0, 3, 0, 0, 3, 0, 0, 3, 0, 3]);
+  });
+
+  it('splits a stream that is a view into a larger buffer at its own start codes only', () => {
+    const whole = Uint8Array.from([0, 0, 1, 0x67, 0, 0, 0, 1, 0x09, 0xf0, 0, 0, 1, 0x65, 0x88, 0, 0, 1]);
+    const units = splitNalUnits(whole.subarray(4, 15));
+    expect(units.map((u) => [...u.bytes])).toEqual([
+      [0x09, 0xf0],
+      [0x65, 0x88],
+    ]);
+  });
 });
 
 describe('exp-Golomb codes', () => {

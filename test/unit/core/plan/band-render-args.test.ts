@@ -1,7 +1,7 @@
 // Unit tests for the ffmpeg arguments of band rendering's ingest and per-viewer draw: where the band's rows are cut,
 // how the drawing is put back on a picture of the title's size, and how a shared encode gets its segment's timing.
 import { describe, expect, it } from 'vitest';
-import { bandDrawFilter, bandIngestArgs, bandSegmentMuxArgs } from '../../../../src/core/plan/band-plan.js';
+import { bandDrawFilter, bandIngestArgs, bandSegmentMuxArgs, speaksSeveralBands } from '../../../../src/core/plan/band-plan.js';
 
 const BOTTOM = { rows: { top: 9, bottom: 12 }, width: 320, height: 180 };
 const TOP = { rows: { top: 0, bottom: 3 }, width: 320, height: 180 };
@@ -21,13 +21,14 @@ describe('bandDrawFilter', () => {
 describe('bandIngestArgs', () => {
   it('decodes once: whole frames to y4m, and each band cut to a lossless stream keeping the timestamps', () => {
     const args = bandIngestArgs('seg.ts', 'full.y4m', [
-      { cut: TOP, output: 'rows0.ts' },
-      { cut: BOTTOM, output: 'rows1.ts' },
+      { cut: TOP, output: 'rows0.nut' },
+      { cut: BOTTOM, output: 'rows1.nut' },
     ]);
     expect(args.slice(0, 4)).toEqual(['-y', '-copyts', '-i', 'seg.ts']);
     expect(args[args.indexOf('-filter_complex') + 1]).toBe('[0:v:0]split=3[full][c0][c1];[c0]crop=320:48:0:0[b0];[c1]crop=320:36:0:144,pad=320:48:0:0[b1]');
-    expect(args.filter((a) => a === '-qp').length).toBe(2);
-    expect(args.slice(-3)).toEqual(['-f', 'mpegts', 'rows1.ts']);
+    // Ut Video (lossless, cheap to decode) in NUT (exact timestamps), once per band.
+    expect(args.filter((a) => a === 'utvideo').length).toBe(2);
+    expect(args.slice(-3)).toEqual(['-f', 'nut', 'rows1.nut']);
   });
 });
 
@@ -38,5 +39,13 @@ describe('bandSegmentMuxArgs', () => {
     expect(runs[0]!.join(' ')).toBe('-y -r 25/1 -i s.264 -map 0:v:0 -c copy -output_ts_offset 4.500000 -muxdelay 0 -f mpegts v.ts');
     expect(runs[1]!.join(' ')).toContain('-copyts -i v.ts -i seg.ts -map 0:v:0 -map 1:a:0 -c copy');
     expect(bandSegmentMuxArgs('s.264', 'seg.ts', 'out.ts', { start: 0, fps: '25/1', hasAudio: false, videoOnly: 'v.ts' })).toHaveLength(1);
+  });
+});
+
+describe('speaksSeveralBands', () => {
+  it("tells the several-band --band-rows of x264's help from the one-band form of an older patch", () => {
+    expect(speaksSeveralBands('      --band-rows <top,bottom[,top,bottom...]> Bands of macroblock rows: slices\n')).toBe(true);
+    expect(speaksSeveralBands('      --band-rows <top,bottom> Slices split at these macroblock rows; motion outside\n')).toBe(false);
+    expect(speaksSeveralBands('')).toBe(false);
   });
 });
