@@ -154,7 +154,7 @@ const Y4M_FRAMES = ['-vsync', 'passthrough', '-pix_fmt', 'yuv420p', '-f', 'yuv4m
  * where a full render draws it). A viewer's render decodes them every time, and Ut Video decodes in about a third of the
  * CPU of lossless H.264 at the same size.
  */
-export const BAND_ROWS_OUTPUT = ['-vsync', 'passthrough', '-c:v', 'utvideo', '-pix_fmt', 'yuv420p', '-f', 'nut'] as const;
+const BAND_ROWS_OUTPUT = ['-vsync', 'passthrough', '-c:v', 'utvideo', '-pix_fmt', 'yuv420p', '-f', 'nut'] as const;
 
 /**
  * ffmpeg arguments that decode a working segment once into the shared encode's input (y4m, whole frames) and each

@@ -2,7 +2,7 @@
 import { type EncodeOptions, x264Gop } from './x264.js';
 
 /** An output's last options: 4:2:0 video in MPEG-TS, timestamps as they came (no mux delay added). */
-export const YUV_TS_OUTPUT = ['-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts'] as const;
+const YUV_TS_OUTPUT = ['-pix_fmt', 'yuv420p', '-muxdelay', '0', '-f', 'mpegts'] as const;
 
 export interface SegmentRenderPlan {
   input: string;
