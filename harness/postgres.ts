@@ -65,7 +65,12 @@ function serverPids(data: string): number[] {
   return [main, ...children];
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+/**
+ * `durableCommits`: a commit returns only once its WAL is written out, as on a production server. The default trades
+ * that for speed (a commit may be lost if the server dies within a fraction of a second), which only a test that kills
+ * the server must not do: a row acknowledged and then lost is not what it tests.
+ */
+export async function startPostgres(options: { durableCommits?: boolean } = {}): Promise<TestPostgres> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-pg-'));
   const data = path.join(dir, 'data');
   const user = 'wmark';
@@ -105,7 +110,7 @@ export async function startPostgres(): Promise<TestPostgres> {
       '-c',
       'fsync=off',
       '-c',
-      'synchronous_commit=off',
+      `synchronous_commit=${options.durableCommits ? 'on' : 'off'}`,
       '-c',
       'full_page_writes=off',
       '-c',

@@ -15,6 +15,8 @@ export interface PostgresFault {
   name: string;
   /** For messages: "frozen". */
   away: string;
+  /** The server dies (not only stops answering): its commits must then be durable, as in production. */
+  kills?: boolean;
   begin(pg: TestPostgres): void | Promise<void>;
   end(pg: TestPostgres): void | Promise<void>;
 }
@@ -46,7 +48,7 @@ export function describePostgresFault(fault: PostgresFault): void {
     let away = false;
 
     beforeAll(async () => {
-      pg = await startPostgres();
+      pg = await startPostgres({ durableCommits: fault.kills === true });
       database = await pg.createDatabase();
       engine = await testEngine({ database });
       // A new watermark's POST answers PENDING after a second rather than wait for its lead segments to render.

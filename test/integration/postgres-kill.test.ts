@@ -3,4 +3,4 @@
 // refused ones done exactly once after (test/helpers/postgres-fault.ts).
 import { describePostgresFault } from '../helpers/postgres-fault.js';
 
-describePostgresFault({ name: 'killed under load, then restarted', away: 'killed', begin: (pg) => pg.kill(), end: (pg) => pg.restart() });
+describePostgresFault({ name: 'killed under load, then restarted', away: 'killed', kills: true, begin: (pg) => pg.kill(), end: (pg) => pg.restart() });
