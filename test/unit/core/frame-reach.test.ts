@@ -3,17 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { offFrameIssues } from '../../../src/core/frame-reach.js';
 import { parseSettings } from '../../../src/core/setting-schema.js';
 import type { ImageSetting, Setting } from '../../../src/core/setting-types.js';
+import { parsedSettings } from '../../helpers/parsed-settings.js';
 
 const FRAME = { width: 320, height: 180, duration: 10 };
 
-function settings(...raw: Record<string, unknown>[]): Setting[] {
-  const r = parseSettings(
-    raw.map((s) => ({ content: 'for alice', ...s })),
-    { apiVersion: '2.0' },
-  );
-  if (!r.ok) throw new Error(r.issues.join('\n'));
-  return r.value;
-}
+const settings = parsedSettings;
 
 describe('offFrameIssues', () => {
   it('accepts text inside, at the edges, and partly outside', () => {

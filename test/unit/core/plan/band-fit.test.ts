@@ -4,21 +4,14 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FALLBACK_FONT_METRICS } from '../../../../src/core/font-metrics.js';
 import { BAND_MARGIN_PX, bandLayout, bandPixels, chooseBand, settingRows } from '../../../../src/core/plan/band-fit.js';
-import { parseSettings } from '../../../../src/core/setting-schema.js';
 import type { Setting, TextSetting } from '../../../../src/core/setting-types.js';
+import { parsedSettings } from '../../../helpers/parsed-settings.js';
 
 const FRAME = { width: 1280, height: 720, duration: 60 };
 const M = FALLBACK_FONT_METRICS;
 const BANDS = bandLayout(720);
 
-function settings(...raw: Record<string, unknown>[]): Setting[] {
-  const r = parseSettings(
-    raw.map((s) => ({ content: 'for alice', ...s })),
-    { apiVersion: '2.0' },
-  );
-  if (!r.ok) throw new Error(r.issues.join('\n'));
-  return r.value;
-}
+const settings = parsedSettings;
 
 const text = (raw: Record<string, unknown>) => settings(raw)[0] as TextSetting;
 
