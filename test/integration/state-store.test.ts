@@ -258,6 +258,9 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       const id = 'watermark:w1';
       expect(await store.getJob(id)).toMatchObject({ kind: 'watermark', targetId: 'w1', status: 'queued', attempts: 0, createdOn: T0 });
       expect((await store.insertWatermarkIfAbsent(watermark('w1', 'v1', 'alice'), T0 + 1)).created).toBe(false);
+      // What its job reads when it starts: the watermark and its video, in one read.
+      expect(await store.getWatermarkWithVideo('w1')).toEqual({ watermark: watermark('w1', 'v1', 'alice'), video: video('v1', 'clip') });
+      expect(await store.getWatermarkWithVideo('gone')).toBeUndefined();
       expect(await store.getJob(id)).toMatchObject({ createdOn: T0, updatedOn: T0 });
       expect(await store.acquireJob(id, 'a', T0 + 10, 20_000)).toBe(true);
 

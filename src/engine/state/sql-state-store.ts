@@ -192,6 +192,15 @@ export class SqlStateStore implements StateStore {
     return { watermark: toWatermark(row), job: job && toJob(job) };
   }
 
+  async getWatermarkWithVideo(id: string): Promise<{ watermark: WatermarkRecord; video: VideoRecord } | undefined> {
+    const row = await this.db.get<VideosTable & Record<string, unknown>>(
+      `SELECT v.*, ${WATERMARK_AS_W} FROM watermarks w JOIN videos v ON v.id = w.video_id WHERE w.id = ?`,
+      [id],
+    );
+    const w = row && unaliased<WatermarksTable>(row, 'w', WATERMARK_COLUMNS);
+    return row && w && { watermark: toWatermark(w), video: toVideo(row) };
+  }
+
   async getWatermark(id: string): Promise<WatermarkRecord | undefined> {
     const r = await this.db.get<WatermarksTable>('SELECT * FROM watermarks WHERE id = ?', [id]);
     return r && toWatermark(r);

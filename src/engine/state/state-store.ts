@@ -175,6 +175,8 @@ export interface StateStore {
    * store has read the video before): what a repeated request needs to find it has nothing to do.
    */
   findWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string): Promise<WatermarkAndVideo>;
+  /** A watermark and its video in one statement: what its job reads when it starts. */
+  getWatermarkWithVideo(id: string): Promise<{ watermark: WatermarkRecord; video: VideoRecord } | undefined>;
   /** A watermark and its job row (`jobId`) in one statement: what a watcher reads each time it wakes. */
   getWatermarkAndJob(id: string, jobId: string): Promise<{ watermark?: WatermarkRecord; job?: JobRecord }>;
   listWatermarks(videoId?: string): Promise<WatermarkRecord[]>;

@@ -29,8 +29,10 @@ const TRANSFERS_AT_ONCE = 4;
  * queued.
  */
 export async function runWatermarkJob(engine: Engine, watermarkId: string, signal?: AbortSignal): Promise<WatermarkRecord | undefined> {
-  const initial = await engine.store.getWatermark(watermarkId);
-  if (!initial) throw new WmarkError('WATERMARK_NOT_FOUND', `no watermark ${watermarkId}`);
+  // Its video comes with it: the segments to render (a video does not change once its watermarks exist).
+  const found = await engine.store.getWatermarkWithVideo(watermarkId);
+  if (!found) throw new WmarkError('WATERMARK_NOT_FOUND', `no watermark ${watermarkId}`);
+  const initial = found.watermark;
   if (initial.status === 'READY') return initial;
   return holdLease(engine, 'watermark', watermarkId, async (report, lease) => {
     // Taken at once, nobody finished the job since the record was read (a lease held meanwhile would have stopped it),
@@ -38,7 +40,7 @@ export async function runWatermarkJob(engine: Engine, watermarkId: string, signa
     const current = lease.taken === 'at-once' ? initial : (await engine.store.getWatermark(watermarkId))!;
     if (current.status === 'READY') return current;
     try {
-      return await renderWatermark(engine, current, report, lease, signal);
+      return await renderWatermark(engine, current, found.video, report, lease, signal);
     } catch (error) {
       if (!leavesJobQueued(error)) {
         const reason = isWmarkError(error) ? (error.details[0] ? tail(error.details[0], 1500) : error.message) : String(error);
@@ -95,10 +97,17 @@ async function playlistListsAll(media: MediaStore, folder: string, count: number
   return text.includes('#EXT-X-ENDLIST') && text.includes(segmentFileName(count - 1));
 }
 
-async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobReporter, lease: Lease, signal?: AbortSignal): Promise<WatermarkRecord> {
+async function renderWatermark(
+  engine: Engine,
+  w: WatermarkRecord,
+  video: VideoRecord,
+  report: JobReporter,
+  lease: Lease,
+  signal?: AbortSignal,
+): Promise<WatermarkRecord> {
   // A watermark deleted meanwhile is noticed once the renders are over (the read below), not after every segment.
-  const segments = await watermarkSegments(engine, w, { deletionCheckedAtEnd: true });
-  const { video, folder } = segments;
+  const segments = await watermarkSegments(engine, w, { deletionCheckedAtEnd: true, video });
+  const { folder } = segments;
   await engine.renderer.tidy(folder, engine.now() - LEASE_STALE_MS);
   const count = video.segments.length;
   const done = await doneSegments(engine.media, folder, count);

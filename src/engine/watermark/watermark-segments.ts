@@ -41,10 +41,15 @@ export async function readTitleLayout(engine: Engine, video: VideoRecord): Promi
 /**
  * `deletionCheckedAtEnd`: the caller (a job under the watermark's lease, which a delete is refused while it lives) reads
  * the watermark once its renders are over and drops a deleted one's folder then (dropDeleted), so a segment made
- * here does not read it again; a database server would count that read as a transaction per segment.
+ * here does not read it again; a database server would count that read as a transaction per segment. `video`: the
+ * watermark's video, when the caller read it with the watermark.
  */
-export async function watermarkSegments(engine: Engine, w: WatermarkRecord, options: { deletionCheckedAtEnd?: boolean } = {}): Promise<WatermarkSegments> {
-  const video = await engine.store.getVideo(w.videoId);
+export async function watermarkSegments(
+  engine: Engine,
+  w: WatermarkRecord,
+  options: { deletionCheckedAtEnd?: boolean; video?: VideoRecord } = {},
+): Promise<WatermarkSegments> {
+  const video = options.video ?? (await engine.store.getVideo(w.videoId));
   if (!video) throw new WmarkError('VIDEO_NOT_FOUND', `the video of watermark ${w.id} is gone`);
   // The renderer must reach the video's working media (a farm with a shared store may need it uploaded first).
   await engine.renderer.useSources(video.id);
