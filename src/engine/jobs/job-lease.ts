@@ -34,7 +34,7 @@ export const topicOf = (kind: JobKind, targetId: string) => (kind === 'ingest' ?
  * How the lease was taken: at once (the job row was there, not done, and nobody held it), or only after the row was
  * made or a finished job was queued again (another process may have finished the target meanwhile).
  */
-export type LeaseTaken = 'at-once' | 'after-reset';
+type LeaseTaken = 'at-once' | 'after-reset';
 
 /** The lease as the work under it sees it: how it was taken, and its writes the work makes with writes of its own. */
 export interface Lease {
