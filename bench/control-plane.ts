@@ -174,7 +174,7 @@ export const suite: Suite = {
     try {
       const clip = await sourceClip(ctx.tools, { width: 640, height: 360, seconds: 12, fps: 30, audio: false }, ctx.log);
       ctx.log('starting PostgreSQL, Redis, 3 serves on the database, a worker and a SQLite serve ...');
-      [world.pg, world.redis] = await Promise.all([startPostgres(), startRedis()]);
+      [world.pg, world.redis] = await Promise.all([startPostgres({ statementStats: true }), startRedis()]);
       const pg = world.pg;
       const url = await pg.createDatabase();
       const media = path.join(runDir, 'media');
@@ -252,6 +252,8 @@ export const suite: Suite = {
       const txPerCall = {} as Record<Op, number>;
       for (const op of OPS) txPerCall[op] = await perCall(op);
       const fresh = 5;
+      await pg.query(url, 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      await pg.query(url, 'SELECT pg_stat_statements_reset()');
       const [from, t0] = [await commits(pg, url), Date.now()];
       for (let i = 0; i < fresh; i++) {
         const body = { ...(pgTarget.body as object), settings: [{ content: `new viewer ${randomBytes(4).toString('hex')}` }] };
@@ -266,6 +268,16 @@ export const suite: Suite = {
         );
       }
       const txPerWatermark = Math.max(0, (await commits(pg, url)) - from - (idlePerS * (Date.now() - t0)) / 1000) / fresh;
+      // What those transactions were: each statement's calls per new watermark (the idle sweeps included), this
+      // bench's own reads left out.
+      const statements = (
+        await pg.query<{ query: string; calls: number }>(
+          url,
+          `SELECT regexp_replace(query, '[[:space:]]+', ' ', 'g') AS query, calls::int AS calls FROM pg_stat_statements
+           WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat%' AND query NOT LIKE '%xact_commit%'
+           ORDER BY calls DESC, query`,
+        )
+      ).map((r) => ({ perWatermark: r.calls / fresh, query: r.query.length > 150 ? `${r.query.slice(0, 147)}...` : r.query }));
 
       // PostgreSQL's capacity here: the hottest read (a watermark by id) from 16 clients for 3 s.
       const pool = new pgDriver.Pool({ connectionString: url, max: 16 });
@@ -332,7 +344,8 @@ export const suite: Suite = {
         '-- database transactions (pg_stat_database xact_commit, idle background subtracted) --',
         `idle background of one instance: ${fmt(idlePerS, 1)}/s (median of three 3-s windows: ${idleWindows.map((x) => fmt(x, 1)).join(', ')})`,
         ...OPS.map((op) => `${op}: ${fmt(txPerCall[op], 2)} per request`),
-        `a new watermark (POST, every segment rendered on the farm, READY with its whole playlist): ${fmt(txPerWatermark, 1)}`,
+        `a new watermark (POST, every segment rendered on the farm, READY with its whole playlist): ${fmt(txPerWatermark, 1)}; its statements, calls per watermark (idle sweeps included):`,
+        ...statements.map((st) => `  ${fmt(st.perWatermark, 1).padStart(5)}  ${st.query}`),
         `PostgreSQL capacity measured here: ${fmt(capacity, 0)} reads/s of a watermark by id from 16 connections (one server on this ${ctx.machine.availableParallelism}-core machine)`,
         '',
         '-- projection, on paper: N instances each as busy as the one instance above, against that capacity --',
@@ -354,6 +367,7 @@ export const suite: Suite = {
         idlePerS,
         txPerCall,
         txPerWatermark,
+        statements,
         capacity,
         projection,
       };

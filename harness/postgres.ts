@@ -68,9 +68,10 @@ function serverPids(data: string): number[] {
 /**
  * `durableCommits`: a commit returns only once its WAL is written out, as on a production server. The default trades
  * that for speed (a commit may be lost if the server dies within a fraction of a second), which only a test that kills
- * the server must not do: a row acknowledged and then lost is not what it tests.
+ * the server must not do: a row acknowledged and then lost is not what it tests. `statementStats`: the server loads
+ * pg_stat_statements, so a benchmark can count the statements each call costs (after CREATE EXTENSION).
  */
-export async function startPostgres(options: { durableCommits?: boolean } = {}): Promise<TestPostgres> {
+export async function startPostgres(options: { durableCommits?: boolean; statementStats?: boolean } = {}): Promise<TestPostgres> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-pg-'));
   const data = path.join(dir, 'data');
   const user = 'wmark';
@@ -115,6 +116,7 @@ export async function startPostgres(options: { durableCommits?: boolean } = {}):
       'full_page_writes=off',
       '-c',
       'max_connections=200',
+      ...(options.statementStats ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track_utility=on'] : []),
     ]);
     const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;

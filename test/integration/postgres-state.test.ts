@@ -1,6 +1,7 @@
 // Engines on one real PostgreSQL 15 database: migrations run once when they open it together, a newer schema is
 // refused, the races SQLite serialised stay exactly-once across engines, a whole watermark job renders with no SQLite
 // file made, and a database that cannot be reached is a catalogued error that never shows the password.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -8,15 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../harness/cli.js';
 import { runWmark } from '../../harness/cli-helpers.js';
 import { type TestEngine, testEngine, watermarkDir } from '../../harness/engine.js';
-import { flat, tempDir } from '../../harness/fixtures.js';
+import { flat, REPO, tempDir } from '../../harness/fixtures.js';
 import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
 import { waitFor } from '../../harness/serve-helpers.js';
 import { isWmarkError, type WmarkError } from '../../src/core/errors.js';
 import { openEngine } from '../../src/engine/engine.js';
-import { jobId } from '../../src/engine/jobs/job-lease.js';
+import { jobId, LEASE_STALE_MS } from '../../src/engine/jobs/job-lease.js';
 import { numberedPlaceholders, PostgresStateStore } from '../../src/engine/state/postgres-state-store.js';
 import { SCHEMA_VERSION } from '../../src/engine/state/schema.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
+import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
 import { decodeFrame, decodesCleanly, diffBox } from '../helpers/media.js';
 import { ffmpegWrapper, ingestFixture, parsePlaylist, renderWith, SMALL, settingsOf } from '../helpers/watermark-helpers.js';
 
@@ -228,6 +230,70 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     expect(existsSync(path.join(dataDir, 'wmark.db'))).toBe(false);
     const rows = await pg.query<{ status: string }>(url, 'SELECT status FROM watermarks WHERE id = $1', [id]);
     expect(rows).toEqual([{ status: 'READY' }]);
+  });
+
+  it('finishes a job exactly once when its lease holder dies mid-render: nobody takes the live lease, one takes the stale one', async () => {
+    const url = await pg.createDatabase();
+    const box = tempDir('pg-dies');
+    dirs.push(box);
+    const dataDir = path.join(box, 'data');
+    const ingester = await engineOn(url, dataDir);
+    const video = await ingestFixture(ingester, await flat('336699', 6), 'dies');
+    const count = video.segments.length;
+    // A CLI renders it, a second per segment, and is SIGKILLed once the watermark plays (its first segment is there).
+    const ffmpeg = ffmpegWrapper(box, { log: path.join(box, 'ffmpeg.log'), sleepPerSegment: 1 });
+    const cli = spawn(
+      process.execPath,
+      [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir, '--db', url, '--json', 'watermark', '--key', 'dies', '--text', 'dies mid-render'],
+      { cwd: box, detached: true, stdio: 'ignore', env: { ...process.env, WMARK_CONFIG_DIR: box, WMARK_FFMPEG: ffmpeg, CI: '1', NO_COLOR: '1' } },
+    );
+    const exited = new Promise((resolve) => cli.once('exit', resolve));
+    let id: string;
+    try {
+      id = await waitFor(
+        async () => (await pg.query<{ id: string }>(url, "SELECT id FROM watermarks WHERE status = 'PLAYABLE'"))[0]?.id,
+        'the CLI to make the watermark playable',
+        60_000,
+        20,
+      );
+    } finally {
+      process.kill(-cli.pid!, 'SIGKILL');
+      await exited;
+    }
+    const folder = watermarkDir(ingester, video.id, id);
+    const kept = readdirSync(folder).filter((f) => f.endsWith('.ts')).length;
+    expect(kept).toBeGreaterThanOrEqual(1);
+    expect(kept).toBeLessThan(count);
+    // The dead holder's lease is still live, with the progress PLAYABLE was written with.
+    const [left] = await pg.query<{ status: string; owner: string | null; done: number; total: number; attempts: number }>(
+      url,
+      'SELECT status, owner, done, total, attempts FROM jobs WHERE id = $1',
+      [jobId('watermark', id)],
+    );
+    expect(left).toMatchObject({ status: 'running', attempts: 1, total: count });
+    expect(left!.owner).not.toBeNull();
+    expect(left!.done).toBeGreaterThanOrEqual(1);
+
+    // Another engine does not take a live lease; one whose clock is past its staleness does, once, and finishes it.
+    expect(await runWatermarkJob(await engineOn(url, dataDir), id)).toBeUndefined();
+    const late = await testEngine({ dataDir, database: url, now: () => Date.now() + LEASE_STALE_MS + 1_000 });
+    engines.push(late);
+    expect(await runWatermarkJob(late, id)).toMatchObject({ id, status: 'READY' });
+    expect(late.runner.encodes()).toBe(count - kept);
+    const finished = await pg.query(url, 'SELECT status, owner, heartbeat, done, total, attempts, updated_on FROM jobs WHERE id = $1', [
+      jobId('watermark', id),
+    ]);
+    expect(finished).toMatchObject([{ status: 'done', owner: null, heartbeat: null, done: count, total: count, attempts: 2 }]);
+    const ready = await pg.query(url, 'SELECT status, ready_on FROM watermarks WHERE id = $1', [id]);
+    expect(ready).toMatchObject([{ status: 'READY' }]);
+    // Run again, it finds the watermark READY: no render, no write.
+    expect(await runWatermarkJob(late, id)).toMatchObject({ id, status: 'READY' });
+    expect(late.runner.encodes()).toBe(count - kept);
+    expect(await pg.query(url, 'SELECT status, owner, heartbeat, done, total, attempts, updated_on FROM jobs WHERE id = $1', [jobId('watermark', id)])).toEqual(
+      finished,
+    );
+    expect(await pg.query(url, 'SELECT status, ready_on FROM watermarks WHERE id = $1', [id])).toEqual(ready);
+    expect(parsePlaylist(path.join(folder, 'video.m3u8')).segments).toHaveLength(count);
   });
 
   it('reports a wrong password or a dead port as DATABASE_UNAVAILABLE with a hint, never the password or a stack', async () => {

@@ -251,6 +251,51 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       expect(await store.getJob(job.id)).toMatchObject({ status: 'queued', owner: null });
     });
 
+    it('writes a watermark’s status with its job’s write in one transaction, and a new watermark with its job row', async () => {
+      store = await backend.open();
+      await store.insertVideo(video('v1', 'clip'));
+      expect((await store.insertWatermarkIfAbsent(watermark('w1', 'v1', 'alice'), T0)).created).toBe(true);
+      const id = 'watermark:w1';
+      expect(await store.getJob(id)).toMatchObject({ kind: 'watermark', targetId: 'w1', status: 'queued', attempts: 0, createdOn: T0 });
+      expect((await store.insertWatermarkIfAbsent(watermark('w1', 'v1', 'alice'), T0 + 1)).created).toBe(false);
+      // What its job reads when it starts: the watermark and its video, in one read.
+      expect(await store.getWatermarkWithVideo('w1')).toEqual({ watermark: watermark('w1', 'v1', 'alice'), video: video('v1', 'clip') });
+      expect(await store.getWatermarkWithVideo('gone')).toBeUndefined();
+      expect(await store.getJob(id)).toMatchObject({ createdOn: T0, updatedOn: T0 });
+      expect(await store.acquireJob(id, 'a', T0 + 10, 20_000)).toBe(true);
+
+      // PLAYABLE carries the job's progress not written yet, and renews the lease.
+      const rendering = { stage: 'rendering' };
+      await store.updateWatermark(
+        'w1',
+        { status: 'PLAYABLE' },
+        { from: 'PENDING', job: { id, owner: 'a', now: T0 + 20, progress: { done: 1, total: 5, ...rendering } } },
+      );
+      expect(await store.getWatermarkAndJob('w1', id)).toMatchObject({
+        watermark: { status: 'PLAYABLE' },
+        job: { status: 'running', owner: 'a', heartbeat: T0 + 20, done: 1, total: 5, stage: 'rendering' },
+      });
+      // READY ends the lease, done, with its last progress.
+      const end = { status: 'done' } as const;
+      await store.updateWatermark(
+        'w1',
+        { status: 'READY', readyOn: T0 + 30, error: null },
+        { job: { id, owner: 'a', now: T0 + 30, progress: { done: 5, total: 5 }, end } },
+      );
+      expect(await store.getWatermarkAndJob('w1', id)).toMatchObject({
+        watermark: { status: 'READY', readyOn: T0 + 30 },
+        job: { status: 'done', owner: null, heartbeat: null, done: 5, total: 5, stage: null, updatedOn: T0 + 30, attempts: 1 },
+      });
+      // A lease another process holds now is neither renewed nor ended by the one that lost it.
+      await store.resetJob(id, T0 + 40);
+      expect(await store.acquireJob(id, 'b', T0 + 41, 20_000)).toBe(true);
+      await store.updateWatermark('w1', { status: 'READY', readyOn: T0 + 50 }, { job: { id, owner: 'a', now: T0 + 50, end } });
+      expect(await store.getWatermarkAndJob('w1', id)).toMatchObject({
+        watermark: { status: 'READY', readyOn: T0 + 50 },
+        job: { status: 'running', owner: 'b', heartbeat: T0 + 41 },
+      });
+    });
+
     it('keeps templates and credentials, pages templates, and counts active keys', async () => {
       store = await backend.open();
       for (let i = 0; i < 3; i++)
@@ -332,5 +377,41 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     await pg.query(url, 'UPDATE credentials SET revoked_on = $1 WHERE client_id = $2', [T0 + 2, 'c2']);
     expect(await a.getCredential('c2')).toMatchObject({ revokedOn: T0 + 2 });
     await until(() => busOf(a).listening, 'a LISTENs again');
+  });
+});
+
+describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${POSTGRES_MISSING}` : 'statements on PostgreSQL', () => {
+  let pg: TestPostgres;
+  let store: StateStore | undefined;
+  beforeAll(async () => {
+    pg = await startPostgres({ statementStats: true });
+  }, 60_000);
+  afterAll(async () => {
+    await store?.close();
+    await pg?.stop();
+  });
+
+  it('makes a new watermark with its job row, and writes READY with the lease’s end and its notice, each as one statement', async () => {
+    const url = await pg.createDatabase();
+    await pg.query(url, 'CREATE EXTENSION pg_stat_statements');
+    store = await PostgresStateStore.open(url);
+    const s = store;
+    /** The statements the store ran during `call`: one each means one transaction each, nothing between them. */
+    const statementsOf = async (call: () => Promise<unknown>) => {
+      await pg.query(url, 'SELECT pg_stat_statements_reset()');
+      await call();
+      return pg.query<{ query: string; calls: number }>(
+        url,
+        "SELECT query, calls::int AS calls FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'",
+      );
+    };
+    await s.insertVideo(video('v1', 'clip'));
+    const made = await statementsOf(() => s.insertWatermarkIfAbsent(watermark('w1', 'v1', 'alice'), T0));
+    expect(made).toEqual([{ query: expect.stringMatching(/INSERT INTO jobs[\s\S]*INSERT INTO watermarks/), calls: 1 }]);
+    expect(await s.acquireJob('watermark:w1', 'a', T0 + 10, 20_000)).toBe(true);
+    const job = { id: 'watermark:w1', owner: 'a', now: T0 + 30, progress: { done: 5, total: 5 }, end: { status: 'done' as const } };
+    const ready = await statementsOf(() => s.updateWatermark('w1', { status: 'READY', readyOn: T0 + 30, error: null }, { job, notice: 'origin watermark:w1' }));
+    expect(ready).toEqual([{ query: expect.stringMatching(/UPDATE watermarks[\s\S]*UPDATE jobs[\s\S]*pg_notify/), calls: 1 }]);
+    expect(await s.getWatermarkAndJob('w1', 'watermark:w1')).toMatchObject({ watermark: { status: 'READY' }, job: { status: 'done', done: 5 } });
   });
 });

@@ -3,17 +3,24 @@
 // any watcher (in this process or another) can read it.
 import { leavesJobQueued } from '../../core/errors.js';
 import type { Engine } from '../engine.js';
-import type { JobRecord } from '../state/state-store.js';
+import type { JobOutcome, JobProgress, JobRecord, JobWrite } from '../state/state-store.js';
 import type { JobReporter } from './job-reporter.js';
 
 /** A lease whose heartbeat is older than this belongs to a dead process and may be taken over. */
 export const LEASE_STALE_MS = 20_000;
+/**
+ * A lease is renewed when nothing of it was written for this long, so a live one is renewed at least every
+ * HEARTBEAT_MS + LEASE_TICK_MS (5 s): four times within LEASE_STALE_MS, so one write lost to a database that does not
+ * answer at once still leaves it live.
+ */
 const HEARTBEAT_MS = 4_000;
+const LEASE_TICK_MS = 1_000;
 /**
  * Progress is written at most this often (an ffmpeg progress line arrives every ~0.5 s per process): often on a
  * database in this process (a SQLite file, where a write costs microseconds), seldom on a database server, where each
- * write is a transaction that every instance shares. A progress write renews the lease too, so a heartbeat is written
- * only when no progress was for HEARTBEAT_MS.
+ * write is a transaction that every instance shares. Each write of the lease (its progress, a status the work writes
+ * with it, its end) renews it and carries the progress reported since the last one, so progress thinned out here is
+ * not lost: it is written with the lease's next write.
  */
 const PROGRESS_EVERY_MS = 200;
 const SERVER_PROGRESS_EVERY_MS = HEARTBEAT_MS;
@@ -27,7 +34,23 @@ export const topicOf = (kind: JobKind, targetId: string) => (kind === 'ingest' ?
  * How the lease was taken: at once (the job row was there, not done, and nobody held it), or only after the row was
  * made or a finished job was queued again (another process may have finished the target meanwhile).
  */
-export type LeaseTaken = 'at-once' | 'after-reset';
+type LeaseTaken = 'at-once' | 'after-reset';
+
+/** The lease as the work under it sees it: how it was taken, and its writes the work makes with writes of its own. */
+export interface Lease {
+  taken: LeaseTaken;
+  /**
+   * Runs `step`, a write of the work's own (a status), after the lease's writes so far, handing it the job's write to
+   * make in the same transaction: the lease renewed, with the progress reported and not written yet. Its failure is
+   * the caller's.
+   */
+  write(step: (job: JobWrite) => Promise<unknown>): Promise<void>;
+  /**
+   * The same for the work's last write, whose job write ends the lease as done (with `notice`, the end's change-bus
+   * message, to send with it): the job is then over, and nothing of the lease is written after it.
+   */
+  end(step: (job: JobWrite, notice: string | undefined) => Promise<unknown>): Promise<void>;
+}
 
 /** True while some process holds a live lease on the job. */
 export function isLeaseLive(job: JobRecord | undefined, now: number): boolean {
@@ -36,14 +59,15 @@ export function isLeaseLive(job: JobRecord | undefined, now: number): boolean {
 
 /**
  * Takes the job's lease and runs `work` under it. Resolves with its result, or undefined when another process holds
- * a live lease (its progress shows in the store). The job ends done, failed (work threw), or queued again when the
- * work was interrupted (Ctrl-C, shutdown) or a dependency did not answer, so it resumes later.
+ * a live lease (its progress shows in the store). The job ends done (unless the work ended it with a write of its
+ * own), failed (work threw), or queued again when the work was interrupted (Ctrl-C, shutdown) or a dependency did not
+ * answer, so it resumes later.
  */
 export async function holdLease<T>(
   engine: Engine,
   kind: JobKind,
   targetId: string,
-  work: (report: JobReporter, taken: LeaseTaken) => Promise<T>,
+  work: (report: JobReporter, lease: Lease) => Promise<T>,
 ): Promise<T | undefined> {
   const id = jobId(kind, targetId);
   const topic = topicOf(kind, targetId);
@@ -60,48 +84,76 @@ export async function holdLease<T>(
   // Store writes of this lease run one after another, in the order they were asked for: a progress report can
   // never land after the job's end, whatever database is behind the store.
   let writes: Promise<unknown> = Promise.resolve();
-  const write = (step: () => Promise<unknown>): Promise<unknown> => (writes = writes.then(step).catch(() => undefined));
+  const inTurn = (step: () => Promise<unknown>): Promise<unknown> => {
+    const run = writes.then(step);
+    writes = run.catch(() => undefined);
+    return run;
+  };
+  // Taking the lease wrote its heartbeat.
   let renewed = engine.now();
-  const heartbeat = setInterval(() => {
-    if (engine.now() - renewed < HEARTBEAT_MS) return;
-    renewed = engine.now();
-    void write(() => engine.store.heartbeatJob(id, engine.owner, engine.now()));
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
-  const progressEveryMs = engine.changes.crossProcess ? SERVER_PROGRESS_EVERY_MS : PROGRESS_EVERY_MS;
-  let lastWrite = 0;
-  const report: JobReporter = (done, total, stage) => {
+  let unwritten: JobProgress | undefined;
+  let ended = false;
+  /** The job's part of a write made now: the lease renewed (or ended), with the progress not written yet. */
+  const jobWrite = (end?: JobWrite['end']): JobWrite => {
     const now = engine.now();
-    if (done < total && now - lastWrite < progressEveryMs) return;
-    lastWrite = now;
-    void write(async () => {
-      await engine.store.setJobProgress(id, { done, total, stage }, now, engine.owner);
-      renewed = now;
+    const progress = unwritten;
+    unwritten = undefined;
+    renewed = now;
+    return { id, owner: engine.owner, now, ...(progress ? { progress } : {}), ...(end ? { end } : {}) };
+  };
+  /** Writes the progress not written yet, or renews the lease when there is none. */
+  const flush = () => {
+    renewed = engine.now();
+    void inTurn(async () => {
+      if (ended) return;
+      const w = jobWrite();
+      if (!w.progress) return engine.store.heartbeatJob(id, w.owner, w.now);
+      await engine.store.setJobProgress(id, w.progress, w.now, w.owner);
       // Watchers elsewhere read progress on their next poll; a watermark turning PLAYABLE and the job's end are
       // announced to every process.
       engine.changes.progressed(topic);
-    });
+    }).catch(() => undefined);
+  };
+  const heartbeat = setInterval(() => {
+    if (engine.now() - renewed >= HEARTBEAT_MS) flush();
+  }, LEASE_TICK_MS);
+  heartbeat.unref();
+  const progressEveryMs = engine.changes.crossProcess ? SERVER_PROGRESS_EVERY_MS : PROGRESS_EVERY_MS;
+  const report: JobReporter = (done, total, stage) => {
+    unwritten = { done, total, stage };
+    if (engine.now() - renewed >= progressEveryMs) flush();
   };
   // The job's end is announced to every process by the statement that writes it.
   const notice = engine.changes.busMessage(topic);
+  const lease: Lease = {
+    taken,
+    write: async (step) => {
+      await inTurn(() => step(jobWrite()));
+    },
+    end: async (step) => {
+      clearInterval(heartbeat);
+      await inTurn(async () => {
+        await step(jobWrite({ status: 'done' }), notice);
+        ended = true;
+      });
+    },
+  };
+  const finish = (outcome: JobOutcome) =>
+    inTurn(async () => {
+      if (ended) return;
+      const w = jobWrite();
+      await engine.store.finishJob(id, w.owner, w.now, outcome, notice, w.progress);
+    }).catch(() => undefined);
   try {
-    const result = await work(report, taken);
+    const result = await work(report, lease);
     clearInterval(heartbeat);
-    await write(() => engine.store.finishJob(id, engine.owner, engine.now(), { status: 'done' }, notice));
+    await finish({ status: 'done' });
     return result;
   } catch (error) {
     clearInterval(heartbeat);
     // Stopped on purpose, or a dependency away: queued again, to resume where it stopped.
     const interrupted = leavesJobQueued(error);
-    await write(() =>
-      engine.store.finishJob(
-        id,
-        engine.owner,
-        engine.now(),
-        interrupted ? { status: 'queued' } : { status: 'failed', error: error instanceof Error ? error.message : String(error) },
-        notice,
-      ),
-    );
+    await finish(interrupted ? { status: 'queued' } : { status: 'failed', error: error instanceof Error ? error.message : String(error) });
     throw error;
   } finally {
     clearInterval(heartbeat);

@@ -165,9 +165,20 @@ class PostgresDatabase implements SqlDatabase {
     return this.bus;
   }
 
-  announcing(sql: string, params: readonly unknown[], message: string): SqlStatement {
-    // A write in WITH runs to its end whether or not the query reads it, and the notice is sent when it commits.
-    return { sql: `WITH announced AS (${sql}) SELECT pg_notify(?, ?)`, params: [...params, CHANNEL, message] };
+  noticeStatement(message: string): SqlStatement {
+    return { sql: 'SELECT pg_notify(?, ?)', params: [CHANNEL, message] };
+  }
+
+  together<T>(writes: readonly SqlStatement[], last?: SqlStatement): Promise<T[]> {
+    // A write in WITH runs to its end whether or not the query reads it, and a notice is sent when it commits.
+    const main = last ?? writes.at(-1);
+    if (!main) return Promise.resolve([]);
+    const before = last ? writes : writes.slice(0, -1);
+    if (before.length === 0) return this.all<T>(main.sql, main.params);
+    return this.all<T>(`WITH ${before.map((w, i) => `w${i} AS (${w.sql})`).join(', ')} ${main.sql}`, [
+      ...before.flatMap((w) => w.params ?? []),
+      ...(main.params ?? []),
+    ]);
   }
 
   private text(sql: string): string {

@@ -32,10 +32,18 @@ export interface SqlDatabase {
   /** Messages between the processes using this database, when its server carries them. */
   changeBus?(): ChangeBus;
   /**
-   * The write `sql` that also sends `message` on the change bus, as one statement: the message goes out exactly when
-   * the write commits, at no extra round trip. Only a database with a change bus has it.
+   * Runs `writes` and then `last` (or, without it, the final write) as one transaction, resolving with the rows the
+   * final statement reads or returns. On a database server it is one statement, each write a `WITH` (PostgreSQL runs
+   * every one to its end), so one round trip; the statements must not read or write each other's rows, since there
+   * they all see the database as it was before the statement.
    */
-  announcing?(sql: string, params: readonly unknown[], message: string): SqlStatement;
+  together<T>(writes: readonly SqlStatement[], last?: SqlStatement): Promise<T[]>;
+  /**
+   * The statement that sends `message` on the change bus when the transaction it is part of commits (given to
+   * `together` as its last): the message goes out exactly when the writes commit, at no extra round trip. Only a
+   * database with a change bus has it.
+   */
+  noticeStatement?(message: string): SqlStatement;
   /** Its connection pool's use, when it has one (a database server; SQLite has none). */
   poolUse?(): PoolUse;
   close(): Promise<void>;

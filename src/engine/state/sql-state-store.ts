@@ -15,10 +15,13 @@ import {
   WATERMARK_COLUMNS,
   type WatermarksTable,
 } from './schema.js';
-import type { SqlDatabase } from './sql-database.js';
+import type { SqlDatabase, SqlStatement } from './sql-database.js';
+import { aliased, assignments, endWrite, insert, jobWrite, newJob, page, progressWrite, replaceSecret, unaliased } from './sql-statements.js';
 import type {
   AuthAttempt,
   CredentialRecord,
+  JobOutcome,
+  JobProgress,
   JobRecord,
   StateStore,
   TemplateRecord,
@@ -29,42 +32,6 @@ import type {
   WatermarkRecord,
   WatermarkUpdateOptions,
 } from './state-store.js';
-
-/** `INSERT INTO table (a, b) VALUES (?, ?)` for a row's columns, and the values in that order. */
-function insert(table: string, row: object): { sql: string; params: unknown[] } {
-  const columns = Object.keys(row);
-  return { sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, params: Object.values(row) };
-}
-
-/** `SET a = ?, b = ?` for the columns a patch gives, and their values; undefined when it gives none. */
-function assignments(patch: object): { sql: string; params: unknown[] } | undefined {
-  const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
-  if (entries.length === 0) return undefined;
-  return { sql: entries.map(([column]) => `${column} = ?`).join(', '), params: entries.map(([, v]) => v) };
-}
-
-/** Sets a shared secret whatever it held: `wmark db copy` brings a data folder's key along with its records. */
-function replaceSecret(name: string, value: string): { sql: string; params: unknown[] } {
-  return { sql: 'INSERT INTO shared_secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value', params: [name, value] };
-}
-
-/** A listing's page: LIMIT and OFFSET only when asked for (a negative limit means all). */
-function page(opts: { limit?: number; offset?: number }): { sql: string; params: unknown[] } {
-  const limited = opts.limit !== undefined && opts.limit >= 0;
-  if (!limited && !opts.offset) return { sql: '', params: [] };
-  return { sql: ' LIMIT ? OFFSET ?', params: [limited ? opts.limit : Number.MAX_SAFE_INTEGER, opts.offset ?? 0] };
-}
-
-/** `w.id AS w_id, w.video_id AS w_video_id, …`: a table's columns read beside another's under a prefix of their own. */
-function aliased(alias: string, columns: readonly string[]): string {
-  return columns.map((c) => `${alias}.${c} AS ${alias}_${c}`).join(', ');
-}
-
-/** The row of one table read under `aliased`, or undefined when the join found none (its id is null). */
-function unaliased<T>(row: Record<string, unknown>, alias: string, columns: readonly string[]): T | undefined {
-  if (row[`${alias}_id`] === null || row[`${alias}_id`] === undefined) return undefined;
-  return Object.fromEntries(columns.map((c) => [c, row[`${alias}_${c}`]])) as T;
-}
 
 const WATERMARK_AS_W = aliased('w', WATERMARK_COLUMNS);
 const JOB_AS_J = aliased('j', JOB_COLUMNS);
@@ -184,10 +151,11 @@ export class SqlStateStore implements StateStore {
   }
 
   // ---- watermarks
-  async insertWatermarkIfAbsent(w: WatermarkRecord): Promise<{ record: WatermarkRecord; created: boolean }> {
+  async insertWatermarkIfAbsent(w: WatermarkRecord, jobAt?: number): Promise<{ record: WatermarkRecord; created: boolean }> {
     const { sql, params } = insert('watermarks', watermarkRow(w));
-    // One statement when it is new: the row comes back from the insert itself.
-    const inserted = await this.db.get<WatermarksTable>(`${sql} ON CONFLICT (id) DO NOTHING RETURNING *`, params);
+    // One statement when it is new: the row comes back from the insert itself, and the job row goes with it.
+    const row = { sql: `${sql} ON CONFLICT (id) DO NOTHING RETURNING *`, params };
+    const [inserted] = await this.db.together<WatermarksTable>(jobAt === undefined ? [] : [newJob('watermark', w.id, jobAt)], row);
     if (inserted) return { record: toWatermark(inserted), created: true };
     return { record: (await this.getWatermark(w.id))!, created: false };
   }
@@ -222,6 +190,15 @@ export class SqlStateStore implements StateStore {
     if (!row) return {};
     const job = unaliased<JobsTable>(row, 'j', JOB_COLUMNS);
     return { watermark: toWatermark(row), job: job && toJob(job) };
+  }
+
+  async getWatermarkWithVideo(id: string): Promise<{ watermark: WatermarkRecord; video: VideoRecord } | undefined> {
+    const row = await this.db.get<VideosTable & Record<string, unknown>>(
+      `SELECT v.*, ${WATERMARK_AS_W} FROM watermarks w JOIN videos v ON v.id = w.video_id WHERE w.id = ?`,
+      [id],
+    );
+    const w = row && unaliased<WatermarksTable>(row, 'w', WATERMARK_COLUMNS);
+    return row && w && { watermark: toWatermark(w), video: toVideo(row) };
   }
 
   async getWatermark(id: string): Promise<WatermarkRecord | undefined> {
@@ -262,17 +239,15 @@ export class SqlStateStore implements StateStore {
     } satisfies Partial<WatermarksTable>);
     if (!set) return;
     const from = options.from === undefined ? { sql: '', params: [] } : { sql: ' AND status = ?', params: [options.from] };
-    await this.runAnnounced(`UPDATE watermarks SET ${set.sql} WHERE id = ?${from.sql}`, [...set.params, id, ...from.params], options.notice);
+    const write = { sql: `UPDATE watermarks SET ${set.sql} WHERE id = ?${from.sql}`, params: [...set.params, id, ...from.params] };
+    await this.writeAnnounced(options.job ? [write, jobWrite(options.job)] : [write], options.notice);
   }
 
   // ---- jobs
   async ensureJob(kind: JobRecord['kind'], targetId: string, now: number): Promise<JobRecord> {
-    const id = `${kind}:${targetId}`;
-    const inserted = await this.db.get<JobsTable>(
-      "INSERT INTO jobs (id, kind, target_id, status, attempts, created_on, updated_on) VALUES (?, ?, ?, 'queued', 0, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING *",
-      [id, kind, targetId, now, now],
-    );
-    return inserted ? toJob(inserted) : (await this.getJob(id))!;
+    const made = newJob(kind, targetId, now);
+    const inserted = await this.db.get<JobsTable>(`${made.sql} RETURNING *`, made.params);
+    return inserted ? toJob(inserted) : (await this.getJob(`${kind}:${targetId}`))!;
   }
 
   async getJob(id: string): Promise<JobRecord | undefined> {
@@ -294,31 +269,26 @@ export class SqlStateStore implements StateStore {
   }
 
   async heartbeatJob(id: string, owner: string, now: number): Promise<boolean> {
-    return (await this.db.run('UPDATE jobs SET heartbeat = ?, updated_on = ? WHERE id = ? AND owner = ?', [now, now, id, owner])) === 1;
+    const { sql, params } = jobWrite({ id, owner, now });
+    return (await this.db.run(sql, params)) === 1;
   }
 
-  async finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }, notice?: string): Promise<void> {
-    await this.runAnnounced(
-      'UPDATE jobs SET status = ?, error = ?, owner = NULL, heartbeat = NULL, updated_on = ? WHERE id = ? AND owner = ?',
-      [outcome.status, outcome.error ?? null, now, id, owner],
-      notice,
-    );
+  async finishJob(id: string, owner: string, now: number, outcome: JobOutcome, notice?: string, progress?: JobProgress): Promise<void> {
+    await this.writeAnnounced([endWrite(id, owner, now, outcome, progress)], notice);
   }
 
-  /** A write, and its `notice` on the change bus: in the write's own statement where the database can. */
-  private async runAnnounced(sql: string, params: readonly unknown[], notice: string | undefined): Promise<void> {
-    const s = notice !== undefined && this.db.announcing ? this.db.announcing(sql, params, notice) : { sql, params };
-    await this.db.run(s.sql, s.params);
-    if (notice !== undefined && !this.db.announcing) this.changeBus()?.publish(notice);
+  /** Writes in one transaction, and their `notice` on the change bus: in the writes' own statement where the database can. */
+  private async writeAnnounced(writes: readonly SqlStatement[], notice: string | undefined): Promise<void> {
+    const announce = notice === undefined ? undefined : this.db.noticeStatement?.(notice);
+    if (writes.length === 1 && !announce) await this.db.run(writes[0]!.sql, writes[0]!.params);
+    else await this.db.together(writes, announce);
+    if (notice !== undefined && !announce) this.changeBus()?.publish(notice);
   }
 
-  async setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number, owner?: string): Promise<boolean> {
+  async setJobProgress(id: string, progress: JobProgress, now: number, owner?: string): Promise<boolean> {
     // The lease's holder renews its heartbeat with the same write.
-    const changed = await this.db.run(
-      'UPDATE jobs SET done = ?, total = ?, stage = ?, updated_on = ?, heartbeat = CASE WHEN owner = ? THEN ? ELSE heartbeat END WHERE id = ?',
-      [progress.done, progress.total, progress.stage ?? null, now, owner ?? null, now, id],
-    );
-    return changed === 1;
+    const { sql, params } = progressWrite(id, progress, now, owner ?? null);
+    return (await this.db.run(sql, params)) === 1;
   }
 
   async resumableJobs(now: number, staleMs: number): Promise<JobRecord[]> {

@@ -88,6 +88,20 @@ class SqliteDatabase implements SqlDatabase {
     })();
   }
 
+  async together<T>(writes: readonly SqlStatement[], last?: SqlStatement): Promise<T[]> {
+    return this.sqlite.transaction(() => {
+      const final = last ?? writes.at(-1);
+      for (const s of last ? writes : writes.slice(0, -1)) this.statement(s.sql).run(...(s.params ?? []));
+      if (!final) return [];
+      const statement = this.statement(final.sql);
+      if (!statement.reader) {
+        statement.run(...(final.params ?? []));
+        return [];
+      }
+      return statement.all(...(final.params ?? [])) as T[];
+    })();
+  }
+
   async schemaVersion(): Promise<number> {
     return this.sqlite.pragma('user_version', { simple: true }) as number;
   }

@@ -116,6 +116,33 @@ export interface WatermarkUpdateOptions {
   from?: WatermarkStatus;
   /** A change-bus message for the other processes, sent when the change is written. */
   notice?: string;
+  /** The watermark's job's own write, made in the same transaction (one statement on a database server). */
+  job?: JobWrite;
+}
+
+/** A job's progress: done of total in its own unit, and the stage it is in. */
+export interface JobProgress {
+  done: number;
+  total: number;
+  stage?: string | null;
+}
+
+/** How a job's lease ends: done, failed (with the reason), or queued again to resume later. */
+export interface JobOutcome {
+  status: 'done' | 'failed' | 'queued';
+  error?: string;
+}
+
+/**
+ * A write of a job's lease holder: its progress (when given) with the lease renewed, or, with `end`, the lease ended
+ * (and its last progress written). Only the lease's `owner` renews or ends it; progress is written whoever holds it.
+ */
+export interface JobWrite {
+  id: string;
+  owner: string;
+  now: number;
+  progress?: JobProgress;
+  end?: JobOutcome;
 }
 
 /**
@@ -137,14 +164,19 @@ export interface StateStore {
   listTemplates(opts?: { limit?: number; offset?: number }): Promise<TemplateRecord[]>;
   deleteTemplate(id: string): Promise<boolean>;
 
-  /** Inserts unless a watermark with this identity exists; returns the stored record either way (first writer wins). */
-  insertWatermarkIfAbsent(w: WatermarkRecord): Promise<{ record: WatermarkRecord; created: boolean }>;
+  /**
+   * Inserts unless a watermark with this identity exists; returns the stored record either way (first writer wins).
+   * With `jobAt`, its job row is made too (queued, unless one exists) in the same transaction.
+   */
+  insertWatermarkIfAbsent(w: WatermarkRecord, jobAt?: number): Promise<{ record: WatermarkRecord; created: boolean }>;
   getWatermark(id: string): Promise<WatermarkRecord | undefined>;
   /**
    * The video `ref` names and its watermark whose id is `identify(video id)`, in one read (a statement, when this
    * store has read the video before): what a repeated request needs to find it has nothing to do.
    */
   findWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string): Promise<WatermarkAndVideo>;
+  /** A watermark and its video in one statement: what its job reads when it starts. */
+  getWatermarkWithVideo(id: string): Promise<{ watermark: WatermarkRecord; video: VideoRecord } | undefined>;
   /** A watermark and its job row (`jobId`) in one statement: what a watcher reads each time it wakes. */
   getWatermarkAndJob(id: string, jobId: string): Promise<{ watermark?: WatermarkRecord; job?: JobRecord }>;
   listWatermarks(videoId?: string): Promise<WatermarkRecord[]>;
@@ -161,10 +193,13 @@ export interface StateStore {
   acquireJob(id: string, owner: string, now: number, staleMs: number): Promise<boolean>;
   /** Renews the lease; false when `owner` no longer holds it. */
   heartbeatJob(id: string, owner: string, now: number): Promise<boolean>;
-  /** Ends the lease; `notice`, a change-bus message, goes to the other processes when the end is written. */
-  finishJob(id: string, owner: string, now: number, outcome: { status: 'done' | 'failed' | 'queued'; error?: string }, notice?: string): Promise<void>;
+  /**
+   * Ends the lease, writing `progress` too when given (the last, not written yet); `notice`, a change-bus message, goes
+   * to the other processes when the end is written.
+   */
+  finishJob(id: string, owner: string, now: number, outcome: JobOutcome, notice?: string, progress?: JobProgress): Promise<void>;
   /** Writes progress; given the lease's `owner`, renews its heartbeat too when it still holds it. True when the job exists. */
-  setJobProgress(id: string, progress: { done: number; total: number; stage?: string | null }, now: number, owner?: string): Promise<boolean>;
+  setJobProgress(id: string, progress: JobProgress, now: number, owner?: string): Promise<boolean>;
   /** Jobs not finished whose lease is free or stale: what a starting server resumes, oldest first. */
   resumableJobs(now: number, staleMs: number): Promise<JobRecord[]>;
   resetJob(id: string, now: number): Promise<void>;

@@ -104,20 +104,23 @@ export async function requestWatermark(engine: Engine, request: WatermarkRequest
   const expiration = request.expirationSeconds !== undefined ? Math.round(request.expirationSeconds * 1000) : null;
   const { record, created } = known
     ? { record: known, created: false }
-    : await engine.store.insertWatermarkIfAbsent({
-        id,
-        videoId: video.id,
-        settings,
-        containers: [...new Set(request.containers)].sort(),
-        expiration,
-        status: 'PENDING',
-        error: null,
-        createdOn: now,
-        readyOn: null,
-        forensicPayload: forensic ? forensic.payload : null,
-        // Links to prepared variants (a forensic-only viewer) cost nothing, so they are all made at once.
-        render: !settings.some(isVisible) ? 'full' : (request.render ?? 'full'),
-      });
+    : await engine.store.insertWatermarkIfAbsent(
+        {
+          id,
+          videoId: video.id,
+          settings,
+          containers: [...new Set(request.containers)].sort(),
+          expiration,
+          status: 'PENDING',
+          error: null,
+          createdOn: now,
+          readyOn: null,
+          forensicPayload: forensic ? forensic.payload : null,
+          // Links to prepared variants (a forensic-only viewer) cost nothing, so they are all made at once.
+          render: !settings.some(isVisible) ? 'full' : (request.render ?? 'full'),
+        },
+        now,
+      );
   if (!created && isExpired(record, now)) {
     throw new WmarkError('WATERMARK_EXPIRED', `this watermark expired on ${new Date(record.expiration!).toISOString()}; an expiration cannot be extended`, {
       hint: 'Change any setting to create a new watermark with a new expiration (docs/settings.md#identity-and-expiration).',
@@ -143,7 +146,8 @@ export async function requestWatermark(engine: Engine, request: WatermarkRequest
     await engine.store.resetJob(jobId('watermark', id), now);
     await reread();
   }
-  if (needsJob(watermark)) {
+  // A new watermark's job row was made with it.
+  if (!created && needsJob(watermark)) {
     // A finished job row is queued again: more work was asked for (a container, the rest of an on-demand watermark),
     // and a restarted server or a detached worker finds only queued jobs.
     const job = await engine.store.ensureJob('watermark', id, now);

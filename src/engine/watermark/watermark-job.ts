@@ -12,12 +12,12 @@ import { isMediaNotFound, type MediaStore } from '../../media/media-store.js';
 import { MP4_NAME, PLAYLIST_NAME } from '../data-folder/layout.js';
 import type { Engine } from '../engine.js';
 import { forEachBounded } from '../jobs/for-each-bounded.js';
-import { holdLease, LEASE_STALE_MS, topicOf } from '../jobs/job-lease.js';
+import { holdLease, LEASE_STALE_MS, type Lease, topicOf } from '../jobs/job-lease.js';
 import type { JobReporter } from '../jobs/job-reporter.js';
 import type { RenderUrgency } from '../render/segment-renderer.js';
 import type { VideoRecord, WatermarkRecord } from '../state/state-store.js';
 import { rendersEverySegment } from './request.js';
-import { type WatermarkSegments, watermarkSegments } from './watermark-segments.js';
+import { dropDeleted, type WatermarkSegments, watermarkSegments } from './watermark-segments.js';
 
 /** Segments fetched from a store at once for an mp4 join: a few hide the round trips. */
 const TRANSFERS_AT_ONCE = 4;
@@ -29,16 +29,18 @@ const TRANSFERS_AT_ONCE = 4;
  * queued.
  */
 export async function runWatermarkJob(engine: Engine, watermarkId: string, signal?: AbortSignal): Promise<WatermarkRecord | undefined> {
-  const initial = await engine.store.getWatermark(watermarkId);
-  if (!initial) throw new WmarkError('WATERMARK_NOT_FOUND', `no watermark ${watermarkId}`);
+  // Its video comes with it: the segments to render (a video does not change once its watermarks exist).
+  const found = await engine.store.getWatermarkWithVideo(watermarkId);
+  if (!found) throw new WmarkError('WATERMARK_NOT_FOUND', `no watermark ${watermarkId}`);
+  const initial = found.watermark;
   if (initial.status === 'READY') return initial;
-  return holdLease(engine, 'watermark', watermarkId, async (report, taken) => {
+  return holdLease(engine, 'watermark', watermarkId, async (report, lease) => {
     // Taken at once, nobody finished the job since the record was read (a lease held meanwhile would have stopped it),
     // so it is not read again; a status another process wrote since only moves on (PLAYABLE is written from PENDING).
-    const current = taken === 'at-once' ? initial : (await engine.store.getWatermark(watermarkId))!;
+    const current = lease.taken === 'at-once' ? initial : (await engine.store.getWatermark(watermarkId))!;
     if (current.status === 'READY') return current;
     try {
-      return await renderWatermark(engine, current, report, signal);
+      return await renderWatermark(engine, current, found.video, report, lease, signal);
     } catch (error) {
       if (!leavesJobQueued(error)) {
         const reason = isWmarkError(error) ? (error.details[0] ? tail(error.details[0], 1500) : error.message) : String(error);
@@ -95,9 +97,17 @@ async function playlistListsAll(media: MediaStore, folder: string, count: number
   return text.includes('#EXT-X-ENDLIST') && text.includes(segmentFileName(count - 1));
 }
 
-async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobReporter, signal?: AbortSignal): Promise<WatermarkRecord> {
-  const segments = await watermarkSegments(engine, w);
-  const { video, folder } = segments;
+async function renderWatermark(
+  engine: Engine,
+  w: WatermarkRecord,
+  video: VideoRecord,
+  report: JobReporter,
+  lease: Lease,
+  signal?: AbortSignal,
+): Promise<WatermarkRecord> {
+  // A watermark deleted meanwhile is noticed once the renders are over (the read below), not after every segment.
+  const segments = await watermarkSegments(engine, w, { deletionCheckedAtEnd: true, video });
+  const { folder } = segments;
   await engine.renderer.tidy(folder, engine.now() - LEASE_STALE_MS);
   const count = video.segments.length;
   const done = await doneSegments(engine.media, folder, count);
@@ -116,20 +126,22 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
       if (prefix > 0) {
         if (!listedAll) await engine.media.put(`${folder}/${PLAYLIST_NAME}`, playlistFor(video, listsAll ? count : prefix));
         listedAll = listsAll;
-        if (!playable) {
-          playable = true;
-          // Whoever waits for it to play is woken now, not by a progress report (those are thinned out); other
-          // processes by a notice the write itself sends.
-          const topic = topicOf('watermark', w.id);
-          if (w.status === 'PENDING') {
-            await engine.store.updateWatermark(w.id, { status: 'PLAYABLE' }, { from: 'PENDING', notice: engine.changes.busMessage(topic) });
-            engine.changes.notifyHere(topic);
-          } else {
-            engine.changes.notify(topic);
-          }
+      }
+      // Reported first, so the PLAYABLE write below carries it.
+      progress('rendering');
+      if (prefix > 0 && !playable) {
+        playable = true;
+        // Whoever waits for it to play is woken now, not by a progress report (those are thinned out); other
+        // processes by a notice the write itself sends, which also writes the job's progress and renews its lease.
+        const topic = topicOf('watermark', w.id);
+        if (w.status === 'PENDING') {
+          const notice = engine.changes.busMessage(topic);
+          await lease.write((job) => engine.store.updateWatermark(w.id, { status: 'PLAYABLE' }, { from: 'PENDING', notice, job }));
+          engine.changes.notifyHere(topic);
+        } else {
+          engine.changes.notify(topic);
         }
       }
-      progress('rendering');
     }));
   await publishProgress();
 
@@ -156,7 +168,7 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
   );
   await publishing;
 
-  const current = (await engine.store.getWatermark(w.id))!;
+  const current = (await engine.store.getWatermark(w.id)) ?? (await dropDeleted(engine, w.id, folder));
   const joining = current.containers.includes('mp4') && !(await engine.media.exists(`${folder}/${MP4_NAME}`));
   if (joining) {
     // An mp4 asked for while this job rendered the opening only: the rest first.
@@ -166,7 +178,7 @@ async function renderWatermark(engine: Engine, w: WatermarkRecord, report: JobRe
     await joinMp4(engine, folder, video, signal);
   }
   // Read again only after a join: what was asked for while it ran is seen.
-  return markCompleteIfDone(engine, w.id, folder, count, joining ? undefined : current);
+  return markCompleteIfDone(engine, w.id, folder, count, joining ? undefined : current, lease);
 }
 
 /**
@@ -231,15 +243,25 @@ async function joinMp4(engine: Engine, folder: string, video: VideoRecord, signa
 /**
  * READY (every output written) once every segment is there; an on-demand watermark gets there as players ask. The
  * record is read here, after the segments are, so a container asked for meanwhile is seen, unless the caller `read` it
- * after them.
+ * after them. Under the job's `lease`, READY and the job's end are one write: a watermark is never READY with its job
+ * still running, nor its job done while it is not READY.
  */
-export async function markCompleteIfDone(engine: Engine, id: string, folder: string, count: number, read?: WatermarkRecord): Promise<WatermarkRecord> {
-  const w = read ?? (await engine.store.getWatermark(id))!;
+export async function markCompleteIfDone(
+  engine: Engine,
+  id: string,
+  folder: string,
+  count: number,
+  read?: WatermarkRecord,
+  lease?: Lease,
+): Promise<WatermarkRecord> {
+  const w = read ?? (await engine.store.getWatermark(id)) ?? (await dropDeleted(engine, id, folder));
   const complete =
     (await doneSegments(engine.media, folder, count)).every(Boolean) && (!w.containers.includes('mp4') || (await engine.media.exists(`${folder}/${MP4_NAME}`)));
   if (!complete || w.status === 'READY') return w;
   const readyOn = engine.now();
-  await engine.store.updateWatermark(id, { status: 'READY', readyOn, error: null });
+  const ready = { status: 'READY', readyOn, error: null } as const;
+  if (lease) await lease.end((job, notice) => engine.store.updateWatermark(id, ready, { job, notice }));
+  else await engine.store.updateWatermark(id, ready);
   // Every segment is there, so no render of this watermark is under way: what a killed process left goes.
   await engine.renderer.tidy(folder);
   await engine.media.dropUnfinished?.(`${folder}/`);

@@ -38,8 +38,18 @@ export async function readTitleLayout(engine: Engine, video: VideoRecord): Promi
   return parseLayout(text, video.segments.length);
 }
 
-export async function watermarkSegments(engine: Engine, w: WatermarkRecord): Promise<WatermarkSegments> {
-  const video = await engine.store.getVideo(w.videoId);
+/**
+ * `deletionCheckedAtEnd`: the caller (a job under the watermark's lease, which a delete is refused while it lives) reads
+ * the watermark once its renders are over and drops a deleted one's folder then (dropDeleted), so a segment made
+ * here does not read it again; a database server would count that read as a transaction per segment. `video`: the
+ * watermark's video, when the caller read it with the watermark.
+ */
+export async function watermarkSegments(
+  engine: Engine,
+  w: WatermarkRecord,
+  options: { deletionCheckedAtEnd?: boolean; video?: VideoRecord } = {},
+): Promise<WatermarkSegments> {
+  const video = options.video ?? (await engine.store.getVideo(w.videoId));
   if (!video) throw new WmarkError('VIDEO_NOT_FOUND', `the video of watermark ${w.id} is gone`);
   // The renderer must reach the video's working media (a farm with a shared store may need it uploaded first).
   await engine.renderer.useSources(video.id);
@@ -97,7 +107,7 @@ export async function watermarkSegments(engine: Engine, w: WatermarkRecord): Pro
       // A copy under the watermark's own name, so no URL says which variant (or shared render) it is.
       const from = linksOnly ? sourceOf(index) : shared;
       if (from) await engine.media.copy(from, target);
-      await dropIfDeleted(engine, w.id, folder);
+      if (!options.deletionCheckedAtEnd) await dropIfDeleted(engine, w.id, folder);
     },
   };
   return plan;
@@ -108,7 +118,11 @@ export async function watermarkSegments(engine: Engine, w: WatermarkRecord): Pro
  * waited hears CANCELLED (deleting drops the renders still queued, but not one already under way).
  */
 async function dropIfDeleted(engine: Engine, watermarkId: string, folder: string): Promise<void> {
-  if (await engine.store.getWatermark(watermarkId)) return;
+  if (!(await engine.store.getWatermark(watermarkId))) await dropDeleted(engine, watermarkId, folder);
+}
+
+/** What was written for a watermark found deleted is removed again, and whoever waited hears CANCELLED. */
+export async function dropDeleted(engine: Engine, watermarkId: string, folder: string): Promise<never> {
   await engine.media.deletePrefix(`${folder}/`);
   throw new WmarkError('CANCELLED', `watermark ${watermarkId} was deleted while it rendered`);
 }
