@@ -401,24 +401,14 @@ function report(results: ClipResult[], options: Options): string {
   lines.push(
     table(
       ['clip', 'mezzanine', 'bytes', 'render PSNR (dB)', 'render SSIM', 'render CPU s'],
-      results.flatMap((r) => [
-        [
-          r.kind,
-          `working form CRF ${WORKING_ENCODE.crf}`,
-          String(r.quality.crf15.bytes),
-          fmt(r.quality.crf15.psnr, 3),
-          fmt(r.quality.crf15.ssim, 5),
-          fmt(r.quality.crf15.renderCpuS, 2),
-        ],
-        [
-          r.kind,
-          `shared encode CRF ${DELIVERY.crf}`,
-          String(r.quality.shared.bytes),
-          fmt(r.quality.shared.psnr, 3),
-          fmt(r.quality.shared.ssim, 5),
-          fmt(r.quality.shared.renderCpuS, 2),
-        ],
-      ]),
+      results.flatMap((r) =>
+        (
+          [
+            [`working form CRF ${WORKING_ENCODE.crf}`, r.quality.crf15],
+            [`shared encode CRF ${DELIVERY.crf}`, r.quality.shared],
+          ] as const
+        ).map(([mezzanine, q]) => [r.kind, mezzanine, String(q.bytes), fmt(q.psnr, 3), fmt(q.ssim, 5), fmt(q.renderCpuS, 2)]),
+      ),
     ),
   );
   lines.push('Option C: the ingest is today (1.0x); a lazy first band viewer waits for segment 0 band media (wall s), the title all of it:');
