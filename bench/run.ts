@@ -17,6 +17,7 @@ const SUITES: Record<string, () => Promise<Suite>> = {
   'forensic-bframe': async () => (await import('./forensic-bframe.js')).suite,
   start: async () => (await import('./start.js')).suite,
   band: async () => (await import('./band.js')).suite,
+  'band-ingest': async () => (await import('./band-ingest.js')).suite,
 };
 
 const USAGE = `usage: npm run bench -- [suite ...] [--rounds N] [--keep] [--<option> value ...]
@@ -53,6 +54,8 @@ band suite options (band rendering against full renders; needs the patched x264,
   --heights LIST      picture heights, 16:9 (default 720,1080)   --seconds S    clip length, whole 2-s segments (default 8)
   --viewers N         viewers, and full jobs, per height (default 8)  --band-px P  the band's height (default 80)
   --threads N         x264/ffmpeg threads of both renders (default 2)
+band-ingest suite options (why a band title's ingest costs ~2x today's, options A/B/C; needs the patched x264):
+  --clips LIST        natural,motion,talking (default all)   --seconds S    clip length (default 12)   --height H (default 720)
 control-plane suite options (1-3 serve instances on PostgreSQL behind HAProxy vs one SQLite serve; one run, --rounds 1 is enough):
   --concurrency N     requests in flight during a throughput run (default 16)
   --seconds S         seconds per throughput run, after a 1-s warm-up (default 4)
