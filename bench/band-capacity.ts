@@ -316,7 +316,18 @@ export function capacityReport(results: HeightCapacity[], o: CapacityOptions): s
       `capacity at ${h.height}p (${h.width}x${h.height}): one \`wmark serve\`, new real-time viewers without a stall, band rendering against WMARK_BAND=off`,
       `title: ${h.clip.seconds} s natural clip, ${FPS} fps, with audio, ${h.segments.length} segments (${h.segments.map((d) => fmt(d, 1)).join(', ')} s); each viewer POSTs its own TEXT mark in the bottom band (m3u8), viewers arrive ${fmt(o.spacingS)} s apart, fetch one segment ahead, and start playing ${fmt(h.startupS)} s after the first segment arrives${o.startupS === undefined ? " (the first segment's duration)" : ''}; a stall is a segment that arrives after it must play; ladder ${o.ladder.join(',')}, stopping after the first count with a stall; ${o.rounds} rounds, band and full alternating which goes first`,
       table(
-        ['round', 'render', 'viewers', 'stalled viewers', 'stalls', 'stalled s', 'worst late s', 'first segment s: median / max', 'MB served', 'wall s'],
+        [
+          'round',
+          'render',
+          'viewers',
+          'stalled viewers',
+          'stalls',
+          'stalled s',
+          'worst late s',
+          'first segment s after the POST: median / max',
+          'MB served',
+          'wall s',
+        ],
         h.ladders.flatMap((l) =>
           l.trials.map((t) => {
             const first = spread(t.results.map((r) => r.firstSegmentS));
@@ -363,7 +374,7 @@ export function capacityReport(results: HeightCapacity[], o: CapacityOptions): s
           'render',
           'carried per round',
           'carried: median (min-max)',
-          'first segment s at that count, per round: median / max',
+          'first segment s at that count (after the POST), per round: median / max',
           'band renders',
           'band fallbacks (must be 0)',
         ],
