@@ -15,10 +15,18 @@
 //   - the ingest with the shared encode (bands at the top and the bottom, one encode) beside today's mezzanine encode,
 //     against today's alone.
 // The encodes and the splice are driven through their edges directly (src/core/plan/band-plan.ts's arguments, the
-// patched x264, src/core/h264/splice-segment.ts), not through `wmark`. The capacity figure (how many new real-time
-// viewers 2 cores carry through `wmark serve`) is not measured by this suite yet, and it says so.
-// Options: --heights LIST (default 720,1080)  --seconds S (default 8, whole 2-s segments)  --viewers N (default 8)
-//          --band-px P (default 80)  --threads N (x264/ffmpeg threads, default 2)
+// patched x264, src/core/h264/splice-segment.ts), not through `wmark`: the part `figures`.
+// The part `capacity` (bench/band-capacity.ts) goes through `wmark serve`: how many new real-time viewers (each its own
+// mark in the bottom band, fetching one segment ahead of playback) one serve carries without a stall, with band
+// rendering and with WMARK_BAND=off, rounds alternating; the time to the first segment at that count; band fallbacks
+// from serve's /metrics (must be 0).
+// Options: --only LIST (figures,capacity; default both)
+//   figures:  --heights LIST (default 720,1080)  --seconds S (default 8, whole 2-s segments)  --viewers N (default 8)
+//             --band-px P (default 80)  --threads N (x264/ffmpeg threads, default 2)
+//   capacity: --capacity-heights LIST (default 720)  --capacity-seconds S (title length, default 48)
+//             --capacity-ladder LIST (viewer counts, default 2,4,6,8,12,15,18,24,30)  --capacity-spacing S (arrivals,
+//             default 0.75)  --capacity-startup S (playback starts S after the first segment; default: its duration)
+//             --capacity-rounds N (default 2)  --quiet-wait S (default 10)  --idle-max S (default 300)
 // Needs the patched x264 (scripts/build-x264.sh; WMARK_X264 or WMARK_X264_CACHE).
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -33,6 +41,7 @@ import { segmentRenderArgs } from '../src/core/plan/render-args.js';
 import { WORKING_ENCODE } from '../src/core/plan/working-form.js';
 import { x264Gop } from '../src/core/plan/x264.js';
 import { locateBandX264 } from '../src/ffmpeg/locate-x264.js';
+import { capacityOptions, capacityReport, type HeightCapacity, measureCapacity } from './band-capacity.js';
 import { bytesAtPsnr } from './forensic-bframe.js';
 import { cutPictures, gateFindings, type Spread, showSpread, spread, x264GlobalPsnr } from './lib/band-figures.js';
 import { fail, type Measured, runMeasured } from './lib/measure.js';
@@ -45,7 +54,11 @@ const ENCODE = { preset: 'veryfast', crf: 23 };
 /** The unclamped encode's CRF sweep around the shared encode's CRF, for bytes at equal PSNR. */
 const SWEEP = [21, 22, 23, 24, 25];
 
+const PARTS = ['figures', 'capacity'] as const;
+type Part = (typeof PARTS)[number];
+
 interface Options {
+  only: Set<Part>;
   heights: number[];
   seconds: number;
   viewers: number;
@@ -54,6 +67,9 @@ interface Options {
 }
 
 function parseOptions(ctx: SuiteContext): Options {
+  const only = typeof ctx.args.options.only === 'string' ? ctx.args.options.only.split(',').map((p) => p.trim()) : [...PARTS];
+  const unknown = only.filter((p) => !(PARTS as readonly string[]).includes(p));
+  if (unknown.length) throw new Error(`--only: unknown part(s) ${unknown.join(', ')}; parts: ${PARTS.join(', ')}`);
   const heights = String(ctx.args.options.heights ?? '720,1080')
     .split(',')
     .map(Number);
@@ -66,7 +82,7 @@ function parseOptions(ctx: SuiteContext): Options {
   if (!Number.isInteger(bandPx) || bandPx < 16) throw new Error('--band-px: 16 or more pixels');
   const threads = Number(ctx.args.options.threads ?? 2);
   if (!Number.isInteger(threads) || threads < 1) throw new Error('--threads: 1 or more');
-  return { heights, seconds, viewers, bandPx, threads };
+  return { only: new Set(only as Part[]), heights, seconds, viewers, bandPx, threads };
 }
 
 /** The viewer's mark: text in a box moving across the band by frame number (the full render keeps its timestamps, so `t` would not start at 0 there); `top` is where the band starts in the drawn picture. */
@@ -322,38 +338,42 @@ function report(results: HeightResult[], options: Options): string {
           'ingest with the shared encode / today (<= 1.3)',
           ...results.map((r) => `${fmt(r.ingest.ratio, 3)} (${fmt(r.ingest.todayCpuS, 2)} + ${fmt(r.ingest.sharedCpuS, 2)} s)`),
         ],
-        ['capacity: new real-time viewers on 2 cores', ...results.map(() => 'not measured yet')],
       ],
     ),
   );
   for (const r of results) for (const f of r.gate.findings) lines.push(`  ${r.height}p gate: ${f}`);
-  lines.push(
-    'Capacity (how many new real-time viewers 2 cores carry through `wmark serve`, one segment ahead) is not measured by this suite yet: the band strategy is in the engine, the harness of real-time viewers through serve is not written.',
-  );
   lines.push('The ingest figure counts the shared encode reading decoded frames (y4m); the ingest would feed it from its own decode.');
   return lines.join('\n');
 }
 
 export const suite: Suite = {
   name: 'band',
-  description: 'band rendering: per-viewer cost, batch, shared-encode bytes, PSNR, gate failures, ingest, against full renders',
+  description: 'band rendering: per-viewer cost, batch, shared-encode bytes, PSNR, gate failures, ingest, capacity through serve, against full renders',
   async run(ctx) {
     const options = parseOptions(ctx);
+    const capacity = options.only.has('capacity') ? capacityOptions(ctx) : undefined;
     const x264 = locateBandX264(ctx.env);
     if (!x264) throw new Error('the band suite needs the patched x264: run scripts/build-x264.sh (or set WMARK_X264)');
     await mkdir(OUT_DIR, { recursive: true });
-    const work = ctx.args.keep ? path.join(OUT_DIR, 'band-run') : await mkdtemp(path.join(os.tmpdir(), 'bench-band-'));
     const results: HeightResult[] = [];
-    try {
-      for (const height of options.heights) {
-        const dir = path.join(work, `${height}p`);
-        await mkdir(dir, { recursive: true });
-        results.push(await measureHeight(ctx, x264, options, height, dir));
+    if (options.only.has('figures')) {
+      const work = ctx.args.keep ? path.join(OUT_DIR, 'band-run') : await mkdtemp(path.join(os.tmpdir(), 'bench-band-'));
+      try {
+        for (const height of options.heights) {
+          const dir = path.join(work, `${height}p`);
+          await mkdir(dir, { recursive: true });
+          results.push(await measureHeight(ctx, x264, options, height, dir));
+        }
+      } finally {
+        if (!ctx.args.keep) await rm(work, { recursive: true, force: true });
       }
-    } finally {
-      if (!ctx.args.keep) await rm(work, { recursive: true, force: true });
+      process.stdout.write(`${report(results, options)}\n`);
     }
-    process.stdout.write(`${report(results, options)}\n`);
-    return { options, results };
+    let carried: HeightCapacity[] = [];
+    if (capacity) {
+      carried = await measureCapacity(ctx, capacity);
+      process.stdout.write(`${capacityReport(carried, capacity).join('\n')}\n`);
+    }
+    return { options: { ...options, only: [...options.only] }, results, capacity: capacity && { options: capacity, results: carried } };
   },
 };

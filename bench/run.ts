@@ -51,9 +51,16 @@ forensic-bframe suite options (whether a forensic code can ride on non-reference
   --heights LIST      clip heights, 16:9 (default 180,720)      --kinds LIST   natural,scene (default both)
   --seconds S         clip length, whole 4-s GOPs (default 12)  --crf N        x264 CRF (default 23, the engine's)
 band suite options (band rendering against full renders; needs the patched x264, scripts/build-x264.sh):
+  --only LIST         parts: figures (the encodes and the splice, driven directly), capacity (through wmark serve)
   --heights LIST      picture heights, 16:9 (default 720,1080)   --seconds S    clip length, whole 2-s segments (default 8)
   --viewers N         viewers, and full jobs, per height (default 8)  --band-px P  the band's height (default 80)
   --threads N         x264/ffmpeg threads of both renders (default 2)
+  capacity: new real-time viewers one serve carries without a stall, band against WMARK_BAND=off:
+  --capacity-heights LIST  (default 720)        --capacity-seconds S  title length (default 48)
+  --capacity-ladder LIST   viewer counts tried, stopping after the first with a stall (default 2,4,6,8,12,15,18,24,30)
+  --capacity-spacing S     seconds between arrivals (default 0.75)    --capacity-rounds N  (default 2)
+  --capacity-startup S     playback starts S after the first segment (default: the first segment's duration)
+  --quiet-wait S           before each trial, wait up to S s for a quiet machine (default 10)  --idle-max S (default 300)
 band-ingest suite options (why a band title's ingest costs ~2x today's, options A/B/C; needs the patched x264):
   --clips LIST        natural,motion,talking (default all)   --seconds S    clip length (default 12)   --height H (default 720)
 control-plane suite options (1-3 serve instances on PostgreSQL behind HAProxy vs one SQLite serve; one run, --rounds 1 is enough):

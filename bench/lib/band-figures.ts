@@ -1,5 +1,5 @@
 // The band suite's pure parts: a figure's spread over runs, x264's PSNR line, a band stream cut into the pictures of
-// each segment, and the gate's verdict on one spliced segment.
+// each segment, the gate's verdict on one spliced segment, and a counter read from serve's /metrics.
 export interface Spread {
   min: number;
   median: number;
@@ -47,4 +47,14 @@ export function gateFindings(got: { outside: string[][]; inside: string[] }, wan
   });
   if (got.inside.length === 0 || differ(got.inside, want.inside)) findings.push('the band differs from the band stream');
   return findings;
+}
+
+/** The sum of a counter's samples over all its labels in Prometheus' text format (`GET /metrics`); 0 when absent. */
+export function metricTotal(text: string, name: string): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (m && m[1] === name) total += Number(m[2]);
+  }
+  return total;
 }

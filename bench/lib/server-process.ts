@@ -1,5 +1,5 @@
 // Servers that suites start as child processes (wmark serve, a bare node:http handler): start one and wait for the URL
-// it prints (harness/stop-process.ts stops it), and tell when it has gone idle (no ffmpeg running under it).
+// it prints (harness/stop-process.ts stops it), and tell when it has gone idle (no ffmpeg or x264 running under it).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -76,11 +76,11 @@ function commandOf(pid: number): string {
   }
 }
 
-/** Descendants of `pid` that run ffmpeg or ffprobe (not, say, the watchdog shell that lives as long as its parent). */
+/** Descendants of `pid` that run ffmpeg, ffprobe or x264 (a band render), not, say, the watchdog shell that lives as long as its parent. */
 function mediaTools(pid: number): number[] {
   return descendants(pid).filter((p) => {
     try {
-      return /^ff(mpeg|probe)/.test(readFileSync(`/proc/${p}/comm`, 'utf8'));
+      return /^(ff(mpeg|probe)|x264)/.test(readFileSync(`/proc/${p}/comm`, 'utf8'));
     } catch {
       return false;
     }
@@ -88,7 +88,7 @@ function mediaTools(pid: number): number[] {
 }
 
 /**
- * Waits until a server has had no ffmpeg under it for `quietMs`, up to `maxMs`: its background rendering has stopped.
+ * Waits until a server has had no ffmpeg or x264 under it for `quietMs`, up to `maxMs`: its background rendering has stopped.
  * Returns how long it waited, whether it went idle, and what still ran if it did not.
  */
 export async function waitForIdle(

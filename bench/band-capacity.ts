@@ -1,0 +1,388 @@
+// The band suite's capacity part: how many new real-time viewers one `wmark serve` carries without a stall, with band
+// rendering and with whole-picture renders (`WMARK_BAND=off` in serve's environment), on the same title and machine.
+//
+// A title (the engine's `natural` sample: zooming fractal, film grain, a tone; 25 fps) is ingested once with band
+// media by the CLI. Each round starts a fresh serve per render (band, then full; the next round full, then band) and
+// climbs a ladder of viewer counts, stopping after the first count with a stall. In a trial, N viewers arrive
+// `spacing` seconds apart; each POSTs /2.0/watermark with its own text (a TEXT mark in the bottom band, m3u8 only),
+// reads the playlist, fetches segment 0 at once and segment i when its playback reaches segment i-1 (one ahead);
+// playback starts a startup allowance after segment 0 has arrived; a segment that arrives after it must play is a
+// stall, and playback waits for it (bench/lib/realtime-viewer.ts). One untimed viewer warms each serve up; between
+// trials serve goes idle (no ffmpeg or x264 under it) and the machine quiet. serve's /metrics gives the band renders
+// and band fallbacks of each ladder.
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { stopProcess } from '../harness/stop-process.js';
+import { parseMediaPlaylist } from '../src/core/playlist.js';
+import { bandKeys } from '../src/engine/band/band-media.js';
+import { dataLayout } from '../src/engine/data-folder/layout.js';
+import { metricTotal, type Spread, showSpread, spread } from './lib/band-figures.js';
+import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
+import { capacityOf, type LadderStep, PlaybackClock, parseLadder, type ViewerSummary } from './lib/realtime-viewer.js';
+import { type Child, startChild, waitForIdle } from './lib/server-process.js';
+import { fmt, numberOption, OUT_DIR, type SuiteContext, table, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
+import { type SourceClip, sourceClip } from './lib/video.js';
+
+const FPS = 25;
+const KEY = 'band-capacity';
+const RENDERS = ['band', 'full'] as const;
+type Render = (typeof RENDERS)[number];
+/** A request that takes longer than this fails its viewer (a segment waits for its render, never this long). */
+const REQUEST_TIMEOUT_MS = 180_000;
+/** serve counts as idle after this long without ffmpeg or x264 under it. */
+const IDLE_QUIET_MS = 1000;
+
+export interface CapacityOptions {
+  heights: number[];
+  seconds: number;
+  ladder: number[];
+  spacingS: number;
+  /** Seconds from segment 0's arrival to the start of playback; undefined: segment 0's duration. */
+  startupS?: number;
+  rounds: number;
+  quietWaitMs: number;
+  idleMaxMs: number;
+  keep: boolean;
+}
+
+export function capacityOptions(ctx: SuiteContext): CapacityOptions {
+  const opt = ctx.args.options;
+  const heights = String(opt['capacity-heights'] ?? '720')
+    .split(',')
+    .map(Number);
+  if (!heights.every((h) => Number.isInteger(h) && h >= 144 && h % 2 === 0))
+    throw new Error('--capacity-heights: even frame heights of 144 or more, e.g. 720 or 720,1080');
+  const seconds = numberOption(opt['capacity-seconds'], 48, 'capacity-seconds');
+  if (seconds < 8) throw new Error('--capacity-seconds: 8 or more (the lead segments cover the first 4 s)');
+  const rounds = numberOption(opt['capacity-rounds'], 2, 'capacity-rounds');
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--capacity-rounds: a whole number of 1 or more');
+  return {
+    heights,
+    seconds,
+    ladder: parseLadder(String(opt['capacity-ladder'] ?? '2,4,6,8,12,15,18,24,30')),
+    spacingS: numberOption(opt['capacity-spacing'], 0.75, 'capacity-spacing'),
+    startupS: opt['capacity-startup'] === undefined ? undefined : numberOption(opt['capacity-startup'], 0, 'capacity-startup'),
+    rounds,
+    quietWaitMs: numberOption(opt['quiet-wait'], 10, 'quiet-wait') * 1000,
+    idleMaxMs: numberOption(opt['idle-max'], 300, 'idle-max') * 1000,
+    keep: ctx.args.keep,
+  };
+}
+
+interface ViewerResult extends ViewerSummary {
+  bytes: number;
+  /** The playlist's segment durations (empty when it was not read). */
+  durations: number[];
+  /** Why the viewer could not play to the end (it counts as stalled). */
+  error?: string;
+}
+
+interface Trial {
+  round: number;
+  render: Render;
+  viewers: number;
+  results: ViewerResult[];
+  stalledViewers: number;
+  wallS: number;
+}
+
+interface Ladder {
+  round: number;
+  render: Render;
+  trials: Trial[];
+  carried: number;
+  /** False when no trial stalled: the ladder ended first, so serve carries at least `carried`. */
+  complete: boolean;
+  /** Time to the first segment at the carried count (over its trial's viewers). */
+  firstSegment?: Spread;
+  bandRenders: number;
+  bandFallbacks: number;
+}
+
+export interface HeightCapacity {
+  height: number;
+  width: number;
+  clip: SourceClip;
+  segments: number[];
+  startupS: number;
+  ladders: Ladder[];
+}
+
+interface Setup {
+  ctx: SuiteContext;
+  o: CapacityOptions;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  dataDir: string;
+  cred: { clientId: string; apiKey: string };
+}
+
+/** serve's environment for a render: band rendering as found (the patched x264), or off. */
+function envFor(env: NodeJS.ProcessEnv, render: Render): NodeJS.ProcessEnv {
+  const out = { ...env };
+  if (render === 'full') out.WMARK_BAND = 'off';
+  else delete out.WMARK_BAND;
+  return out;
+}
+
+async function wmark(s: Setup, args: string[]): Promise<string> {
+  const m = await runMeasured(process.execPath, [WMARK_BIN, '--data-dir', s.dataDir, '--json', ...args], { cwd: s.cwd, env: envFor(s.env, 'band') });
+  if (m.exitCode !== 0) fail(`wmark ${args.slice(0, 2).join(' ')}`, m);
+  return m.stdout;
+}
+
+/** A viewer's mark: its own text, small, in the bottom band (docs/settings.md: what fits a band). */
+const viewerSettings = (text: string) => [
+  { type: 'TEXT', content: text, x: 0.97, y: 0.96, align: 'RIGHT', verticalAlign: 'BOTTOM', fontSize: 0.03, fontOpacity: 0.6 },
+];
+
+async function fetchOk(url: string, init?: RequestInit): Promise<Response> {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${url.split('?')[0]}: HTTP ${res.status} ${(await res.text().catch(() => '')).slice(0, 300)}`);
+  return res;
+}
+
+const sleepUntil = (t: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, t - performance.now())));
+
+/** One real-time viewer, from its POST to the last segment; times on its own clock (seconds from the POST). */
+async function watch(serve: Child, s: Setup, text: string, startupS: number | undefined): Promise<ViewerResult> {
+  const t0 = performance.now();
+  const now = () => (performance.now() - t0) / 1000;
+  let bytes = 0;
+  let durations: number[] = [];
+  let clock: PlaybackClock | undefined;
+  try {
+    const res = await fetchOk(`${serve.url}/2.0/watermark`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-client-id': s.cred.clientId, 'x-api-key': s.cred.apiKey },
+      body: JSON.stringify({ key: KEY, settings: viewerSettings(text), containers: ['m3u8'] }),
+    });
+    const answer = (await res.json()) as { status: string; containers: { m3u8?: string } };
+    if (res.status !== 201 || answer.status !== 'READY' || !answer.containers.m3u8)
+      throw new Error(`POST /2.0/watermark: expected 201 READY with a playlist, got ${res.status} ${JSON.stringify(answer)}`);
+    const m3u8 = answer.containers.m3u8;
+    const playlist = parseMediaPlaylist(await (await fetchOk(m3u8)).text());
+    if (!playlist.ended) throw new Error('the on-demand playlist does not list the whole title (no #EXT-X-ENDLIST)');
+    durations = playlist.segments.map((x) => x.duration);
+    clock = new PlaybackClock(durations, startupS ?? durations[0]!);
+    for (let i = 0; i < playlist.segments.length; i++) {
+      await sleepUntil(t0 + clock.requestAt(i) * 1000);
+      const body = await (await fetchOk(new URL(playlist.segments[i]!.uri, m3u8).href)).arrayBuffer();
+      bytes += body.byteLength;
+      clock.arrived(i, now());
+    }
+    return { ...clock.summary(), bytes, durations };
+  } catch (error) {
+    const partial = clock ? safeSummary(clock) : undefined;
+    return { firstSegmentS: NaN, stalls: 0, stalledS: 0, worstLatenessS: 0, ...partial, bytes, durations, error: String(error) };
+  }
+}
+
+function safeSummary(clock: PlaybackClock): ViewerSummary | undefined {
+  try {
+    return clock.summary();
+  } catch {
+    return undefined;
+  }
+}
+
+async function trial(serve: Child, s: Setup, round: number, render: Render, viewers: number, startupS: number | undefined): Promise<Trial> {
+  const t0 = performance.now();
+  const tag = Math.random().toString(36).slice(2, 8);
+  const results = await Promise.all(
+    Array.from({ length: viewers }, async (_, k) => {
+      await sleepUntil(t0 + k * s.o.spacingS * 1000);
+      return watch(serve, s, `r${round} ${render} ${viewers}/${k + 1} viewer-${tag}${k}@example.com`, startupS);
+    }),
+  );
+  return { round, render, viewers, results, stalledViewers: results.filter((r) => r.stalls > 0 || r.error).length, wallS: (performance.now() - t0) / 1000 };
+}
+
+async function metrics(serve: Child): Promise<{ renders: number; fallbacks: number }> {
+  const text = await (await fetchOk(`${serve.url}/metrics`)).text();
+  return { renders: metricTotal(text, 'wmark_band_renders_total'), fallbacks: metricTotal(text, 'wmark_band_fallbacks_total') };
+}
+
+/** Before a trial: serve's earlier rendering is over, dirty pages are written, and the rest of the machine is quiet. */
+async function calm(s: Setup, serve: Child): Promise<void> {
+  const idle = await waitForIdle(serve.proc.pid!, { quietMs: IDLE_QUIET_MS, maxMs: s.o.idleMaxMs });
+  if (!idle.idle) s.ctx.log(`  serve still renders after ${fmt(idle.waitedMs / 1000, 0)} s (${idle.running.join('; ')}); measuring anyway`);
+  settle();
+  if (s.o.quietWaitMs > 0) await waitForQuiet(0.3, s.o.quietWaitMs, s.ctx.log);
+}
+
+const trialLine = (t: Trial) => {
+  const first = spread(t.results.map((r) => r.firstSegmentS));
+  const stalls = t.results.reduce((a, r) => a + r.stalls, 0);
+  const worst = Math.max(0, ...t.results.map((r) => r.worstLatenessS));
+  return `${t.viewers} viewers: ${t.stalledViewers} stalled (${stalls} stalls, worst ${fmt(worst)} s late), first segment ${fmt(first.median)} / ${fmt(first.max)} s (median / max)`;
+};
+
+/** One serve, one render: the ladder up to its first count with a stall. */
+async function ladder(s: Setup, round: number, render: Render, startupS: number | undefined): Promise<Ladder> {
+  const serve = await startChild(
+    `wmark serve (${render})`,
+    process.execPath,
+    [WMARK_BIN, '--data-dir', s.dataDir, '--json', 'serve', '--host', '127.0.0.1', '--port', '0'],
+    {
+      cwd: s.cwd,
+      env: envFor(s.env, render),
+    },
+  );
+  const trials: Trial[] = [];
+  try {
+    // An untimed viewer first: the first render of a process pays for its start (font metrics, the first ffmpeg).
+    await calm(s, serve);
+    const warm = await trial(serve, s, round, render, 1, startupS);
+    if (warm.results[0]!.error) throw new Error(`the warm-up viewer failed: ${warm.results[0]!.error}`);
+    for (const viewers of s.o.ladder) {
+      await calm(s, serve);
+      s.ctx.log(`capacity round ${round}, ${render}: ${viewers} viewers ...`);
+      const t = await trial(serve, s, round, render, viewers, startupS);
+      trials.push(t);
+      s.ctx.log(`  ${trialLine(t)}`);
+      for (const r of t.results) if (r.error) s.ctx.log(`  a viewer failed: ${r.error.slice(0, 400)}`);
+      const m = await metrics(serve);
+      if (render === 'band' && m.renders === 0)
+        throw new Error(
+          `no segment got a band render (serve's stderr: ${serve.stderr().slice(-1500)}): the mark does not fit a band, or the title has no band encode`,
+        );
+      if (render === 'full' && m.renders > 0) throw new Error(`serve with WMARK_BAND=off rendered ${m.renders} segments as bands`);
+      if (t.stalledViewers > 0) break;
+    }
+    const m = await metrics(serve);
+    const { viewers: carried, complete } = capacityOf(trials.map((t): LadderStep => ({ viewers: t.viewers, stalledViewers: t.stalledViewers })));
+    const at = trials.find((t) => t.viewers === carried);
+    return {
+      round,
+      render,
+      trials,
+      carried,
+      complete,
+      ...(at ? { firstSegment: spread(at.results.map((r) => r.firstSegmentS)) } : {}),
+      bandRenders: m.renders,
+      bandFallbacks: m.fallbacks,
+    };
+  } finally {
+    await stopProcess(serve.proc, { graceMs: 8_000 });
+  }
+}
+
+async function measureHeight(ctx: SuiteContext, o: CapacityOptions, height: number): Promise<HeightCapacity> {
+  const width = Math.round((height * 16) / 9 / 2) * 2;
+  const clip = await sourceClip(ctx.tools, { width, height, seconds: o.seconds, fps: FPS, audio: true }, ctx.log);
+  const runDir = path.join(OUT_DIR, `band-capacity-${height}p`);
+  await rm(runDir, { recursive: true, force: true });
+  await mkdir(runDir, { recursive: true });
+  const { cwd, env } = await wmarkEnvironment(ctx, 'bench-band-capacity-');
+  const s: Setup = { ctx, o, cwd, env, dataDir: path.join(runDir, 'data'), cred: { clientId: '', apiKey: '' } };
+  try {
+    ctx.log(`capacity ${height}p: ingesting the ${o.seconds} s clip with band media ...`);
+    const video = JSON.parse(await wmark(s, ['ingest', clip.path, '--key', KEY])) as { id: string };
+    if (!existsSync(path.join(dataLayout(s.dataDir).media, bandKeys.meta(video.id))))
+      throw new Error('the ingest made no band media: is the patched x264 built (scripts/build-x264.sh) and WMARK_BAND not off?');
+    s.cred = JSON.parse(await wmark(s, ['auth', 'keys', 'create'])) as Setup['cred'];
+    const ladders: Ladder[] = [];
+    for (let round = 1; round <= o.rounds; round++) {
+      const order = round % 2 === 1 ? RENDERS : ([...RENDERS].reverse() as Render[]);
+      for (const render of order) ladders.push(await ladder(s, round, render, o.startupS));
+    }
+    const segments = ladders.flatMap((l) => l.trials.flatMap((t) => t.results)).find((r) => r.durations.length > 0)?.durations ?? [];
+    const startupS = o.startupS ?? segments[0] ?? NaN;
+    return { height, width, clip, segments, startupS, ladders };
+  } finally {
+    await rm(cwd, { recursive: true, force: true });
+    if (!o.keep) await rm(runDir, { recursive: true, force: true });
+  }
+}
+
+export async function measureCapacity(ctx: SuiteContext, o: CapacityOptions): Promise<HeightCapacity[]> {
+  warnIfDistStale(ctx.log);
+  const out: HeightCapacity[] = [];
+  for (const height of o.heights) out.push(await measureHeight(ctx, o, height));
+  return out;
+}
+
+const carriedText = (l: Ladder) => `${l.carried}${l.complete ? '' : '+'}`;
+
+export function capacityReport(results: HeightCapacity[], o: CapacityOptions): string[] {
+  const lines: string[] = [];
+  for (const h of results) {
+    const mb = (t: Trial) => t.results.reduce((a, r) => a + r.bytes, 0) / 1e6;
+    lines.push(
+      '',
+      `capacity at ${h.height}p (${h.width}x${h.height}): one \`wmark serve\`, new real-time viewers without a stall, band rendering against WMARK_BAND=off`,
+      `title: ${h.clip.seconds} s natural clip, ${FPS} fps, with audio, ${h.segments.length} segments (${h.segments.map((d) => fmt(d, 1)).join(', ')} s); each viewer POSTs its own TEXT mark in the bottom band (m3u8), viewers arrive ${fmt(o.spacingS)} s apart, fetch one segment ahead, and start playing ${fmt(h.startupS)} s after the first segment arrives${o.startupS === undefined ? " (the first segment's duration)" : ''}; a stall is a segment that arrives after it must play; ladder ${o.ladder.join(',')}, stopping after the first count with a stall; ${o.rounds} rounds, band and full alternating which goes first`,
+      table(
+        [
+          'round',
+          'render',
+          'viewers',
+          'stalled viewers',
+          'stalls',
+          'stalled s',
+          'worst late s',
+          'first segment s after the POST: median / max',
+          'MB served',
+          'wall s',
+        ],
+        h.ladders.flatMap((l) =>
+          l.trials.map((t) => {
+            const first = spread(t.results.map((r) => r.firstSegmentS));
+            return [
+              String(t.round),
+              t.render,
+              t.viewers,
+              t.stalledViewers,
+              t.results.reduce((a, r) => a + r.stalls, 0),
+              t.results.reduce((a, r) => a + r.stalledS, 0),
+              Math.max(0, ...t.results.map((r) => r.worstLatenessS)),
+              `${fmt(first.median)} / ${fmt(first.max)}`,
+              mb(t),
+              t.wallS,
+            ];
+          }),
+        ),
+        [undefined, undefined, 0, 0, 0, 2, 2, undefined, 1, 1],
+      ),
+    );
+    const byRender = (render: Render) => h.ladders.filter((l) => l.render === render);
+    const rounds = [...new Set(h.ladders.map((l) => l.round))];
+    const ratios = rounds.map((r) => {
+      const band = h.ladders.find((l) => l.round === r && l.render === 'band')!;
+      const full = h.ladders.find((l) => l.round === r && l.render === 'full')!;
+      return band.carried / full.carried;
+    });
+    const summary = (render: Render): (string | number)[] => {
+      const ls = byRender(render);
+      const carried = spread(ls.map((l) => l.carried));
+      return [
+        render,
+        ls.map(carriedText).join(', '),
+        showSpread(carried, 0),
+        ls.map((l) => (l.firstSegment ? `${fmt(l.firstSegment.median)} / ${fmt(l.firstSegment.max)}` : '-')).join(', '),
+        ls.reduce((a, l) => a + l.bandRenders, 0),
+        ls.reduce((a, l) => a + l.bandFallbacks, 0),
+      ];
+    };
+    lines.push(
+      '',
+      table(
+        [
+          'render',
+          'carried per round',
+          'carried: median (min-max)',
+          'first segment s at that count (after the POST), per round: median / max',
+          'band renders',
+          'band fallbacks (must be 0)',
+        ],
+        [summary('band'), summary('full')],
+        [undefined, undefined, undefined, undefined, 0, 0],
+      ),
+      `band / full, round by round: ${ratios.map((r) => fmt(r)).join(', ')}; median ${fmt(median(ratios))} (min ${fmt(Math.min(...ratios))}, max ${fmt(Math.max(...ratios))})${h.ladders.some((l) => !l.complete) ? "; N+ = the ladder's top carried without a stall (the capacity is at least N)" : ''}`,
+    );
+  }
+  return lines;
+}
