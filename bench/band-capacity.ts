@@ -310,7 +310,8 @@ const carriedText = (l: Ladder) => `${l.carried}${l.complete ? '' : '+'}`;
 export function capacityReport(results: HeightCapacity[], o: CapacityOptions): string[] {
   const lines: string[] = [];
   for (const h of results) {
-    const mb = (t: Trial) => t.results.reduce((a, r) => a + r.bytes, 0) / 1e6;
+    /** Bytes served per viewer of a trial: trials differ in their viewer counts, so a trial's total compares nothing. */
+    const mbPerViewer = (t: Trial) => t.results.reduce((a, r) => a + r.bytes, 0) / 1e6 / Math.max(1, t.results.length);
     lines.push(
       '',
       `capacity at ${h.height}p (${h.width}x${h.height}): one \`wmark serve\`, new real-time viewers without a stall, band rendering against WMARK_BAND=off`,
@@ -325,7 +326,7 @@ export function capacityReport(results: HeightCapacity[], o: CapacityOptions): s
           'stalled s',
           'worst late s',
           'first segment s after the POST: median / max',
-          'MB served',
+          'MB per viewer',
           'wall s',
         ],
         h.ladders.flatMap((l) =>
@@ -340,7 +341,7 @@ export function capacityReport(results: HeightCapacity[], o: CapacityOptions): s
               t.results.reduce((a, r) => a + r.stalledS, 0),
               Math.max(0, ...t.results.map((r) => r.worstLatenessS)),
               `${fmt(first.median)} / ${fmt(first.max)}`,
-              mb(t),
+              mbPerViewer(t),
               t.wallS,
             ];
           }),
