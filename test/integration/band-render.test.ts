@@ -3,7 +3,9 @@
 // mark inside it, at its place and colour), one that does not fit renders in full, and a band render that fails falls
 // back to a full render and is counted. Skipped, saying why, without the patched x264.
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestEngine, testEngine, testService, videoDir } from '../../harness/engine.js';
@@ -167,6 +169,12 @@ describe.skipIf(!X264)(TITLE, () => {
     const out = mediaFile(engine.paths, `watermarks/${video.id}/${id}/seg_00000.ts`);
     const shared = mediaFile(engine.paths, bandKeys.shared(video.id, 0));
     expect(await md5s(out, { y: 48, h: 96 })).not.toEqual(await md5s(shared, { y: 48, h: 96 }));
+    // The marker that asks for the full render stays the engine's: a copy of the outputs holds the outputs alone.
+    const kept = readdirSync(path.dirname(out));
+    expect(kept).toContain('full-render.txt');
+    const copied = await service.exportWatermark(id, mkdtempSync(path.join(os.tmpdir(), 'wmark-out-')));
+    expect(readdirSync(copied).sort()).toEqual(kept.filter((name) => name !== 'full-render.txt').sort());
+    expect(readdirSync(copied)).toContain('video.m3u8');
   });
 
   it('falls back to a full render, counted with its reason, when the band stream is corrupt', async () => {

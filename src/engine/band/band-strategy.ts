@@ -13,6 +13,9 @@ import { bandEncodeOptions, bandKeys, readBandMeta } from './band-media.js';
 /** The marker of a watermark asked to render in full, beside its segments. */
 const FULL_RENDER_NAME = 'full-render.txt';
 
+/** Files the engine keeps in a watermark's folder for itself: not outputs, so never handed out with them. */
+export const ENGINE_NOTES: readonly string[] = [FULL_RENDER_NAME];
+
 export interface RenderStrategy {
   strategy: 'band' | 'full';
   reason: string;

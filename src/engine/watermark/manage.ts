@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { WmarkError } from '../../core/errors.js';
+import { ENGINE_NOTES } from '../band/band-strategy.js';
 import { applyUserModes } from '../data-folder/file-modes.js';
 import { MP4_NAME, mediaKeys, PLAYLIST_NAME } from '../data-folder/layout.js';
 import { deleteMediaFolder, withEveryStore } from '../data-folder/shared-media.js';
@@ -72,6 +73,7 @@ export async function exportWatermark(engine: Engine, w: WatermarkRecord, dest: 
   // The engine's store first; a data folder whose serve rendered on a farm with a shared store finds the rest there.
   await withEveryStore(engine, async (store) => {
     const wanted = (await store.list(`${folder}/`))
+      .filter((key) => !ENGINE_NOTES.includes(key.slice(folder.length + 1)))
       .map((key) => ({ key, file: path.join(staging, ...key.slice(folder.length + 1).split('/')) }))
       .filter(({ file }) => !existsSync(file));
     await forEachBounded(wanted, TRANSFERS_AT_ONCE, async ({ key, file }) => {
