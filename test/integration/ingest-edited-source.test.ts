@@ -1,13 +1,14 @@
 // A local source file stands for its bytes, not only its path: `wmark ingest` of the same unchanged file is the same
 // video, the file edited in place is another source (refused under the key, as another path is, until --replace), and
 // the watermarks of the old bytes never play as the new ones'. Then the engine's own edges: a file edited while its
-// ingest waits, and videos recorded before sources were hashed. Real clips (320x180, 2 s), real ffmpeg, real SQLite.
+// ingest waits, the same rule over HTTP, and videos recorded before sources were hashed. Real clips (320x180, 2 s), real ffmpeg, real SQLite.
 import { copyFileSync, rmSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, runCli } from '../../harness/cli.js';
 import { ingestVideo, type TestEngine, testEngine } from '../../harness/engine.js';
 import { flat, tempDir } from '../../harness/fixtures.js';
+import { call, ingestOverHttp, serveEngine } from '../../harness/serve-helpers.js';
 import { WmarkError } from '../../src/core/errors.js';
 import { runIngestJob } from '../../src/engine/ingest/ingest-job.js';
 import { registerVideo } from '../../src/engine/ingest/register.js';
@@ -139,6 +140,27 @@ describe('the ingest engine and a changing source file', () => {
     const again = await ingestVideo(engine, { source, key: 'waiting' });
     expect(again.created).toBe(true);
     expect(again.video).toMatchObject({ key: 'waiting', status: 'INGESTED', sourceSha256: await hashFile(source) });
+  });
+
+  it('answers POST /2.0/videos for an unchanged path with the same video (200), and for the edited file with 409', async () => {
+    const source = path.join(dir, 'posted.mp4');
+    copyFileSync(await clip(BLUE), source);
+    const server = await serveEngine(engine);
+    try {
+      const { created, video } = await ingestOverHttp(server.url, server.v2, source, 'posted');
+      expect(created.status).toBe(201);
+      const again = await call(server.url, 'POST', '/2.0/videos', { headers: server.v2, body: { sourceUrl: source, key: 'posted' } });
+      expect([again.status, again.json.id, again.json.status]).toEqual([200, video.id, 'INGESTED']);
+      copyFileSync(await clip(RED), source);
+      const edited = await call(server.url, 'POST', '/2.0/videos', { headers: server.v2, body: { sourceUrl: source, key: 'posted' } });
+      expect(edited.status).toBe(409);
+      expect(edited.json).toMatchObject({
+        code: 'KEY_EXISTS',
+        message: `the key "posted" names ${source} as it was when ingested, and the file has changed since`,
+      });
+    } finally {
+      await server.close();
+    }
   });
 
   it('takes an unhashed video (recorded before sources were hashed) as its file while the file is older than it, and records the hash', async () => {
