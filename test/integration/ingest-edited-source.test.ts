@@ -9,11 +9,10 @@ import { type CliResult, runCli } from '../../harness/cli.js';
 import { ingestVideo, type TestEngine, testEngine } from '../../harness/engine.js';
 import { flat, tempDir } from '../../harness/fixtures.js';
 import { call, ingestOverHttp, serveEngine } from '../../harness/serve-helpers.js';
-import { WmarkError } from '../../src/core/errors.js';
 import { runIngestJob } from '../../src/engine/ingest/ingest-job.js';
 import { registerVideo } from '../../src/engine/ingest/register.js';
 import { hashFile } from '../../src/engine/ingest/source-identity.js';
-import { dbRows } from '../helpers/ingest-helpers.js';
+import { dbRows, rejection } from '../helpers/ingest-helpers.js';
 import { decodeFrame } from '../helpers/media.js';
 import { maxChannelDiff, meanRgb, type Rgb, SMALL } from '../helpers/watermark-helpers.js';
 
@@ -22,16 +21,6 @@ const RED: Rgb = [0xcc, 0x33, 0x33];
 const hex = (c: Rgb) => c.map((v) => v.toString(16).padStart(2, '0')).join('');
 /** A 2 s 320x180 clip of one colour. */
 const clip = (colour: Rgb) => flat(hex(colour), 2);
-
-async function rejection(promise: Promise<unknown>): Promise<WmarkError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(WmarkError);
-    return error as WmarkError;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('wmark ingest of a local file that is edited in place', () => {
   let dir: string;
