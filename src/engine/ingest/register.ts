@@ -77,9 +77,15 @@ export async function registerVideo(engine: Engine, request: IngestRequest, poli
         hint: `Ingest it again with --forensic-layout ${request.forensicLayout} and --replace (or under another --key).`,
       });
     }
-    if (remote) return { video: existing, created: false };
     // The same path names the same source only while it holds the same bytes (read last: the checks above read nothing).
-    const { same, adopt } = await compareSource(existing, await checkLocalSource(source, policy));
+    // A file that cannot be read now (gone, or refused) has nothing to compare: the key's video stands, as it always did.
+    const compared = remote
+      ? undefined
+      : await checkLocalSource(source, policy)
+          .then((file) => compareSource(existing, file))
+          .catch(() => undefined);
+    if (!compared) return { video: existing, created: false };
+    const { same, adopt } = compared;
     if (!same) throw keyTaken(key, `the key "${key}" names ${sourceUrl} as it was when ingested, and the file has changed since`);
     if (!adopt) return { video: existing, created: false };
     await engine.store.updateVideo(existing.id, { sourceSha256: adopt });
