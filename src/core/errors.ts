@@ -134,6 +134,7 @@ export const ERRORS = {
   SOURCE_NOT_FOUND: unprocessable(SOURCE_HINT),
   SOURCE_NOT_A_FILE: unprocessable(),
   SOURCE_EMPTY: unprocessable(),
+  SOURCE_CHANGED: unprocessable(),
   SOURCE_UNREACHABLE: unprocessable('Check the URL, and that the server is up and reachable from here.'),
   SOURCE_TOO_LARGE: unprocessable('The server caps downloads from API clients; ingest large files with the CLI on the server itself.'),
   SOURCE_TIMEOUT: unprocessable('The server caps how long a download from an API client may take; ingest it with the CLI on the server itself.'),

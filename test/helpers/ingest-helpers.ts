@@ -1,13 +1,16 @@
 // Helpers for ingest and store tests: sources the sample generator cannot express (NTSC rate, odd size, audio only),
-// a closed loopback port, the state a failed ingest must not leave behind, and checks on working segments.
+// a closed loopback port, the state a failed ingest must not leave behind, checks on working segments, and the error
+// an ingest is refused with.
 import { execFile, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
+import { expect } from 'vitest';
 import { REPO, TEST_ROOT } from '../../harness/fixtures.js';
 import { FFMPEG } from '../../harness/tools.js';
+import { WmarkError } from '../../src/core/errors.js';
 
 const run = promisify(execFile);
 const FIXTURES = path.join(TEST_ROOT, 'fixtures');
@@ -116,4 +119,15 @@ export function privateInstall(dir: string): { bin: string; dist: string } {
     throw new Error(`private build failed: ${tsc.stdout}${tsc.stderr}`);
   }
   return { bin: path.join(dir, 'bin', 'wmark.js'), dist };
+}
+
+/** The WmarkError `promise` rejects with (failing the test when it resolves or rejects with anything else). */
+export async function rejection(promise: Promise<unknown>): Promise<WmarkError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(WmarkError);
+    return error as WmarkError;
+  }
+  throw new Error('expected a refusal');
 }

@@ -9,12 +9,11 @@ import { type CliResult, runCli } from '../../harness/cli.js';
 import { ingestVideo, type TestEngine, testEngine, workingSegment } from '../../harness/engine.js';
 import { fixture, flat, tempDir } from '../../harness/fixtures.js';
 import { FFMPEG, FFPROBE } from '../../harness/tools.js';
-import { WmarkError } from '../../src/core/errors.js';
 import { segmentFileName, segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { probeMedia } from '../../src/ffmpeg/probe-media.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
-import { audioOnly, closedPort, dataLayout, dbRows, entries, leftovers, ntscOddSize } from '../helpers/ingest-helpers.js';
+import { audioOnly, closedPort, dataLayout, dbRows, entries, leftovers, ntscOddSize, rejection } from '../helpers/ingest-helpers.js';
 import { decodeFrame, decodesCleanly, type Packet, videoPackets } from '../helpers/media.js';
 
 const probe = (file: string) => probeMedia(createProcessRunner(FFMPEG, FFPROBE), file);
@@ -60,16 +59,6 @@ async function checkWorkingSegments(engine: TestEngine, video: VideoRecord, size
     expect(Math.abs(reports[i + 1]!.firstPts - expected), `segment ${i + 1} starts where segment ${i} ends`).toBeLessThan(frame / 2);
   }
   return reports;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<WmarkError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(WmarkError);
-    return error as WmarkError;
-  }
-  throw new Error('expected the ingest to fail');
 }
 
 describe('ingest of a 10 s 320x180 30 fps video', () => {

@@ -1,15 +1,17 @@
 // The state store's contract, run against every database wmark speaks (SQLite, and a real PostgreSQL 15): records
 // read back as they were written (numbers as numbers), the race-sensitive transitions (insert-if-absent, lease
-// acquire/heartbeat/finish) decide one winner, and an engine given a store keeps its state there and nowhere else.
+// acquire/heartbeat/finish) decide one winner, a database an earlier wmark made is migrated with its rows kept, and
+// an engine given a store keeps its state there and nowhere else.
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../harness/fixtures.js';
 import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
 import { createTemplate, getTemplate } from '../../src/engine/app/templates.js';
 import { type Engine, openEngine } from '../../src/engine/engine.js';
 import { PostgresStateStore } from '../../src/engine/state/postgres-state-store.js';
-import { SCHEMA_VERSION } from '../../src/engine/state/schema.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/engine/state/schema.js';
 import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
 import type { StateStore, VideoRecord, WatermarkRecord } from '../../src/engine/state/state-store.js';
 
@@ -19,8 +21,13 @@ interface Backend {
   skip?: string | undefined;
   setup(): Promise<void>;
   open(): Promise<StateStore>;
+  /** A new database as a wmark of schema `version` left it, holding what `sql` wrote, opened (so migrated) by this one. */
+  openFrom(version: number, sql: readonly string[]): Promise<StateStore>;
   teardown(): Promise<void>;
 }
+
+/** The statements that bring a new database to schema `version`, then `sql`. */
+const statementsTo = (version: number, sql: readonly string[]) => [...MIGRATIONS.slice(0, version).flat(), ...sql];
 
 let sqliteDir: string;
 let postgres: TestPostgres | undefined;
@@ -31,6 +38,14 @@ const BACKENDS: Backend[] = [
       sqliteDir = tempDir('state-contract');
     },
     open: async () => new SqliteStateStore(path.join(sqliteDir, `${Math.random().toString(36).slice(2)}.db`)),
+    openFrom: async (version, sql) => {
+      const file = path.join(sqliteDir, `${Math.random().toString(36).slice(2)}.db`);
+      const db = new Database(file);
+      for (const statement of statementsTo(version, sql)) db.exec(statement);
+      db.pragma(`user_version = ${version}`);
+      db.close();
+      return new SqliteStateStore(file);
+    },
     teardown: async () => rmSync(sqliteDir, { recursive: true, force: true }),
   },
   {
@@ -40,6 +55,13 @@ const BACKENDS: Backend[] = [
       postgres = await startPostgres();
     },
     open: async () => PostgresStateStore.open(await postgres!.createDatabase()),
+    openFrom: async (version, sql) => {
+      const url = await postgres!.createDatabase();
+      for (const statement of statementsTo(version, sql)) await postgres!.query(url, statement);
+      await postgres!.query(url, 'CREATE TABLE wmark_schema_migrations (version INTEGER PRIMARY KEY, applied_on BIGINT NOT NULL)');
+      for (let v = 1; v <= version; v++) await postgres!.query(url, 'INSERT INTO wmark_schema_migrations VALUES ($1, 0)', [v]);
+      return PostgresStateStore.open(url);
+    },
     teardown: async () => postgres?.stop(),
   },
 ];
@@ -61,6 +83,7 @@ function recording(inner: StateStore): { store: StateStore; calls: string[] } {
 }
 
 const T0 = Date.UTC(2030, 0, 1);
+const HASH = 'a'.repeat(64);
 
 function video(id: string, key: string, extra: Partial<VideoRecord> = {}): VideoRecord {
   return {
@@ -71,6 +94,7 @@ function video(id: string, key: string, extra: Partial<VideoRecord> = {}): Video
     status: 'PENDING',
     enableForensic: false,
     forensicLayout: null,
+    sourceSha256: null,
     width: 320,
     height: 180,
     durationSeconds: 10.011,
@@ -139,13 +163,14 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       expect(await store.getVideo('v1')).toStrictEqual(video('v1', 'clip'));
       expect(await store.getVideo('v2')).toBeUndefined();
 
-      await store.updateVideo('v1', { status: 'INGESTED', enableForensic: true, forensicLayout: 'split', durationSeconds: 9.5 });
+      await store.updateVideo('v1', { status: 'INGESTED', enableForensic: true, forensicLayout: 'split', durationSeconds: 9.5, sourceSha256: HASH });
       expect(await store.getVideoByKey('clip')).toMatchObject({
         id: 'v1',
         status: 'INGESTED',
         enableForensic: true,
         forensicLayout: 'split',
         durationSeconds: 9.5,
+        sourceSha256: HASH,
       });
 
       for (let i = 2; i <= 5; i++) await store.insertVideo(video(`v${i}`, `k${i}`, { createdOn: T0 + i }));
@@ -154,6 +179,21 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       expect((await store.listVideos({ key: 'k4' })).map((v) => v.id)).toEqual(['v4']);
       await store.deleteVideo('v5');
       expect((await store.listVideos()).map((v) => v.id)).toEqual(['v1', 'v2', 'v3', 'v4']);
+    });
+
+    it('migrates a database made before sources were hashed: its videos read as unhashed, take a hash, and new ones keep theirs', async () => {
+      const before = SCHEMA_VERSION - 1;
+      expect(MIGRATIONS[before]).toEqual(['ALTER TABLE videos ADD COLUMN source_sha256 TEXT']);
+      store = await backend.openFrom(before, [
+        `INSERT INTO videos (id, key, source_url, status, enable_forensic, width, height, duration, fps_num, fps_den, has_audio, segments, time_origin, created_on)
+         VALUES ('old', 'clip', '/clips/clip.mp4', 'INGESTED', 0, 320, 180, 10.011, 30000, 1001, 1, '[1.001,1.001,2.002,4.004,1.5]', 1.4, ${T0})`,
+      ]);
+      expect((await store.describe()).schemaVersion).toBe(SCHEMA_VERSION);
+      expect(await store.getVideo('old')).toStrictEqual(video('old', 'clip', { status: 'INGESTED' }));
+      await store.updateVideo('old', { sourceSha256: HASH });
+      expect(await store.getVideoByKey('clip')).toStrictEqual(video('old', 'clip', { status: 'INGESTED', sourceSha256: HASH }));
+      await store.insertVideo(video('new', 'other', { sourceSha256: HASH.replace(/a/g, 'b') }));
+      expect((await store.getVideo('new'))?.sourceSha256).toBe(HASH.replace(/a/g, 'b'));
     });
 
     it('makes a watermark once (the first writer wins), patches it, and deletes a video with its watermarks and jobs', async () => {

@@ -30,8 +30,9 @@ function spawnNode(args: string[], env: Record<string, string> = {}, cwd = BUILD
 }
 
 /** The schema version after every migration: the tables, job progress, the watermarks' render mode (on demand or full),
- * the videos' forensic layout, the secrets shared by instances on one database, and the failed-credential counts. */
-const SCHEMA_VERSION = 6;
+ * the videos' forensic layout, the secrets shared by instances on one database, the failed-credential counts, and the
+ * hash of a local source's bytes. */
+const SCHEMA_VERSION = 7;
 
 /** The database's own health check and the schema version, through a fresh connection. */
 function inspect(dbFile: string): { integrity: string; version: number; journal: string; tables: string[] } {

@@ -9,6 +9,7 @@ import type { Engine } from '../engine.js';
 import { holdLease } from '../jobs/job-lease.js';
 import type { VideoRecord } from '../state/state-store.js';
 import { checkLocalSource, downloadSource } from './fetch-source.js';
+import { assertSourceUnchanged } from './source-identity.js';
 import type { SourcePolicy } from './source-policy.js';
 
 /**
@@ -44,10 +45,15 @@ export async function runIngestJob(engine: Engine, videoId: string, signal?: Abo
 
 /**
  * The source as a local file. A remote one was downloaded when it was registered; a job resumed after a restart
- * downloads it again. A local file is checked again (it may have gone, or the policy may refuse it now).
+ * downloads it again. A local file is checked again (it may have gone, or the policy may refuse it now, or it may
+ * hold other bytes than were registered).
  */
 async function sourceFile(engine: Engine, video: VideoRecord, policy?: SourcePolicy): Promise<string> {
-  if (!isHttpUrl(video.sourceUrl)) return checkLocalSource(video.sourceUrl, policy);
+  if (!isHttpUrl(video.sourceUrl)) {
+    const file = await checkLocalSource(video.sourceUrl, policy);
+    await assertSourceUnchanged(video, file);
+    return file;
+  }
   const input = scratch.downloadedSource(engine.paths, video.id);
   if (!existsSync(input)) await rename(await downloadSource(engine.paths.tmp, video.sourceUrl, policy), input);
   return input;

@@ -1,6 +1,7 @@
 // Registering a video: the source is checked and probed, and the video recorded (PENDING) at once, so a bad source
-// fails before anything is kept. Its ingest job (ingest-job.ts) then makes the working media. The same key again is
-// the same video; `replace` takes the key over from another video, which is forgotten with its watermarks.
+// fails before anything is kept. Its ingest job (ingest-job.ts) then makes the working media. The same key and source
+// again is the same video (a local file only while it holds the same bytes: source-identity.ts); `replace` takes the
+// key over from another video, which is forgotten with its watermarks.
 import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { WmarkError } from '../../core/errors.js';
@@ -13,6 +14,7 @@ import type { Engine } from '../engine.js';
 import { isLeaseLive, jobId } from '../jobs/job-lease.js';
 import type { VideoRecord } from '../state/state-store.js';
 import { checkLocalSource, downloadSource } from './fetch-source.js';
+import { compareSource, hashFile } from './source-identity.js';
 import { checkNotAPlaylist, type SourcePolicy } from './source-policy.js';
 
 export const FORENSIC_MIN_SECONDS = 300;
@@ -58,11 +60,7 @@ export async function registerVideo(engine: Engine, request: IngestRequest, poli
   const replacing = existing && request.replace ? existing : undefined;
   if (replacing) await assertIdle(engine, replacing);
   else if (existing && !existing.status.startsWith('FAILED')) {
-    if (existing.sourceUrl !== sourceUrl) {
-      throw new WmarkError('KEY_EXISTS', `the key "${key}" already names another source (${existing.sourceUrl})`, {
-        hint: `Choose another key, or re-ingest under "${key}" with \`wmark ingest <source> --key ${key} --replace\` (the old video, its watermarks and their links are deleted).`,
-      });
-    }
+    if (existing.sourceUrl !== sourceUrl) throw keyTaken(key, `the key "${key}" already names another source (${existing.sourceUrl})`);
     if (request.enableForensic && !existing.enableForensic) {
       throw new WmarkError('KEY_EXISTS', `a video with key "${key}" was already ingested without forensic preparation`, {
         hint: 'Ingest it again with --forensic and --replace (or under another --key).',
@@ -79,7 +77,19 @@ export async function registerVideo(engine: Engine, request: IngestRequest, poli
         hint: `Ingest it again with --forensic-layout ${request.forensicLayout} and --replace (or under another --key).`,
       });
     }
-    return { video: existing, created: false };
+    // The same path names the same source only while it holds the same bytes (read last: the checks above read nothing).
+    // A file that cannot be read now (gone, or refused) has nothing to compare: the key's video stands, as it always did.
+    const compared = remote
+      ? undefined
+      : await checkLocalSource(source, policy)
+          .then((file) => compareSource(existing, file))
+          .catch(() => undefined);
+    if (!compared) return { video: existing, created: false };
+    const { same, adopt } = compared;
+    if (!same) throw keyTaken(key, `the key "${key}" names ${sourceUrl} as it was when ingested, and the file has changed since`);
+    if (!adopt) return { video: existing, created: false };
+    await engine.store.updateVideo(existing.id, { sourceSha256: adopt });
+    return { video: { ...existing, sourceSha256: adopt }, created: false };
   } else if (existing) await forgetVideo(engine, existing.id);
 
   // A remote source is downloaded first: the bundled static ffmpeg cannot resolve host names (static glibc has no
@@ -97,12 +107,14 @@ export async function registerVideo(engine: Engine, request: IngestRequest, poli
         },
       );
     }
+    const sourceSha256 = remote ? null : await hashFile(input);
     // Only now, with the new source read and probed, is the old video forgotten: a bad source leaves it as it was.
     if (replacing) replaced = await forgetReplacedVideo(engine, replacing);
     const video: VideoRecord = {
       id: engine.newId(),
       key,
       sourceUrl,
+      sourceSha256,
       name: request.name ?? null,
       status: 'PENDING',
       enableForensic: Boolean(request.enableForensic),
@@ -129,6 +141,13 @@ export async function registerVideo(engine: Engine, request: IngestRequest, poli
   } finally {
     if (remote) await rm(input, { force: true });
   }
+}
+
+/** The key names another source (another path or URL, or the same file with other bytes). */
+function keyTaken(key: string, message: string): WmarkError {
+  return new WmarkError('KEY_EXISTS', message, {
+    hint: `Choose another key, or re-ingest under "${key}" with \`wmark ingest <source> --key ${key} --replace\` (the old video, its watermarks and their links are deleted).`,
+  });
 }
 
 /** Removes a failed video's row and files so its key can be ingested again. */

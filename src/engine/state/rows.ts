@@ -25,6 +25,7 @@ export const videoRow = (v: VideoRecord): VideosTable => ({
   status: v.status,
   enable_forensic: v.enableForensic ? 1 : 0,
   forensic_layout: v.forensicLayout ?? null,
+  source_sha256: v.sourceSha256 ?? null,
   width: v.width,
   height: v.height,
   duration: v.durationSeconds,
@@ -45,6 +46,7 @@ export function videoPatchRow(patch: Partial<VideoRecord>): Partial<VideosTable>
   if (patch.status !== undefined) row.status = patch.status;
   if (patch.enableForensic !== undefined) row.enable_forensic = patch.enableForensic ? 1 : 0;
   if (patch.forensicLayout !== undefined) row.forensic_layout = patch.forensicLayout;
+  if (patch.sourceSha256 !== undefined) row.source_sha256 = patch.sourceSha256;
   if (patch.width !== undefined) row.width = patch.width;
   if (patch.height !== undefined) row.height = patch.height;
   if (patch.durationSeconds !== undefined) row.duration = patch.durationSeconds;
@@ -65,6 +67,7 @@ export const toVideo = (r: VideosTable): VideoRecord => ({
   status: r.status as VideoStatus,
   enableForensic: int(r.enable_forensic) === 1,
   forensicLayout: (r.forensic_layout as ForensicLayoutChoice | null) ?? null,
+  sourceSha256: r.source_sha256 ?? null,
   width: r.width ?? null,
   height: r.height ?? null,
   durationSeconds: r.duration ?? null,

@@ -10,6 +10,8 @@ export interface VideosTable {
   status: string;
   enable_forensic: number;
   forensic_layout: string | null;
+  /** SHA-256 (hex) of a local source file's bytes when it was registered; null for a URL and for rows made before. */
+  source_sha256: string | null;
   width: number | null;
   height: number | null;
   duration: number | null;
@@ -188,6 +190,9 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   // Credential checks per client address (or IPv6 prefix) in the current window, shared by every instance: those that
   // failed, and those still running.
   ['CREATE TABLE auth_attempts (source TEXT PRIMARY KEY, failures INTEGER NOT NULL, pending INTEGER NOT NULL, reset_at BIGINT NOT NULL)'],
+  // A local source is identified by its bytes as well as its path, so an edited file is another source. Videos recorded
+  // before have none: the first ingest that finds one records it (ingest/source-identity.ts says when).
+  ['ALTER TABLE videos ADD COLUMN source_sha256 TEXT'],
 ];
 
 /** The schema version this code writes and reads. */

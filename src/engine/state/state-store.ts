@@ -21,6 +21,12 @@ export interface VideoRecord {
   enableForensic: boolean;
   /** How its segments carry the forensic code (forensic videos; null for those recorded before the choice existed: 'whole' or older). */
   forensicLayout?: ForensicLayoutChoice | null;
+  /**
+   * SHA-256 (hex) of a local source file's bytes as registered: the same path holding other bytes is another source.
+   * Null for a URL source (its identity is the URL) and for a video recorded before sources were hashed, until an
+   * ingest of the same path records it.
+   */
+  sourceSha256?: string | null;
   width: number | null;
   height: number | null;
   durationSeconds: number | null;

@@ -14,6 +14,7 @@ import { mediaKeys } from '../data-folder/layout.js';
 import type { Engine } from '../engine.js';
 import { checkLocalSource, downloadSource } from '../ingest/fetch-source.js';
 import { normaliseSource } from '../ingest/register.js';
+import { hashFile } from '../ingest/source-identity.js';
 import type { SourcePolicy } from '../ingest/source-policy.js';
 import type { VideoRecord } from '../state/state-store.js';
 
@@ -43,13 +44,7 @@ export async function localImageHashes(settings: readonly Setting[], policy: Sou
     if (s.type !== 'IMAGE' || isHttpUrl(s.content) || hashes.has(s.content)) continue;
     try {
       const file = await checkLocalSource(s.content, policy);
-      if ((await stat(file)).size <= IMAGE_LIMITS.maxBytes)
-        hashes.set(
-          s.content,
-          createHash('sha256')
-            .update(await readFile(file))
-            .digest('hex'),
-        );
+      if ((await stat(file)).size <= IMAGE_LIMITS.maxBytes) hashes.set(s.content, await hashFile(file));
     } catch {
       // Not hashed: resolving the image says why it cannot be used.
     }
