@@ -169,11 +169,12 @@ describe.skipIf(!X264)(TITLE, () => {
     const out = mediaFile(engine.paths, `watermarks/${video.id}/${id}/seg_00000.ts`);
     const shared = mediaFile(engine.paths, bandKeys.shared(video.id, 0));
     expect(await md5s(out, { y: 48, h: 96 })).not.toEqual(await md5s(shared, { y: 48, h: 96 }));
-    // The marker that asks for the full render stays the engine's: a copy of the outputs holds the outputs alone.
+    // The marker that asks for the full render stays the engine's, like its drawings (.draw/): a copy of the outputs
+    // holds the outputs alone.
     const kept = readdirSync(path.dirname(out));
     expect(kept).toContain('full-render.txt');
     const copied = await service.exportWatermark(id, mkdtempSync(path.join(os.tmpdir(), 'wmark-out-')));
-    expect(readdirSync(copied).sort()).toEqual(kept.filter((name) => name !== 'full-render.txt').sort());
+    expect(readdirSync(copied).sort()).toEqual(kept.filter((name) => name !== 'full-render.txt' && !name.startsWith('.')).sort());
     expect(readdirSync(copied)).toContain('video.m3u8');
   });
 
