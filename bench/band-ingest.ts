@@ -15,8 +15,7 @@
 // Options: --clips natural,motion,talking  --seconds S (default 12)  --height H (default 720)
 // Needs the patched x264 (scripts/build-x264.sh; WMARK_X264 or WMARK_X264_CACHE).
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bandLayout } from '../src/core/plan/band-fit.js';
 import { BAND_REFS, bandIngestArgs, bandSegmentMuxArgs, sharedEncodeArgs } from '../src/core/plan/band-plan.js';
@@ -24,10 +23,10 @@ import { ingestArgs, parseSegmentList } from '../src/core/plan/ingest-args.js';
 import { segmentRenderArgs } from '../src/core/plan/render-args.js';
 import { framesPerSegment, leadSegmentFrames, segmentBoundaries, segmentFileName } from '../src/core/plan/segment-timing.js';
 import { WORKING_ENCODE, workingFormPlan } from '../src/core/plan/working-form.js';
-import { locateBandX264 } from '../src/ffmpeg/locate-x264.js';
 import { firstVideoTime } from '../src/ffmpeg/probe-media.js';
 import { createProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 import { type Spread, showSpread, spread } from './lib/band-figures.js';
+import { bandX264, inWorkFolder } from './lib/band-run.js';
 import { fail, type Measured, runMeasured } from './lib/measure.js';
 import { fmt, OUT_DIR, type Suite, type SuiteContext, table } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
@@ -431,15 +430,11 @@ export const suite: Suite = {
   description: 'band title ingest: where the extra CPU goes, and options A (one decode), B (shared encode as the working form), C (lazy)',
   async run(ctx) {
     const options = parseOptions(ctx);
-    const x264 = locateBandX264(ctx.env);
-    if (!x264) throw new Error('the band-ingest suite needs the patched x264: run scripts/build-x264.sh (or set WMARK_X264)');
-    const work = ctx.args.keep ? path.join(OUT_DIR, 'band-ingest-run') : await mkdtemp(path.join(os.tmpdir(), 'bench-band-ingest-'));
+    const x264 = bandX264(ctx, 'band-ingest');
     const results: ClipResult[] = [];
-    try {
+    await inWorkFolder(ctx, 'band-ingest-run', async (work) => {
       for (const kind of options.clips) results.push(await measureClip(ctx, x264, options, kind, work));
-    } finally {
-      if (!ctx.args.keep) await rm(work, { recursive: true, force: true });
-    }
+    });
     process.stdout.write(`${report(results, options)}\n`);
     return { options, results };
   },

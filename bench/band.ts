@@ -28,8 +28,7 @@
 //             default 0.75)  --capacity-startup S (playback starts S after the first segment; default: its duration)
 //             --capacity-rounds N (default 2)  --quiet-wait S (default 10)  --idle-max S (default 300)
 // Needs the patched x264 (scripts/build-x264.sh; WMARK_X264 or WMARK_X264_CACHE).
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { groupAccessUnits, joinNalUnits, splitNalUnits } from '../src/core/h264/annexb.js';
 import { frameTypesOf } from '../src/core/h264/frame-types.js';
@@ -40,12 +39,12 @@ import { bandEncodeArgs, bandRowsAt, bandSourceArgs, qpfileFor, sharedEncodeArgs
 import { segmentRenderArgs } from '../src/core/plan/render-args.js';
 import { WORKING_ENCODE } from '../src/core/plan/working-form.js';
 import { x264Gop } from '../src/core/plan/x264.js';
-import { locateBandX264 } from '../src/ffmpeg/locate-x264.js';
 import { capacityOptions, capacityReport, type HeightCapacity, measureCapacity } from './band-capacity.js';
 import { bytesAtPsnr } from './forensic-bframe.js';
 import { cutPictures, gateFindings, type Spread, showSpread, spread, x264GlobalPsnr } from './lib/band-figures.js';
+import { bandX264, inWorkFolder } from './lib/band-run.js';
 import { fail, type Measured, runMeasured } from './lib/measure.js';
-import { fmt, OUT_DIR, type Suite, type SuiteContext, table } from './lib/suite.js';
+import { fmt, type Suite, type SuiteContext, table } from './lib/suite.js';
 import { psnr } from './lib/video.js';
 
 const FPS = 25;
@@ -352,21 +351,16 @@ export const suite: Suite = {
   async run(ctx) {
     const options = parseOptions(ctx);
     const capacity = options.only.has('capacity') ? capacityOptions(ctx) : undefined;
-    const x264 = locateBandX264(ctx.env);
-    if (!x264) throw new Error('the band suite needs the patched x264: run scripts/build-x264.sh (or set WMARK_X264)');
-    await mkdir(OUT_DIR, { recursive: true });
+    const x264 = bandX264(ctx, 'band');
     const results: HeightResult[] = [];
     if (options.only.has('figures')) {
-      const work = ctx.args.keep ? path.join(OUT_DIR, 'band-run') : await mkdtemp(path.join(os.tmpdir(), 'bench-band-'));
-      try {
+      await inWorkFolder(ctx, 'band-run', async (work) => {
         for (const height of options.heights) {
           const dir = path.join(work, `${height}p`);
           await mkdir(dir, { recursive: true });
           results.push(await measureHeight(ctx, x264, options, height, dir));
         }
-      } finally {
-        if (!ctx.args.keep) await rm(work, { recursive: true, force: true });
-      }
+      });
       process.stdout.write(`${report(results, options)}\n`);
     }
     let carried: HeightCapacity[] = [];
