@@ -28,6 +28,8 @@ type Op = (typeof OPS)[number];
 const INSTANCES = [1, 2, 3] as const;
 const PROJECTED = [10, 100] as const;
 const ONE_PG = 'PostgreSQL, 1 instance';
+/** Sequential calls of each request whose transactions and statements are counted. */
+const PER_CALL = 300;
 
 interface Options {
   /** Requests in flight at once during a throughput run. */
@@ -277,15 +279,40 @@ export const suite: Suite = {
       const idlePerS = median(idleWindows);
       const perCall = async (op: Op) => {
         const send = sender(pgServes[0]!.base, pgTarget, op);
-        const n = 300;
+        const n = PER_CALL;
         const [from, t0] = [await commits(pg, url), Date.now()];
         for (let i = 0; i < n; i++) await send();
         return Math.max(0, (await commits(pg, url)) - from - (idlePerS * (Date.now() - t0)) / 1000) / n;
       };
       const txPerCall = {} as Record<Op, number>;
-      for (const op of OPS) txPerCall[op] = await perCall(op);
-      const fresh = 5;
+      // Where PostgreSQL's time for each call goes: its statements' calls, planning and execution per call, and the
+      // sessions opened meanwhile (a pool that churns connections pays for authentication on each).
       await pg.query(url, 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      const sessions = async () =>
+        Number((await pg.query<{ n: string }>(url, 'SELECT sessions::text AS n FROM pg_stat_database WHERE datname = current_database()'))[0]?.n ?? 0);
+      const spent: { op: Op; sessions: number; statements: { query: string; perCall: number; planUs: number; execUs: number }[] }[] = [];
+      for (const op of OPS) {
+        await pg.query(url, 'SELECT pg_stat_statements_reset()');
+        const before = await sessions();
+        txPerCall[op] = await perCall(op);
+        const rows = await pg.query<{ query: string; calls: number; plan: number; exec: number }>(
+          url,
+          `SELECT regexp_replace(query, '[[:space:]]+', ' ', 'g') AS query, calls::int AS calls, total_plan_time AS plan, total_exec_time AS exec FROM pg_stat_statements
+           WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat%' AND query NOT LIKE '%xact_commit%'
+           ORDER BY total_plan_time + total_exec_time DESC LIMIT 5`,
+        );
+        spent.push({
+          op,
+          sessions: (await sessions()) - before,
+          statements: rows.map((r) => ({
+            query: r.query.length > 110 ? `${r.query.slice(0, 107)}...` : r.query,
+            perCall: r.calls / PER_CALL,
+            planUs: (r.plan / r.calls) * 1000,
+            execUs: (r.exec / r.calls) * 1000,
+          })),
+        });
+      }
+      const fresh = 5;
       await pg.query(url, 'SELECT pg_stat_statements_reset()');
       const [from, t0] = [await commits(pg, url), Date.now()];
       const stopFresh = meter();
@@ -393,6 +420,14 @@ export const suite: Suite = {
         '-- database transactions (pg_stat_database xact_commit, idle background subtracted) --',
         `idle background of one instance: ${fmt(idlePerS, 1)}/s (median of three 3-s windows: ${idleWindows.map((x) => fmt(x, 1)).join(', ')})`,
         ...OPS.map((op) => `${op}: ${fmt(txPerCall[op], 2)} per request`),
+        `where PostgreSQL's time goes, ${PER_CALL} calls one at a time (pg_stat_statements, the 5 costliest; sessions opened meanwhile, 3 of them the bench's own):`,
+        ...spent.flatMap((x) => [
+          `  ${x.op}: ${x.sessions} sessions`,
+          ...x.statements.map(
+            (st) =>
+              `    ${fmt(st.perCall, 2).padStart(5)}/call  plan ${fmt(st.planUs, 0).padStart(4)} us  exec ${fmt(st.execUs, 0).padStart(4)} us  ${st.query}`,
+          ),
+        ]),
         `a new watermark (POST, every segment rendered on the farm, READY with its whole playlist): ${fmt(txPerWatermark, 1)}; its statements, calls per watermark (idle sweeps included):`,
         ...statements.map((st) => `  ${fmt(st.perWatermark, 1).padStart(5)}  ${st.query}`),
         '',
@@ -430,6 +465,7 @@ export const suite: Suite = {
         latencies,
         idlePerS,
         txPerCall,
+        spent,
         txPerWatermark,
         statements,
         capacity,

@@ -120,7 +120,9 @@ export async function startPostgres(options: { durableCommits?: boolean; stateme
       'full_page_writes=off',
       '-c',
       'max_connections=200',
-      ...(options.statementStats ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track_utility=on'] : []),
+      ...(options.statementStats
+        ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track_utility=on', '-c', 'pg_stat_statements.track_planning=on']
+        : []),
     ]);
     const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
