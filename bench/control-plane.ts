@@ -7,6 +7,7 @@
 //      projection to 10 and 100 instances against the PostgreSQL capacity measured here, naming what saturates first.
 // Every instance shares the machine's cores with PostgreSQL, HAProxy and the load generator: on a small machine more
 // instances cannot mean more throughput, and the table says what the ratios are then worth.
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -18,6 +19,7 @@ import { startRedis, type TestRedis } from '../harness/redis.js';
 import { call, freePort, keyHeaders, parseM3u8, type SpawnedServe, spawnServe, waitFor } from '../harness/serve-helpers.js';
 import { percentile, spread } from './lib/cluster-figures.js';
 import { median } from './lib/measure.js';
+import { type CpuWindow, cpuSeconds, projectByCpu, readProcessTable } from './lib/process-cpu.js';
 import { fmt, formatMachine, numberOption, OUT_DIR, type Suite, type SuiteContext, table, warnIfDistStale } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
 
@@ -25,6 +27,9 @@ const OPS = ['POST existing watermark', 'GET 2.0 href', 'signed segment GET'] as
 type Op = (typeof OPS)[number];
 const INSTANCES = [1, 2, 3] as const;
 const PROJECTED = [10, 100] as const;
+const ONE_PG = 'PostgreSQL, 1 instance';
+/** Sequential calls of each request whose transactions and statements are counted. */
+const PER_CALL = 300;
 
 interface Options {
   /** Requests in flight at once during a throughput run. */
@@ -59,10 +64,18 @@ interface Load {
   p50: number;
   p95: number;
   failed: number;
+  /** CPU used during the measured window (not the warm-up), when it was asked for. */
+  cpu?: CpuWindow;
 }
 
-/** `concurrency` loops, each sending the next request when the last is answered, for `seconds` after a warm-up. */
-async function closedLoop(send: () => Promise<number>, concurrency: number, seconds: number): Promise<Load> {
+/** Starts a CPU window; the answer closes it, given the requests answered meanwhile. */
+type CpuMeter = () => (requests: number) => CpuWindow;
+
+/**
+ * `concurrency` loops, each sending the next request when the last is answered, for `seconds` after a warm-up; with
+ * `meter`, the CPU of the measured window too.
+ */
+async function closedLoop(send: () => Promise<number>, concurrency: number, seconds: number, meter?: CpuMeter): Promise<Load> {
   const run = async (ms: number) => {
     const latencies: number[] = [];
     let failed = 0;
@@ -80,8 +93,10 @@ async function closedLoop(send: () => Promise<number>, concurrency: number, seco
     return { latencies, failed };
   };
   await run(1000);
+  const stop = meter?.();
   const { latencies, failed } = await run(seconds * 1000);
-  return { perS: latencies.length / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95), failed };
+  const cpu = stop?.(latencies.length);
+  return { perS: latencies.length / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95), failed, ...(cpu ? { cpu } : {}) };
 }
 
 /** Sends one of the three requests to `base` (an instance or the load balancer), answering its status. */
@@ -104,6 +119,23 @@ async function commits(pg: TestPostgres, url: string): Promise<number> {
   const name = new URL(url).pathname.slice(1);
   const rows = await pg.query<{ n: string }>(url, 'SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = $1', [name]);
   return Number(rows[0]?.n ?? 0);
+}
+
+/** One clock tick of /proc's CPU times, in seconds. */
+function clockTick(): number {
+  const hz = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim());
+  return 1 / (Number.isFinite(hz) && hz > 0 ? hz : 100);
+}
+
+/** Meters the CPU of one instance's process tree and of every PostgreSQL process (its postmaster's tree). */
+function cpuMeter(instancePid: number, databasePid: number, tickS: number): CpuMeter {
+  return () => {
+    const before = readProcessTable();
+    return (requests) => {
+      const after = readProcessTable();
+      return { instanceS: cpuSeconds(before, after, instancePid, 1 / tickS), databaseS: cpuSeconds(before, after, databasePid, 1 / tickS), requests };
+    };
+  };
 }
 
 class World {
@@ -190,7 +222,10 @@ export const suite: Suite = {
       const pgTarget = await prepare(pgServes[0]!.base, pgCred, clip.path, 'bench-pg');
       const sqliteTarget = await prepare(sqlite.base, sqlite.cred!, clip.path, 'bench-sqlite');
 
-      // 1. Throughput through the load balancer, rounds alternating the configurations' order.
+      // 1. Throughput through the load balancer, rounds alternating the configurations' order; with one instance on
+      // PostgreSQL, the CPU that instance and PostgreSQL use too.
+      const tickS = clockTick();
+      const meter = cpuMeter(pgServes[0]!.proc.child.pid!, pg.serverPid(), tickS);
       const configs = [
         { name: 'SQLite, 1 instance', ports: [sqlite.port], target: sqliteTarget },
         ...INSTANCES.map((n) => ({ name: `PostgreSQL, ${n} instance${n > 1 ? 's' : ''}`, ports: pgServes.slice(0, n).map((s) => s.port), target: pgTarget })),
@@ -202,7 +237,7 @@ export const suite: Suite = {
           world.lb = await startHaproxy({ backends: c.ports, port: lbPort });
           await world.lb.untilServers((s) => Object.values(s).filter((x) => x.status === 'UP').length === c.ports.length, 'every instance UP', 30_000);
           for (const op of OPS) {
-            const load = await closedLoop(sender(publicUrl, c.target, op), o.concurrency, o.seconds);
+            const load = await closedLoop(sender(publicUrl, c.target, op), o.concurrency, o.seconds, c.name === ONE_PG ? meter : undefined);
             ctx.log(`round ${r}: ${c.name}, ${op}: ${fmt(load.perS, 0)}/s (p50 ${fmt(load.p50, 1)} ms, p95 ${fmt(load.p95, 1)} ms, ${load.failed} failed)`);
             const key = `${c.name}|${op}`;
             loads.set(key, [...(loads.get(key) ?? []), load]);
@@ -244,17 +279,43 @@ export const suite: Suite = {
       const idlePerS = median(idleWindows);
       const perCall = async (op: Op) => {
         const send = sender(pgServes[0]!.base, pgTarget, op);
-        const n = 300;
+        const n = PER_CALL;
         const [from, t0] = [await commits(pg, url), Date.now()];
         for (let i = 0; i < n; i++) await send();
         return Math.max(0, (await commits(pg, url)) - from - (idlePerS * (Date.now() - t0)) / 1000) / n;
       };
       const txPerCall = {} as Record<Op, number>;
-      for (const op of OPS) txPerCall[op] = await perCall(op);
-      const fresh = 5;
+      // Where PostgreSQL's time for each call goes: its statements' calls, planning and execution per call, and the
+      // sessions opened meanwhile (a pool that churns connections pays for authentication on each).
       await pg.query(url, 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      const sessions = async () =>
+        Number((await pg.query<{ n: string }>(url, 'SELECT sessions::text AS n FROM pg_stat_database WHERE datname = current_database()'))[0]?.n ?? 0);
+      const spent: { op: Op; sessions: number; statements: { query: string; perCall: number; planUs: number; execUs: number }[] }[] = [];
+      for (const op of OPS) {
+        await pg.query(url, 'SELECT pg_stat_statements_reset()');
+        const before = await sessions();
+        txPerCall[op] = await perCall(op);
+        const rows = await pg.query<{ query: string; calls: number; plan: number; exec: number }>(
+          url,
+          `SELECT regexp_replace(query, '[[:space:]]+', ' ', 'g') AS query, calls::int AS calls, total_plan_time AS plan, total_exec_time AS exec FROM pg_stat_statements
+           WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat%' AND query NOT LIKE '%xact_commit%'
+           ORDER BY total_plan_time + total_exec_time DESC LIMIT 5`,
+        );
+        spent.push({
+          op,
+          sessions: (await sessions()) - before,
+          statements: rows.map((r) => ({
+            query: r.query.length > 110 ? `${r.query.slice(0, 107)}...` : r.query,
+            perCall: r.calls / PER_CALL,
+            planUs: (r.plan / r.calls) * 1000,
+            execUs: (r.exec / r.calls) * 1000,
+          })),
+        });
+      }
+      const fresh = 5;
       await pg.query(url, 'SELECT pg_stat_statements_reset()');
       const [from, t0] = [await commits(pg, url), Date.now()];
+      const stopFresh = meter();
       for (let i = 0; i < fresh; i++) {
         const body = { ...(pgTarget.body as object), settings: [{ content: `new viewer ${randomBytes(4).toString('hex')}` }] };
         const w = await call(pgServes[0]!.base, 'POST', '/2.0/watermark', { headers: pgTarget.headers, body });
@@ -267,6 +328,8 @@ export const suite: Suite = {
           100,
         );
       }
+      const freshCpu = stopFresh(fresh);
+      const freshSeconds = (Date.now() - t0) / 1000;
       const txPerWatermark = Math.max(0, (await commits(pg, url)) - from - (idlePerS * (Date.now() - t0)) / 1000) / fresh;
       // What those transactions were: each statement's calls per new watermark (the idle sweeps included), this
       // bench's own reads left out.
@@ -318,7 +381,7 @@ export const suite: Suite = {
           ];
         }),
       );
-      const onePg = (op: Op) => med(`PostgreSQL, 1 instance|${op}`, (l) => l.perS);
+      const onePg = (op: Op) => med(`${ONE_PG}|${op}`, (l) => l.perS);
       const projection = PROJECTED.map((n) => {
         const perOp = OPS.map((op) => ({ op, load: n * onePg(op) * txPerCall[op] }));
         const worst = perOp.reduce((a, b) => (b.load > a.load ? b : a));
@@ -326,6 +389,19 @@ export const suite: Suite = {
       });
       const saturating = OPS.filter((op) => txPerCall[op] > 0).map((op) => ({ op, instances: capacity / (onePg(op) * txPerCall[op]) }));
       const first = saturating.reduce((a, b) => (b.instances < a.instances ? b : a), saturating[0] ?? { op: 'none', instances: Number.POSITIVE_INFINITY });
+      // The projection by CPU: each request's CPU in the instance's tree against PostgreSQL's, over every round's
+      // one-instance window, which does not depend on who won the shared cores meanwhile.
+      const byCpu = OPS.map((op) => ({
+        op,
+        ...projectByCpu(
+          (loads.get(`${ONE_PG}|${op}`) ?? []).flatMap((l) => (l.cpu ? [l.cpu] : [])),
+          txPerCall[op],
+          tickS,
+        ),
+      }));
+      const cpuFirst = byCpu.reduce((a, b) => (b.instances < a.instances ? b : a));
+      const carried = (p: { instances: number; atLeast: boolean }) => `${p.atLeast ? '>= ' : ''}${fmt(p.instances, 1)}`;
+      const freshDbUs = (freshCpu.databaseS / fresh) * 1e6;
       const lines = [
         '',
         '== bench control-plane: serve instances on PostgreSQL behind HAProxy ==',
@@ -344,17 +420,40 @@ export const suite: Suite = {
         '-- database transactions (pg_stat_database xact_commit, idle background subtracted) --',
         `idle background of one instance: ${fmt(idlePerS, 1)}/s (median of three 3-s windows: ${idleWindows.map((x) => fmt(x, 1)).join(', ')})`,
         ...OPS.map((op) => `${op}: ${fmt(txPerCall[op], 2)} per request`),
+        `where PostgreSQL's time goes, ${PER_CALL} calls one at a time (pg_stat_statements, the 5 costliest; sessions opened meanwhile, 3 of them the bench's own):`,
+        ...spent.flatMap((x) => [
+          `  ${x.op}: ${x.sessions} sessions`,
+          ...x.statements.map(
+            (st) =>
+              `    ${fmt(st.perCall, 2).padStart(5)}/call  plan ${fmt(st.planUs, 0).padStart(4)} us  exec ${fmt(st.execUs, 0).padStart(4)} us  ${st.query}`,
+          ),
+        ]),
         `a new watermark (POST, every segment rendered on the farm, READY with its whole playlist): ${fmt(txPerWatermark, 1)}; its statements, calls per watermark (idle sweeps included):`,
         ...statements.map((st) => `  ${fmt(st.perWatermark, 1).padStart(5)}  ${st.query}`),
-        `PostgreSQL capacity measured here: ${fmt(capacity, 0)} reads/s of a watermark by id from 16 connections (one server on this ${ctx.machine.availableParallelism}-core machine)`,
         '',
-        '-- projection, on paper: N instances each as busy as the one instance above, against that capacity --',
+        `-- projection by CPU: instances one PostgreSQL carries (CPU per request in the one instance's process tree / in every PostgreSQL process, over the ${ONE_PG} windows above, ${fmt(tickS * 1000, 0)}-ms ticks) --`,
+        table(
+          ['request', 'instance CPU us/request', 'PostgreSQL CPU us/request', 'us/transaction', 'instances one PostgreSQL carries'],
+          byCpu.map((c) => [
+            c.op,
+            fmt(c.instanceUs, 0),
+            fmt(c.databaseUs, 0),
+            Number.isFinite(c.databaseUsPerTx) ? fmt(c.databaseUsPerTx, 0) : '-',
+            carried(c),
+          ]),
+        ),
+        `assumes: the database's machine has as many cores as each instance's, each instance busy at full speed with that one request, and PostgreSQL's CPU the limit (its disk, locks and connections not); ">=": PostgreSQL used under one tick`,
+        `a new watermark (the ${fresh} above): ${fmt(freshDbUs, 0)} us of PostgreSQL CPU each, ${txPerWatermark > 0 ? fmt(freshDbUs / txPerWatermark, 0) : '-'} us per transaction (its renders' job writes and one instance's idle background over ${fmt(freshSeconds, 0)} s included)`,
+        '',
+        `-- projection by throughput, contended on one machine: the load generator, the instances, HAProxy and PostgreSQL shared ${ctx.machine.availableParallelism} cores for both figures, so it mostly measures who won the CPU --`,
+        `PostgreSQL capacity measured here: ${fmt(capacity, 0)} reads/s of a watermark by id from 16 connections (one server on this ${ctx.machine.availableParallelism}-core machine)`,
+        'N instances each as busy as the one instance above, against that capacity:',
         table(
           ['instances', ...OPS.map((op) => `${op} tx/s`), 'worst share of capacity'],
           projection.map((p) => [String(p.n), ...p.perOp.map((x) => fmt(x.load, 0)), `${fmt(p.share * 100, 0)} %`]),
         ),
-        `targets: a repeated POST in <= 1 transaction (${fmt(txPerCall['POST existing watermark'], 2)}), a new watermark in <= 12 (${fmt(txPerWatermark, 1)}), PostgreSQL at >= 0.8x SQLite's POST throughput on one instance (${fmt(onePg('POST existing watermark') / med(`${configs[0]!.name}|POST existing watermark`, (l) => l.perS), 2)}x), one PostgreSQL for >= 20 instances (${fmt(first.instances, 1)})`,
-        `saturates first: the database, at about ${fmt(first.instances, 1)} instances each serving ${first.op} at full speed (${saturating.map((s) => `${s.op}: ${fmt(s.instances, 1)}`).join('; ')}); signed segment GETs that touch no database scale with the instances and the media store instead`,
+        `targets: a repeated POST in <= 1 transaction (${fmt(txPerCall['POST existing watermark'], 2)}), a new watermark in <= 12 (${fmt(txPerWatermark, 1)}), PostgreSQL at >= 0.8x SQLite's POST throughput on one instance (${fmt(onePg('POST existing watermark') / med(`${configs[0]!.name}|POST existing watermark`, (l) => l.perS), 2)}x), one PostgreSQL for >= 20 instances (by CPU, which does not depend on how this machine's cores were shared: ${carried(cpuFirst)} for ${cpuFirst.op}; contended throughput: ${fmt(first.instances, 1)})`,
+        `saturates first, by CPU: the database, at about ${carried(cpuFirst)} instances each serving ${cpuFirst.op} at full speed (${byCpu.map((c) => `${c.op}: ${carried(c)}`).join('; ')}); by contended throughput ${fmt(first.instances, 1)} (${saturating.map((s) => `${s.op}: ${fmt(s.instances, 1)}`).join('; ')}); signed segment GETs that touch no database scale with the instances and the media store instead`,
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
       return {
@@ -366,10 +465,13 @@ export const suite: Suite = {
         latencies,
         idlePerS,
         txPerCall,
+        spent,
         txPerWatermark,
         statements,
         capacity,
         projection,
+        byCpu,
+        freshCpu,
       };
     } finally {
       await world.stop();

@@ -51,13 +51,17 @@ export interface TestPostgres {
   thaw(): void;
   stop(): Promise<void>;
   log(): string;
+  /** The postmaster's pid (from its pid file): the root of every server process, backends included. */
+  serverPid(): number;
 }
 
 let databases = 0;
 
+const postmasterPid = (data: string) => Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+
 /** The postmaster's pid (from its pid file), then its children's. */
 function serverPids(data: string): number[] {
-  const main = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const main = postmasterPid(data);
   const children = spawnSync('pgrep', ['-P', String(main)], { encoding: 'utf8' })
     .stdout.split('\n')
     .filter(Boolean)
@@ -116,7 +120,9 @@ export async function startPostgres(options: { durableCommits?: boolean; stateme
       'full_page_writes=off',
       '-c',
       'max_connections=200',
-      ...(options.statementStats ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track_utility=on'] : []),
+      ...(options.statementStats
+        ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track_utility=on', '-c', 'pg_stat_statements.track_planning=on']
+        : []),
     ]);
     const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
@@ -170,6 +176,7 @@ export async function startPostgres(options: { durableCommits?: boolean; stateme
       return url(name);
     },
     log: () => output,
+    serverPid: () => postmasterPid(data),
     // The postmaster first, so it forks no new backend while they are stopped; woken in the other order.
     freeze: () => {
       for (const pid of serverPids(data)) process.kill(pid, 'SIGSTOP');

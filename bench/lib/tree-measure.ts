@@ -2,12 +2,13 @@
 // when it is there), the largest single process' peak RSS (GNU time's %M), and the peak of the whole process tree's
 // RSS summed (wmark and the ffmpeg it streams from, tsx's esbuild service), sampled from /proc.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { exitOf, gnuTimed, hasGnuTime, readGnuTime } from './measure.js';
+import { descendants, parseStat, readProcessTable } from './process-cpu.js';
 
 const PAGE = 4096;
 
@@ -29,47 +30,18 @@ export interface TreeMeasured {
   cpuSource: 'gnu-time' | 'proc';
 }
 
-/** Parent of every process (from /proc/<pid>/stat), by pid. */
-function processTable(): Map<number, { ppid: number; name: string }> {
-  const table = new Map<number, { ppid: number; name: string }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after the last ')'.
-      const close = stat.lastIndexOf(')');
-      const name = stat.slice(stat.indexOf('(') + 1, close);
-      const ppid = Number(stat.slice(close + 2).split(' ')[1]);
-      table.set(Number(entry), { ppid, name });
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return table;
-}
-
 /** RSS (bytes) of `root` and all its descendants now, and the largest one. */
 function treeRss(root: number): { total: number; top: { name: string; rss: number } } {
-  const table = processTable();
-  const children = new Map<number, number[]>();
-  for (const [pid, { ppid }] of table) {
-    const list = children.get(ppid);
-    if (list) list.push(pid);
-    else children.set(ppid, [pid]);
-  }
   let total = 0;
   let top = { name: '', rss: 0 };
-  const stack = [root];
-  while (stack.length) {
-    const pid = stack.pop()!;
+  for (const { pid, name } of descendants(readProcessTable(), root)) {
     try {
       const rss = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE;
       total += rss;
-      if (rss > top.rss) top = { name: table.get(pid)?.name ?? String(pid), rss };
+      if (rss > top.rss) top = { name, rss };
     } catch {
       /* gone meanwhile */
     }
-    stack.push(...(children.get(pid) ?? []));
   }
   return { total, top };
 }
@@ -105,9 +77,8 @@ export async function runTreeMeasured(
       if (!gnu) {
         // Without GNU time: the tree's own CPU, as last seen (utime + stime + children's, in clock ticks).
         try {
-          const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-          const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
-          cpuTicks = Math.max(cpuTicks, Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]));
+          const f = parseStat(readFileSync(`/proc/${child.pid}/stat`, 'utf8'));
+          cpuTicks = Math.max(cpuTicks, f.utime + f.stime + f.cutime + f.cstime);
         } catch {
           /* ended */
         }

@@ -45,7 +45,7 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
   const dirs: string[] = [];
   const engines: TestEngine[] = [];
   beforeAll(async () => {
-    pg = await startPostgres();
+    pg = await startPostgres({ statementStats: true });
   }, 60_000);
   afterAll(async () => {
     for (const e of engines) await e.dispose();
@@ -125,6 +125,32 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
       expect(beats).toEqual([true, false]);
       expect(await a.store.getJob(id)).toMatchObject({ owner: owner.owner, status: 'running', attempts: 1 });
     }
+  });
+
+  it('plans a repeated request once rather than on every call, and still answers it after another instance adds a column', async () => {
+    const url = await pg.createDatabase();
+    const a = await engineOn(url);
+    await ingestFixture(a, await flat('336699', 2), 'prepared');
+    const request = () => ({ video: { key: 'prepared' }, settings: settingsOf([{ type: 'TEXT', content: 'one viewer' }]), containers: ['m3u8' as const] });
+    const first = await requestWatermark(a, request());
+    await pg.query(url, 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    await pg.query(url, 'SELECT pg_stat_statements_reset()');
+    for (let i = 0; i < 20; i++) {
+      const again = await requestWatermark(a, request());
+      expect(again).toMatchObject({ created: false, watermark: { id: first.watermark.id } });
+    }
+    const [lookup] = await pg.query<{ calls: number; plans: number }>(
+      url,
+      "SELECT calls::int AS calls, plans::int AS plans FROM pg_stat_statements WHERE query LIKE 'SELECT v.*, w.id AS w_id%' AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database())",
+    );
+    expect(lookup?.calls).toBe(20);
+    // PostgreSQL plans a prepared statement for its first five executions, then keeps a generic plan.
+    expect(lookup!.plans).toBeLessThanOrEqual(6);
+
+    // A newer wmark's migration adds a column: prepared `SELECT *`s are stale, and the answers stay the same.
+    await pg.query(url, 'ALTER TABLE watermarks ADD COLUMN added_by_a_newer_schema TEXT');
+    for (let i = 0; i < 3; i++) expect(await requestWatermark(a, request())).toMatchObject({ created: false, watermark: { id: first.watermark.id } });
+    expect((await a.store.getWatermark(first.watermark.id))?.id).toBe(first.watermark.id);
   });
 
   it('gives every engine on one database the same secret, stored there by the first, and writes none to a data folder', async () => {

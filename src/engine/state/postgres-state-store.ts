@@ -2,7 +2,8 @@
 // one SQL store serves it as it serves SQLite, and migrations run once, under an advisory lock, whichever instance
 // opens the database first. The database server is watched like the farm's queue and store: lost, a call is its 503
 // at once, and probes with backoff notice its return. `pg` is loaded only here, and this module only with a URL.
-import type { Client, Pool } from 'pg';
+import { createHash } from 'node:crypto';
+import type { Client, Pool, QueryResult } from 'pg';
 import { unavailableError } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
 import { redactUrl, scrubUrl } from '../../core/redact-url.js';
@@ -75,6 +76,9 @@ const CONNECTION_CODES =
   /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|08...|28...|3D000|57P0[1-3]|57014|25P03|53300)$/;
 const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Query read timeout|no answer within/;
 
+/** SQLSTATE 0A000, which PostgreSQL answers for a prepared statement whose result columns a schema change altered. */
+const FEATURE_NOT_SUPPORTED = '0A000';
+
 function isConnectionError(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown };
   return (typeof e?.code === 'string' && CONNECTION_CODES.test(e.code)) || (typeof e?.message === 'string' && CONNECTION_MESSAGES.test(e.message));
@@ -122,7 +126,7 @@ class PostgresDatabase implements SqlDatabase {
   readonly description: string;
   /** Judged by every call, by the pool's idle connections, and by a `SELECT 1` now and then while someone watches. */
   readonly health: ProbeMonitor;
-  private readonly texts = new Map<string, string>();
+  private readonly texts = new Map<string, { text: string; name: string }>();
 
   private bus: PostgresChangeBus | undefined;
 
@@ -181,13 +185,33 @@ class PostgresDatabase implements SqlDatabase {
     ]);
   }
 
-  private text(sql: string): string {
-    let text = this.texts.get(sql);
-    if (text === undefined) {
-      text = numberedPlaceholders(sql);
-      this.texts.set(sql, text);
+  private prepared(sql: string): { text: string; name: string } {
+    let known = this.texts.get(sql);
+    if (known === undefined) {
+      const text = numberedPlaceholders(sql);
+      known = { text, name: `wmark_${createHash('sha256').update(text).digest('hex').slice(0, 24)}` };
+      this.texts.set(sql, known);
     }
-    return text;
+    return known;
+  }
+
+  private text(sql: string): string {
+    return this.prepared(sql).text;
+  }
+
+  /**
+   * One statement on its own, as a named prepared statement: each connection parses it once, and PostgreSQL plans it
+   * once it has seen a few (planning was most of the server's time for the hot reads). A connection whose statement
+   * another instance's migration made stale (`SELECT *` over a table that gained a column) answers it unprepared.
+   */
+  private async single(sql: string, params: readonly unknown[]): Promise<QueryResult> {
+    const { text, name } = this.prepared(sql);
+    try {
+      return await this.pool.query({ name, text, values: [...params] });
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== FEATURE_NOT_SUPPORTED || !/cached plan must not change result type/.test(String(error))) throw error;
+      return await this.pool.query(text, [...params]);
+    }
   }
 
   /**
@@ -208,7 +232,7 @@ class PostgresDatabase implements SqlDatabase {
   }
 
   all<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    return this.guard(async () => (await this.pool.query(this.text(sql), [...params])).rows as T[]);
+    return this.guard(async () => (await this.single(sql, params)).rows as T[]);
   }
 
   async get<T>(sql: string, params: readonly unknown[] = []): Promise<T | undefined> {
@@ -216,7 +240,7 @@ class PostgresDatabase implements SqlDatabase {
   }
 
   run(sql: string, params: readonly unknown[] = []): Promise<number> {
-    return this.guard(async () => (await this.pool.query(this.text(sql), [...params])).rowCount ?? 0);
+    return this.guard(async () => (await this.single(sql, params)).rowCount ?? 0);
   }
 
   atomically(statements: readonly SqlStatement[]): Promise<void> {
