@@ -113,7 +113,7 @@ export async function checkDatabase(url: string): Promise<DatabaseReport> {
   const base = { database: redactUrl(url), codeSchemaVersion: SCHEMA_VERSION };
   try {
     // pg loads only when there is a database to check.
-    const { inspectDatabase } = await import('../state/postgres-state-store.js');
+    const { inspectDatabase } = await import('../state/postgres-connection.js');
     const found = await inspectDatabase(url);
     const schema = found.schemaVersion === SCHEMA_VERSION ? 'current' : found.schemaVersion < SCHEMA_VERSION ? 'older' : 'newer';
     const said = {

@@ -1,7 +1,8 @@
 // The state store on PostgreSQL (--db, WMARK_DB_URL, db.url): a `pg` pool behind the SqlDatabase interface, so the
 // one SQL store serves it as it serves SQLite, and migrations run once, under an advisory lock, whichever instance
 // opens the database first. The database server is watched like the farm's queue and store: lost, a call is its 503
-// at once, and probes with backoff notice its return. `pg` is loaded only here, and this module only with a URL.
+// at once, and probes with backoff notice its return. `pg` is loaded only here and in postgres-connection.ts (the
+// inspection), and these modules only with a URL.
 import { createHash } from 'node:crypto';
 import type { Client, Pool, QueryResult } from 'pg';
 import { unavailableError } from '../../core/dependency.js';
@@ -10,6 +11,7 @@ import { redactUrl, scrubUrl } from '../../core/redact-url.js';
 import { firstLine, ProbeMonitor } from '../../media/reachability.js';
 import { CredentialCache, REVOKED } from './credential-cache.js';
 import { CHANNEL, PostgresChangeBus } from './postgres-change-bus.js';
+import { checkDatabaseUrl, isConnectionError, MIGRATIONS_TABLE, unavailable } from './postgres-connection.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import type { PoolUse, SqlDatabase, SqlStatement } from './sql-database.js';
 import { SqlStateStore } from './sql-state-store.js';
@@ -17,8 +19,6 @@ import type { CredentialRecord } from './state-store.js';
 
 /** The advisory lock every wmark takes to migrate a database ("wmark" in ASCII): one migrates, the others wait. */
 const MIGRATION_LOCK = 0x776d61726b;
-/** One row per migration applied: version n means the first n lists of MIGRATIONS have run. */
-const MIGRATIONS_TABLE = 'wmark_schema_migrations';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -55,40 +55,8 @@ export function numberedPlaceholders(sql: string): string {
   return out;
 }
 
-/** Checks that the URL names a PostgreSQL database; the message never shows its password. */
-function checkDatabaseUrl(url: string): void {
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || !parsed.hostname) {
-    throw new WmarkError('BAD_DB_URL', `--db ${JSON.stringify(redactUrl(url))}: not a postgres:// URL with a host`);
-  }
-}
-
-// Errors that mean the database cannot be reached or refuses this client (network, authentication, no such database,
-// shut down), as opposed to a statement that is wrong.
-// A statement past its deadline (57014, the driver's read timeout, a transaction abandoned) counts as a database that
-// does not answer.
-const CONNECTION_CODES =
-  /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|08...|28...|3D000|57P0[1-3]|57014|25P03|53300)$/;
-const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Query read timeout|no answer within/;
-
 /** SQLSTATE 0A000, which PostgreSQL answers for a prepared statement whose result columns a schema change altered. */
 const FEATURE_NOT_SUPPORTED = '0A000';
-
-function isConnectionError(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown };
-  return (typeof e?.code === 'string' && CONNECTION_CODES.test(e.code)) || (typeof e?.message === 'string' && CONNECTION_MESSAGES.test(e.message));
-}
-
-function unavailable(url: string, error: unknown): WmarkError {
-  const reason = scrubUrl((error as Error).message?.split('\n')[0] || String(error), url);
-  // The driver's error keeps the URL's password in its config: it does not travel as the cause.
-  return new WmarkError('DATABASE_UNAVAILABLE', `cannot use the PostgreSQL database ${redactUrl(url)}: ${reason}`);
-}
 
 /** Applies pending migrations under the advisory lock; resolves with how many this call applied. */
 async function migrate(client: Client, url: string): Promise<number> {
@@ -371,39 +339,5 @@ export class PostgresStateStore extends SqlStateStore {
     }
     const bus = () => new PostgresChangeBus(pool, (config) => new pg.Client(config), connection);
     return new PostgresStateStore(new PostgresDatabase(pool, url, bus, deadlineMs), migrated);
-  }
-}
-
-/** What `wmark doctor` and `wmark status` learn of a database without changing it (no migration). */
-export interface DatabaseInspection {
-  /** The URL without its password. */
-  database: string;
-  serverVersion: string;
-  /** The schema version it is at (0: no wmark has opened it yet). */
-  schemaVersion: number;
-  /** How long one round trip took once connected (ms). */
-  roundTripMs: number;
-}
-
-/** Connects once, reads the server's and the schema's versions, and leaves: DATABASE_UNAVAILABLE when it cannot. */
-export async function inspectDatabase(url: string, timeoutMs = 5_000): Promise<DatabaseInspection> {
-  checkDatabaseUrl(url);
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: url, application_name: 'wmark', connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    const started = performance.now();
-    const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
-    const roundTripMs = performance.now() - started;
-    const table = await client.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [MIGRATIONS_TABLE]);
-    const version = table.rows[0]?.present
-      ? Number((await client.query<{ version: number }>(`SELECT COALESCE(MAX(version), 0) AS version FROM ${MIGRATIONS_TABLE}`)).rows[0]?.version ?? 0)
-      : 0;
-    return { database: redactUrl(url), serverVersion: rows[0]?.server_version ?? 'unknown', schemaVersion: version, roundTripMs };
-  } catch (error) {
-    throw unavailable(url, error);
-  } finally {
-    await client.end().catch(() => undefined);
   }
 }

@@ -1,0 +1,74 @@
+// Reaching a PostgreSQL database, apart from keeping state in it: the URL's check, which errors mean the database
+// cannot be reached (as opposed to a wrong statement), the message such an error becomes (never with the password),
+// and the one-shot inspection `wmark doctor` and `wmark status` make without changing anything.
+import { WmarkError } from '../../core/errors.js';
+import { redactUrl, scrubUrl } from '../../core/redact-url.js';
+
+/** One row per migration applied: version n means the first n lists of MIGRATIONS have run. */
+export const MIGRATIONS_TABLE = 'wmark_schema_migrations';
+
+/** Checks that the URL names a PostgreSQL database; the message never shows its password. */
+export function checkDatabaseUrl(url: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || !parsed.hostname) {
+    throw new WmarkError('BAD_DB_URL', `--db ${JSON.stringify(redactUrl(url))}: not a postgres:// URL with a host`);
+  }
+}
+
+// Errors that mean the database cannot be reached or refuses this client (network, authentication, no such database,
+// shut down), as opposed to a statement that is wrong.
+// A statement past its deadline (57014, the driver's read timeout, a transaction abandoned) counts as a database that
+// does not answer.
+const CONNECTION_CODES =
+  /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|08...|28...|3D000|57P0[1-3]|57014|25P03|53300)$/;
+const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Query read timeout|no answer within/;
+
+export function isConnectionError(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return (typeof e?.code === 'string' && CONNECTION_CODES.test(e.code)) || (typeof e?.message === 'string' && CONNECTION_MESSAGES.test(e.message));
+}
+
+export function unavailable(url: string, error: unknown): WmarkError {
+  const reason = scrubUrl((error as Error).message?.split('\n')[0] || String(error), url);
+  // The driver's error keeps the URL's password in its config: it does not travel as the cause.
+  return new WmarkError('DATABASE_UNAVAILABLE', `cannot use the PostgreSQL database ${redactUrl(url)}: ${reason}`);
+}
+
+/** What `wmark doctor` and `wmark status` learn of a database without changing it (no migration). */
+export interface DatabaseInspection {
+  /** The URL without its password. */
+  database: string;
+  serverVersion: string;
+  /** The schema version it is at (0: no wmark has opened it yet). */
+  schemaVersion: number;
+  /** How long one round trip took once connected (ms). */
+  roundTripMs: number;
+}
+
+/** Connects once, reads the server's and the schema's versions, and leaves: DATABASE_UNAVAILABLE when it cannot. */
+export async function inspectDatabase(url: string, timeoutMs = 5_000): Promise<DatabaseInspection> {
+  checkDatabaseUrl(url);
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url, application_name: 'wmark', connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const started = performance.now();
+    const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
+    const roundTripMs = performance.now() - started;
+    const table = await client.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [MIGRATIONS_TABLE]);
+    const version = table.rows[0]?.present
+      ? Number((await client.query<{ version: number }>(`SELECT COALESCE(MAX(version), 0) AS version FROM ${MIGRATIONS_TABLE}`)).rows[0]?.version ?? 0)
+      : 0;
+    return { database: redactUrl(url), serverVersion: rows[0]?.server_version ?? 'unknown', schemaVersion: version, roundTripMs };
+  } catch (error) {
+    throw unavailable(url, error);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
