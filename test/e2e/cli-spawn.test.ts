@@ -48,6 +48,11 @@ describe('spawned wmark', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${PKG_VERSION}\n`);
     expect(r.stderr).toBe('');
+    // The binary answers a bare --version itself; with another flag the CLI does: both print the same line.
+    const throughCli = await wmark(['--quiet', '--version']);
+    expect(throughCli.code).toBe(0);
+    expect(throughCli.stdout).toBe(r.stdout);
+    expect((await wmark(['-V'])).stdout).toBe(r.stdout);
   });
 
   it('doctor --json prints one parseable report', async () => {
