@@ -31,21 +31,28 @@ describe('the CLI bundle', () => {
     expect(readFileSync(files.bin, 'utf8')).toContain('dist/bundle/wmark.js');
   });
 
-  it('is what bin/wmark.js runs: --version loads the bundle alone, never the engine, SQLite or the server', () => {
+  it('is what bin/wmark.js runs: --help loads the bundle alone, never the engine, SQLite or the server; a bare --version loads nothing', () => {
     // A loader hook in the same process lists every module Node loads.
     const hook = `data:text/javascript,${encodeURIComponent(
       'import { register } from \'node:module\'; register(\'data:text/javascript,\' + encodeURIComponent(\'export async function load(u, c, n) { if (u.startsWith("file:")) process.stderr.write("loaded " + u + "\\\\n"); return n(u, c); }\'));',
     )}`;
-    const r = spawnSync(process.execPath, ['--import', hook, path.join(REPO, 'bin', 'wmark.js'), '--version'], { encoding: 'utf8' });
-    expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toBe((JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version);
-    const loaded = r.stderr
-      .split('\n')
-      .filter((l) => l.startsWith('loaded '))
-      .map((l) => l.slice('loaded '.length));
-    expect(loaded.some((u) => u.endsWith('/dist/bundle/wmark.js'))).toBe(true);
-    expect(loaded.filter((u) => !u.includes('/dist/bundle/') && !u.endsWith('/bin/wmark.js'))).toEqual([]);
-    expect(loaded.join('\n')).not.toMatch(/better-sqlite3|sqlite-state-store|node-server/);
+    const run = (args: string[]) => {
+      const r = spawnSync(process.execPath, ['--import', hook, path.join(REPO, 'bin', 'wmark.js'), ...args], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      const loaded = r.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('loaded '))
+        .map((l) => l.slice('loaded '.length));
+      return { stdout: r.stdout, loaded };
+    };
+    const help = run(['--help']);
+    expect(help.stdout).toMatch(/^Usage: wmark/);
+    expect(help.loaded.some((u) => u.endsWith('/dist/bundle/wmark.js'))).toBe(true);
+    expect(help.loaded.filter((u) => !u.includes('/dist/bundle/') && !u.endsWith('/bin/wmark.js'))).toEqual([]);
+    expect(help.loaded.join('\n')).not.toMatch(/better-sqlite3|sqlite-state-store|node-server/);
+    const version = run(['--version']);
+    expect(version.stdout.trim()).toBe((JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version);
+    expect(version.loaded.filter((u) => !u.endsWith('/bin/wmark.js'))).toEqual([]);
   });
 
   it('renders a watermark from the bundle: ingest, then a job that runs to READY with every segment in its playlist', async () => {
