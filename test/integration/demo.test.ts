@@ -1,7 +1,7 @@
 // `wmark demo` shows the product: its generated sample is a smooth, colourful, moving scene (not noise), the mark it
 // draws is legible (opaque, shadowed, in strong contrast with the picture under it), and every path it prints is
 // absolute.
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliIn, type Sandbox, sandbox } from '../../harness/cli-helpers.js';
@@ -133,5 +133,17 @@ describe('wmark demo again', () => {
       `The service stops when this command ends. Afterwards, \`wmark --data-dir ${box.dataDir} serve --port ${port}\` plays these links again,\n` +
         `and \`wmark --data-dir ${box.dataDir} watermark view ${demo.ready.id ?? demo.response.id}\` prints fresh links for whichever \`wmark serve\` runs on this data folder.`,
     );
+  }, 300_000);
+
+  it('takes its key back for a sample made again since its ingest, instead of refusing its own earlier run', async () => {
+    // The same sample, rewritten later with other bytes: the key names the file as it was, so the demo ingests anew.
+    appendFileSync(demo.sample, Buffer.alloc(16));
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(demo.sample, later, later);
+    const r = await cliIn(box)(['demo', '--port', '0', '--no-keep-serving', '--viewer', 'Grace Hopper', '--email', 'grace@example.com']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('the sample under key wmark-sample was made again since its ingest: ingesting it anew');
+    expect(r.stderr).toContain('2/4 ingesting it into closed-GOP working segments');
+    expect(r.stdout).toMatch(/READY/);
   }, 300_000);
 });

@@ -43,7 +43,14 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
       : `1/4 generating the sample video (${SAMPLE.width}x${SAMPLE.height}, ${SAMPLE.seconds} s, once)`,
   );
   await generateVideo(engine.runner, { output: sample, ...SAMPLE }, (f: number) => ctx.output.progress(`generating sample ${(f * 100).toFixed(0)}%`));
-  const { video, created } = await local.createVideo({ sourceUrl: sample, key: 'wmark-sample', name: 'wmark built-in sample' });
+  const request = { sourceUrl: sample, key: 'wmark-sample', name: 'wmark built-in sample' };
+  // The key is the demo's own: when it names a sample since made again (a file with another date, or other bytes), the
+  // demo takes the key back for the sample it has now instead of failing on its own earlier run.
+  const { video, created } = await local.createVideo(request).catch((error: unknown) => {
+    if (!(error instanceof WmarkError) || error.code !== 'KEY_EXISTS') throw error;
+    ctx.output.info('the sample under key wmark-sample was made again since its ingest: ingesting it anew');
+    return local.replaceVideo(request);
+  });
   ctx.output.stage(created ? '2/4 ingesting it into closed-GOP working segments' : '2/4 the sample is ingested already (key wmark-sample)');
   const ingested = (await follow(ctx, local.watchVideo(video.id, { signal: ctx.signal }), describeVideo, { label: 'ingesting the sample' })).video;
   if (ingested.status !== 'INGESTED') throw new WmarkError('DEMO_FAILED', `the sample could not be ingested: ${ingested.error ?? ingested.status}`);
