@@ -4,28 +4,8 @@ import type { Command } from 'commander';
 import { CliContext, type GlobalFlags } from './context.js';
 import { FlagError } from './flag-error.js';
 import { pathOf } from './help.js';
-import type { CliIO } from './io.js';
 import { toWmarkError } from './output.js';
-
-export interface RunState {
-  io: CliIO;
-  ctx?: CliContext;
-  exitCode: number;
-  /** --json was given: commander's own error text is left out, its JSON body is the one report. */
-  json?: boolean;
-}
-
-const STATE = Symbol('wmark run state');
-
-export function attachRunState(program: Command, state: RunState): void {
-  (program as Command & { [STATE]: RunState })[STATE] = state;
-}
-
-export function runStateOf(command: Command): RunState {
-  let root = command;
-  while (root.parent) root = root.parent;
-  return (root as Command & { [STATE]: RunState })[STATE];
-}
+import { runStateOf } from './run-state.js';
 
 export function action<A extends unknown[]>(run: (ctx: CliContext, ...args: A) => Promise<number | undefined>) {
   return async function (this: Command, ...args: unknown[]) {

@@ -4,9 +4,9 @@
 import type { Command, Help, Option } from 'commander';
 import { docPath } from './docs.js';
 import { EXAMPLES } from './help-examples.js';
-import { REMOTE_GROUP } from './remote-flags.js';
 
 const LOCAL_GROUP = 'Local options:';
+export const REMOTE_GROUP = 'Remote options (with --remote):';
 
 /** Where to read more, by the first word of the command path: a doc of the package and what it says. */
 const LEARN_MORE: Record<string, [doc: string, about: string][]> = {

@@ -1,34 +1,23 @@
 // The wmark command line: root flags, command registration, and run(argv, io) which returns the exit code.
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help } from 'commander';
 import { WmarkError } from '../core/errors.js';
 import { VERSION } from '../version.js';
-import { attachRunState, type RunState, runStateOf } from './action.js';
-import { registerAuth } from './commands/auth.js';
-import { registerRemoteAuth } from './commands/auth-remote.js';
-import { registerCompletion } from './commands/completion.js';
-import { registerDb } from './commands/db.js';
-import { registerDemo } from './commands/demo.js';
-import { registerDetect } from './commands/detect.js';
-import { registerDoctor } from './commands/doctor.js';
-import { registerIngest } from './commands/ingest.js';
-import { registerJob } from './commands/job.js';
-import { registerPoll } from './commands/poll.js';
-import { registerServe } from './commands/serve.js';
-import { registerStatus } from './commands/status.js';
-import { registerTemplate } from './commands/template.js';
-import { registerVideo } from './commands/video.js';
-import { registerWatermark } from './commands/watermark.js';
-import { registerWatermarkManagement } from './commands/watermark-manage.js';
-import { registerWorker } from './commands/worker.js';
-import { CliContext } from './context.js';
+import { COMMANDS, type CommandEntry, commandsNamedIn } from './command-table.js';
+import type { CliContext } from './context.js';
 import { fromCommanderError, helpHint } from './flag-error.js';
 import { applyHelp, pathOf } from './help.js';
 import type { CliIO } from './io.js';
+import { attachRunState, type RunState, runStateOf } from './run-state.js';
 
 /** The command each usage error happened in (commander's errors do not say). */
 const failedIn = new WeakMap<CommanderError, Command>();
 
-export function buildProgram(io: CliIO): Command {
+/**
+ * The program with every command in full, or with only `load`'s in full and the others as their root help line (a
+ * run loads the commands its arguments name: see command-table.ts).
+ */
+export async function buildProgram(io: CliIO, load: ReadonlySet<CommandEntry> = new Set(COMMANDS)): Promise<Command> {
+  const registers = await Promise.all(COMMANDS.map(async (e) => [e, load.has(e) ? await e.load() : undefined] as const));
   const program = new Command('wmark');
   const state: RunState = { io, exitCode: 0 };
   program
@@ -56,22 +45,19 @@ export function buildProgram(io: CliIO): Command {
       outputError: () => undefined,
     });
   attachRunState(program, state);
-  registerIngest(program);
-  registerVideo(program);
-  registerTemplate(program);
-  registerWatermarkManagement(registerWatermark(program));
-  registerServe(program);
-  registerStatus(program);
-  registerWorker(program);
-  registerDetect(program);
-  registerRemoteAuth(registerAuth(program));
-  registerPoll(program);
-  registerDoctor(program);
-  registerDb(program);
-  registerDemo(program);
-  registerJob(program);
-  registerCompletion(program);
+  // Each command in the table's order: in full when this run loads it, else as the line the root help prints.
+  const stubTerms = new WeakMap<Command, string>();
+  for (const [entry, register] of registers) {
+    if (register) register(program);
+    else stubTerms.set(program.command(entry.names[0]!, { hidden: entry.hidden }).description(entry.description), entry.term);
+  }
   applyHelp(program);
+  program.configureHelp({
+    ...program.configureHelp(),
+    subcommandTerm(this: Help, cmd: Command) {
+      return stubTerms.get(cmd) ?? Help.prototype.subcommandTerm.call(this, cmd);
+    },
+  });
   // Each usage error remembers the command it happened in, so its hint names that command's help.
   const inherit = (c: Command) => {
     c.exitOverride((error) => {
@@ -88,9 +74,16 @@ export function buildProgram(io: CliIO): Command {
   return program;
 }
 
+/** The run's context to report an error through: the action's, else one from the streams (loaded only then). */
+async function contextFor(state: RunState): Promise<CliContext> {
+  if (state.ctx) return state.ctx;
+  const { CliContext } = await import('./context.js');
+  return new CliContext(state.io, { json: state.json });
+}
+
 /** Runs the CLI in-process. Only bin/wmark.js turns the returned code into process.exit. */
 export async function run(argv: readonly string[], io: CliIO): Promise<number> {
-  const program = buildProgram(io);
+  const program = await buildProgram(io, commandsNamedIn(argv));
   const state: RunState = runStateOf(program);
   // Known before commander parses, so its own errors (unknown option, bad choice) can be reported once.
   const flags = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
@@ -115,9 +108,9 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
         ? new WmarkError('USAGE', 'missing or unknown command', { hint: helpHint(undefined, path || undefined) })
         : fromCommanderError(error, path || undefined);
       if (missingCommand && !state.json) return usage.exitCode;
-      return (state.ctx ?? new CliContext(io, { json: state.json })).output.error(usage);
+      return (await contextFor(state)).output.error(usage);
     }
-    const ctx = state.ctx ?? new CliContext(io, { json: state.json });
+    const ctx = await contextFor(state);
     if (io.signal?.aborted) return ctx.output.error(new WmarkError('INTERRUPTED', 'interrupted'));
     return ctx.output.error(error);
   } finally {

@@ -11,6 +11,7 @@ import type { CredentialsFile, StoredService } from '../remote/credentials-store
 import type { RemoteSession } from '../remote/session.js';
 import { VERSION } from '../version.js';
 import { flagError } from './flag-error.js';
+import { REMOTE_GROUP } from './help.js';
 import type { CliIO } from './io.js';
 
 /** What the remote flags need of a CLI run: its streams and environment, its config, and where messages go. */
@@ -31,7 +32,6 @@ export interface RemoteFlags {
 export const DEFAULT_TIMEOUT = '15m';
 
 /** Adds `--remote [url]`, `--api` (unless the command has its own) and `--timeout`. */
-export const REMOTE_GROUP = 'Remote options (with --remote):';
 
 export function addRemoteOptions(cmd: Command, options: { api?: boolean; timeoutDefault?: string } = {}): Command {
   cmd.addOption(new Option('--remote [url]', 'a remote service (default: WMARK_API_URL, remote.url, or the last login)').helpGroup(REMOTE_GROUP));

@@ -31,7 +31,7 @@ describe('the CLI bundle', () => {
     expect(readFileSync(files.bin, 'utf8')).toContain('dist/bundle/wmark.js');
   });
 
-  it('is what bin/wmark.js runs: --help loads the bundle alone, never the engine, SQLite or the server; a bare --version loads nothing', () => {
+  it('is what bin/wmark.js runs: --help loads the bundle alone, no command module, never the engine, SQLite or the server; a bare --version loads nothing', () => {
     // A loader hook in the same process lists every module Node loads.
     const hook = `data:text/javascript,${encodeURIComponent(
       'import { register } from \'node:module\'; register(\'data:text/javascript,\' + encodeURIComponent(\'export async function load(u, c, n) { if (u.startsWith("file:")) process.stderr.write("loaded " + u + "\\\\n"); return n(u, c); }\'));',
@@ -50,6 +50,19 @@ describe('the CLI bundle', () => {
     expect(help.loaded.some((u) => u.endsWith('/dist/bundle/wmark.js'))).toBe(true);
     expect(help.loaded.filter((u) => !u.includes('/dist/bundle/') && !u.endsWith('/bin/wmark.js'))).toEqual([]);
     expect(help.loaded.join('\n')).not.toMatch(/better-sqlite3|sqlite-state-store|node-server/);
+    // Each command's module is a chunk named after it: the root help is the command table's lines, not the commands.
+    const commandChunk =
+      /\/chunks\/(ingest|video|template|watermark|watermark-manage|serve|status|worker|detect|auth|auth-remote|poll|doctor|db|demo|job|completion)-[A-Z0-9]+\.js$/;
+    expect(help.loaded.filter((u) => commandChunk.test(u))).toEqual([]);
+    // A command's own help loads its module and not the others.
+    const commandHelp = run(['watermark', '--help']);
+    expect(commandHelp.stdout).toMatch(/^Usage: wmark watermark/);
+    expect(
+      commandHelp.loaded
+        .filter((u) => commandChunk.test(u))
+        .map((u) => commandChunk.exec(u)![1])
+        .sort(),
+    ).toEqual(['watermark', 'watermark-manage']);
     const version = run(['--version']);
     expect(version.stdout.trim()).toBe((JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version);
     expect(version.loaded.filter((u) => !u.endsWith('/bin/wmark.js'))).toEqual([]);

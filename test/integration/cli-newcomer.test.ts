@@ -222,7 +222,7 @@ describe('help and errors', () => {
   });
 
   it('every command has Examples and the global options in a line; its docs are named by paths that exist; no design notes', async () => {
-    const program = buildProgram({ stdout: { write: () => true }, stderr: { write: () => true }, stdin: process.stdin, env: {}, cwd: box.cwd });
+    const program = await buildProgram({ stdout: { write: () => true }, stderr: { write: () => true }, stdin: process.stdin, env: {}, cwd: box.cwd });
     const paths = visibleCommands(program).map(pathOf);
     expect(paths).toEqual(
       expect.arrayContaining(['ingest', 'watermark', 'watermark list', 'watermark view', 'watermark rm', 'completion', 'auth keys create']),

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { bashScript, fishScript } from '../../../src/cli/commands/completion.js';
 import { buildProgram } from '../../../src/cli/program.js';
 
-const program = buildProgram({ stdout: { write: () => true }, stderr: { write: () => true }, stdin: process.stdin, env: {}, cwd: process.cwd() });
+const program = await buildProgram({ stdout: { write: () => true }, stderr: { write: () => true }, stdin: process.stdin, env: {}, cwd: process.cwd() });
 const bash = bashScript(program);
 
 /** The words a case of one of the script's functions echoes. */
