@@ -1,6 +1,6 @@
 // `npm run bench -- start`: how long the CLI takes to start, as a whole process: `wmark --version` and `wmark --help`
 // against `node -e 0` (Node's own start on this machine), each run --runs times, in turns (A B A B) so a change in the
-// machine's load falls on every command alike; and how many ES modules `--version` loads. With --against DIR, the
+// machine's load falls on every command alike; and how many ES modules each loads. With --against DIR, the
 // same commands of another checkout's bin/wmark.js (say, main's) run in the same turns, and each pair's ratio is
 // reported: on a busy machine the ratio says more than either figure.
 //
@@ -120,10 +120,12 @@ export const suite: Suite = {
         rows.push([`${who}: watermark --no-wait -> playable (640x360)`, q.min, q.median, q.max, '-', '-']);
       }
     }
-    const modules = bins.map(([who, bin]) => {
-      const r = spawnSync(process.execPath, ['--import', COUNT_HOOK, bin, '--version'], { cwd, env, encoding: 'utf8' });
-      return { who, ...countModules(r.stderr.split('\n')) };
-    });
+    const modules = bins.flatMap(([who, bin]) =>
+      ['--version', '--help'].map((cmd) => {
+        const r = spawnSync(process.execPath, ['--import', COUNT_HOOK, bin, cmd], { cwd, env, encoding: 'utf8' });
+        return { who: `${who}: wmark ${cmd}`, ...countModules(r.stderr.split('\n')) };
+      }),
+    );
     const pairsOf = (a: number[], b: number[]) => quantiles(a.map((t, i) => t / b[i]!));
     const ratios = against
       ? [
@@ -136,7 +138,7 @@ export const suite: Suite = {
       table(['command', 'min', 'median', 'max', 'target', ''], rows),
       '',
       table(
-        ['modules loaded by --version', 'total', 'wmark', 'packages', 'node:'],
+        ['modules loaded', 'total', 'wmark', 'packages', 'node:'],
         modules.map((m) => [m.who, m.total, m.own, m.packages, m.builtin]),
         [undefined, 0, 0, 0, 0],
       ),
