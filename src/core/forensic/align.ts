@@ -10,9 +10,21 @@
 //    between two pieces is placed where the leak stops resembling one and starts resembling the other. 5. Stretches
 //    their piece's mapping does not explain are searched for on their own, and left unread when nothing explains them
 //    (explain-stretches.ts).
-import { candidateMaps, type ScoredMap, type Seed, windowSeeds } from './alignment-candidates.js';
+import { candidateMaps, type Features, type ScoredMap, type Seed, windowSeeds } from './alignment-candidates.js';
 import { explainStretches } from './explain-stretches.js';
-import { ALIGN_RATE, binFeatures, buildIndex, castVotes, clearVotes, fingerprints, votePeaks, voteTable, windowProbes } from './fingerprint-votes.js';
+import {
+  ALIGN_RATE,
+  binFeatures,
+  buildIndex,
+  castVotes,
+  clearVotes,
+  fingerprints,
+  type Index,
+  type Probes,
+  votePeaks,
+  voteTable,
+  windowProbes,
+} from './fingerprint-votes.js';
 import { clipFeatures } from './stretch-search.js';
 import { sameStory, type TimeMap, type TimePiece } from './time-map.js';
 import {
@@ -58,29 +70,57 @@ export interface Alignment extends TimeMap {
   candidates: ScoredMap[];
 }
 
+/** A piece while it is being built: its span in leak bins and the centres of its first and last windows. */
+type Piece = TimePiece & { i0: number; i1: number; firstCentre: number; lastCentre: number };
+
 /** Finds the pieces of the original the leak is made of (see the file comment). */
 export function alignPieces(input: AlignInput, stats?: AlignStats): Alignment {
   const oEnd = input.originalTimes.length ? input.originalTimes[input.originalTimes.length - 1]! : 0;
   const lEnd = input.leakTimes.length ? input.leakTimes[input.leakTimes.length - 1]! : 0;
   const oBins = Math.ceil(oEnd * ALIGN_RATE) + 1;
   const lBins = Math.ceil(lEnd * ALIGN_RATE) + 1;
-  const o = binFeatures(input.originalTimes, input.originalSig, oBins);
-  const l = binFeatures(input.leakTimes, input.leakSig, lBins);
-  const index = buildIndex(fingerprints(o).hash);
-  const lf = fingerprints(l);
-  const probes = windowProbes(lf);
+  const f: Features = { l: binFeatures(input.leakTimes, input.leakSig, lBins), o: binFeatures(input.originalTimes, input.originalSig, oBins), oBins, lBins };
+  const index = buildIndex(fingerprints(f.o).hash);
+  const lf = fingerprints(f.l);
   const scales: number[] = [];
   for (let s = SCALE_MIN; s <= SCALE_MAX + 1e-9; s += SCALE_STEP) scales.push(Number(s.toFixed(4)));
 
+  const windows = fitWindows(f, windowProbes(lf), index, scales);
+  if (stats) {
+    stats.windows = windows.count;
+    stats.windowsAligned = windows.fits.length;
+    stats.votes = windows.votesCast;
+  }
+  const pieces = joinMisvotes(f, placeCuts(f, piecesOf(f, windows.fits)));
+  if (pieces.length) {
+    pieces[0]!.leakStart = 0;
+    pieces[pieces.length - 1]!.leakEnd = lBins / ALIGN_RATE + 1;
+  }
+  const found = explainStretches(
+    { l: clipFeatures(f.l), o: clipFeatures(f.o), oBins, lBins, moving: Int32Array.from(lf.hash, (h) => (h >= 0 ? 1 : 0)), scales, votes: windows.votes },
+    pieces.filter((p) => p.leakEnd > p.leakStart),
+    stats,
+  );
+  const candidates = candidateMaps(f, { pieces: found }, windows.seeds).map((c) => ({ map: insideOriginal(c.map, oEnd), score: c.score }));
+  return { ...insideOriginal({ pieces: found }, oEnd), candidates: candidates.filter((c) => c.map.pieces.length) };
+}
+
+/**
+ * Every 8-s window of the leak (one each HOP_BINS) votes for where it sits in the original; its best few places are
+ * refined by correlating the features, and a window whose best fit is good enough is kept. The places each window
+ * offers are kept too, as seeds of the alternative maps of a repeating leak.
+ */
+function fitWindows(f: Features, probes: Probes, index: Index, scales: number[]) {
+  const { l, o, oBins, lBins } = f;
   const fits: WindowFit[] = [];
   const seeds: Seed[] = [];
   let votesCast = 0,
-    windows = 0;
+    count = 0;
   const votes = voteTable(oBins, scales.length);
   const lastStart = Math.max(0, lBins - WINDOW_BINS);
   for (let i0 = 0; ; i0 = Math.min(i0 + HOP_BINS, lastStart)) {
     const i1 = Math.min(lBins, i0 + WINDOW_BINS);
-    windows++;
+    count++;
     clearVotes(votes);
     const ic = (i0 + i1) / 2;
     votesCast += castVotes(probes, index, scales, i0, i1, ic, votes);
@@ -99,35 +139,37 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): Alignment {
     if (best && best.r >= WINDOW_MIN_R) fits.push(refine(l, o, oBins, i0, i1, best.scale, best.offset, SCALE_STEP / 3, 0.05, 2));
     if (i0 === lastStart) break;
   }
-  if (stats) {
-    stats.windows = windows;
-    stats.windowsAligned = fits.length;
-    stats.votes = votesCast;
-  }
+  return { fits, seeds, votes, votesCast, count };
+}
 
-  // Merge windows that tell the same story (same speed, same original time at the window) into pieces.
+/**
+ * Windows that tell the same story (same speed, same original time at the window) become one piece, fitted afresh
+ * over its whole span; weak pieces, and a weak piece mostly inside a stronger one, are dropped. In leak order.
+ */
+function piecesOf(f: Features, fits: WindowFit[]): Piece[] {
+  const { l, o, oBins } = f;
   const groups: WindowFit[][] = [];
-  for (const f of fits) {
-    const centre = (f.i0 + f.i1) / 2 / ALIGN_RATE;
+  for (const fit of fits) {
+    const centre = (fit.i0 + fit.i1) / 2 / ALIGN_RATE;
     const g = groups.find((grp) => {
       const last = grp[grp.length - 1]!;
       return (
-        Math.abs(last.scale - f.scale) < 0.015 &&
-        Math.abs(last.scale * centre + last.offset - (f.scale * centre + f.offset)) < 0.25 &&
-        f.i0 <= last.i1 + WINDOW_BINS * 4
+        Math.abs(last.scale - fit.scale) < 0.015 &&
+        Math.abs(last.scale * centre + last.offset - (fit.scale * centre + fit.offset)) < 0.25 &&
+        fit.i0 <= last.i1 + WINDOW_BINS * 4
       );
     });
-    if (g) g.push(f);
-    else groups.push([f]);
+    if (g) g.push(fit);
+    else groups.push([fit]);
   }
-  let pieces: (TimePiece & { i0: number; i1: number; firstCentre: number; lastCentre: number })[] = [];
+  let pieces: Piece[] = [];
   for (const g of groups) {
     // One window alone (8 s) is trusted only when the leak has no more, or when it fits very well.
     if (g.length === 1 && fits.length > 1 && g[0]!.r < 0.75) continue;
     // One line through the windows' centres, then a fine search over the whole piece.
     const { scale, offset } = lineThrough(g);
-    const i0 = Math.min(...g.map((f) => f.i0));
-    const i1 = Math.max(...g.map((f) => f.i1));
+    const i0 = Math.min(...g.map((w) => w.i0));
+    const i1 = Math.max(...g.map((w) => w.i1));
     let fine = refine(l, o, oBins, i0, i1, scale, offset, 0.002, 0.06, 3);
     const unit = unitScaleFit(l, o, oBins, i0, i1, fine.scale, fine.offset);
     if (unit.r >= fine.r - UNIT_SCALE_SLACK) fine = unit;
@@ -139,15 +181,19 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): Alignment {
       score: fine.r,
       i0,
       i1,
-      firstCentre: Math.min(...g.map((f) => (f.i0 + f.i1) / 2)),
-      lastCentre: Math.max(...g.map((f) => (f.i0 + f.i1) / 2)),
+      firstCentre: Math.min(...g.map((w) => (w.i0 + w.i1) / 2)),
+      lastCentre: Math.max(...g.map((w) => (w.i0 + w.i1) / 2)),
     });
   }
   // A weak piece mostly inside a stronger one is a mis-vote of a few windows (e.g. the leak's last, partial window).
   pieces = pieces.filter((p) => p.score >= WINDOW_MIN_R);
   pieces = pieces.filter((p) => !pieces.some((q) => q !== p && q.score > p.score && Math.min(q.i1, p.i1) - Math.max(q.i0, p.i0) >= 0.5 * (p.i1 - p.i0)));
-  pieces.sort((a, b) => a.firstCentre - b.firstCentre);
-  // Cuts: between consecutive pieces, the bin that best separates "looks like A" from "looks like B".
+  return pieces.sort((a, b) => a.firstCentre - b.firstCentre);
+}
+
+/** Between consecutive pieces, the cut goes at the bin that best separates "looks like A" from "looks like B". */
+function placeCuts(f: Features, pieces: Piece[]): Piece[] {
+  const { l, o, oBins } = f;
   for (let p = 0; p + 1 < pieces.length; p++) {
     const A = pieces[p]!,
       B = pieces[p + 1]!;
@@ -167,20 +213,39 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): Alignment {
     A.leakEnd = best / ALIGN_RATE;
     B.leakStart = best / ALIGN_RATE;
   }
-  // A contiguous leak split into several pieces by a few mis-voted windows: when one piece's mapping explains the
-  // whole leak about as well as the pieces explain their parts, the whole leak is that one piece.
-  if (pieces.length > 1) {
-    const longest = [...pieces].sort((a, b) => b.i1 - b.i0 - (a.i1 - a.i0))[0]!;
-    const whole = mappedPearson(l, o, oBins, 0, lBins, longest.scale, longest.offset);
-    const span = pieces.reduce((acc, p) => acc + (p.i1 - p.i0), 0);
-    const mean = pieces.reduce((acc, p) => acc + p.score * (p.i1 - p.i0), 0) / Math.max(1, span);
-    if (whole.r >= 0.95 * mean) {
-      const fine = refine(l, o, oBins, 0, lBins, longest.scale, longest.offset, 0.002, 0.06, 3);
-      pieces = [{ ...longest, scale: fine.scale, offset: fine.offset, score: fine.r, i0: 0, i1: lBins, firstCentre: 0, lastCentre: lBins }];
-    }
-  }
-  // A piece shorter than one window between two that agree with each other is a mis-vote inside one excerpt when
-  // their mapping fits its stretch nearly as well as its own (it would otherwise cut a straight copy in three).
+  return pieces;
+}
+
+/**
+ * Pieces that a few mis-voted windows split out of one excerpt are joined again: the whole leak when one piece's
+ * mapping explains it, a short piece between two neighbours that agree, and neighbours that tell the same story.
+ */
+function joinMisvotes(f: Features, pieces: Piece[]): Piece[] {
+  return joinSameStory(absorbShortMisvotes(f, wholeLeakAsOne(f, pieces)));
+}
+
+/**
+ * A contiguous leak split into several pieces by a few mis-voted windows: when one piece's mapping explains the whole
+ * leak about as well as the pieces explain their parts, the whole leak is that one piece.
+ */
+function wholeLeakAsOne(f: Features, pieces: Piece[]): Piece[] {
+  const { l, o, oBins, lBins } = f;
+  if (pieces.length <= 1) return pieces;
+  const longest = [...pieces].sort((a, b) => b.i1 - b.i0 - (a.i1 - a.i0))[0]!;
+  const whole = mappedPearson(l, o, oBins, 0, lBins, longest.scale, longest.offset);
+  const span = pieces.reduce((acc, p) => acc + (p.i1 - p.i0), 0);
+  const mean = pieces.reduce((acc, p) => acc + p.score * (p.i1 - p.i0), 0) / Math.max(1, span);
+  if (whole.r < 0.95 * mean) return pieces;
+  const fine = refine(l, o, oBins, 0, lBins, longest.scale, longest.offset, 0.002, 0.06, 3);
+  return [{ ...longest, scale: fine.scale, offset: fine.offset, score: fine.r, i0: 0, i1: lBins, firstCentre: 0, lastCentre: lBins }];
+}
+
+/**
+ * A piece shorter than one window between two that agree with each other is a mis-vote inside one excerpt when their
+ * mapping fits its stretch nearly as well as its own (it would otherwise cut a straight copy in three).
+ */
+function absorbShortMisvotes(f: Features, pieces: Piece[]): Piece[] {
+  const { l, o, oBins } = f;
   for (let p = 1; p + 1 < pieces.length; ) {
     const A = pieces[p - 1]!,
       M = pieces[p]!,
@@ -198,40 +263,41 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): Alignment {
     }
     p++;
   }
-  // Neighbours that tell the same story (same speed, same original time at their cut) are one piece: windows that
-  // voted a little apart split them, the 1x fit above brought them back together.
+  return pieces;
+}
+
+/**
+ * Neighbours that tell the same story (same speed, same original time at their cut) are one piece: windows that voted
+ * a little apart split them, the 1x fit brought them back together.
+ */
+function joinSameStory(pieces: Piece[]): Piece[] {
   for (let p = 0; p + 1 < pieces.length; ) {
     const A = pieces[p]!,
       B = pieces[p + 1]!;
-    const cut = A.leakEnd;
-    if (sameStory(A, B, cut)) {
-      const la = A.leakEnd - A.leakStart,
-        lb = B.leakEnd - B.leakStart;
-      const keep = la >= lb ? A : B;
-      pieces.splice(p, 2, {
-        ...keep,
-        leakStart: A.leakStart,
-        leakEnd: B.leakEnd,
-        score: (A.score * la + B.score * lb) / Math.max(1e-9, la + lb),
-        i0: Math.min(A.i0, B.i0),
-        i1: Math.max(A.i1, B.i1),
-        firstCentre: A.firstCentre,
-        lastCentre: B.lastCentre,
-      });
-    } else p++;
+    if (!sameStory(A, B, A.leakEnd)) {
+      p++;
+      continue;
+    }
+    const la = A.leakEnd - A.leakStart,
+      lb = B.leakEnd - B.leakStart;
+    const keep = la >= lb ? A : B;
+    pieces.splice(p, 2, {
+      ...keep,
+      leakStart: A.leakStart,
+      leakEnd: B.leakEnd,
+      score: (A.score * la + B.score * lb) / Math.max(1e-9, la + lb),
+      i0: Math.min(A.i0, B.i0),
+      i1: Math.max(A.i1, B.i1),
+      firstCentre: A.firstCentre,
+      lastCentre: B.lastCentre,
+    });
   }
-  if (pieces.length) {
-    pieces[0]!.leakStart = 0;
-    pieces[pieces.length - 1]!.leakEnd = lBins / ALIGN_RATE + 1;
-  }
-  pieces = pieces.filter((p) => p.leakEnd > p.leakStart);
-  const found = explainStretches(
-    { l: clipFeatures(l), o: clipFeatures(o), oBins, lBins, moving: Int32Array.from(lf.hash, (h) => (h >= 0 ? 1 : 0)), scales, votes },
-    pieces,
-    stats,
-  );
-  // Keep only the part of each piece that maps inside the original.
-  const inside = (map: TimeMap): TimeMap => ({
+  return pieces;
+}
+
+/** The part of each piece that maps inside the original (which ends at `oEnd` seconds). */
+function insideOriginal(map: TimeMap, oEnd: number): TimeMap {
+  return {
     pieces: map.pieces
       .map((p) => {
         const lo = Math.max(p.leakStart, (0 - p.offset) / p.scale);
@@ -239,7 +305,5 @@ export function alignPieces(input: AlignInput, stats?: AlignStats): Alignment {
         return { leakStart: lo, leakEnd: hi, scale: p.scale, offset: p.offset, score: p.score };
       })
       .filter((p) => p.leakEnd > p.leakStart),
-  });
-  const candidates = candidateMaps({ l, o, oBins, lBins }, { pieces: found }, seeds).map((c) => ({ map: inside(c.map), score: c.score }));
-  return { ...inside({ pieces: found }), candidates: candidates.filter((c) => c.map.pieces.length) };
+  };
 }

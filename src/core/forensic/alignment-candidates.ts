@@ -46,7 +46,8 @@ export interface ScoredMap {
   score: number;
 }
 
-interface Features {
+/** The leak's and the original's binned features, and their lengths in bins. */
+export interface Features {
   l: Float64Array;
   o: Float64Array;
   oBins: number;
