@@ -68,65 +68,46 @@ export async function readLeak(o: LeakReadOptions): Promise<StreamedLeak> {
   const now = o.now ?? Date.now;
   const started = now();
   const n = o.width * o.height;
-  const frameBytes = n * 2;
   const fps = o.fps.num / o.fps.den;
   const expected = Math.max(1, Math.ceil((Number.isFinite(o.durationSeconds) ? o.durationSeconds : 600) * fps * 1.02) + 2);
-  const budget = o.budgetBytes ?? LEAK_FRAME_BUDGET;
-  const chunkFrames = Math.max(1, Math.ceil((expected * frameBytes) / budget));
-  let capacity = Math.ceil(expected / chunkFrames) + 4;
-  let kept = new Uint16Array(capacity * n);
-  let counts = new Uint16Array(capacity);
-  let sigCapacity = expected + 16;
-  let times = new Float64Array(sigCapacity);
-  let signature = new Float32Array(sigCapacity * SIGNATURE_CELLS);
-  const acc = new Float64Array(n);
+  const chunkFrames = Math.max(1, Math.ceil((expected * n * 2) / (o.budgetBytes ?? LEAK_FRAME_BUDGET)));
+  const chunks = new ChunkMeans(n, chunkFrames, Math.ceil(expected / chunkFrames) + 4);
+  const signatures = new SignatureLog(expected + 16);
   const grey = new Float32Array(n);
-  let frameCount = 0,
-    inChunk = 0,
-    entries = 0;
-  const pending = Buffer.alloc(frameBytes);
-  let pendingBytes = 0;
-
-  const flushChunk = () => {
-    if (!inChunk) return;
-    if (entries >= capacity) {
-      capacity = Math.ceil(capacity * 1.5) + 4;
-      const k2 = new Uint16Array(capacity * n);
-      k2.set(kept);
-      kept = k2;
-      const c2 = new Uint16Array(capacity);
-      c2.set(counts);
-      counts = c2;
-    }
-    const base = entries * n;
-    for (let p = 0; p < n; p++) kept[base + p] = Math.round(acc[p]! / inChunk);
-    counts[entries] = inChunk;
-    entries++;
-    acc.fill(0);
-    inChunk = 0;
-  };
+  const sum = chunks.sum;
   const onFrame = (buf: Buffer, at: number) => {
-    if (frameCount >= sigCapacity) {
-      sigCapacity = Math.ceil(sigCapacity * 1.5);
-      const t2 = new Float64Array(sigCapacity);
-      t2.set(times);
-      times = t2;
-      const s2 = new Float32Array(sigCapacity * SIGNATURE_CELLS);
-      s2.set(signature);
-      signature = s2;
-    }
+    // One pass over the pixels: the grey picture the signature reads, and the chunk's sum.
     for (let p = 0; p < n; p++) {
       const v = buf[at + 2 * p]! | (buf[at + 2 * p + 1]! << 8);
       grey[p] = v / 256;
-      acc[p]! += v;
+      sum[p]! += v;
     }
-    times[frameCount] = frameCount / fps;
-    frameSignature(grey, o.width, o.height, signature, frameCount * SIGNATURE_CELLS);
-    frameCount++;
-    if (++inChunk === chunkFrames) flushChunk();
+    signatures.add(grey, o.width, o.height, fps);
+    chunks.frameAdded();
   };
+  // Through the engine's runner, like every ffmpeg run: its stall watchdog and the kill-with-us guard apply here too.
+  const runner = 'runner' in o ? o.runner : createProcessRunner(o.ffmpeg, o.ffmpeg);
+  await runner.ffmpeg(leakDecodeArgs(o), { onStdout: framesOf(n * 2, onFrame), durationSeconds: o.durationSeconds }).catch((error: unknown) => {
+    if (error instanceof WmarkError && (error.code === 'FFMPEG_FAILED' || error.code === 'FFMPEG_CRASHED'))
+      throw new WmarkError('LEAK_DECODE_FAILED', `ffmpeg could not decode the leak: ${error.message}`, { details: error.details, cause: error });
+    throw error;
+  });
+  chunks.flush();
+  return {
+    frames: chunks.frames(o.width, o.height, fps),
+    times: signatures.times.subarray(0, signatures.count),
+    signature: signatures.signature.subarray(0, signatures.count * SIGNATURE_CELLS),
+    frameCount: signatures.count,
+    chunkFrames,
+    decodeSeconds: (now() - started) / 1000,
+  };
+}
 
-  const onData = (chunk: Buffer) => {
+/** Cuts a byte stream into whole frames of `frameBytes`, however the stream's chunks fall, and hands each to `onFrame`. */
+function framesOf(frameBytes: number, onFrame: (buf: Buffer, at: number) => void): (chunk: Buffer) => void {
+  const pending = Buffer.alloc(frameBytes);
+  let pendingBytes = 0;
+  return (chunk) => {
     let at = 0;
     if (pendingBytes) {
       const take = Math.min(frameBytes - pendingBytes, chunk.length);
@@ -143,34 +124,96 @@ export async function readLeak(o: LeakReadOptions): Promise<StreamedLeak> {
       pendingBytes = chunk.length - at;
     }
   };
-  // Through the engine's runner, like every ffmpeg run: its stall watchdog and the kill-with-us guard apply here too.
-  const runner = 'runner' in o ? o.runner : createProcessRunner(o.ffmpeg, o.ffmpeg);
-  await runner.ffmpeg(leakDecodeArgs(o), { onStdout: onData, durationSeconds: o.durationSeconds }).catch((error: unknown) => {
-    if (error instanceof WmarkError && (error.code === 'FFMPEG_FAILED' || error.code === 'FFMPEG_CRASHED'))
-      throw new WmarkError('LEAK_DECODE_FAILED', `ffmpeg could not decode the leak: ${error.message}`, { details: error.details, cause: error });
-    throw error;
-  });
-  flushChunk();
-  const entryTimes = new Float64Array(entries);
-  const spans = new Float64Array(entries);
-  let f = 0;
-  for (let e = 0; e < entries; e++) {
-    entryTimes[e] = f / fps;
-    spans[e] = counts[e]! / fps;
-    f += counts[e]!;
+}
+
+/** Every frame's start time and 4x4 signature, in arrays that grow when the probe's duration was short. */
+class SignatureLog {
+  times: Float64Array;
+  signature: Float32Array;
+  count = 0;
+
+  constructor(private capacity: number) {
+    this.times = new Float64Array(capacity);
+    this.signature = new Float32Array(capacity * SIGNATURE_CELLS);
   }
-  return {
-    frames: {
-      width: o.width,
-      height: o.height,
+
+  add(grey: Float32Array, width: number, height: number, fps: number): void {
+    if (this.count >= this.capacity) {
+      this.capacity = Math.ceil(this.capacity * 1.5);
+      const t2 = new Float64Array(this.capacity);
+      t2.set(this.times);
+      this.times = t2;
+      const s2 = new Float32Array(this.capacity * SIGNATURE_CELLS);
+      s2.set(this.signature);
+      this.signature = s2;
+    }
+    this.times[this.count] = this.count / fps;
+    frameSignature(grey, width, height, this.signature, this.count * SIGNATURE_CELLS);
+    this.count++;
+  }
+}
+
+/** The kept grey frames: the mean of each run of `chunkFrames` frames (one frame a run when the budget allows). */
+class ChunkMeans {
+  /** The current run's sum, pixel by pixel: the caller adds each frame to it, then calls frameAdded(). */
+  readonly sum: Float64Array;
+  private kept: Uint16Array;
+  private counts: Uint16Array;
+  private entries = 0;
+  private inChunk = 0;
+
+  constructor(
+    private readonly n: number,
+    private readonly chunkFrames: number,
+    private capacity: number,
+  ) {
+    this.sum = new Float64Array(n);
+    this.kept = new Uint16Array(capacity * n);
+    this.counts = new Uint16Array(capacity);
+  }
+
+  frameAdded(): void {
+    if (++this.inChunk === this.chunkFrames) this.flush();
+  }
+
+  /** Keeps the current run's mean (a last, shorter run too). */
+  flush(): void {
+    const { n } = this;
+    if (!this.inChunk) return;
+    if (this.entries >= this.capacity) {
+      this.capacity = Math.ceil(this.capacity * 1.5) + 4;
+      const k2 = new Uint16Array(this.capacity * n);
+      k2.set(this.kept);
+      this.kept = k2;
+      const c2 = new Uint16Array(this.capacity);
+      c2.set(this.counts);
+      this.counts = c2;
+    }
+    const base = this.entries * n;
+    for (let p = 0; p < n; p++) this.kept[base + p] = Math.round(this.sum[p]! / this.inChunk);
+    this.counts[this.entries] = this.inChunk;
+    this.entries++;
+    this.sum.fill(0);
+    this.inChunk = 0;
+  }
+
+  /** The kept entries with each one's start time (and, for runs of several frames, its frame count and span). */
+  frames(width: number, height: number, fps: number): LeakFrames {
+    const { entries, n } = this;
+    const entryTimes = new Float64Array(entries);
+    const spans = new Float64Array(entries);
+    let f = 0;
+    for (let e = 0; e < entries; e++) {
+      entryTimes[e] = f / fps;
+      spans[e] = this.counts[e]! / fps;
+      f += this.counts[e]!;
+    }
+    return {
+      width,
+      height,
       times: entryTimes,
-      frames: kept.subarray(0, entries * n),
-      ...(chunkFrames > 1 ? { counts: counts.subarray(0, entries), spans } : {}),
-    },
-    times: times.subarray(0, frameCount),
-    signature: signature.subarray(0, frameCount * SIGNATURE_CELLS),
-    frameCount,
-    chunkFrames,
-    decodeSeconds: (now() - started) / 1000,
-  };
+      frames: this.kept.subarray(0, entries * n),
+      ...(this.chunkFrames > 1 ? { counts: this.counts.subarray(0, entries), spans } : {}),
+    };
+  }
 }
