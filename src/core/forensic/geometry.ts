@@ -5,6 +5,7 @@
 // Coordinates: a point (u, v) of a frame, both in [0, 1], is centred and put in width units, X = u - 0.5,
 // Y = (v - 0.5) / aspect, so the model does not depend on the pixel size the pictures are compared at.
 import { solveLinear } from './linear-solve.js';
+import { toneCurveResiduals } from './tone-curve.js';
 
 /** Maps leak coordinates to original coordinates: undistort (1 + k1 r^2), then the homography h (row-major 3x3). */
 export interface Warp {
@@ -215,49 +216,7 @@ export function liveMask(pairs: ImagePair[], width: number, height: number, w: W
   const res = new Float32Array(n);
   for (const pair of pairs) {
     warpImage(pair.original, width, height, w, width, height, img, mask);
-    let cnt = 0,
-      mu = 0;
-    for (let q = 0; q < n; q++)
-      if (mask[q]) {
-        cnt++;
-        mu += img[q]!;
-      }
-    if (cnt < 16) return new Uint8Array(n).fill(1);
-    mu /= cnt;
-    let v = 0;
-    for (let q = 0; q < n; q++) if (mask[q]) v += (img[q]! - mu) ** 2;
-    const sd = Math.sqrt(v / cnt) || 1;
-    let use = (q: number) => mask[q] === 1;
-    for (let pass = 0; pass < 2; pass++) {
-      const A = [
-        [0, 0, 0],
-        [0, 0, 0],
-        [0, 0, 0],
-      ];
-      const b = [0, 0, 0];
-      for (let q = 0; q < n; q++) {
-        if (!use(q)) continue;
-        const x = (img[q]! - mu) / sd;
-        const row = [1, x, x * x];
-        for (let i = 0; i < 3; i++) {
-          b[i]! += row[i]! * pair.leak[q]!;
-          for (let j = 0; j < 3; j++) A[i]![j]! += row[i]! * row[j]!;
-        }
-      }
-      const c = solveLinear(A, b) ?? [mu, 0, 0];
-      for (let q = 0; q < n; q++) {
-        const x = (img[q]! - mu) / sd;
-        res[q] = pair.leak[q]! - (c[0]! + c[1]! * x + c[2]! * x * x);
-      }
-      if (pass === 0) {
-        const abs = Float32Array.from({ length: cnt }, () => 0);
-        let k = 0;
-        for (let q = 0; q < n; q++) if (mask[q]) abs[k++] = Math.abs(res[q]!);
-        abs.sort();
-        const cut = Math.max(3 * abs[k >> 1]!, DEAD_RESIDUAL_FLOOR);
-        use = (q: number) => mask[q] === 1 && Math.abs(res[q]!) <= cut;
-      }
-    }
+    if (!toneCurveResiduals(img, mask, pair.leak, res, DEAD_RESIDUAL_FLOOR)) return new Uint8Array(n).fill(1);
     for (let q = 0; q < n; q++) {
       sq[q]! += res[q]! * res[q]!;
       if (!mask[q]) inside[q] = 0;
