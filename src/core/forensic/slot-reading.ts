@@ -221,43 +221,8 @@ function fitSlot(m: Float32Array, d: Float32Array, leak: Float32Array, mask?: Ui
   const varD = sdd / cnt - (sd / cnt) ** 2;
   if (!(varD > 0)) return undefined;
   const clamp = (v: number) => Math.max(-2, Math.min(2, v));
-  if (varM > 4) {
-    const sdM = Math.sqrt(varM);
-    // Pass 1: columns [1, x, x^2, d] with x = standardised m; pass 2: the mark column weighted by the fitted slope f'(m).
-    let slope: (p: number) => number = () => 1;
-    for (let pass = 0; pass < 2; pass++) {
-      const A = [
-        [0, 0, 0, 0],
-        [0, 0, 0, 0],
-        [0, 0, 0, 0],
-        [0, 0, 0, 0],
-      ];
-      const rhs = [0, 0, 0, 0];
-      for (let p = 0; p < n; p++) {
-        if (mask && !mask[p]) continue;
-        const x = (m[p]! - mu) / sdM;
-        const row = [1, x, x * x, d[p]! * slope(p)];
-        const y = leak[p]!;
-        for (let i = 0; i < 4; i++) {
-          rhs[i]! += row[i]! * y;
-          for (let j = i; j < 4; j++) A[i]![j]! += row[i]! * row[j]!;
-        }
-      }
-      for (let i = 0; i < 4; i++) for (let j = 0; j < i; j++) A[i]![j] = A[j]![i]!;
-      const sol = solveLinear(A, rhs);
-      if (!sol) break;
-      const [, b1, b2, c] = sol as [number, number, number, number];
-      // f(m) = b0 + b1 x + b2 x^2, so f'(m) = (b1 + 2 b2 x) / sdM: the leak's gain at each pixel.
-      const gain = b1 / sdM;
-      if (!(gain > 0.3 && gain < 3)) break;
-      if (pass === 1) return clamp(c);
-      slope = (p) => {
-        const x = (m[p]! - mu) / sdM;
-        return Math.max(0.2, (b1 + 2 * b2 * x) / sdM);
-      };
-      if (b2 === 0) return clamp(c / gain);
-    }
-  }
+  const curved = varM > 4 ? toneCurveFit(m, d, leak, mask, mu, Math.sqrt(varM)) : undefined;
+  if (curved !== undefined) return clamp(curved);
   // Flat picture (or an implausible curve): leak - m = o + s*d, fitted for o and s.
   let sr = 0,
     srd = 0;
@@ -268,6 +233,49 @@ function fitSlot(m: Float32Array, d: Float32Array, leak: Float32Array, mask?: Ui
     srd += r * d[p]!;
   }
   return clamp((srd / cnt - (sr / cnt) * (sd / cnt)) / varD);
+}
+
+/**
+ * The mark's strength s where the picture has enough tone to fit its curve: pass 1 fits columns [1, x, x^2, d] with x
+ * the standardised original (mean `mu`, deviation `sdM`); pass 2 weights the mark column by the fitted slope f'(m).
+ * Undefined when the fit fails or its gain is implausible (the caller then fits an offset alone).
+ */
+function toneCurveFit(m: Float32Array, d: Float32Array, leak: Float32Array, mask: Uint8Array | undefined, mu: number, sdM: number): number | undefined {
+  const n = m.length;
+  let slope: (p: number) => number = () => 1;
+  for (let pass = 0; pass < 2; pass++) {
+    const A = [
+      [0, 0, 0, 0],
+      [0, 0, 0, 0],
+      [0, 0, 0, 0],
+      [0, 0, 0, 0],
+    ];
+    const rhs = [0, 0, 0, 0];
+    for (let p = 0; p < n; p++) {
+      if (mask && !mask[p]) continue;
+      const x = (m[p]! - mu) / sdM;
+      const row = [1, x, x * x, d[p]! * slope(p)];
+      const y = leak[p]!;
+      for (let i = 0; i < 4; i++) {
+        rhs[i]! += row[i]! * y;
+        for (let j = i; j < 4; j++) A[i]![j]! += row[i]! * row[j]!;
+      }
+    }
+    for (let i = 0; i < 4; i++) for (let j = 0; j < i; j++) A[i]![j] = A[j]![i]!;
+    const sol = solveLinear(A, rhs);
+    if (!sol) return undefined;
+    const [, b1, b2, c] = sol as [number, number, number, number];
+    // f(m) = b0 + b1 x + b2 x^2, so f'(m) = (b1 + 2 b2 x) / sdM: the leak's gain at each pixel.
+    const gain = b1 / sdM;
+    if (!(gain > 0.3 && gain < 3)) return undefined;
+    if (pass === 1) return c;
+    slope = (p) => {
+      const x = (m[p]! - mu) / sdM;
+      return Math.max(0.2, (b1 + 2 * b2 * x) / sdM);
+    };
+    if (b2 === 0) return c / gain;
+  }
+  return undefined;
 }
 
 /** The v1 name of fitSlot (no mask). */
