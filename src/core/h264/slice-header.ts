@@ -90,22 +90,7 @@ export function parseSliceHeader(rbsp: Uint8Array, nal: { type: number; refIdc: 
     sliceBetaOffsetDiv2: 0,
   };
   const type = kind(h.sliceType);
-  if (sps.separateColourPlane) h.colourPlaneId = r.u(2);
-  h.frameNum = r.u(sps.log2MaxFrameNum);
-  if (!sps.frameMbsOnly) {
-    h.fieldPic = r.flag();
-    if (h.fieldPic) h.bottomField = r.flag();
-  }
-  if (isIdrNal(nal.type)) h.idrPicId = r.ue();
-  if (sps.pocType === 0) {
-    h.pocLsb = r.u(sps.log2MaxPocLsb);
-    if (pps.bottomFieldPicOrderInFramePresent && !h.fieldPic) h.deltaPocBottom = r.se();
-  }
-  if (sps.pocType === 1 && !sps.deltaPicOrderAlwaysZero) {
-    h.deltaPoc[0] = r.se();
-    if (pps.bottomFieldPicOrderInFramePresent && !h.fieldPic) h.deltaPoc[1] = r.se();
-  }
-  if (pps.redundantPicCntPresent) h.redundantPicCnt = r.ue();
+  readPictureIdentity(r, h, sps, pps);
   if (type === SLICE_B) h.directSpatialMvPred = r.flag();
   if (type === SLICE_P || type === SLICE_SP || type === SLICE_B) {
     h.numRefIdxActiveOverride = r.flag();
@@ -126,15 +111,38 @@ export function parseSliceHeader(rbsp: Uint8Array, nal: { type: number; refIdc: 
     if (type === SLICE_SP) h.spForSwitch = r.flag();
     h.sliceQsDelta = r.se();
   }
-  if (pps.deblockingFilterControlPresent) {
-    h.disableDeblockingFilterIdc = r.ue();
-    if (h.disableDeblockingFilterIdc !== 1) {
-      h.sliceAlphaC0OffsetDiv2 = r.se();
-      h.sliceBetaOffsetDiv2 = r.se();
-    }
-  }
+  if (pps.deblockingFilterControlPresent) readDeblocking(r, h);
   if (pps.cabac) while (!r.byteAligned()) if (r.bit() !== 1) throw new WmarkError('BITSTREAM_INVALID', 'H.264 cabac_alignment_one_bit is 0');
   return { header: h, dataBitOffset: r.pos };
+}
+
+/** The header's fields that say which picture the slice belongs to: its colour plane, frame_num, field, IDR id and POC. */
+function readPictureIdentity(r: BitReader, h: SliceHeader, sps: Sps, pps: Pps): void {
+  if (sps.separateColourPlane) h.colourPlaneId = r.u(2);
+  h.frameNum = r.u(sps.log2MaxFrameNum);
+  if (!sps.frameMbsOnly) {
+    h.fieldPic = r.flag();
+    if (h.fieldPic) h.bottomField = r.flag();
+  }
+  if (isIdrNal(h.nalType)) h.idrPicId = r.ue();
+  if (sps.pocType === 0) {
+    h.pocLsb = r.u(sps.log2MaxPocLsb);
+    if (pps.bottomFieldPicOrderInFramePresent && !h.fieldPic) h.deltaPocBottom = r.se();
+  }
+  if (sps.pocType === 1 && !sps.deltaPicOrderAlwaysZero) {
+    h.deltaPoc[0] = r.se();
+    if (pps.bottomFieldPicOrderInFramePresent && !h.fieldPic) h.deltaPoc[1] = r.se();
+  }
+  if (pps.redundantPicCntPresent) h.redundantPicCnt = r.ue();
+}
+
+/** disable_deblocking_filter_idc and, unless it turns the filter off, the filter's offsets. */
+function readDeblocking(r: BitReader, h: SliceHeader): void {
+  h.disableDeblockingFilterIdc = r.ue();
+  if (h.disableDeblockingFilterIdc !== 1) {
+    h.sliceAlphaC0OffsetDiv2 = r.se();
+    h.sliceBetaOffsetDiv2 = r.se();
+  }
 }
 
 function readModification(r: BitReader): number[] | undefined {
