@@ -43,100 +43,112 @@ export function registerServe(program: Command): void {
       'on SIGTERM or Ctrl-C, first answer /readyz 503 and keep serving this long, so a load balancer moves on (default 0; env WMARK_DRAIN_SECONDS)',
     )
     .option('--auth-ipv6-prefix <bits>', 'failed credential checks are counted per IPv6 prefix of this many bits (default 64; env WMARK_AUTH_IPV6_PREFIX)')
-    .action(
-      action(
-        async (
-          ctx,
-          opts: {
-            port?: string;
-            host?: string;
-            publicUrl?: string;
-            trustProxy?: string;
-            workers?: string;
-            render?: string;
-            sourceRoot?: string[];
-            allowPrivateSources?: boolean;
-            corsOrigin?: string[];
-            queue?: string;
-            shutdownTimeout?: string;
-            metricsPublic?: boolean;
-            drainSeconds?: string;
-            authIpv6Prefix?: string;
-          } & MediaFlags,
-        ) => {
-          const render = renderMode(opts.render);
-          ctx.setConfigFlags({
-            port: opts.port,
-            host: opts.host,
-            publicUrl: opts.publicUrl,
-            trustProxy: opts.trustProxy,
-            workers: opts.workers,
-            queue: opts.queue,
-            shutdownTimeout: opts.shutdownTimeout,
-            metricsPublic: opts.metricsPublic,
-            drainSeconds: opts.drainSeconds,
-            authIpv6Prefix: opts.authIpv6Prefix,
-          });
-          const config = await ctx.loadConfig();
-          const media = mediaFlags(opts, config);
-          if (media.media && !config.queue) {
-            throw new WmarkError(
-              'BAD_FLAG',
-              "--media needs --queue: the shared media store is where a render farm's workers read and write, and without a farm serve renders into its own data folder",
-              {
-                hint: 'Give --queue redis://HOST:PORT too (or set WMARK_QUEUE_URL), or leave out --media (and unset WMARK_MEDIA_URL / media.url).',
-              },
-            );
-          }
-          // The deployment is chosen before the engine is built: a farm's queue and store are connected first.
-          const farm = config.queue ? await connectFarm(config.queue.url, config.dataDir, media) : undefined;
-          const engine = await ctx.openEngine(farm ? { deployment: farm.deployment } : {}).catch(async (error: unknown) => {
-            await farm?.abandon();
-            throw error;
-          });
-          // JSON lines when stderr is not a terminal (a service manager, a container), readable ones at a terminal.
-          const logs = serveLog(ctx.io, ctx.output);
-          const { log } = logs;
-          const sourcePolicy = serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources });
-          const [{ startServer }, { serverService }] = await Promise.all([import('../../server/node-server.js'), import('../../engine/app/server-service.js')]);
-          const server = await startServer({
-            service: serverService(engine, { host: config.server.host, render, sourcePolicy, log }),
-            host: config.server.host,
-            port: config.server.port,
-            publicUrl: config.publicUrl,
-            // Validated with the rest of the config.
-            trustProxy: config.server.trustProxy === undefined ? undefined : parseTrustedProxies(config.server.trustProxy),
-            tokenTtlSeconds: config.server.tokenTtlSeconds,
-            corsOrigins: opts.corsOrigin,
-            metricsPublic: config.server.metricsPublic,
-            authLimit: { ipv6PrefixBits: config.server.authIpv6Prefix },
-            log,
-            logRequest: (record) => logs.logRequest(record),
-          }).catch((error: unknown) => {
-            throw listenError(error, config.server.host, config.server.port);
-          });
-          const local = server.service;
-          describeLinks(log, config.server.host, config.publicUrl, server.linkBase);
-          if (config.server.trustProxy) log(`client addresses: from X-Forwarded-For on requests through ${config.server.trustProxy}`);
-          if (farm) await describeFarm(logs, local.dataDir, config.queue!.url, media, farm.shared?.location);
-          // Named without its password, like every URL serve prints.
-          if (config.db) log(`state: ${(await engine.store.describe()).database}`);
-          // Shown once as it always was, never as a log record: a log collector keeps no API key.
-          await announceFirstKey(ctx, local, 'serve');
-          const dataDir = local.dataDir;
-          // Local commands on this data folder sign their links for this address while it runs.
-          const forget = await recordServe(dataDir, server, 'wmark serve');
-          try {
-            return await serveUntilStopped(ctx, logs, server, dataDir, {
-              drainSeconds: config.server.drainSeconds,
-              shutdownSeconds: config.shutdownTimeoutSeconds,
-            });
-          } finally {
-            forget();
-          }
-        },
-      ),
+    .action(action(runServe));
+}
+
+interface ServeFlags extends MediaFlags {
+  port?: string;
+  host?: string;
+  publicUrl?: string;
+  trustProxy?: string;
+  workers?: string;
+  render?: string;
+  sourceRoot?: string[];
+  allowPrivateSources?: boolean;
+  corsOrigin?: string[];
+  queue?: string;
+  shutdownTimeout?: string;
+  metricsPublic?: boolean;
+  drainSeconds?: string;
+  authIpv6Prefix?: string;
+}
+
+type ServeConfig = Awaited<ReturnType<CliContext['loadConfig']>>;
+
+/** Opens the engine (on a render farm with --queue), starts the API server on it, and serves until stopped. */
+async function runServe(ctx: CliContext, opts: ServeFlags): Promise<number> {
+  const render = renderMode(opts.render);
+  ctx.setConfigFlags({
+    port: opts.port,
+    host: opts.host,
+    publicUrl: opts.publicUrl,
+    trustProxy: opts.trustProxy,
+    workers: opts.workers,
+    queue: opts.queue,
+    shutdownTimeout: opts.shutdownTimeout,
+    metricsPublic: opts.metricsPublic,
+    drainSeconds: opts.drainSeconds,
+    authIpv6Prefix: opts.authIpv6Prefix,
+  });
+  const config = await ctx.loadConfig();
+  const media = mediaFlags(opts, config);
+  if (media.media && !config.queue) {
+    throw new WmarkError(
+      'BAD_FLAG',
+      "--media needs --queue: the shared media store is where a render farm's workers read and write, and without a farm serve renders into its own data folder",
+      {
+        hint: 'Give --queue redis://HOST:PORT too (or set WMARK_QUEUE_URL), or leave out --media (and unset WMARK_MEDIA_URL / media.url).',
+      },
     );
+  }
+  // The deployment is chosen before the engine is built: a farm's queue and store are connected first.
+  const farm = config.queue ? await connectFarm(config.queue.url, config.dataDir, media) : undefined;
+  const engine = await ctx.openEngine(farm ? { deployment: farm.deployment } : {}).catch(async (error: unknown) => {
+    await farm?.abandon();
+    throw error;
+  });
+  // JSON lines when stderr is not a terminal (a service manager, a container), readable ones at a terminal.
+  const logs = serveLog(ctx.io, ctx.output);
+  const { log } = logs;
+  const server = await startApiServer(engine, config, opts, render, logs);
+  const local = server.service;
+  describeLinks(log, config.server.host, config.publicUrl, server.linkBase);
+  if (config.server.trustProxy) log(`client addresses: from X-Forwarded-For on requests through ${config.server.trustProxy}`);
+  if (farm) await describeFarm(logs, local.dataDir, config.queue!.url, media, farm.shared?.location);
+  // Named without its password, like every URL serve prints.
+  if (config.db) log(`state: ${(await engine.store.describe()).database}`);
+  // Shown once as it always was, never as a log record: a log collector keeps no API key.
+  await announceFirstKey(ctx, local, 'serve');
+  const dataDir = local.dataDir;
+  // Local commands on this data folder sign their links for this address while it runs.
+  const forget = await recordServe(dataDir, server, 'wmark serve');
+  try {
+    return await serveUntilStopped(ctx, logs, server, dataDir, {
+      drainSeconds: config.server.drainSeconds,
+      shutdownSeconds: config.shutdownTimeoutSeconds,
+    });
+  } finally {
+    forget();
+  }
+}
+
+/** The HTTP server on the engine, with the server settings of the config and the flags; a port in use says so. */
+async function startApiServer(
+  engine: Awaited<ReturnType<CliContext['openEngine']>>,
+  config: ServeConfig,
+  opts: ServeFlags,
+  render: RenderMode,
+  logs: ServeLog,
+): Promise<RunningServer> {
+  const { log } = logs;
+  const sourcePolicy = serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources });
+  const [{ startServer }, { serverService }] = await Promise.all([import('../../server/node-server.js'), import('../../engine/app/server-service.js')]);
+  return startServer({
+    service: serverService(engine, { host: config.server.host, render, sourcePolicy, log }),
+    host: config.server.host,
+    port: config.server.port,
+    publicUrl: config.publicUrl,
+    // Validated with the rest of the config.
+    trustProxy: config.server.trustProxy === undefined ? undefined : parseTrustedProxies(config.server.trustProxy),
+    tokenTtlSeconds: config.server.tokenTtlSeconds,
+    corsOrigins: opts.corsOrigin,
+    metricsPublic: config.server.metricsPublic,
+    authLimit: { ipv6PrefixBits: config.server.authIpv6Prefix },
+    log,
+    logRequest: (record) => logs.logRequest(record),
+  }).catch((error: unknown) => {
+    throw listenError(error, config.server.host, config.server.port);
+  });
 }
 
 async function serveUntilStopped(
