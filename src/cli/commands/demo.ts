@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
+import type { LocalService } from '../../engine/app/local-service.js';
 import type { Engine } from '../../engine/engine.js';
 import { HttpClient } from '../../remote/client.js';
 import type { RunningServer } from '../../server/node-server.js';
@@ -34,26 +35,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
   const config = await ctx.loadConfig();
   const engine = await ctx.openEngine();
   const local = await ctx.localService();
-  const { generateVideo, SAMPLE, samplePath } = await import('../../engine/ingest/sample-video.js');
-  const sample = samplePath(engine.paths);
-  // A rerun finds the sample and its ingest from the first run, and says so rather than what a first run does.
-  ctx.output.stage(
-    existsSync(sample)
-      ? `1/4 reusing the sample video made by an earlier demo (${sample})`
-      : `1/4 generating the sample video (${SAMPLE.width}x${SAMPLE.height}, ${SAMPLE.seconds} s, once)`,
-  );
-  await generateVideo(engine.runner, { output: sample, ...SAMPLE }, (f: number) => ctx.output.progress(`generating sample ${(f * 100).toFixed(0)}%`));
-  const request = { sourceUrl: sample, key: 'wmark-sample', name: 'wmark built-in sample' };
-  // The key is the demo's own: when it names a sample since made again (a file with another date, or other bytes), the
-  // demo takes the key back for the sample it has now instead of failing on its own earlier run.
-  const { video, created } = await local.createVideo(request).catch((error: unknown) => {
-    if (!(error instanceof WmarkError) || error.code !== 'KEY_EXISTS') throw error;
-    ctx.output.info('the sample under key wmark-sample was made again since its ingest: ingesting it anew');
-    return local.replaceVideo(request);
-  });
-  ctx.output.stage(created ? '2/4 ingesting it into closed-GOP working segments' : '2/4 the sample is ingested already (key wmark-sample)');
-  const ingested = (await follow(ctx, local.watchVideo(video.id, { signal: ctx.signal }), describeVideo, { label: 'ingesting the sample' })).video;
-  if (ingested.status !== 'INGESTED') throw new WmarkError('DEMO_FAILED', `the sample could not be ingested: ${ingested.error ?? ingested.status}`);
+  const { sample, video } = await ingestSample(ctx, engine, local);
 
   ctx.output.stage('3/4 starting wmark serve');
   const server = await listen(engine, config.server.host, config.server.port, config.publicUrl, config.server.tokenTtlSeconds);
@@ -64,19 +46,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
   // While it serves, local commands on this data folder sign their links for it, as with `wmark serve`.
   const forget = await recordServe(engine.paths.root, server, 'wmark demo');
   try {
-    // The demo talks to its service like any client: the remote client, with a token for a dedicated demo client id.
-    const [{ RemoteService }, { RemoteSession }] = await Promise.all([import('../../remote/remote-service.js'), import('../../remote/session.js')]);
-    const client = new HttpClient({ signal: ctx.signal, userAgent: `wmark/${VERSION}` });
-    const session = new RemoteSession({
-      baseUrl: server.url,
-      client,
-      env: {},
-      credentialsFile: '',
-      deadline: Date.now() + 10 * 60_000,
-      timeoutLabel: 'the demo',
-      token: await local.tokenFor(DEMO_LABEL),
-    });
-    const api = new RemoteService(session, '1.0');
+    const api = await demoClient(ctx, server.url, local);
     ctx.output.stage(`4/4 POST ${server.url}/1.0/watermark for ${opts.viewer}`);
     const started = Date.now();
     const settings = demoSettings(opts.viewer, opts.email);
@@ -130,6 +100,47 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     forget();
   }
   return 0;
+}
+
+/** Steps 1 and 2: the sample video (made once) and its ingest under the demo's own key, followed to the end. */
+async function ingestSample(ctx: CliContext, engine: Engine, local: LocalService) {
+  const { generateVideo, SAMPLE, samplePath } = await import('../../engine/ingest/sample-video.js');
+  const sample = samplePath(engine.paths);
+  // A rerun finds the sample and its ingest from the first run, and says so rather than what a first run does.
+  ctx.output.stage(
+    existsSync(sample)
+      ? `1/4 reusing the sample video made by an earlier demo (${sample})`
+      : `1/4 generating the sample video (${SAMPLE.width}x${SAMPLE.height}, ${SAMPLE.seconds} s, once)`,
+  );
+  await generateVideo(engine.runner, { output: sample, ...SAMPLE }, (f: number) => ctx.output.progress(`generating sample ${(f * 100).toFixed(0)}%`));
+  const request = { sourceUrl: sample, key: 'wmark-sample', name: 'wmark built-in sample' };
+  // The key is the demo's own: when it names a sample since made again (a file with another date, or other bytes), the
+  // demo takes the key back for the sample it has now instead of failing on its own earlier run.
+  const { video, created } = await local.createVideo(request).catch((error: unknown) => {
+    if (!(error instanceof WmarkError) || error.code !== 'KEY_EXISTS') throw error;
+    ctx.output.info('the sample under key wmark-sample was made again since its ingest: ingesting it anew');
+    return local.replaceVideo(request);
+  });
+  ctx.output.stage(created ? '2/4 ingesting it into closed-GOP working segments' : '2/4 the sample is ingested already (key wmark-sample)');
+  const ingested = (await follow(ctx, local.watchVideo(video.id, { signal: ctx.signal }), describeVideo, { label: 'ingesting the sample' })).video;
+  if (ingested.status !== 'INGESTED') throw new WmarkError('DEMO_FAILED', `the sample could not be ingested: ${ingested.error ?? ingested.status}`);
+  return { sample, video };
+}
+
+/** The demo talks to its service like any client: the remote client, with a token for a dedicated demo client id. */
+async function demoClient(ctx: CliContext, baseUrl: string, local: LocalService) {
+  const [{ RemoteService }, { RemoteSession }] = await Promise.all([import('../../remote/remote-service.js'), import('../../remote/session.js')]);
+  const client = new HttpClient({ signal: ctx.signal, userAgent: `wmark/${VERSION}` });
+  const session = new RemoteSession({
+    baseUrl,
+    client,
+    env: {},
+    credentialsFile: '',
+    deadline: Date.now() + 10 * 60_000,
+    timeoutLabel: 'the demo',
+    token: await local.tokenFor(DEMO_LABEL),
+  });
+  return new RemoteService(session, '1.0');
 }
 
 /** A wmark command line for the same data folder and config as this run. */
