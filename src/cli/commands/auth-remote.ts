@@ -74,7 +74,7 @@ export function registerRemoteAuth(auth: Command, prompterFor: (ctx: CliContext)
       .option('--api-key <key>', 'API key (env WMARK_API_KEY, which stays out of shell history; prompted for, masked, at a terminal)')
       .option('--save-key', 'also keep the API key in the token file, so an expired token is renewed without WMARK_API_KEY'),
     { timeoutDefault: '1m' },
-  ).action(action(login));
+  ).action(action((ctx, opts: LoginOptions) => login(ctx, opts, prompterFor)));
 
   auth
     .command('status')
@@ -88,120 +88,120 @@ export function registerRemoteAuth(auth: Command, prompterFor: (ctx: CliContext)
     .option('--remote [url]', 'the service to log out of (default: WMARK_API_URL, remote.url, or the last login)')
     .option('--all', 'forget every stored service and remove the token file')
     .action(action(logout));
+}
 
-  async function login(ctx: CliContext, opts: LoginOptions): Promise<number> {
-    const { saveService } = await remoteModules();
-    const { session, api, file, timeoutMs } = await openRemote(ctx, opts, { defaultTimeout: '1m' });
-    const creds = await collectLoginCredentials(opts, ctx.io.env, canPrompt(ctx.io) ? prompterFor(ctx) : undefined);
-    // Time spent typing at the prompts does not count against --timeout.
-    session.restartClock(timeoutMs);
-    ctx.output.stage(`logging in to ${session.baseUrl}`);
-    const issued = await session.issueToken(creds.clientId, creds.apiKey);
-    // Which versions the service speaks is remembered, so later commands need not ask again.
-    let detected: ApiVersion | undefined = api;
-    if (!detected) detected = await session.detectApi().catch(() => undefined);
-    const entry: StoredService = {
-      baseUrl: session.baseUrl,
-      clientId: creds.clientId,
-      token: issued.token,
-      expiresAt: issued.expiresAt,
-      obtainedAt: Date.now(),
-      ...(detected ? { api: detected } : {}),
-      ...(opts.saveKey ? { apiKey: creds.apiKey } : {}),
-    };
-    await saveService(file, entry);
-    const result = {
-      baseUrl: entry.baseUrl,
-      clientId: entry.clientId,
-      expiresAt: entry.expiresAt,
-      api: entry.api ?? null,
-      apiKeySaved: Boolean(opts.saveKey),
-      file,
-    };
-    ctx.output.result(result, (c) =>
-      [
-        `${c.green('✓')} logged in to ${c.bold(entry.baseUrl)} as ${entry.clientId}`,
-        `  token     ${describeExpiry(entry.expiresAt, Date.now())}`,
-        `  api       ${entry.api ?? 'unknown (2.0 is tried first)'}`,
-        `  API key   ${opts.saveKey ? 'saved, to renew the token' : 'not saved (renewal needs WMARK_CLIENT_ID and WMARK_API_KEY, or log in again)'}`,
-        `  file      ${file}`,
-      ].join('\n'),
-    );
-    return 0;
-  }
+async function login(ctx: CliContext, opts: LoginOptions, prompterFor: (ctx: CliContext) => Prompter): Promise<number> {
+  const { saveService } = await remoteModules();
+  const { session, api, file, timeoutMs } = await openRemote(ctx, opts, { defaultTimeout: '1m' });
+  const creds = await collectLoginCredentials(opts, ctx.io.env, canPrompt(ctx.io) ? prompterFor(ctx) : undefined);
+  // Time spent typing at the prompts does not count against --timeout.
+  session.restartClock(timeoutMs);
+  ctx.output.stage(`logging in to ${session.baseUrl}`);
+  const issued = await session.issueToken(creds.clientId, creds.apiKey);
+  // Which versions the service speaks is remembered, so later commands need not ask again.
+  let detected: ApiVersion | undefined = api;
+  if (!detected) detected = await session.detectApi().catch(() => undefined);
+  const entry: StoredService = {
+    baseUrl: session.baseUrl,
+    clientId: creds.clientId,
+    token: issued.token,
+    expiresAt: issued.expiresAt,
+    obtainedAt: Date.now(),
+    ...(detected ? { api: detected } : {}),
+    ...(opts.saveKey ? { apiKey: creds.apiKey } : {}),
+  };
+  await saveService(file, entry);
+  const result = {
+    baseUrl: entry.baseUrl,
+    clientId: entry.clientId,
+    expiresAt: entry.expiresAt,
+    api: entry.api ?? null,
+    apiKeySaved: Boolean(opts.saveKey),
+    file,
+  };
+  ctx.output.result(result, (c) =>
+    [
+      `${c.green('✓')} logged in to ${c.bold(entry.baseUrl)} as ${entry.clientId}`,
+      `  token     ${describeExpiry(entry.expiresAt, Date.now())}`,
+      `  api       ${entry.api ?? 'unknown (2.0 is tried first)'}`,
+      `  API key   ${opts.saveKey ? 'saved, to renew the token' : 'not saved (renewal needs WMARK_CLIENT_ID and WMARK_API_KEY, or log in again)'}`,
+      `  file      ${file}`,
+    ].join('\n'),
+  );
+  return 0;
+}
 
-  async function selectService(ctx: CliContext, opts: SelectOptions) {
-    const { credentialsPath, normalizeBaseUrl, readCredentials } = await remoteModules();
-    const url = typeof opts.remote === 'string' ? opts.remote : undefined;
-    if (url !== undefined) {
-      try {
-        normalizeBaseUrl(url);
-      } catch {
-        throw flagError('--remote', 'an http(s) URL', url, { code: 'BAD_REMOTE', hint: 'e.g. --remote https://watermark.example.com' });
-      }
+async function selectService(ctx: CliContext, opts: SelectOptions) {
+  const { credentialsPath, normalizeBaseUrl, readCredentials } = await remoteModules();
+  const url = typeof opts.remote === 'string' ? opts.remote : undefined;
+  if (url !== undefined) {
+    try {
+      normalizeBaseUrl(url);
+    } catch {
+      throw flagError('--remote', 'an http(s) URL', url, { code: 'BAD_REMOTE', hint: 'e.g. --remote https://watermark.example.com' });
     }
-    ctx.setConfigFlags({ remote: url });
-    const config = await ctx.loadConfig();
-    const file = credentialsPath(ctx.io.env);
-    const store = await readCredentials(file);
-    const chosen = config.remote.url ?? store.current;
-    return { file, store, baseUrl: chosen ? normalizeBaseUrl(chosen) : undefined };
   }
+  ctx.setConfigFlags({ remote: url });
+  const config = await ctx.loadConfig();
+  const file = credentialsPath(ctx.io.env);
+  const store = await readCredentials(file);
+  const chosen = config.remote.url ?? store.current;
+  return { file, store, baseUrl: chosen ? normalizeBaseUrl(chosen) : undefined };
+}
 
-  async function status(ctx: CliContext, opts: SelectOptions): Promise<number> {
-    const { jwtExpiry, looseMode, TOKEN_EXPIRY_SKEW_MS } = await remoteModules();
-    const { file, store, baseUrl } = await selectService(ctx, opts);
-    const env = ctx.io.env;
-    const now = Date.now();
-    const entry = baseUrl ? store.services[baseUrl] : undefined;
-    const envToken = env.WMARK_TOKEN?.trim() || undefined;
-    if (!entry && !envToken) {
-      throw new WmarkError('NOT_LOGGED_IN', baseUrl ? `not logged in to ${baseUrl}` : 'not logged in to any service', {
-        hint: `Run \`wmark auth login --remote ${baseUrl ?? 'URL'}\`, or set WMARK_TOKEN, or WMARK_CLIENT_ID and WMARK_API_KEY.`,
-      });
-    }
-    const expiresAt = envToken ? jwtExpiry(envToken) : (entry?.expiresAt ?? null);
-    const expired = expiresAt !== null && expiresAt - TOKEN_EXPIRY_SKEW_MS <= now;
-    const envKey = Boolean(env.WMARK_CLIENT_ID?.trim() && env.WMARK_API_KEY?.trim());
-    const apiKey = entry?.apiKey ? 'saved' : envKey ? 'env' : 'none';
-    const renewable = apiKey !== 'none';
-    const mode = await looseMode(file);
-    const result = {
-      baseUrl: baseUrl ?? null,
-      current: baseUrl !== undefined && baseUrl === store.current,
-      clientId: env.WMARK_CLIENT_ID?.trim() || entry?.clientId || null,
-      token: { source: envToken ? 'env' : 'store', expiresAt, expired },
-      apiKey,
-      api: entry?.api ?? null,
-      file,
-      otherServices: Object.keys(store.services).filter((u) => u !== baseUrl),
-    };
-    ctx.output.result(result, (c) =>
-      [
-        `${c.bold('service')}    ${result.baseUrl ?? c.dim('(none: WMARK_TOKEN only)')}${result.current ? c.dim(' (current)') : ''}`,
-        `  client id  ${result.clientId ?? c.dim('unknown')}`,
-        `  token      ${envToken ? 'from WMARK_TOKEN, ' : ''}${expired ? c.red(describeExpiry(expiresAt, now)) : describeExpiry(expiresAt, now)}${expired && renewable ? c.dim(' (renewed on next use)') : ''}`,
-        `  API key    ${apiKey === 'saved' ? 'saved in the token file' : apiKey === 'env' ? 'from WMARK_CLIENT_ID / WMARK_API_KEY' : 'not saved (an expired token needs a new login, or WMARK_CLIENT_ID and WMARK_API_KEY)'}`,
-        `  api        ${result.api ?? 'unknown'}`,
-        `  file       ${file}${mode !== undefined ? c.yellow(` (mode ${mode.toString(8)}: readable by others, run chmod 600)`) : ''}`,
-        ...(result.otherServices.length ? [`  also       ${result.otherServices.join(', ')}`] : []),
-      ].join('\n'),
-    );
-    // Scripts can test `wmark auth status`: 0 while a token is usable (or renewable), 4 otherwise.
-    return expired && !renewable ? 4 : 0;
+async function status(ctx: CliContext, opts: SelectOptions): Promise<number> {
+  const { jwtExpiry, looseMode, TOKEN_EXPIRY_SKEW_MS } = await remoteModules();
+  const { file, store, baseUrl } = await selectService(ctx, opts);
+  const env = ctx.io.env;
+  const now = Date.now();
+  const entry = baseUrl ? store.services[baseUrl] : undefined;
+  const envToken = env.WMARK_TOKEN?.trim() || undefined;
+  if (!entry && !envToken) {
+    throw new WmarkError('NOT_LOGGED_IN', baseUrl ? `not logged in to ${baseUrl}` : 'not logged in to any service', {
+      hint: `Run \`wmark auth login --remote ${baseUrl ?? 'URL'}\`, or set WMARK_TOKEN, or WMARK_CLIENT_ID and WMARK_API_KEY.`,
+    });
   }
+  const expiresAt = envToken ? jwtExpiry(envToken) : (entry?.expiresAt ?? null);
+  const expired = expiresAt !== null && expiresAt - TOKEN_EXPIRY_SKEW_MS <= now;
+  const envKey = Boolean(env.WMARK_CLIENT_ID?.trim() && env.WMARK_API_KEY?.trim());
+  const apiKey = entry?.apiKey ? 'saved' : envKey ? 'env' : 'none';
+  const renewable = apiKey !== 'none';
+  const mode = await looseMode(file);
+  const result = {
+    baseUrl: baseUrl ?? null,
+    current: baseUrl !== undefined && baseUrl === store.current,
+    clientId: env.WMARK_CLIENT_ID?.trim() || entry?.clientId || null,
+    token: { source: envToken ? 'env' : 'store', expiresAt, expired },
+    apiKey,
+    api: entry?.api ?? null,
+    file,
+    otherServices: Object.keys(store.services).filter((u) => u !== baseUrl),
+  };
+  ctx.output.result(result, (c) =>
+    [
+      `${c.bold('service')}    ${result.baseUrl ?? c.dim('(none: WMARK_TOKEN only)')}${result.current ? c.dim(' (current)') : ''}`,
+      `  client id  ${result.clientId ?? c.dim('unknown')}`,
+      `  token      ${envToken ? 'from WMARK_TOKEN, ' : ''}${expired ? c.red(describeExpiry(expiresAt, now)) : describeExpiry(expiresAt, now)}${expired && renewable ? c.dim(' (renewed on next use)') : ''}`,
+      `  API key    ${apiKey === 'saved' ? 'saved in the token file' : apiKey === 'env' ? 'from WMARK_CLIENT_ID / WMARK_API_KEY' : 'not saved (an expired token needs a new login, or WMARK_CLIENT_ID and WMARK_API_KEY)'}`,
+      `  api        ${result.api ?? 'unknown'}`,
+      `  file       ${file}${mode !== undefined ? c.yellow(` (mode ${mode.toString(8)}: readable by others, run chmod 600)`) : ''}`,
+      ...(result.otherServices.length ? [`  also       ${result.otherServices.join(', ')}`] : []),
+    ].join('\n'),
+  );
+  // Scripts can test `wmark auth status`: 0 while a token is usable (or renewable), 4 otherwise.
+  return expired && !renewable ? 4 : 0;
+}
 
-  async function logout(ctx: CliContext, opts: SelectOptions): Promise<number> {
-    const { removeServices } = await remoteModules();
-    const { file, baseUrl } = await selectService(ctx, opts);
-    const target = opts.all ? 'all' : baseUrl;
-    const removed = target ? await removeServices(file, target) : [];
-    ctx.output.result({ removed, file }, () =>
-      removed.length ? removed.map((u) => `logged out of ${u}`).join('\n') : `not logged in${baseUrl && !opts.all ? ` to ${baseUrl}` : ''}; nothing to do`,
-    );
-    if (ctx.io.env.WMARK_TOKEN?.trim()) ctx.output.warn('WMARK_TOKEN is still set in the environment and is used until you unset it');
-    return 0;
-  }
+async function logout(ctx: CliContext, opts: SelectOptions): Promise<number> {
+  const { removeServices } = await remoteModules();
+  const { file, baseUrl } = await selectService(ctx, opts);
+  const target = opts.all ? 'all' : baseUrl;
+  const removed = target ? await removeServices(file, target) : [];
+  ctx.output.result({ removed, file }, () =>
+    removed.length ? removed.map((u) => `logged out of ${u}`).join('\n') : `not logged in${baseUrl && !opts.all ? ` to ${baseUrl}` : ''}; nothing to do`,
+  );
+  if (ctx.io.env.WMARK_TOKEN?.trim()) ctx.output.warn('WMARK_TOKEN is still set in the environment and is used until you unset it');
+  return 0;
 }
 
 function describeExpiry(expiresAt: number | null, now: number): string {
