@@ -1,5 +1,5 @@
 // F10 through the real CLI (issue 15): a 5-minute 320x180 'natural' title ingested with --forensic, one viewer's mp4,
-// and from it the leaks bench/forensic-wave2.ts makes for F10 (played at 1.04x and 0.96x; six 40-s excerpts in the
+// and from it the leaks bench/forensic-hard-leaks.ts makes for F10 (played at 1.04x and 0.96x; six 40-s excerpts in the
 // order [3,0,5,1,4,2]; all 0.5x, CRF 28), plus two leaks nobody may be named in: the same re-edit of the unmarked
 // source, and the title as ingested before any mark (its working segments, CRF 30 + 0.5x, as the pipeline test's
 // clean title: it should read every slot). Each is read by `wmark detect --json`; z, rank and accused are printed per
@@ -74,7 +74,7 @@ async function ffmpeg(args: string[]): Promise<void> {
 const x264 = (crf: number) => ['-an', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(crf), '-pix_fmt', 'yuv420p', '-threads', '2'];
 const half = `scale=${W / 2}:${H / 2}`;
 
-/** bench/forensic-wave2.ts's re-edit: six 40-s windows spread over the title (jittered by up to 5 s), shuffled. */
+/** bench/forensic-hard-leaks.ts's re-edit: six 40-s windows spread over the title (jittered by up to 5 s), shuffled. */
 function reeditGraph(seed: number): { graph: string; starts: number[] } {
   const R = rng(seed);
   const starts = Array.from({ length: 6 }, (_, i) => i * ((SECONDS - 40) / 6) + R.next() * 5);

@@ -58,7 +58,7 @@ import { type Engine, openEngine } from '../src/engine/engine.js';
 import { type DetectResult, detectLeak } from '../src/engine/forensic/detect.js';
 import type { VideoRecord } from '../src/engine/state/state-store.js';
 import { readTitleLayout } from '../src/engine/watermark/watermark-segments.js';
-import { waveTwo } from './forensic-wave2.js';
+import { waveTwo } from './forensic-hard-leaks.js';
 import { PARTS, type Part, parseOnly, wants } from './lib/forensic-parts.js';
 import { measureForensicViewer } from './lib/forensic-viewer.js';
 import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
