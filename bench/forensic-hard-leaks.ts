@@ -1,4 +1,4 @@
-// Forensic bench, wave 2 (issue 15): 2-minute leaks (F2'), camcorder copies (F9), speed changes and re-edits (F10),
+// The forensic bench's hard leaks: 2-minute leaks (F2'), camcorder copies (F9), speed changes and re-edits (F10),
 // three colluders (F7'), 10,000 null trials with the reported false-accusation probability (F6'), and a long title
 // (F11: generated at low resolution, ingested, watermarked and detected through the real CLI).
 import { execFile } from 'node:child_process';
@@ -27,9 +27,9 @@ export interface Outcome {
   bestZ: number;
 }
 
-export type WavePart = 'f2b' | 'f9' | 'f9s' | 'f10' | 'f7b' | 'f6b';
+export type HardLeakPart = 'f2b' | 'f9' | 'f9s' | 'f10' | 'f7b' | 'f6b';
 
-export interface WaveTwoInput {
+export interface HardLeaksInput {
   detect: (name: string, file: string, truth: number[]) => Promise<Outcome & { raw?: DetectResult }>;
   codes: PackedCodebook;
   ff: string;
@@ -47,8 +47,8 @@ export interface WaveTwoInput {
   seed: number;
   slots: number;
   nullTrials: number;
-  /** Which of this wave's parts to run ('f2b' F2', 'f9', 'f9s' (F9 step by step, only when asked), 'f10', 'f7b' F7', 'f6b' F6'); default all but f9s. */
-  want?: (part: WavePart) => boolean;
+  /** Which of these parts to run ('f2b' F2', 'f9', 'f9s' (F9 step by step, only when asked), 'f10', 'f7b' F7', 'f6b' F6'); default all but f9s. */
+  want?: (part: HardLeakPart) => boolean;
   /** Keep the camcorder leaks (they are deleted after detection otherwise); reuse ones already made. */
   keep?: boolean;
   reuse?: boolean;
@@ -104,10 +104,10 @@ export function camcorderFilter(w: number, h: number): string {
 /** CRF of the camcorder copy's encode. */
 const CAMCORDER_CRF = 32;
 
-export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summary: string[][]; json: unknown }> {
+export async function hardLeaks(o: HardLeaksInput): Promise<{ lines: string[]; summary: string[][]; json: unknown }> {
   const { ff, threads, width: W, height: H, leakDir, viewers, log } = o;
-  const want = o.want ?? ((p: WavePart) => p !== 'f9s');
-  const dir = path.join(leakDir, 'wave2');
+  const want = o.want ?? ((p: HardLeakPart) => p !== 'f9s');
+  const dir = path.join(leakDir, 'hard-leaks');
   await mkdir(dir, { recursive: true });
   const half = `scale=${even(W / 2)}:${even(H / 2)}`;
   const rows = (list: { name: string; o: Outcome }[]) =>
@@ -327,7 +327,7 @@ export async function waveTwo(o: WaveTwoInput): Promise<{ lines: string[]; summa
   const f6Ok = accusations === 0 && trials >= 10000;
   const f6S = (performance.now() - t6) / 1000;
 
-  const part = <T>(p: WavePart, items: T[]): T[] => (want(p) ? items : []);
+  const part = <T>(p: HardLeakPart, items: T[]): T[] => (want(p) ? items : []);
   const lines = [
     ...part('f2b', [
       '',

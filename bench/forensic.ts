@@ -22,7 +22,7 @@
 //   --quiet-wait S      before each timed job, wait up to S s for a quiet machine (default 60)
 //   --layout L          the forensic ingest's --forensic-layout: whole (default), split or single (docs/forensic.md)
 //   --keep / --reuse    keep bench/out/forensic-run-<H>p[-<layout>]; reuse its ingests, viewers and downscaled leaks (development)
-//   --only LIST         run only these parts (default: all): f1..f8, and wave 2's f2b (F2'), f9, f10, f7b (F7'), f6b (F6');
+//   --only LIST         run only these parts (default: all): f1..f8, and the hard leaks' f2b (F2'), f9, f10, f7b (F7'), f6b (F6');
 //                       also f9s (never by default): each camcorder step alone and the chain cut after each, on 100 s.
 //                       The forensic ingest and the viewers' copies are always made; the plain ingest only for f8 and
 //                       f6; F4's playlist timing only for f4. f6b scores the readings of the parts that ran (with f6:
@@ -58,7 +58,7 @@ import { type Engine, openEngine } from '../src/engine/engine.js';
 import { type DetectResult, detectLeak } from '../src/engine/forensic/detect.js';
 import type { VideoRecord } from '../src/engine/state/state-store.js';
 import { readTitleLayout } from '../src/engine/watermark/watermark-segments.js';
-import { waveTwo } from './forensic-hard-leaks.js';
+import { hardLeaks } from './forensic-hard-leaks.js';
 import { PARTS, type Part, parseOnly, wants } from './lib/forensic-parts.js';
 import { measureForensicViewer } from './lib/forensic-viewer.js';
 import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
@@ -1057,8 +1057,8 @@ export const suite: Suite = {
           payloads.indexOf(a.truth[0]!) - payloads.indexOf(b.truth[0]!),
       );
 
-      // ---- wave 2: F2' (2-min leaks), F9 (camcorder), F10 (speed, re-edit), F7' (three colluders), F6' (10,000 nulls)
-      const w2 = await waveTwo({
+      // ---- the hard leaks: F2' (2-min leaks), F9 (camcorder), F10 (speed, re-edit), F7' (three colluders), F6' (10,000 nulls)
+      const w2 = await hardLeaks({
         detect: async (name, file, truth) => detectKeepingFrames(c, name, file, truth),
         codes,
         ff,
@@ -1404,7 +1404,7 @@ export const suite: Suite = {
         f5: { met: f5Ok, ...f5, stageMedians },
         f6: { met: f6Ok, trials: f6Trials, accusations: f6Accusations, real: nullReal.map(strip), codebookTrials, noiseTrials, unmarkedRms },
         f7: f7 ? { met: f7Ok, ...strip(f7) } : null,
-        wave2: w2.json,
+        hardLeaks: w2.json,
         f8: { met: f8Ok, ingest, ratioWall: f8Ratio, ratioCpu: f8CpuRatio, sidecarBytes, variantBytes, workingBytes, plainWorkingBytes },
         codebookSeconds: codebookS,
         inconsistent,
