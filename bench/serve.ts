@@ -10,9 +10,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { watermarkDir } from '../harness/engine.js';
 import { stopProcess } from '../harness/stop-process.js';
+import { inProcessJobQueue } from '../src/engine/app/job-runs.js';
 import { LocalService } from '../src/engine/app/local-service.js';
 import { openEngine } from '../src/engine/engine.js';
-import { InProcessJobQueue } from '../src/engine/jobs/job-queue.js';
 import { lastOf } from '../src/service/watch.js';
 import { machineBusySeconds, median, waitForQuiet } from './lib/measure.js';
 import { type Child, startChild } from './lib/server-process.js';
@@ -274,7 +274,7 @@ export async function measureServing(ctx: SuiteContext, o: ServingOptions) {
   let watermarkId: string;
   try {
     log(`ingesting ${path.relative(process.cwd(), clip.path)} and rendering one TEXT watermark (crf ${crf}) ...`);
-    const queue = new InProcessJobQueue(engine, { concurrency: 1 });
+    const queue = inProcessJobQueue(engine, { concurrency: 1 });
     const service = new LocalService(engine, { queue, baseUrl: 'http://127.0.0.1' });
     const { video } = await service.createVideo({ sourceUrl: clip.path, key: KEY });
     const ingested = await lastOf(service.watchVideo(video.id));

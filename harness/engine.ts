@@ -1,13 +1,13 @@
 // A real engine (SQLite file, media folders, ffmpeg) in a throwaway data dir, with a counting process runner, and the
 // ways tests drive it: ingest and render through the engine's own jobs, or the local service.
 import { rmSync } from 'node:fs';
+import { inProcessJobQueue } from '../src/engine/app/job-runs.js';
 import { LocalService } from '../src/engine/app/local-service.js';
 import type { BandSupport } from '../src/engine/band/band-support.js';
 import { mediaFile, mediaKeys } from '../src/engine/data-folder/layout.js';
 import { type Deployment, type Engine, openEngine } from '../src/engine/engine.js';
 import { runIngestJob } from '../src/engine/ingest/ingest-job.js';
 import { type IngestRequest, registerVideo } from '../src/engine/ingest/register.js';
-import { InProcessJobQueue } from '../src/engine/jobs/job-queue.js';
 import type { VideoRecord } from '../src/engine/state/state-store.js';
 import { tempDir } from './fixtures.js';
 import { type CountingRunner, countingRunner } from './tools.js';
@@ -71,5 +71,5 @@ export async function ingestVideo(engine: Engine, request: IngestRequest): Promi
 
 /** The local service on a test engine, its jobs run in this process. */
 export function testService(engine: Engine, options: { baseUrl?: string } = {}): LocalService {
-  return new LocalService(engine, { queue: new InProcessJobQueue(engine, { concurrency: 1 }), baseUrl: options.baseUrl ?? 'http://127.0.0.1:8080' });
+  return new LocalService(engine, { queue: inProcessJobQueue(engine, { concurrency: 1 }), baseUrl: options.baseUrl ?? 'http://127.0.0.1:8080' });
 }

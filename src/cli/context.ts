@@ -134,9 +134,9 @@ export class CliContext {
   async localService(options: LocalOptions = {}): Promise<LocalService> {
     const config = await this.loadConfig();
     const engine = await this.openEngine();
-    const [{ LocalService }, { InProcessJobQueue }, { HandOffJobQueue }] = await Promise.all([
+    const [{ LocalService }, { inProcessJobQueue }, { HandOffJobQueue }] = await Promise.all([
       import('../engine/app/local-service.js'),
-      import('../engine/jobs/job-queue.js'),
+      import('../engine/app/job-runs.js'),
       import('./detached-job-queue.js'),
     ]);
     this.queue ??=
@@ -149,7 +149,7 @@ export class CliContext {
             log: (line) => this.output.warn(line),
           })
         : // One job at a time: each spreads its segments over every worker already.
-          new InProcessJobQueue(engine, { concurrency: 1, log: (line) => this.output.warn(line) });
+          inProcessJobQueue(engine, { concurrency: 1, log: (line) => this.output.warn(line) });
     return new LocalService(engine, { queue: this.queue, baseUrl: this.linkBase(options.publicUrl, config, engine.paths.root), api: options.api });
   }
 

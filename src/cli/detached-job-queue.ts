@@ -3,10 +3,11 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
+import { inProcessJobQueue } from '../engine/app/job-runs.js';
 import { dataLayout } from '../engine/data-folder/layout.js';
 import type { Engine } from '../engine/engine.js';
 import { jobId, LEASE_STALE_MS } from '../engine/jobs/job-lease.js';
-import { InProcessJobQueue, type JobQueue, type JobRef } from '../engine/jobs/job-queue.js';
+import type { InProcessJobQueue, JobQueue, JobRef } from '../engine/jobs/job-queue.js';
 import { PACKAGE_FILES } from '../package-root.js';
 import type { CliIO } from './io.js';
 
@@ -64,7 +65,7 @@ export class HandOffJobQueue implements JobQueue {
     private readonly engine: Engine,
     options: ConstructorParameters<typeof DetachedJobQueue>[0] & { log?: (line: string) => void },
   ) {
-    this.here = new InProcessJobQueue(engine, { concurrency: 1, ...(options.log ? { log: options.log } : {}) });
+    this.here = inProcessJobQueue(engine, { concurrency: 1, ...(options.log ? { log: options.log } : {}) });
     this.later = new DetachedJobQueue(options);
   }
 

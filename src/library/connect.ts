@@ -5,9 +5,9 @@ import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
 import { isHttpUrl } from '../core/http-url.js';
 import { localUrl } from '../core/listen-url.js';
+import { inProcessJobQueue } from '../engine/app/job-runs.js';
 import { LocalService } from '../engine/app/local-service.js';
 import { openConfiguredEngine } from '../engine/configured-engine.js';
-import { InProcessJobQueue } from '../engine/jobs/job-queue.js';
 import { HttpClient } from '../remote/client.js';
 import { credentialsPath, normalizeBaseUrl } from '../remote/credentials-store.js';
 import { RemoteService } from '../remote/remote-service.js';
@@ -56,7 +56,7 @@ async function connectRemote(url: string, options: ConnectOptions): Promise<Wmar
 async function connectEmbedded(options: ConnectOptions): Promise<WmarkClient> {
   const config = await loadConfig({ cwd: process.cwd(), env: process.env, flags: { dataDir: options.dataDir } });
   const engine = await openConfiguredEngine(config);
-  const queue = new InProcessJobQueue(engine, { concurrency: 1 });
+  const queue = inProcessJobQueue(engine, { concurrency: 1 });
   const baseUrl = options.publicUrl ?? config.publicUrl ?? localUrl(config.server.host, config.server.port);
   const service = new LocalService(engine, { queue, baseUrl, ...(options.api ? { api: options.api } : {}) });
   return new WmarkClient(service, async () => {

@@ -10,10 +10,11 @@ import { call, keyHeaders, messagesOf } from '../../harness/serve-helpers.js';
 import { isWmarkError, type WmarkError } from '../../src/core/errors.js';
 import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
+import { inProcessJobQueue } from '../../src/engine/app/job-runs.js';
 import { LocalService } from '../../src/engine/app/local-service.js';
 import { mediaKeys } from '../../src/engine/data-folder/layout.js';
 import { serverSourcePolicy } from '../../src/engine/ingest/source-policy.js';
-import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
+import type { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { ensureSegment } from '../../src/engine/watermark/on-demand.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
@@ -200,7 +201,7 @@ describe('for API clients: the source policy, over HTTP', () => {
     const url = cdn.serve('/api.png', red);
     const queues: InProcessJobQueue[] = [];
     const open = async (policy: ReturnType<typeof serverSourcePolicy>) => {
-      const queue = new InProcessJobQueue(engine, { concurrency: 1 });
+      const queue = inProcessJobQueue(engine, { concurrency: 1 });
       queues.push(queue);
       const service = new LocalService(engine, { queue, baseUrl: 'http://wmark.test', sourcePolicy: policy, render: 'on-demand' });
       return {

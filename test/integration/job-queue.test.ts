@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TestEngine, testEngine } from '../../harness/engine.js';
 import { flat } from '../../harness/fixtures.js';
+import { inProcessJobQueue } from '../../src/engine/app/job-runs.js';
 import { LocalService } from '../../src/engine/app/local-service.js';
-import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { lastOf } from '../../src/service/watch.js';
 import { ingestFixture, settingsOf } from '../helpers/watermark-helpers.js';
@@ -31,7 +31,7 @@ describe('InProcessJobQueue', () => {
       (await requestWatermark(engine!, { video: { videoId: video.id }, settings: settingsOf([{ content: text }]), containers: ['m3u8'] })).watermark.id;
     const [a, b, c] = [await make('first'), await make('second'), await make('third')];
     const jobStatus = async (id: string) => (await engine!.store.getJob(`watermark:${id}`))?.status;
-    const queue = new InProcessJobQueue(engine, { concurrency: 1, watermarkConcurrency: 1 });
+    const queue = inProcessJobQueue(engine, { concurrency: 1, watermarkConcurrency: 1 });
     queue.enqueue({ kind: 'watermark', id: a });
     queue.enqueue({ kind: 'watermark', id: b });
     await new Promise((r) => setTimeout(r, 300));

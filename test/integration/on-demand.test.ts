@@ -10,8 +10,9 @@ import { natural, tempDir } from '../../harness/fixtures.js';
 import { call, keyHeaders, parseM3u8, waitFor } from '../../harness/serve-helpers.js';
 import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
+import { inProcessJobQueue } from '../../src/engine/app/job-runs.js';
 import { LocalService } from '../../src/engine/app/local-service.js';
-import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
+import type { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import type { RenderMode } from '../../src/engine/state/state-store.js';
 import { openingSegments } from '../../src/engine/watermark/watermark-job.js';
 import { type App, createApp } from '../../src/server/app.js';
@@ -33,7 +34,7 @@ interface Served {
 async function serve(render: RenderMode, source: string): Promise<Served> {
   const engine = await testEngine();
   const { video } = await ingestVideo(engine, { source, key: KEY });
-  const queue = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
+  const queue = inProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
   const service = new LocalService(engine, { queue, baseUrl: 'http://wmark.test', render });
   const app = createApp({ service, linkBase: 'http://wmark.test', tokenTtlSeconds: 3600 });
   return {

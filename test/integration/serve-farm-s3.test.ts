@@ -15,9 +15,10 @@ import { call, keyHeaders, parseM3u8, waitFor } from '../../harness/serve-helper
 import { FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
 import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
+import { inProcessJobQueue } from '../../src/engine/app/job-runs.js';
 import { LocalService } from '../../src/engine/app/local-service.js';
 import { jobId } from '../../src/engine/jobs/job-lease.js';
-import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
+import type { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import { type RunningFarmWorker, startFarmWorker } from '../../src/farm/farm-worker.js';
 import { TaskQueue } from '../../src/farm/task-queue.js';
 import { createProcessRunner, type ProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
@@ -76,7 +77,7 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
     // Its own view of the store, as a worker on another machine has.
     workerStore = open();
     worker = await startFarmWorker({ queueUrl, store: workerStore, runner: slow, tools: { ffmpeg: FFMPEG, font: FONT }, threads: 1, concurrency: 2 });
-    jobs = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
+    jobs = inProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
     app = createApp({
       service: new LocalService(engine, { queue: jobs, baseUrl: 'http://wmark.test', render: 'on-demand' }),
       linkBase: 'http://wmark.test',

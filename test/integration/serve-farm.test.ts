@@ -12,8 +12,8 @@ import { call, ingestOverHttp, keyHeaders, parseM3u8, serveInProcess, type TestA
 import { countingRunner, FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
 import { segmentFileName } from '../../src/core/plan/segment-timing.js';
 import { createCredential } from '../../src/engine/app/credentials.js';
+import { inProcessJobQueue } from '../../src/engine/app/job-runs.js';
 import { LocalService } from '../../src/engine/app/local-service.js';
-import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import { STATUS_TIMEOUT_MS } from '../../src/farm/farm-renderer.js';
 import { type RunningFarmWorker, startFarmWorker } from '../../src/farm/farm-worker.js';
 import { TaskQueue } from '../../src/farm/task-queue.js';
@@ -111,7 +111,7 @@ describe('serve with a render farm, in process', () => {
   });
 
   it("on demand (serve's default): a player's request waits for the worker to render its segment, and the next ones follow", async () => {
-    const queue = new InProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
+    const queue = inProcessJobQueue(engine, { concurrency: 2, adoptAll: true });
     const service = new LocalService(engine, { queue, baseUrl: 'http://wmark.test', render: 'on-demand' });
     const app = createApp({ service, linkBase: 'http://wmark.test', tokenTtlSeconds: 3600 });
     const headers = keyHeaders(await createCredential(engine, 'farm on demand'));

@@ -15,7 +15,7 @@ export function registerJob(program: Command): void {
       action(async (ctx, kind: string, id: string) => {
         if (kind !== 'ingest' && kind !== 'watermark') throw new WmarkError('USAGE', `job run: expected ingest or watermark, got "${kind}"`);
         // Another process holding the job is not an error: it finishes the work, and watchers see its progress.
-        const { runJob } = await import('../../engine/jobs/job-queue.js');
+        const { runJob } = await import('../../engine/app/job-runs.js');
         await runJob(await ctx.openEngine(), { kind, id }, ctx.signal);
       }),
     );

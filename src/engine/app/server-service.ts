@@ -3,8 +3,8 @@
 // render on demand.
 import type { Engine } from '../engine.js';
 import { type SourcePolicy, serverSourcePolicy } from '../ingest/source-policy.js';
-import { InProcessJobQueue } from '../jobs/job-queue.js';
 import type { RenderMode } from '../state/state-store.js';
+import { inProcessJobQueue } from './job-runs.js';
 import { LocalService } from './local-service.js';
 
 export interface ServerServiceOptions {
@@ -25,7 +25,7 @@ export interface ServerServiceOptions {
 /** The service a server answers with, once it knows its own address (the links' default base). */
 export function serverService(engine: Engine, options: ServerServiceOptions): (baseUrl: string) => LocalService {
   const sourcePolicy = options.sourcePolicy ?? serverSourcePolicy(options.host);
-  const queue = new InProcessJobQueue(engine, {
+  const queue = inProcessJobQueue(engine, {
     ...(options.jobConcurrency !== undefined ? { concurrency: options.jobConcurrency } : {}),
     ...(options.watermarkJobConcurrency !== undefined ? { watermarkConcurrency: options.watermarkJobConcurrency } : {}),
     adoptAll: true,

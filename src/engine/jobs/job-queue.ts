@@ -1,11 +1,9 @@
 // The job-queue seam: who runs ingest and watermark jobs. This process (`wmark serve`, CLI --wait), a detached
-// `wmark job run` process (CLI --no-wait, cli/detached-job-queue.ts), or, for a render farm, workers on other
-// machines. Callers only enqueue and watch; jobs report progress through the store, whoever runs them.
+// `wmark job run` process (CLI --no-wait), or, for a render farm, workers on other machines. Callers only enqueue and
+// watch; jobs report progress through the store, whoever runs them. A queue knows no kind of job: it is handed the
+// function that runs one (engine/app/job-runs.ts, the dispatcher above the jobs).
 import { isUnavailable, leavesJobQueued } from '../../core/errors.js';
 import type { Engine } from '../engine.js';
-import { runIngestJob } from '../ingest/ingest-job.js';
-import type { SourcePolicy } from '../ingest/source-policy.js';
-import { runWatermarkJob } from '../watermark/watermark-job.js';
 import { isLeaseLive, type JobKind, jobId, LEASE_STALE_MS } from './job-lease.js';
 
 export interface JobRef {
@@ -22,14 +20,8 @@ export interface JobQueue {
   close(): Promise<void>;
 }
 
-/**
- * Runs one job in this process: the result, or undefined when another process holds it. `sourcePolicy` is what the
- * process that runs it lets sources reach: a server's, so an API client's URL is checked again when a resumed ingest
- * downloads it (its address may have changed since it was accepted).
- */
-export function runJob(engine: Engine, job: JobRef, signal?: AbortSignal, sourcePolicy?: SourcePolicy): Promise<unknown> {
-  return job.kind === 'ingest' ? runIngestJob(engine, job.id, signal, sourcePolicy) : runWatermarkJob(engine, job.id, signal);
-}
+/** Runs one job in this process: its result, or undefined when another process holds it. */
+export type JobRunner = (job: JobRef, signal: AbortSignal) => Promise<unknown>;
 
 /** How often a queue looks for jobs whose lease went stale (a process killed mid-job). */
 const SWEEP_MS = 2_500;
@@ -47,8 +39,6 @@ export interface InProcessQueueOptions {
   /** Take over any unfinished job in the data dir (a server), rather than only the ones asked for here (a CLI run). */
   adoptAll?: boolean;
   log?: (line: string) => void;
-  /** Sources a resumed ingest may read again (a server's policy); default: any (the CLI user's own jobs). */
-  sourcePolicy?: SourcePolicy;
 }
 
 export class InProcessJobQueue implements JobQueue {
@@ -65,6 +55,7 @@ export class InProcessJobQueue implements JobQueue {
 
   constructor(
     private readonly engine: Engine,
+    private readonly run: JobRunner,
     private readonly options: InProcessQueueOptions = {},
   ) {
     this.concurrency = options.concurrency ?? engine.renderer.concurrency.ingestJobs;
@@ -127,7 +118,7 @@ export class InProcessJobQueue implements JobQueue {
 
   private start(job: JobRef): void {
     const id = jobId(job.kind, job.id);
-    const run = runJob(this.engine, job, this.controller.signal, this.options.sourcePolicy)
+    const run = this.run(job, this.controller.signal)
       .then((result) => {
         if (result === undefined) this.wanted.set(id, job);
         else this.wanted.delete(id);
