@@ -139,17 +139,12 @@ export class CliContext {
       import('../engine/app/job-runs.js'),
       import('./detached-job-queue.js'),
     ]);
+    // One job at a time: each spreads its segments over every worker already.
+    const here = () => inProcessJobQueue(engine, { concurrency: 1, log: (line) => this.output.warn(line) });
     this.queue ??=
       options.queue === 'detached'
-        ? new HandOffJobQueue(engine, {
-            dataDir: engine.paths.root,
-            configFile: this.flags.config,
-            database: config.db?.url,
-            io: this.io,
-            log: (line) => this.output.warn(line),
-          })
-        : // One job at a time: each spreads its segments over every worker already.
-          inProcessJobQueue(engine, { concurrency: 1, log: (line) => this.output.warn(line) });
+        ? new HandOffJobQueue(engine, here(), { dataDir: engine.paths.root, configFile: this.flags.config, database: config.db?.url, io: this.io })
+        : here();
     return new LocalService(engine, { queue: this.queue, baseUrl: this.linkBase(options.publicUrl, config, engine.paths.root), api: options.api });
   }
 

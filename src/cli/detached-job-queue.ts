@@ -3,19 +3,25 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
-import { inProcessJobQueue } from '../engine/app/job-runs.js';
 import { dataLayout } from '../engine/data-folder/layout.js';
 import type { Engine } from '../engine/engine.js';
 import { jobId, LEASE_STALE_MS } from '../engine/jobs/job-lease.js';
-import type { InProcessJobQueue, JobQueue, JobRef } from '../engine/jobs/job-queue.js';
+import type { JobQueue, JobRef } from '../engine/jobs/job-queue.js';
 import { PACKAGE_FILES } from '../package-root.js';
-import type { CliIO } from './io.js';
+
+export interface DetachedQueueOptions {
+  dataDir: string;
+  configFile?: string;
+  database?: string | undefined;
+  /** The environment and working directory the detached process starts in: the command's own. */
+  io: { env: Readonly<Record<string, string | undefined>>; cwd: string };
+}
 
 export class DetachedJobQueue implements JobQueue {
   /** When each job was last handed to a process: not again until that process had time to take its lease. */
   private readonly started = new Map<string, number>();
 
-  constructor(private readonly options: { dataDir: string; configFile?: string; database?: string | undefined; io: Pick<CliIO, 'env' | 'cwd'> }) {}
+  constructor(private readonly options: DetachedQueueOptions) {}
 
   enqueue(job: JobRef): void {
     const id = jobId(job.kind, job.id);
@@ -57,15 +63,15 @@ export class DetachedJobQueue implements JobQueue {
  * (finished segments are kept). Ingest jobs go to the detached process at once: they have no part worth starting here.
  */
 export class HandOffJobQueue implements JobQueue {
-  private readonly here: InProcessJobQueue;
   private readonly later: DetachedJobQueue;
   private readonly started = new Map<string, JobRef>();
 
+  /** `here` runs the jobs while the command lasts (one at a time: each spreads its segments over every worker). */
   constructor(
     private readonly engine: Engine,
-    options: ConstructorParameters<typeof DetachedJobQueue>[0] & { log?: (line: string) => void },
+    private readonly here: JobQueue,
+    options: DetachedQueueOptions,
   ) {
-    this.here = inProcessJobQueue(engine, { concurrency: 1, ...(options.log ? { log: options.log } : {}) });
     this.later = new DetachedJobQueue(options);
   }
 
