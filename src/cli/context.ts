@@ -137,7 +137,7 @@ export class CliContext {
     const [{ LocalService }, { inProcessJobQueue }, { HandOffJobQueue }] = await Promise.all([
       import('../engine/app/local-service.js'),
       import('../engine/app/job-runs.js'),
-      import('./detached-job-queue.js'),
+      import('../engine/jobs/detached-job-queue.js'),
     ]);
     // One job at a time: each spreads its segments over every worker already.
     const here = () => inProcessJobQueue(engine, { concurrency: 1, log: (line) => this.output.warn(line) });

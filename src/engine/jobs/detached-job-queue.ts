@@ -3,11 +3,11 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
-import { dataLayout } from '../engine/data-folder/layout.js';
-import type { Engine } from '../engine/engine.js';
-import { jobId, LEASE_STALE_MS } from '../engine/jobs/job-lease.js';
-import type { JobQueue, JobRef } from '../engine/jobs/job-queue.js';
-import { PACKAGE_FILES } from '../package-root.js';
+import { PACKAGE_FILES } from '../../package-root.js';
+import { dataLayout } from '../data-folder/layout.js';
+import type { Engine } from '../engine.js';
+import { jobId, LEASE_STALE_MS } from './job-lease.js';
+import type { JobQueue, JobRef } from './job-queue.js';
 
 export interface DetachedQueueOptions {
   dataDir: string;
