@@ -134,17 +134,13 @@ export class CliContext {
   async localService(options: LocalOptions = {}): Promise<LocalService> {
     const config = await this.loadConfig();
     const engine = await this.openEngine();
-    const [{ LocalService }, { inProcessJobQueue }, { HandOffJobQueue }] = await Promise.all([
-      import('../engine/app/local-service.js'),
-      import('../engine/app/job-runs.js'),
-      import('../engine/jobs/detached-job-queue.js'),
-    ]);
-    // One job at a time: each spreads its segments over every worker already.
-    const here = () => inProcessJobQueue(engine, { concurrency: 1, log: (line) => this.output.warn(line) });
-    this.queue ??=
-      options.queue === 'detached'
-        ? new HandOffJobQueue(engine, here(), { dataDir: engine.paths.root, configFile: this.flags.config, database: config.db?.url, io: this.io })
-        : here();
+    const [{ LocalService }, { commandJobQueue }] = await Promise.all([import('../engine/app/local-service.js'), import('../engine/app/job-runs.js')]);
+    this.queue ??= commandJobQueue(engine, {
+      log: (line) => this.output.warn(line),
+      ...(options.queue === 'detached'
+        ? { detached: { dataDir: engine.paths.root, configFile: this.flags.config, database: config.db?.url, io: this.io } }
+        : {}),
+    });
     return new LocalService(engine, { queue: this.queue, baseUrl: this.linkBase(options.publicUrl, config, engine.paths.root), api: options.api });
   }
 

@@ -3,7 +3,8 @@
 import type { Engine } from '../engine.js';
 import { runIngestJob } from '../ingest/ingest-job.js';
 import type { SourcePolicy } from '../ingest/source-policy.js';
-import { InProcessJobQueue, type InProcessQueueOptions, type JobRef } from '../jobs/job-queue.js';
+import { type DetachedQueueOptions, HandOffJobQueue } from '../jobs/detached-job-queue.js';
+import { InProcessJobQueue, type InProcessQueueOptions, type JobQueue, type JobRef } from '../jobs/job-queue.js';
 import { runWatermarkJob } from '../watermark/watermark-job.js';
 
 /**
@@ -24,4 +25,19 @@ export interface JobQueueOptions extends InProcessQueueOptions {
 export function inProcessJobQueue(engine: Engine, options: JobQueueOptions = {}): InProcessJobQueue {
   const { sourcePolicy, ...queue } = options;
   return new InProcessJobQueue(engine, (job, signal) => runJob(engine, job, signal, sourcePolicy), queue);
+}
+
+export interface CommandQueueOptions {
+  log?: (line: string) => void;
+  /** For a command that returns before its work is done (--no-wait): where unfinished jobs are handed on. */
+  detached?: DetachedQueueOptions;
+}
+
+/**
+ * The queue of a command run: its jobs run in this process one at a time (each spreads its segments over every worker
+ * already); with `detached`, whatever is unfinished when the command ends goes on in a detached `wmark job run`.
+ */
+export function commandJobQueue(engine: Engine, options: CommandQueueOptions = {}): JobQueue {
+  const here = inProcessJobQueue(engine, { concurrency: 1, ...(options.log ? { log: options.log } : {}) });
+  return options.detached ? new HandOffJobQueue(engine, here, options.detached) : here;
 }
