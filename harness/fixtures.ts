@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SamplePlan } from '../src/core/plan/sample-clip-args.js';
-import { generateVideo } from '../src/engine/ingest/sample-video.js';
+import { generateVideo } from '../src/engine/app/sample-video.js';
 import { createProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 import { FFMPEG, FFPROBE } from './tools.js';
 

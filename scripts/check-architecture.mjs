@@ -79,7 +79,7 @@ const HEAVY = [
 const HEAVY_MODULES = [
   'engine/engine.ts',
   'engine/embedded.ts',
-  'engine/configured-engine.ts',
+  'engine/app/configured-engine.ts',
   'engine/app/local-service.ts',
   'engine/app/server-service.ts',
   'engine/app/installation-checks.ts',

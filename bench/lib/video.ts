@@ -7,7 +7,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import type { SamplePlan } from '../../src/core/plan/sample-clip-args.js';
-import { generateVideo } from '../../src/engine/ingest/sample-video.js';
+import { generateVideo } from '../../src/engine/app/sample-video.js';
 import type { MediaTools } from '../../src/ffmpeg/locate-tools.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { OUT_DIR } from './suite.js';

@@ -106,7 +106,7 @@ export class CliContext {
     // The engine (SQLite, ffmpeg, the renderers) loads here, not at start: --help and --version never pay for it.
     this.engine ??= this.loadConfig().then(async (config) => {
       const fresh = this.checkDataFolder(config);
-      const { openConfiguredEngine } = await import('../engine/configured-engine.js');
+      const { openConfiguredEngine } = await import('../engine/app/configured-engine.js');
       const engine = openConfiguredEngine(config, choice);
       if (!fresh) return engine;
       return engine.then((opened) => {

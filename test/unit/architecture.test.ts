@@ -142,11 +142,11 @@ describe('architecture check', () => {
       'cli/program.ts':
         "import { registerServe } from './commands/serve.js';\nimport { open } from './context.js';\nexport const run = () => [registerServe, open];\n",
       // A command's registration that opens the engine itself, at start.
-      'cli/commands/serve.ts': "import { openEngine } from '../../engine/configured-engine.js';\nexport const registerServe = openEngine;\n",
+      'cli/commands/serve.ts': "import { openEngine } from '../../engine/app/configured-engine.js';\nexport const registerServe = openEngine;\n",
       // The context loads the store and the ffmpeg runner only when a command asks, and names the engine's type only.
       'cli/context.ts':
         "import type { Engine } from '../engine/engine.js';\nexport const open = async (): Promise<Engine> => (await import('../engine/state/sqlite-state-store.js')).store;\nexport const ff = () => import('../ffmpeg/run-ffmpeg.js');\n",
-      'engine/configured-engine.ts': "import { store } from './state/sqlite-state-store.js';\nexport const openEngine = store;\n",
+      'engine/app/configured-engine.ts': "import { store } from '../state/sqlite-state-store.js';\nexport const openEngine = store;\n",
       'engine/engine.ts': 'export interface Engine { id: string }\n',
       'engine/state/sqlite-state-store.ts': "import Database from 'better-sqlite3';\nexport const store = { id: String(Database) };\n",
       'ffmpeg/run-ffmpeg.ts': 'export const run = 1;\n',
@@ -154,7 +154,7 @@ describe('architecture check', () => {
     const r = check(root);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain(
-      'startup: cli/main.ts -> cli/program.ts -> cli/commands/serve.ts -> engine/configured-engine.ts is a heavy part loaded at start',
+      'startup: cli/main.ts -> cli/program.ts -> cli/commands/serve.ts -> engine/app/configured-engine.ts is a heavy part loaded at start',
     );
     // What lies behind the first heavy part of a chain is not reported again; what import() loads is not reported at all.
     expect(r.stdout).not.toContain('sqlite-state-store');

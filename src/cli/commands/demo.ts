@@ -104,7 +104,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
 
 /** Steps 1 and 2: the sample video (made once) and its ingest under the demo's own key, followed to the end. */
 async function ingestSample(ctx: CliContext, engine: Engine, local: LocalService) {
-  const { generateVideo, SAMPLE, samplePath } = await import('../../engine/ingest/sample-video.js');
+  const { generateVideo, SAMPLE, samplePath } = await import('../../engine/app/sample-video.js');
   const sample = samplePath(engine.paths);
   // A rerun finds the sample and its ingest from the first run, and says so rather than what a first run does.
   ctx.output.stage(
