@@ -6,9 +6,8 @@ import type { ConfigFlags, ResolvedConfig } from '../config/load-config.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
 import { localUrl } from '../core/listen-url.js';
-import type { LocalService } from '../engine/app/local-service.js';
-import type { Deployment, Engine } from '../engine/engine.js';
-import type { JobQueue } from '../engine/jobs/job-queue.js';
+import type { Engine, EngineChoice } from '../engine/app/configured-engine.js';
+import type { LocalService, LocalServiceOptions } from '../engine/app/local-service.js';
 import type { RemoteService } from '../remote/remote-service.js';
 import { flagError } from './flag-error.js';
 import type { CliIO } from './io.js';
@@ -37,11 +36,6 @@ export interface LocalOptions {
   api?: ApiVersion;
 }
 
-/** The engine's deployment, for the commands that choose one (`serve`); others get the embedded default. */
-export interface EngineChoice {
-  deployment?: Deployment;
-}
-
 /** The service a command talks to: its kind says which, so local-only capabilities need no cast. */
 export type AnyService = LocalService | RemoteService;
 
@@ -52,7 +46,7 @@ export class CliContext {
   readonly output: Output;
   private config?: Promise<ResolvedConfig>;
   private engine?: Promise<Engine>;
-  private queue?: JobQueue;
+  private queue?: LocalServiceOptions['queue'];
   private readonly extraFlags: ConfigFlags = {};
   private bareDbTaken = false;
 
@@ -101,7 +95,10 @@ export class CliContext {
     return this.config;
   }
 
-  /** The engine on this run's data dir, opened once (closed with the run); only `serve` and the job runner hold it themselves. */
+  /**
+   * The engine on this run's data dir, opened once (closed with the run), as the command chose it (`serve` a farm's,
+   * `detect --media` one reading a farm's store; the embedded one by default); only `serve` and the job runner hold it.
+   */
   openEngine(choice: EngineChoice = {}): Promise<Engine> {
     // The engine (SQLite, ffmpeg, the renderers) loads here, not at start: --help and --version never pay for it.
     this.engine ??= this.loadConfig().then(async (config) => {

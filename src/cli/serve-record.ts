@@ -3,7 +3,7 @@
 // that tells the user when nothing answers at the address a printed link names.
 import { readFileSync, rmSync } from 'node:fs';
 import writeFileAtomic from 'write-file-atomic';
-import { dataLayout } from '../engine/data-folder/layout.js';
+import { serveRecordFile } from '../engine/app/data-folder-files.js';
 import { isAlive } from './process-alive.js';
 
 export interface ServeRecord {
@@ -19,7 +19,7 @@ export interface ServeRecord {
 }
 
 export function serveRecordPath(dataDir: string): string {
-  return dataLayout(dataDir).serveRecord;
+  return serveRecordFile(dataDir);
 }
 
 export async function writeServeRecord(dataDir: string, record: ServeRecord): Promise<void> {

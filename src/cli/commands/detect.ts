@@ -1,9 +1,10 @@
 // `wmark detect <file>`: find whose copy a leaked video is, from its invisible forensic mark.
+
 import path from 'node:path';
 import type { ChalkInstance } from 'chalk';
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
-import type { DetectResult } from '../../engine/forensic/detect.js';
+import type { LocalService } from '../../engine/app/local-service.js';
 import { action } from '../action.js';
 import { addMediaOptions, type MediaFlags, mediaFlags } from '../media-flags.js';
 import { humanDate } from '../render.js';
@@ -21,8 +22,8 @@ export function registerDetect(program: Command): void {
       const media = mediaFlags(opts, await ctx.loadConfig());
       if (media.media) {
         // Loaded only here: the store's SDK is no cost to a detect on the data folder.
-        const [{ openMediaStore }, { readingFrom }] = await Promise.all([import('../../media/open-media-store.js'), import('../../engine/embedded.js')]);
-        await ctx.openEngine({ deployment: readingFrom(openMediaStore(media.media, { endpoint: media.s3Endpoint, region: media.s3Region })) });
+        const { openMediaStore } = await import('../../media/open-media-store.js');
+        await ctx.openEngine({ media: openMediaStore(media.media, { endpoint: media.s3Endpoint, region: media.s3Region }) });
       }
       const local = await ctx.localService();
       const result = await local.detect({ key: opts.key, videoId: opts.videoId }, path.resolve(ctx.io.cwd, file), (s) => ctx.output.stage(s));
@@ -33,7 +34,7 @@ export function registerDetect(program: Command): void {
   );
 }
 
-export function renderDetect(r: DetectResult, c: ChalkInstance): string {
+export function renderDetect(r: Awaited<ReturnType<LocalService['detect']>>, c: ChalkInstance): string {
   const lines = [
     `${c.bold('leak')}       ${r.leak.file} (${r.leak.durationSeconds.toFixed(1)} s, ${r.leak.frames} frames)`,
     r.pieces.length <= 1

@@ -3,10 +3,7 @@ import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
 import { parseTrustedProxies } from '../../core/forwarded-for.js';
 import { isWildcardHost } from '../../core/listen-url.js';
-import { dataLayout } from '../../engine/data-folder/layout.js';
-import { rememberSharedMedia } from '../../engine/data-folder/shared-media.js';
-import { serverSourcePolicy } from '../../engine/ingest/source-policy.js';
-import type { RenderMode } from '../../engine/state/state-store.js';
+import type { ServerServiceOptions } from '../../engine/app/server-service.js';
 import { redactQueueUrl } from '../../farm/queue-url.js';
 import type { RunningServer } from '../../server/node-server.js';
 import { action } from '../action.js';
@@ -131,10 +128,14 @@ async function startApiServer(
   logs: ServeLog,
 ): Promise<RunningServer> {
   const { log } = logs;
-  const sourcePolicy = serverSourcePolicy(config.server.host, { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources });
   const [{ startServer }, { serverService }] = await Promise.all([import('../../server/node-server.js'), import('../../engine/app/server-service.js')]);
   return startServer({
-    service: serverService(engine, { host: config.server.host, render, sourcePolicy, log }),
+    service: serverService(engine, {
+      host: config.server.host,
+      render,
+      sources: { sourceRoots: opts.sourceRoot, allowPrivateSources: opts.allowPrivateSources },
+      log,
+    }),
     host: config.server.host,
     port: config.server.port,
     publicUrl: config.publicUrl,
@@ -189,25 +190,26 @@ async function connectFarm(url: string, dataDir: string, media: MediaFlags) {
 
 /** Says where the farm's work goes and how to start its workers, and writes down a shared store for later commands. */
 async function describeFarm(logs: ServeLog, dataDir: string, url: string, media: MediaFlags, shared: string | undefined): Promise<void> {
-  const paths = dataLayout(dataDir);
+  const { mediaFolder, rememberSharedStore } = await import('../../engine/app/data-folder-files.js');
   if (shared)
-    await rememberSharedMedia(paths, {
+    await rememberSharedStore(dataDir, {
       url: media.media!,
       ...(media.s3Endpoint ? { s3Endpoint: media.s3Endpoint } : {}),
       ...(media.s3Region ? { s3Region: media.s3Region } : {}),
     });
-  const mediaFolder = paths.media;
-  const store = shared ? [`--media ${shared}`, ...(media.s3Endpoint ? [`--s3-endpoint ${media.s3Endpoint}`] : [])].join(' ') : `--media ${mediaFolder}`;
+  const folder = mediaFolder(dataDir);
+  const store = shared ? [`--media ${shared}`, ...(media.s3Endpoint ? [`--s3-endpoint ${media.s3Endpoint}`] : [])].join(' ') : `--media ${folder}`;
   logs.log(
     [
       `render farm: segment renders, ingests and forensic preparation go to ${redactQueueUrl(url)}; this process encodes none itself.`,
-      shared
-        ? `  media: ${shared} (rendered segments and mp4s live there only); start workers with:`
-        : `  start workers on machines that mount ${mediaFolder}:`,
+      shared ? `  media: ${shared} (rendered segments and mp4s live there only); start workers with:` : `  start workers on machines that mount ${folder}:`,
       `  wmark worker --queue ${redactQueueUrl(url)} ${store}`,
     ].join('\n'),
   );
 }
+
+/** How `serve` renders new watermarks (--render). */
+type RenderMode = NonNullable<ServerServiceOptions['render']>;
 
 function renderMode(value: string | undefined): RenderMode {
   if (value === undefined || value === 'on-demand' || value === 'full') return value ?? 'on-demand';

@@ -5,7 +5,7 @@ import { WmarkError } from '../../core/errors.js';
 import type { ImageSetting, TextSetting } from '../../core/setting-types.js';
 import { sourceFileName } from '../../core/video-key.js';
 import type { apiStatus } from '../../engine/app/api-bodies.js';
-import type { WatermarkRecord } from '../../engine/state/state-store.js';
+import type { LocalService } from '../../engine/app/local-service.js';
 import { action, mergedOptions } from '../action.js';
 import { afterLinks } from '../link-check.js';
 import { humanDate, renderTable, renderWatermark } from '../render.js';
@@ -84,7 +84,7 @@ export function registerWatermarkManagement(watermark: Command): void {
 }
 
 /** What `watermark list` shows of each: enough to choose one, the settings being in `view`. */
-function summary(w: WatermarkRecord, videoKey: string, status: ReturnType<typeof apiStatus>) {
+function summary(w: Awaited<ReturnType<LocalService['listWatermarks']>>[number], videoKey: string, status: ReturnType<typeof apiStatus>) {
   const settings = w.settings as { type: string }[];
   const texts = settings.filter((s): s is TextSetting => s.type === 'TEXT').map((s) => s.content.replace(/\s+/g, ' '));
   const images = settings.filter((s): s is ImageSetting => s.type === 'IMAGE').map((s) => s.content);

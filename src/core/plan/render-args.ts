@@ -45,6 +45,9 @@ export function segmentRenderArgs(plan: SegmentRenderPlan): string[] {
   ];
 }
 
+/** Viewers per shared render: each adds an encoder to one process, so its memory and its run time grow with them. */
+export const MAX_SHARED_RENDERS = 8;
+
 export interface SharedSegmentRenderPlan extends Omit<SegmentRenderPlan, 'output' | 'filterScript'> {
   /** One output per viewer, each with its own filter chain over the one decoded input ('null' draws nothing). */
   outputs: { output: string; chain: string }[];

@@ -12,8 +12,10 @@ export interface ServerServiceOptions {
   host: string;
   /** How new watermarks are rendered (default on demand). */
   render?: RenderMode;
-  /** What API clients may make the server read when they ingest (default: the policy for `host`). */
+  /** What API clients may make the server read when they ingest (default: the policy for `host` and `sources`). */
   sourcePolicy?: SourcePolicy;
+  /** The source roots API clients may read files under, and whether they may reach private addresses (`serve`'s flags). */
+  sources?: { sourceRoots?: readonly string[]; allowPrivateSources?: boolean };
   /** How long POST /2.0/watermark waits for a new watermark to play. */
   playableTimeoutMs?: number;
   /** Ingest and watermark jobs at once (default: what the engine's renderer suits). */
@@ -24,7 +26,7 @@ export interface ServerServiceOptions {
 
 /** The service a server answers with, once it knows its own address (the links' default base). */
 export function serverService(engine: Engine, options: ServerServiceOptions): (baseUrl: string) => LocalService {
-  const sourcePolicy = options.sourcePolicy ?? serverSourcePolicy(options.host);
+  const sourcePolicy = options.sourcePolicy ?? serverSourcePolicy(options.host, options.sources);
   const queue = inProcessJobQueue(engine, {
     ...(options.jobConcurrency !== undefined ? { concurrency: options.jobConcurrency } : {}),
     ...(options.watermarkJobConcurrency !== undefined ? { watermarkConcurrency: options.watermarkJobConcurrency } : {}),

@@ -9,14 +9,14 @@ import writeFileAtomic from 'write-file-atomic';
 import { isWmarkError, WmarkError } from '../../core/errors.js';
 import { type PreparedSegment, prepareSharedSegment } from '../../core/h264/splice-segment.js';
 import { bandDrawArgs, bandDrawFilter, bandEncodeArgs } from '../../core/plan/band-plan.js';
-import { segmentRenderArgs, sharedFilterGraph, sharedSegmentRenderArgs } from '../../core/plan/render-args.js';
+import { MAX_SHARED_RENDERS, segmentRenderArgs, sharedFilterGraph, sharedSegmentRenderArgs } from '../../core/plan/render-args.js';
 import type { EncodeOptions } from '../../core/plan/x264.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import { runX264 } from '../../ffmpeg/run-x264.js';
 import type { FolderMediaStore } from '../../media/folder-store.js';
 import { clampHeld } from '../band/encode-band.js';
 import { spliceSegmentFiles } from '../band/splice-file.js';
-import { MAX_SHARED_RENDERS, type RenderListener, RenderScheduler, type RenderUrgency, type SharedRender } from './render-scheduler.js';
+import { type RenderListener, RenderScheduler, type RenderUrgency, type SharedRender } from './render-scheduler.js';
 import type { BandRender, BandStats, RendererHealth, SegmentRender, SegmentRenderer } from './segment-renderer.js';
 
 /** Where a render writes before its output is renamed into place (hidden: listings skip it). */

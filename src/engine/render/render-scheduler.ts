@@ -3,6 +3,7 @@
 // watermarks so that one viewer's window cannot starve another's, then full renders in the background. A waiting
 // urgent render takes the threads of running ahead or background renders: those are stopped and queued again.
 import { WmarkError } from '../../core/errors.js';
+import { MAX_SHARED_RENDERS } from '../../core/plan/render-args.js';
 
 /** `now`: somebody waits for it; `ahead`: a viewer will probably ask for it soon; `background`: a full render. */
 export type RenderUrgency = 'now' | 'ahead' | 'background';
@@ -23,9 +24,6 @@ export interface SharedRender {
 
 /** A background render younger than this is stopped for an urgent one; an older one is left to finish. */
 export const PREEMPT_BACKGROUND_MS = 300;
-
-/** Viewers per shared render: each adds an encoder to one process, so its memory and its run time grow with them. */
-export const MAX_SHARED_RENDERS = 8;
 
 export interface QueuedRender {
   urgency: RenderUrgency;
