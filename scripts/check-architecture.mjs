@@ -3,8 +3,8 @@
 // - an import cycle in src/, type-only imports included (a type cycle still ties two modules' meaning together);
 // - an import across the layers (core imports nothing else, the farm and the server sit on the engine, the engine
 //   never reaches the farm, the CLI or the server, and so on);
-// - an import of a folder's private modules from outside it (the state store is the engine's alone; the server reaches
-//   the engine only through its application layer, engine/app/);
+// - an import of a folder's private modules from outside it (the state store is the engine's alone; the server and the
+//   CLI reach the engine only through its application layer, engine/app/, with import() as with import);
 // - a property access that reaches through the application layer to the engine behind it (`service.engine`);
 // - a heavy package, or a heavy part of wmark (the engine, the state stores, the ffmpeg runners, the server), loaded at
 //   the CLI's start;
@@ -44,8 +44,8 @@ const ALLOWED = {
  * named public (the state store's interface and records are the engine's vocabulary; its implementations are not).
  */
 const PRIVATE = { 'engine/state/': { layers: ['engine'], public: ['engine/state/state-store.ts'] } };
-/** Layers that may import another layer only through one of its folders. */
-const GATEWAYS = { server: { engine: 'engine/app/' } };
+/** Layers that may import another layer only through one of its folders (with import() too). */
+const GATEWAYS = { server: { engine: 'engine/app/' }, cli: { engine: 'engine/app/' } };
 /** Property access that reaches through the application layer, in the layers that sit on it. */
 const REACH_THROUGH = { pattern: /\bservice\s*(?:\?\.|\.)\s*engine\b/, layers: ['server', 'cli', 'library'] };
 /**
@@ -116,6 +116,7 @@ function sources(dir, all = false) {
 const files = sources(root);
 
 const IMPORT = /^\s*(import|export)\s+(type\s+)?([^'";]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm;
+const DYNAMIC = /\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
 const PACKAGE_IMPORT = /^\s*(import|export)\s+(type\s+)?([^'";]*?\sfrom\s+)?['"]((?:@[\w.-]+\/)?[\w.-]+)(?:\/[^'"]*)?['"]/gm;
 /** Every import edge, type-only ones included: for cycles. */
 const edges = new Map();
@@ -134,9 +135,16 @@ for (const file of files) {
   const runtime = new Set();
   const from = layerOf(file);
   const fromRel = relOf(file);
-  for (const m of text.matchAll(IMPORT)) {
-    const typeOnly = Boolean(m[2]) || /^\s*\{\s*(type\s+[\w$]+\s*,?\s*)+\}\s+from\s+$/.test(m[3] ?? '');
-    const target = path.resolve(path.dirname(file), m[4]).replace(/\.js$/, '.ts');
+  // Static imports (type-only ones flagged), then import(): a module loaded later crosses the layers all the same.
+  const imports = [
+    ...[...text.matchAll(IMPORT)].map((m) => ({
+      specifier: m[4],
+      typeOnly: Boolean(m[2]) || /^\s*\{\s*(type\s+[\w$]+\s*,?\s*)+\}\s+from\s+$/.test(m[3] ?? ''),
+    })),
+    ...[...text.matchAll(DYNAMIC)].map((m) => ({ specifier: m[1], dynamic: true })),
+  ];
+  for (const { specifier, typeOnly, dynamic } of imports) {
+    const target = path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts');
     const to = layerOf(target);
     const rel = relOf(target);
     // Files at the top of src/ (version.ts) are shared by every layer.
@@ -148,6 +156,7 @@ for (const file of files) {
     }
     const gateway = GATEWAYS[from]?.[to];
     if (gateway && !rel.startsWith(gateway)) problems.push(`layer: ${fromRel} (${from}) imports ${rel}; ${from} reaches ${to} only through ${gateway}`);
+    if (dynamic) continue;
     all.add(target);
     if (!typeOnly) runtime.add(target);
   }
@@ -166,7 +175,6 @@ for (const file of files) {
 // The fences between the folders beside src/: static imports, export-froms and import() alike.
 let fencedFiles = 0;
 if (repo) {
-  const DYNAMIC = /\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
   for (const [folder, refused] of Object.entries(FENCES)) {
     if (!existsSync(path.join(repo, folder))) continue;
     for (const file of sources(path.join(repo, folder), true)) {

@@ -78,8 +78,9 @@ describe('architecture check', () => {
       'core/pure.ts': "import { store } from '../engine/state/store.js';\nexport const pure = store;\n",
       'engine/state/store.ts': 'export const store = 1;\n',
       'engine/state/state-store.ts': 'export type Record = { id: string };\n',
-      'cli/cmd.ts':
-        "import { store } from '../engine/state/store.js';\nimport type { Record } from '../engine/state/state-store.js';\nexport const cmd = store;\nexport type R = Record;\n",
+      'cli/cmd.ts': "import { store } from '../engine/state/store.js';\nexport const cmd = store;\n",
+      // The store's interface and records are public to the layers that may reach the engine's folders.
+      'farm/task.ts': "import type { Record } from '../engine/state/state-store.js';\nexport type R = Record;\n",
       'server/app.ts': "import { cmd } from '../cli/cmd.js';\nexport const app = cmd;\n",
       'version.ts': 'export const VERSION = "0";\n',
       'server/ok.ts': "import { VERSION } from '../version.js';\nexport const ok = VERSION;\n",
@@ -93,7 +94,7 @@ describe('architecture check', () => {
     expect(r.stdout).not.toContain('server/ok.ts');
   });
 
-  it('refuses the server reaching the engine around its application layer, by import or through the service', () => {
+  it('refuses the server and the CLI reaching the engine around its application layer, by import, import() or through the service', () => {
     const root = tree('gateway', {
       'engine/app/local-service.ts': 'export class LocalService { now() { return 0; } }\n',
       'engine/watermark/job.ts': 'export const ensureSegment = 1;\n',
@@ -101,13 +102,21 @@ describe('architecture check', () => {
         "import { ensureSegment } from '../engine/watermark/job.js';\nimport type { LocalService } from '../engine/app/local-service.js';\nexport const f = (s: LocalService & { engine: unknown }) => [ensureSegment, s.engine];\n",
       'server/ok.ts': "import type { LocalService } from '../engine/app/local-service.js';\nexport const g = (service: LocalService) => service.now();\n",
       'cli/cmd.ts': 'export const h = (ctx: { service: { engine: { store: unknown } } }) => ctx.service.engine.store;\n',
+      'engine/jobs/job-queue.ts': 'export interface JobQueue { close(): void }\n',
+      'cli/run.ts':
+        "import type { JobQueue } from '../engine/jobs/job-queue.js';\nexport const run = async (q: JobQueue) => [q, await import('../engine/watermark/job.js')];\n",
+      'cli/ok.ts':
+        "import type { LocalService } from '../engine/app/local-service.js';\nexport const k = async (s: LocalService) => [s, await import('../engine/app/local-service.js')];\n",
     });
     const r = check(root);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain('layer: server/routes.ts (server) imports engine/watermark/job.ts; server reaches engine only through engine/app/');
     expect(r.stdout).toContain('reach: cli/cmd.ts:1 reaches through the service to its engine');
+    expect(r.stdout).toContain('layer: cli/run.ts (cli) imports engine/jobs/job-queue.ts; cli reaches engine only through engine/app/');
+    expect(r.stdout).toContain('layer: cli/run.ts (cli) imports engine/watermark/job.ts; cli reaches engine only through engine/app/');
     expect(r.stdout).not.toContain('server/ok.ts');
-    expect(r.stdout).toContain('2 architecture problem(s) in 5 files');
+    expect(r.stdout).not.toContain('cli/ok.ts');
+    expect(r.stdout).toContain('4 architecture problem(s) in 8 files');
   });
 
   it('refuses a file over 400 lines', () => {
@@ -124,13 +133,13 @@ describe('architecture check', () => {
   it('refuses a heavy package that the CLI loads at start, naming the chain, and allows it through import()', () => {
     const root = tree('startup', {
       'cli/main.ts': "import { run } from './program.js';\nexport const main = run;\n",
-      'cli/program.ts': "import { farm } from '../engine/farm.js';\nexport const run = () => import('../engine/lazy.js');\nexport const f = farm;\n",
-      'engine/farm.ts': "import { Queue } from 'bullmq';\nimport type { Redis } from 'ioredis';\nexport const farm = Queue;\nexport type R = Redis;\n",
-      'engine/lazy.ts': "import { S3Client } from '@aws-sdk/client-s3';\nexport const s3 = S3Client;\n",
+      'cli/program.ts': "import { farm } from '../engine/app/farm.js';\nexport const run = () => import('../engine/app/lazy.js');\nexport const f = farm;\n",
+      'engine/app/farm.ts': "import { Queue } from 'bullmq';\nimport type { Redis } from 'ioredis';\nexport const farm = Queue;\nexport type R = Redis;\n",
+      'engine/app/lazy.ts': "import { S3Client } from '@aws-sdk/client-s3';\nexport const s3 = S3Client;\n",
     });
     const r = check(root);
     expect(r.status).toBe(1);
-    expect(r.stdout).toContain('startup: cli/main.ts -> cli/program.ts -> engine/farm.ts imports bullmq');
+    expect(r.stdout).toContain('startup: cli/main.ts -> cli/program.ts -> engine/app/farm.ts imports bullmq');
     expect(r.stdout).not.toContain('ioredis');
     expect(r.stdout).not.toContain('client-s3');
     expect(r.stdout).toContain('1 architecture problem(s) in 4 files');
@@ -145,8 +154,9 @@ describe('architecture check', () => {
       'cli/commands/serve.ts': "import { openEngine } from '../../engine/app/configured-engine.js';\nexport const registerServe = openEngine;\n",
       // The context loads the store and the ffmpeg runner only when a command asks, and names the engine's type only.
       'cli/context.ts':
-        "import type { Engine } from '../engine/engine.js';\nexport const open = async (): Promise<Engine> => (await import('../engine/state/sqlite-state-store.js')).store;\nexport const ff = () => import('../ffmpeg/run-ffmpeg.js');\n",
-      'engine/app/configured-engine.ts': "import { store } from '../state/sqlite-state-store.js';\nexport const openEngine = store;\n",
+        "import type { Engine } from '../engine/app/configured-engine.js';\nexport const open = async (): Promise<Engine> => (await import('../engine/app/configured-engine.js')).openEngine;\nexport const ff = () => import('../ffmpeg/run-ffmpeg.js');\n",
+      'engine/app/configured-engine.ts':
+        "import { store } from '../state/sqlite-state-store.js';\nexport type { Engine } from '../engine.js';\nexport const openEngine = store;\n",
       'engine/engine.ts': 'export interface Engine { id: string }\n',
       'engine/state/sqlite-state-store.ts': "import Database from 'better-sqlite3';\nexport const store = { id: String(Database) };\n",
       'ffmpeg/run-ffmpeg.ts': 'export const run = 1;\n',
