@@ -1,6 +1,6 @@
 // Parses `--forensic <payload>`: the 16-bit forensic payload as an integer, 2 ASCII characters or base64 of 2 bytes.
 import { WmarkError } from '../core/errors.js';
-import { decodeForensicContent } from '../core/forensic/payload.js';
+import { decodeForensicContent } from '../core/forensic-payload.js';
 
 export function parseForensicPayload(value: string): number {
   const v = value.trim();

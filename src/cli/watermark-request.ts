@@ -8,7 +8,7 @@ import type { ApiVersion } from '../core/api-version.js';
 import { type BatchRow, parseBatch } from '../core/batch-file.js';
 import { validationError, WmarkError } from '../core/errors.js';
 import { parseExpirationInput } from '../core/expiration.js';
-import { encodeForensicContent } from '../core/forensic/payload.js';
+import { encodeForensicContent } from '../core/forensic-payload.js';
 import { isHttpUrl } from '../core/http-url.js';
 import { checkMappings, templatePlaceholders } from '../core/placeholders.js';
 import { parseSettings } from '../core/setting-schema.js';

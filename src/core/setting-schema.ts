@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { withoutNullFields } from './absent-fields.js';
 import type { ApiVersion } from './api-version.js';
-import { decodeForensicContent } from './forensic/payload.js';
+import { decodeForensicContent } from './forensic-payload.js';
 import { isHttpUrl } from './http-url.js';
 import { closestKey, describeValue, inDeclaredOrder, isPlainObject, issueLines, joinPath, type Result, rejectKey } from './issue-text.js';
 import { hasPlaceholder } from './placeholders.js';

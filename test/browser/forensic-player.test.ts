@@ -13,8 +13,8 @@ import { ingestVideo, type TestEngine, testEngine, videoDir } from '../../harnes
 import { natural, tempDir } from '../../harness/fixtures.js';
 import { call, serveEngine, type TestServer } from '../../harness/serve-helpers.js';
 import { codeword, forensicKey } from '../../src/core/forensic/keyed-bits.js';
-import { encodeForensicContent } from '../../src/core/forensic/payload.js';
 import { type ForensicLayout, variantFileFor } from '../../src/core/forensic/title-layout.js';
+import { encodeForensicContent } from '../../src/core/forensic-payload.js';
 import { FORENSIC_DIR } from '../../src/engine/data-folder/layout.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { readTitleLayout } from '../../src/engine/watermark/watermark-segments.js';

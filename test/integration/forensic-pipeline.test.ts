@@ -16,11 +16,11 @@ import { call, messagesOf, serveEngine, type TestServer, waitFor } from '../../h
 import { renderDetect } from '../../src/cli/commands/detect.js';
 import { codeword, forensicKey, patternGrid } from '../../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField } from '../../src/core/forensic/pattern-image.js';
-import { encodeForensicContent } from '../../src/core/forensic/payload.js';
 import { raisedThreshold, Z_THRESHOLD } from '../../src/core/forensic/score.js';
 import { decodeSidecar } from '../../src/core/forensic/sidecar-format.js';
 import { type ForensicLayout, variantFileFor } from '../../src/core/forensic/title-layout.js';
 import { SIDECAR_DIFF_HEIGHT, SIDECAR_DIFF_WIDTH, SIDECAR_HEIGHT, SIDECAR_WIDTH, splitFrame, variantFileName } from '../../src/core/forensic/variant-plan.js';
+import { encodeForensicContent } from '../../src/core/forensic-payload.js';
 import { FORENSIC_DIR, SIDECAR_NAME } from '../../src/engine/data-folder/layout.js';
 import { detectLeak } from '../../src/engine/forensic/detect.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';

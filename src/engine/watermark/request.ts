@@ -2,7 +2,7 @@
 // it is (found or created). A watermark's identity is its video and its normalised settings, so the same request
 // always finds the same watermark; its expiration is set once, when it is created, and its images are fetched then.
 import { validationError, WmarkError } from '../../core/errors.js';
-import { offFrameIssues } from '../../core/frame-reach.js';
+import { offFrameIssues } from '../../core/plan/frame-reach.js';
 import { type ForensicSetting, isVisible, type Setting } from '../../core/setting-types.js';
 import { watermarkIdentity } from '../../core/watermark-identity.js';
 import type { Engine } from '../engine.js';

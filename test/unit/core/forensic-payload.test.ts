@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseForensicPayload } from '../../../src/cli/forensic-flag.js';
 import { isWmarkError } from '../../../src/core/errors.js';
-import { decodeForensicContent, encodeForensicContent } from '../../../src/core/forensic/payload.js';
+import { decodeForensicContent, encodeForensicContent } from '../../../src/core/forensic-payload.js';
 import { parseSettings } from '../../../src/core/setting-schema.js';
 
 const ok = (content: string, v: '1.0' | '2.0') => {

@@ -1,6 +1,6 @@
 // Unit tests for the off-frame check: text wholly outside the frame for the whole video is named by its field.
 import { describe, expect, it } from 'vitest';
-import { offFrameIssues } from '../../../src/core/frame-reach.js';
+import { offFrameIssues } from '../../../src/core/plan/frame-reach.js';
 import { parseSettings } from '../../../src/core/setting-schema.js';
 import type { ImageSetting, Setting } from '../../../src/core/setting-types.js';
 import { parsedSettings } from '../../helpers/parsed-settings.js';

@@ -1,7 +1,7 @@
 // Unit tests for watermark setting validation, normalisation, canonical form and identity.
 import { describe, expect, it } from 'vitest';
 import type { ApiVersion } from '../../../src/core/api-version.js';
-import { decodeForensicContent, encodeForensicContent } from '../../../src/core/forensic/payload.js';
+import { decodeForensicContent, encodeForensicContent } from '../../../src/core/forensic-payload.js';
 import type { Result } from '../../../src/core/issue-text.js';
 import { parseSettings, parseTemplateSettings } from '../../../src/core/setting-schema.js';
 import { DEFAULTS, IMAGE_DEFAULTS, type ImageSetting, type Setting, type TextSetting } from '../../../src/core/setting-types.js';

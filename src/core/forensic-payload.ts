@@ -1,7 +1,7 @@
 // The 16-bit FORENSIC payload and its wire forms (see docs/settings.md): 2 ASCII characters in API 1.0, base64 of
 // 2 bytes in 2.0.
-import type { ApiVersion } from '../api-version.js';
-import { quote } from '../issue-text.js';
+import type { ApiVersion } from './api-version.js';
+import { quote } from './issue-text.js';
 
 const BASE64_STANDARD = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const BASE64_URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

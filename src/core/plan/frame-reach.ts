@@ -7,9 +7,10 @@
 // that box stays outside the frame at every moment. An image's box is its drawn size, known once it is fetched (an
 // IMAGE not fetched yet is not judged). A MOVE animation counts from its start to wherever it has got by the end of
 // the video.
-import { H_FACTOR, V_FACTOR } from './plan/filter-values.js';
-import { imagePixels } from './plan/image-drawing.js';
-import type { MoveAnimation, Setting, VisibleSetting } from './setting-types.js';
+
+import type { MoveAnimation, Setting, VisibleSetting } from '../setting-types.js';
+import { H_FACTOR, V_FACTOR } from './filter-values.js';
+import { imagePixels } from './image-drawing.js';
 
 export interface Frame {
   width: number;
