@@ -51,7 +51,8 @@ import { MARK_AMPLITUDE, patternField, patternFrameYuv420 } from '../src/core/fo
 import { meanSd, type SegmentReading, scoreBook, scorePayloads, type Verdict, Z_THRESHOLD } from '../src/core/forensic/score.js';
 import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
 import { type ForensicLayout, variantFileFor } from '../src/core/forensic/title-layout.js';
-import { FORENSIC_LAYOUTS, variantArgs } from '../src/core/forensic/variant-plan.js';
+import { variantArgs } from '../src/core/forensic/variant-plan.js';
+import { FORENSIC_LAYOUTS } from '../src/core/forensic-layout.js';
 import { segmentFileName } from '../src/core/plan/segment-timing.js';
 import { FORENSIC_DIR, SIDECAR_NAME } from '../src/engine/data-folder/layout.js';
 import { type Engine, openEngine } from '../src/engine/engine.js';

@@ -5,7 +5,7 @@ import { withoutNullFields } from './absent-fields.js';
 import type { ApiVersion } from './api-version.js';
 import { validationError, WmarkError } from './errors.js';
 import { parseExpirationField } from './expiration.js';
-import { FORENSIC_LAYOUTS } from './forensic/variant-plan.js';
+import { FORENSIC_LAYOUTS } from './forensic-layout.js';
 import { describeValue, isPlainObject } from './issue-text.js';
 import { renderTemplate } from './render-template.js';
 import { parseSettings } from './setting-schema.js';

@@ -3,7 +3,7 @@
 // (engine/app/local-service.ts) and a remote service over HTTP (remote/remote-service.ts). The CLI picks one with
 // --remote; `wmark serve` puts the local one behind HTTP routes.
 import type { ApiVersion } from '../core/api-version.js';
-import type { ForensicLayoutChoice } from '../core/forensic/variant-plan.js';
+import type { ForensicLayoutChoice } from '../core/forensic-layout.js';
 
 /** POST /{v}/videos (docs/api.md, "Videos"). */
 export interface VideoRequest {

@@ -13,7 +13,7 @@ import { fixture, natural, tempDir } from '../../harness/fixtures.js';
 import { startRedis, type TestRedis } from '../../harness/redis.js';
 import { call, freePort, keyHeaders, type SpawnedServe, spawnServe, waitFor } from '../../harness/serve-helpers.js';
 import { countingRunner, FFMPEG } from '../../harness/tools.js';
-import type { ForensicLayoutChoice } from '../../src/core/forensic/variant-plan.js';
+import type { ForensicLayoutChoice } from '../../src/core/forensic-layout.js';
 import { dataLayout, FORENSIC_DIR, LAYOUT_NAME, SIDECAR_NAME } from '../../src/engine/data-folder/layout.js';
 import { loadOrCreateSecret } from '../../src/engine/data-folder/secret.js';
 import { prepareForensic } from '../../src/engine/ingest/forensic-prepare.js';

@@ -3,7 +3,8 @@
 import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { isWmarkError, WmarkError } from '../../core/errors.js';
-import { DEFAULT_FORENSIC_LAYOUT, FORENSIC_LAYOUT_TRADES, FORENSIC_LAYOUTS, type ForensicLayoutChoice } from '../../core/forensic/variant-plan.js';
+import { FORENSIC_LAYOUT_TRADES } from '../../core/forensic/variant-plan.js';
+import { DEFAULT_FORENSIC_LAYOUT, FORENSIC_LAYOUTS, type ForensicLayoutChoice } from '../../core/forensic-layout.js';
 import { isHttpUrl } from '../../core/http-url.js';
 import { defaultVideoKey } from '../../core/video-key.js';
 import type { LocalService } from '../../engine/app/local-service.js';

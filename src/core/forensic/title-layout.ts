@@ -5,17 +5,10 @@
 // aa/ab/ba/bb; shorter segments, and every segment in the 'single' layout, carry one slot in files a/b. Titles
 // prepared before slots existed have no layout file: one slot per segment, files a/b (layout v1). Serving and
 // detection read the layout file and the sidecar, never the layout choice, so titles prepared any way live side by side.
+import { DEFAULT_FORENSIC_LAYOUT, type ForensicLayoutChoice } from '../forensic-layout.js';
 import { forensicKey, patternGrid } from './keyed-bits.js';
 import { encodeSidecar } from './sidecar-format.js';
-import {
-  buildSidecar,
-  DEFAULT_FORENSIC_LAYOUT,
-  type ForensicLayoutChoice,
-  type SegmentMeasure,
-  slotsOfSegments,
-  splitFrame,
-  variantFileName,
-} from './variant-plan.js';
+import { buildSidecar, type SegmentMeasure, slotsOfSegments, splitFrame, variantFileName } from './variant-plan.js';
 
 export interface ForensicLayout {
   version: 1 | 2;

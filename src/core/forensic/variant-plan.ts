@@ -3,6 +3,7 @@
 // segment's work needs nothing of the others, so it runs in this process or on any render-farm worker alike
 // (farm/tasks/forensic-task.ts), and the sidecar built from the measurements is the same bytes either way.
 
+import { DEFAULT_FORENSIC_LAYOUT, type ForensicLayoutChoice } from '../forensic-layout.js';
 import { type EncodeOptions, x264Gop } from '../plan/x264.js';
 import type { Sidecar } from './detect-inputs.js';
 import { frameSignature, SIGNATURE_CELLS } from './frame-signature.js';
@@ -15,18 +16,6 @@ export const SIDECAR_DIFF_WIDTH = 64;
 export const SIDECAR_DIFF_HEIGHT = 36;
 /** A segment this long or longer carries two code slots (each half at least 1.5 s: enough to read after trimming margins). */
 export const SPLIT_MIN_SECONDS = 3;
-
-/**
- * How a title's segments carry the forensic code, chosen at ingest (each trades one cost for another; docs/forensic.md):
- * - 'whole': two code slots per segment (one per half), each of the four variants aa..bb encoded as the segment's one
- *   GOP. Leaks from 2 minutes; delivery about as lean as an unmarked title; four encodes per segment at ingest.
- * - 'split': two slots, each half encoded as a GOP of its own (+P and -P), the four combinations joined by stream copy.
- *   Leaks from 2 minutes and two encodes per segment, but a second keyframe in every segment, paid in bytes per view.
- * - 'single': one slot per segment, files a and b. Two encodes, delivery as lean as 'whole'; leaks from about 3.5 minutes.
- */
-export const FORENSIC_LAYOUTS = ['whole', 'split', 'single'] as const;
-export type ForensicLayoutChoice = (typeof FORENSIC_LAYOUTS)[number];
-export const DEFAULT_FORENSIC_LAYOUT: ForensicLayoutChoice = 'whole';
 
 /**
  * What each layout costs and gives, as docs/forensic.md measures it ("Choosing a layout"): the help quotes these, and a

@@ -3,7 +3,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { forensicFiles, segmentPatterns } from '../../core/forensic/title-layout.js';
-import type { ForensicLayoutChoice, SegmentMeasure } from '../../core/forensic/variant-plan.js';
+import type { SegmentMeasure } from '../../core/forensic/variant-plan.js';
+import type { ForensicLayoutChoice } from '../../core/forensic-layout.js';
 import { segmentFileName } from '../../core/plan/segment-timing.js';
 import type { EncodeOptions } from '../../core/plan/x264.js';
 import { prepareSegmentVariants } from '../../ffmpeg/forensic-variants.js';

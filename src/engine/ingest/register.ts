@@ -5,7 +5,7 @@
 import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { WmarkError } from '../../core/errors.js';
-import { DEFAULT_FORENSIC_LAYOUT, type ForensicLayoutChoice } from '../../core/forensic/variant-plan.js';
+import { DEFAULT_FORENSIC_LAYOUT, type ForensicLayoutChoice } from '../../core/forensic-layout.js';
 import { isHttpUrl } from '../../core/http-url.js';
 import { probeMedia } from '../../ffmpeg/probe-media.js';
 import { mediaKeys, scratch } from '../data-folder/layout.js';

@@ -1,5 +1,5 @@
 // Records to table rows and back: JSON columns, 0/1 flags, and the camelCase names the engine uses.
-import type { ForensicLayoutChoice } from '../../core/forensic/variant-plan.js';
+import type { ForensicLayoutChoice } from '../../core/forensic-layout.js';
 import type { CredentialsTable, JobsTable, TemplatesTable, VideosTable, WatermarksTable } from './schema.js';
 import type {
   Container,

@@ -2,7 +2,7 @@
 // interface every store implements (sql-state-store.ts, one implementation for every SQL database wmark speaks).
 import type { Container } from '../../core/api-requests.js';
 import type { Dependency } from '../../core/dependency.js';
-import type { ForensicLayoutChoice } from '../../core/forensic/variant-plan.js';
+import type { ForensicLayoutChoice } from '../../core/forensic-layout.js';
 import type { ChangeBus } from './change-bus.js';
 import type { PoolUse } from './sql-database.js';
 

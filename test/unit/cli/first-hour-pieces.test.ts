@@ -11,7 +11,8 @@ import { docPath, resolveDocRefs } from '../../../src/cli/docs.js';
 import { FlagError, flagError, fromCommanderError, numberFlag } from '../../../src/cli/flag-error.js';
 import { describeWatermark } from '../../../src/cli/follow.js';
 import { humanDate, renderWatermark } from '../../../src/cli/render.js';
-import { FORENSIC_LAYOUT_TRADES, FORENSIC_LAYOUTS, forensicStage } from '../../../src/core/forensic/variant-plan.js';
+import { FORENSIC_LAYOUT_TRADES, forensicStage } from '../../../src/core/forensic/variant-plan.js';
+import { FORENSIC_LAYOUTS } from '../../../src/core/forensic-layout.js';
 import { defaultVideoKey } from '../../../src/core/video-key.js';
 
 describe('the default key of `wmark ingest`: the file name without its extension', () => {
