@@ -5,7 +5,6 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import writeFileAtomic from 'write-file-atomic';
 import type { MediaStore } from '../../media/media-store.js';
-import type { Engine } from '../engine.js';
 import type { DataLayout } from './layout.js';
 
 /** Where a data folder's shared store is: the URL and endpoint serve was given (credentials stay the SDK's). */
@@ -20,7 +19,13 @@ export async function rememberSharedMedia(paths: Pick<DataLayout, 'sharedMedia'>
   await writeFileAtomic(paths.sharedMedia, `${JSON.stringify(record)}\n`, { encoding: 'utf8' });
 }
 
-async function rememberedStore(engine: Engine): Promise<MediaStore | undefined> {
+/** What the functions below need of an engine: its media store, and its data folder's record of a shared one. */
+interface MediaPlaces {
+  paths: Pick<DataLayout, 'sharedMedia'>;
+  media: Pick<MediaStore, 'location'>;
+}
+
+async function rememberedStore(engine: MediaPlaces): Promise<MediaStore | undefined> {
   // Most data folders never had a shared store: one stat, and the AWS SDK is never loaded.
   if (!existsSync(engine.paths.sharedMedia)) return undefined;
   const record = JSON.parse(await readFile(engine.paths.sharedMedia, 'utf8')) as SharedMediaRecord;
@@ -35,7 +40,7 @@ async function rememberedStore(engine: Engine): Promise<MediaStore | undefined> 
  * Runs `use` on every store that may hold this data folder's media: the engine's own, then a remembered shared one
  * that is not the same store. Returns what each call returned, in that order.
  */
-export async function withEveryStore<T>(engine: Engine, use: (store: MediaStore) => Promise<T>): Promise<T[]> {
+export async function withEveryStore<T>(engine: MediaPlaces & { media: MediaStore }, use: (store: MediaStore) => Promise<T>): Promise<T[]> {
   const results = [await use(engine.media)];
   const remembered = await rememberedStore(engine);
   if (!remembered) return results;
@@ -48,6 +53,6 @@ export async function withEveryStore<T>(engine: Engine, use: (store: MediaStore)
 }
 
 /** Deletes every object below a folder of the media (a watermark's, a video's) wherever this data folder keeps media. */
-export async function deleteMediaFolder(engine: Engine, folder: string): Promise<void> {
+export async function deleteMediaFolder(engine: MediaPlaces & { media: MediaStore }, folder: string): Promise<void> {
   await withEveryStore(engine, (store) => store.deletePrefix(`${folder}/`));
 }
