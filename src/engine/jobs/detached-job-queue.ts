@@ -5,8 +5,7 @@ import { mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_FILES } from '../../package-root.js';
 import { dataLayout } from '../data-folder/layout.js';
-import type { Engine } from '../engine.js';
-import { jobId, LEASE_STALE_MS } from './job-lease.js';
+import { type JobEngine, jobId, LEASE_STALE_MS } from './job-lease.js';
 import type { JobQueue, JobRef } from './job-queue.js';
 
 export interface DetachedQueueOptions {
@@ -68,7 +67,7 @@ export class HandOffJobQueue implements JobQueue {
 
   /** `here` runs the jobs while the command lasts (one at a time: each spreads its segments over every worker). */
   constructor(
-    private readonly engine: Engine,
+    private readonly engine: Pick<JobEngine, 'store'>,
     private readonly here: JobQueue,
     options: DetachedQueueOptions,
   ) {

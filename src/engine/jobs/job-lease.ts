@@ -2,9 +2,20 @@
 // process killed mid-job leaves a lease that goes stale so another one takes over, and progress is written where
 // any watcher (in this process or another) can read it.
 import { leavesJobQueued } from '../../core/errors.js';
-import type { Engine } from '../engine.js';
-import type { JobOutcome, JobProgress, JobRecord, JobWrite } from '../state/state-store.js';
+import type { JobOutcome, JobProgress, JobRecord, JobWrite, StateStore } from '../state/state-store.js';
+import type { ChangeFeed } from './change-feed.js';
 import type { JobReporter } from './job-reporter.js';
+
+/**
+ * What leases need of the engine: its store, its name as a lease owner, its clock and its change notices. The engine
+ * is one (it is built on jobs/, so jobs/ names no more of it).
+ */
+export interface JobEngine {
+  readonly store: StateStore;
+  readonly owner: string;
+  readonly now: () => number;
+  readonly changes: ChangeFeed;
+}
 
 /** A lease whose heartbeat is older than this belongs to a dead process and may be taken over. */
 export const LEASE_STALE_MS = 20_000;
@@ -64,7 +75,7 @@ export function isLeaseLive(job: JobRecord | undefined, now: number): boolean {
  * answer, so it resumes later.
  */
 export async function holdLease<T>(
-  engine: Engine,
+  engine: JobEngine,
   kind: JobKind,
   targetId: string,
   work: (report: JobReporter, lease: Lease) => Promise<T>,

@@ -2,9 +2,16 @@
 // `wmark job run` process (CLI --no-wait), or, for a render farm, workers on other machines. Callers only enqueue and
 // watch; jobs report progress through the store, whoever runs them. A queue knows no kind of job: it is handed the
 // function that runs one (engine/app/job-runs.ts, the dispatcher above the jobs).
+
+import type { DependencyListener } from '../../core/dependency.js';
 import { isUnavailable, leavesJobQueued } from '../../core/errors.js';
-import type { Engine } from '../engine.js';
-import { isLeaseLive, type JobKind, jobId, LEASE_STALE_MS } from './job-lease.js';
+import { isLeaseLive, type JobEngine, type JobKind, jobId, LEASE_STALE_MS } from './job-lease.js';
+
+/** What a queue needs of the engine beyond leases: how many jobs its renderer suits, and its dependencies' health. */
+export interface QueueEngine extends JobEngine {
+  readonly renderer: { readonly concurrency: { watermarkJobs: number; ingestJobs: number } };
+  readonly dependencies: { readonly allUp: boolean; subscribe(listener: DependencyListener): () => void };
+}
 
 export interface JobRef {
   kind: JobKind;
@@ -54,7 +61,7 @@ export class InProcessJobQueue implements JobQueue {
   private readonly unwatch: () => void;
 
   constructor(
-    private readonly engine: Engine,
+    private readonly engine: QueueEngine,
     private readonly run: JobRunner,
     private readonly options: InProcessQueueOptions = {},
   ) {
