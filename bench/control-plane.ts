@@ -17,6 +17,7 @@ import { startHaproxy, type TestHaproxy } from '../harness/haproxy.js';
 import { startPostgres, type TestPostgres } from '../harness/postgres.js';
 import { startRedis, type TestRedis } from '../harness/redis.js';
 import { call, freePort, keyHeaders, parseM3u8, type SpawnedServe, spawnServe, waitFor } from '../harness/serve-helpers.js';
+import { BatchingSocket } from '../src/engine/state/postgres-connection.js';
 import { percentile, spread } from './lib/cluster-figures.js';
 import { median } from './lib/measure.js';
 import { type InstanceConnections, openPorts, PG_KINDS, type PgKind, ticksByKind, titled } from './lib/pg-processes.js';
@@ -179,6 +180,47 @@ async function explainPrepared(url: string, sql: string, params: unknown[]): Pro
   } finally {
     await client.end();
   }
+}
+
+/**
+ * PostgreSQL CPU per call (us) of prepared statements from pools like an instance's (10 connections, 16 calls in
+ * flight): `SELECT 1` and the repeated POST's statement with a call's messages in one write, as wmark sends them, and
+ * the statement as the driver alone sends them (a write per message); the kinds in turn, over `rounds` rounds.
+ */
+async function roundTripCost(pg: TestPostgres, url: string, sql: string, params: unknown[], tickS: number, rounds = 4, calls = 4000) {
+  const batched = new pgDriver.Pool({ connectionString: url, max: 10, stream: () => new BatchingSocket() });
+  const unbatched = new pgDriver.Pool({ connectionString: url, max: 10 });
+  const post = { name: 'bench_post', text: sql, values: params };
+  const kinds = [
+    { name: 'SELECT 1', pool: batched, query: { name: 'bench_floor', text: 'SELECT 1', values: [] as unknown[] } },
+    { name: "the repeated POST's statement", pool: batched, query: post },
+    { name: 'that statement, a write per message', pool: unbatched, query: post },
+  ];
+  const usPerCall: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k.name, []]));
+  try {
+    const run = async (k: (typeof kinds)[number], n: number) => {
+      let sent = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (sent < n) {
+            sent++;
+            await k.pool.query(k.query);
+          }
+        }),
+      );
+    };
+    for (const k of kinds) await run(k, 500);
+    for (let i = 0; i < rounds; i++) {
+      for (const k of i % 2 ? [...kinds].reverse() : kinds) {
+        const before = readProcessTable();
+        await run(k, calls);
+        usPerCall[k.name]!.push((cpuSeconds(before, readProcessTable(), pg.serverPid(), 1 / tickS) / calls) * 1e6);
+      }
+    }
+  } finally {
+    await Promise.all([batched.end(), unbatched.end()]);
+  }
+  return { calls, usPerCall };
 }
 
 class World {
@@ -421,6 +463,11 @@ export const suite: Suite = {
       await pool.end();
       const capacity = done / 3;
 
+      // What one round trip costs PostgreSQL whatever the statement: its CPU per call of a prepared `SELECT 1`, against
+      // the repeated POST's statement, both from a pool as an instance's (10 connections, 16 calls in flight, a call's
+      // messages in one write), in alternating windows.
+      const roundTrip = await roundTripCost(pg, url, hottest, [pgTarget.watermarkId, 'bench-pg'], tickS);
+
       // ---- report
       const med = (key: string, f: (l: Load) => number) => median((loads.get(key) ?? []).map(f));
       const rows = configs.flatMap((c) =>
@@ -524,6 +571,13 @@ export const suite: Suite = {
         ),
         `PostgreSQL's CPU per request by the kind of process that used it (us per request; one ${fmt(tickS * 1000, 0)}-ms tick over the windows is ${split.map((x) => `${fmt((tickS / x.requests) * 1e6, 1)} us for ${x.op}`).join(', ')}):`,
         table(['process', ...OPS], [...PG_KINDS.map((k) => [k, ...split.map((x) => fmt(x.usByKind[k], 1))]), ['all', ...split.map((x) => fmt(x.totalUs, 1))]]),
+        `one round trip, whatever the statement (a prepared call from a pool like an instance's, ${roundTrip.calls} calls a window, the kinds in turn, median (min-max) of ${roundTrip.usPerCall['SELECT 1']!.length} windows each): ${Object.entries(
+          roundTrip.usPerCall,
+        )
+          .map(([k, v]) => `${k} ${fmt(median(v), 0)} us of PostgreSQL CPU (${spread(v, 0)})`)
+          .join(
+            ', ',
+          )}; at the instance's ${fmt(byCpu[0]!.instanceUs, 0)} us per repeated POST, a request of one round trip lets one PostgreSQL carry at most ${fmt(byCpu[0]!.instanceUs / median(roundTrip.usPerCall['SELECT 1']!), 1)} instances, and this statement ${fmt(byCpu[0]!.instanceUs / median(roundTrip.usPerCall["the repeated POST's statement"]!), 1)}`,
         `assumes: the database's machine has as many cores as each instance's, each instance busy at full speed with that one request, and PostgreSQL's CPU the limit (its disk, locks and connections not); ">=": PostgreSQL used under one tick`,
         `a new watermark (the ${fresh} above): ${fmt(freshDbUs, 0)} us of PostgreSQL CPU each, ${txPerWatermark > 0 ? fmt(freshDbUs / txPerWatermark, 0) : '-'} us per transaction (its renders' job writes and one instance's idle background over ${fmt(freshSeconds, 0)} s included)`,
         '',
@@ -550,6 +604,7 @@ export const suite: Suite = {
         spent,
         explained,
         split,
+        roundTrip,
         txPerWatermark,
         statements,
         capacity,
