@@ -17,9 +17,11 @@ import { startHaproxy, type TestHaproxy } from '../harness/haproxy.js';
 import { startPostgres, type TestPostgres } from '../harness/postgres.js';
 import { startRedis, type TestRedis } from '../harness/redis.js';
 import { call, freePort, keyHeaders, parseM3u8, type SpawnedServe, spawnServe, waitFor } from '../harness/serve-helpers.js';
+import { BatchingSocket } from '../src/engine/state/postgres-connection.js';
 import { percentile, spread } from './lib/cluster-figures.js';
 import { median } from './lib/measure.js';
-import { type CpuWindow, cpuSeconds, projectByCpu, readProcessTable } from './lib/process-cpu.js';
+import { type InstanceConnections, openPorts, PG_KINDS, type PgKind, ticksByKind, titled } from './lib/pg-processes.js';
+import { type CpuWindow, cpuSeconds, descendants, projectByCpu, readProcessTable } from './lib/process-cpu.js';
 import { fmt, formatMachine, numberOption, OUT_DIR, type Suite, type SuiteContext, table, warnIfDistStale } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
 
@@ -52,6 +54,7 @@ function parseOptions(ctx: SuiteContext): Options {
 interface Target {
   headers: Record<string, string>;
   body: unknown;
+  watermarkId: string;
   href: string;
   segment: string;
 }
@@ -65,11 +68,11 @@ interface Load {
   p95: number;
   failed: number;
   /** CPU used during the measured window (not the warm-up), when it was asked for. */
-  cpu?: CpuWindow;
+  cpu?: SplitWindow;
 }
 
 /** Starts a CPU window; the answer closes it, given the requests answered meanwhile. */
-type CpuMeter = () => (requests: number) => CpuWindow;
+type CpuMeter = () => (requests: number) => SplitWindow;
 
 /**
  * `concurrency` loops, each sending the next request when the last is answered, for `seconds` after a warm-up; with
@@ -127,15 +130,97 @@ function clockTick(): number {
   return 1 / (Number.isFinite(hz) && hz > 0 ? hz : 100);
 }
 
-/** Meters the CPU of one instance's process tree and of every PostgreSQL process (its postmaster's tree). */
-function cpuMeter(instancePid: number, databasePid: number, tickS: number): CpuMeter {
+/** One window's CPU, with PostgreSQL's split by the kind of process that used it (seconds). */
+interface SplitWindow extends CpuWindow {
+  databaseByKind: Record<PgKind, number>;
+}
+
+/**
+ * Meters the CPU of one instance's process tree and of every PostgreSQL process (its postmaster's tree), the latter
+ * split by kind; `listenPorts`: the client ports of every LISTEN connection to the server (the instance's among them).
+ */
+function cpuMeter(instancePid: number, databasePid: number, tickS: number, listenPorts: () => ReadonlySet<number>): () => (requests: number) => SplitWindow {
   return () => {
     const before = readProcessTable();
+    const titledBefore = titled(before, databasePid);
     return (requests) => {
       const after = readProcessTable();
-      return { instanceS: cpuSeconds(before, after, instancePid, 1 / tickS), databaseS: cpuSeconds(before, after, databasePid, 1 / tickS), requests };
+      const ports = new Set(descendants(after, instancePid).flatMap((p) => [...openPorts(p.pid)]));
+      const instance: InstanceConnections = { ports, listenPort: [...listenPorts()].find((p) => ports.has(p)) };
+      const ticks = ticksByKind(titledBefore, titled(after, databasePid), databasePid, instance);
+      return {
+        instanceS: cpuSeconds(before, after, instancePid, 1 / tickS),
+        databaseS: cpuSeconds(before, after, databasePid, 1 / tickS),
+        requests,
+        databaseByKind: Object.fromEntries(PG_KINDS.map((k) => [k, ticks[k] * tickS])) as Record<PgKind, number>,
+      };
     };
   };
+}
+
+/**
+ * EXPLAIN (ANALYZE, BUFFERS, VERBOSE) of a statement with `$n` parameters, prepared and run six times first so the plan
+ * shown is the one a pooled connection settles on; the lines, and the columns and bytes of the row it returns.
+ */
+async function explainPrepared(url: string, sql: string, params: unknown[]): Promise<{ plan: string[]; columns: number; rowBytes: number }> {
+  if (!sql) return { plan: ['(no statement recorded)'], columns: 0, rowBytes: 0 };
+  const client = new pgDriver.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const name = 'bench_hottest';
+    let last: pgDriver.QueryResult | undefined;
+    for (let i = 0; i < 6; i++) last = await client.query({ name, text: sql, values: params });
+    const row = last?.rows[0] ?? {};
+    const rowBytes = Object.values(row).reduce<number>((n, v) => n + (v === null ? 0 : Buffer.byteLength(String(v))), 0);
+    await client.query(`PREPARE ${name}_x AS ${sql}`);
+    const literals = params.map((p) => `'${String(p).replaceAll("'", "''")}'`).join(', ');
+    for (let i = 0; i < 5; i++) await client.query(`EXECUTE ${name}_x(${literals})`);
+    const plan = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS, VERBOSE) EXECUTE ${name}_x(${literals})`);
+    return { plan: plan.rows.map((r) => r['QUERY PLAN']), columns: last?.fields.length ?? 0, rowBytes };
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * PostgreSQL CPU per call (us) of prepared statements from pools like an instance's (10 connections, 16 calls in
+ * flight): `SELECT 1` and the repeated POST's statement with a call's messages in one write, as wmark sends them, and
+ * the statement as the driver alone sends them (a write per message); the kinds in turn, over `rounds` rounds.
+ */
+async function roundTripCost(pg: TestPostgres, url: string, sql: string, params: unknown[], tickS: number, rounds = 4, calls = 4000) {
+  const batched = new pgDriver.Pool({ connectionString: url, max: 10, stream: () => new BatchingSocket() });
+  const unbatched = new pgDriver.Pool({ connectionString: url, max: 10 });
+  const post = { name: 'bench_post', text: sql, values: params };
+  const kinds = [
+    { name: 'SELECT 1', pool: batched, query: { name: 'bench_floor', text: 'SELECT 1', values: [] as unknown[] } },
+    { name: "the repeated POST's statement", pool: batched, query: post },
+    { name: 'that statement, a write per message', pool: unbatched, query: post },
+  ];
+  const usPerCall: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k.name, []]));
+  try {
+    const run = async (k: (typeof kinds)[number], n: number) => {
+      let sent = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (sent < n) {
+            sent++;
+            await k.pool.query(k.query);
+          }
+        }),
+      );
+    };
+    for (const k of kinds) await run(k, 500);
+    for (let i = 0; i < rounds; i++) {
+      for (const k of i % 2 ? [...kinds].reverse() : kinds) {
+        const before = readProcessTable();
+        await run(k, calls);
+        usPerCall[k.name]!.push((cpuSeconds(before, readProcessTable(), pg.serverPid(), 1 / tickS) / calls) * 1e6);
+      }
+    }
+  } finally {
+    await Promise.all([batched.end(), unbatched.end()]);
+  }
+  return { calls, usPerCall };
 }
 
 class World {
@@ -190,7 +275,13 @@ async function prepare(base: string, cred: { clientId: string; apiKey: string },
     120_000,
     200,
   );
-  return { headers, body, href: pathOf(w.json.href as string), segment: pathOf(new URL(parseM3u8(text).segments[1]!.uri, m3u8).toString()) };
+  return {
+    headers,
+    body,
+    watermarkId: w.json.id as string,
+    href: pathOf(w.json.href as string),
+    segment: pathOf(new URL(parseM3u8(text).segments[1]!.uri, m3u8).toString()),
+  };
 }
 
 export const suite: Suite = {
@@ -225,7 +316,14 @@ export const suite: Suite = {
       // 1. Throughput through the load balancer, rounds alternating the configurations' order; with one instance on
       // PostgreSQL, the CPU that instance and PostgreSQL use too.
       const tickS = clockTick();
-      const meter = cpuMeter(pgServes[0]!.proc.child.pid!, pg.serverPid(), tickS);
+      // The LISTEN connections' client ports, to tell the instance's apart from its pool's (read again when one is new).
+      let listenPorts = new Set<number>();
+      const readListenPorts = async () => {
+        const rows = await pg.query<{ port: number }>(url, "SELECT client_port AS port FROM pg_stat_activity WHERE query LIKE 'LISTEN %'");
+        listenPorts = new Set(rows.map((r) => r.port));
+      };
+      await readListenPorts();
+      const meter = cpuMeter(pgServes[0]!.proc.child.pid!, pg.serverPid(), tickS, () => listenPorts);
       const configs = [
         { name: 'SQLite, 1 instance', ports: [sqlite.port], target: sqliteTarget },
         ...INSTANCES.map((n) => ({ name: `PostgreSQL, ${n} instance${n > 1 ? 's' : ''}`, ports: pgServes.slice(0, n).map((s) => s.port), target: pgTarget })),
@@ -290,7 +388,8 @@ export const suite: Suite = {
       await pg.query(url, 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
       const sessions = async () =>
         Number((await pg.query<{ n: string }>(url, 'SELECT sessions::text AS n FROM pg_stat_database WHERE datname = current_database()'))[0]?.n ?? 0);
-      const spent: { op: Op; sessions: number; statements: { query: string; perCall: number; planUs: number; execUs: number }[] }[] = [];
+      const spent: { op: Op; sessions: number; roundTrips: number; statements: { query: string; perCall: number; planUs: number; execUs: number }[] }[] = [];
+      let hottest = '';
       for (const op of OPS) {
         await pg.query(url, 'SELECT pg_stat_statements_reset()');
         const before = await sessions();
@@ -299,12 +398,15 @@ export const suite: Suite = {
           url,
           `SELECT regexp_replace(query, '[[:space:]]+', ' ', 'g') AS query, calls::int AS calls, total_plan_time AS plan, total_exec_time AS exec FROM pg_stat_statements
            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat%' AND query NOT LIKE '%xact_commit%'
-           ORDER BY total_plan_time + total_exec_time DESC LIMIT 5`,
+           ORDER BY total_plan_time + total_exec_time DESC`,
         );
+        if (op === 'POST existing watermark') hottest = rows[0]?.query ?? '';
         spent.push({
           op,
           sessions: (await sessions()) - before,
-          statements: rows.map((r) => ({
+          // Every statement the instance sent (BEGIN, COMMIT, SET and SELECT 1 too: utility statements are tracked), each one round trip.
+          roundTrips: rows.reduce((n, r) => n + r.calls, 0) / PER_CALL,
+          statements: rows.slice(0, 5).map((r) => ({
             query: r.query.length > 110 ? `${r.query.slice(0, 107)}...` : r.query,
             perCall: r.calls / PER_CALL,
             planUs: (r.plan / r.calls) * 1000,
@@ -312,6 +414,9 @@ export const suite: Suite = {
           })),
         });
       }
+      // What the repeated POST's statement does on the server: its plan, rows and buffers, run as the instance runs it
+      // (prepared, a generic plan after five runs).
+      const explained = await explainPrepared(url, hottest, [pgTarget.watermarkId, 'bench-pg']);
       const fresh = 5;
       await pg.query(url, 'SELECT pg_stat_statements_reset()');
       const [from, t0] = [await commits(pg, url), Date.now()];
@@ -358,6 +463,11 @@ export const suite: Suite = {
       await pool.end();
       const capacity = done / 3;
 
+      // What one round trip costs PostgreSQL whatever the statement: its CPU per call of a prepared `SELECT 1`, against
+      // the repeated POST's statement, both from a pool as an instance's (10 connections, 16 calls in flight, a call's
+      // messages in one write), in alternating windows.
+      const roundTrip = await roundTripCost(pg, url, hottest, [pgTarget.watermarkId, 'bench-pg'], tickS);
+
       // ---- report
       const med = (key: string, f: (l: Load) => number) => median((loads.get(key) ?? []).map(f));
       const rows = configs.flatMap((c) =>
@@ -400,6 +510,21 @@ export const suite: Suite = {
         ),
       }));
       const cpuFirst = byCpu.reduce((a, b) => (b.instances < a.instances ? b : a));
+      // PostgreSQL's CPU per request by the kind of process that used it, over the same windows.
+      const split = OPS.map((op) => {
+        const windows = (loads.get(`${ONE_PG}|${op}`) ?? []).flatMap((l) => (l.cpu ? [l.cpu] : []));
+        const requests = windows.reduce((n, w) => n + w.requests, 0);
+        const seconds = windows.reduce((n, w) => n + w.databaseS, 0);
+        return {
+          op,
+          usByKind: Object.fromEntries(PG_KINDS.map((k) => [k, (windows.reduce((n, w) => n + w.databaseByKind[k], 0) / requests) * 1e6])) as Record<
+            PgKind,
+            number
+          >,
+          requests,
+          totalUs: (seconds / requests) * 1e6,
+        };
+      });
       const carried = (p: { instances: number; atLeast: boolean }) => `${p.atLeast ? '>= ' : ''}${fmt(p.instances, 1)}`;
       const freshDbUs = (freshCpu.databaseS / fresh) * 1e6;
       const lines = [
@@ -422,12 +547,14 @@ export const suite: Suite = {
         ...OPS.map((op) => `${op}: ${fmt(txPerCall[op], 2)} per request`),
         `where PostgreSQL's time goes, ${PER_CALL} calls one at a time (pg_stat_statements, the 5 costliest; sessions opened meanwhile, 3 of them the bench's own):`,
         ...spent.flatMap((x) => [
-          `  ${x.op}: ${x.sessions} sessions`,
+          `  ${x.op}: ${x.sessions} sessions, ${fmt(x.roundTrips, 2)} statements (round trips) per call`,
           ...x.statements.map(
             (st) =>
               `    ${fmt(st.perCall, 2).padStart(5)}/call  plan ${fmt(st.planUs, 0).padStart(4)} us  exec ${fmt(st.execUs, 0).padStart(4)} us  ${st.query}`,
           ),
         ]),
+        `the repeated POST's statement on the server (prepared, after six runs): ${explained.columns} columns, ${explained.rowBytes} bytes of values in its row; EXPLAIN (ANALYZE, BUFFERS, VERBOSE):`,
+        ...explained.plan.map((l) => `    ${l.length > 160 ? `${l.slice(0, 157)}...` : l}`),
         `a new watermark (POST, every segment rendered on the farm, READY with its whole playlist): ${fmt(txPerWatermark, 1)}; its statements, calls per watermark (idle sweeps included):`,
         ...statements.map((st) => `  ${fmt(st.perWatermark, 1).padStart(5)}  ${st.query}`),
         '',
@@ -442,6 +569,15 @@ export const suite: Suite = {
             carried(c),
           ]),
         ),
+        `PostgreSQL's CPU per request by the kind of process that used it (us per request; one ${fmt(tickS * 1000, 0)}-ms tick over the windows is ${split.map((x) => `${fmt((tickS / x.requests) * 1e6, 1)} us for ${x.op}`).join(', ')}):`,
+        table(['process', ...OPS], [...PG_KINDS.map((k) => [k, ...split.map((x) => fmt(x.usByKind[k], 1))]), ['all', ...split.map((x) => fmt(x.totalUs, 1))]]),
+        `one round trip, whatever the statement (a prepared call from a pool like an instance's, ${roundTrip.calls} calls a window, the kinds in turn, median (min-max) of ${roundTrip.usPerCall['SELECT 1']!.length} windows each): ${Object.entries(
+          roundTrip.usPerCall,
+        )
+          .map(([k, v]) => `${k} ${fmt(median(v), 0)} us of PostgreSQL CPU (${spread(v, 0)})`)
+          .join(
+            ', ',
+          )}; at the instance's ${fmt(byCpu[0]!.instanceUs, 0)} us per repeated POST, a request of one round trip lets one PostgreSQL carry at most ${fmt(byCpu[0]!.instanceUs / median(roundTrip.usPerCall['SELECT 1']!), 1)} instances, and this statement ${fmt(byCpu[0]!.instanceUs / median(roundTrip.usPerCall["the repeated POST's statement"]!), 1)}`,
         `assumes: the database's machine has as many cores as each instance's, each instance busy at full speed with that one request, and PostgreSQL's CPU the limit (its disk, locks and connections not); ">=": PostgreSQL used under one tick`,
         `a new watermark (the ${fresh} above): ${fmt(freshDbUs, 0)} us of PostgreSQL CPU each, ${txPerWatermark > 0 ? fmt(freshDbUs / txPerWatermark, 0) : '-'} us per transaction (its renders' job writes and one instance's idle background over ${fmt(freshSeconds, 0)} s included)`,
         '',
@@ -466,6 +602,9 @@ export const suite: Suite = {
         idlePerS,
         txPerCall,
         spent,
+        explained,
+        split,
+        roundTrip,
         txPerWatermark,
         statements,
         capacity,

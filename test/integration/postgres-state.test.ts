@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../harness/cli.js';
@@ -15,6 +16,7 @@ import { waitFor } from '../../harness/serve-helpers.js';
 import { isWmarkError, type WmarkError } from '../../src/core/errors.js';
 import { openEngine } from '../../src/engine/engine.js';
 import { jobId, LEASE_STALE_MS } from '../../src/engine/jobs/job-lease.js';
+import { BatchingSocket } from '../../src/engine/state/postgres-connection.js';
 import { numberedPlaceholders, PostgresStateStore } from '../../src/engine/state/postgres-state-store.js';
 import { SCHEMA_VERSION } from '../../src/engine/state/schema.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
@@ -38,6 +40,26 @@ it('rewrites ? placeholders to $n, leaving string literals and quoted names alon
   expect(numberedPlaceholders("UPDATE jobs SET a = ?, b = 'x?''y?' WHERE \"q?\" = ? AND c IN (?, ?)")).toBe(
     "UPDATE jobs SET a = $1, b = 'x?''y?' WHERE \"q?\" = $2 AND c IN ($3, $4)",
   );
+});
+
+it("sends a tick's writes to the database in one segment, in order, and a later tick's after them", async () => {
+  const chunks: Buffer[] = [];
+  const server = net.createServer((c) => c.on('data', (d: Buffer) => chunks.push(d)));
+  const received = () => chunks.reduce((n, c) => n + c.length, 0);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const socket = new BatchingSocket();
+  try {
+    await new Promise<void>((resolve) => socket.connect((server.address() as net.AddressInfo).port, '127.0.0.1', resolve));
+    // A call's messages, as the driver writes them: one write each, all in one tick.
+    for (const part of ['bind;', 'describe;', 'execute;', 'sync;']) socket.write(Buffer.from(part));
+    await waitFor(async () => (received() === 27 ? true : undefined), 'the first call', 5_000, 10);
+    socket.write('next;', 'utf8');
+    await waitFor(async () => (received() === 32 ? true : undefined), 'the second call', 5_000, 10);
+    expect(chunks.map((c) => c.toString('utf8'))).toEqual(['bind;describe;execute;sync;', 'next;']);
+  } finally {
+    socket.destroy();
+    server.close();
+  }
 });
 
 describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${POSTGRES_MISSING}` : 'engines on one PostgreSQL database', () => {

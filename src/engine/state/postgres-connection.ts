@@ -1,8 +1,31 @@
 // Reaching a PostgreSQL database, apart from keeping state in it: the URL's check, which errors mean the database
 // cannot be reached (as opposed to a wrong statement), the message such an error becomes (never with the password),
 // and the one-shot inspection `wmark doctor` and `wmark status` make without changing anything.
+import net from 'node:net';
 import { WmarkError } from '../../core/errors.js';
 import { redactUrl, scrubUrl } from '../../core/redact-url.js';
+
+/**
+ * A TCP socket that sends what is written to it within one tick in one write. The driver writes each message of a
+ * prepared statement's call (Bind, Describe, Execute, Sync) on its own; sent one by one, they woke the server's backend
+ * for a part of the call, and it read the rest on a second wake-up (1.6 reads and 1.1 waits per call, against 1.0
+ * and 0.7 when they go together). Given to the driver as its stream (a TLS connection runs over it unchanged).
+ */
+export class BatchingSocket extends net.Socket {
+  private batching = false;
+
+  override write(...args: unknown[]): boolean {
+    if (!this.batching) {
+      this.batching = true;
+      this.cork();
+      process.nextTick(() => {
+        this.batching = false;
+        this.uncork();
+      });
+    }
+    return (super.write as (...a: unknown[]) => boolean)(...args);
+  }
+}
 
 /** One row per migration applied: version n means the first n lists of MIGRATIONS have run. */
 export const MIGRATIONS_TABLE = 'wmark_schema_migrations';

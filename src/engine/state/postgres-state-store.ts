@@ -11,7 +11,7 @@ import { redactUrl, scrubUrl } from '../../core/redact-url.js';
 import { firstLine, ProbeMonitor } from '../../media/reachability.js';
 import { CredentialCache, REVOKED } from './credential-cache.js';
 import { CHANNEL, PostgresChangeBus } from './postgres-change-bus.js';
-import { checkDatabaseUrl, isConnectionError, MIGRATIONS_TABLE, unavailable } from './postgres-connection.js';
+import { BatchingSocket, checkDatabaseUrl, isConnectionError, MIGRATIONS_TABLE, unavailable } from './postgres-connection.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import type { PoolUse, SqlDatabase, SqlStatement } from './sql-database.js';
 import { SqlStateStore } from './sql-state-store.js';
@@ -309,7 +309,13 @@ export class PostgresStateStore extends SqlStateStore {
       oid === INT8_OID || oid === NUMERIC_OID
         ? (value: string) => Number(value)
         : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser;
-    const connection = { connectionString: url, application_name: 'wmark', connectionTimeoutMillis: 10_000, types: { getTypeParser } };
+    const connection = {
+      connectionString: url,
+      application_name: 'wmark',
+      connectionTimeoutMillis: 10_000,
+      types: { getTypeParser },
+      stream: () => new BatchingSocket(),
+    };
     const pool = new pg.Pool({
       ...connection,
       max: POOL_MAX,
