@@ -118,7 +118,7 @@ export function openPorts(pid: number): Set<number> {
 }
 
 /** A process's title (its cmdline, NULs as spaces); empty when it is gone. */
-export function processTitle(pid: number): string {
+function processTitle(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
   } catch {
