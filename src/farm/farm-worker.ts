@@ -87,6 +87,90 @@ function refuse(error: WmarkError): UnrecoverableError {
   return new UnrecoverableError(failureReason(error));
 }
 
+/** What a task needs of this worker beyond the task: where to work, when to stop, and a segment's threads and images. */
+interface TaskSetting {
+  tmpDir?: string;
+  signal: AbortSignal;
+}
+
+/** Runs a task of any kind; what it made, and whether this run made it (false: it was already in the store). */
+function runTask(
+  task: FarmTask,
+  options: Pick<FarmWorkerOptions, 'store' | 'runner' | 'tools'>,
+  common: TaskSetting,
+  segment: { threads: number; images: ImageCache },
+): Promise<Omit<FarmResult<FarmTask>, 'worker'> & { rendered?: boolean; ms: number }> {
+  switch (taskKind(task)) {
+    case 'ingest':
+      return runIngestTask(task as IngestTask, options.store, options.runner, common);
+    case 'forensic-variant':
+      return runForensicTask(task as ForensicTask, options.store, options.runner, common);
+    default:
+      return runSegmentTask(task as SegmentTask, options.store, options.runner, { ...common, fontFile: options.tools.font, ...segment });
+  }
+}
+
+/**
+ * Whether this worker may render a task: planned by its own version (checked first: a newer serve's task may be of a
+ * kind this worker cannot even read) and laid out with its font. Otherwise the reason to pass it on, and a few words
+ * for the log; a task that does not parse is refused outright.
+ */
+function admit(
+  data: unknown,
+  worker: { id: string; version: string; ownFont: string | undefined; font: string },
+): { task: FarmTask } | { refused: WmarkError; because: string } {
+  const planned: unknown = (data as { version?: unknown } | undefined)?.version;
+  if (typeof planned === 'string' && planned !== worker.version) {
+    return {
+      because: `planned by wmark ${planned}, this worker is ${worker.version}`,
+      refused: new WmarkError(
+        'WORKER_VERSION_MISMATCH',
+        `worker ${worker.id} runs wmark ${worker.version} and refuses a task planned by wmark ${planned} (its output could differ)`,
+      ),
+    };
+  }
+  let task: FarmTask;
+  try {
+    task = parseFarmTask(data);
+  } catch (error) {
+    throw refuse(error as WmarkError);
+  }
+  const fontSha = 'fontSha256' in task ? task.fontSha256 : undefined;
+  if (fontSha && fontSha !== worker.ownFont) {
+    return {
+      because: 'another font',
+      refused: new WmarkError(
+        'WORKER_FONT_MISMATCH',
+        `worker ${worker.id} draws with ${worker.font}, not the font the task was laid out with (sha256 ${fontSha.slice(0, 12)}…)`,
+      ),
+    };
+  }
+  return { task };
+}
+
+/**
+ * Back to the queue, not failed: a task this worker stopped (it is stopping) or could not finish because the store did
+ * not answer. Neither is the task's fault, so neither costs one of its tries.
+ */
+async function handBack(job: Job, token: string | undefined, delayMs: number): Promise<never> {
+  if (token) await within(delayMs > 0 ? job.moveToDelayed(Date.now() + delayMs, token) : job.moveToWait(token), HAND_BACK_MS);
+  throw new DelayedError();
+}
+
+/**
+ * A task this worker must not render goes back to the queue for another worker (a farm mid-upgrade has workers of both
+ * versions); only once every connected worker has refused it does it fail, with this worker's reason.
+ */
+async function passOn(job: Job, token: string | undefined, why: WmarkError, worker: { id: string; peers: Queue; log: (line: string) => void }): Promise<never> {
+  const refusedBy = new Set<string>([...(Array.isArray(job.data?.refusedBy) ? (job.data.refusedBy as string[]) : []), worker.id]);
+  const others = (await connectedWorkers(worker.peers).catch(() => [])).filter((w) => !refusedBy.has(w.id));
+  if (others.length === 0 || !token) throw refuse(why);
+  await job.updateData({ ...job.data, refusedBy: [...refusedBy] });
+  await job.moveToDelayed(Date.now() + PASS_ON_DELAY_MS, token);
+  worker.log(`passed ${String(job.data?.output ?? job.data?.outputPrefix)} on to another worker`);
+  throw new DelayedError();
+}
+
 export async function startFarmWorker(options: FarmWorkerOptions): Promise<RunningFarmWorker> {
   const id = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const version = options.version ?? VERSION;
@@ -111,77 +195,16 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
   const peers = new Queue(TASK_QUEUE, { connection });
   peers.on('error', () => undefined);
 
-  /**
-   * A task this worker must not render goes back to the queue for another worker (a farm mid-upgrade has workers of
-   * both versions); only once every connected worker has refused it does it fail, with this worker's reason.
-   */
-  const passOn = async (job: Job, token: string | undefined, why: WmarkError): Promise<never> => {
-    const refusedBy = new Set<string>([...(Array.isArray(job.data?.refusedBy) ? (job.data.refusedBy as string[]) : []), id]);
-    const others = (await connectedWorkers(peers).catch(() => [])).filter((w) => !refusedBy.has(w.id));
-    if (others.length === 0 || !token) throw refuse(why);
-    await job.updateData({ ...job.data, refusedBy: [...refusedBy] });
-    await job.moveToDelayed(Date.now() + PASS_ON_DELAY_MS, token);
-    log(`passed ${String(job.data?.output ?? job.data?.outputPrefix)} on to another worker`);
-    throw new DelayedError();
-  };
-
-  /** Runs a task of any kind; what it made, and whether this run made it (false: it was already in the store). */
-  const run = async (task: FarmTask): Promise<Omit<FarmResult<FarmTask>, 'worker'> & { rendered?: boolean; ms: number }> => {
-    const common = { tmpDir: options.tmpDir, signal: stopping.signal };
-    switch (taskKind(task)) {
-      case 'ingest':
-        return runIngestTask(task as IngestTask, options.store, options.runner, common);
-      case 'forensic-variant':
-        return runForensicTask(task as ForensicTask, options.store, options.runner, common);
-      default:
-        return runSegmentTask(task as SegmentTask, options.store, options.runner, { ...common, fontFile: options.tools.font, threads, images });
-    }
-  };
-
-  /**
-   * Back to the queue, not failed: a task this worker stopped (it is stopping) or could not finish because the store
-   * did not answer. Neither is the task's fault, so neither costs one of its tries.
-   */
-  const handBack = async (job: Job, token: string | undefined, delayMs: number): Promise<never> => {
-    if (token) await within(delayMs > 0 ? job.moveToDelayed(Date.now() + delayMs, token) : job.moveToWait(token), HAND_BACK_MS);
-    throw new DelayedError();
-  };
-
   const render = async (job: Job, token?: string): Promise<FarmResult<FarmTask>> => {
-    // The version first: a newer serve's task may be of a kind this worker cannot even read, and is passed on.
-    const planned: unknown = job.data?.version;
     const label = String(job.data?.output ?? job.data?.outputPrefix ?? job.id);
-    if (typeof planned === 'string' && planned !== version) {
-      log(`refused ${label}: planned by wmark ${planned}, this worker is ${version}`);
-      return passOn(
-        job,
-        token,
-        new WmarkError(
-          'WORKER_VERSION_MISMATCH',
-          `worker ${id} runs wmark ${version} and refuses a task planned by wmark ${planned} (its output could differ)`,
-        ),
-      );
+    const admitted = admit(job.data, { id, version, ownFont, font: options.tools.font });
+    if ('refused' in admitted) {
+      log(`refused ${label}: ${admitted.because}`);
+      return passOn(job, token, admitted.refused, { id, peers, log });
     }
-    let task: FarmTask;
-    try {
-      task = parseFarmTask(job.data);
-    } catch (error) {
-      throw refuse(error as WmarkError);
-    }
-    const fontSha = 'fontSha256' in task ? task.fontSha256 : undefined;
-    if (fontSha && fontSha !== ownFont) {
-      log(`refused ${label}: another font`);
-      return passOn(
-        job,
-        token,
-        new WmarkError(
-          'WORKER_FONT_MISMATCH',
-          `worker ${id} draws with ${options.tools.font}, not the font the task was laid out with (sha256 ${fontSha.slice(0, 12)}…)`,
-        ),
-      );
-    }
+    const { task } = admitted;
     const what = `${taskKind(task) === 'segment' ? '' : `${taskKind(task)} `}${taskOutput(task)}`;
-    const running = run(task);
+    const running = runTask(task, options, { tmpDir: options.tmpDir, signal: stopping.signal }, { threads, images });
     inHand.add(running);
     try {
       const result = await running;
