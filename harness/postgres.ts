@@ -69,14 +69,8 @@ function serverPids(data: string): number[] {
   return [main, ...children];
 }
 
-/**
- * `durableCommits`: a commit returns only once its WAL is written out, as on a production server. The default trades
- * that for speed (a commit may be lost if the server dies within a fraction of a second), which only a test that kills
- * the server must not do: a row acknowledged and then lost is not what it tests. `statementStats`: the server loads
- * pg_stat_statements, so a benchmark can count the statements each call costs (after CREATE EXTENSION).
- */
-export async function startPostgres(options: { durableCommits?: boolean; statementStats?: boolean } = {}): Promise<TestPostgres> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-pg-'));
+/** A new cluster in `dir`/data, owned by the unprivileged user when run as root: a user with a random password. */
+function initDataDir(dir: string): { data: string; user: string; password: string } {
   const data = path.join(dir, 'data');
   const user = 'wmark';
   const password = randomBytes(12).toString('hex');
@@ -98,32 +92,49 @@ export async function startPostgres(options: { durableCommits?: boolean; stateme
   ]);
   const init = spawnSync(initCmd, initArgs, { encoding: 'utf8' });
   if (init.status !== 0) throw new Error(`initdb failed:\n${init.stdout}${init.stderr}`);
+  return { data, user, password };
+}
+
+/** The server's arguments: loopback and a socket in `socketDir` only, and the durability and statistics asked for. */
+function serverArgs(data: string, port: number, socketDir: string, options: { durableCommits?: boolean; statementStats?: boolean }): string[] {
+  return [
+    '-D',
+    data,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    `unix_socket_directories=${socketDir}`,
+    '-c',
+    'fsync=off',
+    '-c',
+    `synchronous_commit=${options.durableCommits ? 'on' : 'off'}`,
+    '-c',
+    'full_page_writes=off',
+    '-c',
+    'max_connections=200',
+    ...(options.statementStats
+      ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track_utility=on', '-c', 'pg_stat_statements.track_planning=on']
+      : []),
+  ];
+}
+
+/**
+ * `durableCommits`: a commit returns only once its WAL is written out, as on a production server. The default trades
+ * that for speed (a commit may be lost if the server dies within a fraction of a second), which only a test that kills
+ * the server must not do: a row acknowledged and then lost is not what it tests. `statementStats`: the server loads
+ * pg_stat_statements, so a benchmark can count the statements each call costs (after CREATE EXTENSION).
+ */
+export async function startPostgres(options: { durableCommits?: boolean; statementStats?: boolean } = {}): Promise<TestPostgres> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-pg-'));
+  const { data, user, password } = initDataDir(dir);
 
   let port = await freePort();
   let child: ChildProcess | undefined;
   let output = '';
   const launch = async (): Promise<void> => {
-    const [cmd, args] = asUnprivileged(binary('postgres')!, [
-      '-D',
-      data,
-      '-p',
-      String(port),
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      `unix_socket_directories=${dir}`,
-      '-c',
-      'fsync=off',
-      '-c',
-      `synchronous_commit=${options.durableCommits ? 'on' : 'off'}`,
-      '-c',
-      'full_page_writes=off',
-      '-c',
-      'max_connections=200',
-      ...(options.statementStats
-        ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track_utility=on', '-c', 'pg_stat_statements.track_planning=on']
-        : []),
-    ]);
+    const [cmd, args] = asUnprivileged(binary('postgres')!, serverArgs(data, port, dir, options));
     const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
     await untilReady(proc, {
