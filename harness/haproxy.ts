@@ -92,6 +92,36 @@ export interface TestHaproxy {
   stop(): Promise<void>;
 }
 
+/** The wmark backend's servers from `show stat`'s CSV: each one's state, sessions, retries and check. */
+function serverStates(csv: string): Record<string, ServerState> {
+  const [head, ...rows] = csv.split('\n').filter((l) => l.trim() !== '');
+  const columns = head!.replace(/^#\s*/, '').split(',');
+  const at = (row: string[], name: string) => row[columns.indexOf(name)] ?? '';
+  const out: Record<string, ServerState> = {};
+  for (const line of rows) {
+    const row = line.split(',');
+    if (at(row, 'pxname') !== 'wmark' || ['FRONTEND', 'BACKEND'].includes(at(row, 'svname'))) continue;
+    out[at(row, 'svname')] = {
+      status: at(row, 'status'),
+      sessions: Number(at(row, 'stot')),
+      retries: Number(at(row, 'wretr')),
+      redispatches: Number(at(row, 'wredis')),
+      check: at(row, 'check_status'),
+    };
+  }
+  return out;
+}
+
+/** The requests passed to a server now, from `show sess all`: which server, the method, and whether it waits on the answer. */
+function streamsOf(text: string): Stream[] {
+  return text.split(/\n(?=0x[0-9a-f]+: )/).flatMap((block) => {
+    const server = /\n\s*server=(\S+)/.exec(block)?.[1];
+    const method = /\bmeth=(\d+)/.exec(block)?.[1];
+    if (server === undefined || server === '<NONE>' || method === undefined) return [];
+    return [{ server, method: METHODS[Number(method)] ?? 'OTHER', waiting: /\breq\.st=MSG_DONE rsp\.st=MSG_RPBEFORE\b/.test(block) }];
+  });
+}
+
 /** Starts HAProxy in front of these ports (`port`: the frontend's, which a caller may have promised as a public URL). */
 export async function startHaproxy(options: { backends: readonly number[]; port?: number }): Promise<TestHaproxy> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-haproxy-'));
@@ -157,35 +187,8 @@ export async function startHaproxy(options: { backends: readonly number[]; port?
     });
   }
 
-  const servers = async (): Promise<Record<string, ServerState>> => {
-    const csv = await stats(statsSocket, 'show stat');
-    const [head, ...rows] = csv.split('\n').filter((l) => l.trim() !== '');
-    const columns = head!.replace(/^#\s*/, '').split(',');
-    const at = (row: string[], name: string) => row[columns.indexOf(name)] ?? '';
-    const out: Record<string, ServerState> = {};
-    for (const line of rows) {
-      const row = line.split(',');
-      if (at(row, 'pxname') !== 'wmark' || ['FRONTEND', 'BACKEND'].includes(at(row, 'svname'))) continue;
-      out[at(row, 'svname')] = {
-        status: at(row, 'status'),
-        sessions: Number(at(row, 'stot')),
-        retries: Number(at(row, 'wretr')),
-        redispatches: Number(at(row, 'wredis')),
-        check: at(row, 'check_status'),
-      };
-    }
-    return out;
-  };
-
-  const streams = async (): Promise<Stream[]> => {
-    const text = await stats(statsSocket, 'show sess all');
-    return text.split(/\n(?=0x[0-9a-f]+: )/).flatMap((block) => {
-      const server = /\n\s*server=(\S+)/.exec(block)?.[1];
-      const method = /\bmeth=(\d+)/.exec(block)?.[1];
-      if (server === undefined || server === '<NONE>' || method === undefined) return [];
-      return [{ server, method: METHODS[Number(method)] ?? 'OTHER', waiting: /\breq\.st=MSG_DONE rsp\.st=MSG_RPBEFORE\b/.test(block) }];
-    });
-  };
+  const servers = async (): Promise<Record<string, ServerState>> => serverStates(await stats(statsSocket, 'show stat'));
+  const streams = async (): Promise<Stream[]> => streamsOf(await stats(statsSocket, 'show sess all'));
 
   return {
     get port() {
