@@ -11,7 +11,7 @@ export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const TEST_ROOT = path.join(REPO, '.wmark-test');
 const FIXTURES = path.join(TEST_ROOT, 'fixtures');
 
-const GENERATOR = 2;
+const GENERATOR = 3;
 
 export type FixtureOptions = Omit<SamplePlan, 'output'>;
 

@@ -45,18 +45,20 @@ function sceneGraph(p: SamplePlan): string {
 /**
  * A generated test/sample video, so nothing large has to ship with the package. 'natural' is a slow camera pan over a
  * multi-scale cloud texture with film grain: real motion and texture everywhere in the frame, cheap to generate
- * (the texture is drawn once, then only cropped), and never periodic within a title.
+ * (the texture is drawn once, then only cropped), and never periodic within a title. The grain has a fixed seed and the
+ * texture's random layers are drawn on one thread, so the same options always make the same picture (the noise filter
+ * seeds itself at random otherwise, and geq's random() hands its states to threads in any order).
  */
 export function sampleVideoArgs(p: SamplePlan): string[] {
   const size = `${p.width}x${p.height}`;
   const layer = (grid: string, seed: number, chroma: boolean) =>
-    `nullsrc=s=${grid}:d=0.04,format=yuv444p,geq=lum='random(${seed})*255':cb='${chroma ? `128+60*(random(${seed + 1})-0.5)` : '128'}':cr='${chroma ? `128+60*(random(${seed + 2})-0.5)` : '128'}',scale=1920:1080:flags=bicubic`;
+    `nullsrc=s=${grid}:d=0.04,format=yuv444p,geq=threads=1:lum='random(${seed})*255':cb='${chroma ? `128+60*(random(${seed + 1})-0.5)` : '128'}':cr='${chroma ? `128+60*(random(${seed + 2})-0.5)` : '128'}',scale=1920:1080:flags=bicubic`;
   const natural =
     `${layer('40x23', 1, true)}[l0];${layer('160x90', 4, false)}[l1];${layer('640x360', 7, false)}[l2];` +
     `[l0][l1]blend=all_expr='A*0.65+B*0.35'[ab];[ab][l2]blend=c0_expr='A*0.85+B*0.15':c1_expr=A:c2_expr=A,` +
     `loop=loop=-1:size=1:start=0,setpts=N/${p.fps}/TB,` +
     `crop=1280:720:x='320+300*sin(2*PI*t/97)':y='180+170*sin(2*PI*t/131)',scale=${p.width}:${p.height}:flags=bicubic,` +
-    `noise=alls=6:allf=t,setsar=1,format=yuv420p[v]`;
+    `noise=alls=6:allf=t:all_seed=1,setsar=1,format=yuv420p[v]`;
   const flat = `color=c=0x${p.color ?? '336699'}:size=${size}:rate=${p.fps},format=yuv420p[v]`;
   const graph = p.kind === 'flat' ? flat : p.kind === 'scene' ? sceneGraph(p) : natural;
   const audio = p.audio !== false;
