@@ -28,9 +28,14 @@ export interface TrialSplit {
   machineS: number;
   /** Draw and band-encode (or full-render) processes running at once over the trial. */
   running: { mean: number; idleShare: number; fullShare: number };
-  /** Renders waiting in serve's scheduler (all urgencies) and running, from /metrics: mean and max of the samples. */
+  /** Renders waiting in serve's scheduler (all urgencies; `now`: a player waits for it) and running, from /metrics. */
   waiting: { mean: number; max: number };
+  waitingNow: { mean: number; max: number };
   inFlight: { mean: number; max: number };
+  /** Each second: renders waiting (all, and those a player waits for), running, and serve's CPU seconds so far (children that ended included). */
+  timeline: { t: number; waiting: number; now: number; inFlight: number; cpuS: number }[];
+  /** Renders running in the samples where some waited. */
+  inFlightWhileWaiting: { mean: number; max: number };
 }
 
 async function processTicks(pid: number): Promise<{ self: number; children: number }> {
@@ -56,12 +61,25 @@ export async function startSplit(
   const t0 = performance.now();
   const epoch0 = Date.now() / 1000;
   let endS: number | undefined;
-  const samples: { waiting: number; inFlight: number }[] = [];
+  const samples: { t: number; waiting: number; now: number; inFlight: number; cpuS: number }[] = [];
   const timer = setInterval(() => {
     if (endS !== undefined) return;
+    const t = (performance.now() - t0) / 1000;
+    const cpu = processTicks(pid).then(
+      (p) => p.self + p.children,
+      () => NaN,
+    );
     fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) })
       .then((r) => r.text())
-      .then((text) => samples.push({ waiting: gauge(text, 'wmark_renders_waiting{'), inFlight: gauge(text, 'wmark_renders_in_flight ') }))
+      .then(async (text) =>
+        samples.push({
+          t,
+          cpuS: await cpu,
+          waiting: gauge(text, 'wmark_renders_waiting{'),
+          now: gauge(text, 'wmark_renders_waiting{urgency="now"}'),
+          inFlight: gauge(text, 'wmark_renders_in_flight '),
+        }),
+      )
       .catch(() => undefined);
   }, SAMPLE_MS);
   let busyEnd = NaN;
@@ -89,7 +107,10 @@ export async function startSplit(
         machineS: (Number.isNaN(busyEnd) ? machineBusySeconds() : busyEnd) - busy0,
         running: concurrency(renders, epoch0, epoch0 + wallS, 2),
         waiting: stats(samples.map((s) => s.waiting)),
+        waitingNow: stats(samples.map((s) => s.now)),
         inFlight: stats(samples.map((s) => s.inFlight)),
+        inFlightWhileWaiting: stats(samples.filter((s) => s.waiting > 0).map((s) => s.inFlight)),
+        timeline: samples.sort((a, b) => a.t - b.t),
       };
     },
   };
@@ -116,6 +137,9 @@ export function splitReport(label: string, s: TrialSplit): string[] {
     table(['part', 'runs', 'CPU s per s of video per viewer', 'share %'], rows, [undefined, undefined, 4, 1]),
     `  2 cores / ${fmt(perViewer, 4)} CPU s per viewer-second = ${fmt(2 / perViewer, 1)} real-time viewers if CPU were all that counted`,
     `  serve used ${fmt(total / s.wallS)} cores over the trial (the machine ${fmt(s.machineS / s.wallS)}, other processes included); renders (draw, band encode, full) running at once: mean ${fmt(s.running.mean)}, none ${fmt(100 * s.running.idleShare, 0)} % of the time, 2 or more ${fmt(100 * s.running.fullShare, 0)} %`,
-    `  scheduler (/metrics each second): waiting mean ${fmt(s.waiting.mean)} max ${fmt(s.waiting.max, 0)}; in flight mean ${fmt(s.inFlight.mean)} max ${fmt(s.inFlight.max, 0)}`,
+    `  each second, waiting (player) / running / serve's cores: ${s.timeline
+      .map((x, i) => `${x.waiting}(${x.now})/${x.inFlight}/${i ? fmt((x.cpuS - s.timeline[i - 1]!.cpuS) / (x.t - s.timeline[i - 1]!.t), 1) : '-'}`)
+      .join(' ')}`,
+    `  scheduler (/metrics each second): waiting mean ${fmt(s.waiting.mean)} max ${fmt(s.waiting.max, 0)} (a player waits for: mean ${fmt(s.waitingNow.mean)} max ${fmt(s.waitingNow.max, 0)}); in flight mean ${fmt(s.inFlight.mean)} max ${fmt(s.inFlight.max, 0)}, while some wait ${fmt(s.inFlightWhileWaiting.mean)}`,
   ];
 }
