@@ -23,12 +23,16 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
         },
       },
-      { extends: true, test: { name: 'integration', sequence: { groupOrder: 1 }, include: ['test/integration/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },
-      { extends: true, test: { name: 'e2e', sequence: { groupOrder: 1 }, include: ['test/e2e/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },
-      { extends: true, test: { name: 'browser', sequence: { groupOrder: 1 }, include: ['test/browser/**/*.test.ts'], pool: 'forks', testTimeout: 180_000, hookTimeout: 180_000, fileParallelism: false } },
+      // Integration and end-to-end files spend most of their time waiting (on servers, ffmpeg, HTTP, timers), so two
+      // run at once: on a 2-core machine vitest's default would run one at a time and leave a core idle for most of
+      // the suite. Tests that bound a time (an answer within 5 s while a dependency is down) leave room for the file
+      // beside them. The browser and slow projects run their files one at a time, so each has a group of its own.
+      { extends: true, test: { name: 'integration', sequence: { groupOrder: 1 }, maxWorkers: 2, include: ['test/integration/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },
+      { extends: true, test: { name: 'e2e', sequence: { groupOrder: 1 }, maxWorkers: 2, include: ['test/e2e/**/*.test.ts'], pool: 'forks', testTimeout: 120_000, hookTimeout: 180_000 } },
+      { extends: true, test: { name: 'browser', sequence: { groupOrder: 2 }, include: ['test/browser/**/*.test.ts'], pool: 'forks', testTimeout: 180_000, hookTimeout: 180_000, fileParallelism: false } },
       // Long or statistical tests (10,000 null trials, camcorder runs, long titles): only with WMARK_SLOW=1.
       ...(process.env.WMARK_SLOW === '1'
-        ? [{ extends: true as const, test: { name: 'slow', sequence: { groupOrder: 1 }, include: ['test/slow/**/*.test.ts'], pool: 'forks' as const, testTimeout: 1_800_000, hookTimeout: 1_800_000, fileParallelism: false } }]
+        ? [{ extends: true as const, test: { name: 'slow', sequence: { groupOrder: 3 }, include: ['test/slow/**/*.test.ts'], pool: 'forks' as const, testTimeout: 1_800_000, hookTimeout: 1_800_000, fileParallelism: false } }]
         : []),
     ],
   },
