@@ -1,0 +1,237 @@
+// Band rendering on the render farm, with real processes: a private redis-server, an S3-protocol server (s3rver) on
+// loopback, `wmark serve --queue --media s3://…` and `wmark worker`s sharing only the bucket. A worker with the patched
+// x264 ingests the title and makes its band media in the bucket; a mark that fits the bottom band is rendered by
+// that worker as the band alone, spliced into the shared encode (decoded: the shared encode's pixels outside the
+// band, the mark inside it, where the settings put it); `watermark view` says `band`, and serve's /metrics counts the
+// workers' band renders. A worker without the patched x264 renders the same kind of mark in full and says why once.
+// Skipped, saying why, without the patched x264.
+import { execFile } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWmark } from '../../harness/cli-helpers.js';
+import { killSpawned, type SpawnedWorker, spawnWorker } from '../../harness/cluster.js';
+import { natural, tempDir } from '../../harness/fixtures.js';
+import { startRedis, type TestRedis } from '../../harness/redis.js';
+import { startS3, type TestS3 } from '../../harness/s3.js';
+import { bearer, call, freePort, ingestOverHttp, keyHeaders, type SpawnedServe, spawnServe, waitFor } from '../../harness/serve-helpers.js';
+import { FFMPEG } from '../../harness/tools.js';
+import { bandKeys } from '../../src/engine/band/band-media.js';
+import { locateBandX264 } from '../../src/ffmpeg/locate-x264.js';
+import type { MediaStore } from '../../src/media/media-store.js';
+import { openMediaStore } from '../../src/media/open-media-store.js';
+import { decodeFrame, decodesCleanly } from '../helpers/media.js';
+
+const X264 = locateBandX264({ ...process.env, WMARK_BAND: undefined });
+if (!X264) console.warn('farm band render tests skipped: no patched x264 (run scripts/build-x264.sh, or set WMARK_X264)');
+const TITLE = X264
+  ? 'band renders on farm workers (patched x264)'
+  : 'band renders on farm workers: skipped, no patched x264 (run scripts/build-x264.sh, or set WMARK_X264)';
+
+const run = promisify(execFile);
+const BUCKET = 'wmark-band';
+const MEDIA = `s3://${BUCKET}/farm`;
+const [W, H] = [320, 180];
+/** The bottom band of a 320x180 title: macroblock rows 9-12, pixel rows 144-180. */
+const BAND = { y: 144, h: H - 144 };
+const ABOVE = { y: 0, h: 144 };
+/** Red, opaque, no shadow, at the bottom centre: inside the bottom band. */
+const FITS = {
+  x: 0.5,
+  y: 0.96,
+  align: 'CENTER',
+  verticalAlign: 'BOTTOM',
+  fontSize: 0.08,
+  fontColor: 'FF0000',
+  fontOpacity: 1,
+  shadowOpacity: 0,
+};
+
+let redis: TestRedis;
+let s3: TestS3;
+let store: MediaStore;
+let work: string;
+let serve: { proc: SpawnedServe; base: string; headers: Record<string, string>; dataDir: string };
+const serves: SpawnedServe[] = [];
+const workers: SpawnedWorker[] = [];
+
+/** A worker on the bucket; band rendering on unless its x264 is not there. */
+async function worker(name: string, x264: string): Promise<SpawnedWorker> {
+  const home = path.join(work, `${name}-home`);
+  const w = await spawnWorker(['--queue', redis.url, '--media', MEDIA, '--s3-endpoint', s3.endpoint, '--threads', '1'], {
+    ...s3.env,
+    WMARK_BAND: 'on',
+    WMARK_X264: x264,
+    WMARK_HOME: home,
+    WMARK_CONFIG_DIR: path.join(home, 'config'),
+  });
+  workers.push(w);
+  return w;
+}
+
+async function stopWorkers(): Promise<void> {
+  await killSpawned(workers, []);
+}
+
+async function md5s(file: string, crop: { y: number; h: number }): Promise<string[]> {
+  const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', file, '-an', '-vf', `crop=${W}:${crop.h}:0:${crop.y}`, '-f', 'framemd5', '-'], {
+    maxBuffer: 64 << 20,
+  });
+  return stdout
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => line.trim().split(/\s+/).at(-1)!);
+}
+
+/** The rows of a frame's strongly red pixels (the mark), and their mean x. */
+async function redPixels(file: string): Promise<{ count: number; top: number; bottom: number; cx: number }> {
+  const frame = await decodeFrame(file, 0.1, { width: W, height: H });
+  const red: { x: number; y: number }[] = [];
+  for (let y = 0; y < H; y++)
+    for (let x = 0; x < W; x++) {
+      const i = 3 * (y * W + x);
+      if (frame.data[i]! - Math.max(frame.data[i + 1]!, frame.data[i + 2]!) > 120) red.push({ x, y });
+    }
+  const ys = red.map((p) => p.y);
+  return { count: red.length, top: Math.min(...ys), bottom: Math.max(...ys), cx: red.reduce((n, p) => n + p.x, 0) / red.length };
+}
+
+async function metric(name: string): Promise<string[]> {
+  const r = await call(serve.base, 'GET', '/metrics');
+  return r.text.split('\n').filter((line) => line.startsWith(name));
+}
+
+/** A watermark of `text` in the bottom band, every segment rendered (serve --render full); its id. */
+async function watermark(text: string): Promise<string> {
+  const posted = await call(serve.base, 'POST', '/1.0/watermark', {
+    headers: serve.headers,
+    body: { key: 'band-clip', containers: ['m3u8'], settings: [{ ...FITS, content: text }] },
+  });
+  expect(posted.status, posted.text).toBe(201);
+  await waitFor(
+    async () => {
+      const r = await call(serve.base, 'GET', posted.json.href as string);
+      expect(r.json.status, r.text).not.toBe('FAILED');
+      return r.json.status === 'READY' ? true : undefined;
+    },
+    'the watermark to be READY',
+    240_000,
+    250,
+  );
+  return posted.json.id as string;
+}
+
+/** `wmark watermark view` on serve's data folder: which render the watermark gets, and why. */
+async function view(id: string): Promise<{ strategy: string; reason: string }> {
+  const proc = startWmark(['--data-dir', serve.dataDir, '--json', 'watermark', 'view', id], {
+    env: { ...s3.env, WMARK_BAND: 'on', WMARK_X264: X264!, WMARK_CONFIG_DIR: path.join(work, 'cli-config') },
+  });
+  const done = await proc.done;
+  expect(done.code, proc.stderr()).toBe(0);
+  return JSON.parse(proc.stdout()).render;
+}
+
+describe.skipIf(!X264)(TITLE, () => {
+  let videoId: string;
+  let segments: number;
+
+  beforeAll(async () => {
+    let source: string;
+    [redis, s3, source] = await Promise.all([startRedis(), startS3({ buckets: [BUCKET] }), natural(4)]);
+    work = tempDir('farm-band');
+    store = openMediaStore(MEDIA, { endpoint: s3.endpoint, credentials: s3.credentials });
+    const dataDir = path.join(work, 'serve');
+    mkdirSync(dataDir, { recursive: true });
+    const proc = spawnServe(
+      dataDir,
+      ['--port', String(await freePort()), '--workers', '1', '--render', 'full', '--queue', redis.url, '--media', MEDIA, '--s3-endpoint', s3.endpoint],
+      { ...s3.env, WMARK_BAND: 'on' },
+    );
+    serves.push(proc);
+    const base = await proc.url;
+    const clientId = /client id:\s+(wmc_\S+)/.exec(proc.stderr())![1]!;
+    const apiKey = /API key:\s+(wmk_\S+)/.exec(proc.stderr())![1]!;
+    const token = (await call(base, 'GET', '/1.0/authenticate/accessToken', { headers: keyHeaders({ clientId, apiKey }) })).json.token as string;
+    serve = { proc, base, headers: bearer(token), dataDir };
+    await worker('banded', X264!);
+    const { video } = await ingestOverHttp(serve.base, serve.headers, source, 'band-clip', '1.0');
+    videoId = video.id as string;
+    segments = video.segments as number;
+  }, 300_000);
+
+  afterAll(async () => {
+    await killSpawned(workers, serves);
+    store?.close();
+    await s3?.stop();
+    await redis?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('the worker that ingests makes the band media in the bucket: the bands, and per segment a shared segment, its frame types and the rows', async () => {
+    const meta = JSON.parse((await store.read(bandKeys.meta(videoId))).toString('utf8'));
+    expect(meta).toMatchObject({
+      width: W,
+      height: H,
+      bands: [
+        { top: 0, bottom: 3 },
+        { top: 9, bottom: 12 },
+      ],
+      rows: 'nut',
+    });
+    const keys = await store.list(`videos/${videoId}/band/`);
+    for (let k = 0; k < segments; k++) {
+      expect(keys).toContain(bandKeys.shared(videoId, k));
+      expect(keys).toContain(bandKeys.qpfile(videoId, k));
+      for (const b of [0, 1]) expect(keys).toContain(bandKeys.rows(videoId, b, k, 'nut'));
+    }
+    expect((await store.read(bandKeys.qpfile(videoId, 0))).toString('utf8')).toMatch(/^0 I -1\n1 P -1\n/);
+  });
+
+  it('a mark that fits the bottom band: the view says band, the worker splices every segment, the shared encode outside the band and the mark inside it', async () => {
+    const id = await watermark('farm band 42');
+    expect(await view(id)).toEqual({ strategy: 'band', reason: expect.stringMatching(/^the mark reaches rows \d+-\d+, inside the band at rows 144-180$/) });
+    expect(await metric('wmark_band_renders_total')).toEqual([`wmark_band_renders_total ${segments}`]);
+    expect(await metric('wmark_band_fallbacks_total{')).toEqual([]);
+    const out = workers[0]!.stderr();
+    expect(out).toContain(`band rendering with ${X264}`);
+    expect(out.match(new RegExp(`rendered watermarks/${videoId}/${id}/seg_\\d{5}\\.ts \\(band\\)`, 'g'))).toHaveLength(segments);
+    for (const k of [0, segments - 1]) {
+      const name = `seg_${String(k).padStart(5, '0')}.ts`;
+      const [spliced, shared] = [path.join(work, `band-${name}`), path.join(work, `shared-${name}`)];
+      writeFileSync(spliced, await store.read(`watermarks/${videoId}/${id}/${name}`));
+      writeFileSync(shared, await store.read(bandKeys.shared(videoId, k)));
+      await decodesCleanly(spliced);
+      // The gate's outside half, bit for bit: above the band the spliced segment decodes as the shared encode.
+      expect(await md5s(spliced, ABOVE)).toEqual(await md5s(shared, ABOVE));
+      expect(await md5s(spliced, BAND)).not.toEqual(await md5s(shared, BAND));
+      // The mark's red pixels: in the band, centred.
+      const red = await redPixels(spliced);
+      expect(red.count).toBeGreaterThan(40);
+      expect(red.top).toBeGreaterThanOrEqual(BAND.y);
+      expect(red.bottom).toBeLessThanOrEqual(Math.ceil(0.985 * H));
+      expect(Math.abs(red.cx - W / 2)).toBeLessThan(12);
+    }
+  });
+
+  it('a worker without the patched x264 renders such a mark in full, says why once, and serve counts it', async () => {
+    await stopWorkers();
+    const plain = await worker('plain', path.join(work, 'no-such-x264'));
+    const id = await watermark('farm full 42');
+    expect(await view(id)).toMatchObject({ strategy: 'band' });
+    expect(await metric('wmark_band_fallbacks_total{')).toEqual([`wmark_band_fallbacks_total{reason="BAND_OFF"} ${segments}`]);
+    const said = plain.stderr().match(/band rendering off: patched x264 not found[^\n]*/g);
+    expect(said).toEqual([expect.stringContaining('segments that fit a band are rendered in full on this worker')]);
+    expect(plain.stderr()).not.toContain('(band)');
+    const name = 'seg_00000.ts';
+    const [full, shared] = [path.join(work, `full-${name}`), path.join(work, `shared-full-${name}`)];
+    writeFileSync(full, await store.read(`watermarks/${videoId}/${id}/${name}`));
+    writeFileSync(shared, await store.read(bandKeys.shared(videoId, 0)));
+    await decodesCleanly(full);
+    // A whole picture encoded again: nothing of it is the shared encode's, and the mark is where the settings put it.
+    expect(await md5s(full, ABOVE)).not.toEqual(await md5s(shared, ABOVE));
+    const red = await redPixels(full);
+    expect(red.count).toBeGreaterThan(40);
+    expect(red.top).toBeGreaterThanOrEqual(BAND.y);
+  });
+});
