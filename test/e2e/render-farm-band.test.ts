@@ -6,7 +6,7 @@
 // workers' band renders. A worker without the patched x264 renders the same kind of mark in full and says why once.
 // Skipped, saying why, without the patched x264.
 import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,6 +102,27 @@ async function metric(name: string): Promise<string[]> {
   return r.text.split('\n').filter((line) => line.startsWith(name));
 }
 
+/** The lines of `name` once they are `expected` (a render's result may be counted just after its segment is READY). */
+async function metricSettles(name: string, expected: string[]): Promise<void> {
+  let last: string[] = [];
+  await waitFor(
+    async () => {
+      last = await metric(name);
+      return JSON.stringify(last) === JSON.stringify(expected) ? true : undefined;
+    },
+    `${name} to be ${expected.join(', ')}`,
+    15_000,
+    200,
+  ).catch(() => expect(last).toEqual(expected));
+}
+
+/** Waits until `worker`'s log has `count` lines matching `pattern` (a global regex), and no more. */
+async function logSettles(worker: SpawnedWorker, pattern: RegExp, count: number): Promise<void> {
+  const found = () => worker.stderr().match(pattern)?.length ?? 0;
+  await waitFor(() => (found() >= count ? true : undefined), `${count} log lines like ${pattern}`, 15_000, 100).catch(() => undefined);
+  expect(found(), worker.stderr()).toBe(count);
+}
+
 /** A watermark of `text` in the bottom band, every segment rendered (serve --render full); its id. */
 async function watermark(text: string): Promise<string> {
   const posted = await call(serve.base, 'POST', '/1.0/watermark', {
@@ -191,11 +212,11 @@ describe.skipIf(!X264)(TITLE, () => {
   it('a mark that fits the bottom band: the view says band, the worker splices every segment, the shared encode outside the band and the mark inside it', async () => {
     const id = await watermark('farm band 42');
     expect(await view(id)).toEqual({ strategy: 'band', reason: expect.stringMatching(/^the mark reaches rows \d+-\d+, inside the band at rows 144-180$/) });
-    expect(await metric('wmark_band_renders_total')).toEqual([`wmark_band_renders_total ${segments}`]);
+    await metricSettles('wmark_band_renders_total', [`wmark_band_renders_total ${segments}`]);
     expect(await metric('wmark_band_fallbacks_total{')).toEqual([]);
-    const out = workers[0]!.stderr();
-    expect(out).toContain(`band rendering with ${X264}`);
-    expect(out.match(new RegExp(`rendered watermarks/${videoId}/${id}/seg_\\d{5}\\.ts \\(band\\)`, 'g'))).toHaveLength(segments);
+    expect(workers[0]!.stderr()).toContain(`band rendering with ${X264}`);
+    const spliced = new RegExp(`rendered watermarks/${videoId}/${id}/seg_\\d{5}\\.ts \\(band\\)`, 'g');
+    await logSettles(workers[0]!, spliced, segments);
     for (const k of [0, segments - 1]) {
       const name = `seg_${String(k).padStart(5, '0')}.ts`;
       const [spliced, shared] = [path.join(work, `band-${name}`), path.join(work, `shared-${name}`)];
@@ -219,7 +240,7 @@ describe.skipIf(!X264)(TITLE, () => {
     const plain = await worker('plain', path.join(work, 'no-such-x264'));
     const id = await watermark('farm full 42');
     expect(await view(id)).toMatchObject({ strategy: 'band' });
-    expect(await metric('wmark_band_fallbacks_total{')).toEqual([`wmark_band_fallbacks_total{reason="BAND_OFF"} ${segments}`]);
+    await metricSettles('wmark_band_fallbacks_total{', [`wmark_band_fallbacks_total{reason="BAND_OFF"} ${segments}`]);
     const said = plain.stderr().match(/band rendering off: patched x264 not found[^\n]*/g);
     expect(said).toEqual([expect.stringContaining('segments that fit a band are rendered in full on this worker')]);
     expect(plain.stderr()).not.toContain('(band)');
@@ -233,5 +254,26 @@ describe.skipIf(!X264)(TITLE, () => {
     const red = await redPixels(full);
     expect(red.count).toBeGreaterThan(40);
     expect(red.top).toBeGreaterThanOrEqual(BAND.y);
+  });
+
+  it('a worker whose band render fails renders that segment in full: logged and counted by its reason', async () => {
+    await stopWorkers();
+    // An x264 that names the several-band form in its help (so the worker takes it) and fails every encode.
+    const broken = path.join(work, 'broken-x264.sh');
+    writeFileSync(
+      broken,
+      "#!/bin/sh\ncase \"$1\" in --fullhelp) echo '  --band-rows <top,bottom[,top,bottom...]>';; *) echo 'x264 [error]: broken on purpose' >&2; exit 1;; esac\n",
+    );
+    chmodSync(broken, 0o755);
+    const failing = await worker('failing', broken);
+    const before = await metric('wmark_band_fallbacks_total{');
+    const id = await watermark('farm fallback 42');
+    await metricSettles('wmark_band_fallbacks_total{reason="FFMPEG_FAILED"}', [`wmark_band_fallbacks_total{reason="FFMPEG_FAILED"} ${segments}`]);
+    expect(before.some((line) => line.includes('FFMPEG_FAILED'))).toBe(false);
+    await logSettles(failing, /band render of \S+ failed \(FFMPEG_FAILED: x264 exited with code 1[^\n]*; rendering it in full/g, segments);
+    const file = path.join(work, 'fallback.ts');
+    writeFileSync(file, await store.read(`watermarks/${videoId}/${id}/seg_00000.ts`));
+    await decodesCleanly(file);
+    expect((await redPixels(file)).count).toBeGreaterThan(40);
   });
 });
