@@ -5,10 +5,8 @@
 // band, the mark inside it, where the settings put it); `watermark view` says `band`, and serve's /metrics counts the
 // workers' band renders. A worker without the patched x264 renders the same kind of mark in full and says why once.
 // Skipped, saying why, without the patched x264.
-import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWmark } from '../../harness/cli-helpers.js';
 import { killSpawned, type SpawnedWorker, spawnWorker } from '../../harness/cluster.js';
@@ -16,11 +14,11 @@ import { natural, tempDir } from '../../harness/fixtures.js';
 import { startRedis, type TestRedis } from '../../harness/redis.js';
 import { startS3, type TestS3 } from '../../harness/s3.js';
 import { bearer, call, freePort, ingestOverHttp, keyHeaders, type SpawnedServe, spawnServe, waitFor } from '../../harness/serve-helpers.js';
-import { FFMPEG } from '../../harness/tools.js';
 import { bandKeys } from '../../src/engine/band/band-media.js';
 import { locateBandX264 } from '../../src/ffmpeg/locate-x264.js';
 import type { MediaStore } from '../../src/media/media-store.js';
 import { openMediaStore } from '../../src/media/open-media-store.js';
+import { FITS_BOTTOM_BAND, redPixels, SMALL_TITLE_BANDS, stripMd5s } from '../helpers/band-helpers.js';
 import { decodeFrame, decodesCleanly } from '../helpers/media.js';
 
 const X264 = locateBandX264({ ...process.env, WMARK_BAND: undefined });
@@ -29,24 +27,14 @@ const TITLE = X264
   ? 'band renders on farm workers (patched x264)'
   : 'band renders on farm workers: skipped, no patched x264 (run scripts/build-x264.sh, or set WMARK_X264)';
 
-const run = promisify(execFile);
 const BUCKET = 'wmark-band';
 const MEDIA = `s3://${BUCKET}/farm`;
 const [W, H] = [320, 180];
 /** The bottom band of a 320x180 title: macroblock rows 9-12, pixel rows 144-180. */
 const BAND = { y: 144, h: H - 144 };
 const ABOVE = { y: 0, h: 144 };
-/** Red, opaque, no shadow, at the bottom centre: inside the bottom band. */
-const FITS = {
-  x: 0.5,
-  y: 0.96,
-  align: 'CENTER',
-  verticalAlign: 'BOTTOM',
-  fontSize: 0.08,
-  fontColor: 'FF0000',
-  fontOpacity: 1,
-  shadowOpacity: 0,
-};
+/** A red mark inside the bottom band; each watermark gives it its own text. */
+const FITS = FITS_BOTTOM_BAND;
 
 let redis: TestRedis;
 let s3: TestS3;
@@ -74,25 +62,11 @@ async function stopWorkers(): Promise<void> {
   await killSpawned(workers, []);
 }
 
-async function md5s(file: string, crop: { y: number; h: number }): Promise<string[]> {
-  const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', file, '-an', '-vf', `crop=${W}:${crop.h}:0:${crop.y}`, '-f', 'framemd5', '-'], {
-    maxBuffer: 64 << 20,
-  });
-  return stdout
-    .split('\n')
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line) => line.trim().split(/\s+/).at(-1)!);
-}
+const md5s = (file: string, crop: { y: number; h: number }) => stripMd5s(file, crop, W);
 
 /** The rows of a frame's strongly red pixels (the mark), and their mean x. */
-async function redPixels(file: string): Promise<{ count: number; top: number; bottom: number; cx: number }> {
-  const frame = await decodeFrame(file, 0.1, { width: W, height: H });
-  const red: { x: number; y: number }[] = [];
-  for (let y = 0; y < H; y++)
-    for (let x = 0; x < W; x++) {
-      const i = 3 * (y * W + x);
-      if (frame.data[i]! - Math.max(frame.data[i + 1]!, frame.data[i + 2]!) > 120) red.push({ x, y });
-    }
+async function redRows(file: string): Promise<{ count: number; top: number; bottom: number; cx: number }> {
+  const red = redPixels(await decodeFrame(file, 0.1, { width: W, height: H }));
   const ys = red.map((p) => p.y);
   return { count: red.length, top: Math.min(...ys), bottom: Math.max(...ys), cx: red.reduce((n, p) => n + p.x, 0) / red.length };
 }
@@ -194,10 +168,7 @@ describe.skipIf(!X264)(TITLE, () => {
     expect(meta).toMatchObject({
       width: W,
       height: H,
-      bands: [
-        { top: 0, bottom: 3 },
-        { top: 9, bottom: 12 },
-      ],
+      bands: SMALL_TITLE_BANDS,
       rows: 'nut',
     });
     const keys = await store.list(`videos/${videoId}/band/`);
@@ -227,7 +198,7 @@ describe.skipIf(!X264)(TITLE, () => {
       expect(await md5s(spliced, ABOVE)).toEqual(await md5s(shared, ABOVE));
       expect(await md5s(spliced, BAND)).not.toEqual(await md5s(shared, BAND));
       // The mark's red pixels: in the band, centred.
-      const red = await redPixels(spliced);
+      const red = await redRows(spliced);
       expect(red.count).toBeGreaterThan(40);
       expect(red.top).toBeGreaterThanOrEqual(BAND.y);
       expect(red.bottom).toBeLessThanOrEqual(Math.ceil(0.985 * H));
@@ -251,7 +222,7 @@ describe.skipIf(!X264)(TITLE, () => {
     await decodesCleanly(full);
     // A whole picture encoded again: nothing of it is the shared encode's, and the mark is where the settings put it.
     expect(await md5s(full, ABOVE)).not.toEqual(await md5s(shared, ABOVE));
-    const red = await redPixels(full);
+    const red = await redRows(full);
     expect(red.count).toBeGreaterThan(40);
     expect(red.top).toBeGreaterThanOrEqual(BAND.y);
   });
@@ -274,6 +245,6 @@ describe.skipIf(!X264)(TITLE, () => {
     const file = path.join(work, 'fallback.ts');
     writeFileSync(file, await store.read(`watermarks/${videoId}/${id}/seg_00000.ts`));
     await decodesCleanly(file);
-    expect((await redPixels(file)).count).toBeGreaterThan(40);
+    expect((await redRows(file)).count).toBeGreaterThan(40);
   });
 });
