@@ -76,7 +76,7 @@ async function metric(name: string): Promise<string[]> {
   return r.text.split('\n').filter((line) => line.startsWith(name));
 }
 
-/** The lines of `name` once they are `expected` (a render's result may be counted just after its segment is READY). */
+/** The lines of `name` once they are `expected` (a task's result is counted just after its segment is stored). */
 async function metricSettles(name: string, expected: string[]): Promise<void> {
   let last: string[] = [];
   await waitFor(
@@ -97,23 +97,25 @@ async function logSettles(worker: SpawnedWorker, pattern: RegExp, count: number)
   expect(found(), worker.stderr()).toBe(count);
 }
 
-/** A watermark of `text` in the bottom band, every segment rendered (serve --render full); its id. */
-async function watermark(text: string): Promise<string> {
+/** A watermark of `text` in the bottom band, every segment rendered (serve --render full: its playlist ends); its id. */
+async function watermark(text: string, key = 'band-clip'): Promise<string> {
   const posted = await call(serve.base, 'POST', '/1.0/watermark', {
     headers: serve.headers,
-    body: { key: 'band-clip', containers: ['m3u8'], settings: [{ ...FITS, content: text }] },
+    body: { key, containers: ['m3u8'], settings: [{ ...FITS, content: text }] },
   });
   expect(posted.status, posted.text).toBe(201);
-  await waitFor(
+  // 1.0's READY means playable: the playlist is then polled until it ends.
+  const m3u8 = await waitFor(
     async () => {
       const r = await call(serve.base, 'GET', posted.json.href as string);
       expect(r.json.status, r.text).not.toBe('FAILED');
-      return r.json.status === 'READY' ? true : undefined;
+      return r.json.status === 'READY' ? (r.json.containers.m3u8 as string) : undefined;
     },
     'the watermark to be READY',
     240_000,
     250,
   );
+  await waitFor(async () => ((await (await fetch(m3u8)).text()).includes('#EXT-X-ENDLIST') ? true : undefined), 'the whole playlist', 240_000, 250);
   return posted.json.id as string;
 }
 
@@ -206,7 +208,7 @@ describe.skipIf(!X264)(TITLE, () => {
     }
   });
 
-  it('a worker without the patched x264 renders such a mark in full, says why once, and serve counts it', async () => {
+  it('a worker without the patched x264 renders such a mark in full, says why once, and serve counts it; its ingests make no band media', async () => {
     await stopWorkers();
     const plain = await worker('plain', path.join(work, 'no-such-x264'));
     const id = await watermark('farm full 42');
@@ -225,6 +227,12 @@ describe.skipIf(!X264)(TITLE, () => {
     const red = await redRows(full);
     expect(red.count).toBeGreaterThan(40);
     expect(red.top).toBeGreaterThanOrEqual(BAND.y);
+
+    // Its ingest makes no band media, so a mark on that title renders in full, and the view says why.
+    const { video } = await ingestOverHttp(serve.base, serve.headers, await natural(2), 'plain-clip', '1.0');
+    expect(await store.list(`videos/${video.id as string}/band/`)).toEqual([]);
+    const onPlain = await watermark('farm plain 42', 'plain-clip');
+    expect(await view(onPlain)).toEqual({ strategy: 'full', reason: 'the title has no band encode (it was ingested without the patched x264)' });
   });
 
   it('a worker whose band render fails renders that segment in full: logged and counted by its reason', async () => {
