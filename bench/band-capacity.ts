@@ -11,16 +11,20 @@
 // trials serve goes idle (no ffmpeg or x264 under it) and the machine quiet. serve's /metrics gives the band renders
 // and band fallbacks of each ladder.
 import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { stopProcess } from '../harness/stop-process.js';
-import { parseMediaPlaylist } from '../src/core/playlist.js';
 import { bandKeys } from '../src/engine/band/band-media.js';
 import { dataLayout } from '../src/engine/data-folder/layout.js';
 import { metricTotal, type Spread, showSpread, spread } from './lib/band-figures.js';
+import { bandX264 } from './lib/band-run.js';
+import { fetchOk, sleepUntil, type ViewerResult, watch } from './lib/capacity-viewer.js';
+import { childCpuWrappers } from './lib/child-cpu.js';
+import { type CpuProfile, profileSplit } from './lib/cpu-profile.js';
 import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
-import { capacityOf, type LadderStep, PlaybackClock, parseLadder, type ViewerSummary } from './lib/realtime-viewer.js';
+import { capacityOf, type LadderStep, parseLadder } from './lib/realtime-viewer.js';
+import { splitReport, startSplit, type TrialSplit } from './lib/serve-split.js';
 import { type Child, startChild, waitForIdle } from './lib/server-process.js';
 import { fmt, numberOption, OUT_DIR, type SuiteContext, table, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
 import { type SourceClip, sourceClip } from './lib/video.js';
@@ -29,8 +33,6 @@ const FPS = 25;
 const KEY = 'band-capacity';
 const RENDERS = ['band', 'full'] as const;
 type Render = (typeof RENDERS)[number];
-/** A request that takes longer than this fails its viewer (a segment waits for its render, never this long). */
-const REQUEST_TIMEOUT_MS = 180_000;
 /** serve counts as idle after this long without ffmpeg or x264 under it. */
 const IDLE_QUIET_MS = 1000;
 
@@ -45,6 +47,19 @@ export interface CapacityOptions {
   quietWaitMs: number;
   idleMaxMs: number;
   keep: boolean;
+  /** Measure where serve's CPU goes in each trial (every count of the ladder runs, stall or not). */
+  split: boolean;
+  /** The renders measured (band, full or both). */
+  renders: Render[];
+  /** Folder for a CPU profile of each serve (node --cpu-prof). */
+  cpuProf?: string;
+}
+
+function parseRenders(text: string): Render[] {
+  const list = text.split(',').map((r) => r.trim());
+  if (!list.length || !list.every((r): r is Render => (RENDERS as readonly string[]).includes(r)))
+    throw new Error(`--capacity-renders: band, full or band,full; got ${text}`);
+  return list as Render[];
 }
 
 export function capacityOptions(ctx: SuiteContext): CapacityOptions {
@@ -68,15 +83,10 @@ export function capacityOptions(ctx: SuiteContext): CapacityOptions {
     quietWaitMs: numberOption(opt['quiet-wait'], 10, 'quiet-wait') * 1000,
     idleMaxMs: numberOption(opt['idle-max'], 300, 'idle-max') * 1000,
     keep: ctx.args.keep,
+    split: opt['capacity-split'] !== undefined,
+    renders: parseRenders(String(opt['capacity-renders'] ?? RENDERS.join(','))),
+    ...(typeof opt['capacity-cpu-prof'] === 'string' ? { cpuProf: path.resolve(opt['capacity-cpu-prof']) } : {}),
   };
-}
-
-interface ViewerResult extends ViewerSummary {
-  bytes: number;
-  /** The playlist's segment durations (empty when it was not read). */
-  durations: number[];
-  /** Why the viewer could not play to the end (it counts as stalled). */
-  error?: string;
 }
 
 interface Trial {
@@ -86,6 +96,7 @@ interface Trial {
   results: ViewerResult[];
   stalledViewers: number;
   wallS: number;
+  split?: TrialSplit;
 }
 
 interface Ladder {
@@ -133,68 +144,13 @@ async function wmark(s: Setup, args: string[]): Promise<string> {
   return m.stdout;
 }
 
-/** A viewer's mark: its own text, small, in the bottom band (docs/settings.md: what fits a band). */
-const viewerSettings = (text: string) => [
-  { type: 'TEXT', content: text, x: 0.97, y: 0.96, align: 'RIGHT', verticalAlign: 'BOTTOM', fontSize: 0.03, fontOpacity: 0.6 },
-];
-
-async function fetchOk(url: string, init?: RequestInit): Promise<Response> {
-  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-  if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${url.split('?')[0]}: HTTP ${res.status} ${(await res.text().catch(() => '')).slice(0, 300)}`);
-  return res;
-}
-
-const sleepUntil = (t: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, t - performance.now())));
-
-/** One real-time viewer, from its POST to the last segment; times on its own clock (seconds from the POST). */
-async function watch(serve: Child, s: Setup, text: string, startupS: number | undefined): Promise<ViewerResult> {
-  const t0 = performance.now();
-  const now = () => (performance.now() - t0) / 1000;
-  let bytes = 0;
-  let durations: number[] = [];
-  let clock: PlaybackClock | undefined;
-  try {
-    const res = await fetchOk(`${serve.url}/2.0/watermark`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-client-id': s.cred.clientId, 'x-api-key': s.cred.apiKey },
-      body: JSON.stringify({ key: KEY, settings: viewerSettings(text), containers: ['m3u8'] }),
-    });
-    const answer = (await res.json()) as { status: string; containers: { m3u8?: string } };
-    if (res.status !== 201 || answer.status !== 'READY' || !answer.containers.m3u8)
-      throw new Error(`POST /2.0/watermark: expected 201 READY with a playlist, got ${res.status} ${JSON.stringify(answer)}`);
-    const m3u8 = answer.containers.m3u8;
-    const playlist = parseMediaPlaylist(await (await fetchOk(m3u8)).text());
-    if (!playlist.ended) throw new Error('the on-demand playlist does not list the whole title (no #EXT-X-ENDLIST)');
-    durations = playlist.segments.map((x) => x.duration);
-    clock = new PlaybackClock(durations, startupS ?? durations[0]!);
-    for (let i = 0; i < playlist.segments.length; i++) {
-      await sleepUntil(t0 + clock.requestAt(i) * 1000);
-      const body = await (await fetchOk(new URL(playlist.segments[i]!.uri, m3u8).href)).arrayBuffer();
-      bytes += body.byteLength;
-      clock.arrived(i, now());
-    }
-    return { ...clock.summary(), bytes, durations };
-  } catch (error) {
-    const partial = clock ? safeSummary(clock) : undefined;
-    return { firstSegmentS: NaN, stalls: 0, stalledS: 0, worstLatenessS: 0, ...partial, bytes, durations, error: String(error) };
-  }
-}
-
-function safeSummary(clock: PlaybackClock): ViewerSummary | undefined {
-  try {
-    return clock.summary();
-  } catch {
-    return undefined;
-  }
-}
-
 async function trial(serve: Child, s: Setup, round: number, render: Render, viewers: number, startupS: number | undefined): Promise<Trial> {
   const t0 = performance.now();
   const tag = Math.random().toString(36).slice(2, 8);
   const results = await Promise.all(
     Array.from({ length: viewers }, async (_, k) => {
       await sleepUntil(t0 + k * s.o.spacingS * 1000);
-      return watch(serve, s, `r${round} ${render} ${viewers}/${k + 1} viewer-${tag}${k}@example.com`, startupS);
+      return watch(serve.url, { ...s.cred, key: KEY }, `r${round} ${render} ${viewers}/${k + 1} viewer-${tag}${k}@example.com`, startupS);
     }),
   );
   return { round, render, viewers, results, stalledViewers: results.filter((r) => r.stalls > 0 || r.error).length, wallS: (performance.now() - t0) / 1000 };
@@ -220,16 +176,35 @@ const trialLine = (t: Trial) => {
   return `${t.viewers} viewers: ${t.stalledViewers} stalled (${stalls} stalls, worst ${fmt(worst)} s late), first segment ${fmt(first.median)} / ${fmt(first.max)} s (median / max)`;
 };
 
+const profileName = (render: Render, round: number) => `serve-${render}-r${round}-${process.pid}.cpuprofile`;
+
+/** serve's main thread over its whole life (warm-up viewer included), by part: ms per second of video served. */
+async function profileReport(file: string, l: Ladder, titleS: number): Promise<string[]> {
+  const split = profileSplit(JSON.parse(await readFile(file, 'utf8')) as CpuProfile);
+  const videoS = (1 + l.trials.reduce((a, t) => a + t.viewers, 0)) * titleS;
+  const busy = [...split].filter(([part]) => part !== 'idle');
+  const total = busy.reduce((a, [, ms]) => a + ms, 0);
+  return [
+    `serve's main thread (${file}), round ${l.round}, ${l.render}: ${fmt(total / 1000)} s busy for ${fmt(videoS, 0)} s of video`,
+    table(
+      ['part', 'ms per s of video', 'share %'],
+      busy.sort((a, b) => b[1] - a[1]).map(([part, ms]) => [part, ms / videoS, (100 * ms) / total]),
+      [undefined, 2, 1],
+    ),
+  ];
+}
+
 /** One serve, one render: the ladder up to its first count with a stall. */
 async function ladder(s: Setup, round: number, render: Render, startupS: number | undefined): Promise<Ladder> {
+  const logDir = path.join(path.dirname(s.dataDir), `children-${render}-r${round}`);
+  if (s.o.split) await mkdir(logDir, { recursive: true });
+  const wrapped = s.o.split ? await childCpuWrappers(logDir, { ffmpeg: s.ctx.tools.ffmpeg.path, x264: bandX264(s.ctx, 'band') }) : undefined;
+  const prof = s.o.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', s.o.cpuProf, '--cpu-prof-name', profileName(render, round)] : [];
   const serve = await startChild(
     `wmark serve (${render})`,
     process.execPath,
-    [WMARK_BIN, '--data-dir', s.dataDir, '--json', 'serve', '--host', '127.0.0.1', '--port', '0'],
-    {
-      cwd: s.cwd,
-      env: envFor(s.env, render),
-    },
+    [...prof, WMARK_BIN, '--data-dir', s.dataDir, '--json', 'serve', '--host', '127.0.0.1', '--port', '0'],
+    { cwd: s.cwd, env: { ...envFor(s.env, render), ...wrapped?.env } },
   );
   const trials: Trial[] = [];
   try {
@@ -240,9 +215,16 @@ async function ladder(s: Setup, round: number, render: Render, startupS: number 
     for (const viewers of s.o.ladder) {
       await calm(s, serve);
       s.ctx.log(`capacity round ${round}, ${render}: ${viewers} viewers ...`);
+      const probe = wrapped && (await startSplit(serve.proc.pid!, serve.url, wrapped.log));
       const t = await trial(serve, s, round, render, viewers, startupS);
+      if (probe) {
+        probe.end();
+        await waitForIdle(serve.proc.pid!, { quietMs: IDLE_QUIET_MS, maxMs: s.o.idleMaxMs });
+        t.split = await probe.finish(viewers, s.o.seconds);
+      }
       trials.push(t);
       s.ctx.log(`  ${trialLine(t)}`);
+      if (t.split) for (const line of splitReport(`round ${round}, ${render}`, t.split)) s.ctx.log(line);
       for (const r of t.results) if (r.error) s.ctx.log(`  a viewer failed: ${r.error.slice(0, 400)}`);
       const m = await metrics(serve);
       if (render === 'band' && m.renders === 0)
@@ -250,7 +232,7 @@ async function ladder(s: Setup, round: number, render: Render, startupS: number 
           `no segment got a band render (serve's stderr: ${serve.stderr().slice(-1500)}): the mark does not fit a band, or the title has no band encode`,
         );
       if (render === 'full' && m.renders > 0) throw new Error(`serve with WMARK_BAND=off rendered ${m.renders} segments as bands`);
-      if (t.stalledViewers > 0) break;
+      if (t.stalledViewers > 0 && !s.o.split) break;
     }
     const m = await metrics(serve);
     const { viewers: carried, complete } = capacityOf(trials.map((t): LadderStep => ({ viewers: t.viewers, stalledViewers: t.stalledViewers })));
@@ -286,8 +268,12 @@ async function measureHeight(ctx: SuiteContext, o: CapacityOptions, height: numb
     s.cred = JSON.parse(await wmark(s, ['auth', 'keys', 'create'])) as Setup['cred'];
     const ladders: Ladder[] = [];
     for (let round = 1; round <= o.rounds; round++) {
-      const order = round % 2 === 1 ? RENDERS : ([...RENDERS].reverse() as Render[]);
-      for (const render of order) ladders.push(await ladder(s, round, render, o.startupS));
+      const order = round % 2 === 1 ? o.renders : [...o.renders].reverse();
+      for (const render of order) {
+        const l = await ladder(s, round, render, o.startupS);
+        ladders.push(l);
+        if (o.cpuProf) for (const line of await profileReport(path.join(o.cpuProf, profileName(render, round)), l, o.seconds)) ctx.log(line);
+      }
     }
     const segments = ladders.flatMap((l) => l.trials.flatMap((t) => t.results)).find((r) => r.durations.length > 0)?.durations ?? [];
     const startupS = o.startupS ?? segments[0] ?? NaN;
@@ -352,9 +338,8 @@ export function capacityReport(results: HeightCapacity[], o: CapacityOptions): s
     const byRender = (render: Render) => h.ladders.filter((l) => l.render === render);
     const rounds = [...new Set(h.ladders.map((l) => l.round))];
     const ratios = rounds.map((r) => {
-      const band = h.ladders.find((l) => l.round === r && l.render === 'band')!;
-      const full = h.ladders.find((l) => l.round === r && l.render === 'full')!;
-      return band.carried / full.carried;
+      const carried = (render: Render) => h.ladders.find((l) => l.round === r && l.render === render)?.carried ?? NaN;
+      return carried('band') / carried('full');
     });
     const summary = (render: Render): (string | number)[] => {
       const ls = byRender(render);
@@ -379,11 +364,12 @@ export function capacityReport(results: HeightCapacity[], o: CapacityOptions): s
           'band renders',
           'band fallbacks (must be 0)',
         ],
-        [summary('band'), summary('full')],
+        o.renders.map(summary),
         [undefined, undefined, undefined, undefined, 0, 0],
       ),
       `band / full, round by round: ${ratios.map((r) => fmt(r)).join(', ')}; median ${fmt(median(ratios))} (min ${fmt(Math.min(...ratios))}, max ${fmt(Math.max(...ratios))})${h.ladders.some((l) => !l.complete) ? "; N+ = the ladder's top carried without a stall (the capacity is at least N)" : ''}`,
     );
+    for (const l of h.ladders) for (const t of l.trials) if (t.split) lines.push(...splitReport(`${h.height}p round ${t.round}, ${t.render}`, t.split));
   }
   return lines;
 }

@@ -27,6 +27,10 @@
 //             --capacity-ladder LIST (viewer counts, default 2,4,6,8,12,15,18,24,30)  --capacity-spacing S (arrivals,
 //             default 0.75)  --capacity-startup S (playback starts S after the first segment; default: its duration)
 //             --capacity-rounds N (default 2)  --quiet-wait S (default 10)  --idle-max S (default 300)
+//             --capacity-renders LIST (band,full: which ladders run; default both)
+//             --capacity-split (where serve's CPU goes in each trial, every count of the ladder run, stall or not:
+//             serve's own CPU, each kind of ffmpeg/x264 run through a wrapper, the queue and the cores each second)
+//             --capacity-cpu-prof DIR (a V8 profile of each serve in DIR, its main thread split by part)
 // Needs the patched x264 (scripts/build-x264.sh; WMARK_X264 or WMARK_X264_CACHE).
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -37,7 +37,10 @@ export interface BandRenderFiles {
   signal?: AbortSignal;
 }
 
-/** Draws, band-encodes and splices one segment into `job.output`; throws (SPLICE_MISMATCH, ...) where a full render must do. */
+/**
+ * Draws, band-encodes and splices one segment into `job.output`, one thread at a time (the draw's ffmpeg, then x264:
+ * bandEncodeArgs); throws (SPLICE_MISMATCH, ...) where a full render must do.
+ */
 export async function renderBandSegment(tools: BandRenderTools, job: BandRenderFiles): Promise<void> {
   const [script, y4m, stream] = [`${job.base}.band-filter.txt`, `${job.base}.band.y4m`, `${job.base}.band.264`];
   const x264 = tools.runX264 ?? runX264;

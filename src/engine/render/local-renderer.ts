@@ -24,6 +24,8 @@ const WORK_DIR = '.work';
  */
 const DRAW_DIR = '.draw';
 const FILTER_NAME = 'filter.txt';
+/** Threads of a band render: its ffmpeg (the mark on the band's rows) and its x264 (bandEncodeArgs) run one each. */
+const BAND_RENDER_THREADS = 1;
 /** Parsed shared segments kept for splicing (a few MB each at 720p). */
 const PREPARED_SEGMENTS = 8;
 
@@ -68,12 +70,18 @@ export class LocalRenderer implements SegmentRenderer {
 
   render(job: SegmentRender, urgency: RenderUrgency, signal?: AbortSignal): Promise<void> {
     const band = this.options.band && job.band;
-    // A band render is the band alone: nothing to share with other viewers of the segment.
-    if (band) return this.scheduler.render(job.output, urgency, job.group, (threads, s) => this.renderBandOrFull(job, band, threads, s), signal);
+    // A band render is the band alone: nothing to share with other viewers of the segment, one thread at a time (the
+    // draw, then the band encode), so an urgent one leaves the other cores to the next renders, and quick: an urgent
+    // render waits for one to end rather than throw its work away.
+    if (band)
+      return this.scheduler.render(job.output, urgency, job.group, (threads, s) => this.renderBandOrFull(job, band, threads, s), signal, {
+        maxThreads: BAND_RENDER_THREADS,
+        quick: true,
+      });
     const share: SharedMember | undefined = job.shareable
       ? { key: job.input, job, runMany: (members, threads, s) => this.renderMany(members as SharedMember[], threads, s) }
       : undefined;
-    return this.scheduler.render(job.output, urgency, job.group, (threads, s) => this.renderOne(job, threads, s), signal, share);
+    return this.scheduler.render(job.output, urgency, job.group, (threads, s) => this.renderOne(job, threads, s), signal, share ? { share } : {});
   }
 
   private file(key: string): string {
@@ -155,11 +163,12 @@ export class LocalRenderer implements SegmentRenderer {
   /**
    * The band alone: the watermark drawn on the band's source rows, band-encoded and spliced into the shared segment.
    * Any failure but a cancellation (x264 reports the clamp missed, the splice finds the streams unlike) renders the
-   * segment in full instead, counted and told with its reason: a watermark never fails for it.
+   * segment in full instead (with the band render's one thread), counted and told with its reason: a watermark never
+   * fails for it.
    */
   private async renderBandOrFull(job: SegmentRender, band: BandRender, threads: number, signal: AbortSignal): Promise<void> {
     try {
-      await this.renderBand(job, band, threads, signal);
+      await this.renderBand(job, band, signal);
       this.bands.rendered++;
       return;
     } catch (error) {
@@ -169,7 +178,7 @@ export class LocalRenderer implements SegmentRenderer {
     await this.renderOne(job, threads, signal);
   }
 
-  private async renderBand(job: SegmentRender, band: BandRender, _threads: number, signal: AbortSignal): Promise<void> {
+  private async renderBand(job: SegmentRender, band: BandRender, signal: AbortSignal): Promise<void> {
     const target = this.file(job.output);
     if (existsSync(target)) return;
     if (signal.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');

@@ -22,6 +22,22 @@ export interface SharedRender {
   runMany(members: SharedRender[], threads: number, signal: AbortSignal): Promise<void>;
 }
 
+/** How a render runs beside others. */
+export interface RenderOptions {
+  /** Renders of the same source that may run as one (several viewers of a clean segment). */
+  share?: SharedRender;
+  /**
+   * The most threads it can use (a band render runs one ffmpeg and one x264 thread in turn): an urgent render gets
+   * no more than this, and the rest of the budget goes to the next render in the queue.
+   */
+  maxThreads?: number;
+  /**
+   * It ends in a fraction of a second (a band render): never stopped to make room for an urgent render, which waits
+   * for the next thread to free instead. Stopping it would throw its work away to gain less than its run.
+   */
+  quick?: boolean;
+}
+
 /** A background render younger than this is stopped for an urgent one; an older one is left to finish. */
 export const PREEMPT_BACKGROUND_MS = 300;
 
@@ -57,6 +73,8 @@ interface Task extends QueuedRender {
   run?: { threads: number; controller: AbortController; preempted: boolean; members: Task[]; startedAt: number };
   signal?: AbortSignal;
   share?: SharedRender;
+  maxThreads?: number;
+  quick?: boolean;
 }
 
 /** A render that finished and put its output: how long it ran (from its last start), and how urgent it was. */
@@ -93,10 +111,11 @@ export class RenderScheduler {
 
   /**
    * Runs `work` for `key` once: a render already queued or running under that key is shared (and made more urgent if
-   * this caller is more urgent). `now` renders get every free thread, the others one. `signal` cancels it for the caller
-   * that created it.
+   * this caller is more urgent). `now` renders get every free thread (up to their `maxThreads`), the others one.
+   * `signal` cancels it for the caller that created it.
    */
-  render(key: string, urgency: RenderUrgency, group: string, work: RenderWork, signal?: AbortSignal, share?: SharedRender): Promise<void> {
+  render(key: string, urgency: RenderUrgency, group: string, work: RenderWork, signal?: AbortSignal, options: RenderOptions = {}): Promise<void> {
+    const { share, maxThreads, quick } = options;
     const existing = this.byKey.get(key);
     if (existing) {
       if (RANK[urgency] < RANK[existing.urgency]) {
@@ -113,7 +132,19 @@ export class RenderScheduler {
     if (signal?.aborted) return Promise.reject(new WmarkError('CANCELLED', 'render cancelled'));
     let settle!: Task['settle'];
     const promise = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    const task: Task = { key, urgency, group, seq: this.seq++, work, promise, settle, ...(signal ? { signal } : {}), ...(share ? { share } : {}) };
+    const task: Task = {
+      key,
+      urgency,
+      group,
+      seq: this.seq++,
+      work,
+      promise,
+      settle,
+      ...(signal ? { signal } : {}),
+      ...(share ? { share } : {}),
+      ...(maxThreads ? { maxThreads } : {}),
+      ...(quick ? { quick } : {}),
+    };
     if (signal) this.watch(signal, task);
     this.byKey.set(key, task);
     this.queue.push(task);
@@ -150,7 +181,7 @@ export class RenderScheduler {
       const i = pickNext(this.queue, this.lastAheadGroup);
       const task = this.queue.splice(i, 1)[0]!;
       if (task.urgency === 'ahead') this.lastAheadGroup = task.group;
-      this.start(task, task.urgency === 'now' && !this.options.remote ? this.free() : 1);
+      this.start(task, task.urgency === 'now' && !this.options.remote ? Math.min(this.free(), task.maxThreads ?? Infinity) : 1);
     }
     this.makeRoom();
   }
@@ -162,13 +193,13 @@ export class RenderScheduler {
   /**
    * An urgent render still waiting takes the threads of the less urgent ones: render-ahead always (it is a guess),
    * a background render only in its first moments (stopping one that is well under way throws its work away, and
-   * when many viewers start at once, as in a batch, that adds up to more than the wait it saves).
+   * when many viewers start at once, as in a batch, that adds up to more than the wait it saves), a quick one never.
    */
   private makeRoom(): void {
     if (this.options.remote || !this.urgentWaiting()) return;
     const now = Date.now();
     for (const t of this.running) {
-      const stoppable = t.urgency === 'ahead' || (t.urgency === 'background' && now - t.run!.startedAt < PREEMPT_BACKGROUND_MS);
+      const stoppable = !t.quick && (t.urgency === 'ahead' || (t.urgency === 'background' && now - t.run!.startedAt < PREEMPT_BACKGROUND_MS));
       if (stoppable && !t.run!.preempted) {
         t.run!.preempted = true;
         this.stats.preempted++;

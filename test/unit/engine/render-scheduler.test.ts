@@ -83,6 +83,25 @@ describe('RenderScheduler', () => {
     ]);
   });
 
+  it('gives an urgent render no more threads than it can use, and the rest to the next renders at once', async () => {
+    const h = harness(2);
+    void h.scheduler.render('a/0', 'now', 'a', h.work('a/0'), undefined, { maxThreads: 1 });
+    void h.scheduler.render('b/0', 'now', 'b', h.work('b/0'), undefined, { maxThreads: 1 });
+    void h.scheduler.render('c/0', 'now', 'c', h.work('c/0'), undefined, { maxThreads: 1 });
+    expect(h.started.map((r) => [r.key, r.threads])).toEqual([
+      ['a/0', 1],
+      ['b/0', 1],
+    ]);
+    expect(h.scheduler.depth()).toMatchObject({ now: 1, running: 2 });
+    await h.finish('a/0');
+    expect(h.running()).toEqual(['b/0', 'c/0']);
+    // One that can use every thread still gets them when they are free.
+    await h.finish('b/0');
+    await h.finish('c/0');
+    void h.scheduler.render('d/0', 'now', 'd', h.work('d/0'));
+    expect(h.started.at(-1)).toMatchObject({ key: 'd/0', threads: 2 });
+  });
+
   it('shares one render between callers of the same key, and makes it more urgent', async () => {
     const h = harness(1);
     void h.scheduler.render('a/0', 'now', 'a', h.work('a/0'));
@@ -114,6 +133,24 @@ describe('RenderScheduler', () => {
     expect(h.running()).toEqual(['a/7', 'b/3']);
     await h.finish('a/7');
     await expect(ahead).resolves.toBeUndefined();
+  });
+
+  it('never stops a quick render for a waiting request: the request takes the next thread that frees', async () => {
+    const h = harness(2);
+    const band = { maxThreads: 1, quick: true };
+    const ahead = h.scheduler.render('a/7', 'ahead', 'a', h.work('a/7'), undefined, band);
+    void h.scheduler.render('b/3', 'ahead', 'b', h.work('b/3'), undefined, band);
+    const asked = h.scheduler.render('c/2', 'now', 'c', h.work('c/2'), undefined, band);
+    await tick();
+    expect(h.running()).toEqual(['a/7', 'b/3']);
+    expect(h.scheduler.stats.preempted).toBe(0);
+    await h.finish('b/3');
+    expect(h.running()).toEqual(['a/7', 'c/2']);
+    expect(h.started.at(-1)).toMatchObject({ key: 'c/2', threads: 1 });
+    await h.finish('c/2');
+    await h.finish('a/7');
+    await expect(Promise.all([ahead, asked])).resolves.toEqual([undefined, undefined]);
+    expect(h.started.map((r) => r.key)).toEqual(['a/7', 'b/3', 'c/2']);
   });
 
   it('leaves a background render that is well under way to finish, and starts the request on the next free thread', async () => {
