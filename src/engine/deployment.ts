@@ -27,7 +27,7 @@ export interface EngineStrategies {
   ingest: IngestPath;
   /** What the strategies reach over the network and watch (a farm's queue, a bucket); none for the embedded one. */
   dependencies?: readonly Dependency[];
-  /** Band rendering as the renderer does it, when it differs from this machine's (a farm's workers render in full). */
+  /** Band rendering as the renderer does it, when it differs from this machine's (a farm's workers each bring their x264). */
   band?: BandSupport;
 }
 

@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { WmarkError } from '../core/errors.js';
 import { isHttpUrl } from '../core/http-url.js';
+import type { BandSupport } from '../engine/band/band-support.js';
 import { dataLayout } from '../engine/data-folder/layout.js';
 import type { Deployment } from '../engine/engine.js';
 import { FolderMediaStore } from '../media/folder-store.js';
@@ -43,17 +44,19 @@ export async function connectFarm(options: { queueUrl: string; dataDir: string; 
     throw error;
   }
   const deployment: Deployment = async (parts) => {
+    // The workers render the bands, each with its own patched x264 (one without renders in full), so only WMARK_BAND=off
+    // here turns band rendering off: the ingests then make no band media and every mark renders in full.
+    const band: BandSupport = parts.band.chosen ? parts.band : {};
     const folder = new FolderMediaStore(parts.paths.media);
     const media: MediaStore = shared ?? folder;
     const renderer = await FarmRenderer.open({ queue, url: options.queueUrl, media, folder, fontFile: parts.tools.font.path, encode: parts.encode });
     return {
       media,
       renderer,
-      ingest: new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret }),
+      ingest: new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret, bands: !band.off }),
       // Watched for /readyz and for the requests that need them: the queue's Redis, and a bucket (a folder has none).
       dependencies: [queue.health, ...(media.health ? [media.health] : [])],
-      // Segment tasks carry no band yet: the workers render whole pictures.
-      band: { off: 'band rendering off: the render farm renders whole pictures', chosen: true },
+      band,
     };
   };
   return {

@@ -39,6 +39,8 @@ export interface FarmIngestOptions {
   encode: EncodeOptions;
   /** The service secret: forensic patterns are derived here, and only the patterns travel in tasks. */
   secret: Buffer;
+  /** Ask the ingesting worker for the band media (it makes them when it has the patched x264). */
+  bands?: boolean;
 }
 
 export class FarmIngest implements IngestPath {
@@ -77,6 +79,7 @@ export class FarmIngest implements IngestPath {
         outputPrefix: prefix,
         ...plan,
         ...(video.durationSeconds && video.durationSeconds > 0 ? { durationSeconds: video.durationSeconds } : {}),
+        ...(this.options.bands ? { band: { encode: { preset: encode.preset, crf: encode.crf } } } : {}),
       };
       const made = await this.onFarm(task, () => store.exists(mediaKeys.workingSegment(video.id, 0)), signal);
       const durations = segmentDurations(made.segments, made.frames, plan.fps, plan.lead);

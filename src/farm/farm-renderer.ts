@@ -5,14 +5,15 @@ import { WmarkError } from '../core/errors.js';
 import type { EncodeOptions } from '../core/plan/x264.js';
 import { mediaKeys } from '../engine/data-folder/layout.js';
 import { type RenderListener, RenderScheduler, type RenderUrgency } from '../engine/render/render-scheduler.js';
-import type { RendererHealth, SegmentRender, SegmentRenderer } from '../engine/render/segment-renderer.js';
+import type { BandStats, RendererHealth, SegmentRender, SegmentRenderer } from '../engine/render/segment-renderer.js';
 import type { FolderMediaStore } from '../media/folder-store.js';
 import type { MediaStore } from '../media/media-store.js';
 import { VERSION } from '../version.js';
 import { abortable } from './abortable.js';
 import { redactQueueUrl } from './queue-url.js';
 import type { ConnectedWorker, TaskQueue } from './task-queue.js';
-import { fontSha256, type SegmentTask, TASK_FONT_FILE } from './tasks/segment-task.js';
+import { bandTask } from './tasks/band-task.js';
+import { fontSha256, type SegmentRunResult, type SegmentTask, TASK_FONT_FILE } from './tasks/segment-task.js';
 
 /** Segment renders one serve keeps waiting on the farm at once (each is a queued task, not a local process). */
 const FARM_WAITING_RENDERS = 256;
@@ -71,6 +72,8 @@ export class FarmRenderer implements SegmentRenderer {
   readonly kind = 'farm' as const;
   readonly concurrency = { watermarkJobs: FARM_WATERMARK_JOBS, ingestJobs: FARM_INGEST_JOBS };
   private readonly scheduler = new RenderScheduler(FARM_WAITING_RENDERS, { remote: true });
+  /** Segments the workers rendered as a band, and band renders they rendered in full instead, by reason. */
+  private readonly bands: BandStats = { rendered: 0, fallbacks: {} };
   /** Videos whose working media this process has made sure the store holds. */
   private readonly published = new Map<string, Promise<void>>();
 
@@ -124,12 +127,13 @@ export class FarmRenderer implements SegmentRenderer {
       encode: { preset: encode.preset, crf: encode.crf },
       gop: job.gop,
       hasAudio: job.hasAudio,
+      ...(job.band ? { band: bandTask(job.band) } : {}),
     };
-    await abortable(queue.enqueue(task, options), signal);
+    this.count(await abortable(queue.enqueue(task, options), signal));
     // A result remembered from before the output was deleted (the same watermark made again): render it anew.
     if (!(await media.exists(job.output))) {
       await queue.forget(task.output);
-      await abortable(queue.enqueue(task, options), signal);
+      this.count(await abortable(queue.enqueue(task, options), signal));
       if (!(await media.exists(job.output))) {
         const ask =
           media.location === this.options.folder.location
@@ -138,6 +142,17 @@ export class FarmRenderer implements SegmentRenderer {
         throw new WmarkError('WATERMARK_FAILED', `a worker reported ${task.output} done, but it is not in ${media.location} (${ask})`);
       }
     }
+  }
+
+  /** A worker's band render, counted as the local renderer counts its own (a result already there is not counted). */
+  private count(result: SegmentRunResult): void {
+    if (!result.rendered || !result.band) return;
+    if (result.band === 'spliced') this.bands.rendered++;
+    else this.bands.fallbacks[result.band.fallback] = (this.bands.fallbacks[result.band.fallback] ?? 0) + 1;
+  }
+
+  bandStats(): BandStats {
+    return { rendered: this.bands.rendered, fallbacks: { ...this.bands.fallbacks } };
   }
 
   discard(outputs: string[]): Promise<void> {

@@ -12,14 +12,18 @@ import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullm
 import type { Redis } from 'ioredis';
 import { changeLine } from '../core/dependency.js';
 import { isUnavailable, isWmarkError, WmarkError } from '../core/errors.js';
+import { type BandSupport, bandSupport } from '../engine/band/band-support.js';
+import type { BandStats } from '../engine/render/segment-renderer.js';
 import { renderToolProblems } from '../ffmpeg/render-capabilities.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
+import type { runX264 } from '../ffmpeg/run-x264.js';
 import type { MediaStore } from '../media/media-store.js';
 import { VERSION } from '../version.js';
 import { redactQueueUrl } from './queue-url.js';
 import { connectRedis } from './redis-connection.js';
 import { watchRedis } from './redis-health.js';
 import { connectedWorkers, failureReason, TASK_QUEUE, workerName } from './task-queue.js';
+import { WorkerBand } from './tasks/band-task.js';
 import { type FarmResult, type FarmTask, parseFarmTask, taskKind, taskOutput } from './tasks/farm-task.js';
 import { type ForensicTask, runForensicTask } from './tasks/forensic-task.js';
 import { type IngestTask, runIngestTask } from './tasks/ingest-task.js';
@@ -44,6 +48,10 @@ export interface FarmWorkerOptions {
   tmpDir?: string;
   log?: (line: string) => void;
   connectTimeoutMs?: number;
+  /** Band rendering on this worker (default: as this machine finds the patched x264 and WMARK_BAND). */
+  band?: BandSupport;
+  /** Runs x264 (tests put a failing one here). */
+  runX264?: typeof runX264;
 }
 
 export interface RunningFarmWorker {
@@ -55,6 +63,8 @@ export interface RunningFarmWorker {
    * Resolves within about two seconds after that, whatever Redis and the store do.
    */
   close(options?: { force?: boolean; timeoutMs?: number }): Promise<void>;
+  /** Segments this worker rendered as a band alone, and band renders it rendered in full instead, by reason. */
+  bandStats(): BandStats;
 }
 
 /** A task passed on waits this long before a worker takes it again (the one that passed it on may be the next). */
@@ -82,6 +92,12 @@ async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
   return Promise.race([settled, late]).finally(() => clearTimeout(timer));
 }
 
+/** What the log says of a task done: rendered (as a band alone, spliced), or already there. */
+function doneLine(what: string, result: { rendered?: boolean; ms: number; band?: unknown }): string {
+  if (result.rendered === false) return `already there: ${what}`;
+  return `rendered ${what}${result.band === 'spliced' ? ' (band)' : ''} in ${result.ms} ms`;
+}
+
 /** The ordinary failure of a task this worker must not render: no retries, the reason for whoever waits. */
 function refuse(error: WmarkError): UnrecoverableError {
   return new UnrecoverableError(failureReason(error));
@@ -98,11 +114,11 @@ function runTask(
   task: FarmTask,
   options: Pick<FarmWorkerOptions, 'store' | 'runner' | 'tools'>,
   common: TaskSetting,
-  segment: { threads: number; images: ImageCache },
+  segment: { threads: number; images: ImageCache; band: WorkerBand },
 ): Promise<Omit<FarmResult<FarmTask>, 'worker'> & { rendered?: boolean; ms: number }> {
   switch (taskKind(task)) {
     case 'ingest':
-      return runIngestTask(task as IngestTask, options.store, options.runner, common);
+      return runIngestTask(task as IngestTask, options.store, options.runner, { ...common, threads: segment.threads, band: segment.band });
     case 'forensic-variant':
       return runForensicTask(task as ForensicTask, options.store, options.runner, common);
     default:
@@ -171,15 +187,20 @@ async function passOn(job: Job, token: string | undefined, why: WmarkError, work
   throw new DelayedError();
 }
 
-export async function startFarmWorker(options: FarmWorkerOptions): Promise<RunningFarmWorker> {
-  const id = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const version = options.version ?? VERSION;
-  const log = options.log ?? (() => undefined);
+/** A worker whose ffmpeg or font cannot render refuses to start; the SHA-256 of its font otherwise. */
+async function checkTools(options: Pick<FarmWorkerOptions, 'runner' | 'tools'>): Promise<string> {
   const problems = await renderToolProblems(options.runner, options.tools);
   if (problems.length) {
     throw new WmarkError('WORKER_UNUSABLE', `this worker cannot render segments: ${problems.join('; ')}`, { details: problems });
   }
-  const ownFont = await fontSha256(options.tools.font);
+  return fontSha256(options.tools.font);
+}
+
+export async function startFarmWorker(options: FarmWorkerOptions): Promise<RunningFarmWorker> {
+  const id = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const version = options.version ?? VERSION;
+  const log = options.log ?? (() => undefined);
+  const ownFont = await checkTools(options);
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const threads = Math.max(1, options.threads ?? Math.floor(os.availableParallelism() / concurrency));
   const lockMs = options.lockMs ?? 30_000;
@@ -190,6 +211,7 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
   /** The tasks being run now. */
   const inHand = new Set<Promise<unknown>>();
   const images = new ImageCache(options.store, await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-images-')));
+  const band = new WorkerBand(options.band ?? bandSupport(), log, options.runX264);
 
   // Lists the other workers, to pass on a task this one must not render (see passOn).
   const peers = new Queue(TASK_QUEUE, { connection });
@@ -204,11 +226,11 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
     }
     const { task } = admitted;
     const what = `${taskKind(task) === 'segment' ? '' : `${taskKind(task)} `}${taskOutput(task)}`;
-    const running = runTask(task, options, { tmpDir: options.tmpDir, signal: stopping.signal }, { threads, images });
+    const running = runTask(task, options, { tmpDir: options.tmpDir, signal: stopping.signal }, { threads, images, band });
     inHand.add(running);
     try {
       const result = await running;
-      log(`${result.rendered === false ? 'already there:' : 'rendered'} ${what}${result.rendered === false ? '' : ` in ${result.ms} ms`}`);
+      log(doneLine(what, result));
       return { ...result, worker: id } as FarmResult<FarmTask>;
     } catch (error) {
       if (stopping.signal.aborted) {
@@ -257,9 +279,11 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
   log(
     `worker ${id} (wmark ${version}) takes up to ${concurrency} task(s) at once, ${threads} ffmpeg thread(s) each, from ${TASK_QUEUE}; media in ${options.store.location}`,
   );
+  band.announce();
 
   return {
     id,
+    bandStats: () => ({ rendered: band.stats.rendered, fallbacks: { ...band.stats.fallbacks } }),
     close: async ({ force = false, timeoutMs = force ? 0 : SHUTDOWN_TIMEOUT_MS } = {}) => {
       for (const off of unwatch) off?.();
       // Takes no more tasks from now on; resolves once those in hand are done and BullMQ let go of Redis.

@@ -81,7 +81,7 @@ function renderMetrics(registers: Registers, operations: Operations): () => void
   const unsubscribe = operations.onRendered(({ seconds, urgency }) => renderSeconds.observe({ urgency }, seconds));
   new Counter({
     name: 'wmark_band_renders_total',
-    help: 'Segments this process rendered as a band alone, spliced into the shared encode',
+    help: 'Segments this process rendered as a band alone, spliced into the shared encode (with a render farm: its workers did, for this process)',
     registers,
     collect() {
       this.reset();
@@ -90,7 +90,7 @@ function renderMetrics(registers: Registers, operations: Operations): () => void
   });
   new Counter({
     name: 'wmark_band_fallbacks_total',
-    help: 'Band renders that failed (x264 missed the clamp, the splice found the streams unlike) and rendered the segment in full instead, by reason',
+    help: 'Band renders that failed (x264 missed the clamp, the splice found the streams unlike; BAND_OFF: a farm worker without the patched x264) and rendered the segment in full instead, by reason',
     labelNames: ['reason'],
     registers,
     collect() {

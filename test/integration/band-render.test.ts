@@ -2,15 +2,12 @@
 // bands' source rows), a watermark that fits a band renders there (decoded: the shared encode outside the band, the
 // mark inside it, at its place and colour), one that does not fit renders in full, and a band render that fails falls
 // back to a full render and is counted. Skipped, saying why, without the patched x264.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestEngine, testEngine, testService, videoDir } from '../../harness/engine.js';
 import { natural } from '../../harness/fixtures.js';
-import { FFMPEG } from '../../harness/tools.js';
 import { Operations } from '../../src/engine/app/operations.js';
 import { bandKeys, readBandMeta } from '../../src/engine/band/band-media.js';
 import { renderStrategy } from '../../src/engine/band/band-strategy.js';
@@ -21,6 +18,7 @@ import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { locateBandX264 } from '../../src/ffmpeg/locate-x264.js';
 import { runX264 } from '../../src/ffmpeg/run-x264.js';
 import { ServerMetrics } from '../../src/server/metrics.js';
+import { FITS_BOTTOM_BAND, redPixels, SMALL_TITLE_BANDS, stripMd5s } from '../helpers/band-helpers.js';
 import { decodeFrame, decodesCleanly, videoPackets } from '../helpers/media.js';
 import { ingestFixture, renderWith, SMALL } from '../helpers/watermark-helpers.js';
 
@@ -28,30 +26,9 @@ const X264 = locateBandX264();
 if (!X264) console.warn('band render tests skipped: no patched x264 (run scripts/build-x264.sh, or set WMARK_X264)');
 const TITLE = X264 ? 'band rendering (patched x264)' : 'band rendering: skipped, no patched x264 (run scripts/build-x264.sh, or set WMARK_X264)';
 
-const run = promisify(execFile);
 const { width: W, height: H } = SMALL;
-/** Red, opaque, no shadow, at the bottom centre: inside the bottom band of a 320x180 title (rows 144-180). */
-const FITS = {
-  content: 'band 42',
-  x: 0.5,
-  y: 0.96,
-  align: 'CENTER',
-  verticalAlign: 'BOTTOM',
-  fontSize: 0.08,
-  fontColor: 'FF0000',
-  fontOpacity: 1,
-  shadowOpacity: 0,
-};
-
-async function md5s(file: string, crop: { y: number; h: number }): Promise<string[]> {
-  const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', file, '-an', '-vf', `crop=${W}:${crop.h}:0:${crop.y}`, '-f', 'framemd5', '-'], {
-    maxBuffer: 64 << 20,
-  });
-  return stdout
-    .split('\n')
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line) => line.trim().split(/\s+/).at(-1)!);
-}
+const FITS = FITS_BOTTOM_BAND;
+const md5s = (file: string, crop: { y: number; h: number }) => stripMd5s(file, crop, W);
 
 describe.skipIf(!X264)(TITLE, () => {
   let engine: TestEngine;
@@ -79,10 +56,7 @@ describe.skipIf(!X264)(TITLE, () => {
     expect(meta).toMatchObject({
       width: W,
       height: H,
-      bands: [
-        { top: 0, bottom: 3 },
-        { top: 9, bottom: 12 },
-      ],
+      bands: SMALL_TITLE_BANDS,
     });
     expect(readFileSync(`${videoDir(engine, video.id)}/band/seg_00000.qp`, 'utf8')).toMatch(/^0 I -1\n1 P -1\n/);
     for (const k of [0, video.segments.length - 1]) {
@@ -125,12 +99,7 @@ describe.skipIf(!X264)(TITLE, () => {
     }
     // The mark's red pixels: inside the band, centred, nowhere else.
     const frame = await decodeFrame(r.playlist, 1, SMALL);
-    const red: { x: number; y: number }[] = [];
-    for (let y = 0; y < H; y++)
-      for (let x = 0; x < W; x++) {
-        const i = 3 * (y * W + x);
-        if (frame.data[i]! - Math.max(frame.data[i + 1]!, frame.data[i + 2]!) > 120) red.push({ x, y });
-      }
+    const red = redPixels(frame);
     expect(red.length).toBeGreaterThan(40);
     expect(Math.min(...red.map((p) => p.y))).toBeGreaterThanOrEqual(place.rows[0]!);
     expect(Math.max(...red.map((p) => p.y))).toBeLessThanOrEqual(place.rows[1]!);

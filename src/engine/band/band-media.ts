@@ -16,8 +16,8 @@ import { forEachBounded } from '../jobs/for-each-bounded.js';
 import { encodeShared } from './encode-band.js';
 
 /** The folder of a video's band media, beside its working segments. */
-const BAND_DIR = 'band';
-const BAND_META_NAME = 'band.json';
+export const BAND_DIR = 'band';
+export const BAND_META_NAME = 'band.json';
 
 /** Whether the patched x264 takes several bands in one shared encode (a top and a bottom band), or one. */
 export const SEVERAL_BANDS = true;

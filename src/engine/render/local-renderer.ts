@@ -3,19 +3,16 @@
 // together share one decode: one ffmpeg decodes it once and encodes it once per viewer.
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { isWmarkError, WmarkError } from '../../core/errors.js';
-import { type PreparedSegment, prepareSharedSegment } from '../../core/h264/splice-segment.js';
-import { bandDrawArgs, bandDrawFilter, bandEncodeArgs } from '../../core/plan/band-plan.js';
+import { WmarkError } from '../../core/errors.js';
 import { MAX_SHARED_RENDERS, segmentRenderArgs, sharedFilterGraph, sharedSegmentRenderArgs } from '../../core/plan/render-args.js';
 import type { EncodeOptions } from '../../core/plan/x264.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
-import { runX264 } from '../../ffmpeg/run-x264.js';
+import type { runX264 } from '../../ffmpeg/run-x264.js';
 import type { FolderMediaStore } from '../../media/folder-store.js';
-import { clampHeld } from '../band/encode-band.js';
-import { spliceSegmentFiles } from '../band/splice-file.js';
+import { fallBack, PreparedSegments, renderBandSegment } from '../band/band-render.js';
 import { type RenderListener, RenderScheduler, type RenderUrgency, type SharedRender } from './render-scheduler.js';
 import type { BandRender, BandStats, RendererHealth, SegmentRender, SegmentRenderer } from './segment-renderer.js';
 
@@ -61,8 +58,8 @@ export class LocalRenderer implements SegmentRenderer {
   /** Drawings written to their folders by this process, by folder: each is written once (and again if it went). */
   private readonly drawings = new Map<string, Promise<string>>();
   private readonly bands: BandStats = { rendered: 0, fallbacks: {} };
-  /** Shared segments parsed for splicing, the latest few: viewers of a title tend to ask for the same segments. */
-  private readonly prepared = new Map<string, Promise<PreparedSegment>>();
+  /** Shared segments parsed for splicing, the latest few. */
+  private readonly prepared = new PreparedSegments(PREPARED_SEGMENTS);
 
   constructor(private readonly options: LocalRendererOptions) {
     this.scheduler = new RenderScheduler(options.threads);
@@ -175,12 +172,8 @@ export class LocalRenderer implements SegmentRenderer {
       this.bands.rendered++;
       return;
     } catch (error) {
-      if (signal.aborted || (isWmarkError(error) && error.code === 'CANCELLED')) throw error;
-      const reason = isWmarkError(error) ? error.code : 'ERROR';
-      this.bands.fallbacks[reason] = (this.bands.fallbacks[reason] ?? 0) + 1;
-      const message = error instanceof Error ? error.message : String(error);
       const log = this.options.band?.log ?? ((line: string) => process.stderr.write(`wmark: ${line}\n`));
-      log(`band render of ${job.output} failed (${reason}: ${message.split('\n')[0]}); rendering it in full`);
+      fallBack(error, { output: job.output, signal, stats: this.bands, log });
     }
     await this.renderOne(job, threads, signal);
   }
@@ -191,31 +184,27 @@ export class LocalRenderer implements SegmentRenderer {
     if (signal.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
     const draw = await this.drawingDir(job);
     const part = await this.partFor(job.output, randomUUID().slice(0, 8));
-    const base = part.replace(/\.part$/, '');
-    const [script, rows, stream] = [`${base}.band-filter.txt`, `${base}.band.y4m`, `${base}.band.264`];
-    const x264 = this.options.band!.runX264 ?? runX264;
+    const { x264, runX264 } = this.options.band!;
     try {
-      const graph = await readFile(path.join(draw, FILTER_NAME), 'utf8');
-      await writeFile(script, bandDrawFilter(band.cut, graph));
-      await this.options.runner.ffmpeg(bandDrawArgs(this.file(band.rows), rows, script, BAND_RENDER_THREADS), { signal, cwd: draw });
-      clampHeld(await x264(this.options.band!.x264, bandEncodeArgs(rows, stream, this.file(band.qpfile), band.options), { signal }));
-      await spliceSegmentFiles(await this.preparedSegment(band.shared), [{ band: stream, output: part }], band.cut.rows);
+      await renderBandSegment(
+        { x264, runner: this.options.runner, ...(runX264 ? { runX264 } : {}) },
+        {
+          cut: band.cut,
+          options: band.options,
+          graph: await readFile(path.join(draw, FILTER_NAME), 'utf8'),
+          cwd: draw,
+          rows: this.file(band.rows),
+          qpfile: this.file(band.qpfile),
+          shared: await this.prepared.get(band.shared, (key) => readFile(this.file(key))),
+          output: part,
+          base: part.replace(/\.part$/, ''),
+          signal,
+        },
+      );
       await rename(part, target);
     } finally {
-      await Promise.all([part, script, rows, stream].map((f) => rm(f, { force: true })));
+      await rm(part, { force: true });
     }
-  }
-
-  /** A shared segment read and parsed once for every viewer's splice (kept while it is among the latest few). */
-  private preparedSegment(key: string): Promise<PreparedSegment> {
-    let prepared = this.prepared.get(key);
-    if (!prepared) {
-      prepared = readFile(this.file(key)).then(prepareSharedSegment);
-      prepared.catch(() => this.prepared.delete(key));
-      this.prepared.set(key, prepared);
-      if (this.prepared.size > PREPARED_SEGMENTS) this.prepared.delete(this.prepared.keys().next().value!);
-    }
-    return prepared;
   }
 
   /** Several viewers' renders of one source segment in one ffmpeg: one decode, split, a drawing and an encode each. */

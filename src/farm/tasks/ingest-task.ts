@@ -2,15 +2,18 @@
 // the working form to make (frame rate, size, lead segments) and where the working segments go. It is one ffmpeg run
 // over the whole source, as in this process: the segment muxer cuts at exact frame numbers and the audio is encoded
 // once, which time-range pieces on several workers could not promise (each piece's AAC encoder would start afresh).
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { WmarkError } from '../../core/errors.js';
-import { segmentFileName } from '../../core/plan/segment-timing.js';
+import { framesPerSegment, segmentFileName } from '../../core/plan/segment-timing.js';
+import { segmentDurations } from '../../core/plan/working-form.js';
+import { BAND_DIR, BAND_META_NAME, prepareBandMedia, SEVERAL_BANDS } from '../../engine/band/band-media.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import { type TranscodeResult, transcodeToSegments } from '../../ffmpeg/transcode-segments.js';
 import type { MediaStore } from '../../media/media-store.js';
+import type { WorkerBand } from './band-task.js';
 import { encodeSchema, keySchema, versionSchema } from './task-fields.js';
 
 export const ingestTaskSchema = z.object({
@@ -29,12 +32,19 @@ export const ingestTaskSchema = z.object({
   maxFrames: z.number().int().positive().optional(),
   /** The probed length, for progress. */
   durationSeconds: z.number().positive().optional(),
+  /**
+   * Make the title's band media too, with the render's settings, when this worker has the patched x264 (absent: serve
+   * renders every mark in full, WMARK_BAND=off).
+   */
+  band: z.object({ encode: encodeSchema }).optional(),
 });
 
 export type IngestTask = z.infer<typeof ingestTaskSchema>;
 
 export interface IngestRunResult extends TranscodeResult {
   ms: number;
+  /** Whether the band media were made and stored (asked for, and this worker has the patched x264). */
+  band?: boolean;
 }
 
 /**
@@ -45,7 +55,7 @@ export async function runIngestTask(
   task: IngestTask,
   store: MediaStore,
   runner: ProcessRunner,
-  options: { tmpDir?: string; signal?: AbortSignal } = {},
+  options: { tmpDir?: string; signal?: AbortSignal; threads?: number; band?: Pick<WorkerBand, 'x264'> } = {},
 ): Promise<IngestRunResult> {
   const started = Date.now();
   const work = await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-ingest-'));
@@ -63,8 +73,45 @@ export async function runIngestTask(
     for (let i = 0; i < result.segments; i++) await store.putFile(`${task.outputPrefix}/${segmentFileName(i)}`, path.join(outDir, segmentFileName(i)));
     // The muxer's list too, so the video's folder holds what an embedded ingest publishes.
     await store.putFile(`${task.outputPrefix}/segments.csv`, path.join(outDir, 'segments.csv'));
-    return { ...result, ms: Date.now() - started };
+    const x264 = task.band ? options.band?.x264() : undefined;
+    if (x264) await makeBandMedia(x264, task, result, { store, runner, dir: outDir, workers: Math.max(1, options.threads ?? 1), signal: options.signal });
+    return { ...result, ms: Date.now() - started, ...(task.band ? { band: Boolean(x264) } : {}) };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The title's band media, made from the working segments as an embedded ingest makes them, and stored under the video's
+ * folder: band.json last, since its presence says the title has a band encode.
+ */
+async function makeBandMedia(
+  x264: string,
+  task: IngestTask,
+  made: TranscodeResult,
+  job: { store: MediaStore; runner: ProcessRunner; dir: string; workers: number; signal?: AbortSignal },
+): Promise<void> {
+  await prepareBandMedia(
+    x264,
+    job.runner,
+    {
+      dir: job.dir,
+      width: task.width,
+      height: task.height,
+      fps: task.fps,
+      gop: framesPerSegment(task.fps),
+      hasAudio: task.hasAudio,
+      segmentDurations: segmentDurations(made.segments, made.frames, task.fps, task.lead),
+      timeOrigin: made.timeOrigin,
+      encode: task.band!.encode,
+      workers: job.workers,
+      severalBands: SEVERAL_BANDS,
+    },
+    undefined,
+    job.signal,
+  );
+  if (job.signal?.aborted) throw new WmarkError('CANCELLED', `ingest of ${task.source} cancelled`);
+  const dir = path.join(job.dir, BAND_DIR);
+  const names = (await readdir(dir)).filter((name) => name !== BAND_META_NAME);
+  for (const name of [...names, BAND_META_NAME]) await job.store.putFile(`${task.outputPrefix}/${BAND_DIR}/${name}`, path.join(dir, name));
 }

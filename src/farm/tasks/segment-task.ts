@@ -11,6 +11,7 @@ import { validationError, WmarkError } from '../../core/errors.js';
 import { segmentRenderArgs } from '../../core/plan/render-args.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../../media/media-store.js';
+import { type BandOutcome, bandTaskSchema, type WorkerBand } from './band-task.js';
 import { encodeSchema, keySchema, versionSchema } from './task-fields.js';
 
 /** The font's name inside the scratch folder: a task's filtergraph says `fontfile=font.ttf`, each worker links its own. */
@@ -45,6 +46,11 @@ export const segmentTaskSchema = z.object({
   encode: encodeSchema,
   gop: z.number().int().positive(),
   hasAudio: z.boolean(),
+  /**
+   * The drawing fits this band of the title's shared encode: a worker with the patched x264 renders the band alone and
+   * splices it in (a full render when that fails); one without it renders in full.
+   */
+  band: bandTaskSchema.optional(),
 });
 
 export type SegmentTask = z.infer<typeof segmentTaskSchema>;
@@ -111,6 +117,8 @@ export interface SegmentRunOptions {
   tmpDir?: string;
   /** Images fetched by earlier tasks of this worker (default: each task fetches its own). */
   images?: ImageCache;
+  /** Band rendering on this worker (without it, a task's band is rendered in full and not counted). */
+  band?: WorkerBand;
   signal?: AbortSignal;
 }
 
@@ -119,6 +127,8 @@ export interface SegmentRunResult {
   /** False when the output already existed: nothing was fetched or encoded. */
   rendered: boolean;
   ms: number;
+  /** A task with a band: spliced, or rendered in full and why. */
+  band?: BandOutcome;
 }
 
 /**
@@ -152,38 +162,47 @@ export async function runSegmentTask(task: SegmentTask, store: MediaStore, runne
   }
   const work = await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-seg-'));
   try {
-    await store.getFile(task.input, path.join(work, 'input.ts'));
     await Promise.all([
       ...(task.images ?? []).map((image) => placeImage(store, options.images, image.key, path.join(work, image.name))),
       ...task.textFiles.map((f) => writeFile(path.join(work, f.name), f.content, 'utf8')),
       writeFile(path.join(work, 'filter.txt'), task.filterScript, 'utf8'),
       symlink(path.resolve(options.fontFile), path.join(work, TASK_FONT_FILE)).catch(() => copyFile(options.fontFile, path.join(work, TASK_FONT_FILE))),
     ]);
-    const threads = Math.max(1, options.threads ?? 1);
-    await runner.ffmpeg(
-      segmentRenderArgs({
-        input: 'input.ts',
-        output: 'output.ts',
-        filterScript: 'filter.txt',
-        gop: task.gop,
-        threads,
-        encode: task.encode,
-        hasAudio: task.hasAudio,
-      }),
-      { cwd: work, signal: options.signal },
-    );
+    const output = path.join(work, 'output.ts');
+    const band =
+      task.band && options.band
+        ? await options.band.render(task.band, { graph: task.filterScript, work, output, label: task.output, store, runner, signal: options.signal })
+        : undefined;
+    if (band !== 'spliced') await renderInFull(task, store, runner, { work, threads: Math.max(1, options.threads ?? 1), signal: options.signal });
     if (options.signal?.aborted) throw new WmarkError('CANCELLED', `render of ${task.output} cancelled`);
     try {
-      await store.putFile(task.output, path.join(work, 'output.ts'));
+      await store.putFile(task.output, output);
     } catch (error) {
       await mkdir(path.dirname(unsent), { recursive: true });
-      await rename(path.join(work, 'output.ts'), unsent).catch(() => undefined);
+      await rename(output, unsent).catch(() => undefined);
       throw error;
     }
-    return { output: task.output, rendered: true, ms: Date.now() - started };
+    return { output: task.output, rendered: true, ms: Date.now() - started, ...(band ? { band } : {}) };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** The segment drawn and encoded whole by ffmpeg, in the scratch folder `work` (output.ts). */
+async function renderInFull(task: SegmentTask, store: MediaStore, runner: ProcessRunner, job: { work: string; threads: number; signal?: AbortSignal }) {
+  await store.getFile(task.input, path.join(job.work, 'input.ts'));
+  await runner.ffmpeg(
+    segmentRenderArgs({
+      input: 'input.ts',
+      output: 'output.ts',
+      filterScript: 'filter.txt',
+      gop: task.gop,
+      threads: job.threads,
+      encode: task.encode,
+      hasAudio: task.hasAudio,
+    }),
+    { cwd: job.work, signal: job.signal },
+  );
 }
 
 /**

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { WmarkError } from '../../../src/core/errors.js';
 import { parseQueueUrl, redactQueueUrl } from '../../../src/farm/queue-url.js';
 import { errorFromReason, failureReason, segmentJobId } from '../../../src/farm/task-queue.js';
+import { bandTask } from '../../../src/farm/tasks/band-task.js';
 import { parseSegmentTask, type SegmentTask } from '../../../src/farm/tasks/segment-task.js';
 
 const task: SegmentTask = {
@@ -46,6 +47,24 @@ describe('segment tasks', () => {
     expect(problems({ ...task, images: [{ name: 'image_1.png', key: '../secret.png' }] })).toEqual(['segment task images.0.key: not a media key']);
     expect(problems({ ...task, images: [{ name: '../image.png', key: 'images/a.png' }] })).toHaveLength(1);
     expect(problems({ ...task, images: [{ name: 'filter.txt', key: 'images/a.png' }] })).toHaveLength(1);
+  });
+
+  it('carry the band a mark fits: its rows, the keys of its band media and the shared encode settings; bad keys or rows are refused', () => {
+    const band = {
+      cut: { rows: { top: 9, bottom: 12 }, width: 320, height: 180 },
+      shared: 'videos/v1/band/seg_00000.ts',
+      rows: 'videos/v1/band/rows1_seg_00000.nut',
+      qpfile: 'videos/v1/band/seg_00000.qp',
+      options: { preset: 'veryfast', crf: 23, gop: 120, refs: 3 },
+    };
+    const banded = { ...task, band };
+    expect(parseSegmentTask(JSON.parse(JSON.stringify(banded)))).toEqual(banded);
+    expect(bandTask({ ...band, options: { ...band.options, threads: 2 } })).toEqual(band);
+    expect(problems({ ...task, band: { ...band, rows: '../rows.nut' } })).toEqual(['segment task band.rows: not a media key']);
+    expect(problems({ ...task, band: { ...band, cut: { ...band.cut, rows: { top: 9, bottom: 9 } } } })).toEqual([
+      'segment task band.cut.rows: the band ends below its top',
+    ]);
+    expect(problems({ ...task, band: { ...band, options: { ...band.options, refs: 0 } } })).toHaveLength(1);
   });
 
   it('name every problem of a malformed task', () => {
