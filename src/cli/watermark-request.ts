@@ -13,7 +13,7 @@ import { isHttpUrl } from '../core/http-url.js';
 import { checkMappings, templatePlaceholders } from '../core/placeholders.js';
 import { parseSettings } from '../core/setting-schema.js';
 import type { TemplateSetting } from '../core/setting-types.js';
-import type { TemplateResource, WatermarkRequest } from '../service/watermark-service.js';
+import type { TemplateResource, WatermarkRequestBody } from '../service/watermark-service.js';
 import { flagError } from './flag-error.js';
 import { parseForensicPayload } from './forensic-flag.js';
 import type { CliIO } from './io.js';
@@ -162,7 +162,7 @@ function parseMaps(maps: string[] | undefined): Record<string, string> {
 
 /** What a watermark command asks for: the parts every request shares, and how settings are given. */
 export interface PlannedRequests {
-  base: Pick<WatermarkRequest, 'key' | 'videoId' | 'containers' | 'expiration'>;
+  base: Pick<WatermarkRequestBody, 'key' | 'videoId' | 'containers' | 'expiration'>;
   /** The settings of a request from flags or --settings (see settingsRequest). */
   settings?: unknown[];
   /** --forensic, encoded for the API version at send time. */
@@ -234,7 +234,7 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
 }
 
 /** The body of a settings request in the API version it is sent with (the FORENSIC content's encoding depends on it). */
-export function settingsRequest(plan: PlannedRequests, api: ApiVersion): WatermarkRequest {
+export function settingsRequest(plan: PlannedRequests, api: ApiVersion): WatermarkRequestBody {
   let settings = plan.settings ?? [];
   if (plan.forensicPayload !== undefined) {
     // The payload travels as FORENSIC content, 2 ASCII characters in 1.0, base64 of 2 bytes in 2.0 (docs/settings.md,
@@ -264,7 +264,7 @@ function expirationFlag(text: string, nowMs: number): number {
 export function templateRequests(
   plan: PlannedRequests,
   template: TemplateResource,
-): { label: string; line?: number; mappings: Record<string, string>; request: WatermarkRequest }[] {
+): { label: string; line?: number; mappings: Record<string, string>; request: WatermarkRequestBody }[] {
   const placeholders = template.placeholders ?? templatePlaceholders((template.settings ?? []) as TemplateSetting[]);
   const rows = plan.batch
     ? plan.batch.rows.map((r) => ({ label: `${plan.batch!.label} line ${r.line}`, line: r.line, mappings: r.mappings }))

@@ -152,9 +152,9 @@ function requestSettings(body: z.infer<typeof watermarkBodySchema>, context: Wat
   return parsed.value;
 }
 
-export type VideoBody = z.infer<typeof videoBodySchema>;
+export type VideoOrder = z.infer<typeof videoBodySchema>;
 
-export function parseVideoRequest(input: unknown): VideoBody {
+export function parseVideoRequest(input: unknown): VideoOrder {
   return parseObject(videoBodySchema, input);
 }
 

@@ -5,10 +5,10 @@ import { WmarkError } from '../core/errors.js';
 import { lastOf } from '../service/watch.js';
 import type {
   TemplateResource,
-  VideoRequest,
+  VideoRequestBody,
   VideoResource,
   WatchGoal,
-  WatermarkRequest,
+  WatermarkRequestBody,
   WatermarkResource,
   WatermarkService,
 } from '../service/watermark-service.js';
@@ -45,7 +45,7 @@ export class WmarkClient {
   }
 
   /** Registers a video (or finds the one with its key) and, unless told not to, waits for its ingest; FAILED_* throws. */
-  async ingest(request: VideoRequest, options: IngestOptions = {}): Promise<VideoResource> {
+  async ingest(request: VideoRequestBody, options: IngestOptions = {}): Promise<VideoResource> {
     const { video } = await this.service.createVideo(request, options);
     if (options.wait === false) return video;
     const last = await lastOf(this.service.watchVideo(video.id, { signal: options.signal }));
@@ -72,7 +72,7 @@ export class WmarkClient {
    * Asks for a watermark (settings, or a template with its mappings) and, unless told not to, waits for it: the
    * resource comes back with its links freshly signed. A watermark that fails throws WATERMARK_FAILED.
    */
-  async watermark(request: WatermarkRequest, options: WatermarkOptions = {}): Promise<WatermarkResource> {
+  async watermark(request: WatermarkRequestBody, options: WatermarkOptions = {}): Promise<WatermarkResource> {
     const { resource } = await this.service.requestWatermark(request, options);
     const goal = options.wait ?? 'playable';
     if (goal === false) return resource;

@@ -8,11 +8,11 @@ import {
   isFinalVideoStatus,
   type TemplateResource,
   type VideoProgress,
-  type VideoRequest,
+  type VideoRequestBody,
   type VideoResource,
   type WatchOptions,
   type WatermarkProgress,
-  type WatermarkRequest,
+  type WatermarkRequestBody,
   type WatermarkResource,
   type WatermarkResult,
   type WatermarkService,
@@ -46,7 +46,7 @@ export class RemoteService implements WatermarkService {
     return options.api ?? this.apiVersion();
   }
 
-  async createVideo(request: VideoRequest, options: CallOptions = {}): Promise<{ video: VideoResource; created: boolean }> {
+  async createVideo(request: VideoRequestBody, options: CallOptions = {}): Promise<{ video: VideoResource; created: boolean }> {
     const { video, status } = await this.session.createVideo(await this.api(options), { ...request });
     return { video, created: status === 201 };
   }
@@ -91,7 +91,7 @@ export class RemoteService implements WatermarkService {
     return this.session.getTemplate(await this.api(options), id);
   }
 
-  async requestWatermark(request: WatermarkRequest, options: CallOptions = {}): Promise<WatermarkResult> {
+  async requestWatermark(request: WatermarkRequestBody, options: CallOptions = {}): Promise<WatermarkResult> {
     const api = await this.api(options);
     const { response, status } = await this.session.createWatermark(api, { ...request });
     return { resource: response, created: status === 201, api, warnings: [] };

@@ -6,7 +6,7 @@ import type { ApiVersion } from '../core/api-version.js';
 import type { ForensicLayoutChoice } from '../core/forensic-layout.js';
 
 /** POST /{v}/videos (docs/api.md, "Videos"). */
-export interface VideoRequest {
+export interface VideoRequestBody {
   sourceUrl: string;
   key?: string;
   name?: string;
@@ -43,7 +43,7 @@ export interface TemplateResource {
 }
 
 /** POST /{v}/watermark (docs/api.md, "Watermarks"): settings, or a template with its placeholder values. */
-export interface WatermarkRequest {
+export interface WatermarkRequestBody {
   key?: string;
   videoId?: string;
   settings?: unknown[];
@@ -121,7 +121,7 @@ export interface WatermarkService {
   /** The API version used when a call does not say. */
   apiVersion(): Promise<ApiVersion>;
 
-  createVideo(request: VideoRequest, options?: CallOptions): Promise<{ video: VideoResource; created: boolean }>;
+  createVideo(request: VideoRequestBody, options?: CallOptions): Promise<{ video: VideoResource; created: boolean }>;
   getVideo(id: string, options?: CallOptions): Promise<VideoResource>;
   listVideos(query?: { key?: string; limit?: number; page?: number }, options?: CallOptions): Promise<VideoResource[]>;
   /** Yields the video until its ingest is over (INGESTED or FAILED_*). */
@@ -131,7 +131,7 @@ export interface WatermarkService {
   listTemplates(options?: CallOptions): Promise<TemplateResource[]>;
   getTemplate(id: string, options?: CallOptions): Promise<TemplateResource>;
 
-  requestWatermark(request: WatermarkRequest, options?: CallOptions): Promise<WatermarkResult>;
+  requestWatermark(request: WatermarkRequestBody, options?: CallOptions): Promise<WatermarkResult>;
   /** The resource again, with freshly signed links. */
   getWatermark(resource: WatermarkResource, options?: CallOptions): Promise<WatermarkResource>;
   /** Yields progress until the goal is reached or the watermark fails. */

@@ -12,12 +12,12 @@ import type {
   CallOptions,
   TemplateResource,
   VideoProgress,
-  VideoRequest,
+  VideoRequestBody,
   VideoResource,
   WatchGoal,
   WatchOptions,
   WatermarkProgress,
-  WatermarkRequest,
+  WatermarkRequestBody,
   WatermarkResource,
   WatermarkResult,
   WatermarkService,
@@ -105,17 +105,20 @@ export class LocalService implements WatermarkService {
 
   // ---- videos
 
-  async createVideo(request: VideoRequest): Promise<{ video: VideoResource; created: boolean }> {
+  async createVideo(request: VideoRequestBody): Promise<{ video: VideoResource; created: boolean }> {
     const { video, created } = await this.register(request, false);
     return { video, created };
   }
 
   /** Ingests under the key even when it names another video, which is forgotten (`ingest --replace`). */
-  replaceVideo(request: VideoRequest): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
+  replaceVideo(request: VideoRequestBody): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
     return this.register(request, true);
   }
 
-  private async register(request: VideoRequest, replace: boolean): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
+  private async register(
+    request: VideoRequestBody,
+    replace: boolean,
+  ): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
     const body = parseVideoRequest(request);
     // An ingest needs every dependency (the source goes into the store, the transcode onto the queue): refused at
     // once while one is down, before anything is recorded.
@@ -196,7 +199,7 @@ export class LocalService implements WatermarkService {
 
   // ---- watermarks
 
-  async requestWatermark(request: WatermarkRequest, options: LocalCallOptions = {}): Promise<WatermarkResult> {
+  async requestWatermark(request: WatermarkRequestBody, options: LocalCallOptions = {}): Promise<WatermarkResult> {
     const api = options.api ?? this.api;
     // The template (if the request names one) is read first; the request is then checked and rendered in one go.
     const templateId = (request as { settingsTemplateMapping?: { id?: unknown } } | null)?.settingsTemplateMapping?.id;

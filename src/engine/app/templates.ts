@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ApiVersion } from '../../core/api-version.js';
 import { WmarkError } from '../../core/errors.js';
-import { parseTemplateBody, type TemplateBody } from '../../core/template-schema.js';
+import { parseTemplateBody, type TemplateOrder } from '../../core/template-schema.js';
 import { PACKAGE_FILES } from '../../package-root.js';
 import type { Engine } from '../engine.js';
 import type { TemplateRecord } from '../state/state-store.js';
@@ -11,7 +11,7 @@ import type { TemplateRecord } from '../state/state-store.js';
 const BUILTIN_TEMPLATE_DIR = PACKAGE_FILES.templates;
 
 /** A template saved without a name (as API 1.0 allows) goes by its id, so every list shows a name. */
-function named(id: string, body: TemplateBody, createdOn: number): TemplateRecord {
+function named(id: string, body: TemplateOrder, createdOn: number): TemplateRecord {
   return { id, ...body, name: body.name ?? id, createdOn };
 }
 

@@ -2,7 +2,7 @@
 // background; GET lists (?key=, limit, page) or shows one. API 0.1 (`/videos`, `/0.1/videos`) is the 1.0 handler, its
 // ?key= read raw: the oldest SDKs append the key unencoded (as 1.0's PHP SDK does: a raw URL key is read whole there too).
 import { listQueryOf, parseListQuery } from '../../core/api-requests.js';
-import type { VideoRequest } from '../../service/watermark-service.js';
+import type { VideoRequestBody } from '../../service/watermark-service.js';
 import { json } from '../http-types.js';
 import { type Routes, versioned } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
@@ -11,7 +11,7 @@ export function videoRoutes(routes: Routes, ctx: ServerContext): void {
   for (const { version, paths, legacy } of versioned('/videos', { trailingSlash: true, legacy: true })) {
     routes.add(['POST'], paths, async (req) => {
       await ctx.authenticate(req, version);
-      const { video, created } = await ctx.service.createVideo((await req.body()) as VideoRequest);
+      const { video, created } = await ctx.service.createVideo((await req.body()) as VideoRequestBody);
       return json(created ? 201 : 200, video);
     });
     routes.add(['GET'], paths, async (req) => {

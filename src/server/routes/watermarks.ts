@@ -4,7 +4,7 @@
 // DELETE of the 2.0 resource link removes a watermark.
 import { legacyWatermarkBody } from '../../core/api-requests.js';
 import { WmarkError } from '../../core/errors.js';
-import type { WatermarkRequest } from '../../service/watermark-service.js';
+import type { WatermarkRequestBody } from '../../service/watermark-service.js';
 import { json, MEDIA_CORS } from '../http-types.js';
 import { type Routes, versioned } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
@@ -15,7 +15,7 @@ export function watermarkRoutes(routes: Routes, ctx: ServerContext, links: Signe
     routes.add(['POST'], paths, async (req) => {
       await ctx.authenticate(req, version);
       const body = legacy ? legacyWatermarkBody(await req.body()) : await req.body();
-      const result = await ctx.service.requestWatermark(body as WatermarkRequest, { api: version, baseUrl: ctx.linkBase });
+      const result = await ctx.service.requestWatermark(body as WatermarkRequestBody, { api: version, baseUrl: ctx.linkBase });
       return json(result.created ? 201 : 200, result.resource);
     });
   }
