@@ -1,7 +1,9 @@
 // The typed client a program imports from 'wmark' (README, "Use it from code"): a few calls over the WatermarkService
 // the CLI uses, so an embedded engine and a remote service answer a program alike, in the API's shapes.
+import { parseVideoRequest, parseWatermarkOrder } from '../core/api-requests.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
+import { parseTemplateBody } from '../core/template-schema.js';
 import { lastOf } from '../service/watch.js';
 import type {
   TemplateResource,
@@ -46,7 +48,7 @@ export class WmarkClient {
 
   /** Registers a video (or finds the one with its key) and, unless told not to, waits for its ingest; FAILED_* throws. */
   async ingest(request: VideoRequestBody, options: IngestOptions = {}): Promise<VideoResource> {
-    const { video } = await this.service.createVideo(request, options);
+    const { video } = await this.service.createVideo(parseVideoRequest(request), options);
     if (options.wait === false) return video;
     const last = await lastOf(this.service.watchVideo(video.id, { signal: options.signal }));
     if (last.video.status !== 'INGESTED') {
@@ -61,7 +63,7 @@ export class WmarkClient {
 
   /** Saves a settings template: `{name, description?, settings}` with placeholders `%x%` or `[%x%]`. */
   template(body: { name?: string; description?: string; settings: unknown[] }, options: CallOptions = {}): Promise<TemplateResource> {
-    return this.service.createTemplate(body, options);
+    return this.service.createTemplate(parseTemplateBody(body), options);
   }
 
   templates(options: CallOptions = {}): Promise<TemplateResource[]> {
@@ -73,7 +75,9 @@ export class WmarkClient {
    * resource comes back with its links freshly signed. A watermark that fails throws WATERMARK_FAILED.
    */
   async watermark(request: WatermarkRequestBody, options: WatermarkOptions = {}): Promise<WatermarkResource> {
-    const { resource } = await this.service.requestWatermark(request, options);
+    // Checked here, as a route checks a body: a bad request costs no call.
+    const api = await this.service.apiVersion();
+    const { resource } = await this.service.requestWatermark(parseWatermarkOrder(request, { api, nowMs: Date.now() }), { ...options, api });
     const goal = options.wait ?? 'playable';
     if (goal === false) return resource;
     const last = await lastOf(this.service.watchWatermark(resource, goal, { signal: options.signal }));

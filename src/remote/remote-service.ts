@@ -1,23 +1,24 @@
 // The WatermarkService of a remote Video Watermarking Service (API 1.0 or 2.0, `wmark serve` included), over HTTP: the
 // same calls as the local engine, answered by the service, with progress read by polling its signed links.
+import type { VideoOrder, WatermarkOrder } from '../core/api-requests.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { ERRORS, WmarkError } from '../core/errors.js';
+import type { TemplateOrder } from '../core/template-schema.js';
 import { watch } from '../service/watch.js';
 import {
   type CallOptions,
   isFinalVideoStatus,
   type TemplateResource,
   type VideoProgress,
-  type VideoRequestBody,
   type VideoResource,
   type WatchOptions,
   type WatermarkProgress,
-  type WatermarkRequestBody,
   type WatermarkResource,
   type WatermarkResult,
   type WatermarkService,
 } from '../service/watermark-service.js';
 import { errorFromResponse, expectJson, formatSeconds, type HttpClient } from './client.js';
+import { templateRequestBody, videoRequestBody, watermarkRequestBody } from './request-bodies.js';
 import { DEFAULT_RETRY } from './retry.js';
 import { FINAL_STATUSES, watermarkResponseSchema } from './schemas.js';
 import type { RemoteSession } from './session.js';
@@ -46,8 +47,8 @@ export class RemoteService implements WatermarkService {
     return options.api ?? this.apiVersion();
   }
 
-  async createVideo(request: VideoRequestBody, options: CallOptions = {}): Promise<{ video: VideoResource; created: boolean }> {
-    const { video, status } = await this.session.createVideo(await this.api(options), { ...request });
+  async createVideo(order: VideoOrder, options: CallOptions = {}): Promise<{ video: VideoResource; created: boolean }> {
+    const { video, status } = await this.session.createVideo(await this.api(options), { ...videoRequestBody(order) });
     return { video, created: status === 201 };
   }
 
@@ -79,8 +80,8 @@ export class RemoteService implements WatermarkService {
     for await (const video of states) yield { video, final: isFinalVideoStatus(video.status) };
   }
 
-  async createTemplate(body: unknown, options: CallOptions = {}): Promise<TemplateResource> {
-    return this.session.createTemplate(await this.api(options), body);
+  async createTemplate(order: TemplateOrder, options: CallOptions = {}): Promise<TemplateResource> {
+    return this.session.createTemplate(await this.api(options), templateRequestBody(order));
   }
 
   async listTemplates(options: CallOptions = {}): Promise<TemplateResource[]> {
@@ -91,9 +92,9 @@ export class RemoteService implements WatermarkService {
     return this.session.getTemplate(await this.api(options), id);
   }
 
-  async requestWatermark(request: WatermarkRequestBody, options: CallOptions = {}): Promise<WatermarkResult> {
+  async requestWatermark(order: WatermarkOrder, options: CallOptions = {}): Promise<WatermarkResult> {
     const api = await this.api(options);
-    const { response, status } = await this.session.createWatermark(api, { ...request });
+    const { response, status } = await this.session.createWatermark(api, { ...watermarkRequestBody(order, api) });
     return { resource: response, created: status === 201, api, warnings: [] };
   }
 

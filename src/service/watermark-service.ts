@@ -2,10 +2,12 @@
 // shapes of the Video Watermarking Service API (docs/api.md). Two implementations: the local engine
 // (engine/app/local-service.ts) and a remote service over HTTP (remote/remote-service.ts). The CLI picks one with
 // --remote; `wmark serve` puts the local one behind HTTP routes.
+import type { VideoOrder, WatermarkOrder } from '../core/api-requests.js';
 import type { ApiVersion } from '../core/api-version.js';
 import type { ForensicLayoutChoice } from '../core/forensic-layout.js';
+import type { TemplateOrder } from '../core/template-schema.js';
 
-/** POST /{v}/videos (docs/api.md, "Videos"). */
+/** POST /{v}/videos (docs/api.md, "Videos") as sent; a front end parses it (parseVideoRequest) into a VideoOrder. */
 export interface VideoRequestBody {
   sourceUrl: string;
   key?: string;
@@ -42,7 +44,10 @@ export interface TemplateResource {
   [field: string]: unknown;
 }
 
-/** POST /{v}/watermark (docs/api.md, "Watermarks"): settings, or a template with its placeholder values. */
+/**
+ * POST /{v}/watermark (docs/api.md, "Watermarks") as sent: settings, or a template with its placeholder values. A front
+ * end parses it (parseWatermarkOrder) into a WatermarkOrder.
+ */
 export interface WatermarkRequestBody {
   key?: string;
   videoId?: string;
@@ -121,17 +126,18 @@ export interface WatermarkService {
   /** The API version used when a call does not say. */
   apiVersion(): Promise<ApiVersion>;
 
-  createVideo(request: VideoRequestBody, options?: CallOptions): Promise<{ video: VideoResource; created: boolean }>;
+  createVideo(order: VideoOrder, options?: CallOptions): Promise<{ video: VideoResource; created: boolean }>;
   getVideo(id: string, options?: CallOptions): Promise<VideoResource>;
   listVideos(query?: { key?: string; limit?: number; page?: number }, options?: CallOptions): Promise<VideoResource[]>;
   /** Yields the video until its ingest is over (INGESTED or FAILED_*). */
   watchVideo(id: string, options?: WatchOptions): AsyncIterable<VideoProgress>;
 
-  createTemplate(body: unknown, options?: CallOptions): Promise<TemplateResource>;
+  createTemplate(order: TemplateOrder, options?: CallOptions): Promise<TemplateResource>;
   listTemplates(options?: CallOptions): Promise<TemplateResource[]>;
   getTemplate(id: string, options?: CallOptions): Promise<TemplateResource>;
 
-  requestWatermark(request: WatermarkRequestBody, options?: CallOptions): Promise<WatermarkResult>;
+  /** `options.api` is the version the order was parsed for (its FORENSIC content and template render follow it). */
+  requestWatermark(order: WatermarkOrder, options?: CallOptions): Promise<WatermarkResult>;
   /** The resource again, with freshly signed links. */
   getWatermark(resource: WatermarkResource, options?: CallOptions): Promise<WatermarkResource>;
   /** Yields progress until the goal is reached or the watermark fails. */

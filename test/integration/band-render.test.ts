@@ -2,6 +2,7 @@
 // bands' source rows), a watermark that fits a band renders there (decoded: the shared encode outside the band, the
 // mark inside it, at its place and colour), one that does not fit renders in full, and a band render that fails falls
 // back to a full render and is counted. Skipped, saying why, without the patched x264.
+
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestEngine, testEngine, testService, videoDir } from '../../harness/engine.js';
 import { natural } from '../../harness/fixtures.js';
 import { FFMPEG } from '../../harness/tools.js';
+import { parseWatermarkOrder } from '../../src/core/api-requests.js';
 import { Operations } from '../../src/engine/app/operations.js';
 import { bandKeys, readBandMeta } from '../../src/engine/band/band-media.js';
 import { renderStrategy } from '../../src/engine/band/band-strategy.js';
@@ -156,10 +158,8 @@ describe.skipIf(!X264)(TITLE, () => {
 
   it('renders in full a watermark asked for with --full-render, and says so', async () => {
     const service = testService(engine);
-    const created = await service.requestWatermark(
-      { key: 'natural-6', settings: [{ type: 'TEXT', ...FITS, content: 'forced' }] },
-      { api: '2.0', fullRender: true },
-    );
+    const order = parseWatermarkOrder({ key: 'natural-6', settings: [{ type: 'TEXT', ...FITS, content: 'forced' }] }, { api: '2.0', nowMs: engine.now() });
+    const created = await service.requestWatermark(order, { api: '2.0', fullRender: true });
     const id = created.resource.id!;
     expect(await service.operations.renderStrategy((await engine.store.getWatermark(id))!)).toEqual({
       strategy: 'full',

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { parseVideoRequest, parseWatermarkOrder } from '../../core/api-requests.js';
 import { WmarkError } from '../../core/errors.js';
 import type { Engine } from '../../engine/app/configured-engine.js';
 import type { LocalService } from '../../engine/app/local-service.js';
@@ -50,7 +51,8 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     ctx.output.stage(`4/4 POST ${server.url}/1.0/watermark for ${opts.viewer}`);
     const started = Date.now();
     const settings = demoSettings(opts.viewer, opts.email);
-    const { resource: created } = await api.requestWatermark({ key: video.key, settings });
+    const order = parseWatermarkOrder({ key: video.key, settings }, { api: await api.apiVersion(), nowMs: Date.now() });
+    const { resource: created } = await api.requestWatermark(order);
     const ready = await lastOf(api.watchWatermark(created, 'playable', { intervalMs: 250, signal: ctx.signal }));
     const state = ready.resource as WatermarkResource;
     if (state.status !== 'READY') throw new WmarkError('DEMO_FAILED', `the watermark failed: ${state.error ?? 'unknown reason'}`);
@@ -113,7 +115,7 @@ async function ingestSample(ctx: CliContext, engine: Engine, local: LocalService
       : `1/4 generating the sample video (${SAMPLE.width}x${SAMPLE.height}, ${SAMPLE.seconds} s, once)`,
   );
   await generateVideo(engine.runner, { output: sample, ...SAMPLE }, (f: number) => ctx.output.progress(`generating sample ${(f * 100).toFixed(0)}%`));
-  const request = { sourceUrl: sample, key: 'wmark-sample', name: 'wmark built-in sample' };
+  const request = parseVideoRequest({ sourceUrl: sample, key: 'wmark-sample', name: 'wmark built-in sample' });
   // The key is the demo's own: when it names a sample since made again (a file with another date, or other bytes), the
   // demo takes the key back for the sample it has now instead of failing on its own earlier run.
   const { video, created } = await local.createVideo(request).catch((error: unknown) => {

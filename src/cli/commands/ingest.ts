@@ -2,6 +2,7 @@
 // --no-wait, follow its ingest until it is ready to watermark.
 import path from 'node:path';
 import { type Command, Option } from 'commander';
+import { parseVideoRequest } from '../../core/api-requests.js';
 import { isWmarkError, WmarkError } from '../../core/errors.js';
 import { FORENSIC_LAYOUT_TRADES } from '../../core/forensic/variant-plan.js';
 import { DEFAULT_FORENSIC_LAYOUT, FORENSIC_LAYOUTS, type ForensicLayoutChoice } from '../../core/forensic-layout.js';
@@ -51,13 +52,13 @@ export function registerIngest(program: Command): void {
         ctx.output.stage(`registering ${source} with ${service.description}`);
         // Without --key, the file's name: refused (KEY_EXISTS) when it already names another source.
         const key = opts.key ?? defaultVideoKey(sourceUrl);
-        const request = {
+        const request = parseVideoRequest({
           sourceUrl,
           key,
           ...(opts.name !== undefined ? { name: opts.name } : {}),
           ...(opts.forensic || opts.forensicLayout ? { enableForensic: true } : {}),
           ...(opts.forensicLayout ? { forensicLayout: opts.forensicLayout } : {}),
-        };
+        });
         const {
           video: registered,
           created,

@@ -2,6 +2,7 @@
 // engine or a remote service (which has no delete).
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
+import { parseTemplateBody } from '../../core/template-schema.js';
 import type { LocalService } from '../../engine/app/local-service.js';
 import { action } from '../action.js';
 import { readJsonInput } from '../read-input.js';
@@ -20,8 +21,9 @@ export function registerTemplate(program: Command): void {
         const body = await readJsonInput(ctx.io, file);
         if (typeof body !== 'object' || body === null || Array.isArray(body))
           throw new WmarkError('TEMPLATE_INVALID', `${file}: expected a JSON object {"name", "description"?, "settings": [...]}`);
+        const order = parseTemplateBody(body);
         const service = await ctx.service(opts);
-        const created = await service.createTemplate(body);
+        const created = await service.createTemplate(order);
         ctx.output.result(created, (c) => renderTemplate(created, c));
       }),
     );

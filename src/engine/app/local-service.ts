@@ -3,21 +3,20 @@
 // shapes of every answer), and for what only a local engine can do: replace a video, list and delete watermarks,
 // export their files, detect a leak, manage API keys, and serve signed media (media-access.ts).
 import { signToken } from '../../core/access-token.js';
-import { parseVideoRequest, parseWatermarkRequest } from '../../core/api-requests.js';
+import { orderSettings, type VideoOrder, type WatermarkOrder } from '../../core/api-requests.js';
 import type { ApiVersion } from '../../core/api-version.js';
 import { WmarkError } from '../../core/errors.js';
 import type { TemplateSetting } from '../../core/setting-types.js';
+import type { TemplateOrder } from '../../core/template-schema.js';
 import { lastOf, watch } from '../../service/watch.js';
 import type {
   CallOptions,
   TemplateResource,
   VideoProgress,
-  VideoRequestBody,
   VideoResource,
   WatchGoal,
   WatchOptions,
   WatermarkProgress,
-  WatermarkRequestBody,
   WatermarkResource,
   WatermarkResult,
   WatermarkService,
@@ -105,27 +104,23 @@ export class LocalService implements WatermarkService {
 
   // ---- videos
 
-  async createVideo(request: VideoRequestBody): Promise<{ video: VideoResource; created: boolean }> {
-    const { video, created } = await this.register(request, false);
+  async createVideo(order: VideoOrder): Promise<{ video: VideoResource; created: boolean }> {
+    const { video, created } = await this.register(order, false);
     return { video, created };
   }
 
   /** Ingests under the key even when it names another video, which is forgotten (`ingest --replace`). */
-  replaceVideo(request: VideoRequestBody): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
-    return this.register(request, true);
+  replaceVideo(order: VideoOrder): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
+    return this.register(order, true);
   }
 
-  private async register(
-    request: VideoRequestBody,
-    replace: boolean,
-  ): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
-    const body = parseVideoRequest(request);
+  private async register(order: VideoOrder, replace: boolean): Promise<{ video: VideoResource; created: boolean; replaced?: Registration['replaced'] }> {
     // An ingest needs every dependency (the source goes into the store, the transcode onto the queue): refused at
     // once while one is down, before anything is recorded.
     this.engine.dependencies.require();
     const { video, created, replaced } = await registerVideo(
       this.engine,
-      { source: body.sourceUrl, key: body.key, name: body.name, enableForensic: body.enableForensic, forensicLayout: body.forensicLayout, replace },
+      { source: order.sourceUrl, key: order.key, name: order.name, enableForensic: order.enableForensic, forensicLayout: order.forensicLayout, replace },
       this.options.sourcePolicy,
     );
     // A video still PENDING (new, or left by a stopped process) gets its ingest job; a running one is left alone.
@@ -179,8 +174,8 @@ export class LocalService implements WatermarkService {
 
   // ---- templates
 
-  async createTemplate(body: unknown, options: CallOptions = {}): Promise<TemplateResource> {
-    return templateBody(await createTemplate(this.engine, body ?? {}, options.api));
+  async createTemplate(order: TemplateOrder): Promise<TemplateResource> {
+    return templateBody(await createTemplate(this.engine, order));
   }
 
   async listTemplates(): Promise<TemplateResource[]> {
@@ -199,16 +194,10 @@ export class LocalService implements WatermarkService {
 
   // ---- watermarks
 
-  async requestWatermark(request: WatermarkRequestBody, options: LocalCallOptions = {}): Promise<WatermarkResult> {
+  async requestWatermark(order: WatermarkOrder, options: LocalCallOptions = {}): Promise<WatermarkResult> {
     const api = options.api ?? this.api;
-    // The template (if the request names one) is read first; the request is then checked and rendered in one go.
-    const templateId = (request as { settingsTemplateMapping?: { id?: unknown } } | null)?.settingsTemplateMapping?.id;
-    const template = typeof templateId === 'string' ? await findTemplate(this.engine, templateId) : undefined;
-    const parsed = parseWatermarkRequest(request, {
-      api,
-      nowMs: this.engine.now(),
-      template: (id) => (id === templateId ? (template?.settings as TemplateSetting[] | undefined) : undefined),
-    });
+    const template = 'template' in order.draw ? await findTemplate(this.engine, order.draw.template.id) : undefined;
+    const parsed = { ...order, ...orderSettings(order.draw, api, template?.settings as TemplateSetting[] | undefined) };
     const result = await requestWatermark(this.engine, { ...parsed, render: this.options.render ?? 'full', sourcePolicy: this.options.sourcePolicy });
     let record = result.watermark;
     // A forensic-only watermark needs no encode (its playlist picks existing A/B segments): it starts at once, ahead

@@ -1,7 +1,6 @@
 // Settings templates: user templates in the store plus the built-in ones shipped in templates/*.json.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ApiVersion } from '../../core/api-version.js';
 import { WmarkError } from '../../core/errors.js';
 import { parseTemplateBody, type TemplateOrder } from '../../core/template-schema.js';
 import { PACKAGE_FILES } from '../../package-root.js';
@@ -29,8 +28,8 @@ function builtinTemplates(): TemplateRecord[] {
   return builtinCache;
 }
 
-export async function createTemplate(engine: Engine, input: unknown, apiVersion?: ApiVersion): Promise<TemplateRecord> {
-  const record = named(engine.newId(), parseTemplateBody(input, apiVersion), engine.now());
+export async function createTemplate(engine: Engine, order: TemplateOrder): Promise<TemplateRecord> {
+  const record = named(engine.newId(), order, engine.now());
   await engine.store.insertTemplate(record);
   return record;
 }

@@ -2,9 +2,8 @@
 // link that answers with freshly signed URLs. API 0.1 (`/watermark`, `/0.1/watermark`) is the 1.0 request, its settings
 // also in the Java SDK's encoding object; its answer's href is the 1.0 status link, polled with or without a token.
 // DELETE of the 2.0 resource link removes a watermark.
-import { legacyWatermarkBody } from '../../core/api-requests.js';
+import { legacyWatermarkBody, parseWatermarkOrder } from '../../core/api-requests.js';
 import { WmarkError } from '../../core/errors.js';
-import type { WatermarkRequestBody } from '../../service/watermark-service.js';
 import { json, MEDIA_CORS } from '../http-types.js';
 import { type Routes, versioned } from '../route-table.js';
 import type { ServerContext } from '../server-context.js';
@@ -15,7 +14,8 @@ export function watermarkRoutes(routes: Routes, ctx: ServerContext, links: Signe
     routes.add(['POST'], paths, async (req) => {
       await ctx.authenticate(req, version);
       const body = legacy ? legacyWatermarkBody(await req.body()) : await req.body();
-      const result = await ctx.service.requestWatermark(body as WatermarkRequestBody, { api: version, baseUrl: ctx.linkBase });
+      const order = parseWatermarkOrder(body, { api: version, nowMs: ctx.service.now() });
+      const result = await ctx.service.requestWatermark(order, { api: version, baseUrl: ctx.linkBase });
       return json(result.created ? 201 : 200, result.resource);
     });
   }
