@@ -289,7 +289,7 @@ export async function measureServing(ctx: SuiteContext, o: ServingOptions) {
     videoId = video.id;
     watermarkId = resource.id!;
     segDir = watermarkDir(engine, video.id, watermarkId);
-    cred = await service.createKey('bench serve');
+    cred = await service.credentials.create('bench serve');
   } finally {
     await engine.close();
   }

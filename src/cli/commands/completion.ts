@@ -250,6 +250,6 @@ async function completionNames(local: LocalService, kind: NameKind): Promise<str
     case 'templates':
       return (await local.listTemplates()).flatMap((t) => (typeof t.id === 'string' ? [t.id] : []));
     case 'clients':
-      return (await local.listKeys()).filter((k) => k.revokedOn === null).map((k) => k.clientId);
+      return (await local.credentials.list()).filter((k) => k.revokedOn === null).map((k) => k.clientId);
   }
 }

@@ -140,7 +140,7 @@ async function demoClient(ctx: CliContext, baseUrl: string, local: LocalService)
     credentialsFile: '',
     deadline: Date.now() + 10 * 60_000,
     timeoutLabel: 'the demo',
-    token: await local.tokenFor(DEMO_LABEL),
+    token: await local.credentials.tokenFor(DEMO_LABEL),
   });
   return new RemoteService(session, '1.0');
 }

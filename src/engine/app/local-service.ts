@@ -2,7 +2,6 @@
 // everything they share (ingest-or-return-existing, request -> job -> playable, key and template lookups, the API
 // shapes of every answer), and for what only a local engine can do: replace a video, list and delete watermarks,
 // export their files, detect a leak, manage API keys, and serve signed media (media-access.ts).
-import { signToken } from '../../core/access-token.js';
 import { orderSettings, type VideoOrder, type WatermarkOrder } from '../../core/api-requests.js';
 import type { ApiVersion } from '../../core/api-version.js';
 import { WmarkError } from '../../core/errors.js';
@@ -28,17 +27,17 @@ import { FORENSIC_MIN_SECONDS, type Registration, registerVideo } from '../inges
 import type { SourcePolicy } from '../ingest/source-policy.js';
 import { isLeaseLive, type JobKind, jobId, topicOf } from '../jobs/job-lease.js';
 import type { JobQueue } from '../jobs/job-queue.js';
-import type { AuthAttempt, JobRecord, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
+import type { JobRecord, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
 import { deleteWatermark, exportWatermark, renderedSegments, type WatermarkFiles, watermarkFiles } from '../watermark/manage.js';
 import { needsJob, requestWatermark, type VideoRef, watermarkAndJob } from '../watermark/request.js';
 import { apiStatus, templateBody, videoBody, watermarkBody } from './api-bodies.js';
-import { checkCredential, createCredential, type IssuedCredential, isActiveClient, listCredentials, revokeCredential, tokenKey } from './credentials.js';
+import { Credentials } from './credentials.js';
 import { MediaAccess } from './media-access.js';
 import { Operations } from './operations.js';
 import { createTemplate, deleteTemplate, findTemplate, listTemplates } from './templates.js';
 import { goalOf, workInHand } from './watermark-watch.js';
 
-export type { AuthAttempt, WatermarkRecord } from '../state/state-store.js';
+export type { WatermarkRecord } from '../state/state-store.js';
 
 /** A forensic-only watermark costs links, not encodes: it is answered READY after at most this long. */
 const FORENSIC_READY_MS = 15_000;
@@ -68,8 +67,10 @@ export class LocalService implements WatermarkService {
   readonly description: string;
   /** Signed links and the media behind them, for the HTTP server. */
   readonly media: MediaAccess;
-  /** Health, readiness and the figures of /metrics. */
+  /** Health, readiness, counts and the figures of /metrics. */
   readonly operations: Operations;
+  /** API keys, the tokens issued for them, and the failed-credential counter. */
+  readonly credentials: Credentials;
   /** Forensic watermarks need videos at least this long. */
   readonly forensicMinimumSeconds = FORENSIC_MIN_SECONDS;
   private readonly api: ApiVersion;
@@ -82,6 +83,7 @@ export class LocalService implements WatermarkService {
     this.description = `the local engine in ${engine.paths.root}`;
     this.media = new MediaAccess(engine);
     this.operations = new Operations(engine);
+    this.credentials = new Credentials(engine);
   }
 
   get queue(): JobQueue {
@@ -321,69 +323,6 @@ export class LocalService implements WatermarkService {
 
   detect(ref: VideoRef, file: string, onStage?: (stage: string) => void, options?: DetectOptions): Promise<DetectResult> {
     return detectLeak(this.engine, ref, file, onStage, options);
-  }
-
-  // ---- API credentials of `wmark serve`
-
-  createKey(label?: string): Promise<IssuedCredential> {
-    return createCredential(this.engine, label);
-  }
-
-  listKeys() {
-    return listCredentials(this.engine);
-  }
-
-  async revokeKey(clientId: string): Promise<void> {
-    if (!(await revokeCredential(this.engine, clientId))) throw new WmarkError('CLIENT_NOT_FOUND', `no active client id "${clientId}"`);
-  }
-
-  /** The client id when the key is that client's and the client is active. */
-  async checkKey(clientId: string, apiKey: string): Promise<string | undefined> {
-    return (await checkCredential(this.engine, clientId, apiKey))?.clientId;
-  }
-
-  /** Counts a credential check from `source` against the limit every instance on this database shares. */
-  takeAuthAttempt(source: string, windowMs: number, limit: number): Promise<AuthAttempt> {
-    return this.engine.store.takeAuthAttempt(source, this.now(), windowMs, limit);
-  }
-
-  settleAuthAttempt(source: string, resetAt: number, failed: boolean): Promise<number> {
-    return this.engine.store.settleAuthAttempt(source, resetAt, failed);
-  }
-
-  isActiveClient(clientId: string): Promise<boolean> {
-    return isActiveClient(this.engine, clientId);
-  }
-
-  /** The key access tokens are signed with (derived from the service secret, never the URL-signing key itself). */
-  tokenKey(): Buffer {
-    return tokenKey(this.engine);
-  }
-
-  /** A token for `clientId`, valid for `ttlSeconds`. */
-  issueToken(clientId: string, ttlSeconds: number): Promise<string> {
-    const now = Math.floor(this.engine.now() / 1000);
-    return signToken(tokenKey(this.engine), { sub: clientId, iat: now, exp: now + ttlSeconds });
-  }
-
-  /** A token for the client with this label (created once): how `wmark demo` calls its own service like any client. */
-  async tokenFor(label: string, ttlSeconds = 3600): Promise<string> {
-    const existing = (await this.listKeys()).find((c) => c.label === label && c.revokedOn === null);
-    const clientId = existing?.clientId ?? (await this.createKey(label)).clientId;
-    return this.issueToken(clientId, ttlSeconds);
-  }
-
-  // ---- operations
-
-  /** Counts for the service's index page. */
-  async counts(): Promise<{ videos: number; ingested: number; watermarks: number; ready: number }> {
-    const [videos, watermarks] = await Promise.all([this.engine.store.listVideos(), this.engine.store.listWatermarks()]);
-    return {
-      videos: videos.length,
-      ingested: videos.filter((v) => v.status === 'INGESTED').length,
-      watermarks: watermarks.length,
-      ready: watermarks.filter((w) => w.status === 'READY').length,
-    };
   }
 }
 
