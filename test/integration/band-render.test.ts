@@ -159,7 +159,7 @@ describe.skipIf(!X264)(TITLE, () => {
   it('renders in full a watermark asked for with --full-render, and says so', async () => {
     const service = testService(engine);
     const order = parseWatermarkOrder({ key: 'natural-6', settings: [{ type: 'TEXT', ...FITS, content: 'forced' }] }, { api: '2.0', nowMs: engine.now() });
-    const created = await service.requestWatermark(order, { api: '2.0', fullRender: true });
+    const created = await service.watermarks.request(order, { api: '2.0', fullRender: true });
     const id = created.resource.id!;
     expect(await service.operations.renderStrategy((await engine.store.getWatermark(id))!)).toEqual({
       strategy: 'full',
@@ -173,7 +173,7 @@ describe.skipIf(!X264)(TITLE, () => {
     // holds the outputs alone.
     const kept = readdirSync(path.dirname(out));
     expect(kept).toContain('full-render.txt');
-    const copied = await service.exportWatermark(id, mkdtempSync(path.join(os.tmpdir(), 'wmark-out-')));
+    const copied = await service.watermarks.export(id, mkdtempSync(path.join(os.tmpdir(), 'wmark-out-')));
     expect(readdirSync(copied).sort()).toEqual(kept.filter((name) => name !== 'full-render.txt' && !name.startsWith('.')).sort());
     expect(readdirSync(copied)).toContain('video.m3u8');
   });

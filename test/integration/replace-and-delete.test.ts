@@ -18,7 +18,7 @@ it('replace and rm are refused while a live job holds the watermark; both succee
   const [a, b] = await Promise.all([flat('336699', 4), flat('993366', 4)]);
   const { video } = await ingestVideo(engine, { source: a, key: 'k' });
   const service = testService(engine);
-  const { resource } = await service.requestWatermark(
+  const { resource } = await service.watermarks.request(
     parseWatermarkOrder({ key: 'k', containers: ['m3u8'], settings: [{ content: 'for alice' }] }, { api: '2.0', nowMs: engine.now() }),
   );
   await service.queue.close();
@@ -32,7 +32,7 @@ it('replace and rm are refused while a live job holds the watermark; both succee
     code: 'KEY_EXISTS',
     message: expect.stringContaining('still being worked on'),
   });
-  await expect(testService(engine).deleteWatermark(id)).rejects.toMatchObject({ code: 'WATERMARK_BUSY' });
+  await expect(testService(engine).watermarks.delete(id)).rejects.toMatchObject({ code: 'WATERMARK_BUSY' });
   expect((await engine.store.getVideoByKey('k'))?.id).toBe(video.id);
 
   await engine.store.finishJob(jobId('watermark', id), 'someone-else', engine.now(), { status: 'done' });

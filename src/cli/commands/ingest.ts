@@ -63,9 +63,9 @@ export function registerIngest(program: Command): void {
           video: registered,
           created,
           replaced,
-        }: Awaited<ReturnType<LocalService['replaceVideo']>> = await (opts.replace && service.kind === 'local'
-          ? service.replaceVideo(request)
-          : service.createVideo(request)
+        }: Awaited<ReturnType<LocalService['videos']['replace']>> = await (opts.replace && service.kind === 'local'
+          ? service.videos.replace(request)
+          : service.videos.create(request)
         ).catch((error: unknown) => {
           throw opts.key === undefined && isWmarkError(error) && error.code === 'KEY_EXISTS' ? takenKey(key, source, error) : error;
         });
@@ -78,7 +78,7 @@ export function registerIngest(program: Command): void {
         else if (!created && video.status === 'PENDING')
           ctx.output.info(`already being ingested as ${video.id}${opts.wait === false ? '' : '; waiting for it'}`);
         if (opts.wait !== false && !isFinalVideoStatus(video.status)) {
-          const last = await follow(ctx, service.watchVideo(video.id, { signal: ctx.signal, intervalMs }), describeVideo, { label: `ingesting ${source}` });
+          const last = await follow(ctx, service.videos.watch(video.id, { signal: ctx.signal, intervalMs }), describeVideo, { label: `ingesting ${source}` });
           video = last.video;
         }
         ctx.output.result(video, (c) => renderVideo(video, c));

@@ -23,7 +23,7 @@ export function registerTemplate(program: Command): void {
           throw new WmarkError('TEMPLATE_INVALID', `${file}: expected a JSON object {"name", "description"?, "settings": [...]}`);
         const order = parseTemplateBody(body);
         const service = await ctx.service(opts);
-        const created = await service.createTemplate(order);
+        const created = await service.templates.create(order);
         ctx.output.result(created, (c) => renderTemplate(created, c));
       }),
     );
@@ -33,7 +33,7 @@ export function registerTemplate(program: Command): void {
     .action(
       action(async (ctx, opts: RemoteFlags) => {
         const service = await ctx.service(opts);
-        const all = await service.listTemplates();
+        const all = await service.templates.list();
         ctx.output.result(all, (c) => renderTemplateList(all, service.description, c));
       }),
     );
@@ -44,7 +44,7 @@ export function registerTemplate(program: Command): void {
     .action(
       action(async (ctx, given: string | undefined, opts: RemoteFlags) => {
         const id = positionalBeforeRemote(given, opts, 'id');
-        const found = await (await ctx.service(opts)).getTemplate(id);
+        const found = await (await ctx.service(opts)).templates.get(id);
         ctx.output.result(found, (c) => renderTemplate(found, c));
       }),
     );
@@ -55,7 +55,7 @@ export function registerTemplate(program: Command): void {
     .action(
       action(async (ctx, id: string) => {
         const service: LocalService = await ctx.localService();
-        await service.deleteTemplate(id);
+        await service.templates.delete(id);
         ctx.output.result({ id, deleted: true }, () => `deleted template ${id}`);
       }),
     );

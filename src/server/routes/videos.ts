@@ -10,19 +10,19 @@ export function videoRoutes(routes: Routes, ctx: ServerContext): void {
   for (const { version, paths, legacy } of versioned('/videos', { trailingSlash: true, legacy: true })) {
     routes.add(['POST'], paths, async (req) => {
       await ctx.authenticate(req, version);
-      const { video, created } = await ctx.service.createVideo(parseVideoRequest(await req.body()));
+      const { video, created } = await ctx.service.videos.create(parseVideoRequest(await req.body()));
       return json(created ? 201 : 200, video);
     });
     routes.add(['GET'], paths, async (req) => {
       await ctx.authenticate(req, version);
       const q = parseListQuery(listQueryOf(req.rawUrl, legacy));
-      return json(200, await ctx.service.listVideos(q));
+      return json(200, await ctx.service.videos.list(q));
     });
   }
   for (const { version, paths } of versioned('/videos/:id')) {
     routes.add(['GET'], paths, async (req, params) => {
       await ctx.authenticate(req, version);
-      return json(200, await ctx.service.getVideo(params.id!));
+      return json(200, await ctx.service.videos.get(params.id!));
     });
   }
 }
