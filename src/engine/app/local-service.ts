@@ -28,7 +28,7 @@ export interface LocalServiceOptions {
   api?: ApiVersion;
   /** How long POST /2.0/watermark waits for a new watermark to become playable (its READY means playable now). */
   playableTimeoutMs?: number;
-  /** What createVideo and IMAGE settings may read (an API client's); undefined: anything (the CLI). */
+  /** What a video's source and IMAGE settings may read (an API client's); undefined: anything (the CLI). */
   sourcePolicy?: SourcePolicy;
   /** How new watermarks are rendered (default full: a CLI run wants every output; serve renders on demand). */
   render?: RenderMode;

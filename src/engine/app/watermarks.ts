@@ -57,12 +57,12 @@ export class LocalWatermarks implements Watermarks {
   async request(order: WatermarkOrder, options: LocalCallOptions = {}): Promise<WatermarkResult> {
     const api = options.api ?? this.options.api;
     const template = 'template' in order.draw ? await findTemplate(this.engine, order.draw.template.id) : undefined;
-    const parsed = { ...order, ...orderSettings(order.draw, api, template?.settings as TemplateSetting[] | undefined) };
-    const result = await requestWatermark(this.engine, { ...parsed, render: this.options.render ?? 'full', sourcePolicy: this.options.sourcePolicy });
+    const rendered = { ...order, ...orderSettings(order.draw, api, template?.settings as TemplateSetting[] | undefined) };
+    const result = await requestWatermark(this.engine, { ...rendered, render: this.options.render ?? 'full', sourcePolicy: this.options.sourcePolicy });
     let record = result.watermark;
     // A forensic-only watermark needs no encode (its playlist picks existing A/B segments): it starts at once, ahead
     // of any renders, and is READY at once.
-    const forensicOnly = parsed.settings.every((s) => s.type === 'FORENSIC');
+    const forensicOnly = rendered.settings.every((s) => s.type === 'FORENSIC');
     if (options.fullRender && result.created) await forceFullRender(this.engine, record);
     if (needsJob(record)) {
       // Work to do needs every dependency: refused at once while one is down (the same request later starts it).
