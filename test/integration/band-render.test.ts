@@ -2,7 +2,6 @@
 // bands' source rows), a watermark that fits a band renders there (decoded: the shared encode outside the band, the
 // mark inside it, at its place and colour), one that does not fit renders in full, and a band render that fails falls
 // back to a full render and is counted. Skipped, saying why, without the patched x264.
-
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -2,7 +2,6 @@
 // read back as they were written (numbers as numbers), the race-sensitive transitions (insert-if-absent, lease
 // acquire/heartbeat/finish) decide one winner, a database an earlier wmark made is migrated with its rows kept, and
 // an engine given a store keeps its state there and nowhere else.
-
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';

@@ -1,5 +1,4 @@
 // Text that ffmpeg would interpret if it were handled carelessly (filtergraph syntax, drawtext expansion, newlines, Unicode) is drawn literally.
-
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
