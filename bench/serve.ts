@@ -10,6 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { watermarkDir } from '../harness/engine.js';
 import { stopProcess } from '../harness/stop-process.js';
+import { parseVideoRequest, parseWatermarkOrder } from '../src/core/api-requests.js';
 import { inProcessJobQueue } from '../src/engine/app/job-runs.js';
 import { LocalService } from '../src/engine/app/local-service.js';
 import { openEngine } from '../src/engine/engine.js';
@@ -276,17 +277,19 @@ export async function measureServing(ctx: SuiteContext, o: ServingOptions) {
     log(`ingesting ${path.relative(process.cwd(), clip.path)} and rendering one TEXT watermark (crf ${crf}) ...`);
     const queue = inProcessJobQueue(engine, { concurrency: 1 });
     const service = new LocalService(engine, { queue, baseUrl: 'http://127.0.0.1' });
-    const { video } = await service.createVideo({ sourceUrl: clip.path, key: KEY });
-    const ingested = await lastOf(service.watchVideo(video.id));
+    const { video } = await service.videos.create(parseVideoRequest({ sourceUrl: clip.path, key: KEY }));
+    const ingested = await lastOf(service.videos.watch(video.id));
     if (ingested.video.status !== 'INGESTED') throw new Error(`ingest ended ${ingested.video.status}: ${ingested.video.error ?? ''}`);
-    const { resource } = await service.requestWatermark({ key: KEY, settings: TEXT_SETTINGS, containers: [...CONTAINERS] });
-    const done = await lastOf(service.watchWatermark(resource, 'complete'));
+    const { resource } = await service.watermarks.request(
+      parseWatermarkOrder({ key: KEY, settings: TEXT_SETTINGS, containers: [...CONTAINERS] }, { api: '2.0', nowMs: engine.now() }),
+    );
+    const done = await lastOf(service.watermarks.watch(resource, 'complete'));
     if (done.status !== 'READY') throw new Error(`watermark ended ${done.status}`);
     await queue.close();
     videoId = video.id;
     watermarkId = resource.id!;
     segDir = watermarkDir(engine, video.id, watermarkId);
-    cred = await service.createKey('bench serve');
+    cred = await service.credentials.create('bench serve');
   } finally {
     await engine.close();
   }

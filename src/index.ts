@@ -8,9 +8,9 @@ export type { ConnectOptions } from './library/connect.js';
 export { connect } from './library/connect.js';
 export type {
   TemplateResource,
-  VideoRequest,
+  VideoRequestBody,
   VideoResource,
   WatchGoal,
-  WatermarkRequest,
+  WatermarkRequestBody,
   WatermarkResource,
 } from './service/watermark-service.js';

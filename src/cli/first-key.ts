@@ -9,9 +9,9 @@ export const DEMO_LABEL = 'wmark demo';
 
 /** Creates a key and says it on stderr (once: only its hash is kept) when the data folder has no active key of its own. */
 export async function announceFirstKey(ctx: CliContext, local: LocalService, by: 'serve' | 'demo'): Promise<IssuedCredential | undefined> {
-  const given = (await local.listKeys()).filter((k) => k.revokedOn === null && k.label !== DEMO_LABEL);
+  const given = (await local.credentials.list()).filter((k) => k.revokedOn === null && k.label !== DEMO_LABEL);
   if (given.length) return undefined;
-  const cred = await local.createKey(`created by first \`wmark ${by}\``);
+  const cred = await local.credentials.create(`created by first \`wmark ${by}\``);
   ctx.output.info(
     [
       'No API credentials existed, so one pair was created. It is shown only this once:',

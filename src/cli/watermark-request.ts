@@ -3,7 +3,7 @@
 // remote service; what the CLI builds itself (setting flags, mappings) is checked here so its errors name the flags.
 
 import path from 'node:path';
-import { CONTAINERS, type Container } from '../core/api-requests.js';
+import { CONTAINERS, type Container, DEFAULT_CONTAINERS, type WatermarkOrder } from '../core/api-requests.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { type BatchRow, parseBatch } from '../core/batch-file.js';
 import { validationError, WmarkError } from '../core/errors.js';
@@ -12,8 +12,8 @@ import { encodeForensicContent } from '../core/forensic-payload.js';
 import { isHttpUrl } from '../core/http-url.js';
 import { checkMappings, templatePlaceholders } from '../core/placeholders.js';
 import { parseSettings } from '../core/setting-schema.js';
-import type { TemplateSetting } from '../core/setting-types.js';
-import type { TemplateResource, WatermarkRequest } from '../service/watermark-service.js';
+import type { Setting, TemplateSetting } from '../core/setting-types.js';
+import type { TemplateResource } from '../service/watermark-service.js';
 import { flagError } from './flag-error.js';
 import { parseForensicPayload } from './forensic-flag.js';
 import type { CliIO } from './io.js';
@@ -162,9 +162,11 @@ function parseMaps(maps: string[] | undefined): Record<string, string> {
 
 /** What a watermark command asks for: the parts every request shares, and how settings are given. */
 export interface PlannedRequests {
-  base: Pick<WatermarkRequest, 'key' | 'videoId' | 'containers' | 'expiration'>;
-  /** The settings of a request from flags or --settings (see settingsRequest). */
-  settings?: unknown[];
+  base: Pick<WatermarkOrder, 'video' | 'expirationSeconds'> & { containers?: Container[] };
+  /** The setting the flags draw, parsed. */
+  settings?: Setting[];
+  /** A --settings file as read: parsed once the API version is known (FORENSIC content's encoding follows it). */
+  settingsFile?: { label: string; raw: unknown[] };
   /** --forensic, encoded for the API version at send time. */
   forensicPayload?: number;
   template?: { id: string; mappings: Record<string, string> };
@@ -198,9 +200,9 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
     });
   }
   const base: PlannedRequests['base'] = {
-    ...(opts.key !== undefined ? { key: opts.key } : { videoId: opts.videoId }),
+    video: opts.key !== undefined ? { key: opts.key } : { videoId: opts.videoId },
     ...(opts.containers !== undefined ? { containers: parseContainers(opts.containers) } : {}),
-    ...(opts.expiration !== undefined ? { expiration: expirationFlag(opts.expiration, nowMs) } : {}),
+    ...(opts.expiration !== undefined ? { expirationSeconds: expirationFlag(opts.expiration, nowMs) } : {}),
   };
   if (opts.template) {
     if (!opts.batch) return { base, template: { id: opts.template, mappings: parseMaps(opts.map) } };
@@ -213,7 +215,7 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
       );
     return { base, template: { id: opts.template, mappings: {} }, batch: { label, rows: rows.value } };
   }
-  let settings: unknown[] = [];
+  const forensic = opts.forensic !== undefined ? { forensicPayload: parseForensicPayload(opts.forensic) } : {};
   if (fromFlags) {
     const parsed = parseSettings([fromFlags], { apiVersion: '2.0', path: 'flags' });
     if (!parsed.ok)
@@ -221,33 +223,46 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
         'SETTINGS_INVALID',
         parsed.issues.map((issue) => flagIssue(issue, fromFlags.type === 'IMAGE')),
       );
-    settings = [fromFlags];
-  } else if (opts.settings) {
-    // A settings file is sent as written: the service judges it (and may know fields this CLI does not).
+    return { base, settings: parsed.value, ...forensic };
+  }
+  if (opts.settings) {
     const raw = await readJsonInput(io, opts.settings);
     if (!Array.isArray(raw) || raw.length === 0 || raw.some((s) => typeof s !== 'object' || s === null || Array.isArray(s))) {
       throw new WmarkError('SETTINGS_INVALID', `${opts.settings}: expected a non-empty JSON array of setting objects (see docs/settings.md)`);
     }
-    settings = raw;
+    return { base, settingsFile: { label: opts.settings, raw }, ...forensic };
   }
-  return { base, settings, ...(opts.forensic !== undefined ? { forensicPayload: parseForensicPayload(opts.forensic) } : {}) };
+  return { base, settings: [], ...forensic };
 }
 
-/** The body of a settings request in the API version it is sent with (the FORENSIC content's encoding depends on it). */
-export function settingsRequest(plan: PlannedRequests, api: ApiVersion): WatermarkRequest {
-  let settings = plan.settings ?? [];
+/** The order for these settings: the request's video, containers and expiration. */
+function orderOf(plan: PlannedRequests, draw: WatermarkOrder['draw']): WatermarkOrder {
+  const { video, containers, expirationSeconds } = plan.base;
+  return { video, draw, containers: containers ?? DEFAULT_CONTAINERS, ...(expirationSeconds !== undefined ? { expirationSeconds } : {}) };
+}
+
+/** A --settings file's settings, checked as the service checks a request's (VALIDATION_FAILED, naming each field). */
+function fileSettings(file: NonNullable<PlannedRequests['settingsFile']>, api: ApiVersion): Setting[] {
+  const parsed = parseSettings(file.raw, { apiVersion: api });
+  if (!parsed.ok) throw validationError('VALIDATION_FAILED', parsed.issues);
+  return parsed.value;
+}
+
+/** The order of a settings request in the API version it is sent with (the FORENSIC content's encoding depends on it). */
+export function settingsRequest(plan: PlannedRequests, api: ApiVersion): WatermarkOrder {
+  let settings = plan.settingsFile ? fileSettings(plan.settingsFile, api) : (plan.settings ?? []);
   if (plan.forensicPayload !== undefined) {
-    // The payload travels as FORENSIC content, 2 ASCII characters in 1.0, base64 of 2 bytes in 2.0 (docs/settings.md,
-    // "FORENSIC settings").
+    // On the wire the payload is FORENSIC content, 2 ASCII characters in 1.0, base64 of 2 bytes in 2.0 (docs/settings.md,
+    // "FORENSIC settings"): a payload 1.0 cannot carry is refused here, naming the flag.
     const content = encodeForensicContent(plan.forensicPayload, api);
     if (content === undefined) {
       throw new WmarkError('BAD_FORENSIC', `--forensic: payload ${plan.forensicPayload} cannot be written as 2 ASCII characters, which API 1.0 requires`, {
         hint: 'Use --api 2.0, or a payload whose two bytes are both below 128.',
       });
     }
-    settings = [...settings.filter((s) => (s as { type?: unknown }).type !== 'FORENSIC'), { type: 'FORENSIC', content }];
+    settings = [...settings.filter((s) => s.type !== 'FORENSIC'), { type: 'FORENSIC', payload: plan.forensicPayload }];
   }
-  return { ...plan.base, settings };
+  return orderOf(plan, { settings });
 }
 
 function expirationFlag(text: string, nowMs: number): number {
@@ -264,7 +279,7 @@ function expirationFlag(text: string, nowMs: number): number {
 export function templateRequests(
   plan: PlannedRequests,
   template: TemplateResource,
-): { label: string; line?: number; mappings: Record<string, string>; request: WatermarkRequest }[] {
+): { label: string; line?: number; mappings: Record<string, string>; request: WatermarkOrder }[] {
   const placeholders = template.placeholders ?? templatePlaceholders((template.settings ?? []) as TemplateSetting[]);
   const rows = plan.batch
     ? plan.batch.rows.map((r) => ({ label: `${plan.batch!.label} line ${r.line}`, line: r.line, mappings: r.mappings }))
@@ -276,5 +291,5 @@ export function templateRequests(
       issues,
       `\`wmark template show ${template.id}\` lists the placeholders it needs${placeholders.length ? ` (${placeholders.join(', ')})` : ''}.`,
     );
-  return rows.map((r) => ({ ...r, request: { ...plan.base, settingsTemplateMapping: { id: template.id, mappings: r.mappings } } }));
+  return rows.map((r) => ({ ...r, request: orderOf(plan, { template: { id: template.id, mappings: r.mappings } }) }));
 }

@@ -7,6 +7,7 @@ import { validationError, WmarkError } from './errors.js';
 import { parseExpirationField } from './expiration.js';
 import { FORENSIC_LAYOUTS } from './forensic-layout.js';
 import { describeValue, isPlainObject } from './issue-text.js';
+import { checkMappings } from './placeholders.js';
 import { renderTemplate } from './render-template.js';
 import { parseSettings } from './setting-schema.js';
 import type { Setting, TemplateSetting } from './setting-types.js';
@@ -14,7 +15,7 @@ import type { Setting, TemplateSetting } from './setting-types.js';
 export const CONTAINERS = ['m3u8', 'mp4'] as const;
 export type Container = (typeof CONTAINERS)[number];
 /** The API's default when a request names no containers (docs/api.md, "Watermarks"). */
-const DEFAULT_CONTAINERS: Container[] = ['m3u8', 'mp4'];
+export const DEFAULT_CONTAINERS: Container[] = ['m3u8', 'mp4'];
 
 const expected = (what: string) => (issue: { input?: unknown }) => `expected ${what}, got ${describeValue(issue.input)}`;
 const text = (what: string, max: number) =>
@@ -94,27 +95,27 @@ function parseObject<T>(schema: z.ZodType<T>, body: unknown): T {
   return result.data;
 }
 
-export interface ParsedWatermarkRequest {
+/** What a watermark request draws: settings, or a template to render with these placeholder values. */
+export type WatermarkDraw = { settings: Setting[] } | { template: { id: string; mappings: Readonly<Record<string, unknown>> } };
+
+/** A watermark request once parsed: the one shape the HTTP route, the CLI and the library hand to a service. */
+export interface WatermarkOrder {
   video: { key?: string; videoId?: string };
-  settings: Setting[];
-  /** Where the settings came from, for messages about them: `settings`, or `template.settings` (a rendered template). */
-  settingsPath: string;
+  draw: WatermarkDraw;
   containers: Container[];
   /** Unix seconds; honoured only when this request creates the watermark (see docs/settings.md). */
   expirationSeconds?: number;
 }
 
-export interface WatermarkRequestContext {
+export interface WatermarkParseContext {
   api: ApiVersion;
   nowMs: number;
-  /** A template's settings by id, or undefined when there is none (then TEMPLATE_NOT_FOUND). */
-  template: (id: string) => readonly TemplateSetting[] | undefined;
 }
 
-/** Checks a watermark request and renders its template: the settings to draw, or a 400 listing what is wrong. */
-export function parseWatermarkRequest(input: unknown, context: WatermarkRequestContext): ParsedWatermarkRequest {
+/** Checks a watermark request body: the order it makes, or a 400 naming every field that is wrong. */
+export function parseWatermarkOrder(input: unknown, context: WatermarkParseContext): WatermarkOrder {
   const body = parseObject(watermarkBodySchema, input);
-  const settings = requestSettings(body, context);
+  const draw = drawOf(body, context.api);
   const issues: string[] = [];
   let expirationSeconds: number | undefined;
   if (body.expiration !== undefined) {
@@ -127,34 +128,49 @@ export function parseWatermarkRequest(input: unknown, context: WatermarkRequestC
   if (issues.length) throw validationError('VALIDATION_FAILED', issues);
   return {
     video: { ...(body.key !== undefined ? { key: body.key } : {}), ...(videoId ? { videoId } : {}) },
-    settings,
-    settingsPath: body.settingsTemplateMapping ? 'template.settings' : 'settings',
+    draw,
     containers: body.containers ? [...new Set(body.containers)] : DEFAULT_CONTAINERS,
     ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
   };
 }
 
-function requestSettings(body: z.infer<typeof watermarkBodySchema>, context: WatermarkRequestContext): Setting[] {
+const MAPPINGS_PATH = 'settingsTemplateMapping.mappings';
+
+function drawOf(body: z.infer<typeof watermarkBodySchema>, api: ApiVersion): WatermarkDraw {
   if (body.settings !== undefined && body.settingsTemplateMapping !== undefined) {
     throw validationError('VALIDATION_FAILED', ['send either settings or settingsTemplateMapping, not both']);
   }
   const mapping = body.settingsTemplateMapping;
   if (mapping) {
-    const template = context.template(mapping.id);
-    if (!template) throw new WmarkError('TEMPLATE_NOT_FOUND', `no template with id "${mapping.id}"`);
-    const rendered = renderTemplate(template, mapping.mappings ?? {}, context.api);
-    if (!rendered.ok) throw validationError('VALIDATION_FAILED', rendered.issues);
-    return rendered.value;
+    const mappings = mapping.mappings ?? {};
+    if (!isPlainObject(mappings)) throw validationError('VALIDATION_FAILED', checkMappings([], mappings, MAPPINGS_PATH));
+    return { template: { id: mapping.id, mappings } };
   }
   if (body.settings === undefined) throw validationError('VALIDATION_FAILED', ['settings or settingsTemplateMapping is required']);
-  const parsed = parseSettings(body.settings, { apiVersion: context.api });
+  const parsed = parseSettings(body.settings, { apiVersion: api });
   if (!parsed.ok) throw validationError('VALIDATION_FAILED', parsed.issues);
-  return parsed.value;
+  return { settings: parsed.value };
 }
 
-export type VideoBody = z.infer<typeof videoBodySchema>;
+/**
+ * The settings an order draws, its template rendered with its values (TEMPLATE_NOT_FOUND when `template` is undefined),
+ * and where they came from, for messages about them: `settings`, or `template.settings`.
+ */
+export function orderSettings(
+  draw: WatermarkDraw,
+  api: ApiVersion,
+  template: readonly TemplateSetting[] | undefined,
+): { settings: Setting[]; settingsPath: string } {
+  if ('settings' in draw) return { settings: draw.settings, settingsPath: 'settings' };
+  if (!template) throw new WmarkError('TEMPLATE_NOT_FOUND', `no template with id "${draw.template.id}"`);
+  const rendered = renderTemplate(template, draw.template.mappings, api, { mappingsPath: MAPPINGS_PATH });
+  if (!rendered.ok) throw validationError('VALIDATION_FAILED', rendered.issues);
+  return { settings: rendered.value, settingsPath: 'template.settings' };
+}
 
-export function parseVideoRequest(input: unknown): VideoBody {
+export type VideoOrder = z.infer<typeof videoBodySchema>;
+
+export function parseVideoRequest(input: unknown): VideoOrder {
   return parseObject(videoBodySchema, input);
 }
 

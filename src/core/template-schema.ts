@@ -33,7 +33,7 @@ const NAMELESS_TEMPLATE_BODY = TEMPLATE_BODY.extend({ name: NAME.optional() });
 
 const TEMPLATE_KEYS = Object.keys(TEMPLATE_BODY.shape);
 
-export interface TemplateBody {
+export interface TemplateOrder {
   /** Trimmed; absent only for a 1.0 template saved without one. */
   name?: string;
   description: string | null;
@@ -41,7 +41,7 @@ export interface TemplateBody {
 }
 
 /** Validates a template body, listing every problem in one TEMPLATE_INVALID error; the name comes back trimmed. */
-export function parseTemplateBody(input: unknown, apiVersion?: ApiVersion): TemplateBody {
+export function parseTemplateBody(input: unknown, apiVersion?: ApiVersion): TemplateOrder {
   if (!isPlainObject(input)) {
     throw new WmarkError('TEMPLATE_INVALID', 'a template must be a JSON object {"name", "description"?, "settings"}');
   }

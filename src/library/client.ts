@@ -1,14 +1,16 @@
 // The typed client a program imports from 'wmark' (README, "Use it from code"): a few calls over the WatermarkService
 // the CLI uses, so an embedded engine and a remote service answer a program alike, in the API's shapes.
+import { parseVideoRequest, parseWatermarkOrder } from '../core/api-requests.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
+import { parseTemplateBody } from '../core/template-schema.js';
 import { lastOf } from '../service/watch.js';
 import type {
   TemplateResource,
-  VideoRequest,
+  VideoRequestBody,
   VideoResource,
   WatchGoal,
-  WatermarkRequest,
+  WatermarkRequestBody,
   WatermarkResource,
   WatermarkService,
 } from '../service/watermark-service.js';
@@ -45,10 +47,10 @@ export class WmarkClient {
   }
 
   /** Registers a video (or finds the one with its key) and, unless told not to, waits for its ingest; FAILED_* throws. */
-  async ingest(request: VideoRequest, options: IngestOptions = {}): Promise<VideoResource> {
-    const { video } = await this.service.createVideo(request, options);
+  async ingest(request: VideoRequestBody, options: IngestOptions = {}): Promise<VideoResource> {
+    const { video } = await this.service.videos.create(parseVideoRequest(request), options);
     if (options.wait === false) return video;
-    const last = await lastOf(this.service.watchVideo(video.id, { signal: options.signal }));
+    const last = await lastOf(this.service.videos.watch(video.id, { signal: options.signal }));
     if (last.video.status !== 'INGESTED') {
       throw new WmarkError('VIDEO_FAILED', `video ${video.id} was not ingested: ${last.video.status}${last.video.error ? ` (${last.video.error})` : ''}`);
     }
@@ -56,32 +58,34 @@ export class WmarkClient {
   }
 
   videos(query: { key?: string; limit?: number; page?: number } = {}, options: CallOptions = {}): Promise<VideoResource[]> {
-    return this.service.listVideos(query, options);
+    return this.service.videos.list(query, options);
   }
 
   /** Saves a settings template: `{name, description?, settings}` with placeholders `%x%` or `[%x%]`. */
   template(body: { name?: string; description?: string; settings: unknown[] }, options: CallOptions = {}): Promise<TemplateResource> {
-    return this.service.createTemplate(body, options);
+    return this.service.templates.create(parseTemplateBody(body), options);
   }
 
   templates(options: CallOptions = {}): Promise<TemplateResource[]> {
-    return this.service.listTemplates(options);
+    return this.service.templates.list(options);
   }
 
   /**
    * Asks for a watermark (settings, or a template with its mappings) and, unless told not to, waits for it: the
    * resource comes back with its links freshly signed. A watermark that fails throws WATERMARK_FAILED.
    */
-  async watermark(request: WatermarkRequest, options: WatermarkOptions = {}): Promise<WatermarkResource> {
-    const { resource } = await this.service.requestWatermark(request, options);
+  async watermark(request: WatermarkRequestBody, options: WatermarkOptions = {}): Promise<WatermarkResource> {
+    // Checked here, as a route checks a body: a bad request costs no call.
+    const api = await this.service.apiVersion();
+    const { resource } = await this.service.watermarks.request(parseWatermarkOrder(request, { api, nowMs: Date.now() }), { ...options, api });
     const goal = options.wait ?? 'playable';
     if (goal === false) return resource;
-    const last = await lastOf(this.service.watchWatermark(resource, goal, { signal: options.signal }));
+    const last = await lastOf(this.service.watermarks.watch(resource, goal, { signal: options.signal }));
     if (last.status === 'FAILED') {
       const why = last.resource?.error ?? resource.error;
       throw new WmarkError('WATERMARK_FAILED', `watermark ${resource.id ?? resource.href} failed${why ? `: ${why}` : ''}`);
     }
-    return this.service.getWatermark(last.resource ?? resource, options);
+    return this.service.watermarks.get(last.resource ?? resource, options);
   }
 
   /** Lets go of the engine (its jobs stop, its database closes) or of the remote session. */

@@ -1,23 +1,27 @@
 // The WatermarkService of a remote Video Watermarking Service (API 1.0 or 2.0, `wmark serve` included), over HTTP: the
 // same calls as the local engine, answered by the service, with progress read by polling its signed links.
+import type { VideoOrder, WatermarkOrder } from '../core/api-requests.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { ERRORS, WmarkError } from '../core/errors.js';
+import type { TemplateOrder } from '../core/template-schema.js';
 import { watch } from '../service/watch.js';
 import {
   type CallOptions,
   isFinalVideoStatus,
   type TemplateResource,
+  type Templates,
   type VideoProgress,
-  type VideoRequest,
   type VideoResource,
+  type Videos,
   type WatchOptions,
   type WatermarkProgress,
-  type WatermarkRequest,
   type WatermarkResource,
   type WatermarkResult,
   type WatermarkService,
+  type Watermarks,
 } from '../service/watermark-service.js';
 import { errorFromResponse, expectJson, formatSeconds, type HttpClient } from './client.js';
+import { templateRequestBody, videoRequestBody, watermarkRequestBody } from './request-bodies.js';
 import { DEFAULT_RETRY } from './retry.js';
 import { FINAL_STATUSES, watermarkResponseSchema } from './schemas.js';
 import type { RemoteSession } from './session.js';
@@ -29,6 +33,9 @@ const VIDEO_POLL_MS = 1_000;
 export class RemoteService implements WatermarkService {
   readonly kind = 'remote' as const;
   readonly description: string;
+  readonly videos: RemoteVideos;
+  readonly templates: RemoteTemplates;
+  readonly watermarks: RemoteWatermarks;
 
   constructor(
     readonly session: RemoteSession,
@@ -36,36 +43,44 @@ export class RemoteService implements WatermarkService {
     private readonly asked?: ApiVersion,
   ) {
     this.description = session.baseUrl;
+    this.videos = new RemoteVideos(this);
+    this.templates = new RemoteTemplates(this);
+    this.watermarks = new RemoteWatermarks(this);
   }
 
   apiVersion(): Promise<ApiVersion> {
     return this.session.resolveApi(this.asked);
   }
 
-  private async api(options: CallOptions): Promise<ApiVersion> {
-    return options.api ?? this.apiVersion();
+  /** The version of one call: the one it asks for, else the service's. */
+  api(options: CallOptions): Promise<ApiVersion> {
+    return options.api ? Promise.resolve(options.api) : this.apiVersion();
   }
+}
 
-  async createVideo(request: VideoRequest, options: CallOptions = {}): Promise<{ video: VideoResource; created: boolean }> {
-    const { video, status } = await this.session.createVideo(await this.api(options), { ...request });
+class RemoteVideos implements Videos {
+  constructor(private readonly service: RemoteService) {}
+
+  async create(order: VideoOrder, options: CallOptions = {}): Promise<{ video: VideoResource; created: boolean }> {
+    const { video, status } = await this.service.session.createVideo(await this.service.api(options), { ...videoRequestBody(order) });
     return { video, created: status === 201 };
   }
 
-  async getVideo(id: string, options: CallOptions = {}): Promise<VideoResource> {
-    return this.session.getVideo(await this.api(options), id);
+  async get(id: string, options: CallOptions = {}): Promise<VideoResource> {
+    return this.service.session.getVideo(await this.service.api(options), id);
   }
 
-  async listVideos(query: { key?: string; limit?: number; page?: number } = {}, options: CallOptions = {}): Promise<VideoResource[]> {
+  async list(query: { key?: string; limit?: number; page?: number } = {}, options: CallOptions = {}): Promise<VideoResource[]> {
     const q = Object.fromEntries(Object.entries(query).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])));
-    return this.session.listVideos(await this.api(options), q);
+    return this.service.session.listVideos(await this.service.api(options), q);
   }
 
-  async *watchVideo(id: string, options: WatchOptions = {}): AsyncIterable<VideoProgress> {
-    const api = await this.apiVersion();
+  async *watch(id: string, options: WatchOptions = {}): AsyncIterable<VideoProgress> {
+    const api = await this.service.apiVersion();
     const started = Date.now();
-    const deadline = options.deadline ?? this.session.deadline;
+    const deadline = options.deadline ?? this.service.session.deadline;
     const states = watch({
-      read: () => this.session.getVideo(api, id),
+      read: () => this.service.session.getVideo(api, id),
       intervalMs: options.intervalMs ?? VIDEO_POLL_MS,
       key: (v) => String(v.status),
       until: (v) => isFinalVideoStatus(v.status),
@@ -73,38 +88,50 @@ export class RemoteService implements WatermarkService {
       deadline,
       timeout: (v) =>
         new WmarkError('TIMEOUT', `timed out: video ${id} is still ${v?.status ?? 'being ingested'} after ${formatSeconds(Date.now() - started)}`, {
-          hint: `Raise ${this.session.timeoutLabel}, or use --no-wait and check later.`,
+          hint: `Raise ${this.service.session.timeoutLabel}, or use --no-wait and check later.`,
         }),
     });
     for await (const video of states) yield { video, final: isFinalVideoStatus(video.status) };
   }
+}
 
-  async createTemplate(body: unknown, options: CallOptions = {}): Promise<TemplateResource> {
-    return this.session.createTemplate(await this.api(options), body);
+class RemoteTemplates implements Templates {
+  constructor(private readonly service: RemoteService) {}
+
+  async create(order: TemplateOrder, options: CallOptions = {}): Promise<TemplateResource> {
+    return this.service.session.createTemplate(await this.service.api(options), templateRequestBody(order));
   }
 
-  async listTemplates(options: CallOptions = {}): Promise<TemplateResource[]> {
-    return this.session.listTemplates(await this.api(options));
+  async list(options: CallOptions = {}): Promise<TemplateResource[]> {
+    return this.service.session.listTemplates(await this.service.api(options));
   }
 
-  async getTemplate(id: string, options: CallOptions = {}): Promise<TemplateResource> {
-    return this.session.getTemplate(await this.api(options), id);
+  async get(id: string, options: CallOptions = {}): Promise<TemplateResource> {
+    return this.service.session.getTemplate(await this.service.api(options), id);
   }
+}
 
-  async requestWatermark(request: WatermarkRequest, options: CallOptions = {}): Promise<WatermarkResult> {
-    const api = await this.api(options);
-    const { response, status } = await this.session.createWatermark(api, { ...request });
+class RemoteWatermarks implements Watermarks {
+  constructor(private readonly service: RemoteService) {}
+
+  async request(order: WatermarkOrder, options: CallOptions = {}): Promise<WatermarkResult> {
+    const api = await this.service.api(options);
+    const { response, status } = await this.service.session.createWatermark(api, { ...watermarkRequestBody(order, api) });
     return { resource: response, created: status === 201, api, warnings: [] };
   }
 
-  async getWatermark(resource: WatermarkResource): Promise<WatermarkResource> {
+  async get(resource: WatermarkResource): Promise<WatermarkResource> {
     if (!resource.href) throw new WmarkError('NO_HREF', `the service answered ${resource.status} without an href to follow`);
-    return readSigned(this.session.client, resource.href, this.session.deadline);
+    return readSigned(this.service.session.client, resource.href, this.service.session.deadline);
   }
 
   /** A remote READY already means playable; only the 1.0 PENDING state is followed, through the signed href. */
-  watchWatermark(resource: WatermarkResource, _goal: unknown, options: WatchOptions = {}): AsyncIterable<WatermarkProgress> {
-    return watchHref(this.session.client, resource, { deadline: this.session.deadline, timeoutLabel: this.session.timeoutLabel, ...options });
+  watch(resource: WatermarkResource, _goal: unknown, options: WatchOptions = {}): AsyncIterable<WatermarkProgress> {
+    return watchHref(this.service.session.client, resource, {
+      deadline: this.service.session.deadline,
+      timeoutLabel: this.service.session.timeoutLabel,
+      ...options,
+    });
   }
 }
 

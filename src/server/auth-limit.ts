@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { WmarkError } from '../core/errors.js';
 import { addressGroup } from '../core/ip-address.js';
-import type { AuthAttempt } from '../engine/app/local-service.js';
+import type { AuthAttempt } from '../engine/app/credentials.js';
 import type { ApiRequest } from './http-types.js';
 
 export interface AuthLimitOptions {

@@ -1,6 +1,5 @@
 // What every route module is given: the application layer, link bases, authentication and the log.
 
-import { verifyToken } from '../core/access-token.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
 import { clientAddress, type TrustedProxies } from '../core/forwarded-for.js';
@@ -55,15 +54,15 @@ function tokenRouteFor(path: string): string {
 
 export function serverContext(options: ServerContextOptions): ServerContext {
   const { service } = options;
-  const key = service.tokenKey();
+  const clients = service.credentials;
   const clientAddressOf = (req: ApiRequest) => clientAddress(req.remoteAddress, req.headers['x-forwarded-for'], options.trustProxy);
   const limiter = authLimiter(
     { ...AUTH_LIMIT, ...options.authLimit },
     {
       now: () => service.now(),
       counter: {
-        take: (source, windowMs, limit) => service.takeAuthAttempt(source, windowMs, limit),
-        settle: (source, resetAt, failed) => service.settleAuthAttempt(source, resetAt, failed),
+        take: (source, windowMs, limit) => clients.takeAttempt(source, windowMs, limit),
+        settle: (source, resetAt, failed) => clients.settleAttempt(source, resetAt, failed),
       },
       addressOf: clientAddressOf,
       log: options.log,
@@ -81,7 +80,7 @@ export function serverContext(options: ServerContextOptions): ServerContext {
     const credentials = 'lone' in pair ? pair.lone : `${pair.clientId}\n${pair.apiKey}`;
     return limiter.checked(req, credentials, async () => {
       if ('lone' in pair) throw keyRefusal(pair.lone, true);
-      const found = await service.checkKey(pair.clientId, pair.apiKey);
+      const found = await clients.check(pair.clientId, pair.apiKey);
       if (!found) throw keyRefusal(pair.apiKey, false);
       return found;
     });
@@ -89,13 +88,10 @@ export function serverContext(options: ServerContextOptions): ServerContext {
 
   const checkBearer = (req: ApiRequest, bearer: string): Promise<string> =>
     limiter.checked(req, bearer, async () => {
-      const check = await verifyToken(key, bearer, Math.floor(service.now() / 1000));
-      if (!check.ok) {
-        if (check.reason === 'expired') throw new WmarkError('TOKEN_EXPIRED', `the access token has expired; get a new one from ${tokenRouteFor(req.path)}`);
-        throw new WmarkError('TOKEN_INVALID', 'invalid access token');
-      }
-      if (!(await service.isActiveClient(check.claims.sub))) throw new WmarkError('TOKEN_INVALID', 'the credentials behind this token were revoked');
-      return check.claims.sub;
+      const check = await clients.verifyToken(bearer);
+      if (check.ok) return check.clientId;
+      if (check.reason === 'expired') throw new WmarkError('TOKEN_EXPIRED', `the access token has expired; get a new one from ${tokenRouteFor(req.path)}`);
+      throw new WmarkError('TOKEN_INVALID', check.reason === 'revoked' ? 'the credentials behind this token were revoked' : 'invalid access token');
     });
 
   return {

@@ -1,12 +1,14 @@
-// The one interface every front end talks to: videos, templates, watermark requests and their progress, in the
-// shapes of the Video Watermarking Service API (docs/api.md). Two implementations: the local engine
+// The interfaces every front end talks to: videos, templates, watermark requests and their progress, each a service of
+// its own, in the shapes of the Video Watermarking Service API (docs/api.md). Two implementations: the local engine
 // (engine/app/local-service.ts) and a remote service over HTTP (remote/remote-service.ts). The CLI picks one with
 // --remote; `wmark serve` puts the local one behind HTTP routes.
+import type { VideoOrder, WatermarkOrder } from '../core/api-requests.js';
 import type { ApiVersion } from '../core/api-version.js';
 import type { ForensicLayoutChoice } from '../core/forensic-layout.js';
+import type { TemplateOrder } from '../core/template-schema.js';
 
-/** POST /{v}/videos (docs/api.md, "Videos"). */
-export interface VideoRequest {
+/** POST /{v}/videos (docs/api.md, "Videos") as sent; a front end parses it (parseVideoRequest) into a VideoOrder. */
+export interface VideoRequestBody {
   sourceUrl: string;
   key?: string;
   name?: string;
@@ -42,8 +44,11 @@ export interface TemplateResource {
   [field: string]: unknown;
 }
 
-/** POST /{v}/watermark (docs/api.md, "Watermarks"): settings, or a template with its placeholder values. */
-export interface WatermarkRequest {
+/**
+ * POST /{v}/watermark (docs/api.md, "Watermarks") as sent: settings, or a template with its placeholder values. A front
+ * end parses it (parseWatermarkOrder) into a WatermarkOrder.
+ */
+export interface WatermarkRequestBody {
   key?: string;
   videoId?: string;
   settings?: unknown[];
@@ -114,28 +119,39 @@ export interface WatchOptions {
   deadline?: number;
 }
 
+export interface Videos {
+  create(order: VideoOrder, options?: CallOptions): Promise<{ video: VideoResource; created: boolean }>;
+  get(id: string, options?: CallOptions): Promise<VideoResource>;
+  list(query?: { key?: string; limit?: number; page?: number }, options?: CallOptions): Promise<VideoResource[]>;
+  /** Yields the video until its ingest is over (INGESTED or FAILED_*). */
+  watch(id: string, options?: WatchOptions): AsyncIterable<VideoProgress>;
+}
+
+export interface Templates {
+  create(order: TemplateOrder, options?: CallOptions): Promise<TemplateResource>;
+  list(options?: CallOptions): Promise<TemplateResource[]>;
+  get(id: string, options?: CallOptions): Promise<TemplateResource>;
+}
+
+export interface Watermarks {
+  /** `options.api` is the version the order was parsed for (its FORENSIC content and template render follow it). */
+  request(order: WatermarkOrder, options?: CallOptions): Promise<WatermarkResult>;
+  /** The resource again, with freshly signed links. */
+  get(resource: WatermarkResource, options?: CallOptions): Promise<WatermarkResource>;
+  /** Yields progress until the goal is reached or the watermark fails. */
+  watch(resource: WatermarkResource, goal: WatchGoal, options?: WatchOptions & CallOptions): AsyncIterable<WatermarkProgress>;
+}
+
+/** A watermarking service, local or remote: one object holding a service per concern. */
 export interface WatermarkService {
   /** Where requests go, for messages ("the local engine in <dir>", or the base URL). */
   readonly description: string;
   readonly kind: 'local' | 'remote';
   /** The API version used when a call does not say. */
   apiVersion(): Promise<ApiVersion>;
-
-  createVideo(request: VideoRequest, options?: CallOptions): Promise<{ video: VideoResource; created: boolean }>;
-  getVideo(id: string, options?: CallOptions): Promise<VideoResource>;
-  listVideos(query?: { key?: string; limit?: number; page?: number }, options?: CallOptions): Promise<VideoResource[]>;
-  /** Yields the video until its ingest is over (INGESTED or FAILED_*). */
-  watchVideo(id: string, options?: WatchOptions): AsyncIterable<VideoProgress>;
-
-  createTemplate(body: unknown, options?: CallOptions): Promise<TemplateResource>;
-  listTemplates(options?: CallOptions): Promise<TemplateResource[]>;
-  getTemplate(id: string, options?: CallOptions): Promise<TemplateResource>;
-
-  requestWatermark(request: WatermarkRequest, options?: CallOptions): Promise<WatermarkResult>;
-  /** The resource again, with freshly signed links. */
-  getWatermark(resource: WatermarkResource, options?: CallOptions): Promise<WatermarkResource>;
-  /** Yields progress until the goal is reached or the watermark fails. */
-  watchWatermark(resource: WatermarkResource, goal: WatchGoal, options?: WatchOptions & CallOptions): AsyncIterable<WatermarkProgress>;
+  readonly videos: Videos;
+  readonly templates: Templates;
+  readonly watermarks: Watermarks;
 }
 
 /**

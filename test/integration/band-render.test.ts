@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestEngine, testEngine, testService, videoDir } from '../../harness/engine.js';
 import { natural } from '../../harness/fixtures.js';
+import { parseWatermarkOrder } from '../../src/core/api-requests.js';
 import { Operations } from '../../src/engine/app/operations.js';
 import { bandKeys, readBandMeta } from '../../src/engine/band/band-media.js';
 import { renderStrategy } from '../../src/engine/band/band-strategy.js';
@@ -125,10 +126,8 @@ describe.skipIf(!X264)(TITLE, () => {
 
   it('renders in full a watermark asked for with --full-render, and says so', async () => {
     const service = testService(engine);
-    const created = await service.requestWatermark(
-      { key: 'natural-6', settings: [{ type: 'TEXT', ...FITS, content: 'forced' }] },
-      { api: '2.0', fullRender: true },
-    );
+    const order = parseWatermarkOrder({ key: 'natural-6', settings: [{ type: 'TEXT', ...FITS, content: 'forced' }] }, { api: '2.0', nowMs: engine.now() });
+    const created = await service.watermarks.request(order, { api: '2.0', fullRender: true });
     const id = created.resource.id!;
     expect(await service.operations.renderStrategy((await engine.store.getWatermark(id))!)).toEqual({
       strategy: 'full',
@@ -142,7 +141,7 @@ describe.skipIf(!X264)(TITLE, () => {
     // holds the outputs alone.
     const kept = readdirSync(path.dirname(out));
     expect(kept).toContain('full-render.txt');
-    const copied = await service.exportWatermark(id, mkdtempSync(path.join(os.tmpdir(), 'wmark-out-')));
+    const copied = await service.watermarks.export(id, mkdtempSync(path.join(os.tmpdir(), 'wmark-out-')));
     expect(readdirSync(copied).sort()).toEqual(kept.filter((name) => name !== 'full-render.txt' && !name.startsWith('.')).sort());
     expect(readdirSync(copied)).toContain('video.m3u8');
   });

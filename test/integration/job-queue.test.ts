@@ -51,7 +51,7 @@ describe('InProcessJobQueue', () => {
     // Watched the way every caller watches a job: its progress stream, until playable.
     const service = new LocalService(engine, { queue, baseUrl: 'http://127.0.0.1:8080' });
     const done = await Promise.all(
-      [a, b, c].map((id) => lastOf(service.watchWatermark({ status: 'PENDING', id }, 'playable', { deadline: Date.now() + 60_000 }))),
+      [a, b, c].map((id) => lastOf(service.watermarks.watch({ status: 'PENDING', id }, 'playable', { deadline: Date.now() + 60_000 }))),
     );
     expect(done.map((p) => p.status)).toEqual(['READY', 'READY', 'READY']);
     await queue.close();

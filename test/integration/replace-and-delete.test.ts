@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ingestVideo, type TestEngine, testEngine, testService, watermarkDir } from '../../harness/engine.js';
 import { flat } from '../../harness/fixtures.js';
+import { parseWatermarkOrder } from '../../src/core/api-requests.js';
 import { registerVideo } from '../../src/engine/ingest/register.js';
 import { jobId } from '../../src/engine/jobs/job-lease.js';
 
@@ -17,7 +18,9 @@ it('replace and rm are refused while a live job holds the watermark; both succee
   const [a, b] = await Promise.all([flat('336699', 4), flat('993366', 4)]);
   const { video } = await ingestVideo(engine, { source: a, key: 'k' });
   const service = testService(engine);
-  const { resource } = await service.requestWatermark({ key: 'k', containers: ['m3u8'], settings: [{ content: 'for alice' }] });
+  const { resource } = await service.watermarks.request(
+    parseWatermarkOrder({ key: 'k', containers: ['m3u8'], settings: [{ content: 'for alice' }] }, { api: '2.0', nowMs: engine.now() }),
+  );
   await service.queue.close();
   const id = resource.id!;
   // Another process renders it: a live lease on its job.
@@ -29,7 +32,7 @@ it('replace and rm are refused while a live job holds the watermark; both succee
     code: 'KEY_EXISTS',
     message: expect.stringContaining('still being worked on'),
   });
-  await expect(testService(engine).deleteWatermark(id)).rejects.toMatchObject({ code: 'WATERMARK_BUSY' });
+  await expect(testService(engine).watermarks.delete(id)).rejects.toMatchObject({ code: 'WATERMARK_BUSY' });
   expect((await engine.store.getVideoByKey('k'))?.id).toBe(video.id);
 
   await engine.store.finishJob(jobId('watermark', id), 'someone-else', engine.now(), { status: 'done' });

@@ -25,7 +25,7 @@ import {
 import { signToken } from '../../src/core/access-token.js';
 import { WmarkError } from '../../src/core/errors.js';
 import { segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
-import { tokenKey } from '../../src/engine/app/credentials.js';
+import { Credentials } from '../../src/engine/app/credentials.js';
 import { MP4_NAME } from '../../src/engine/data-folder/layout.js';
 import { expectError, expectNoLeak } from '../helpers/serve-in-tests.js';
 
@@ -122,7 +122,8 @@ describe('authentication', () => {
 
   it('an expired token is 401 TOKEN_EXPIRED; garbage, tampered, alg "none", foreign-key and unknown-client tokens are 401 TOKEN_INVALID', async () => {
     const now = nowSeconds();
-    const expired = await signToken(tokenKey(engine), { sub: s.cred.clientId, iat: now - 7200, exp: now - 60 });
+    // Tokens this service signed: one a minute past its expiry, one for a client it never had.
+    const expired = await new Credentials(engine).issueToken(s.cred.clientId, -60);
     const r = await call(s.app, 'GET', '/1.0', { headers: bearer(expired) });
     expectError(r, 401, 'TOKEN_EXPIRED');
     expect(r.json.message).toMatch(/accessToken/);
@@ -132,7 +133,7 @@ describe('authentication', () => {
     const forgedClaims = Buffer.from(JSON.stringify({ ...decodeJwtPart(p), exp: now + 999_999 })).toString('base64url');
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${p}.${sig}`;
     const foreign = await signToken(Buffer.from('another service key'), { sub: s.cred.clientId, iat: now, exp: now + 60 });
-    const ghost = await signToken(tokenKey(engine), { sub: 'wmc_ffffffffffffffff', iat: now, exp: now + 60 });
+    const ghost = await new Credentials(engine).issueToken('wmc_ffffffffffffffff', 60);
     for (const token of ['abc', 'a.b.c', `${h}.${forgedClaims}.${sig}`, `${h}.${p}.${sig.slice(0, -2)}AA`, none, foreign, ghost]) {
       expectError(await call(s.app, 'GET', '/1.0', { headers: bearer(token) }), 401, 'TOKEN_INVALID');
     }

@@ -168,7 +168,7 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
       const asked = call(app, 'GET', w.urls[w.urls.length - 1]!);
       await new Promise((resolve) => setTimeout(resolve, 800));
       const service = new LocalService(engine, { queue: jobs, baseUrl: 'http://wmark.test' });
-      await service.deleteWatermark(w.id);
+      await service.watermarks.delete(w.id);
       const reply = await asked;
       expect(reply.status).toBe(503);
       expect(reply.json.code).toBe('CANCELLED');

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../harness/fixtures.js';
 import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
+import { parseTemplateBody } from '../../src/core/template-schema.js';
 import { createTemplate, getTemplate } from '../../src/engine/app/templates.js';
 import { type Engine, openEngine } from '../../src/engine/engine.js';
 import { PostgresStateStore } from '../../src/engine/state/postgres-state-store.js';
@@ -144,7 +145,7 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       const { store: given, calls } = recording(await backend.open());
       engine = await openEngine({ dataDir, workers: 1, encode: { preset: 'veryfast', crf: 23 }, store: given });
 
-      const created = await createTemplate(engine, { name: 'corner', settings: [{ content: 'viewer %name%' }] });
+      const created = await createTemplate(engine, parseTemplateBody({ name: 'corner', settings: [{ content: 'viewer %name%' }] }));
       expect(await getTemplate(engine, created.id)).toMatchObject({ id: created.id, name: 'corner' });
       expect((await given.getTemplate(created.id))?.name).toBe('corner');
       expect(calls).toEqual(expect.arrayContaining(['insertTemplate', 'getTemplate']));

@@ -6,6 +6,7 @@ import { type TestEngine, testEngine, workingSegment } from '../../harness/engin
 import { flat } from '../../harness/fixtures.js';
 import { renderTemplate } from '../../src/core/render-template.js';
 import type { TextSetting } from '../../src/core/setting-types.js';
+import { parseTemplateBody } from '../../src/core/template-schema.js';
 import { createTemplate } from '../../src/engine/app/templates.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { decodeFrame, diffBox, type RgbFrame } from '../helpers/media.js';
@@ -163,10 +164,10 @@ describe('text that ffmpeg would expand', () => {
 
 describe('template rendering', () => {
   it('a mapping value that looks like a placeholder (%other%, [%name%]) is drawn literally', async () => {
-    const template = await createTemplate(engine, {
-      name: 'hostile mapping',
-      settings: [{ ...centred('to %name%!'), fontSize: FONT_SIZE }],
-    });
+    const template = await createTemplate(
+      engine,
+      parseTemplateBody({ name: 'hostile mapping', settings: [{ ...centred('to %name%!'), fontSize: FONT_SIZE }] }),
+    );
     const rendered = renderTemplate(template.settings as TextSetting[], { name: '%other% [%name%]' }, '2.0');
     expect(rendered.ok).toBe(true);
     if (!rendered.ok) return;

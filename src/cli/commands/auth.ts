@@ -14,7 +14,7 @@ export function registerAuth(program: Command): Command {
     .option('--label <text>', 'what the key is for')
     .action(
       action(async (ctx, opts: { label?: string }) => {
-        const cred = await (await ctx.localService()).createKey(opts.label);
+        const cred = await (await ctx.localService()).credentials.create(opts.label);
         ctx.output.result(
           cred,
           (c) => `${c.bold('client id')} ${cred.clientId}\n${c.bold('API key')}   ${cred.apiKey}\n${c.dim('Store the key now: only its hash is kept.')}`,
@@ -26,7 +26,7 @@ export function registerAuth(program: Command): Command {
     .description('list client ids (never the keys)')
     .action(
       action(async (ctx) => {
-        const list = await (await ctx.localService()).listKeys();
+        const list = await (await ctx.localService()).credentials.list();
         ctx.output.result(list, (c) =>
           list.length
             ? renderTable(
@@ -45,7 +45,7 @@ export function registerAuth(program: Command): Command {
     .argument('<client-id>')
     .action(
       action(async (ctx, clientId: string) => {
-        await (await ctx.localService()).revokeKey(clientId);
+        await (await ctx.localService()).credentials.revoke(clientId);
         ctx.output.result({ clientId, revoked: true }, () => `revoked ${clientId}`);
       }),
     );

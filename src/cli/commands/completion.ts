@@ -242,14 +242,14 @@ export function registerCompletion(program: Command): void {
 async function completionNames(local: LocalService, kind: NameKind): Promise<string[]> {
   switch (kind) {
     case 'keys':
-      return (await local.listVideos()).flatMap((v) => (typeof v.key === 'string' && !/\s/.test(v.key) ? [v.key] : []));
+      return (await local.videos.list()).flatMap((v) => (typeof v.key === 'string' && !/\s/.test(v.key) ? [v.key] : []));
     case 'videos':
-      return (await local.listVideos()).flatMap((v) => (typeof v.id === 'string' ? [v.id] : []));
+      return (await local.videos.list()).flatMap((v) => (typeof v.id === 'string' ? [v.id] : []));
     case 'watermarks':
-      return (await local.listWatermarks()).map((w) => w.id);
+      return (await local.watermarks.list()).map((w) => w.id);
     case 'templates':
-      return (await local.listTemplates()).flatMap((t) => (typeof t.id === 'string' ? [t.id] : []));
+      return (await local.templates.list()).flatMap((t) => (typeof t.id === 'string' ? [t.id] : []));
     case 'clients':
-      return (await local.listKeys()).filter((k) => k.revokedOn === null).map((k) => k.clientId);
+      return (await local.credentials.list()).filter((k) => k.revokedOn === null).map((k) => k.clientId);
   }
 }

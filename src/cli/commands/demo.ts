@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { parseVideoRequest, parseWatermarkOrder } from '../../core/api-requests.js';
 import { WmarkError } from '../../core/errors.js';
 import type { Engine } from '../../engine/app/configured-engine.js';
 import type { LocalService } from '../../engine/app/local-service.js';
@@ -50,13 +51,14 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     ctx.output.stage(`4/4 POST ${server.url}/1.0/watermark for ${opts.viewer}`);
     const started = Date.now();
     const settings = demoSettings(opts.viewer, opts.email);
-    const { resource: created } = await api.requestWatermark({ key: video.key, settings });
-    const ready = await lastOf(api.watchWatermark(created, 'playable', { intervalMs: 250, signal: ctx.signal }));
+    const order = parseWatermarkOrder({ key: video.key, settings }, { api: await api.apiVersion(), nowMs: Date.now() });
+    const { resource: created } = await api.watermarks.request(order);
+    const ready = await lastOf(api.watermarks.watch(created, 'playable', { intervalMs: 250, signal: ctx.signal }));
     const state = ready.resource as WatermarkResource;
     if (state.status !== 'READY') throw new WmarkError('DEMO_FAILED', `the watermark failed: ${state.error ?? 'unknown reason'}`);
     const playableMs = Date.now() - started;
     const keep = opts.keepServing ?? (Boolean(ctx.io.stdout.isTTY) && !ctx.io.env.CI);
-    const files = path.resolve((await local.files(state)).dir);
+    const files = path.resolve((await local.watermarks.files(state)).dir);
     // The links are signed for this port: a serve on the same port and data folder plays them again, and
     // `watermark view` signs fresh ones for whichever serve runs.
     const serveAgain = again(ctx, `serve --port ${port}`);
@@ -92,7 +94,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     else {
       // Let the rest of the segments and the mp4 finish, so the files on disk are complete when we exit.
       ctx.output.stage('finishing the remaining segments and the mp4');
-      const done = await follow(ctx, server.service.watchWatermark(created, 'complete', { signal: ctx.signal }), describeWatermark, { label: 'finishing' });
+      const done = await follow(ctx, server.service.watermarks.watch(created, 'complete', { signal: ctx.signal }), describeWatermark, { label: 'finishing' });
       if (done.status === 'FAILED') throw new WmarkError('DEMO_FAILED', 'the watermark failed while finishing');
     }
   } finally {
@@ -113,16 +115,16 @@ async function ingestSample(ctx: CliContext, engine: Engine, local: LocalService
       : `1/4 generating the sample video (${SAMPLE.width}x${SAMPLE.height}, ${SAMPLE.seconds} s, once)`,
   );
   await generateVideo(engine.runner, { output: sample, ...SAMPLE }, (f: number) => ctx.output.progress(`generating sample ${(f * 100).toFixed(0)}%`));
-  const request = { sourceUrl: sample, key: 'wmark-sample', name: 'wmark built-in sample' };
+  const request = parseVideoRequest({ sourceUrl: sample, key: 'wmark-sample', name: 'wmark built-in sample' });
   // The key is the demo's own: when it names a sample since made again (a file with another date, or other bytes), the
   // demo takes the key back for the sample it has now instead of failing on its own earlier run.
-  const { video, created } = await local.createVideo(request).catch((error: unknown) => {
+  const { video, created } = await local.videos.create(request).catch((error: unknown) => {
     if (!(error instanceof WmarkError) || error.code !== 'KEY_EXISTS') throw error;
     ctx.output.info('the sample under key wmark-sample was made again since its ingest: ingesting it anew');
-    return local.replaceVideo(request);
+    return local.videos.replace(request);
   });
   ctx.output.stage(created ? '2/4 ingesting it into closed-GOP working segments' : '2/4 the sample is ingested already (key wmark-sample)');
-  const ingested = (await follow(ctx, local.watchVideo(video.id, { signal: ctx.signal }), describeVideo, { label: 'ingesting the sample' })).video;
+  const ingested = (await follow(ctx, local.videos.watch(video.id, { signal: ctx.signal }), describeVideo, { label: 'ingesting the sample' })).video;
   if (ingested.status !== 'INGESTED') throw new WmarkError('DEMO_FAILED', `the sample could not be ingested: ${ingested.error ?? ingested.status}`);
   return { sample, video };
 }
@@ -138,7 +140,7 @@ async function demoClient(ctx: CliContext, baseUrl: string, local: LocalService)
     credentialsFile: '',
     deadline: Date.now() + 10 * 60_000,
     timeoutLabel: 'the demo',
-    token: await local.tokenFor(DEMO_LABEL),
+    token: await local.credentials.tokenFor(DEMO_LABEL),
   });
   return new RemoteService(session, '1.0');
 }

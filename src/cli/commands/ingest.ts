@@ -2,6 +2,7 @@
 // --no-wait, follow its ingest until it is ready to watermark.
 import path from 'node:path';
 import { type Command, Option } from 'commander';
+import { parseVideoRequest } from '../../core/api-requests.js';
 import { isWmarkError, WmarkError } from '../../core/errors.js';
 import { FORENSIC_LAYOUT_TRADES } from '../../core/forensic/variant-plan.js';
 import { DEFAULT_FORENSIC_LAYOUT, FORENSIC_LAYOUTS, type ForensicLayoutChoice } from '../../core/forensic-layout.js';
@@ -51,20 +52,20 @@ export function registerIngest(program: Command): void {
         ctx.output.stage(`registering ${source} with ${service.description}`);
         // Without --key, the file's name: refused (KEY_EXISTS) when it already names another source.
         const key = opts.key ?? defaultVideoKey(sourceUrl);
-        const request = {
+        const request = parseVideoRequest({
           sourceUrl,
           key,
           ...(opts.name !== undefined ? { name: opts.name } : {}),
           ...(opts.forensic || opts.forensicLayout ? { enableForensic: true } : {}),
           ...(opts.forensicLayout ? { forensicLayout: opts.forensicLayout } : {}),
-        };
+        });
         const {
           video: registered,
           created,
           replaced,
-        }: Awaited<ReturnType<LocalService['replaceVideo']>> = await (opts.replace && service.kind === 'local'
-          ? service.replaceVideo(request)
-          : service.createVideo(request)
+        }: Awaited<ReturnType<LocalService['videos']['replace']>> = await (opts.replace && service.kind === 'local'
+          ? service.videos.replace(request)
+          : service.videos.create(request)
         ).catch((error: unknown) => {
           throw opts.key === undefined && isWmarkError(error) && error.code === 'KEY_EXISTS' ? takenKey(key, source, error) : error;
         });
@@ -77,7 +78,7 @@ export function registerIngest(program: Command): void {
         else if (!created && video.status === 'PENDING')
           ctx.output.info(`already being ingested as ${video.id}${opts.wait === false ? '' : '; waiting for it'}`);
         if (opts.wait !== false && !isFinalVideoStatus(video.status)) {
-          const last = await follow(ctx, service.watchVideo(video.id, { signal: ctx.signal, intervalMs }), describeVideo, { label: `ingesting ${source}` });
+          const last = await follow(ctx, service.videos.watch(video.id, { signal: ctx.signal, intervalMs }), describeVideo, { label: `ingesting ${source}` });
           video = last.video;
         }
         ctx.output.result(video, (c) => renderVideo(video, c));

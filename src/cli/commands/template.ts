@@ -2,6 +2,7 @@
 // engine or a remote service (which has no delete).
 import type { Command } from 'commander';
 import { WmarkError } from '../../core/errors.js';
+import { parseTemplateBody } from '../../core/template-schema.js';
 import type { LocalService } from '../../engine/app/local-service.js';
 import { action } from '../action.js';
 import { readJsonInput } from '../read-input.js';
@@ -20,8 +21,9 @@ export function registerTemplate(program: Command): void {
         const body = await readJsonInput(ctx.io, file);
         if (typeof body !== 'object' || body === null || Array.isArray(body))
           throw new WmarkError('TEMPLATE_INVALID', `${file}: expected a JSON object {"name", "description"?, "settings": [...]}`);
+        const order = parseTemplateBody(body);
         const service = await ctx.service(opts);
-        const created = await service.createTemplate(body);
+        const created = await service.templates.create(order);
         ctx.output.result(created, (c) => renderTemplate(created, c));
       }),
     );
@@ -31,7 +33,7 @@ export function registerTemplate(program: Command): void {
     .action(
       action(async (ctx, opts: RemoteFlags) => {
         const service = await ctx.service(opts);
-        const all = await service.listTemplates();
+        const all = await service.templates.list();
         ctx.output.result(all, (c) => renderTemplateList(all, service.description, c));
       }),
     );
@@ -42,7 +44,7 @@ export function registerTemplate(program: Command): void {
     .action(
       action(async (ctx, given: string | undefined, opts: RemoteFlags) => {
         const id = positionalBeforeRemote(given, opts, 'id');
-        const found = await (await ctx.service(opts)).getTemplate(id);
+        const found = await (await ctx.service(opts)).templates.get(id);
         ctx.output.result(found, (c) => renderTemplate(found, c));
       }),
     );
@@ -53,7 +55,7 @@ export function registerTemplate(program: Command): void {
     .action(
       action(async (ctx, id: string) => {
         const service: LocalService = await ctx.localService();
-        await service.deleteTemplate(id);
+        await service.templates.delete(id);
         ctx.output.result({ id, deleted: true }, () => `deleted template ${id}`);
       }),
     );

@@ -15,7 +15,7 @@ export function registerVideo(program: Command): void {
     .action(
       action(async (ctx, opts: RemoteFlags & { key?: string }) => {
         const service = await ctx.service(opts);
-        const videos = await service.listVideos(opts.key !== undefined ? { key: opts.key } : {});
+        const videos = await service.videos.list(opts.key !== undefined ? { key: opts.key } : {});
         ctx.output.result(videos, (c) =>
           videos.length === 0
             ? c.dim('no videos yet: add one with `wmark ingest <file>`')
@@ -37,10 +37,10 @@ export function registerVideo(program: Command): void {
         const service = await ctx.service(opts);
         let found: VideoResource;
         if (service.kind === 'local') {
-          const record = await service.findVideo(ref);
+          const record = await service.videos.find(ref);
           if (!record) throw new WmarkError('VIDEO_NOT_FOUND', `no video with id or key "${ref}"`, { hint: 'See `wmark video list`.' });
           found = (await import('../../engine/app/api-bodies.js')).videoBody(record);
-        } else found = await service.getVideo(ref);
+        } else found = await service.videos.get(ref);
         ctx.output.result(found, (c) => renderVideo(found, c));
       }),
     );

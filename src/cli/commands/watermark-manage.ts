@@ -21,15 +21,15 @@ export function registerWatermarkManagement(watermark: Command): void {
         const local = await ctx.localService();
         let videoId: string | undefined;
         if (opts.key !== undefined) {
-          const video = await local.findVideo(opts.key);
+          const video = await local.videos.find(opts.key);
           if (!video) throw new WmarkError('VIDEO_NOT_FOUND', `no video with id or key "${opts.key}"`);
           videoId = video.id;
         }
         const keys = new Map<string, string>();
-        const keyOf = async (id: string) => keys.get(id) ?? keys.set(id, (await local.findVideo(id))?.key ?? id).get(id)!;
+        const keyOf = async (id: string) => keys.get(id) ?? keys.set(id, (await local.videos.find(id))?.key ?? id).get(id)!;
         const list: ReturnType<typeof summary>[] = [];
         const { apiStatus } = await import('../../engine/app/api-bodies.js');
-        for (const w of await local.listWatermarks(videoId)) list.push(summary(w, await keyOf(w.videoId), apiStatus(w)));
+        for (const w of await local.watermarks.list(videoId)) list.push(summary(w, await keyOf(w.videoId), apiStatus(w)));
         ctx.output.result(list, (c) =>
           list.length === 0
             ? c.dim('no watermarks yet: make one with `wmark watermark --key KEY --text "for alice"`')
@@ -53,11 +53,11 @@ export function registerWatermarkManagement(watermark: Command): void {
       action(async (ctx, id: string, _opts: unknown, cmd: Command) => {
         const opts = mergedOptions<{ open?: boolean; publicUrl?: string }>(cmd);
         const local = await ctx.localService({ publicUrl: opts.publicUrl });
-        const record = await local.watermarkRecord(id);
+        const record = await local.watermarks.record(id);
         const resource = {
-          ...local.body(record),
-          videoKey: (await local.findVideo(record.videoId))?.key,
-          files: await local.files(record.id),
+          ...local.watermarks.body(record),
+          videoKey: (await local.videos.find(record.videoId))?.key,
+          files: await local.watermarks.files(record.id),
           render: await local.operations.renderStrategy(record),
           settings: record.settings,
           createdOn: record.createdOn,
@@ -76,15 +76,15 @@ export function registerWatermarkManagement(watermark: Command): void {
       action(async (ctx, ids: string[]) => {
         const local = await ctx.localService();
         // All found first: a typo in the third id removes nothing.
-        const records = await Promise.all(ids.map((id) => local.watermarkRecord(id)));
-        for (const r of records) await local.deleteWatermark(r.id);
+        const records = await Promise.all(ids.map((id) => local.watermarks.record(id)));
+        for (const r of records) await local.watermarks.delete(r.id);
         ctx.output.result({ deleted: records.map((r) => r.id) }, () => records.map((r) => `deleted ${r.id}`).join('\n'));
       }),
     );
 }
 
 /** What `watermark list` shows of each: enough to choose one, the settings being in `view`. */
-function summary(w: Awaited<ReturnType<LocalService['listWatermarks']>>[number], videoKey: string, status: ReturnType<typeof apiStatus>) {
+function summary(w: Awaited<ReturnType<LocalService['watermarks']['list']>>[number], videoKey: string, status: ReturnType<typeof apiStatus>) {
   const settings = w.settings as { type: string }[];
   const texts = settings.filter((s): s is TextSetting => s.type === 'TEXT').map((s) => s.content.replace(/\s+/g, ' '));
   const images = settings.filter((s): s is ImageSetting => s.type === 'IMAGE').map((s) => s.content);

@@ -127,20 +127,20 @@ async function watermarkCommand(ctx: CliContext, opts: WatermarkOptions, cmd: Co
   const local = service.kind === 'local' ? service : undefined;
   const followOptions = { intervalMs, label: 'watermark' };
 
-  const produce = async (request: Parameters<WatermarkService['requestWatermark']>[0], label: string): Promise<WatermarkResource & WatermarkExtras> => {
-    const result = await service.requestWatermark(request, { api, signal: ctx.signal, ...(opts.fullRender ? { fullRender: true } : {}) });
+  const produce = async (request: Parameters<WatermarkService['watermarks']['request']>[0], label: string): Promise<WatermarkResource & WatermarkExtras> => {
+    const result = await service.watermarks.request(request, { api, signal: ctx.signal, ...(opts.fullRender ? { fullRender: true } : {}) });
     for (const w of result.warnings) ctx.output.warn(`${label}: ${w}`);
     // An existing watermark may be one an earlier run left half-rendered: what is there now tells what this run adds.
-    const before = local && !result.created && result.resource.id ? await local.renderedSegments(result.resource) : undefined;
+    const before = local && !result.created && result.resource.id ? await local.watermarks.renderedSegments(result.resource) : undefined;
     const resource = await settle(ctx, service, result, wait, { ...followOptions, label });
     const shaped = await withExtras(local, resource, result, opts.out ? path.resolve(ctx.io.cwd, opts.out) : undefined);
     if (!before || !local || resource.status === 'FAILED') return shaped;
-    const after = await local.renderedSegments(resource);
+    const after = await local.watermarks.renderedSegments(resource);
     return after.done > before.done ? { ...shaped, resumed: { rendered: after.done - before.done, total: after.total } } : shaped;
   };
 
   if (plan.template) {
-    const template = await service.getTemplate(plan.template.id, { api });
+    const template = await service.templates.get(plan.template.id, { api });
     const requests = templateRequests(plan, template);
     if (plan.batch) return runBatch(ctx, requests, produce, { concurrency, api, where: service.description, local: Boolean(local) });
     ctx.output.stage(`requesting a watermark from ${service.description} (API ${api})`);
@@ -165,7 +165,7 @@ async function askMissing(ctx: CliContext, service: WatermarkService, opts: Wate
   const prompts = await import('@inquirer/prompts');
   const context = { input: ctx.io.stdin as NodeJS.ReadableStream, output: ctx.io.stderr as unknown as NodeJS.WritableStream, signal: ctx.signal };
   if (!opts.key && !opts.videoId) {
-    const videos = (await service.listVideos()).filter((v) => v.status === 'INGESTED');
+    const videos = (await service.videos.list()).filter((v) => v.status === 'INGESTED');
     if (videos.length === 0)
       throw new WmarkError('VIDEO_REQUIRED', `no ingested video on ${service.description} to watermark`, {
         hint: 'Ingest one first: wmark ingest movie.mp4 --key movie',
@@ -201,11 +201,11 @@ async function settle(
 ): Promise<WatermarkResource> {
   const goal = service.kind === 'local' ? (wait ? 'complete' : 'playable') : wait ? 'complete' : undefined;
   if (!goal || result.resource.status === 'FAILED') return result.resource;
-  const last = await follow(ctx, service.watchWatermark(result.resource, goal, { signal: ctx.signal, intervalMs: options.intervalMs }), describeWatermark, {
+  const last = await follow(ctx, service.watermarks.watch(result.resource, goal, { signal: ctx.signal, intervalMs: options.intervalMs }), describeWatermark, {
     label: options.label,
     ...(service.kind === 'remote' ? { pollEveryMs: options.intervalMs ?? 3000 } : {}),
   });
-  return last.resource ?? (await service.getWatermark(result.resource, { api: result.api }));
+  return last.resource ?? (await service.watermarks.get(result.resource, { api: result.api }));
 }
 
 async function withExtras(
@@ -216,9 +216,9 @@ async function withExtras(
 ): Promise<WatermarkResource & WatermarkExtras> {
   const shaped: WatermarkResource & WatermarkExtras = { ...resource, created: result.created };
   if (!local) return shaped;
-  shaped.files = await local.files(resource);
+  shaped.files = await local.watermarks.files(resource);
   if (!out || resource.status === 'FAILED') return shaped;
-  return { ...shaped, out: await local.exportWatermark(resource, out) };
+  return { ...shaped, out: await local.watermarks.export(resource, out) };
 }
 
 async function printResult(ctx: CliContext, resource: WatermarkResource & WatermarkExtras, api: ApiVersion, local: boolean, open?: boolean): Promise<number> {
@@ -230,7 +230,7 @@ async function printResult(ctx: CliContext, resource: WatermarkResource & Waterm
   return failedExit(ctx, resource);
 }
 
-type Produce = (request: Parameters<WatermarkService['requestWatermark']>[0], label: string) => Promise<WatermarkResource & WatermarkExtras>;
+type Produce = (request: Parameters<WatermarkService['watermarks']['request']>[0], label: string) => Promise<WatermarkResource & WatermarkExtras>;
 
 /** One request per row, `concurrency` at a time; each result is one NDJSON line as soon as it is known. */
 async function runBatch(

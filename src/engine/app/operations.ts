@@ -66,6 +66,17 @@ export class Operations {
     return isFarmTasks(depth) ? { waiting: depth.waiting, active: depth.active } : undefined;
   }
 
+  /** Counts for the service's index page. */
+  async counts(): Promise<{ videos: number; ingested: number; watermarks: number; ready: number }> {
+    const [videos, watermarks] = await Promise.all([this.engine.store.listVideos(), this.engine.store.listWatermarks()]);
+    return {
+      videos: videos.length,
+      ingested: videos.filter((v) => v.status === 'INGESTED').length,
+      watermarks: watermarks.length,
+      ready: watermarks.filter((w) => w.status === 'READY').length,
+    };
+  }
+
   /** Jobs of every kind and status, counted by the state store in one query. */
   jobCounts(): Promise<JobCount[]> {
     return this.engine.store.countJobs();

@@ -1,17 +1,18 @@
 // Settings templates: user templates in the store plus the built-in ones shipped in templates/*.json.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ApiVersion } from '../../core/api-version.js';
 import { WmarkError } from '../../core/errors.js';
-import { parseTemplateBody, type TemplateBody } from '../../core/template-schema.js';
+import { parseTemplateBody, type TemplateOrder } from '../../core/template-schema.js';
 import { PACKAGE_FILES } from '../../package-root.js';
+import type { TemplateResource, Templates } from '../../service/watermark-service.js';
 import type { Engine } from '../engine.js';
 import type { TemplateRecord } from '../state/state-store.js';
+import { templateBody } from './api-bodies.js';
 
 const BUILTIN_TEMPLATE_DIR = PACKAGE_FILES.templates;
 
 /** A template saved without a name (as API 1.0 allows) goes by its id, so every list shows a name. */
-function named(id: string, body: TemplateBody, createdOn: number): TemplateRecord {
+function named(id: string, body: TemplateOrder, createdOn: number): TemplateRecord {
   return { id, ...body, name: body.name ?? id, createdOn };
 }
 
@@ -29,8 +30,8 @@ function builtinTemplates(): TemplateRecord[] {
   return builtinCache;
 }
 
-export async function createTemplate(engine: Engine, input: unknown, apiVersion?: ApiVersion): Promise<TemplateRecord> {
-  const record = named(engine.newId(), parseTemplateBody(input, apiVersion), engine.now());
+export async function createTemplate(engine: Engine, order: TemplateOrder): Promise<TemplateRecord> {
+  const record = named(engine.newId(), order, engine.now());
   await engine.store.insertTemplate(record);
   return record;
 }
@@ -45,11 +46,34 @@ export async function getTemplate(engine: Engine, id: string): Promise<TemplateR
   return t;
 }
 
-export async function listTemplates(engine: Engine): Promise<(TemplateRecord & { builtin: boolean })[]> {
+async function listTemplates(engine: Engine): Promise<(TemplateRecord & { builtin: boolean })[]> {
   return [...builtinTemplates().map((t) => ({ ...t, builtin: true })), ...(await engine.store.listTemplates()).map((t) => ({ ...t, builtin: false }))];
 }
 
-export async function deleteTemplate(engine: Engine, id: string): Promise<void> {
+async function deleteTemplate(engine: Engine, id: string): Promise<void> {
   if (builtinTemplates().some((t) => t.id === id)) throw new WmarkError('TEMPLATE_BUILTIN', `"${id}" is a built-in template and cannot be deleted`);
   if (!(await engine.store.deleteTemplate(id))) throw new WmarkError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`);
+}
+
+/** Templates as a service: the API's shapes, and delete, which only a local engine offers. */
+export class LocalTemplates implements Templates {
+  constructor(private readonly engine: Engine) {}
+
+  async create(order: TemplateOrder): Promise<TemplateResource> {
+    return templateBody(await createTemplate(this.engine, order));
+  }
+
+  async list(): Promise<TemplateResource[]> {
+    return (await listTemplates(this.engine)).map(templateBody);
+  }
+
+  async get(id: string): Promise<TemplateResource> {
+    const t = await findTemplate(this.engine, id);
+    if (!t) throw new WmarkError('TEMPLATE_NOT_FOUND', `no template with id "${id}"`);
+    return templateBody(t);
+  }
+
+  delete(id: string): Promise<void> {
+    return deleteTemplate(this.engine, id);
+  }
 }

@@ -13,7 +13,7 @@ import { localImageHashes, normaliseImageContent, resolveImages } from './image-
 
 export type { VideoRef } from '../state/state-store.js';
 
-export interface WatermarkRequest {
+export interface RenderedWatermarkOrder {
   video: VideoRef;
   settings: Setting[];
   containers: Container[];
@@ -75,7 +75,7 @@ export function needsJob(w: WatermarkRecord): boolean {
 }
 
 /** Finds or creates the watermark for (video, settings); never changes an existing watermark's expiration. */
-export async function requestWatermark(engine: Engine, request: WatermarkRequest): Promise<WatermarkRequestResult> {
+export async function requestWatermark(engine: Engine, request: RenderedWatermarkOrder): Promise<WatermarkRequestResult> {
   const path = request.settingsPath ?? 'settings';
   const requested = normaliseImageContent(request.settings);
   const hashes = await localImageHashes(requested, request.sourcePolicy);

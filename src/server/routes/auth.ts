@@ -56,7 +56,7 @@ export function authRoutes(routes: Routes, ctx: ServerContext): void {
 
   const issueToken = async (req: ApiRequest) => {
     const clientId = await ctx.checkKeyHeaders(req);
-    const token = await ctx.service.issueToken(clientId, ctx.tokenTtlSeconds);
+    const token = await ctx.service.credentials.issueToken(clientId, ctx.tokenTtlSeconds);
     return json(200, { token, expiresIn: ctx.tokenTtlSeconds });
   };
   routes.add(['GET'], ['/1.0/authenticate/accessToken'], issueToken);

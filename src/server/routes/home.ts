@@ -31,7 +31,7 @@ export function homeRoutes(routes: Routes, ctx: ServerContext): void {
   async function status(): Promise<ServiceStatus> {
     const base = ctx.linkBase;
     const names = (await readdir(DOCS_DIR).catch(() => [] as string[])).filter((n) => DOC_NAME.test(n)).sort();
-    const counts = await ctx.service.counts();
+    const counts = await ctx.service.operations.counts();
     return {
       service: 'wmark',
       version: VERSION,

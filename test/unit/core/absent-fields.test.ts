@@ -1,7 +1,7 @@
 // Unit tests for null fields, which mean absent: in every setting type, in templates and in request bodies; and for
 // fields of another setting type, ignored at their default and refused by name otherwise.
 import { describe, expect, it } from 'vitest';
-import { parseVideoRequest, parseWatermarkRequest } from '../../../src/core/api-requests.js';
+import { orderSettings, parseVideoRequest, parseWatermarkOrder } from '../../../src/core/api-requests.js';
 import type { ApiVersion } from '../../../src/core/api-version.js';
 import { WmarkError } from '../../../src/core/errors.js';
 import type { Result } from '../../../src/core/issue-text.js';
@@ -68,12 +68,9 @@ describe('a null field is an absent one', () => {
   });
 
   it('in watermark, video and template bodies', () => {
-    const context = {
-      api: '1.0' as const,
-      nowMs: 0,
-      template: () => value(parseTemplateSettings([{ content: '%name%' }])),
-    };
-    const request = parseWatermarkRequest(
+    const context = { api: '1.0' as const, nowMs: 0 };
+    const template = value(parseTemplateSettings([{ content: '%name%' }]));
+    const request = parseWatermarkOrder(
       { key: 'a', videoId: null, id: null, settings: [{ content: 'x', animation: null }], containers: null, expiration: null },
       context,
     );
@@ -84,7 +81,8 @@ describe('a null field is an absent one', () => {
       name: 'n',
       description: null,
     });
-    expect(problems(() => parseWatermarkRequest({ key: 'a', settingsTemplateMapping: { id: 't', mappings: { name: null } } }, context))[0]).toMatch(/name/);
+    const mapped = parseWatermarkOrder({ key: 'a', settingsTemplateMapping: { id: 't', mappings: { name: null } } }, context);
+    expect(problems(() => orderSettings(mapped.draw, '1.0', template))[0]).toMatch(/name/);
   });
 });
 
