@@ -45,7 +45,7 @@ export function bandTask(band: BandRender): BandTask {
 export type BandOutcome = 'spliced' | { fallback: string };
 
 /** The reason a worker without band rendering gives for rendering a band's segment in full. */
-export const BAND_OFF = 'BAND_OFF';
+const BAND_OFF = 'BAND_OFF';
 
 /** Subfolder of a task's scratch folder for the band's files (task files may not start with a dot). */
 const BAND_DIR = '.band';
