@@ -137,6 +137,10 @@ class PostgresDatabase implements SqlDatabase {
     return this.bus;
   }
 
+  noticeSource(): PostgresChangeBus {
+    return this.changeBus();
+  }
+
   noticeStatement(message: string): SqlStatement {
     return { sql: 'SELECT pg_notify(?, ?)', params: [CHANNEL, message] };
   }
@@ -279,8 +283,9 @@ export class PostgresStateStore extends SqlStateStore {
     private readonly pg: PostgresDatabase,
     /** How many migrations this open applied (0 when another instance, or an earlier run, had). */
     readonly migrated: number,
+    requestCacheMs?: number,
   ) {
-    super(pg);
+    super(pg, requestCacheMs);
     this.health = pg.health;
     this.credentials = new CredentialCache(() => pg.changeBus());
   }
@@ -300,8 +305,11 @@ export class PostgresStateStore extends SqlStateStore {
     return revoked.length === 1;
   }
 
-  /** `deadlineMs`: each call's deadline (CALL_DEADLINE_MS; longer for a bulk copy, whose one transaction is large). */
-  static async open(url: string, deadlineMs = CALL_DEADLINE_MS): Promise<PostgresStateStore> {
+  /**
+   * `deadlineMs`: each call's deadline (CALL_DEADLINE_MS; longer for a bulk copy, whose one transaction is large);
+   * `requestCacheMs`: how long a repeated request's answer is kept at most (REQUEST_CACHE_MS; 0: never).
+   */
+  static async open(url: string, deadlineMs = CALL_DEADLINE_MS, requestCacheMs?: number): Promise<PostgresStateStore> {
     checkDatabaseUrl(url);
     const { default: pg } = await import('pg');
     // 64-bit integers (millisecond times, counts) and numerics read as numbers, as they do from SQLite.
@@ -344,6 +352,6 @@ export class PostgresStateStore extends SqlStateStore {
       throw unavailable(url, error);
     }
     const bus = () => new PostgresChangeBus(pool, (config) => new pg.Client(config), connection);
-    return new PostgresStateStore(new PostgresDatabase(pool, url, bus, deadlineMs), migrated);
+    return new PostgresStateStore(new PostgresDatabase(pool, url, bus, deadlineMs), migrated, requestCacheMs);
   }
 }
