@@ -12,9 +12,10 @@ import { waitFor } from '../../harness/serve-helpers.js';
 import { isWmarkError } from '../../src/core/errors.js';
 import type { PostgresChangeBus } from '../../src/engine/state/postgres-change-bus.js';
 import type { SqlDatabase } from '../../src/engine/state/sql-database.js';
-import type { Container, VideoRecord } from '../../src/engine/state/state-store.js';
+import type { Container } from '../../src/engine/state/state-store.js';
 import { deleteWatermark } from '../../src/engine/watermark/manage.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
+import { ingestedVideoRow } from '../helpers/video-record.js';
 import { settingsOf } from '../helpers/watermark-helpers.js';
 
 const T0 = 1_800_000_000_000;
@@ -22,24 +23,7 @@ let clock = T0;
 const now = () => clock;
 
 /** An ingested video's row, as an ingest leaves it (the cache reads rows; no clip needs encoding here). */
-const videoRow = (id: string, key: string): VideoRecord => ({
-  id,
-  key,
-  sourceUrl: `/sources/${id}.mp4`,
-  name: null,
-  status: 'INGESTED',
-  enableForensic: false,
-  width: 320,
-  height: 180,
-  durationSeconds: 4,
-  fpsNum: 25,
-  fpsDen: 1,
-  hasAudio: false,
-  segments: [2, 2],
-  timeOrigin: 0,
-  error: null,
-  createdOn: T0,
-});
+const videoRow = (id: string, key: string) => ingestedVideoRow(id, key, { createdOn: T0 });
 
 /** Counts the statements an engine's store sends from now on. */
 function counted(engine: TestEngine): { readonly n: number } {

@@ -5,27 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { type BusWatcher, isFresh, KeptReads, type NoticeSource } from '../../../src/engine/state/kept-reads.js';
 import { changeNotice, concerns, isSettled, isUnexpired, noticedRow, requestKey, WatermarkRequestCache } from '../../../src/engine/state/request-cache.js';
 import type { VideoRecord, WatermarkAndVideo, WatermarkRecord } from '../../../src/engine/state/state-store.js';
+import { ingestedVideoRow } from '../../helpers/video-record.js';
 
 const identify = (videoId: string) => `${videoId}|alice`;
-const video = (over: Partial<VideoRecord> = {}): VideoRecord => ({
-  id: 'v1',
-  key: 'clip',
-  sourceUrl: '/clip.mp4',
-  name: null,
-  status: 'INGESTED',
-  enableForensic: false,
-  width: 320,
-  height: 180,
-  durationSeconds: 4,
-  fpsNum: 25,
-  fpsDen: 1,
-  hasAudio: false,
-  segments: [4],
-  timeOrigin: 0,
-  error: null,
-  createdOn: 0,
-  ...over,
-});
+const video = (over: Partial<VideoRecord> = {}) => ingestedVideoRow('v1', 'clip', over);
 const watermark = (over: Partial<WatermarkRecord> = {}): WatermarkRecord => ({
   id: 'v1|alice',
   videoId: 'v1',
