@@ -12,7 +12,7 @@ import { waitFor } from '../../harness/serve-helpers.js';
 import { isWmarkError } from '../../src/core/errors.js';
 import type { PostgresChangeBus } from '../../src/engine/state/postgres-change-bus.js';
 import type { SqlDatabase } from '../../src/engine/state/sql-database.js';
-import type { Container } from '../../src/engine/state/state-store.js';
+import type { Container, RenderMode } from '../../src/engine/state/state-store.js';
 import { deleteWatermark } from '../../src/engine/watermark/manage.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { ingestedVideoRow } from '../helpers/video-record.js';
@@ -39,7 +39,7 @@ function counted(engine: TestEngine): { readonly n: number } {
   return counter;
 }
 
-const ask = (engine: TestEngine, key: string, content: string, extra: { containers?: Container[]; expirationSeconds?: number } = {}) =>
+const ask = (engine: TestEngine, key: string, content: string, extra: { containers?: Container[]; expirationSeconds?: number; render?: RenderMode } = {}) =>
   requestWatermark(engine, { video: { key }, settings: settingsOf([{ content }]), containers: extra.containers ?? ['m3u8'], ...extra });
 
 /** Makes a READY watermark through `a`, as its job would leave it. */
@@ -50,12 +50,12 @@ async function readyThrough(a: TestEngine, key: string, content: string, expirat
 }
 
 /** Asks through `b` until it answers from what it kept (its LISTEN connection may still be opening). */
-async function keptBy(b: TestEngine, reads: { readonly n: number }, key: string, content: string) {
+async function keptBy(b: TestEngine, reads: { readonly n: number }, key: string, content: string, render?: RenderMode) {
   await waitFor(
     async () => {
-      await ask(b, key, content);
+      await ask(b, key, content, { render });
       const before = reads.n;
-      const again = await ask(b, key, content);
+      const again = await ask(b, key, content, { render });
       return reads.n === before ? again : undefined;
     },
     'a repeated request answered from what it kept',
@@ -177,6 +177,17 @@ describe.each(PAIRS)('$name', (pair) => {
     clock += 60_001;
     const error = await ask(b, key, 'expiring viewer').catch((e: unknown) => e);
     expect(isWmarkError(error) && error.code).toBe('WATERMARK_EXPIRED');
+  });
+
+  run('keeps a watermark played on demand, and sees through B the READY A wrote once every segment was there', async () => {
+    const key = await fresh();
+    const made = await ask(a, key, 'on-demand viewer', { render: 'on-demand' });
+    await a.store.updateWatermark(made.watermark.id, { status: 'PLAYABLE' }, { from: 'PENDING' });
+    await keptBy(b, reads, key, 'on-demand viewer', 'on-demand');
+    clock += 1_000;
+    await a.store.updateWatermark(made.watermark.id, { status: 'READY', readyOn: clock });
+    const again = await ask(b, key, 'on-demand viewer', { render: 'on-demand' });
+    expect([again.watermark.status, again.watermark.readyOn]).toEqual(['READY', clock]);
   });
 
   run('sees through B a container A added (the watermark is no longer READY)', async () => {

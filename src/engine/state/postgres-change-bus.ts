@@ -40,6 +40,21 @@ export class PostgresChangeBus implements ChangeBus, NoticeSource {
     this.start();
   }
 
+  /** Resolves when `message` arrives here, the connection drops, or `waitMs` passes; at once while not listening. */
+  heard(message: string, waitMs: number): Promise<void> {
+    if (!this.listening) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.watchers.delete(watcher);
+        resolve();
+      };
+      const watcher: BusWatcher = { message: (m) => m === message && done(), lost: done };
+      const timer = setTimeout(done, waitMs);
+      this.watchers.add(watcher);
+    });
+  }
+
   /** True while this process LISTENs: a notice sent now reaches it. */
   get listening(): boolean {
     return this.client !== undefined;

@@ -33,6 +33,8 @@ const PROBE_DEADLINE_MS = 3_000;
  * and the requests after it at once.
  */
 const CALL_DEADLINE_MS = 2_000;
+/** How long a change waits to hear its own notice back before it answers anyway. */
+const ECHO_WAIT_MS = 500;
 /** A transaction the server sees idle this long (its client gone quiet) is ended by the server, releasing its locks. */
 const IDLE_IN_TRANSACTION_MS = 10_000;
 
@@ -139,6 +141,10 @@ class PostgresDatabase implements SqlDatabase {
 
   noticeSource(): PostgresChangeBus {
     return this.changeBus();
+  }
+
+  heardBack(message: string): Promise<void> {
+    return this.changeBus().heard(message, ECHO_WAIT_MS);
   }
 
   noticeStatement(message: string): SqlStatement {

@@ -1,11 +1,13 @@
 // The answer to a repeated watermark request, kept by each instance while nothing but an explicit change can alter it:
-// the video and its watermark, once the watermark is READY. A READY watermark of an INGESTED video changes only when
-// someone deletes it, deletes or replaces its video, or writes its row (a container added, a retry), and every one of
-// those writes sends a notice naming the watermark or the video in its own transaction; its expiry is checked against
-// the clock on every hit. So a kept answer is the one a read would give, but for a notice lost without the LISTEN
+// the video and its watermark, once the watermark is settled (READY, or PLAYABLE on demand with nothing left for a job:
+// what players ask for is rendered as they ask). A settled watermark of an INGESTED video changes only when someone
+// deletes it, deletes or replaces its video, or writes its row (a container added, READY once players asked for every
+// segment, a retry), and every one of those writes sends a notice naming the watermark or the video in its own
+// transaction; its expiry is checked against the clock on every hit. So a kept answer is the one a read would give, but for a notice lost without the LISTEN
 // connection dropping, which the lifetime bounds (kept-reads.ts holds the rules every such cache keeps).
+import { randomUUID } from 'node:crypto';
 import { KeptReads, type NoticeSource } from './kept-reads.js';
-import type { VideoRef, WatermarkAndVideo } from './state-store.js';
+import type { VideoRef, WatermarkAndVideo, WatermarkRecord } from './state-store.js';
 
 /** How long an instance answers a repeated request from what it kept, by default (the `db.requestCacheMs` setting). */
 export const REQUEST_CACHE_MS = 30_000;
@@ -16,9 +18,12 @@ const STORE_SENDER = 'store';
 
 export type ChangedRow = `watermark:${string}` | `video:${string}`;
 
-/** The notice a write sends for a row it changed; the change feed hears it too (it wakes that row's watchers). */
+/**
+ * The notice a write sends for a row it changed, its sender made unique so the writer knows its own when it comes
+ * back; the change feed hears it too (it wakes that row's watchers).
+ */
 export function changeNotice(row: ChangedRow): string {
-  return `${STORE_SENDER} ${row}`;
+  return `${STORE_SENDER}-${randomUUID()} ${row}`;
 }
 
 /** The row a notice names (its last word, `watermark:ID` or `video:ID`), whoever sent it; undefined for another notice. */
@@ -38,10 +43,24 @@ export function requestKey(ref: VideoRef, identify: (videoId: string) => string)
   return undefined;
 }
 
-/** Whether a read may be kept: a READY watermark of an INGESTED video, the very one these settings make of it. */
+/**
+ * Whether a watermark's status moves on only by an explicit write: READY, or PLAYABLE on demand without an mp4 (no job
+ * works on it; the on-demand render writes READY once every segment is there, with a notice like any write).
+ */
+export function isSettledStatus(w: Pick<WatermarkRecord, 'status' | 'render' | 'containers'>): boolean {
+  return w.status === 'READY' || (w.status === 'PLAYABLE' && w.render === 'on-demand' && !w.containers.includes('mp4'));
+}
+
+/** Whether a read may be kept: a settled watermark of an INGESTED video, the very one these settings make of it. */
 export function isSettled(found: WatermarkAndVideo, identify: (videoId: string) => string): boolean {
   const { video, watermark } = found;
-  return video?.status === 'INGESTED' && watermark?.status === 'READY' && watermark.videoId === video.id && watermark.id === identify(video.id);
+  return (
+    video?.status === 'INGESTED' &&
+    watermark !== undefined &&
+    isSettledStatus(watermark) &&
+    watermark.videoId === video.id &&
+    watermark.id === identify(video.id)
+  );
 }
 
 /** Whether a kept answer still stands at `now`: its watermark has not expired (read again, the request is refused). */
@@ -80,6 +99,20 @@ export class WatermarkRequestCache {
       (found) => isSettled(found, identify),
       (found) => isUnexpired(found, now),
     );
+  }
+
+  /**
+   * Runs a write of `row` with its notice, and returns once this process heard the notice back (`heardBack`: every
+   * instance's LISTEN was signalled as it committed, so a request anywhere after this one's answer finds the row
+   * dropped, barring a listener slower than that answer's way back and on), having dropped the row here.
+   */
+  async change(row: ChangedRow, write: (notice: string) => Promise<void>, heardBack: (notice: string) => Promise<void> | undefined): Promise<void> {
+    const notice = changeNotice(row);
+    const echo = heardBack(notice);
+    await write(notice);
+    await echo;
+    const [kind, id] = row.split(':', 2) as ['watermark' | 'video', string];
+    this.changed({ kind, id });
   }
 
   /** Forgets what names a row this process changed (its own notice, where it has one, comes back later). */

@@ -46,6 +46,11 @@ export interface SqlDatabase {
    */
   noticeStatement?(message: string): SqlStatement;
   /**
+   * Resolves once this process hears `message` back on its change bus, or after a short wait (not listening, or the
+   * notice late): asked before the write that sends it, awaited after.
+   */
+  heardBack?(message: string): Promise<void>;
+  /**
    * Where this process hears that rows it keeps reads of changed: the change bus's notices on a database server; on
    * a file, a stamp that moves when another process commits. Without it, only this process's own writes are heard.
    */

@@ -5,7 +5,7 @@
 import type { Dependency } from '../../core/dependency.js';
 import type { ChangeBus } from './change-bus.js';
 import { IN_PROCESS } from './kept-reads.js';
-import { type ChangedRow, changeNotice, REQUEST_CACHE_MS, WatermarkRequestCache } from './request-cache.js';
+import { type ChangedRow, REQUEST_CACHE_MS, WatermarkRequestCache } from './request-cache.js';
 import { credentialRow, templateRow, toCredential, toJob, toTemplate, toVideo, toWatermark, videoPatchRow, videoRow, watermarkRow } from './rows.js';
 import {
   type CredentialsTable,
@@ -56,10 +56,9 @@ export class SqlStateStore implements StateStore {
    */
   private readonly videoIds = new Map<string, string>();
 
-  /** Repeated requests' answers, kept until a write anywhere names their rows (request-cache.ts). */
+  /** Repeated requests' answers, kept until a write anywhere names their rows (request-cache.ts), `requestCacheMs` at most. */
   private readonly requests: WatermarkRequestCache;
 
-  /** `requestCacheMs`: how long a repeated request's answer is kept at most (0: never). */
   constructor(
     protected readonly db: SqlDatabase,
     requestCacheMs = REQUEST_CACHE_MS,
@@ -117,8 +116,9 @@ export class SqlStateStore implements StateStore {
   async updateVideo(id: string, patch: Partial<Omit<VideoRecord, 'id' | 'key' | 'createdOn'>>): Promise<void> {
     const set = assignments(videoPatchRow(patch));
     if (!set) return;
-    await this.writeAnnounced([{ sql: `UPDATE videos SET ${set.sql} WHERE id = ?`, params: [...set.params, id] }], changeNotice(`video:${id}`));
-    this.requests.changed({ kind: 'video', id });
+    await this.change(`video:${id}`, (notice) =>
+      this.writeAnnounced([{ sql: `UPDATE videos SET ${set.sql} WHERE id = ?`, params: [...set.params, id] }], notice),
+    );
   }
 
   async deleteVideo(id: string): Promise<void> {
@@ -252,12 +252,13 @@ export class SqlStateStore implements StateStore {
     );
   }
 
-  /** Writes in one transaction with the notice of the row they change (sent if and only if they commit), and forgets it here. */
-  private async changeAtomically(writes: readonly SqlStatement[], row: ChangedRow): Promise<void> {
-    const notice = this.db.noticeStatement?.(changeNotice(row));
-    await this.db.atomically(notice ? [...writes, notice] : writes);
-    const [kind, id] = row.split(':', 2) as ['watermark' | 'video', string];
-    this.requests.changed({ kind, id });
+  /** Writes in one transaction with the notice of the row they change (sent if and only if they commit). */
+  private changeAtomically(writes: readonly SqlStatement[], row: ChangedRow): Promise<void> {
+    return this.change(row, (notice) => this.db.atomically([...writes, ...[this.db.noticeStatement?.(notice) ?? []].flat()]));
+  }
+
+  private change(row: ChangedRow, write: (notice: string) => Promise<void>): Promise<void> {
+    return this.requests.change(row, write, (notice) => this.db.heardBack?.(notice));
   }
 
   async updateWatermark(id: string, patch: WatermarkPatch, options: WatermarkUpdateOptions = {}): Promise<void> {
@@ -271,10 +272,11 @@ export class SqlStateStore implements StateStore {
     if (!set) return;
     const from = options.from === undefined ? { sql: '', params: [] } : { sql: ' AND status = ?', params: [options.from] };
     const write = { sql: `UPDATE watermarks SET ${set.sql} WHERE id = ?${from.sql}`, params: [...set.params, id, ...from.params] };
-    // A write that may meet a READY row (the only kind kept) tells every instance; a job's notice names it too.
-    const mayMeetReady = options.from === undefined || options.from === 'READY';
-    const notice = options.notice ?? (mayMeetReady ? changeNotice(`watermark:${id}`) : undefined);
-    await this.writeAnnounced(options.job ? [write, jobWrite(options.job)] : [write], notice);
+    // A write that may meet a settled row (the only kind kept) tells every instance; a job's notice names it too.
+    const mayMeetKept = options.from === undefined || options.from === 'READY' || options.from === 'PLAYABLE';
+    const writes = options.job ? [write, jobWrite(options.job)] : [write];
+    if (mayMeetKept && options.notice === undefined) return this.change(`watermark:${id}`, (notice) => this.writeAnnounced(writes, notice));
+    await this.writeAnnounced(writes, options.notice);
     this.requests.changed({ kind: 'watermark', id });
   }
 

@@ -42,9 +42,15 @@ class FakeBus implements NoticeSource {
 }
 
 describe('what may be kept', () => {
-  it('keeps only a READY watermark of an INGESTED video, the very one these settings make of it', () => {
+  it('keeps only a settled watermark of an INGESTED video, the very one these settings make of it', () => {
     expect(isSettled(ready, identify)).toBe(true);
     for (const status of ['PENDING', 'PLAYABLE', 'FAILED'] as const) expect(isSettled({ ...ready, watermark: watermark({ status }) }, identify)).toBe(false);
+    // PLAYABLE on demand is settled while no job works on it: no mp4 to join.
+    const onDemand = (containers: WatermarkRecord['containers']) => ({
+      ...ready,
+      watermark: watermark({ status: 'PLAYABLE', render: 'on-demand', containers }),
+    });
+    expect([isSettled(onDemand(['m3u8']), identify), isSettled(onDemand(['m3u8', 'mp4']), identify)]).toEqual([true, false]);
     expect(isSettled({ ...ready, video: video({ status: 'PENDING' }) }, identify)).toBe(false);
     expect(isSettled({ video: video() }, identify)).toBe(false);
     expect(isSettled({}, identify)).toBe(false);
