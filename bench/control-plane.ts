@@ -5,6 +5,9 @@
 //   2. Latency per API call, straight to one instance: PostgreSQL against SQLite, one request at a time.
 //   3. Database transactions per call and per new watermark (pg_stat_database, idle background subtracted), and a
 //      projection to 10 and 100 instances against the PostgreSQL capacity measured here, naming what saturates first.
+//   4. The repeated POST answered from what an instance keeps (a hit) against an instance that keeps nothing
+//      (WMARK_REQUEST_CACHE_SECONDS=0: every POST a miss), under load, and the instances one PostgreSQL carries as a
+//      function of the share of POSTs that hit.
 // Every instance shares the machine's cores with PostgreSQL, HAProxy and the load generator: on a small machine more
 // instances cannot mean more throughput, and the table says what the ratios are then worth.
 import { spawnSync } from 'node:child_process';
@@ -21,7 +24,7 @@ import { BatchingSocket } from '../src/engine/state/postgres-connection.js';
 import { percentile, spread } from './lib/cluster-figures.js';
 import { median } from './lib/measure.js';
 import { type InstanceConnections, openPorts, PG_KINDS, type PgKind, ticksByKind, titled } from './lib/pg-processes.js';
-import { type CpuWindow, cpuSeconds, descendants, projectByCpu, readProcessTable } from './lib/process-cpu.js';
+import { type CpuWindow, cpuSeconds, descendants, projectByCpu, projectByHitShare, readProcessTable } from './lib/process-cpu.js';
 import { fmt, formatMachine, numberOption, OUT_DIR, type Suite, type SuiteContext, table, warnIfDistStale } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
 
@@ -29,6 +32,11 @@ const OPS = ['POST existing watermark', 'GET 2.0 href', 'signed segment GET'] as
 type Op = (typeof OPS)[number];
 const INSTANCES = [1, 2, 3] as const;
 const PROJECTED = [10, 100] as const;
+/** The repeated POST sent to an instance that keeps nothing (every request a miss). */
+const UNCACHED = 'POST existing watermark, nothing kept';
+type CountedOp = Op | typeof UNCACHED;
+/** Shares of repeated POSTs answered from what an instance kept, for the projection by hit rate. */
+const HIT_SHARES = [0, 0.5, 0.9, 0.99, 1] as const;
 const ONE_PG = 'PostgreSQL, 1 instance';
 /** Sequential calls of each request whose transactions and statements are counted. */
 const PER_CALL = 300;
@@ -67,6 +75,8 @@ interface Load {
   p50: number;
   p95: number;
   failed: number;
+  /** Requests sent, the warm-up's included. */
+  sent: number;
   /** CPU used during the measured window (not the warm-up), when it was asked for. */
   cpu?: SplitWindow;
 }
@@ -95,11 +105,18 @@ async function closedLoop(send: () => Promise<number>, concurrency: number, seco
     );
     return { latencies, failed };
   };
-  await run(1000);
+  const warm = (await run(1000)).latencies.length;
   const stop = meter?.();
   const { latencies, failed } = await run(seconds * 1000);
   const cpu = stop?.(latencies.length);
-  return { perS: latencies.length / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95), failed, ...(cpu ? { cpu } : {}) };
+  return {
+    sent: warm + latencies.length,
+    perS: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    failed,
+    ...(cpu ? { cpu } : {}),
+  };
 }
 
 /** Sends one of the three requests to `base` (an instance or the load balancer), answering its status. */
@@ -240,10 +257,10 @@ class World {
 }
 
 /** Starts a serve on a port of its own, and answers its origin and the key pair it printed (if it made one). */
-async function serveOn(world: World, dataDir: string, args: string[]) {
+async function serveOn(world: World, dataDir: string, args: string[], env: Record<string, string> = {}) {
   const port = await freePort();
   await mkdir(dataDir, { recursive: true });
-  const proc = spawnServe(dataDir, ['--port', String(port), ...args]);
+  const proc = spawnServe(dataDir, ['--port', String(port), ...args], env);
   world.serves.push(proc);
   const base = await proc.url;
   const clientId = /client id:\s+(wmc_\S+)/.exec(proc.stderr())?.[1];
@@ -367,6 +384,8 @@ export const suite: Suite = {
       // call and per new watermark with that subtracted.
       for (const extra of pgServes.slice(1)) extra.proc.kill('SIGTERM');
       await Promise.all(pgServes.slice(1).map((extra) => extra.proc.exited));
+      // An instance that keeps no answer: every repeated POST it gets reads the database (what a miss costs).
+      const uncached = await serveOn(world, path.join(runDir, 'serve-uncached'), shared, { WMARK_REQUEST_CACHE_SECONDS: '0' });
       const idleWindows: number[] = [];
       for (let i = 0; i < 3; i++) {
         const [from, t0] = [await commits(pg, url), Date.now()];
@@ -375,22 +394,25 @@ export const suite: Suite = {
       }
       ctx.log(`idle transactions/s, 3 windows: ${idleWindows.map((x) => fmt(x, 1)).join(', ')}`);
       const idlePerS = median(idleWindows);
-      const perCall = async (op: Op) => {
-        const send = sender(pgServes[0]!.base, pgTarget, op);
+      const perCall = async (op: CountedOp) => {
+        const send = op === UNCACHED ? sender(uncached.base, pgTarget, 'POST existing watermark') : sender(pgServes[0]!.base, pgTarget, op);
         const n = PER_CALL;
         const [from, t0] = [await commits(pg, url), Date.now()];
         for (let i = 0; i < n; i++) await send();
         return Math.max(0, (await commits(pg, url)) - from - (idlePerS * (Date.now() - t0)) / 1000) / n;
       };
-      const txPerCall = {} as Record<Op, number>;
+      const txPerCall = {} as Record<CountedOp, number>;
       // Where PostgreSQL's time for each call goes: its statements' calls, planning and execution per call, and the
       // sessions opened meanwhile (a pool that churns connections pays for authentication on each).
       await pg.query(url, 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
       const sessions = async () =>
         Number((await pg.query<{ n: string }>(url, 'SELECT sessions::text AS n FROM pg_stat_database WHERE datname = current_database()'))[0]?.n ?? 0);
-      const spent: { op: Op; sessions: number; roundTrips: number; statements: { query: string; perCall: number; planUs: number; execUs: number }[] }[] = [];
+      const spent: { op: CountedOp; sessions: number; roundTrips: number; statements: { query: string; perCall: number; planUs: number; execUs: number }[] }[] =
+        [];
       let hottest = '';
-      for (const op of OPS) {
+      /** Each statement's calls during each kind of call's run. */
+      const callsByOp = new Map<CountedOp, { query: string; calls: number }[]>();
+      for (const op of [...OPS, UNCACHED] as const) {
         await pg.query(url, 'SELECT pg_stat_statements_reset()');
         const before = await sessions();
         txPerCall[op] = await perCall(op);
@@ -400,7 +422,9 @@ export const suite: Suite = {
            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat%' AND query NOT LIKE '%xact_commit%'
            ORDER BY total_plan_time + total_exec_time DESC`,
         );
-        if (op === 'POST existing watermark') hottest = rows[0]?.query ?? '';
+        // The lookup a repeated POST makes when it is not kept: the costliest statement of the instance that keeps nothing.
+        if (op === UNCACHED) hottest = rows[0]?.query ?? '';
+        callsByOp.set(op, rows);
         spent.push({
           op,
           sessions: (await sessions()) - before,
@@ -468,6 +492,68 @@ export const suite: Suite = {
       // messages in one write), in alternating windows.
       const roundTrip = await roundTripCost(pg, url, hottest, [pgTarget.watermarkId, 'bench-pg'], tickS);
 
+      // 4. The repeated POST straight to an instance, one that keeps answers (nearly every request a hit: the bench asks
+      // for the same watermark) against one that keeps none (every request a miss), in alternating windows under load.
+      const uncachedMeter = cpuMeter(uncached.proc.child.pid!, pg.serverPid(), tickS, () => listenPorts);
+      await readListenPorts();
+      const hitMiss = { hit: [] as Load[], miss: [] as Load[] };
+      // The lookup's calls in each hit window (the warm-up's included), against the requests sent.
+      const lookupCalls = async () =>
+        Number(
+          (
+            await pg.query<{ n: string }>(
+              url,
+              `SELECT COALESCE(SUM(calls), 0)::text AS n FROM pg_stat_statements WHERE regexp_replace(query, '[[:space:]]+', ' ', 'g') = $1`,
+              [hottest],
+            )
+          )[0]?.n ?? 0,
+        );
+      const hitLookups = { lookups: 0, sent: 0 };
+      for (let r = 1; r <= ctx.args.rounds; r++) {
+        const kinds = [
+          { kind: 'hit' as const, base: pgServes[0]!.base, meter },
+          { kind: 'miss' as const, base: uncached.base, meter: uncachedMeter },
+        ];
+        for (const k of r % 2 ? kinds : kinds.reverse()) {
+          if (k.kind === 'hit') await pg.query(url, 'SELECT pg_stat_statements_reset()');
+          const load = await closedLoop(sender(k.base, pgTarget, 'POST existing watermark'), o.concurrency, o.seconds, k.meter);
+          if (k.kind === 'hit') {
+            hitLookups.lookups += await lookupCalls();
+            hitLookups.sent += load.sent;
+          }
+          ctx.log(`round ${r}: repeated POST, ${k.kind}: ${fmt(load.perS, 0)}/s (p50 ${fmt(load.p50, 1)} ms, ${load.failed} failed)`);
+          hitMiss[k.kind].push(load);
+        }
+      }
+      const perPost = (kind: 'hit' | 'miss') => {
+        const windows = hitMiss[kind].flatMap((l) => (l.cpu ? [l.cpu] : []));
+        const us = (w: SplitWindow, s: number) => (s / w.requests) * 1e6;
+        return {
+          projection: projectByCpu(windows, kind === 'hit' ? txPerCall['POST existing watermark'] : txPerCall[UNCACHED], tickS),
+          instanceUs: windows.map((w) => us(w, w.instanceS)),
+          databaseUs: windows.map((w) => us(w, w.databaseS)),
+          perS: hitMiss[kind].map((l) => l.perS),
+        };
+      };
+      const [hit, miss] = [perPost('hit'), perPost('miss')];
+      const roundTripsOf = (op: CountedOp) => spent.find((x) => x.op === op)?.roundTrips ?? 0;
+      // What share of the repeated POSTs were answered from what was kept: the lookup's calls against the requests (one
+      // at a time, against the instance that keeps nothing; under load, against the requests sent).
+      const lookupsOf = (op: CountedOp) => (callsByOp.get(op) ?? []).filter((r) => r.query === hottest).reduce((n, r) => n + r.calls, 0);
+      const hitShare = {
+        sequential: lookupsOf(UNCACHED) > 0 ? 1 - lookupsOf('POST existing watermark') / lookupsOf(UNCACHED) : NaN,
+        underLoad: hitLookups.sent > 0 ? 1 - hitLookups.lookups / hitLookups.sent : NaN,
+      };
+      // A mix of hits and misses: each one's CPU in the instance and in PostgreSQL, weighed by the share. PostgreSQL's
+      // CPU on hits is mostly under one clock tick a window: pooled over the windows, and at least one tick (the
+      // projections with hits are then lower bounds, ">=").
+      const hitRequests = hitMiss.hit.reduce((n, l) => n + (l.cpu?.requests ?? 0), 0);
+      const tickUsPerHit = (tickS / Math.max(1, hitRequests)) * 1e6;
+      const hitCost = { instanceUs: median(hit.instanceUs), databaseUs: Math.max(hit.projection.databaseUs, tickUsPerHit) };
+      const hitFloored = hit.projection.databaseUs < tickUsPerHit;
+      const missCost = { instanceUs: median(miss.instanceUs), databaseUs: median(miss.databaseUs) };
+      const byHitShare = HIT_SHARES.map((h) => ({ h, atLeast: hitFloored && h > 0, ...projectByHitShare(hitCost, missCost, h) }));
+
       // ---- report
       const med = (key: string, f: (l: Load) => number) => median((loads.get(key) ?? []).map(f));
       const rows = configs.flatMap((c) =>
@@ -525,6 +611,7 @@ export const suite: Suite = {
           totalUs: (seconds / requests) * 1e6,
         };
       });
+      const pct = (x: number) => (Number.isFinite(x) ? `${fmt(x * 100, 1)} %` : '-');
       const carried = (p: { instances: number; atLeast: boolean }) => `${p.atLeast ? '>= ' : ''}${fmt(p.instances, 1)}`;
       const freshDbUs = (freshCpu.databaseS / fresh) * 1e6;
       const lines = [
@@ -543,7 +630,7 @@ export const suite: Suite = {
         ),
         '',
         '-- database transactions (pg_stat_database xact_commit, idle background subtracted) --',
-        `idle background of one instance: ${fmt(idlePerS, 1)}/s (median of three 3-s windows: ${idleWindows.map((x) => fmt(x, 1)).join(', ')})`,
+        `idle background of the two instances left (one keeps answers, one keeps none): ${fmt(idlePerS, 1)}/s (median of three 3-s windows: ${idleWindows.map((x) => fmt(x, 1)).join(', ')})`,
         ...OPS.map((op) => `${op}: ${fmt(txPerCall[op], 2)} per request`),
         `where PostgreSQL's time goes, ${PER_CALL} calls one at a time (pg_stat_statements, the 5 costliest; sessions opened meanwhile, 3 of them the bench's own):`,
         ...spent.flatMap((x) => [
@@ -589,6 +676,28 @@ export const suite: Suite = {
           projection.map((p) => [String(p.n), ...p.perOp.map((x) => fmt(x.load, 0)), `${fmt(p.share * 100, 0)} %`]),
         ),
         `targets: a repeated POST in <= 1 transaction (${fmt(txPerCall['POST existing watermark'], 2)}), a new watermark in <= 12 (${fmt(txPerWatermark, 1)}), PostgreSQL at >= 0.8x SQLite's POST throughput on one instance (${fmt(onePg('POST existing watermark') / med(`${configs[0]!.name}|POST existing watermark`, (l) => l.perS), 2)}x), one PostgreSQL for >= 20 instances (by CPU, which does not depend on how this machine's cores were shared: ${carried(cpuFirst)} for ${cpuFirst.op}; contended throughput: ${fmt(first.instances, 1)})`,
+        '',
+        `-- the repeated POST, kept or not, under load (straight to one instance, ${o.concurrency} in flight, ${ctx.args.rounds} alternating windows of ${o.seconds} s each; median (min-max) over the windows) --`,
+        `share of this bench's repeated POSTs answered from what the instance kept (1 - the lookup's calls / requests): ${pct(hitShare.underLoad)} in the hit windows under load, ${pct(hitShare.sequential)} over the ${PER_CALL} calls one at a time above (it asks for one watermark again and again: only the first request after each lifetime, change notice or read that a notice raced reads); the instance that keeps nothing answers every one from the database`,
+        table(
+          ['repeated POST', 'requests/s', 'statements/call', 'instance CPU us/request', 'PostgreSQL CPU us/request', 'instances one PostgreSQL carries'],
+          [['kept (hit)', hit, roundTripsOf('POST existing watermark')] as const, ['not kept (miss)', miss, roundTripsOf(UNCACHED)] as const].map(
+            ([name, x, trips]) => [
+              name,
+              `${fmt(median(x.perS), 0)} (${spread(x.perS, 0)})`,
+              fmt(trips, 3),
+              `${fmt(median(x.instanceUs), 0)} (${spread(x.instanceUs, 0)})`,
+              `${fmt(median(x.databaseUs), 1)} (${spread(x.databaseUs, 1)})`,
+              carried(x.projection),
+            ],
+          ),
+        ),
+        'instances one PostgreSQL carries by the share of repeated POSTs that hit (each hit and each miss at its median CPU above; a workload where the same viewer seldom asks again within the lifetime sits near 0 %):',
+        table(
+          ['hits', 'instance CPU us/POST', 'PostgreSQL CPU us/POST', 'instances'],
+          byHitShare.map((x) => [`${fmt(x.h * 100, 0)} %`, fmt(x.instanceUs, 0), fmt(x.databaseUs, 2), `${x.atLeast ? '>= ' : ''}${fmt(x.instances, 1)}`]),
+        ),
+        `a hit's PostgreSQL CPU, pooled over the hit windows: ${fmt(hit.projection.databaseUs, 2)} us per request (the background: LISTEN connections, the idle sweeps and probes of the two instances left, and the misses among them); one ${fmt(tickS * 1000, 0)}-ms tick is ${fmt(tickUsPerHit, 2)} us per request there${hitFloored ? ', so a hit is counted as one tick and the figures with hits are lower bounds' : ''}`,
         `saturates first, by CPU: the database, at about ${carried(cpuFirst)} instances each serving ${cpuFirst.op} at full speed (${byCpu.map((c) => `${c.op}: ${carried(c)}`).join('; ')}); by contended throughput ${fmt(first.instances, 1)} (${saturating.map((s) => `${s.op}: ${fmt(s.instances, 1)}`).join('; ')}); signed segment GETs that touch no database scale with the instances and the media store instead`,
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
@@ -611,6 +720,9 @@ export const suite: Suite = {
         projection,
         byCpu,
         freshCpu,
+        hitMiss,
+        hitShare,
+        byHitShare,
       };
     } finally {
       await world.stop();

@@ -136,3 +136,17 @@ export function projectByCpu(windows: readonly CpuWindow[], txPerRequest: number
     atLeast,
   };
 }
+
+/**
+ * Instances one database carries when a share `hits` of the requests cost what a hit costs and the rest what a miss
+ * does: each side's CPU per request weighed by the shares, then the instance's over the database's.
+ */
+export function projectByHitShare(
+  hit: { instanceUs: number; databaseUs: number },
+  miss: { instanceUs: number; databaseUs: number },
+  hits: number,
+): { instanceUs: number; databaseUs: number; instances: number } {
+  const instanceUs = hits * hit.instanceUs + (1 - hits) * miss.instanceUs;
+  const databaseUs = hits * hit.databaseUs + (1 - hits) * miss.databaseUs;
+  return { instanceUs, databaseUs, instances: databaseUs > 0 ? instanceUs / databaseUs : Number.POSITIVE_INFINITY };
+}

@@ -1,7 +1,7 @@
 // The control-plane bench's CPU accounting: parsing /proc/<pid>/stat, a process tree's ticks across two snapshots
 // (processes that end or start between them included), and the projection of instances one database carries.
 import { describe, expect, it } from 'vitest';
-import { cpuSeconds, descendants, type ProcStat, parseStat, projectByCpu, readProcessTable, treeTicks } from '../lib/process-cpu.js';
+import { cpuSeconds, descendants, type ProcStat, parseStat, projectByCpu, projectByHitShare, readProcessTable, treeTicks } from '../lib/process-cpu.js';
 
 const stat = (pid: number, ppid: number, utime: number, stime: number, cutime = 0, cstime = 0): ProcStat => ({
   pid,
@@ -97,5 +97,17 @@ describe('projectByCpu', () => {
 
   it('answers NaN, not a figure, for no requests', () => {
     expect(projectByCpu([], 1, 0.01).instances).toBeNaN();
+  });
+});
+
+describe('projectByHitShare', () => {
+  it('weighs a hit and a miss by the share that hit, on each side, before dividing', () => {
+    const hit = { instanceUs: 900, databaseUs: 10 };
+    const miss = { instanceUs: 1000, databaseUs: 100 };
+    expect(projectByHitShare(hit, miss, 0)).toEqual({ instanceUs: 1000, databaseUs: 100, instances: 10 });
+    expect(projectByHitShare(hit, miss, 1)).toEqual({ instanceUs: 900, databaseUs: 10, instances: 90 });
+    // Half and half is not the mean of 10 and 90: the misses' database CPU dominates.
+    expect(projectByHitShare(hit, miss, 0.5)).toEqual({ instanceUs: 950, databaseUs: 55, instances: 950 / 55 });
+    expect(projectByHitShare({ instanceUs: 900, databaseUs: 0 }, miss, 1).instances).toBe(Number.POSITIVE_INFINITY);
   });
 });

@@ -70,6 +70,7 @@ const FIELDS: readonly FieldSpec[] = [
   { path: 'server.metricsPublic', env: 'WMARK_METRICS_PUBLIC', flag: 'metricsPublic', kind: 'boolean' },
   { path: 'server.drainSeconds', env: 'WMARK_DRAIN_SECONDS', flag: 'drainSeconds', kind: 'int' },
   { path: 'server.authIpv6Prefix', env: 'WMARK_AUTH_IPV6_PREFIX', flag: 'authIpv6Prefix', kind: 'int' },
+  { path: 'server.requestCacheSeconds', env: 'WMARK_REQUEST_CACHE_SECONDS', kind: 'int' },
   { path: 'remote.url', env: 'WMARK_API_URL', flag: 'remote', kind: 'string' },
   { path: 'remote.api', env: 'WMARK_API_VERSION', flag: 'api', kind: 'api' },
   { path: 'queue.url', env: 'WMARK_QUEUE_URL', flag: 'queue', kind: 'string' },

@@ -29,7 +29,16 @@ export interface ResolvedConfig {
   encode: { preset: X264Preset; crf: number };
   publicUrl?: string;
   /** `trustProxy`: the reverse proxies whose X-Forwarded-For names the client, as given (validated) text. */
-  server: { host: string; port: number; tokenTtlSeconds: number; trustProxy?: string; metricsPublic: boolean; drainSeconds: number; authIpv6Prefix: number };
+  server: {
+    host: string;
+    port: number;
+    tokenTtlSeconds: number;
+    trustProxy?: string;
+    metricsPublic: boolean;
+    drainSeconds: number;
+    authIpv6Prefix: number;
+    requestCacheSeconds?: number;
+  };
   remote: { url?: string; api?: ApiVersion };
   /** The render farm's Redis; without it, renders run in this process (embedded). */
   queue?: { url: string };

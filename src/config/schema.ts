@@ -53,6 +53,9 @@ const serverSchema = section({
   // How many leading bits of an IPv6 client's address the failed-credential limit counts it by (README.md, "Security
   // model"): 64 by default, since a subscriber usually holds a whole /64.
   authIpv6Prefix: intRange(32, 128).optional(),
+  // How long an instance answers a repeated watermark request from what it kept (README.md, "State in PostgreSQL"):
+  // a change anywhere drops it at once; this bounds only what a notice lost without its connection dropping costs.
+  requestCacheSeconds: intRange(0, 3600).optional(),
 });
 
 function trustedProxyList() {

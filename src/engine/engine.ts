@@ -49,6 +49,8 @@ export interface EngineOptions {
   store?: StateStore;
   /** postgres://… : keep all state in that database (no SQLite file is made in the data folder), the secret too. */
   database?: string | undefined;
+  /** How long the store keeps a repeated request's answer at most (config server.requestCacheSeconds; 0: never). */
+  requestCacheMs?: number;
   /** The operator's secret (config `secret`, env WMARK_SECRET): base64url, 32 bytes or more. */
   secret?: string | undefined;
   /** How it is deployed (default: everything in this process, media in the data folder). */
@@ -66,7 +68,7 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
   for (const dir of [paths.media, paths.videos, paths.watermarks, paths.tmp]) privateDir(dir);
   for (const file of [paths.db, `${paths.db}-wal`, `${paths.db}-shm`, paths.secret]) tighten(file);
   const tools = locateTools({ ffmpeg: options.ffmpeg, ffprobe: options.ffprobe, font: options.font });
-  const store = options.store ?? (await openStateStore({ file: paths.db, url: options.database }));
+  const store = options.store ?? (await openStateStore({ file: paths.db, url: options.database, requestCacheMs: options.requestCacheMs }));
   const opened = async (): Promise<EngineStrategies & { parts: EngineParts }> => {
     const secret = await resolveSecret({
       file: paths.secret,

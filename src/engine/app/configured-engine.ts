@@ -28,6 +28,7 @@ export function openConfiguredEngine(config: ResolvedConfig, choice: EngineChoic
     workers: config.workers,
     encode: config.encode,
     database: config.db?.url,
+    ...(config.server.requestCacheSeconds !== undefined ? { requestCacheMs: config.server.requestCacheSeconds * 1000 } : {}),
     secret: config.secret,
     ...(deployment ? { deployment } : {}),
   });

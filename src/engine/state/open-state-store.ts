@@ -11,10 +11,12 @@ export interface StateStoreChoice {
   url?: string | undefined;
   /** Each database call's deadline, when not the default (a bulk copy's one large transaction needs longer). */
   deadlineMs?: number;
+  /** How long a repeated request's answer is kept at most (default REQUEST_CACHE_MS; 0: never). */
+  requestCacheMs?: number | undefined;
 }
 
 export async function openStateStore(choice: StateStoreChoice): Promise<SqlStateStore> {
-  if (choice.url === undefined) return new SqliteStateStore(choice.file);
+  if (choice.url === undefined) return new SqliteStateStore(choice.file, choice.requestCacheMs);
   const { PostgresStateStore } = await import('./postgres-state-store.js');
-  return PostgresStateStore.open(choice.url, choice.deadlineMs);
+  return PostgresStateStore.open(choice.url, choice.deadlineMs, choice.requestCacheMs);
 }

@@ -3,19 +3,13 @@
 // it is down costs a watcher no more than its fallback poll.
 import type { Client, ClientConfig, Pool } from 'pg';
 import type { ChangeBus } from './change-bus.js';
+import type { BusWatcher, NoticeSource } from './kept-reads.js';
 
 /** The channel every wmark on a database NOTIFYs and LISTENs on. */
 export const CHANNEL = 'wmark_changes';
 const RECONNECT_MS = 1000;
 
-/** Something that must know of every notice, or else that it may have missed some (a cache). */
-export interface BusWatcher {
-  message(message: string): void;
-  /** The LISTEN connection dropped: notices sent from now until it is back are lost to this process. */
-  lost(): void;
-}
-
-export class PostgresChangeBus implements ChangeBus {
+export class PostgresChangeBus implements ChangeBus, NoticeSource {
   private listener: ((message: string) => void) | undefined;
   private readonly watchers = new Set<BusWatcher>();
   private started = false;
@@ -44,6 +38,21 @@ export class PostgresChangeBus implements ChangeBus {
   watch(watcher: BusWatcher): void {
     this.watchers.add(watcher);
     this.start();
+  }
+
+  /** Resolves when `message` arrives here, the connection drops, or `waitMs` passes; at once while not listening. */
+  heard(message: string, waitMs: number): Promise<void> {
+    if (!this.listening) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.watchers.delete(watcher);
+        resolve();
+      };
+      const watcher: BusWatcher = { message: (m) => m === message && done(), lost: done };
+      const timer = setTimeout(done, waitMs);
+      this.watchers.add(watcher);
+    });
   }
 
   /** True while this process LISTENs: a notice sent now reaches it. */

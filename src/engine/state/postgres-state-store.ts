@@ -33,6 +33,8 @@ const PROBE_DEADLINE_MS = 3_000;
  * and the requests after it at once.
  */
 const CALL_DEADLINE_MS = 2_000;
+/** How long a change waits to hear its own notice back before it answers anyway. */
+const ECHO_WAIT_MS = 500;
 /** A transaction the server sees idle this long (its client gone quiet) is ended by the server, releasing its locks. */
 const IDLE_IN_TRANSACTION_MS = 10_000;
 
@@ -135,6 +137,14 @@ class PostgresDatabase implements SqlDatabase {
   changeBus(): PostgresChangeBus {
     this.bus ??= this.newBus();
     return this.bus;
+  }
+
+  noticeSource(): PostgresChangeBus {
+    return this.changeBus();
+  }
+
+  heardBack(message: string): Promise<void> {
+    return this.changeBus().heard(message, ECHO_WAIT_MS);
   }
 
   noticeStatement(message: string): SqlStatement {
@@ -279,8 +289,9 @@ export class PostgresStateStore extends SqlStateStore {
     private readonly pg: PostgresDatabase,
     /** How many migrations this open applied (0 when another instance, or an earlier run, had). */
     readonly migrated: number,
+    requestCacheMs?: number,
   ) {
-    super(pg);
+    super(pg, requestCacheMs);
     this.health = pg.health;
     this.credentials = new CredentialCache(() => pg.changeBus());
   }
@@ -300,8 +311,11 @@ export class PostgresStateStore extends SqlStateStore {
     return revoked.length === 1;
   }
 
-  /** `deadlineMs`: each call's deadline (CALL_DEADLINE_MS; longer for a bulk copy, whose one transaction is large). */
-  static async open(url: string, deadlineMs = CALL_DEADLINE_MS): Promise<PostgresStateStore> {
+  /**
+   * `deadlineMs`: each call's deadline (CALL_DEADLINE_MS; longer for a bulk copy, whose one transaction is large);
+   * `requestCacheMs`: how long a repeated request's answer is kept at most (REQUEST_CACHE_MS; 0: never).
+   */
+  static async open(url: string, deadlineMs = CALL_DEADLINE_MS, requestCacheMs?: number): Promise<PostgresStateStore> {
     checkDatabaseUrl(url);
     const { default: pg } = await import('pg');
     // 64-bit integers (millisecond times, counts) and numerics read as numbers, as they do from SQLite.
@@ -344,6 +358,6 @@ export class PostgresStateStore extends SqlStateStore {
       throw unavailable(url, error);
     }
     const bus = () => new PostgresChangeBus(pool, (config) => new pg.Client(config), connection);
-    return new PostgresStateStore(new PostgresDatabase(pool, url, bus, deadlineMs), migrated);
+    return new PostgresStateStore(new PostgresDatabase(pool, url, bus, deadlineMs), migrated, requestCacheMs);
   }
 }

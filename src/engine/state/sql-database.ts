@@ -2,6 +2,7 @@
 // speaks: statements with `?` placeholders (a driver rewrites them to its own), the rows they read, how many rows they
 // changed, and a list of statements applied all or none.
 import type { ChangeBus } from './change-bus.js';
+import type { NoticeSource } from './kept-reads.js';
 
 export interface SqlStatement {
   sql: string;
@@ -44,6 +45,16 @@ export interface SqlDatabase {
    * database with a change bus has it.
    */
   noticeStatement?(message: string): SqlStatement;
+  /**
+   * Resolves once this process hears `message` back on its change bus, or after a short wait (not listening, or the
+   * notice late): asked before the write that sends it, awaited after.
+   */
+  heardBack?(message: string): Promise<void>;
+  /**
+   * Where this process hears that rows it keeps reads of changed: the change bus's notices on a database server; on
+   * a file, a stamp that moves when another process commits. Without it, only this process's own writes are heard.
+   */
+  noticeSource?(): NoticeSource;
   /** Its connection pool's use, when it has one (a database server; SQLite has none). */
   poolUse?(): PoolUse;
   close(): Promise<void>;

@@ -4,6 +4,8 @@
 // speak alike.
 import type { Dependency } from '../../core/dependency.js';
 import type { ChangeBus } from './change-bus.js';
+import { IN_PROCESS } from './kept-reads.js';
+import { type ChangedRow, REQUEST_CACHE_MS, WatermarkRequestCache } from './request-cache.js';
 import { credentialRow, templateRow, toCredential, toJob, toTemplate, toVideo, toWatermark, videoPatchRow, videoRow, watermarkRow } from './rows.js';
 import {
   type CredentialsTable,
@@ -54,7 +56,15 @@ export class SqlStateStore implements StateStore {
    */
   private readonly videoIds = new Map<string, string>();
 
-  constructor(protected readonly db: SqlDatabase) {}
+  /** Repeated requests' answers, kept until a write anywhere names their rows (request-cache.ts), `requestCacheMs` at most. */
+  private readonly requests: WatermarkRequestCache;
+
+  constructor(
+    protected readonly db: SqlDatabase,
+    requestCacheMs = REQUEST_CACHE_MS,
+  ) {
+    this.requests = new WatermarkRequestCache(() => db.noticeSource?.() ?? IN_PROCESS, requestCacheMs);
+  }
 
   async describe(): Promise<{ database: string; schemaVersion: number; detail?: string }> {
     const detail = await this.db.detail();
@@ -105,11 +115,14 @@ export class SqlStateStore implements StateStore {
 
   async updateVideo(id: string, patch: Partial<Omit<VideoRecord, 'id' | 'key' | 'createdOn'>>): Promise<void> {
     const set = assignments(videoPatchRow(patch));
-    if (set) await this.db.run(`UPDATE videos SET ${set.sql} WHERE id = ?`, [...set.params, id]);
+    if (!set) return;
+    await this.change(`video:${id}`, (notice) =>
+      this.writeAnnounced([{ sql: `UPDATE videos SET ${set.sql} WHERE id = ?`, params: [...set.params, id] }], notice),
+    );
   }
 
   async deleteVideo(id: string): Promise<void> {
-    await this.db.run('DELETE FROM videos WHERE id = ?', [id]);
+    await this.changeAtomically([{ sql: 'DELETE FROM videos WHERE id = ?', params: [id] }], `video:${id}`);
   }
 
   async getVideo(id: string): Promise<VideoRecord | undefined> {
@@ -160,7 +173,11 @@ export class SqlStateStore implements StateStore {
     return { record: (await this.getWatermark(w.id))!, created: false };
   }
 
-  async findWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string): Promise<WatermarkAndVideo> {
+  findWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string, now = Date.now()): Promise<WatermarkAndVideo> {
+    return this.requests.find(ref, identify, now, () => this.readWatermarkRequest(ref, identify));
+  }
+
+  private async readWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string): Promise<WatermarkAndVideo> {
     const byId = Boolean(ref.videoId);
     if (!byId && ref.key === undefined) return {};
     const guess = byId ? ref.videoId! : this.videoIds.get(ref.key!);
@@ -214,19 +231,34 @@ export class SqlStateStore implements StateStore {
   }
 
   async deleteWatermark(id: string): Promise<void> {
-    await this.db.atomically([
-      { sql: "DELETE FROM jobs WHERE kind = 'watermark' AND target_id = ?", params: [id] },
-      { sql: 'DELETE FROM watermarks WHERE id = ?', params: [id] },
-    ]);
+    await this.changeAtomically(
+      [
+        { sql: "DELETE FROM jobs WHERE kind = 'watermark' AND target_id = ?", params: [id] },
+        { sql: 'DELETE FROM watermarks WHERE id = ?', params: [id] },
+      ],
+      `watermark:${id}`,
+    );
   }
 
   async deleteVideoAndWatermarks(videoId: string): Promise<void> {
-    await this.db.atomically([
-      { sql: "DELETE FROM jobs WHERE kind = 'watermark' AND target_id IN (SELECT id FROM watermarks WHERE video_id = ?)", params: [videoId] },
-      { sql: 'DELETE FROM watermarks WHERE video_id = ?', params: [videoId] },
-      { sql: "DELETE FROM jobs WHERE kind = 'ingest' AND target_id = ?", params: [videoId] },
-      { sql: 'DELETE FROM videos WHERE id = ?', params: [videoId] },
-    ]);
+    await this.changeAtomically(
+      [
+        { sql: "DELETE FROM jobs WHERE kind = 'watermark' AND target_id IN (SELECT id FROM watermarks WHERE video_id = ?)", params: [videoId] },
+        { sql: 'DELETE FROM watermarks WHERE video_id = ?', params: [videoId] },
+        { sql: "DELETE FROM jobs WHERE kind = 'ingest' AND target_id = ?", params: [videoId] },
+        { sql: 'DELETE FROM videos WHERE id = ?', params: [videoId] },
+      ],
+      `video:${videoId}`,
+    );
+  }
+
+  /** Writes in one transaction with the notice of the row they change (sent if and only if they commit). */
+  private changeAtomically(writes: readonly SqlStatement[], row: ChangedRow): Promise<void> {
+    return this.change(row, (notice) => this.db.atomically([...writes, ...[this.db.noticeStatement?.(notice) ?? []].flat()]));
+  }
+
+  private change(row: ChangedRow, write: (notice: string) => Promise<void>): Promise<void> {
+    return this.requests.change(row, write, (notice) => this.db.heardBack?.(notice));
   }
 
   async updateWatermark(id: string, patch: WatermarkPatch, options: WatermarkUpdateOptions = {}): Promise<void> {
@@ -240,7 +272,12 @@ export class SqlStateStore implements StateStore {
     if (!set) return;
     const from = options.from === undefined ? { sql: '', params: [] } : { sql: ' AND status = ?', params: [options.from] };
     const write = { sql: `UPDATE watermarks SET ${set.sql} WHERE id = ?${from.sql}`, params: [...set.params, id, ...from.params] };
-    await this.writeAnnounced(options.job ? [write, jobWrite(options.job)] : [write], options.notice);
+    // A write that may meet a settled row (the only kind kept) tells every instance; a job's notice names it too.
+    const mayMeetKept = options.from === undefined || options.from === 'READY' || options.from === 'PLAYABLE';
+    const writes = options.job ? [write, jobWrite(options.job)] : [write];
+    if (mayMeetKept && options.notice === undefined) return this.change(`watermark:${id}`, (notice) => this.writeAnnounced(writes, notice));
+    await this.writeAnnounced(writes, options.notice);
+    this.requests.changed({ kind: 'watermark', id });
   }
 
   // ---- jobs

@@ -6,6 +6,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { WmarkError } from '../../core/errors.js';
 import { PRIVATE_DIR_MODE, privateFile } from '../data-folder/file-modes.js';
+import type { NoticeSource } from './kept-reads.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import type { SqlDatabase, SqlStatement } from './sql-database.js';
 import { SqlStateStore } from './sql-state-store.js';
@@ -102,6 +103,15 @@ class SqliteDatabase implements SqlDatabase {
     })();
   }
 
+  /**
+   * Nothing is announced between the processes on one file, so a kept read is good only while no other connection has
+   * committed since (data_version, which this connection's own commits do not move): the CLI deleting a watermark
+   * beside a running serve is then heard on that serve's next request. This process's own writes drop what they change.
+   */
+  noticeSource(): NoticeSource {
+    return { watch: () => undefined, listening: true, stamp: () => this.sqlite.pragma('data_version', { simple: true }) as number };
+  }
+
   async schemaVersion(): Promise<number> {
     return this.sqlite.pragma('user_version', { simple: true }) as number;
   }
@@ -119,7 +129,11 @@ class SqliteDatabase implements SqlDatabase {
 export class SqliteStateStore extends SqlStateStore {
   private readonly sqlite: Database.Database;
 
-  constructor(readonly file: string) {
+  /** `requestCacheMs`: how long a repeated request's answer is kept at most (REQUEST_CACHE_MS; 0: never). */
+  constructor(
+    readonly file: string,
+    requestCacheMs?: number,
+  ) {
     if (file !== ':memory:') {
       mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
       // SQLite creates -wal and -shm with the database file's own mode.
@@ -135,7 +149,7 @@ export class SqliteStateStore extends SqlStateStore {
       sqlite.close();
       throw error;
     }
-    super(new SqliteDatabase(sqlite, file));
+    super(new SqliteDatabase(sqlite, file), requestCacheMs);
     this.sqlite = sqlite;
   }
 

@@ -178,9 +178,11 @@ export interface StateStore {
   getWatermark(id: string): Promise<WatermarkRecord | undefined>;
   /**
    * The video `ref` names and its watermark whose id is `identify(video id)`, in one read (a statement, when this
-   * store has read the video before): what a repeated request needs to find it has nothing to do.
+   * store has read the video before): what a repeated request needs to find it has nothing to do. A READY answer is
+   * kept a while, dropped at once when any instance changes its rows; `now`, the caller's clock, times it and checks
+   * the kept watermark's expiry.
    */
-  findWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string): Promise<WatermarkAndVideo>;
+  findWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string, now?: number): Promise<WatermarkAndVideo>;
   /** A watermark and its video in one statement: what its job reads when it starts. */
   getWatermarkWithVideo(id: string): Promise<{ watermark: WatermarkRecord; video: VideoRecord } | undefined>;
   /** A watermark and its job row (`jobId`) in one statement: what a watcher reads each time it wakes. */

@@ -81,7 +81,7 @@ export async function requestWatermark(engine: Engine, request: RenderedWatermar
   const hashes = await localImageHashes(requested, request.sourcePolicy);
   const identify = (videoId: string) => watermarkIdentity(videoId, requested, hashes);
   // The video and the watermark these settings make of it, in one read: a repeated request reads nothing else.
-  const found = await engine.store.findWatermarkRequest(request.video, identify);
+  const found = await engine.store.findWatermarkRequest(request.video, identify, engine.now());
   const video = readyVideo(request.video, found.video);
   const id = identify(video.id);
   // A watermark asked for again keeps the images it was made with: nothing is fetched again.

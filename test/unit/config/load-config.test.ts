@@ -433,6 +433,19 @@ describe('server.authIpv6Prefix (the IPv6 prefix the failed-credential limit cou
   });
 });
 
+describe("server.requestCacheSeconds (how long an instance keeps a repeated request's answer)", () => {
+  it("is unset by default (the store's 30 s), and comes from the file, then WMARK_REQUEST_CACHE_SECONDS; 0 to 3600", async () => {
+    expect((await load()).server.requestCacheSeconds).toBeUndefined();
+    write('.wmarkrc.json', { server: { requestCacheSeconds: 5 } });
+    expect((await load()).server.requestCacheSeconds).toBe(5);
+    const fromEnv = await load({ env: { WMARK_REQUEST_CACHE_SECONDS: '0' } });
+    expect([fromEnv.server.requestCacheSeconds, fromEnv.sources['server.requestCacheSeconds']]).toEqual([0, 'env WMARK_REQUEST_CACHE_SECONDS']);
+    expect((await loadError({ env: { WMARK_REQUEST_CACHE_SECONDS: '-1' } })).message).toBe(
+      'env WMARK_REQUEST_CACHE_SECONDS: expected an integer from 0 to 3600, got -1',
+    );
+  });
+});
+
 describe("media.* (the render farm's shared store)", () => {
   it('is unset by default: media lives in the data folder', async () => {
     expect((await load()).media).toBeUndefined();
