@@ -47,7 +47,7 @@ export function requestKey(ref: VideoRef, identify: (videoId: string) => string)
  * Whether a watermark's status moves on only by an explicit write: READY, or PLAYABLE on demand without an mp4 (no job
  * works on it; the on-demand render writes READY once every segment is there, with a notice like any write).
  */
-export function isSettledStatus(w: Pick<WatermarkRecord, 'status' | 'render' | 'containers'>): boolean {
+function isSettledStatus(w: Pick<WatermarkRecord, 'status' | 'render' | 'containers'>): boolean {
   return w.status === 'READY' || (w.status === 'PLAYABLE' && w.render === 'on-demand' && !w.containers.includes('mp4'));
 }
 
