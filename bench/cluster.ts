@@ -38,7 +38,7 @@ import { machineBusySeconds, median, settle, waitForQuiet } from './lib/measure.
 import { descendants, waitForIdle } from './lib/server-process.js';
 import { fmt, formatMachine, numberOption, OUT_DIR, type Suite, type SuiteContext, table, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
 import { type SourceClip, sourceClip } from './lib/video.js';
-import { PLACEMENT } from './text.js';
+import { PLACEMENT } from './text-job.js';
 
 const KEY = 'bench-cluster';
 const BUCKET = 'bench';

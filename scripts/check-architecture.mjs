@@ -112,7 +112,6 @@ const STILL_TO_SPLIT = [
   'bench/forensic.ts',
   'bench/pay.ts',
   'bench/serve.ts',
-  'bench/text.ts',
 ];
 
 /**
