@@ -39,7 +39,8 @@ import {
 } from './lib/suite.js';
 import { mediaDuration, psnr, type SourceClip, sourceClip } from './lib/video.js';
 import { measureServing, servingOptions } from './serve.js';
-import { measureTextJob, PLACEMENT, textJobOptions, textJobPsnr, textJobTable, wmarkArgs } from './text-job.js';
+import { textJobPsnr, textJobTable } from './text.js';
+import { measureTextJob, PLACEMENT, textJobOptions, wmarkArgs } from './text-job.js';
 
 const PARTS = ['lead', 'ondemand', 'seek', 'batch', 'full', 'serving', 'forensic'] as const;
 type Part = (typeof PARTS)[number];

@@ -1,6 +1,6 @@
 // The text suite's job: `wmark watermark` with one TEXT setting vs a plain one-shot ffmpeg (decode -> drawtext -> libx264
-// -> HLS), alternated for N rounds, then wmark's fixed costs and PSNR outside the text area; and the table of its rounds.
-// The text suite (bench/text.ts) reports it, and pay and cluster run it as one of their parts.
+// -> HLS), alternated for N rounds, then wmark's fixed costs and PSNR outside the text area. The text suite
+// (bench/text.ts) reports it, and pay and cluster run it as one of their parts.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
@@ -12,22 +12,22 @@ import { parseSettings } from '../src/core/setting-schema.js';
 import type { TextSetting } from '../src/core/setting-types.js';
 import { fail, type Measured, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
 import { newPlayableWatermark, playlistPlayable, playlistStats } from './lib/playlist.js';
-import { fmt, OUT_DIR, type SuiteContext, table, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
+import { OUT_DIR, type SuiteContext, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
 import { diffOptions, psnr, type Region, sourceClip, x264Options } from './lib/video.js';
 
 /** wmark's defaults (src/config/load-config.ts): the baseline must encode with the same preset and CRF. */
 export const PRESET = 'veryfast';
 export const CRF = 23;
 const KEY = 'bench-text';
-const PLAYLIST = 'video.m3u8';
-const POLL_MS = 25;
+export const PLAYLIST = 'video.m3u8';
+export const POLL_MS = 25;
 export const TARGET_RATIO = 1.0;
 export const TARGET_PLAYABLE_S = 3;
 
 /** The one TEXT setting both jobs draw: bottom-right corner, so the rest of the frame can be compared with the source. */
 export const PLACEMENT = { x: 0.97, y: 0.95, align: 'RIGHT', verticalAlign: 'BOTTOM', fontSize: 0.04, fontOpacity: 0.5 } as const;
 
-interface JobResult {
+export interface JobResult {
   wallS: number;
   cpuS: number;
   userS: number;
@@ -316,42 +316,4 @@ export async function measureTextJob(ctx: SuiteContext, options: TextJobOptions)
     outputs: { wmark: wList, baseline: bList },
     x264Diff,
   };
-}
-
-/** The per-round table of the two jobs (wall, CPU, playable, other load), with its medians and legend. */
-export function textJobTable(r: TextJobResult, cores: number): string[] {
-  const row = (label: string, j: Omit<JobResult, 'outputDir'>): (string | number)[] => [
-    label,
-    j.wallS,
-    j.cpuS,
-    j.userS,
-    j.sysS,
-    j.cpuS / j.wallS,
-    j.playableS ?? NaN,
-    j.otherCores,
-  ];
-  const rows: (string | number)[][] = [];
-  for (const round of r.rounds) {
-    rows.push(row(`${round.round}  ffmpeg one-shot`, round.baseline));
-    rows.push(row(`${round.round}  wmark watermark`, round.wmark));
-  }
-  rows.push(row('median  ffmpeg one-shot', r.median.baseline));
-  rows.push(row('median  wmark watermark', r.median.wmark));
-  const maxOther = Math.max(...r.rounds.flatMap((x) => [x.baseline.otherCores, x.wmark.otherCores]));
-  return [
-    table(['round  job', 'wall s', 'cpu s', 'user s', 'sys s', 'cpu/wall', 'playable s', 'other load'], rows),
-    '',
-    `(cpu = user+sys of the whole process tree via ${r.ingest.cpuSource}; cpu/wall max ${cores}; playable = spawn until ${PLAYLIST} lists a segment, polled every ${POLL_MS} ms;`,
-    ` other load = cores used by other processes during the job${maxOther > 0.2 ? ` -- up to ${fmt(maxOther)} here: the machine was shared, times are noisy` : ''})`,
-  ];
-}
-
-/** PSNR outside the text area, both jobs, as two report lines. */
-export function textJobPsnr(r: TextJobResult): string[] {
-  const { region, wmark, baseline, wmarkFrom } = r.psnr;
-  return [
-    `PSNR vs source outside the text area (rows 0-${region.h - 1} of ${r.source.height}, full width), last round:`,
-    `  wmark watermark  Y ${fmt(wmark.y)} dB  avg ${fmt(wmark.average)} dB  (min ${fmt(wmark.min)}, ${wmark.frames} frames, from ${wmarkFrom})`,
-    `  ffmpeg one-shot  Y ${fmt(baseline.y)} dB  avg ${fmt(baseline.average)} dB  (min ${fmt(baseline.min)}, ${baseline.frames} frames, from ${PLAYLIST})`,
-  ];
 }

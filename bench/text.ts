@@ -1,21 +1,61 @@
 // Suite `text`: `wmark watermark` with one TEXT setting vs a plain one-shot ffmpeg (decode -> drawtext -> libx264 -> HLS)
 // on a generated 60 s 720p30 clip with audio, motion and texture. Alternates the two for N rounds and reports medians:
 // wall and CPU time, the wmark/ffmpeg ratio for the complete job, wmark's time until its playlist is playable, and
-// PSNR against the source outside the text area. The job itself is bench/text-job.ts, which pay and cluster run too.
+// PSNR against the source outside the text area. The job itself is bench/text-job.ts, which pay and cluster run too;
+// pay prints its rounds' table, below, too.
 import path from 'node:path';
-import { fmt, formatMachine, type MachineInfo, type Suite, type SuiteContext, verdict } from './lib/suite.js';
+import { fmt, formatMachine, type MachineInfo, type Suite, type SuiteContext, table, verdict } from './lib/suite.js';
 import {
   CRF,
+  type JobResult,
   measureTextJob,
   PLACEMENT,
+  PLAYLIST,
+  POLL_MS,
   PRESET,
   TARGET_PLAYABLE_S,
   TARGET_RATIO,
   type TextJobResult,
   textJobOptions,
-  textJobPsnr,
-  textJobTable,
 } from './text-job.js';
+
+/** The per-round table of the two jobs (wall, CPU, playable, other load), with its medians and legend. */
+export function textJobTable(r: TextJobResult, cores: number): string[] {
+  const row = (label: string, j: Omit<JobResult, 'outputDir'>): (string | number)[] => [
+    label,
+    j.wallS,
+    j.cpuS,
+    j.userS,
+    j.sysS,
+    j.cpuS / j.wallS,
+    j.playableS ?? NaN,
+    j.otherCores,
+  ];
+  const rows: (string | number)[][] = [];
+  for (const round of r.rounds) {
+    rows.push(row(`${round.round}  ffmpeg one-shot`, round.baseline));
+    rows.push(row(`${round.round}  wmark watermark`, round.wmark));
+  }
+  rows.push(row('median  ffmpeg one-shot', r.median.baseline));
+  rows.push(row('median  wmark watermark', r.median.wmark));
+  const maxOther = Math.max(...r.rounds.flatMap((x) => [x.baseline.otherCores, x.wmark.otherCores]));
+  return [
+    table(['round  job', 'wall s', 'cpu s', 'user s', 'sys s', 'cpu/wall', 'playable s', 'other load'], rows),
+    '',
+    `(cpu = user+sys of the whole process tree via ${r.ingest.cpuSource}; cpu/wall max ${cores}; playable = spawn until ${PLAYLIST} lists a segment, polled every ${POLL_MS} ms;`,
+    ` other load = cores used by other processes during the job${maxOther > 0.2 ? ` -- up to ${fmt(maxOther)} here: the machine was shared, times are noisy` : ''})`,
+  ];
+}
+
+/** PSNR outside the text area, both jobs, as two report lines. */
+export function textJobPsnr(r: TextJobResult): string[] {
+  const { region, wmark, baseline, wmarkFrom } = r.psnr;
+  return [
+    `PSNR vs source outside the text area (rows 0-${region.h - 1} of ${r.source.height}, full width), last round:`,
+    `  wmark watermark  Y ${fmt(wmark.y)} dB  avg ${fmt(wmark.average)} dB  (min ${fmt(wmark.min)}, ${wmark.frames} frames, from ${wmarkFrom})`,
+    `  ffmpeg one-shot  Y ${fmt(baseline.y)} dB  avg ${fmt(baseline.average)} dB  (min ${fmt(baseline.min)}, ${baseline.frames} frames, from ${PLAYLIST})`,
+  ];
+}
 
 function textReport(r: TextJobResult, machine: MachineInfo): string[] {
   const { source: clip, ingest, median: m, ratio, fixedCosts, outputs } = r;
