@@ -107,7 +107,6 @@ const STILL_TO_SPLIT = [
   'bench/band-ingest.ts',
   'bench/cluster.ts',
   'bench/control-plane.ts',
-  'bench/forensic-hard-leaks.ts',
   'bench/forensic-long.ts',
   'bench/forensic.ts',
   'bench/pay.ts',
