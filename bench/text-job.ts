@@ -39,7 +39,7 @@ export interface JobResult {
   outputDir: string;
 }
 
-interface RoundResult {
+export interface RoundResult {
   round: number;
   text: string;
   baseline: JobResult;
@@ -173,16 +173,26 @@ export function textJobOptions(ctx: SuiteContext, defaults: { runName: string; q
   };
 }
 
-/**
- * The complete TEXT job, wmark against the plain ffmpeg one-shot, alternated for `rounds` rounds; then wmark's fixed
- * costs and PSNR outside the text area. Returns everything the report shows (JSON-able).
- */
-export async function measureTextJob(ctx: SuiteContext, options: TextJobOptions) {
+/** What every round of the job shares: the clip, the working folders, wmark's environment and its ingest. */
+interface TextJobSetup {
+  ctx: SuiteContext;
+  options: TextJobOptions;
+  quiet: () => Promise<unknown>;
+  clip: Awaited<ReturnType<typeof sourceClip>>;
+  runDir: string;
+  dataDir: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  ingest: Measured;
+  video: { id: string; segments: number; duration: number };
+}
+
+/** Generates (or reuses) the clip, makes the working folders and ingests the clip into wmark, once per run. */
+async function prepareTextJob(ctx: SuiteContext, options: TextJobOptions): Promise<TextJobSetup> {
   const { tools, log } = ctx;
-  const { containers, quietWaitMs } = options;
+  const { quietWaitMs } = options;
   const quiet = () => (quietWaitMs > 0 ? waitForQuiet(0.3, quietWaitMs, log) : Promise.resolve(0));
   const clip = await sourceClip(tools, { width: 1280, height: 720, seconds: options.seconds, fps: 30, audio: true }, log);
-  const clipBytes = statSync(clip.path).size;
 
   const runDir = path.join(OUT_DIR, options.runName);
   await rm(runDir, { recursive: true, force: true });
@@ -201,78 +211,91 @@ export async function measureTextJob(ctx: SuiteContext, options: TextJobOptions)
   await quiet();
   const ingest = await runMeasured(process.execPath, [WMARK_BIN, '--data-dir', dataDir, '--json', 'ingest', clip.path, '--key', KEY], { env, cwd });
   if (ingest.exitCode !== 0) fail('wmark ingest', ingest);
-  const video = JSON.parse(ingest.stdout) as { id: string; segments: number; duration: number };
+  const video = JSON.parse(ingest.stdout) as TextJobSetup['video'];
   log(`  ingested ${video.id}: ${video.segments} segments, ${(ingest.wallMs / 1000).toFixed(1)} s`);
-  const wmRoot = path.join(dataDir, 'media', 'watermarks', video.id);
+  return { ctx, options, quiet, clip, runDir, dataDir, cwd, env, ingest, video };
+}
 
-  const fontPx = fontPixels(textSetting('x'), clip.height);
-  const rounds: RoundResult[] = [];
-  let baselineCommand: string[] = [];
-  let wmarkCommand: string[] = [];
-  for (let r = 1; r <= options.rounds; r++) {
-    // A new text each round (same length), so wmark never finds an existing watermark.
-    const text = `bench r${r} viewer-${randomBytes(4).toString('hex')}@example.com`;
-    const setting = textSetting(text);
+/** One round: the plain ffmpeg one-shot, then `wmark watermark` as a user runs it, each with a new text. */
+async function runTextRound(s: TextJobSetup, r: number): Promise<{ round: RoundResult; baselineCommand: string[]; wmarkCommand: string[] }> {
+  const { tools, log } = s.ctx;
+  const { clip, cwd, env, quiet } = s;
+  // A new text each round (same length), so wmark never finds an existing watermark.
+  const text = `bench r${r} viewer-${randomBytes(4).toString('hex')}@example.com`;
+  const setting = textSetting(text);
 
-    // 1. plain ffmpeg one-shot
-    const bDir = path.join(runDir, `baseline-${r}`);
-    await mkdir(bDir, { recursive: true });
-    await writeFile(path.join(bDir, 'text_0.txt'), text, 'utf8');
-    const filter = drawtextFilter({ setting, textFile: 'text_0.txt', fontFile: tools.font.path, frameHeight: clip.height, timeOrigin: 0 });
-    baselineCommand = [tools.ffmpeg.path, ...baselineArgs(clip.path, filter, clip.fps, bDir)];
-    log(`round ${r}/${options.rounds}: ffmpeg one-shot ...`);
-    settle();
-    await quiet();
-    const b = await runMeasured(tools.ffmpeg.path, baselineCommand.slice(1), {
-      cwd: bDir,
-      env,
-      poll: { intervalMs: POLL_MS, check: () => playlistPlayable(path.join(bDir, PLAYLIST)) },
-    });
-    if (b.exitCode !== 0) fail('baseline ffmpeg', b);
-    log(`  ${(b.wallMs / 1000).toFixed(2)} s wall, ${b.cpuS.toFixed(2)} s cpu`);
+  // 1. plain ffmpeg one-shot
+  const bDir = path.join(s.runDir, `baseline-${r}`);
+  await mkdir(bDir, { recursive: true });
+  await writeFile(path.join(bDir, 'text_0.txt'), text, 'utf8');
+  const filter = drawtextFilter({ setting, textFile: 'text_0.txt', fontFile: tools.font.path, frameHeight: clip.height, timeOrigin: 0 });
+  const baselineCommand = [tools.ffmpeg.path, ...baselineArgs(clip.path, filter, clip.fps, bDir)];
+  log(`round ${r}/${s.options.rounds}: ffmpeg one-shot ...`);
+  settle();
+  await quiet();
+  const b = await runMeasured(tools.ffmpeg.path, baselineCommand.slice(1), {
+    cwd: bDir,
+    env,
+    poll: { intervalMs: POLL_MS, check: () => playlistPlayable(path.join(bDir, PLAYLIST)) },
+  });
+  if (b.exitCode !== 0) fail('baseline ffmpeg', b);
+  log(`  ${(b.wallMs / 1000).toFixed(2)} s wall, ${b.cpuS.toFixed(2)} s cpu`);
 
-    // 2. wmark watermark, as a user runs it
-    wmarkCommand = [process.execPath, ...wmarkArgs(dataDir, text, containers)];
-    log(`round ${r}/${options.rounds}: wmark watermark ...`);
-    const playable = newPlayableWatermark(wmRoot);
-    settle();
-    await quiet();
-    const w = await runMeasured(process.execPath, wmarkCommand.slice(1), { cwd, env, poll: { intervalMs: POLL_MS, check: playable } });
-    if (w.exitCode !== 0) fail('wmark watermark', w);
-    const view = JSON.parse(w.stdout) as { id: string; status: string; created: boolean; files: { dir: string; m3u8?: string; mp4?: string } };
-    if (view.status !== 'READY' || !view.created)
-      throw new Error(`wmark returned status ${view.status} created=${view.created}; expected a new READY watermark`);
-    log(`  ${(w.wallMs / 1000).toFixed(2)} s wall, ${w.cpuS.toFixed(2)} s cpu, playable after ${((w.readyMs ?? NaN) / 1000).toFixed(2)} s`);
-    rounds.push({ round: r, text, baseline: summarize(b, bDir), wmark: { ...summarize(w, view.files.dir), watermarkId: view.id } });
-  }
+  // 2. wmark watermark, as a user runs it
+  const wmarkCommand = [process.execPath, ...wmarkArgs(s.dataDir, text, s.options.containers)];
+  log(`round ${r}/${s.options.rounds}: wmark watermark ...`);
+  const playable = newPlayableWatermark(path.join(s.dataDir, 'media', 'watermarks', s.video.id));
+  settle();
+  await quiet();
+  const w = await runMeasured(process.execPath, wmarkCommand.slice(1), { cwd, env, poll: { intervalMs: POLL_MS, check: playable } });
+  if (w.exitCode !== 0) fail('wmark watermark', w);
+  const view = JSON.parse(w.stdout) as { id: string; status: string; created: boolean; files: { dir: string; m3u8?: string; mp4?: string } };
+  if (view.status !== 'READY' || !view.created) throw new Error(`wmark returned status ${view.status} created=${view.created}; expected a new READY watermark`);
+  log(`  ${(w.wallMs / 1000).toFixed(2)} s wall, ${w.cpuS.toFixed(2)} s cpu, playable after ${((w.readyMs ?? NaN) / 1000).toFixed(2)} s`);
+  const round = { round: r, text, baseline: summarize(b, bDir), wmark: { ...summarize(w, view.files.dir), watermarkId: view.id } };
+  return { round, baselineCommand, wmarkCommand };
+}
 
-  // Fixed costs of a wmark run: process start, and a repeated request (the watermark exists, nothing is encoded).
+/** Fixed costs of a wmark run: process start, and a repeated request (the watermark exists, nothing is encoded). */
+async function textFixedCosts(s: TextJobSetup, last: RoundResult): Promise<{ startupS: number; repeatRequestS: number }> {
+  const { cwd, env } = s;
   const startup = [] as number[];
   const repeat = [] as number[];
-  const last = rounds[rounds.length - 1]!;
   for (let i = 0; i < 3; i++) {
     startup.push((await runMeasured(process.execPath, [WMARK_BIN, '--version'], { env, cwd })).wallMs / 1000);
-    const again = await runMeasured(process.execPath, wmarkArgs(dataDir, last.text, containers), { env, cwd });
+    const again = await runMeasured(process.execPath, wmarkArgs(s.dataDir, last.text, s.options.containers), { env, cwd });
     if (again.exitCode !== 0) fail('wmark watermark (repeat)', again);
     repeat.push(again.wallMs / 1000);
   }
+  return { startupS: median(startup), repeatRequestS: median(repeat) };
+}
 
-  // Quality: PSNR against the source, excluding the text area (bottom-right; keep the full-width band above it).
-  log('measuring PSNR outside the text area ...');
+/** Quality of the last round's outputs: PSNR against the source outside the text area, playlists, x264 settings. */
+async function textQuality(s: TextJobSetup, last: RoundResult, fontPx: number) {
+  const { clip } = s;
+  const ffmpeg = s.ctx.tools.ffmpeg.path;
+  s.ctx.log('measuring PSNR outside the text area ...');
+  // Leave out the text area (bottom-right); keep the full-width band above it.
   const textTop = Math.floor(PLACEMENT.y * clip.height - 2 * fontPx);
   const region: Region = { x: 0, y: 0, w: clip.width, h: Math.floor(textTop / 16) * 16 };
   const wDir = last.wmark.outputDir;
   const wOut = existsSync(path.join(wDir, 'video.mp4')) ? path.join(wDir, 'video.mp4') : path.join(wDir, PLAYLIST);
   const bOut = path.join(last.baseline.outputDir, PLAYLIST);
-  const psnrW = await psnr(tools.ffmpeg.path, wOut, clip.path, region);
-  const psnrB = await psnr(tools.ffmpeg.path, bOut, clip.path, region);
-  const wList = playlistStats(path.join(wDir, PLAYLIST));
-  const bList = playlistStats(bOut);
+  const psnrW = await psnr(ffmpeg, wOut, clip.path, region);
+  const psnrB = await psnr(ffmpeg, bOut, clip.path, region);
   const x264Diff = diffOptions(
-    await x264Options(tools.ffmpeg.path, path.join(wDir, 'seg_00000.ts')),
-    await x264Options(tools.ffmpeg.path, path.join(last.baseline.outputDir, 'seg_00000.ts')),
+    await x264Options(ffmpeg, path.join(wDir, 'seg_00000.ts')),
+    await x264Options(ffmpeg, path.join(last.baseline.outputDir, 'seg_00000.ts')),
   );
+  return {
+    psnr: { region, wmark: psnrW, wmarkFrom: path.basename(wOut), baseline: psnrB },
+    outputs: { wmark: playlistStats(path.join(wDir, PLAYLIST)), baseline: playlistStats(bOut) },
+    x264Diff,
+  };
+}
 
+/** The rounds' medians per job, and the wmark/ffmpeg ratio per round (each wmark run against the baseline just before). */
+export function textJobFigures(rounds: RoundResult[]) {
   const med = (pick: (r: RoundResult) => number | null) => median(rounds.map((r) => pick(r) ?? NaN));
   const medJob = (job: 'baseline' | 'wmark') => ({
     wallS: med((r) => r[job].wallS),
@@ -283,25 +306,9 @@ export async function measureTextJob(ctx: SuiteContext, options: TextJobOptions)
     otherCores: med((r) => r[job].otherCores),
   });
   const m = { baseline: medJob('baseline'), wmark: medJob('wmark') };
-  // The ratio per round (each wmark run against the baseline run just before it), and its median.
   const wallRatio = median(rounds.map((r) => r.wmark.wallS / r.baseline.wallS));
   const cpuRatio = median(rounds.map((r) => r.wmark.cpuS / r.baseline.cpuS));
-
-  await rm(cwd, { recursive: true, force: true });
-  if (!options.keep) await rm(runDir, { recursive: true, force: true });
-  else log(`kept working files in ${runDir}`);
   return {
-    suite: 'text',
-    date: new Date().toISOString(),
-    machine: ctx.machine,
-    source: { ...clip, bytes: clipBytes },
-    placement: PLACEMENT,
-    fontPx,
-    encode: { preset: PRESET, crf: CRF },
-    containers: containers ?? 'default',
-    commands: { baseline: quote(baselineCommand), wmark: quote(wmarkCommand) },
-    ingest: { wallS: ingest.wallMs / 1000, cpuS: ingest.cpuS, userS: ingest.userS, sysS: ingest.sysS, segments: video.segments, cpuSource: ingest.cpuSource },
-    rounds: rounds.map((r) => ({ ...r, baseline: { ...r.baseline, outputDir: undefined }, wmark: { ...r.wmark, outputDir: undefined } })),
     median: m,
     ratio: {
       wall: wallRatio,
@@ -311,9 +318,50 @@ export async function measureTextJob(ctx: SuiteContext, options: TextJobOptions)
       met: wallRatio <= TARGET_RATIO,
     },
     playable: { wmarkS: m.wmark.playableS, baselineS: m.baseline.playableS, target: TARGET_PLAYABLE_S, met: m.wmark.playableS <= TARGET_PLAYABLE_S },
-    fixedCosts: { startupS: median(startup), repeatRequestS: median(repeat) },
-    psnr: { region, wmark: psnrW, wmarkFrom: path.basename(wOut), baseline: psnrB },
-    outputs: { wmark: wList, baseline: bList },
-    x264Diff,
+  };
+}
+
+/**
+ * The complete TEXT job, wmark against the plain ffmpeg one-shot, alternated for `rounds` rounds; then wmark's fixed
+ * costs and PSNR outside the text area. Returns everything the report shows (JSON-able).
+ */
+export async function measureTextJob(ctx: SuiteContext, options: TextJobOptions) {
+  const s = await prepareTextJob(ctx, options);
+  const { clip, ingest, video } = s;
+  const fontPx = fontPixels(textSetting('x'), clip.height);
+  const rounds: RoundResult[] = [];
+  let commands = { baseline: [] as string[], wmark: [] as string[] };
+  for (let r = 1; r <= options.rounds; r++) {
+    const { round, baselineCommand, wmarkCommand } = await runTextRound(s, r);
+    rounds.push(round);
+    commands = { baseline: baselineCommand, wmark: wmarkCommand };
+  }
+  const last = rounds[rounds.length - 1]!;
+  const fixedCosts = await textFixedCosts(s, last);
+  const quality = await textQuality(s, last, fontPx);
+
+  await rm(s.cwd, { recursive: true, force: true });
+  if (!options.keep) await rm(s.runDir, { recursive: true, force: true });
+  else ctx.log(`kept working files in ${s.runDir}`);
+  const figures = textJobFigures(rounds);
+  return {
+    suite: 'text',
+    date: new Date().toISOString(),
+    machine: ctx.machine,
+    source: { ...clip, bytes: statSync(clip.path).size },
+    placement: PLACEMENT,
+    fontPx,
+    encode: { preset: PRESET, crf: CRF },
+    containers: options.containers ?? 'default',
+    commands: { baseline: quote(commands.baseline), wmark: quote(commands.wmark) },
+    ingest: { wallS: ingest.wallMs / 1000, cpuS: ingest.cpuS, userS: ingest.userS, sysS: ingest.sysS, segments: video.segments, cpuSource: ingest.cpuSource },
+    rounds: rounds.map((r) => ({ ...r, baseline: { ...r.baseline, outputDir: undefined }, wmark: { ...r.wmark, outputDir: undefined } })),
+    median: figures.median,
+    ratio: figures.ratio,
+    playable: figures.playable,
+    fixedCosts,
+    psnr: quality.psnr,
+    outputs: quality.outputs,
+    x264Diff: quality.x264Diff,
   };
 }
