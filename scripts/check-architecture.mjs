@@ -110,7 +110,6 @@ const STILL_TO_SPLIT = [
   'bench/forensic-long.ts',
   'bench/forensic.ts',
   'bench/pay.ts',
-  'bench/serve.ts',
 ];
 
 /**
