@@ -109,7 +109,6 @@ const STILL_TO_SPLIT = [
   'bench/control-plane.ts',
   'bench/forensic-long.ts',
   'bench/forensic.ts',
-  'bench/pay.ts',
 ];
 
 /**
