@@ -32,9 +32,23 @@ import { measureTextJob, PLACEMENT, textJobOptions } from './text-job.js';
 /** The template both ways use: the viewer's name at PLACEMENT. */
 const TEMPLATE = { name: 'pay viewer corner', settings: [{ type: 'TEXT', content: '%name%', ...PLACEMENT }] };
 
-async function batch(b: Bench): Promise<PartResult> {
-  // One ingest, copied: separate jobs and the batch render the same viewers (same settings, hence the same watermark
-  // ids) into data folders of their own, so neither finds the other's output.
+/** The batch part's data folders: one ingest, copied, so the separate jobs and the batch each render into their own. */
+interface BatchFolders {
+  separateDir: string;
+  batchDir: string;
+  templateId: string;
+  /** The `wmark watermark` arguments both ways share. */
+  common: string[];
+}
+
+type BatchRun = { wallS: number; cpuS: number; dirs: string[] };
+type BatchRound = { separateS: number; batchS: number; ratio: number; cpuRatio: number; psnrDb: number; names: string[] };
+
+/**
+ * One ingest, copied: separate jobs and the batch render the same viewers (same settings, hence the same watermark
+ * ids) into data folders of their own, so neither finds the other's output.
+ */
+async function batchFolders(b: Bench): Promise<BatchFolders> {
   const base = path.join(b.runDir, 'batch-base');
   await ingest(b, base, b.clip, BATCH_KEY);
   const templateFile = path.join(b.runDir, 'template.json');
@@ -44,60 +58,70 @@ async function batch(b: Bench): Promise<PartResult> {
   const batchDir = path.join(b.runDir, 'batch-batch');
   await cp(base, separateDir, { recursive: true });
   await cp(base, batchDir, { recursive: true });
-  const common = ['watermark', '--key', BATCH_KEY, '--template', template.id, '--containers', 'm3u8'];
-  const rounds: { separateS: number; batchS: number; ratio: number; cpuRatio: number; psnrDb: number; names: string[] }[] = [];
-  for (let r = 1; r <= b.o.batchRounds; r++) {
-    const names = Array.from({ length: b.o.viewers }, (_, i) => viewerText(`batch r${r} v${i + 1}`));
-    const runSeparate = async () => {
-      const dirs: string[] = [];
-      let wallMs = 0;
-      let cpuS = 0;
-      for (const name of names) {
-        settle();
-        const m = await wmark(b, separateDir, [...common, '--map', `name=${name}`]);
-        wallMs += m.wallMs;
-        cpuS += m.cpuS;
-        dirs.push((JSON.parse(m.stdout) as { files: { dir: string } }).files.dir);
-      }
-      return { wallS: wallMs / 1000, cpuS, dirs };
-    };
-    const runBatch = async () => {
-      const csv = path.join(b.runDir, `batch-r${r}.csv`);
-      await writeFile(csv, `name\n${names.map((n) => `"${n}"`).join('\n')}\n`);
-      settle();
-      const m = await wmark(b, batchDir, [...common, '--batch', csv, ...(b.o.batchConcurrency ? ['--concurrency', String(b.o.batchConcurrency)] : [])]);
-      const lines = m.stdout
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as { status: string; mappings: { name: string }; files: { dir: string } });
-      if (lines.length !== names.length || lines.some((l) => l.status !== 'READY'))
-        throw new Error(`batch: expected ${names.length} READY lines, got ${m.stdout.slice(0, 2000)}`);
-      return { wallS: m.wallMs / 1000, cpuS: m.cpuS, dirs: names.map((n) => lines.find((l) => l.mappings.name === n)!.files.dir) };
-    };
-    // Alternate which goes first, so drift (other load, page cache) does not favour one.
-    await b.quiet();
-    b.ctx.log(`4 round ${r}/${b.o.batchRounds}: ${b.o.viewers} separate jobs and one --batch of ${b.o.viewers} ...`);
-    let separate: Awaited<ReturnType<typeof runSeparate>>;
-    let batched: Awaited<ReturnType<typeof runBatch>>;
-    if (r % 2) {
-      separate = await runSeparate();
-      batched = await runBatch();
-    } else {
-      batched = await runBatch();
-      separate = await runSeparate();
-    }
-    b.ctx.log(`  separate ${fmt(separate.wallS)} s, batch ${fmt(batched.wallS)} s; PSNR of viewer 1 ...`);
-    const full = { x: 0, y: 0, w: b.clip.width, h: b.clip.height };
-    const p = await psnr(b.ctx.tools.ffmpeg.path, path.join(batched.dirs[0]!, 'video.m3u8'), path.join(separate.dirs[0]!, 'video.m3u8'), full);
-    rounds.push({
-      separateS: separate.wallS,
-      batchS: batched.wallS,
-      ratio: batched.wallS / separate.wallS,
-      cpuRatio: batched.cpuS / separate.cpuS,
-      psnrDb: p.average,
-      names,
-    });
+  return { separateDir, batchDir, templateId: template.id, common: ['watermark', '--key', BATCH_KEY, '--template', template.id, '--containers', 'm3u8'] };
+}
+
+/** The viewers one `--map name=...` job after another: the walls and CPU summed. */
+async function runSeparate(b: Bench, f: BatchFolders, names: string[]): Promise<BatchRun> {
+  const dirs: string[] = [];
+  let wallMs = 0;
+  let cpuS = 0;
+  for (const name of names) {
+    settle();
+    const m = await wmark(b, f.separateDir, [...f.common, '--map', `name=${name}`]);
+    wallMs += m.wallMs;
+    cpuS += m.cpuS;
+    dirs.push((JSON.parse(m.stdout) as { files: { dir: string } }).files.dir);
   }
+  return { wallS: wallMs / 1000, cpuS, dirs };
+}
+
+/** The viewers as one `--batch` of a CSV: every line READY, each viewer's output folder found by its name. */
+async function runBatch(b: Bench, f: BatchFolders, names: string[], r: number): Promise<BatchRun> {
+  const csv = path.join(b.runDir, `batch-r${r}.csv`);
+  await writeFile(csv, `name\n${names.map((n) => `"${n}"`).join('\n')}\n`);
+  settle();
+  const m = await wmark(b, f.batchDir, [...f.common, '--batch', csv, ...(b.o.batchConcurrency ? ['--concurrency', String(b.o.batchConcurrency)] : [])]);
+  const lines = m.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { status: string; mappings: { name: string }; files: { dir: string } });
+  if (lines.length !== names.length || lines.some((l) => l.status !== 'READY'))
+    throw new Error(`batch: expected ${names.length} READY lines, got ${m.stdout.slice(0, 2000)}`);
+  return { wallS: m.wallMs / 1000, cpuS: m.cpuS, dirs: names.map((n) => lines.find((l) => l.mappings.name === n)!.files.dir) };
+}
+
+/** One round: both ways on new viewers, the first alternating (so drift favours neither), and viewer 1's PSNR between them. */
+async function batchRound(b: Bench, f: BatchFolders, r: number): Promise<BatchRound> {
+  const names = Array.from({ length: b.o.viewers }, (_, i) => viewerText(`batch r${r} v${i + 1}`));
+  await b.quiet();
+  b.ctx.log(`4 round ${r}/${b.o.batchRounds}: ${b.o.viewers} separate jobs and one --batch of ${b.o.viewers} ...`);
+  let separate: BatchRun;
+  let batched: BatchRun;
+  if (r % 2) {
+    separate = await runSeparate(b, f, names);
+    batched = await runBatch(b, f, names, r);
+  } else {
+    batched = await runBatch(b, f, names, r);
+    separate = await runSeparate(b, f, names);
+  }
+  b.ctx.log(`  separate ${fmt(separate.wallS)} s, batch ${fmt(batched.wallS)} s; PSNR of viewer 1 ...`);
+  const full = { x: 0, y: 0, w: b.clip.width, h: b.clip.height };
+  const p = await psnr(b.ctx.tools.ffmpeg.path, path.join(batched.dirs[0]!, 'video.m3u8'), path.join(separate.dirs[0]!, 'video.m3u8'), full);
+  return {
+    separateS: separate.wallS,
+    batchS: batched.wallS,
+    ratio: batched.wallS / separate.wallS,
+    cpuRatio: batched.cpuS / separate.cpuS,
+    psnrDb: p.average,
+    names,
+  };
+}
+
+async function batch(b: Bench): Promise<PartResult> {
+  const f = await batchFolders(b);
+  const rounds: BatchRound[] = [];
+  for (let r = 1; r <= b.o.batchRounds; r++) rounds.push(await batchRound(b, f, r));
   const ratio = median(rounds.map((r) => r.ratio));
   const psnrDb = Math.min(...rounds.map((r) => r.psnrDb));
   return {
@@ -130,7 +154,7 @@ async function batch(b: Bench): Promise<PartResult> {
       ),
       `   (the wall ratio also rewards running jobs side by side: ${b.o.viewers} separate jobs pay ${b.o.viewers} process starts and each renders its lead segments one after another; the CPU ratio shows what shared decoding saves)`,
     ],
-    json: { templateId: template.id, rounds, ratio, psnrDb },
+    json: { templateId: f.templateId, rounds, ratio, psnrDb },
   };
 }
 
