@@ -22,25 +22,17 @@ import { BAND_REFS, bandIngestArgs, bandSegmentMuxArgs, sharedEncodeArgs } from 
 import { ingestArgs, parseSegmentList } from '../src/core/plan/ingest-args.js';
 import { segmentRenderArgs } from '../src/core/plan/render-args.js';
 import { framesPerSegment, leadSegmentFrames, segmentBoundaries, segmentFileName } from '../src/core/plan/segment-timing.js';
-import { WORKING_ENCODE, workingFormPlan } from '../src/core/plan/working-form.js';
+import { workingFormPlan } from '../src/core/plan/working-form.js';
 import { firstVideoTime } from '../src/ffmpeg/probe-media.js';
 import { createProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
-import { type Spread, showSpread, spread } from './lib/band-figures.js';
+import { type ClipResult, DELIVERY, type Kind, type Options, type Round, report, type Steps } from './band-ingest-report.js';
+import { spread } from './lib/band-figures.js';
 import { bandX264, inWorkFolder } from './lib/band-run.js';
 import { fail, type Measured, runMeasured } from './lib/measure.js';
-import { fmt, OUT_DIR, type Suite, type SuiteContext, table } from './lib/suite.js';
+import { OUT_DIR, type Suite, type SuiteContext } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
 
 const FPS = { num: 25, den: 1 };
-/** The delivery encode (the render's settings, load-config's default), which the shared encode uses. */
-const DELIVERY = { preset: 'veryfast', crf: 23 };
-type Kind = 'natural' | 'motion' | 'talking';
-
-interface Options {
-  clips: Kind[];
-  seconds: number;
-  height: number;
-}
 
 function parseOptions(ctx: SuiteContext): Options {
   const clips = String(ctx.args.options.clips ?? 'natural,motion,talking').split(',') as Kind[];
@@ -103,38 +95,6 @@ async function source(ctx: SuiteContext, kind: Kind, width: number, height: numb
     output,
   ]);
   return output;
-}
-
-interface Steps {
-  decode: number;
-  rows: number;
-  shared: number;
-  mux: number;
-  /** Wall seconds of segment 0's band media (what a lazy first viewer waits for), and of all segments. */
-  firstWallS: number;
-  allWallS: number;
-  bytes: number;
-}
-
-interface Round {
-  today: number;
-  steps: Steps;
-  optionA: number;
-  optionB: number;
-}
-
-interface ClipResult {
-  kind: Kind;
-  seconds: number;
-  segments: number;
-  rounds: Round[];
-  bandRatio: Spread;
-  aRatio: Spread;
-  bRatio: Spread;
-  quality: {
-    crf15: { psnr: number; ssim: number; bytes: number; renderCpuS: number };
-    shared: { psnr: number; ssim: number; bytes: number; renderCpuS: number };
-  };
 }
 
 /** The ingest plan of a probed 720p25 source with audio, as the engine makes it. */
@@ -372,57 +332,6 @@ async function measureClip(ctx: SuiteContext, x264: string, options: Options, ki
       shared: { ...qShared, bytes: await bytesOf(sharedFiles), renderCpuS: fromShared.cpuS },
     },
   };
-}
-
-function report(results: ClipResult[], options: Options): string {
-  const med = (xs: number[]) => spread(xs).median;
-  const lines = [
-    `band ingest: ${options.height}p25, ${options.seconds} s per clip, working form libx264 ${WORKING_ENCODE.preset} CRF ${WORKING_ENCODE.crf}, shared encode x264 ${DELIVERY.preset} CRF ${DELIVERY.crf} (a top and a bottom band), CPU s of all child processes; ratios round by round, median (min-max)`,
-  ];
-  lines.push(
-    table(
-      ['clip', 'segments', 'today (CPU s)', 'decode', 'rows', 'shared encode', 'muxes', 'band today / today', 'A / today', 'B / today'],
-      results.map((r) => [
-        r.kind,
-        String(r.segments),
-        showSpread(spread(r.rounds.map((x) => x.today)), 2),
-        fmt(med(r.rounds.map((x) => x.steps.decode)), 2),
-        fmt(med(r.rounds.map((x) => x.steps.rows)), 2),
-        fmt(med(r.rounds.map((x) => x.steps.shared)), 2),
-        fmt(med(r.rounds.map((x) => x.steps.mux)), 2),
-        showSpread(r.bandRatio, 3),
-        showSpread(r.aRatio, 3),
-        showSpread(r.bRatio, 3),
-      ]),
-    ),
-  );
-  lines.push('Option B: full render (centred mark, render plan arguments) from each mezzanine, against the marked source:');
-  lines.push(
-    table(
-      ['clip', 'mezzanine', 'bytes', 'render PSNR (dB)', 'render SSIM', 'render CPU s'],
-      results.flatMap((r) =>
-        (
-          [
-            [`working form CRF ${WORKING_ENCODE.crf}`, r.quality.crf15],
-            [`shared encode CRF ${DELIVERY.crf}`, r.quality.shared],
-          ] as const
-        ).map(([mezzanine, q]) => [r.kind, mezzanine, String(q.bytes), fmt(q.psnr, 3), fmt(q.ssim, 5), fmt(q.renderCpuS, 2)]),
-      ),
-    ),
-  );
-  lines.push('Option C: the ingest is today (1.0x); a lazy first band viewer waits for segment 0 band media (wall s), the title all of it:');
-  lines.push(
-    table(
-      ['clip', 'segment 0 (wall s)', 'all segments (wall s)', 'video (s)'],
-      results.map((r) => [
-        r.kind,
-        showSpread(spread(r.rounds.map((x) => x.steps.firstWallS)), 2),
-        showSpread(spread(r.rounds.map((x) => x.steps.allWallS)), 2),
-        String(r.seconds),
-      ]),
-    ),
-  );
-  return lines.join('\n');
 }
 
 export const suite: Suite = {

@@ -20,32 +20,16 @@ import { startS3, type TestS3 } from '../harness/s3.js';
 import { stopProcess } from '../harness/stop-process.js';
 import { connectRedis } from '../src/farm/redis-connection.js';
 import { TASK_QUEUE } from '../src/farm/task-queue.js';
-import {
-  type FarmAssumptions,
-  type JobCosts,
-  mb,
-  mbit,
-  type Projection,
-  percentile,
-  projectFarm,
-  queueDelays,
-  ratioLine,
-  spread,
-  type TaskTimes,
-} from './lib/cluster-figures.js';
+import { BUCKET, type FarmRun, POLL_MS, PREFIX, type Run, report, TARGET_RATIO } from './cluster-report.js';
+import { type FarmAssumptions, mb, type Projection, percentile, type TaskTimes } from './lib/cluster-figures.js';
 import { type ByteMeter, redisCommands, startByteMeter, startWorkerProcess, type WorkerProcess } from './lib/farm-services.js';
-import { machineBusySeconds, median, settle, waitForQuiet } from './lib/measure.js';
+import { machineBusySeconds, settle, waitForQuiet } from './lib/measure.js';
 import { descendants, waitForIdle } from './lib/server-process.js';
-import { fmt, formatMachine, numberOption, OUT_DIR, type Suite, type SuiteContext, table, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
+import { fmt, numberOption, OUT_DIR, type Suite, type SuiteContext, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
 import { type SourceClip, sourceClip } from './lib/video.js';
-import { PLACEMENT } from './text.js';
+import { PLACEMENT } from './text-job.js';
 
 const KEY = 'bench-cluster';
-const BUCKET = 'bench';
-const PREFIX = 'cluster';
-const TARGET_RATIO = 1.1;
-const POLL_MS = 100;
-const MACHINES = [1, 4, 16, 64];
 const CLK_TCK = 100; // USER_HZ on Linux: /proc/<pid>/stat times are in 1/100 s
 
 type Store = 's3' | 'folder';
@@ -419,35 +403,6 @@ async function startFarm(b: Bench): Promise<Farm> {
 // ---------------------------------------------------------------------------------------------------------------
 // One timed job of each kind.
 
-interface Run {
-  kind: 'a' | 'b';
-  round: number;
-  watermarkId: string;
-  answerS: number;
-  wallS: number;
-  /** CPU seconds: serve's process tree, the workers' trees (b), redis-server (b), this process (s3rver + proxy, b). */
-  cpu: { serveS: number; workersS: number; redisS: number; benchS: number };
-  /** Cores the rest of the machine used during the job (noise). */
-  otherCores: number;
-  /** Redis commands while the job ran: in (a) the idle farm's polling, in (b) the job's. */
-  redisCommands: number;
-  servedBytes: number;
-}
-
-interface FarmRun extends Run {
-  tasks: TaskTimes[];
-  /**
-   * The opening: the segments serve queues at once at BullMQ priority 1 (segment-farm.ts FARM_PRIORITY.now), taken by
-   * the free workers in order; seconds from the first task's enqueue to its last's end.
-   */
-  opening: { tasks: number; seconds: number };
-  failedTasks: number;
-  notRendered: number;
-  /** Bytes read from (GET) and written to (PUT) the store while the job ran, and how they were counted. */
-  storeRead: number;
-  storeWritten: number;
-}
-
 /** A finished task's return value (SegmentJobResult), whether BullMQ handed it over parsed or as JSON text. */
 function resultOf(value: unknown): { worker?: string; rendered?: boolean } {
   if (typeof value === 'string') {
@@ -531,164 +486,6 @@ async function timedJob(b: Bench, kind: 'a' | 'b', round: number, serve: ServePr
   }
   if (tasks.length !== segments) b.ctx.log(`  note: found ${tasks.length} completed segment tasks for ${segments} segments`);
   return { ...run, tasks, opening, failedTasks: jobs.length - completed.length, notRendered, storeRead, storeWritten };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// The report.
-
-function report(b: Bench, farm: Farm, embeddedLine: string, runs: { a: Run; b: FarmRun }[], ingestS: { a: number; b: number }) {
-  const { o } = b;
-  const ratios = runs.map((r) => r.b.wallS / r.a.wallS);
-  const ratio = median(ratios);
-  const verdictLine = ratioLine(ratio, TARGET_RATIO);
-  const allTasks = runs.flatMap((r) => r.b.tasks);
-  // Per round, so that tasks of one worker in different rounds are not taken for one another's neighbours.
-  const delays = runs.map((r) => queueDelays(r.b.tasks));
-  const dispatch = delays.flatMap((d) => d.dispatchMs);
-  const wait = delays.flatMap((d) => d.waitMs);
-  const busySPerJob = median(delays.map((d) => d.busyMs.reduce((a, x) => a + x, 0) / 1000));
-  const segments = farm.video.segments;
-  const storeBytes = median(runs.map((r) => r.b.storeRead + r.b.storeWritten));
-  const costs: JobCosts = {
-    workerSecondsPerJob: busySPerJob,
-    redisCommandsPerJob: median(runs.map((r) => r.b.redisCommands)),
-    storeBytesPerJob: storeBytes,
-    egressBytesPerJob: median(runs.map((r) => r.b.servedBytes)),
-  };
-  const projection = projectFarm(costs, o.assumptions, MACHINES);
-  const idleOpsPerS = median(runs.map((r) => r.a.redisCommands / r.a.wallS));
-  const busyOpsPerS = median(runs.map((r) => r.b.redisCommands / r.b.wallS));
-  const storeHow =
-    farm.store === 's3'
-      ? 'bytes through a TCP proxy in front of s3rver, headers included (serve and workers)'
-      : 'sizes of the working segments the tasks read + the segments they wrote';
-
-  const rows: (string | number)[][] = [];
-  for (const r of runs) {
-    const d = queueDelays(r.b.tasks);
-    const order = r.a.round % 2 === 1 ? 'a,b' : 'b,a';
-    rows.push([
-      `${r.a.round}`,
-      order,
-      r.a.wallS,
-      r.b.wallS,
-      r.b.wallS / r.a.wallS,
-      r.b.tasks.length,
-      percentile(d.dispatchMs, 50),
-      percentile(d.dispatchMs, 95),
-      percentile(d.waitMs, 50),
-      r.b.redisCommands,
-      r.b.redisCommands / r.b.wallS,
-      r.b.storeRead / 1e6,
-      r.b.storeWritten / 1e6,
-      Math.max(r.a.otherCores, r.b.otherCores),
-    ]);
-  }
-  rows.push([
-    'median',
-    '-',
-    median(runs.map((r) => r.a.wallS)),
-    median(runs.map((r) => r.b.wallS)),
-    ratio,
-    '-',
-    percentile(dispatch, 50),
-    percentile(dispatch, 95),
-    percentile(wait, 50),
-    costs.redisCommandsPerJob,
-    busyOpsPerS,
-    median(runs.map((r) => r.b.storeRead)) / 1e6,
-    median(runs.map((r) => r.b.storeWritten)) / 1e6,
-    '-',
-  ]);
-
-  const a = o.assumptions;
-  const projectionRows = projection.rows.map((p) => [
-    p.machines,
-    p.machines * a.workersPerMachine,
-    p.jobsPerHour,
-    p.redisOpsPerS,
-    p.redisLoad * 100,
-    (p.egressBytesPerS * 8) / 1e6,
-    p.egressLoad * 100,
-    (p.storeBytesPerS * 8) / 1e6,
-    p.storeLoad * 100,
-  ]);
-  const limit = (m: number) => (Number.isFinite(m) ? `~${m >= 10 ? Math.round(m) : m.toFixed(1)} machines` : 'never');
-  const cpuA = median(runs.map((r) => r.a.cpu.serveS));
-  const cpuB = median(runs.map((r) => r.b.cpu.serveS + r.b.cpu.workersS));
-
-  const lines = [
-    '',
-    `== bench cluster: issue 11 item 6, embedded vs render farm (Redis + ${farm.store === 's3' ? 'S3' : 'a shared folder'} on loopback) ==`,
-    formatMachine(b.ctx.machine),
-    `clip:    ${path.relative(process.cwd(), b.clip.path)} (${b.clip.seconds} s ${b.clip.width}x${b.clip.height} ${b.clip.fps} fps, natural, with audio), ${segments} working segments; ingest (untimed): (a) ${fmt(ingestS.a, 1)} s, (b) ${fmt(ingestS.b, 1)} s`,
-    `job:     POST /2.0/watermark, one TEXT setting with a unique text, containers m3u8, --render full; wall = POST -> the signed playlist lists all ${segments} segments with #EXT-X-ENDLIST (polled every ${POLL_MS} ms)`,
-    `(a)      ${embeddedLine}`,
-    `(b)      ${farm.commandLines.serve}`,
-    `         + ${o.workers} x ${farm.commandLines.worker}`,
-    `store:   ${farm.store === 's3' ? `s3rver 3.7.1 on loopback (bucket ${BUCKET}, prefix ${PREFIX}) behind a byte-counting TCP proxy` : `serve's media folder, shared by the workers as --media`}${farm.fallback ? `\n         NOTE: --store s3 asked for, but ${farm.fallback}` : ''}`,
-    `rounds:  ${runs.length}, alternating which of (a) and (b) goes first; each job starts with serve and workers idle and the machine quiet (up to ${o.quietWaitMs / 1000} s)`,
-    '',
-    table(
-      [
-        'round',
-        'order',
-        '(a) wall s',
-        '(b) wall s',
-        '(b)/(a)',
-        'tasks',
-        'dispatch p50 ms',
-        'dispatch p95 ms',
-        'wait p50 ms',
-        'redis cmds',
-        'redis ops/s',
-        'store read MB',
-        'store written MB',
-        'other load',
-      ],
-      rows,
-      [undefined, undefined, 2, 2, 2, 0, 1, 1, 0, 0, 1, 1, 1, 2],
-    ),
-    '',
-    `(dispatch = a task's start minus the moment it could have started: the later of its enqueue and its worker's previous finish;`,
-    ` wait = start minus enqueue, including waiting for a busy worker. From BullMQ's job.timestamp/processedOn/finishedOn, read after`,
-    ` each job from the completed jobs, which task-queue.ts keeps for an hour; the median row's percentiles pool all rounds' tasks.`,
-    ` store MB = 10^6 bytes. other load = cores used by the rest of the machine during the job: noise.)`,
-    '',
-    `wall (b)/(a), median of rounds:     ${verdictLine.text}   spread ${spread(ratios)} (per round ${ratios.map((r) => fmt(r)).join(' ')})`,
-    `wall time, median:                  (a) ${fmt(median(runs.map((r) => r.a.wallS)))} s, (b) ${fmt(median(runs.map((r) => r.b.wallS)))} s; to the first READY answer (a) ${fmt(median(runs.map((r) => r.a.answerS)))} s, (b) ${fmt(median(runs.map((r) => r.b.answerS)))} s`,
-    `(b)'s opening:                      ${median(runs.map((r) => r.b.opening.tasks))} segments at priority 1, queued at once for the free workers: ${fmt(median(runs.map((r) => r.b.opening.seconds)))} s from the first's enqueue to the last's end (in (a) they render one after another, each with both threads)`,
-    `queue overhead per segment:         enqueue -> a worker starts it, ${dispatch.length} tasks: median ${fmt(percentile(dispatch, 50), 1)} ms, p95 ${fmt(percentile(dispatch, 95), 1)} ms, max ${fmt(Math.max(...dispatch), 1)} ms`,
-    `                                    (whole wait incl. a busy worker: median ${fmt(percentile(wait, 50), 0)} ms, p95 ${fmt(percentile(wait, 95), 0)} ms)`,
-    `bytes through the store per job:    ${mb(storeBytes)} MB (read ${mb(median(runs.map((r) => r.b.storeRead)))} MB, written ${mb(median(runs.map((r) => r.b.storeWritten)))} MB; ${storeHow})`,
-    `Redis:                              ${fmt(costs.redisCommandsPerJob, 0)} commands per job (${fmt(costs.redisCommandsPerJob / segments, 1)} per segment), ${fmt(busyOpsPerS, 1)} ops/s while a job ran; idle farm (serve + ${o.workers} waiting workers) ${fmt(idleOpsPerS, 1)} ops/s`,
-    `worker time per job:                ${fmt(busySPerJob, 1)} worker-seconds busy (sum over tasks of finish - start), ${allTasks.length ? fmt((busySPerJob * 1000) / segments, 0) : '-'} ms per segment`,
-    `CPU per job, median:                (a) serve tree ${fmt(cpuA, 1)} s; (b) serve ${fmt(median(runs.map((r) => r.b.cpu.serveS)), 1)} s + workers ${fmt(median(runs.map((r) => r.b.cpu.workersS)), 1)} s = ${fmt(cpuB, 1)} s (${fmt(cpuB / cpuA)}x), redis-server ${fmt(median(runs.map((r) => r.b.cpu.redisS)), 2)} s, this process (polling${farm.store === 's3' ? ', s3rver, proxy' : ''}) ${fmt(median(runs.map((r) => r.b.cpu.benchS)), 1)} s`,
-    `output played once through serve:   ${mb(costs.egressBytesPerJob)} MB per job ((a) ${mb(median(runs.map((r) => r.a.servedBytes)))} MB)`,
-    ...(runs.some((r) => r.b.failedTasks || r.b.notRendered)
-      ? [
-          `note: ${runs.reduce((x, r) => x + r.b.failedTasks, 0)} failed task tries, ${runs.reduce((x, r) => x + r.b.notRendered, 0)} tasks found their output already there`,
-        ]
-      : []),
-    '',
-    `-- projection, on paper, from the medians above: farms of N worker machines like this one (${a.workersPerMachine} cores, ${a.workersPerMachine} workers x 1 task x 1 thread) --`,
-    `assumptions: the encode scales linearly and every worker is kept busy (enough jobs queued), so a machine does`,
-    `  ${a.workersPerMachine} x 3600 / ${fmt(busySPerJob, 1)} worker-s = ${fmt((a.workersPerMachine * 3600) / busySPerJob, 1)} jobs/h (one job at a time instead: 3600 / ${fmt(median(runs.map((r) => r.b.wallS)), 1)} s = ${fmt(3600 / median(runs.map((r) => r.b.wallS)), 1)} jobs/h);`,
-    `  Redis: ${fmt(costs.redisCommandsPerJob, 0)} commands per job against one Redis at ${fmt(a.redisOpsPerS, 0)} ops/s (--redis-ops; a single-threaded Redis does ~100k simple ops/s);`,
-    `  serve's egress: each job's output (${mb(costs.egressBytesPerJob)} MB) streamed once through serve, against a ${mbit(a.serveEgressBytesPerS)} Mbit/s NIC (--egress-mbit);`,
-    `  store: ${mb(costs.storeBytesPerJob)} MB GET+PUT per job against ${mbit(a.storeBytesPerS)} Mbit/s (--store-mbit; one NIC of an NFS/MinIO box; AWS S3 itself scales further);`,
-    `  serve's own CPU (planning, playlists, answering) and ingests (which run on the workers too) are not projected.`,
-    '',
-    table(
-      ['machines', 'workers', 'jobs/h', 'redis ops/s', 'redis load %', 'egress Mbit/s', 'egress load %', 'store Mbit/s', 'store load %'],
-      projectionRows,
-      [0, 0, 0, 0, 1, 1, 1, 1, 1],
-    ),
-    '',
-    `saturates first: ${projection.first.resource}, at ${limit(projection.first.machines)} (${(Object.entries(projection.limits) as [string, number][]).map(([k, v]) => `${k}: ${limit(v)}`).join('; ')})`,
-    '',
-  ];
-  return { lines, ratio, met: verdictLine.met, ratios, projection, costs, dispatch, wait, idleOpsPerS, busyOpsPerS };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

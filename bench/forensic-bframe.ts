@@ -20,7 +20,7 @@ import { GRID_COLUMNS, GRID_ROWS } from '../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField, patternFrameYuv420 } from '../src/core/forensic/pattern-image.js';
 import { x264Gop } from '../src/core/plan/x264.js';
 import { fmt, type Suite, type SuiteContext, table } from './lib/suite.js';
-import { psnr, sourceClip } from './lib/video.js';
+import { psnr, type Region, sourceClip } from './lib/video.js';
 
 const execFileP = promisify(execFile);
 
@@ -148,15 +148,13 @@ const referenceSnr = (() => {
 /** The true viewer's z over `slots` slots of amplitude signal-to-noise `snr` each. */
 export const zOver = (slots: number, snr: number) => (Math.sqrt(slots) * snr) / Math.sqrt(1 + snr * snr);
 
-async function probe(ctx: SuiteContext, o: Options, kind: Options['kinds'][number], height: number, work: string) {
-  const width = Math.round((height * 16) / 9 / 2) * 2;
-  const clip = await sourceClip(ctx.tools, { width, height, seconds: o.seconds, fps: FPS, audio: false, kind }, ctx.log);
-  const at = (name: string) => path.join(work, `${kind}-${height}-${name}`);
-  const n = width * height;
-  const full = { x: 0, y: 0, w: width, h: height };
-  ctx.log(`${kind} ${width}x${height}: plain and deterministic encodes ...`);
+const isB = (f: number) => f % 3 !== 0 && f % GOP !== GOP - 1;
 
-  // Today's encode, and the deterministic settings' rate curve around its CRF.
+/**
+ * Today's encode, the deterministic settings' rate curve around its CRF (and the bytes they need at today's PSNR), and
+ * where the unmarked deterministic encode put its B-frames.
+ */
+async function rateAndFrames(ctx: SuiteContext, o: Options, clip: { path: string }, at: (name: string) => string, full: Region) {
   const plain = at('plain.ts');
   await ffmpeg(ctx, ['-y', '-i', clip.path, ...x264(o.crf, x264Gop(GOP)), plain]);
   const plainPoint = { psnr: (await psnr(ctx.tools.ffmpeg.path, plain, clip.path, full)).y, bytes: await bytesOf(plain) };
@@ -166,97 +164,139 @@ async function probe(ctx: SuiteContext, o: Options, kind: Options['kinds'][numbe
     await ffmpeg(ctx, ['-y', '-i', clip.path, ...x264(crf, deterministic()), file]);
     curve.push({ crf, psnr: (await psnr(ctx.tools.ffmpeg.path, file, clip.path, full)).y, bytes: await bytesOf(file) });
   }
-  const detAtPlain = bytesAtPsnr(curve, plainPoint.psnr);
   const unmarked = at(`det-${o.crf}.ts`);
   const types = await frameTypes(ctx, unmarked);
-  const isB = (f: number) => f % 3 !== 0 && f % GOP !== GOP - 1;
   const expected = Array.from({ length: types.length }, (_, f) => (isB(f) ? 'B' : '.'));
-  const typesMatch = expected.every((t, f) => (t === 'B') === (types[f] === 'B'));
-  const bCount = expected.filter((t) => t === 'B').length;
+  return {
+    plainPoint,
+    curve,
+    detAtPlain: bytesAtPsnr(curve, plainPoint.psnr),
+    frames: types.length,
+    typesMatch: expected.every((t, f) => (t === 'B') === (types[f] === 'B')),
+    bCount: expected.filter((t) => t === 'B').length,
+    unmarkedBytes: await bytesOf(unmarked),
+  };
+}
+
+/** What every A/B trial of one clip shares: the clip, its size, the pattern and the unmarked encode's figures. */
+interface ProbeClip {
+  ctx: SuiteContext;
+  o: Options;
+  kind: Options['kinds'][number];
+  clip: { path: string };
+  width: number;
+  height: number;
+  at: (name: string) => string;
+  grid: Int8Array;
+  field: Float32Array;
+  /** The pattern field's energy, sum of its squares. */
+  ff: number;
+  rate: Awaited<ReturnType<typeof rateAndFrames>>;
+}
+
+/** The engine's pattern at `amplitude` as a raw frame file, and its mean-square value. */
+async function patternOf(p: ProbeClip, amplitude: number): Promise<{ file: string; mse: number }> {
+  const n = p.width * p.height;
+  const frame = patternFrameYuv420(p.grid, p.width, p.height, amplitude);
+  const file = p.at(`pattern-${amplitude.toFixed(3)}.yuv`);
+  await writeFile(file, frame);
+  let se = 0;
+  for (let i = 0; i < n; i++) se += (frame[i]! - 128) ** 2;
+  return { file, mse: se / n };
+}
+
+/** Kept amplitude on the marked frames: (A - B) / 2 regressed on the pattern, averaged over those frames. */
+async function keptShare(p: ProbeClip, a: string, b: string, every: boolean, amplitude: number): Promise<number> {
+  const n = p.width * p.height;
+  const [da, db] = [await grey(p.ctx, a), await grey(p.ctx, b)];
+  let keptSum = 0;
+  let marked = 0;
+  for (let f = 0; f < da.length / n; f++) {
+    if (!every && !isB(f)) continue;
+    let s = 0;
+    for (let i = 0, off = f * n; i < n; i++) s += ((da[off + i]! - db[off + i]!) / 2) * p.field[i]!;
+    keptSum += s / p.ff / amplitude;
+    marked++;
+  }
+  return keptSum / marked;
+}
+
+/**
+ * One A/B trial: the mark added (A) and taken away (B) on every frame or on the B-frames alone, both encoded with the
+ * trial's settings. Returns its row (slot SNR still absolute: the caller divides by the every-frame one).
+ */
+async function markTrial(p: ProbeClip, t: { name: string; extra: string; every: boolean }): Promise<MarkRow> {
+  const { ctx, o, width, height, rate } = p;
+  const { frames, bCount } = rate;
+  // Same mean-square mark over all frames as the every-frame mark: the B-frames carry the rest.
+  const amplitude = t.every ? MARK_AMPLITUDE : MARK_AMPLITUDE * Math.sqrt(frames / bCount);
+  ctx.log(`${p.kind} ${width}x${height}: A/B with the mark on ${t.every ? 'every frame' : 'B-frames'}, ${t.name} ...`);
+  const pattern = await patternOf(p, amplitude);
+  const enable = t.every ? '' : `:enable='not(eq(mod(n,3),0))*not(eq(mod(n,${GOP}),${GOP - 1}))'`;
+  const blend = (mode: string) => `blend=c0_mode=${mode}:c1_mode=normal:c2_mode=normal${enable}`;
+  const [a, b] = [p.at('A.ts'), p.at('B.ts')];
+  const raw = ['-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${width}x${height}`, '-i', pattern.file];
+  await ffmpeg(ctx, [
+    '-y',
+    '-threads',
+    '1',
+    '-i',
+    p.clip.path,
+    ...raw,
+    ...raw,
+    '-filter_complex',
+    `[0:v]split[va][vb];[va][1:v]${blend('grainmerge')}[a];[vb][2:v]${blend('grainextract')}[b]`,
+    '-map',
+    '[a]',
+    ...x264(o.crf, deterministic(t.extra)),
+    a,
+    '-map',
+    '[b]',
+    ...x264(o.crf, deterministic(t.extra)),
+    b,
+  ]);
+  const [ha, hb] = await Promise.all([packetHashes(ctx, a), packetHashes(ctx, b)]);
+  const identicalRefs = ha.filter((h, f) => !isB(f) && h === hb[f]).length;
+  const differingB = ha.filter((h, f) => isB(f) && h !== hb[f]).length;
+  const kept = await keptShare(p, a, b, t.every, amplitude);
+  const markedShare = t.every ? 1 : bCount / frames;
+  // Noise in a slot's reading falls with the square root of the frames it averages: 2 s of every frame, or the
+  // B-frames of 1 s.
+  const signal = kept * amplitude * Math.sqrt(t.every ? 2 * FPS : (FPS * bCount) / frames);
+  const bytes = ((await bytesOf(a)) + (await bytesOf(b))) / 2;
+  return {
+    setting: t.name,
+    drawnOn: t.every ? 'every frame' : 'B-frames',
+    amplitude,
+    markPsnr: 10 * Math.log10((255 * 255) / (pattern.mse * markedShare)),
+    ipIdentical: t.every ? '-' : `${identicalRefs} of ${frames - bCount}`,
+    bDiffering: t.every ? '-' : `${differingB} of ${bCount}`,
+    bytesVsUnmarked: bytes / rate.unmarkedBytes - 1,
+    bytesVsPlainEqualPsnr: (bytes / rate.unmarkedBytes) * (rate.detAtPlain / rate.plainPoint.bytes) - 1,
+    kept,
+    slotSnr: signal,
+    projectedZ: 0,
+  };
+}
+
+async function probe(ctx: SuiteContext, o: Options, kind: Options['kinds'][number], height: number, work: string) {
+  const width = Math.round((height * 16) / 9 / 2) * 2;
+  const clip = await sourceClip(ctx.tools, { width, height, seconds: o.seconds, fps: FPS, audio: false, kind }, ctx.log);
+  const at = (name: string) => path.join(work, `${kind}-${height}-${name}`);
+  ctx.log(`${kind} ${width}x${height}: plain and deterministic encodes ...`);
+  const rate = await rateAndFrames(ctx, o, clip, at, { x: 0, y: 0, w: width, h: height });
 
   // The engine's pattern, keyed by a fixed grid (any grid serves: only its energy and smoothness matter here).
   const grid = Int8Array.from({ length: GRID_COLUMNS * GRID_ROWS }, (_, i) => ((i * 7919) % 13 < 6 ? 1 : -1));
   const field = patternField(grid, width, height);
   let ff = 0;
-  for (let i = 0; i < n; i++) ff += field[i]! ** 2;
-  const patternOf = async (amplitude: number) => {
-    const frame = patternFrameYuv420(grid, width, height, amplitude);
-    const file = at(`pattern-${amplitude.toFixed(3)}.yuv`);
-    await writeFile(file, frame);
-    let se = 0;
-    for (let i = 0; i < n; i++) se += (frame[i]! - 128) ** 2;
-    return { file, mse: se / n };
-  };
-  const unmarkedBytes = await bytesOf(unmarked);
+  for (let i = 0; i < width * height; i++) ff += field[i]! ** 2;
+  const p: ProbeClip = { ctx, o, kind, clip, width, height, at, grid, field, ff, rate };
 
   const rows: MarkRow[] = [];
-  let everyFrameSignal = 0;
   const trials = [{ name: 'deterministic', extra: '', every: true }, ...TRIALS.map((t) => ({ ...t, every: false }))];
-  // Same mean-square mark over all frames as the every-frame mark: the B-frames carry the rest.
-  const bAmplitude = MARK_AMPLITUDE * Math.sqrt(types.length / bCount);
-  for (const t of trials) {
-    const amplitude = t.every ? MARK_AMPLITUDE : bAmplitude;
-    ctx.log(`${kind} ${width}x${height}: A/B with the mark on ${t.every ? 'every frame' : 'B-frames'}, ${t.name} ...`);
-    const pattern = await patternOf(amplitude);
-    const enable = t.every ? '' : `:enable='not(eq(mod(n,3),0))*not(eq(mod(n,${GOP}),${GOP - 1}))'`;
-    const blend = (mode: string) => `blend=c0_mode=${mode}:c1_mode=normal:c2_mode=normal${enable}`;
-    const [a, b] = [at('A.ts'), at('B.ts')];
-    const raw = ['-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-s', `${width}x${height}`, '-i', pattern.file];
-    await ffmpeg(ctx, [
-      '-y',
-      '-threads',
-      '1',
-      '-i',
-      clip.path,
-      ...raw,
-      ...raw,
-      '-filter_complex',
-      `[0:v]split[va][vb];[va][1:v]${blend('grainmerge')}[a];[vb][2:v]${blend('grainextract')}[b]`,
-      '-map',
-      '[a]',
-      ...x264(o.crf, deterministic(t.extra)),
-      a,
-      '-map',
-      '[b]',
-      ...x264(o.crf, deterministic(t.extra)),
-      b,
-    ]);
-    const [ha, hb] = await Promise.all([packetHashes(ctx, a), packetHashes(ctx, b)]);
-    const refs = types.length - bCount;
-    const identicalRefs = ha.filter((h, f) => !isB(f) && h === hb[f]).length;
-    const differingB = ha.filter((h, f) => isB(f) && h !== hb[f]).length;
-    // Kept amplitude on the marked frames: (A - B) / 2 regressed on the pattern, averaged over those frames.
-    const [da, db] = [await grey(ctx, a), await grey(ctx, b)];
-    let keptSum = 0;
-    let marked = 0;
-    for (let f = 0; f < da.length / n; f++) {
-      if (!t.every && !isB(f)) continue;
-      let s = 0;
-      for (let i = 0, off = f * n; i < n; i++) s += ((da[off + i]! - db[off + i]!) / 2) * field[i]!;
-      keptSum += s / ff / amplitude;
-      marked++;
-    }
-    const kept = keptSum / marked;
-    const markedShare = t.every ? 1 : bCount / types.length;
-    // Noise in a slot's reading falls with the square root of the frames it averages: 2 s of every frame, or the
-    // B-frames of 1 s.
-    const signal = kept * amplitude * Math.sqrt(t.every ? 2 * FPS : (FPS * bCount) / types.length);
-    if (t.every) everyFrameSignal = signal;
-    const bytes = ((await bytesOf(a)) + (await bytesOf(b))) / 2;
-    rows.push({
-      setting: t.name,
-      drawnOn: t.every ? 'every frame' : 'B-frames',
-      amplitude,
-      markPsnr: 10 * Math.log10((255 * 255) / (pattern.mse * markedShare)),
-      ipIdentical: t.every ? '-' : `${identicalRefs} of ${refs}`,
-      bDiffering: t.every ? '-' : `${differingB} of ${bCount}`,
-      bytesVsUnmarked: bytes / unmarkedBytes - 1,
-      bytesVsPlainEqualPsnr: (bytes / unmarkedBytes) * (detAtPlain / plainPoint.bytes) - 1,
-      kept,
-      slotSnr: signal,
-      projectedZ: 0,
-    });
-  }
+  for (const t of trials) rows.push(await markTrial(p, t));
+  const everyFrameSignal = rows[0]!.slotSnr;
   for (const r of rows) {
     r.slotSnr /= everyFrameSignal;
     r.projectedZ = r.drawnOn === 'B-frames' ? zOver(60, referenceSnr * r.slotSnr) : REFERENCE.z;
@@ -265,10 +305,10 @@ async function probe(ctx: SuiteContext, o: Options, kind: Options['kinds'][numbe
     kind,
     width,
     height,
-    plain: plainPoint,
-    curve,
-    deterministicBytesAtPlainPsnr: detAtPlain / plainPoint.bytes - 1,
-    frameTypes: { bFrames: bCount, frames: types.length, asPlanned: typesMatch },
+    plain: rate.plainPoint,
+    curve: rate.curve,
+    deterministicBytesAtPlainPsnr: rate.detAtPlain / rate.plainPoint.bytes - 1,
+    frameTypes: { bFrames: rate.bCount, frames: rate.frames, asPlanned: rate.typesMatch },
     rows,
   };
 }
