@@ -10,6 +10,8 @@
 // - a heavy package, or a heavy part of wmark (the engine, the state stores, the ffmpeg runners, the server), loaded at
 //   the CLI's start;
 // - a file over 400 lines;
+// - a read of the wall clock (`Date.now()`, `new Date()` with no argument) in core/ or the engine: core is pure, and
+//   the engine reads time only through the clock it is given (`engine.now`, or a `now` handed to a class);
 // - and, beside src/, an import between test/ and bench/ (either way), or from harness/ into either or of vitest: the
 //   processes and fixtures both start live in harness/, and each keeps its own tests and suites to itself.
 //
@@ -93,6 +95,13 @@ const HEAVY_MODULES = [
 const ENTRY = 'cli/main.ts';
 /** A file longer than this is usually doing two jobs: split it along its seams. */
 const MAX_LINES = 400;
+/**
+ * Layers that never read the wall clock themselves: core is pure, and the engine's time is the clock it was built with
+ * (`engine.now`; a class of its own takes a `now`), so tests set it and every reading agrees. `Date.now` passed as a
+ * value (the default clock where one is injected) is no reading.
+ */
+const CLOCKLESS = ['core', 'engine'];
+const CLOCK_READ = /\bDate\.now\s*\(\s*\)|\bnew\s+Date\s*\(\s*\)/;
 
 /**
  * Top-level folders beside src/ and those each may not import: tests and benchmarks meet only in harness/, which
@@ -170,6 +179,13 @@ for (const file of files) {
     if (dynamic) continue;
     all.add(target);
     if (!typeOnly) runtime.add(target);
+  }
+  if (CLOCKLESS.includes(from)) {
+    text.split('\n').forEach((line, i) => {
+      // Comments may name the clock they are not reading.
+      const code = line.replace(/^\s*(\/\/|\/?\*).*$/, '').replace(/\s\/\/\s.*$/, '');
+      if (CLOCK_READ.test(code)) problems.push(`clock: ${fromRel}:${i + 1} reads the wall clock (use the engine's \`now\`, or take a \`now\` at construction)`);
+    });
   }
   if (REACH_THROUGH.layers.includes(from)) {
     text.split('\n').forEach((line, i) => {

@@ -17,6 +17,8 @@ export interface EngineParts {
   secret: Buffer;
   encode: EncodeOptions;
   workers: number;
+  /** The engine's clock: every time the engine reads goes through it. */
+  now: () => number;
   /** Whether marks that fit a band render there (the patched x264 found), or why not. */
   band: BandSupport;
 }

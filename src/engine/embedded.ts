@@ -16,6 +16,7 @@ export const embedded: Deployment = async (parts) => {
       fontFile: parts.tools.font.path,
       encode: parts.encode,
       threads: parts.workers,
+      now: parts.now,
       ...(parts.band.x264 ? { band: { x264: parts.band.x264 } } : {}),
     }),
     ingest: new LocalIngest(parts, media),

@@ -66,7 +66,8 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
   for (const dir of [paths.media, paths.videos, paths.watermarks, paths.tmp]) privateDir(dir);
   for (const file of [paths.db, `${paths.db}-wal`, `${paths.db}-shm`, paths.secret]) tighten(file);
   const tools = locateTools({ ffmpeg: options.ffmpeg, ffprobe: options.ffprobe, font: options.font });
-  const store = options.store ?? (await openStateStore({ file: paths.db, url: options.database }));
+  const now = options.now ?? Date.now;
+  const store = options.store ?? (await openStateStore({ file: paths.db, url: options.database, now }));
   const opened = async (): Promise<EngineStrategies & { parts: EngineParts }> => {
     const secret = await resolveSecret({
       file: paths.secret,
@@ -81,6 +82,7 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
       secret,
       encode: options.encode,
       workers: Math.max(1, options.workers),
+      now,
       band: options.band ?? bandSupport(),
     };
     return { ...(await (options.deployment ?? embedded)(parts)), parts };
@@ -89,7 +91,6 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
     await store.close();
     throw error;
   });
-  const now = options.now ?? Date.now;
   // A state store on a database server is watched too, first: every request needs it.
   const { dependencies, band, ...chosen } = strategies;
   return Object.freeze({

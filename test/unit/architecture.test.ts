@@ -151,6 +151,24 @@ describe('architecture check', () => {
     expect(r.stdout).toContain('3 architecture problem(s) in 10 files');
   });
 
+  it('refuses a read of the wall clock in core and the engine, but not the clock passed as a value, nor in comments or other layers', () => {
+    const root = tree('clock', {
+      'core/stamp.ts': 'export const stamp = () => new Date();\n',
+      'engine/render/queue.ts': 'export const since = (t: number) => Date.now() - t;\n',
+      'engine/jobs/lease.ts': 'export const at = (d: Date = new  Date ( )) => d;\n',
+      'engine/engine.ts': 'export const open = (now?: () => number) => now ?? Date.now;\n// Date.now() is never read here\n',
+      'engine/state/parse.ts': 'export const parse = (ms: number) => new Date(ms).toISOString(); // not Date.now()\n',
+      'server/log.ts': 'export const log = () => new Date().toISOString();\n',
+    });
+    const r = check(root);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('clock: core/stamp.ts:1 reads the wall clock');
+    expect(r.stdout).toContain('clock: engine/render/queue.ts:1 reads the wall clock');
+    expect(r.stdout).toContain('clock: engine/jobs/lease.ts:1 reads the wall clock');
+    expect(r.stdout).not.toMatch(/engine\/engine\.ts|engine\/state|server\/log/);
+    expect(r.stdout).toContain('3 architecture problem(s) in 6 files');
+  });
+
   it('refuses a file over 400 lines', () => {
     const root = tree('size', {
       'core/long.ts': 'export const a = 1;\n'.repeat(401),

@@ -38,6 +38,8 @@ export interface LocalRendererOptions {
   encode: EncodeOptions;
   /** Encoder threads this process may use at once (its cores). */
   threads: number;
+  /** The engine's clock. */
+  now?: () => number;
   /** Band rendering: the patched x264 (without it, every render is a full one). */
   band?: {
     x264: string;
@@ -63,7 +65,7 @@ export class LocalRenderer implements SegmentRenderer {
   private readonly prepared = new Map<string, Promise<PreparedSegment>>();
 
   constructor(private readonly options: LocalRendererOptions) {
-    this.scheduler = new RenderScheduler(options.threads);
+    this.scheduler = new RenderScheduler(options.threads, options.now ? { now: options.now } : {});
     // Two ingests at once (each is one ffmpeg on every core); watermark jobs only coordinate, their encodes share the
     // scheduler's threads, and running several lets renders of one source segment share a decode.
     this.concurrency = { watermarkJobs: MAX_SHARED_RENDERS, ingestJobs: 2 };

@@ -11,10 +11,12 @@ export interface StateStoreChoice {
   url?: string | undefined;
   /** Each database call's deadline, when not the default (a bulk copy's one large transaction needs longer). */
   deadlineMs?: number;
+  /** The engine's clock (default: the wall clock). */
+  now?: () => number;
 }
 
 export async function openStateStore(choice: StateStoreChoice): Promise<SqlStateStore> {
-  if (choice.url === undefined) return new SqliteStateStore(choice.file);
+  if (choice.url === undefined) return new SqliteStateStore(choice.file, choice.now);
   const { PostgresStateStore } = await import('./postgres-state-store.js');
-  return PostgresStateStore.open(choice.url, choice.deadlineMs);
+  return PostgresStateStore.open(choice.url, choice.deadlineMs, choice.now);
 }
