@@ -4,6 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { isWmarkError, leavesJobQueued, WmarkError } from '../../core/errors.js';
+import { forEachBounded } from '../../core/for-each-bounded.js';
 import { joinMp4Args } from '../../core/plan/render-args.js';
 import { SEGMENT_SECONDS, segmentFileName } from '../../core/plan/segment-timing.js';
 import { writeMediaPlaylist } from '../../core/playlist.js';
@@ -11,7 +12,6 @@ import { tail } from '../../ffmpeg/run-ffmpeg.js';
 import { isMediaNotFound, type MediaStore } from '../../media/media-store.js';
 import { MP4_NAME, PLAYLIST_NAME } from '../data-folder/layout.js';
 import type { Engine } from '../engine.js';
-import { forEachBounded } from '../jobs/for-each-bounded.js';
 import { holdLease, LEASE_STALE_MS, type Lease, topicOf } from '../jobs/job-lease.js';
 import type { JobReporter } from '../jobs/job-reporter.js';
 import type { RenderUrgency } from '../render/segment-renderer.js';
