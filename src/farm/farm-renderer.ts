@@ -5,7 +5,7 @@ import { WmarkError } from '../core/errors.js';
 import type { EncodeOptions } from '../core/plan/x264.js';
 import { mediaKeys } from '../engine/data-folder/layout.js';
 import { type RenderListener, RenderScheduler, type RenderUrgency } from '../engine/render/render-scheduler.js';
-import type { RendererHealth, SegmentRender, SegmentRenderer } from '../engine/render/segment-renderer.js';
+import type { BandStats, FarmTasks, RendererHealth, SegmentRender, SegmentRenderer } from '../engine/render/segment-renderer.js';
 import type { FolderMediaStore } from '../media/folder-store.js';
 import type { MediaStore } from '../media/media-store.js';
 import { VERSION } from '../version.js';
@@ -68,7 +68,6 @@ export interface FarmRendererOptions {
 }
 
 export class FarmRenderer implements SegmentRenderer {
-  readonly kind = 'farm' as const;
   readonly concurrency = { watermarkJobs: FARM_WATERMARK_JOBS, ingestJobs: FARM_INGEST_JOBS };
   private readonly scheduler = new RenderScheduler(FARM_WAITING_RENDERS, { remote: true });
   /** Videos whose working media this process has made sure the store holds. */
@@ -157,6 +156,16 @@ export class FarmRenderer implements SegmentRenderer {
 
   onRendered(listener: RenderListener): () => void {
     return this.scheduler.onRendered(listener);
+  }
+
+  /** Workers render whole pictures: no band renders, and none that fell back. */
+  bandStats(): BandStats {
+    return { rendered: 0, fallbacks: {} };
+  }
+
+  /** The queue's tasks: waiting (prioritized and delayed ones too) and active; undefined while Redis does not answer. */
+  async taskDepth(): Promise<FarmTasks | undefined> {
+    return (await this.status()).depth ?? undefined;
   }
 
   async status(): Promise<FarmStatus> {

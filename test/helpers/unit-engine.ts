@@ -41,7 +41,6 @@ interface RecordedRender {
 export const renderedContent = (input: string, graph: string) => `rendered ${input} with ${graph}`;
 
 class FakeRenderer implements SegmentRenderer {
-  readonly kind = 'local' as const;
   readonly concurrency = { watermarkJobs: 2, ingestJobs: 1 };
   readonly renders: RecordedRender[] = [];
   /** Outputs the engine asked to forget, in the order asked. */
@@ -104,6 +103,14 @@ class FakeRenderer implements SegmentRenderer {
 
   onRendered(): () => void {
     return () => undefined;
+  }
+
+  bandStats() {
+    return { rendered: 0, fallbacks: {} };
+  }
+
+  async taskDepth() {
+    return undefined;
   }
 
   async health() {

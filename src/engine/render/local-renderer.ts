@@ -55,7 +55,6 @@ interface SharedMember extends SharedRender {
 }
 
 export class LocalRenderer implements SegmentRenderer {
-  readonly kind = 'local' as const;
   readonly concurrency: SegmentRenderer['concurrency'];
   private readonly scheduler: RenderScheduler;
   /** Drawings written to their folders by this process, by folder: each is written once (and again if it went). */
@@ -274,6 +273,11 @@ export class LocalRenderer implements SegmentRenderer {
 
   bandStats(): BandStats {
     return { rendered: this.bands.rendered, fallbacks: { ...this.bands.fallbacks } };
+  }
+
+  /** Renders run here, queued in this process only: no farm's tasks. */
+  async taskDepth(): Promise<undefined> {
+    return undefined;
   }
 
   async health(): Promise<RendererHealth> {
