@@ -12,6 +12,7 @@
 // - a file over 400 lines;
 // - a read of the wall clock (`Date.now()`, `new Date()` with no argument) in core/ or the engine: core is pure, and
 //   the engine reads time only through the clock it is given (`engine.now`, or a `now` handed to a class);
+// - a process started anywhere but the one runner (ffmpeg/run-ffmpeg.ts, with its watchdog) and the few files listed;
 // - and, beside src/, an import between test/ and bench/ (either way), or from harness/ into either or of vitest: the
 //   processes and fixtures both start live in harness/, and each keeps its own tests and suites to itself.
 //
@@ -101,6 +102,18 @@ const MAX_LINES = 400;
  * value (the default clock where one is injected) is no reading.
  */
 const CLOCKLESS = ['core', 'engine'];
+/**
+ * The files of src/ that may start processes (import node:child_process), each with why. Everything else runs its
+ * processes through the runner, so each is cancelled with its job, stopped when it stalls and killed if wmark dies.
+ */
+const PROCESS_STARTERS = {
+  'ffmpeg/run-ffmpeg.ts': 'the runner',
+  'ffmpeg/child-watchdog.ts': "the runner's watchdog, which kills the runner's children if wmark dies",
+  'engine/jobs/detached-job-queue.ts': "--no-wait's `wmark job run`, which must outlive the command that started it",
+  'cli/open-link.ts': 'the browser `--open` starts, which must outlive wmark',
+};
+const CHILD_PROCESS =
+  /^\s*import\s[^;]*?from\s+['"](?:node:)?child_process['"]|\brequire\(\s*['"](?:node:)?child_process['"]\s*\)|\bimport\(\s*['"](?:node:)?child_process['"]\s*\)/m;
 const CLOCK_READ = /\bDate\.now\s*\(\s*\)|\bnew\s+Date\s*\(\s*\)/;
 
 /**
@@ -180,6 +193,8 @@ for (const file of files) {
     all.add(target);
     if (!typeOnly) runtime.add(target);
   }
+  if (CHILD_PROCESS.test(text) && !(fromRel in PROCESS_STARTERS))
+    problems.push(`process: ${fromRel} starts processes itself (run them through ffmpeg/run-ffmpeg.ts, whose watchdog stops and kills them)`);
   if (CLOCKLESS.includes(from)) {
     text.split('\n').forEach((line, i) => {
       // Comments may name the clock they are not reading.

@@ -83,7 +83,7 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
       encode: options.encode,
       workers: Math.max(1, options.workers),
       now,
-      band: options.band ?? bandSupport(),
+      band: options.band ?? (await bandSupport()),
     };
     return { ...(await (options.deployment ?? embedded)(parts)), parts };
   };

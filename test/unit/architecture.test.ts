@@ -169,6 +169,21 @@ describe('architecture check', () => {
     expect(r.stdout).toContain('3 architecture problem(s) in 6 files');
   });
 
+  it('refuses a process started outside the runner and the files listed to start their own', () => {
+    const root = tree('processes', {
+      'ffmpeg/run-ffmpeg.ts': "import { spawn } from 'node:child_process';\nexport const run = spawn;\n",
+      'engine/band/probe.ts': "import { execFileSync } from 'node:child_process';\nexport const probe = execFileSync;\n",
+      'engine/forensic/read.ts': "export const read = async () => (await import('child_process')).spawn;\n",
+      'engine/app/ok.ts': "import { run } from '../../ffmpeg/run-ffmpeg.js';\nexport const ok = run; // not child_process\n",
+    });
+    const r = check(root);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('process: engine/band/probe.ts starts processes itself');
+    expect(r.stdout).toContain('process: engine/forensic/read.ts starts processes itself');
+    expect(r.stdout).not.toMatch(/run-ffmpeg\.ts starts|ok\.ts/);
+    expect(r.stdout).toContain('2 architecture problem(s) in 4 files');
+  });
+
   it('refuses a file over 400 lines', () => {
     const root = tree('size', {
       'core/long.ts': 'export const a = 1;\n'.repeat(401),
