@@ -12,7 +12,7 @@ import { watermarkDir } from '../harness/engine.js';
 import { stopProcess } from '../harness/stop-process.js';
 import { inProcessJobQueue } from '../src/engine/app/job-runs.js';
 import { LocalService } from '../src/engine/app/local-service.js';
-import { openEngine } from '../src/engine/engine.js';
+import { openEngine } from '../src/engine/open/open-engine.js';
 import { lastOf } from '../src/service/watch.js';
 import { machineBusySeconds, median, waitForQuiet } from './lib/measure.js';
 import { type Child, startChild } from './lib/server-process.js';

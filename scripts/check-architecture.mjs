@@ -81,7 +81,7 @@ const HEAVY = [
  * registration load none of them; the command that runs them imports them with import().
  */
 const HEAVY_MODULES = [
-  'engine/engine.ts',
+  'engine/open/',
   'engine/embedded.ts',
   'engine/app/configured-engine.ts',
   'engine/app/local-service.ts',

@@ -10,7 +10,8 @@ import { variantFileName, variantNames } from '../../src/core/forensic/variant-p
 import { parseSettings } from '../../src/core/setting-schema.js';
 import type { Setting } from '../../src/core/setting-types.js';
 import { LAYOUT_NAME, mediaKeys } from '../../src/engine/data-folder/layout.js';
-import { type Engine, openEngine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { openEngine } from '../../src/engine/open/open-engine.js';
 import type { RenderUrgency, SegmentRender, SegmentRenderer } from '../../src/engine/render/segment-renderer.js';
 import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
 import type { VideoRecord, VideoStatus } from '../../src/engine/state/state-store.js';
