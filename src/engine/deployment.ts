@@ -7,7 +7,7 @@ import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../media/media-store.js';
 import type { BandSupport } from './band/band-support.js';
 import type { DataLayout } from './data-folder/layout.js';
-import type { IngestPath } from './ingest/ingest-path.js';
+import type { IngestPath } from './ingest-path.js';
 import type { SegmentRenderer } from './render/segment-renderer.js';
 
 export interface EngineParts {

@@ -22,7 +22,6 @@ import type {
   WatermarkResult,
   WatermarkService,
 } from '../../service/watermark-service.js';
-import { forceFullRender } from '../band/band-strategy.js';
 import type { Engine } from '../engine.js';
 import { type DetectOptions, type DetectResult, detectLeak } from '../forensic/detect.js';
 import { FORENSIC_MIN_SECONDS, type Registration, registerVideo } from '../ingest/register.js';
@@ -30,6 +29,7 @@ import type { SourcePolicy } from '../ingest/source-policy.js';
 import { isLeaseLive, type JobKind, jobId, topicOf } from '../jobs/job-lease.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { AuthAttempt, JobRecord, RenderMode, VideoRecord, WatermarkRecord } from '../state/state-store.js';
+import { forceFullRender } from '../watermark/band-strategy.js';
 import { deleteWatermark, exportWatermark, renderedSegments, type WatermarkFiles, watermarkFiles } from '../watermark/manage.js';
 import { needsJob, requestWatermark, type VideoRef, watermarkAndJob } from '../watermark/request.js';
 import { apiStatus, templateBody, videoBody, watermarkBody } from './api-bodies.js';

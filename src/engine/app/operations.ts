@@ -2,10 +2,10 @@
 // figures of `GET /metrics`: renders in flight and finished, work waiting, jobs by state, the database's pool. Each
 // figure is read when asked (a scrape), from what the engine already keeps; nothing here counts on its own.
 import type { DependencyListener, DependencyStatus } from '../../core/dependency.js';
-import { watermarkStrategy } from '../band/band-strategy.js';
 import type { Engine } from '../engine.js';
 import type { BandStats, FarmTasks, RendererHealth, RenderListener, RenderUrgency } from '../render/segment-renderer.js';
 import type { JobRecord, PoolUse, WatermarkRecord } from '../state/state-store.js';
+import { watermarkStrategy } from '../watermark/band-strategy.js';
 
 export interface JobCount {
   kind: JobRecord['kind'];

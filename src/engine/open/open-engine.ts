@@ -13,12 +13,12 @@ import { dataLayout } from '../data-folder/layout.js';
 import { resolveSecret, SIGNING_SECRET } from '../data-folder/secret.js';
 import { Dependencies } from '../dependencies.js';
 import type { Deployment, EngineParts, EngineStrategies } from '../deployment.js';
-import { embedded } from '../embedded.js';
 import type { Engine } from '../engine.js';
 import { EngineCaches } from '../engine-caches.js';
 import { ChangeFeed } from '../jobs/change-feed.js';
 import { openStateStore } from '../state/open-state-store.js';
 import type { StateStore } from '../state/state-store.js';
+import { embedded } from './embedded.js';
 
 export interface EngineOptions {
   dataDir: string;

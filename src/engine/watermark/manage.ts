@@ -4,13 +4,13 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { WmarkError } from '../../core/errors.js';
 import { forEachBounded } from '../../core/for-each-bounded.js';
-import { ENGINE_NOTES } from '../band/band-strategy.js';
 import { applyUserModes } from '../data-folder/file-modes.js';
 import { MP4_NAME, mediaKeys, PLAYLIST_NAME } from '../data-folder/layout.js';
 import { deleteMediaFolder, withEveryStore } from '../data-folder/shared-media.js';
 import type { Engine } from '../engine.js';
 import { isLeaseLive, jobId } from '../jobs/job-lease.js';
 import type { WatermarkRecord } from '../state/state-store.js';
+import { ENGINE_NOTES } from './band-strategy.js';
 import { forgetSegments } from './on-demand.js';
 import { doneSegments } from './watermark-job.js';
 
