@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Fails (exit 1) on what would blur the architecture docs/architecture.md draws:
 // - an import cycle in src/, type-only imports included (a type cycle still ties two modules' meaning together);
-// - folders of src/ that import each other round, even with no file cycle (but for the loops listed as still to go);
+// - folders of src/ that import each other round, even with no file cycle (a folder: a directory under src/, its own
+//   files only; a file at the top of src/ stands alone);
 // - an import across the layers (core imports nothing else, the farm and the server sit on the engine, the engine
 //   never reaches the farm, the CLI or the server, and so on);
 // - an import of a folder's private modules from outside it (the state store is the engine's alone; the server and the
@@ -121,13 +122,6 @@ const CLOCK_READ = /\bDate\.now\s*\(\s*\)|\bnew\s+Date\s*\(\s*\)/;
  */
 const FENCES = { test: ['bench'], bench: ['test'], harness: ['test', 'bench'] };
 const FENCED_PACKAGES = { harness: ['vitest'] };
-
-/**
- * Import loops between folders (a folder: a directory under src/, its own files only; a file at the top of src/ stands
- * alone) that are still to be taken apart, each as the folders that import each other round. Any other loop is
- * refused, and so is a listed one that took in another folder or lost one: the list says what is, so it only shrinks.
- */
-const KNOWN_FOLDER_LOOPS = [['server', 'server/routes']];
 
 /** The .ts (and .mts/.mjs, with `all`) files under `dir`, leaving out generated output. */
 function sources(dir, all = false) {
@@ -301,17 +295,9 @@ for (const [file, targets] of edges) {
 }
 const folderLoops = stronglyConnected(folderEdges).filter((group) => group.length > 1);
 const loopName = (group) => [...group].sort().join(', ');
-const known = new Set(KNOWN_FOLDER_LOOPS.map(loopName));
 for (const group of folderLoops) {
-  if (known.has(loopName(group))) continue;
   const hops = group.flatMap((a) => group.filter((b) => folderEdges.get(a)?.has(b)).map((b) => folderEdges.get(a).get(b)));
   problems.push(`folder loop: ${loopName(group)} import each other round (${hops.sort().join('; ')}); move the piece to where it belongs`);
-}
-const found = new Set(folderLoops.map(loopName));
-for (const loop of KNOWN_FOLDER_LOOPS) {
-  // Listed loops are this repository's: a tree without their folders (a test's) has nothing to say about them.
-  if (!found.has(loopName(loop)) && loop.every((folder) => existsSync(path.join(root, folder))))
-    problems.push(`folder loop: ${loopName(loop)} is listed in KNOWN_FOLDER_LOOPS but is no loop now: list what is left of it, or nothing`);
 }
 
 /** Tarjan's strongly connected components of a graph given as node -> Map(next -> anything). */
@@ -353,5 +339,5 @@ if (problems.length) {
   process.exit(1);
 }
 console.log(`no import cycles or layer crossings in ${files.length} files`);
-console.log(KNOWN_FOLDER_LOOPS.length ? `no folder loops but the ${KNOWN_FOLDER_LOOPS.length} listed still to take apart` : 'no folder loops');
+console.log('no folder loops');
 if (repo) console.log(`no import between test/ and bench/, nor from harness/ into either, in ${fencedFiles} files`);

@@ -19,7 +19,7 @@ import { type RunningFarmWorker, startFarmWorker } from '../../src/farm/farm-wor
 import { TaskQueue } from '../../src/farm/task-queue.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
-import { createApp } from '../../src/server/app.js';
+import { createApp } from '../../src/server/app/app.js';
 import { VERSION } from '../../src/version.js';
 import { decodesCleanly } from '../helpers/media.js';
 
