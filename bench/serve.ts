@@ -12,7 +12,7 @@ import { stopProcess } from '../harness/stop-process.js';
 import { parseVideoRequest, parseWatermarkOrder } from '../src/core/api-requests.js';
 import { inProcessJobQueue } from '../src/engine/app/job-runs.js';
 import { LocalService } from '../src/engine/app/local-service.js';
-import { openEngine } from '../src/engine/engine.js';
+import { openEngine } from '../src/engine/open/open-engine.js';
 import { lastOf } from '../src/service/watch.js';
 import { waitForQuiet } from './lib/measure.js';
 import { type AutocannonRequest, autocannon, BARE_SERVER, type Measurement, measure, procRssMiB, skipClientBodies } from './lib/serve-load.js';

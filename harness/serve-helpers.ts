@@ -13,9 +13,9 @@ import { type ServerServiceOptions, serverService } from '../src/engine/app/serv
 import type { Engine } from '../src/engine/engine.js';
 import type { SourcePolicy } from '../src/engine/ingest/source-policy.js';
 import type { JobQueue } from '../src/engine/jobs/job-queue.js';
-import { type App, createApp } from '../src/server/app.js';
+import { type App, createApp } from '../src/server/app/app.js';
+import { type RunningServer, type ServerOptions, startServer } from '../src/server/app/node-server.js';
 import type { AuthLimitOptions } from '../src/server/auth-limit.js';
-import { type RunningServer, type ServerOptions, startServer } from '../src/server/node-server.js';
 import { REPO } from './fixtures.js';
 import { diesWithParent } from './server-process.js';
 import { FFMPEG } from './tools.js';

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Fails (exit 1) on what would blur the architecture docs/architecture.md draws:
 // - an import cycle in src/, type-only imports included (a type cycle still ties two modules' meaning together);
-// - folders of src/ that import each other round, even with no file cycle (but for the loops listed as still to go);
+// - folders of src/ that import each other round, even with no file cycle (a folder: a directory under src/, its own
+//   files only; a file at the top of src/ stands alone);
 // - an import across the layers (core imports nothing else, the farm and the server sit on the engine, the engine
 //   never reaches the farm, the CLI or the server, and so on);
 // - an import of a folder's private modules from outside it (the state store is the engine's alone; the server and the
@@ -10,6 +11,9 @@
 // - a heavy package, or a heavy part of wmark (the engine, the state stores, the ffmpeg runners, the server), loaded at
 //   the CLI's start;
 // - a file over 400 lines, in src/ and bench/;
+// - a read of the wall clock (`Date.now()`, `new Date()` with no argument) in core/ or the engine: core is pure, and
+//   the engine reads time only through the clock it is given (`engine.now`, or a `now` handed to a class);
+// - a process started anywhere but the one runner (ffmpeg/run-ffmpeg.ts, with its watchdog) and the few files listed;
 // - and, beside src/, an import between test/ and bench/ (either way), or from harness/ into either or of vitest: the
 //   processes and fixtures both start live in harness/, and each keeps its own tests and suites to itself.
 //
@@ -78,8 +82,7 @@ const HEAVY = [
  * registration load none of them; the command that runs them imports them with import().
  */
 const HEAVY_MODULES = [
-  'engine/engine.ts',
-  'engine/embedded.ts',
+  'engine/open/',
   'engine/app/configured-engine.ts',
   'engine/app/local-service.ts',
   'engine/app/server-service.ts',
@@ -93,6 +96,25 @@ const HEAVY_MODULES = [
 const ENTRY = 'cli/main.ts';
 /** A file longer than this is usually doing two jobs: split it along its seams. */
 const MAX_LINES = 400;
+/**
+ * Layers that never read the wall clock themselves: core is pure, and the engine's time is the clock it was built with
+ * (`engine.now`; a class of its own takes a `now`), so tests set it and every reading agrees. `Date.now` passed as a
+ * value (the default clock where one is injected) is no reading.
+ */
+const CLOCKLESS = ['core', 'engine'];
+/**
+ * The files of src/ that may start processes (import node:child_process), each with why. Everything else runs its
+ * processes through the runner, so each is cancelled with its job, stopped when it stalls and killed if wmark dies.
+ */
+const PROCESS_STARTERS = {
+  'ffmpeg/run-ffmpeg.ts': 'the runner',
+  'ffmpeg/child-watchdog.ts': "the runner's watchdog, which kills the runner's children if wmark dies",
+  'engine/jobs/detached-job-queue.ts': "--no-wait's `wmark job run`, which must outlive the command that started it",
+  'cli/open-link.ts': 'the browser `--open` starts, which must outlive wmark',
+};
+const CHILD_PROCESS =
+  /^\s*import\s[^;]*?from\s+['"](?:node:)?child_process['"]|\brequire\(\s*['"](?:node:)?child_process['"]\s*\)|\bimport\(\s*['"](?:node:)?child_process['"]\s*\)/m;
+const CLOCK_READ = /\bDate\.now\s*\(\s*\)|\bnew\s+Date\s*\(\s*\)/;
 
 /**
  * Top-level folders beside src/ and those each may not import: tests and benchmarks meet only in harness/, which
@@ -108,16 +130,6 @@ const STILL_TO_SPLIT = [
   'bench/control-plane.ts',
   'bench/forensic-long.ts',
   'bench/forensic.ts',
-];
-
-/**
- * Import loops between folders (a folder: a directory under src/, its own files only; a file at the top of src/ stands
- * alone) that are still to be taken apart, each as the folders that import each other round. Any other loop is
- * refused, and so is a listed one that took in another folder or lost one: the list says what is, so it only shrinks.
- */
-const KNOWN_FOLDER_LOOPS = [
-  ['engine', 'engine/band', 'engine/ingest', 'engine/render', 'engine/watermark'],
-  ['server', 'server/routes'],
 ];
 
 /** The .ts (and .mts/.mjs, with `all`) files under `dir`, leaving out generated output. */
@@ -179,6 +191,15 @@ for (const file of files) {
     if (dynamic) continue;
     all.add(target);
     if (!typeOnly) runtime.add(target);
+  }
+  if (CHILD_PROCESS.test(text) && !(fromRel in PROCESS_STARTERS))
+    problems.push(`process: ${fromRel} starts processes itself (run them through ffmpeg/run-ffmpeg.ts, whose watchdog stops and kills them)`);
+  if (CLOCKLESS.includes(from)) {
+    text.split('\n').forEach((line, i) => {
+      // Comments may name the clock they are not reading.
+      const code = line.replace(/^\s*(\/\/|\/?\*).*$/, '').replace(/\s\/\/\s.*$/, '');
+      if (CLOCK_READ.test(code)) problems.push(`clock: ${fromRel}:${i + 1} reads the wall clock (use the engine's \`now\`, or take a \`now\` at construction)`);
+    });
   }
   if (REACH_THROUGH.layers.includes(from)) {
     text.split('\n').forEach((line, i) => {
@@ -286,17 +307,9 @@ for (const [file, targets] of edges) {
 }
 const folderLoops = stronglyConnected(folderEdges).filter((group) => group.length > 1);
 const loopName = (group) => [...group].sort().join(', ');
-const known = new Set(KNOWN_FOLDER_LOOPS.map(loopName));
 for (const group of folderLoops) {
-  if (known.has(loopName(group))) continue;
   const hops = group.flatMap((a) => group.filter((b) => folderEdges.get(a)?.has(b)).map((b) => folderEdges.get(a).get(b)));
   problems.push(`folder loop: ${loopName(group)} import each other round (${hops.sort().join('; ')}); move the piece to where it belongs`);
-}
-const found = new Set(folderLoops.map(loopName));
-for (const loop of KNOWN_FOLDER_LOOPS) {
-  // Listed loops are this repository's: a tree without their folders (a test's) has nothing to say about them.
-  if (!found.has(loopName(loop)) && loop.every((folder) => existsSync(path.join(root, folder))))
-    problems.push(`folder loop: ${loopName(loop)} is listed in KNOWN_FOLDER_LOOPS but is no loop now: list what is left of it, or nothing`);
 }
 
 /** Tarjan's strongly connected components of a graph given as node -> Map(next -> anything). */
@@ -338,5 +351,5 @@ if (problems.length) {
   process.exit(1);
 }
 console.log(`no import cycles or layer crossings in ${files.length} files`);
-console.log(KNOWN_FOLDER_LOOPS.length ? `no folder loops but the ${KNOWN_FOLDER_LOOPS.length} listed still to take apart` : 'no folder loops');
+console.log('no folder loops');
 if (repo) console.log(`no import between test/ and bench/, nor from harness/ into either, in ${fencedFiles} files`);

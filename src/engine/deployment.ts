@@ -7,7 +7,7 @@ import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../media/media-store.js';
 import type { BandSupport } from './band/band-support.js';
 import type { DataLayout } from './data-folder/layout.js';
-import type { IngestPath } from './ingest/ingest-path.js';
+import type { IngestPath } from './ingest-path.js';
 import type { SegmentRenderer } from './render/segment-renderer.js';
 
 export interface EngineParts {
@@ -17,6 +17,8 @@ export interface EngineParts {
   secret: Buffer;
   encode: EncodeOptions;
   workers: number;
+  /** The engine's clock: every time the engine reads goes through it. */
+  now: () => number;
   /** Whether marks that fit a band render there (the patched x264 found), or why not. */
   band: BandSupport;
 }

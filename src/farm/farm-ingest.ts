@@ -11,7 +11,7 @@ import { framesPerSegment } from '../core/plan/segment-timing.js';
 import { segmentDurations, workingFormPlan } from '../core/plan/working-form.js';
 import type { EncodeOptions } from '../core/plan/x264.js';
 import { LAYOUT_NAME, mediaKeys, SIDECAR_NAME } from '../engine/data-folder/layout.js';
-import type { IngestPath } from '../engine/ingest/ingest-path.js';
+import type { IngestPath } from '../engine/ingest-path.js';
 import type { JobReporter } from '../engine/jobs/job-reporter.js';
 import type { VideoRecord } from '../engine/state/state-store.js';
 import type { MediaStore } from '../media/media-store.js';

@@ -3,9 +3,10 @@
 // workers mount). This process only waits, at most FARM_WAITING_RENDERS at a time, most urgent first.
 import { WmarkError } from '../core/errors.js';
 import type { EncodeOptions } from '../core/plan/x264.js';
+import type { BandStats } from '../engine/band/band-render.js';
 import { mediaKeys } from '../engine/data-folder/layout.js';
 import { type RenderListener, RenderScheduler, type RenderUrgency } from '../engine/render/render-scheduler.js';
-import type { BandStats, RendererHealth, SegmentRender, SegmentRenderer } from '../engine/render/segment-renderer.js';
+import type { FarmTasks, RendererHealth, SegmentRender, SegmentRenderer } from '../engine/render/segment-renderer.js';
 import type { FolderMediaStore } from '../media/folder-store.js';
 import type { MediaStore } from '../media/media-store.js';
 import { VERSION } from '../version.js';
@@ -69,7 +70,6 @@ export interface FarmRendererOptions {
 }
 
 export class FarmRenderer implements SegmentRenderer {
-  readonly kind = 'farm' as const;
   readonly concurrency = { watermarkJobs: FARM_WATERMARK_JOBS, ingestJobs: FARM_INGEST_JOBS };
   private readonly scheduler = new RenderScheduler(FARM_WAITING_RENDERS, { remote: true });
   /** Segments the workers rendered as a band, and band renders they rendered in full instead, by reason. */
@@ -172,6 +172,11 @@ export class FarmRenderer implements SegmentRenderer {
 
   onRendered(listener: RenderListener): () => void {
     return this.scheduler.onRendered(listener);
+  }
+
+  /** The queue's tasks: waiting (prioritized and delayed ones too) and active; undefined while Redis does not answer. */
+  async taskDepth(): Promise<FarmTasks | undefined> {
+    return (await this.status()).depth ?? undefined;
   }
 
   async status(): Promise<FarmStatus> {

@@ -12,8 +12,8 @@ import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullm
 import type { Redis } from 'ioredis';
 import { changeLine } from '../core/dependency.js';
 import { isUnavailable, isWmarkError, WmarkError } from '../core/errors.js';
+import type { BandStats } from '../engine/band/band-render.js';
 import { type BandSupport, bandSupport } from '../engine/band/band-support.js';
-import type { BandStats } from '../engine/render/segment-renderer.js';
 import { renderToolProblems } from '../ffmpeg/render-capabilities.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
 import type { runX264 } from '../ffmpeg/run-x264.js';
@@ -211,7 +211,7 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
   /** The tasks being run now. */
   const inHand = new Set<Promise<unknown>>();
   const images = new ImageCache(options.store, await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-images-')));
-  const band = new WorkerBand(options.band ?? bandSupport(), log, options.runX264);
+  const band = new WorkerBand(options.band ?? (await bandSupport()), log, options.runX264);
 
   // Lists the other workers, to pass on a task this one must not render (see passOn).
   const peers = new Queue(TASK_QUEUE, { connection });

@@ -6,7 +6,7 @@ import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlin
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { WmarkError } from '../core/errors.js';
-import { type ByteRange, checkKey, checkPrefix, checkRange, type MediaStat, type MediaStore } from './media-store.js';
+import { type BodyToSend, type ByteRange, checkKey, checkPrefix, checkRange, type MediaStat, type MediaStore } from './media-store.js';
 
 /** Larger than Node's default 64 KiB: a segment is read in one or two reads, which serves segments faster. */
 const READ_BUFFER = 256 * 1024;
@@ -33,8 +33,18 @@ export class FolderMediaStore implements MediaStore {
     return path.join(this.root, checkKey(key));
   }
 
-  localFile(key: string): string {
+  describe(key: string): string {
     return this.fileOf(key);
+  }
+
+  /** The objects are files here: `use` gets them where they are, and nothing is made for it. */
+  withLocalFiles<T>(keys: readonly string[], _options: { scratch: string }, use: (files: string[]) => Promise<T>): Promise<T> {
+    return use(keys.map((key) => this.fileOf(key)));
+  }
+
+  /** The file's range itself; a file replaced by a shorter one meanwhile cuts the transfer when it is sent. */
+  async bodyToSend(key: string, _info: MediaStat, range: ByteRange): Promise<BodyToSend> {
+    return { file: this.fileOf(key), ...range };
   }
 
   async putFile(key: string, file: string, options: { move?: boolean } = {}): Promise<void> {

@@ -1,8 +1,11 @@
 // The media-store seam: where sources, working segments, rendered segments, playlists and mp4s live. A folder on this
 // machine (or a shared mount) or an S3-compatible bucket, so workers on other machines read and write the same media.
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Dependency } from '../core/dependency.js';
 import { isWmarkError, WmarkError } from '../core/errors.js';
+import { forEachBounded } from '../core/for-each-bounded.js';
 
 /** What a stored object is, for serving it (Content-Length, ETag, Last-Modified). */
 export interface MediaStat {
@@ -35,11 +38,21 @@ export interface MediaStore {
   put(key: string, bytes: Buffer | string): Promise<void>;
   /** The whole object's bytes. Missing: MEDIA_NOT_FOUND. */
   read(key: string): Promise<Buffer>;
+  /** Where the object under `key` is, for messages: its file on this machine, or its place in the bucket. */
+  describe(key: string): string;
   /**
-   * The object as a file on this machine, where the store keeps its objects as files (a folder store): a reader can
-   * then use the file itself (ffmpeg, a server's file fast path) instead of a copy. Stores elsewhere do not have it.
+   * Hands `use` a file on this machine for each key (in the keys' order; keys of one folder are files of one folder),
+   * and once it settles removes whatever was made for it. A store that keeps its objects as files here hands the files
+   * themselves; another copies the objects into a folder of its own under `scratch` first. Missing: MEDIA_NOT_FOUND;
+   * `signal` stops the copying (CANCELLED).
    */
-  localFile?(key: string): string;
+  withLocalFiles<T>(keys: readonly string[], options: { scratch: string; signal?: AbortSignal }, use: (files: string[]) => Promise<T>): Promise<T>;
+  /**
+   * The bytes `range` of the object `info` (its `stat`) describes, as a server sends them: a store that keeps its
+   * objects as files here names the file's range (sent from the file itself, the fastest way to serve a segment);
+   * another reads them (see bodyFromReads). Undefined when the object changed since `info`: stat it again.
+   */
+  bodyToSend(key: string, info: MediaStat, range: ByteRange): Promise<BodyToSend | undefined>;
   /**
    * Copies an object to another key inside the store, without its bytes passing through this process (a forensic
    * viewer's segment is a prepared variant under the watermark's own name). Missing `from`: MEDIA_NOT_FOUND.
@@ -56,13 +69,60 @@ export interface MediaStore {
   list(prefix: string): Promise<string[]>;
   /**
    * Removes what writes cut short by a killed process left in the folder `prefix` names (a folder store's hidden temp
-   * files), for when no write there can still be under way. Stores whose writes leave nothing behind do not have it.
+   * files), for when no write there can still be under way; returns how many. A store whose writes leave nothing
+   * behind (a bucket: an upload appears whole or not at all) has nothing to drop.
    */
-  dropUnfinished?(prefix: string): Promise<number>;
+  dropUnfinished(prefix: string): Promise<number>;
   /** Deletes every object whose key starts with `prefix` (which must not be empty); returns how many went. */
   deletePrefix(prefix: string): Promise<number>;
   /** Releases connections; the store is not used after. */
   close(): void;
+}
+
+/** An object's bytes as a server sends them: a range of a file on this machine, bytes read, or an opened stream. */
+export type BodyToSend = { file: string; start: number; end: number } | Buffer | { stream: Readable; length: number };
+
+/**
+ * Objects up to this size (every segment, and the mp4 of a short title) are read whole before a server sends the
+ * answer's head. A store that stops answering part-way (a bucket going away mid-read) then makes a 503 with
+ * Retry-After, which players and SDKs retry, instead of a transfer cut after a 200; and the store's own checks (the
+ * length, the MD5 ETag, a read again after a torn body) apply. Larger objects stream, opened before the head is sent.
+ */
+export const WHOLE_BODY_BYTES = 16 * 1024 * 1024;
+
+/** `bodyToSend` for a store whose objects are not files here: read through its own calls (WHOLE_BODY_BYTES). */
+export async function bodyFromReads(store: MediaStore, key: string, info: MediaStat, range: ByteRange): Promise<BodyToSend | undefined> {
+  if (info.size > WHOLE_BODY_BYTES) return { stream: await store.openRange(key, range), length: range.end - range.start + 1 };
+  const bytes = await store.read(key);
+  // Rewritten between the stat and the read: its head would not match these bytes.
+  return bytes.length === info.size ? bytes.subarray(range.start, range.end + 1) : undefined;
+}
+
+/** Objects copied to this machine at once by withCopies: a few hide the round trips. */
+const COPIES_AT_ONCE = 4;
+
+/**
+ * `withLocalFiles` for a store whose objects are not files here: copies them into a folder of their own under
+ * `scratch` (keys keep their folders), hands them to `use`, and removes the folder once it settles.
+ */
+export async function withCopies<T>(
+  store: MediaStore,
+  keys: readonly string[],
+  options: { scratch: string; signal?: AbortSignal },
+  use: (files: string[]) => Promise<T>,
+): Promise<T> {
+  const folder = await mkdtemp(path.join(options.scratch, 'copies-'));
+  try {
+    const files = keys.map((key) => path.join(folder, ...checkKey(key).split('/')));
+    await forEachBounded([...keys.keys()], COPIES_AT_ONCE, async (i) => {
+      if (options.signal?.aborted) throw new WmarkError('CANCELLED', `copying from ${store.location} cancelled`);
+      await mkdir(path.dirname(files[i]!), { recursive: true });
+      await store.getFile(keys[i]!, files[i]!);
+    });
+    return await use(files);
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
 }
 
 /** True for the error a store gives for an object that is not there. */

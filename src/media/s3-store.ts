@@ -23,7 +23,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { unavailableError } from '../core/dependency.js';
 import { WmarkError } from '../core/errors.js';
-import { type ByteRange, checkKey, checkPrefix, checkRange, type MediaStat, type MediaStore } from './media-store.js';
+import { type ByteRange, bodyFromReads, checkKey, checkPrefix, checkRange, type MediaStat, type MediaStore, withCopies } from './media-store.js';
 import { firstLine, ProbeMonitor } from './reachability.js';
 
 export interface S3StoreOptions {
@@ -110,6 +110,20 @@ export class S3MediaStore implements MediaStore {
 
   private objectKey(key: string): string {
     return `${this.prefix}${checkKey(key)}`;
+  }
+
+  describe(key: string): string {
+    return `${this.location}${checkKey(key)}`;
+  }
+
+  /** Objects are copied here to be used as files, and read through the store's calls to be served. */
+  readonly withLocalFiles: MediaStore['withLocalFiles'] = (keys, options, use) => withCopies(this, keys, options, use);
+  readonly bodyToSend: MediaStore['bodyToSend'] = (key, info, range) => bodyFromReads(this, key, info, range);
+
+  /** An upload appears whole or not at all, so nothing unfinished is ever left in the bucket. */
+  async dropUnfinished(prefix: string): Promise<number> {
+    checkPrefix(prefix, { allowEmpty: false });
+    return 0;
   }
 
   async putFile(key: string, file: string, options: { move?: boolean } = {}): Promise<void> {

@@ -1,38 +1,24 @@
-// A media object in serve's shared store (S3, a shared folder) as a response, with what fileResponse gives a local
-// file: type, length, validators, byte ranges (206/416), HEAD. The bytes come from the store through this process.
+// A media object in the engine's media store (the data folder, a shared folder, S3) as a response, with what
+// fileResponse gives a local file: type, length, validators, byte ranges (206/416), HEAD.
 import type { ServerResponse } from 'node:http';
 import { WmarkError } from '../core/errors.js';
 import type { MediaStore } from '../media/media-store.js';
-import { bodyResponseHead, type FileResponseOptions, fileResponse } from './file-response.js';
+import { bodyResponseHead, type FileResponseOptions } from './file-response.js';
 import type { ApiRequest, ApiResponse, StoreBody } from './http-types.js';
 
 /**
- * Objects up to this size (every segment, and the mp4 of a short title) are read whole before the answer's head is
- * sent. A store that stops answering part-way (a bucket going away mid-read) then makes a 503 with Retry-After, which
- * players and SDKs retry, instead of a transfer cut after a 200; and the store's own checks (the length, the MD5
- * ETag, a read again after a torn body) apply. Larger objects stream, opened before the head is sent.
- */
-export const WHOLE_BODY_BYTES = 16 * 1024 * 1024;
-
-/**
- * A stored object as a response. An object the store keeps as a file on this machine is sent from the file itself
- * (fileResponse: reused read buffers, the fastest way to serve segments); others come from the store, and a store
- * that does not answer fails the request before anything of it is sent.
+ * A stored object as a response. The store says how its bytes go: from a file on this machine (fileResponse's way:
+ * reused read buffers), read whole, or streamed (objects over WHOLE_BODY_BYTES); a store that does not answer fails
+ * the request before anything of it is sent.
  */
 export async function storeResponse(req: ApiRequest, store: MediaStore, key: string, options: FileResponseOptions): Promise<ApiResponse> {
-  const local = store.localFile?.(key);
-  if (local !== undefined) return fileResponse(req, local, options);
   for (let attempt = 1; ; attempt++) {
     const info = await store.stat(key);
     if (!info) throw new WmarkError('NOT_FOUND', 'no such file');
     const { status, headers, range } = bodyResponseHead(req, info, options);
     if (!range || req.method === 'HEAD') return { status, headers };
-    if (info.size > WHOLE_BODY_BYTES) {
-      const stream = await store.openRange(key, range);
-      return { status, headers, body: { stream, length: range.end - range.start + 1 } };
-    }
-    const bytes = await store.read(key);
-    if (bytes.length === info.size) return { status, headers, body: bytes.subarray(range.start, range.end + 1) };
+    const body = await store.bodyToSend(key, info, range);
+    if (body !== undefined) return { status, headers, body };
     // Rewritten between the stat and the read (its head would not match its bytes): the new one is answered.
     if (attempt === 2) throw new WmarkError('MEDIA_STORE_FAILED', `${key} changed twice while it was being read`);
   }

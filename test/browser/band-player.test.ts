@@ -47,8 +47,8 @@ describe.skipIf(!X264)(TITLE, () => {
       { type: 'TEXT', content: 'viewer · band', y: 0.985, verticalAlign: 'BOTTOM', fontSize: 0.1, fontOpacity: 0.9 },
     ]);
     expect(r.record.status).toBe('READY');
-    expect(engine.renderer.bandStats?.().rendered).toBeGreaterThan(0);
-    expect(engine.renderer.bandStats?.().fallbacks).toEqual({});
+    expect(engine.renderer.bandStats().rendered).toBeGreaterThan(0);
+    expect(engine.renderer.bandStats().fallbacks).toEqual({});
     dir = r.dir;
     const hls = readFileSync(HLS_JS);
     server = createServer((req, res) => {

@@ -8,7 +8,7 @@ import { ingestVideo, type TestEngine, testEngine } from '../../harness/engine.j
 import { natural } from '../../harness/fixtures.js';
 import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
 import { serverService } from '../../src/engine/app/server-service.js';
-import { type RunningServer, startServer } from '../../src/server/node-server.js';
+import { type RunningServer, startServer } from '../../src/server/app/node-server.js';
 import { VERSION } from '../../src/version.js';
 
 const KEY = 'clean-console-10s';

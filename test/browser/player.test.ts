@@ -26,7 +26,7 @@ import { signPlayerUrl } from '../../src/core/watermark-urls.js';
 import { STATUS_URL_GRACE_MS } from '../../src/engine/app/api-bodies.js';
 import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
 import { serverService } from '../../src/engine/app/server-service.js';
-import { type RunningServer, startServer } from '../../src/server/node-server.js';
+import { type RunningServer, startServer } from '../../src/server/app/node-server.js';
 
 const require = createRequire(import.meta.url);
 const HLS_JS = path.join(path.dirname(require.resolve('hls.js/package.json')), 'dist', 'hls.min.js');

@@ -10,7 +10,8 @@ import { variantFileName, variantNames } from '../../src/core/forensic/variant-p
 import { parseSettings } from '../../src/core/setting-schema.js';
 import type { Setting } from '../../src/core/setting-types.js';
 import { LAYOUT_NAME, mediaKeys } from '../../src/engine/data-folder/layout.js';
-import { type Engine, openEngine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { openEngine } from '../../src/engine/open/open-engine.js';
 import type { RenderUrgency, SegmentRender, SegmentRenderer } from '../../src/engine/render/segment-renderer.js';
 import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
 import type { VideoRecord, VideoStatus } from '../../src/engine/state/state-store.js';
@@ -41,7 +42,6 @@ interface RecordedRender {
 export const renderedContent = (input: string, graph: string) => `rendered ${input} with ${graph}`;
 
 class FakeRenderer implements SegmentRenderer {
-  readonly kind = 'local' as const;
   readonly concurrency = { watermarkJobs: 2, ingestJobs: 1 };
   readonly renders: RecordedRender[] = [];
   /** Outputs the engine asked to forget, in the order asked. */
@@ -104,6 +104,14 @@ class FakeRenderer implements SegmentRenderer {
 
   onRendered(): () => void {
     return () => undefined;
+  }
+
+  bandStats() {
+    return { rendered: 0, fallbacks: {} };
+  }
+
+  async taskDepth() {
+    return undefined;
   }
 
   async health() {

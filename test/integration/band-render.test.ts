@@ -11,11 +11,11 @@ import { natural } from '../../harness/fixtures.js';
 import { parseWatermarkOrder } from '../../src/core/api-requests.js';
 import { Operations } from '../../src/engine/app/operations.js';
 import { bandKeys, readBandMeta } from '../../src/engine/band/band-media.js';
-import { renderStrategy } from '../../src/engine/band/band-strategy.js';
 import { mediaFile } from '../../src/engine/data-folder/layout.js';
-import { embedded } from '../../src/engine/embedded.js';
+import { embedded } from '../../src/engine/open/embedded.js';
 import { LocalRenderer } from '../../src/engine/render/local-renderer.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
+import { renderStrategy } from '../../src/engine/watermark/band-strategy.js';
 import { locateBandX264 } from '../../src/ffmpeg/locate-x264.js';
 import { runX264 } from '../../src/ffmpeg/run-x264.js';
 import { ServerMetrics } from '../../src/server/metrics.js';
@@ -46,7 +46,7 @@ describe.skipIf(!X264)(TITLE, () => {
       await ingestFixture(off, await natural(2), 'natural-2');
       const r = await renderWith(off, 'natural-2', [FITS]);
       expect(await testService(off).operations.renderStrategy(r.record)).toEqual({ strategy: 'full', reason: 'band rendering off: patched x264 not found' });
-      expect(off.renderer.bandStats?.()).toEqual({ rendered: 0, fallbacks: {} });
+      expect(off.renderer.bandStats()).toEqual({ rendered: 0, fallbacks: {} });
     } finally {
       await off.dispose();
     }
@@ -81,7 +81,7 @@ describe.skipIf(!X264)(TITLE, () => {
   ];
 
   it.each(PLACES)('renders a fitting text watermark in the $where band: the shared encode outside it, the mark inside it', async (place) => {
-    const before = engine.renderer.bandStats!().rendered;
+    const before = engine.renderer.bandStats().rendered;
     const r = await renderWith(engine, 'natural-6', [place.setting]);
     expect(r.record.status).toBe('READY');
     const strategy = await testService(engine).operations.renderStrategy(r.record);
@@ -90,7 +90,7 @@ describe.skipIf(!X264)(TITLE, () => {
       strategy: 'band',
       reason: expect.stringMatching(new RegExp(`^the mark reaches rows \\d+-\\d+, inside the band at rows ${rows}$`)),
     });
-    expect(engine.renderer.bandStats?.()).toEqual({ rendered: before + video.segments.length, fallbacks: {} });
+    expect(engine.renderer.bandStats()).toEqual({ rendered: before + video.segments.length, fallbacks: {} });
     for (const k of [0, video.segments.length - 1]) {
       const out = `${r.dir}/seg_${String(k).padStart(5, '0')}.ts`;
       await decodesCleanly(out);
@@ -113,14 +113,14 @@ describe.skipIf(!X264)(TITLE, () => {
       { content: 'centre' },
       { ...FITS, y: 0.1, verticalAlign: 'TOP', animation: { type: 'MOVE', toX: 0.5, toY: 0.96, startTime: 0, endTime: 5 } },
     ]) {
-      const before = engine.renderer.bandStats?.().rendered;
+      const before = engine.renderer.bandStats().rendered;
       const r = await renderWith(engine, 'natural-6', [setting]);
       expect(r.record.status).toBe('READY');
       expect(await renderStrategy(engine, r.record, video)).toMatchObject({
         strategy: 'full',
         reason: expect.stringMatching(/^the mark reaches rows \d+-\d+, outside the band/),
       });
-      expect(engine.renderer.bandStats?.().rendered).toBe(before);
+      expect(engine.renderer.bandStats().rendered).toBe(before);
     }
   });
 
@@ -177,7 +177,7 @@ describe.skipIf(!X264)(TITLE, () => {
       const v = await ingestFixture(broken, await natural(6), 'natural-6');
       const r = await renderWith(broken, 'natural-6', [FITS]);
       expect(r.record.status).toBe('READY');
-      const stats = broken.renderer.bandStats!();
+      const stats = broken.renderer.bandStats();
       expect(stats.rendered).toBe(0);
       expect(Object.values(stats.fallbacks).reduce((a, b) => a + b, 0)).toBe(v.segments.length);
       expect(Object.keys(stats.fallbacks).every((code) => ['SPLICE_MISMATCH', 'BITSTREAM_INVALID'].includes(code))).toBe(true);

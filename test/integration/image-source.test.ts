@@ -19,7 +19,7 @@ import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { ensureSegment } from '../../src/engine/watermark/on-demand.js';
 import { requestWatermark } from '../../src/engine/watermark/request.js';
 import { runWatermarkJob } from '../../src/engine/watermark/watermark-job.js';
-import { createApp } from '../../src/server/app.js';
+import { createApp } from '../../src/server/app/app.js';
 import { animatedImage, fixtureIn, type ImageServer, imageServer, plainPng, solidImage } from '../helpers/images.js';
 import { decodeFrame } from '../helpers/media.js';
 import { expectError } from '../helpers/serve-in-tests.js';

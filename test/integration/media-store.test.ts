@@ -62,7 +62,7 @@ const codeOf = (promise: Promise<unknown>) =>
     (error: { code?: string }) => error.code ?? String(error),
   );
 
-describe.each(kinds)('%s media store', (_kind, makeStore) => {
+describe.each(kinds)('%s media store', (kind, makeStore) => {
   it('puts a local file and gets it back byte for byte, with its size', async () => {
     const store = makeStore();
     const bytes = randomBytes(300_000);
@@ -172,6 +172,58 @@ describe.each(kinds)('%s media store', (_kind, makeStore) => {
       expect(await codeOf(store.stat(key)), key).toBe('MEDIA_KEY_INVALID');
     }
     expect(await codeOf(store.list('../'))).toBe('MEDIA_KEY_INVALID');
+  });
+
+  it('hands local files of a set of keys to a function, one folder per key folder, and leaves no copy behind', async () => {
+    const store = makeStore();
+    const keys = ['watermarks/v1/w1/seg_00001.ts', 'watermarks/v1/w1/seg_00000.ts', 'videos/v1/seg_00000.ts'];
+    for (const key of keys) await store.putFile(key, localFile('w', Buffer.from(`bytes of ${key}`)));
+    const scratch = path.join(work, 'scratch', `${kind}-${made}`);
+    mkdirSync(scratch, { recursive: true });
+    const seen = await store.withLocalFiles(keys, { scratch }, async (files) => {
+      expect(path.dirname(files[0]!)).toBe(path.dirname(files[1]!));
+      expect(files.map((f) => path.basename(f))).toEqual(['seg_00001.ts', 'seg_00000.ts', 'seg_00000.ts']);
+      return files.map((f) => readFileSync(f, 'utf8'));
+    });
+    expect(seen).toEqual(keys.map((key) => `bytes of ${key}`));
+    // The folder's files are its own, used where they are; a bucket's copies are gone with their folder.
+    expect(readdirSync(scratch)).toEqual([]);
+    const missing = store.withLocalFiles(['videos/v9/seg_00000.ts'], { scratch }, async () => 'used');
+    expect(await codeOf(missing)).toBe(kind === 'folder' ? 'resolved' : 'MEDIA_NOT_FOUND');
+    expect(readdirSync(scratch)).toEqual([]);
+    const stop = new AbortController();
+    stop.abort();
+    if (kind === 's3') expect(await codeOf(store.withLocalFiles(keys, { scratch, signal: stop.signal }, async () => 'used'))).toBe('CANCELLED');
+  });
+
+  it('names an object for messages: its file, or its place in the bucket', async () => {
+    const store = makeStore();
+    const where = store.describe('videos/v1/seg_00000.ts');
+    expect(where).toBe(kind === 'folder' ? path.join(store.location, 'videos/v1/seg_00000.ts') : `${store.location}videos/v1/seg_00000.ts`);
+    expect(where).not.toContain('//v');
+    expect(() => store.describe('../x')).toThrow('not a media key');
+  });
+
+  it('gives the bytes of a range to send, the same from either store, and undefined for an object that changed', async () => {
+    const store = makeStore();
+    const bytes = randomBytes(4000);
+    await store.putFile('watermarks/v1/w1/seg_00000.ts', localFile('b', bytes));
+    const info = (await store.stat('watermarks/v1/w1/seg_00000.ts'))!;
+    const body = await store.bodyToSend('watermarks/v1/w1/seg_00000.ts', info, { start: 100, end: 199 });
+    const sent = body === undefined || Buffer.isBuffer(body) ? body : 'file' in body ? readFileSync(body.file).subarray(body.start, body.end + 1) : undefined;
+    expect(sent?.equals(bytes.subarray(100, 200))).toBe(true);
+    if (kind === 's3') {
+      const stale = await store.bodyToSend('watermarks/v1/w1/seg_00000.ts', { ...info, size: info.size - 1 }, { start: 0, end: 9 });
+      expect(stale).toBeUndefined();
+    }
+  });
+
+  it('drops what unfinished writes left in a folder: none in a bucket, whose uploads appear whole or not at all', async () => {
+    const store = makeStore();
+    await store.putFile('videos/v1/seg_00000.ts', localFile('u', Buffer.from('whole')));
+    expect(await store.dropUnfinished('videos/v1/')).toBe(0);
+    expect(await store.list('videos/v1/')).toEqual(['videos/v1/seg_00000.ts']);
+    expect(await codeOf(store.dropUnfinished(''))).toBe('MEDIA_KEY_INVALID');
   });
 
   it('stores a file larger than one upload part whole', async () => {

@@ -15,7 +15,7 @@ import { LocalService } from '../../src/engine/app/local-service.js';
 import type { InProcessJobQueue } from '../../src/engine/jobs/job-queue.js';
 import type { RenderMode } from '../../src/engine/state/state-store.js';
 import { openingSegments } from '../../src/engine/watermark/watermark-job.js';
-import { type App, createApp } from '../../src/server/app.js';
+import { type App, createApp } from '../../src/server/app/app.js';
 import { decodeFrame, decodesCleanly } from '../helpers/media.js';
 
 const SIZE = { width: 320, height: 180 };

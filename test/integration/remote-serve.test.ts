@@ -8,7 +8,7 @@ import { type TestEngine, testEngine } from '../../harness/engine.js';
 import { flat } from '../../harness/fixtures.js';
 import { createCredential, type IssuedCredential } from '../../src/engine/app/credentials.js';
 import { serverService } from '../../src/engine/app/server-service.js';
-import { type RunningServer, startServer } from '../../src/server/node-server.js';
+import { type RunningServer, startServer } from '../../src/server/app/node-server.js';
 
 let engine: TestEngine;
 let server: RunningServer;

@@ -24,7 +24,7 @@ import { TaskQueue } from '../../src/farm/task-queue.js';
 import { createProcessRunner, type ProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import type { MediaStore } from '../../src/media/media-store.js';
 import { openMediaStore } from '../../src/media/open-media-store.js';
-import { type App, createApp } from '../../src/server/app.js';
+import { type App, createApp } from '../../src/server/app/app.js';
 import { solidImage } from '../helpers/images.js';
 import { decodeFrame } from '../helpers/media.js';
 import { colourBox } from '../helpers/watermark-helpers.js';

@@ -19,7 +19,7 @@ import { type RunningFarmWorker, startFarmWorker } from '../../src/farm/farm-wor
 import { TaskQueue } from '../../src/farm/task-queue.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { FolderMediaStore } from '../../src/media/folder-store.js';
-import { createApp } from '../../src/server/app.js';
+import { createApp } from '../../src/server/app/app.js';
 import { VERSION } from '../../src/version.js';
 import { decodesCleanly } from '../helpers/media.js';
 
@@ -173,6 +173,8 @@ describe('serve with a render farm, in process', () => {
       dependencies: [{ name: 'queue', up: true, location: redis.url }],
       queue: { url: redis.url, media: engine.paths.media, reachable: true, depth: { waiting: 0, active: 0 }, workers: [{ id: worker.id, version: VERSION }] },
     });
+    // The renderer counts the farm's tasks itself, for /metrics: none waiting, none rendering.
+    expect(await engine.renderer.taskDepth()).toEqual({ waiting: 0, active: 0 });
     // Readiness: the one dependency (the media folder is this machine's) answers.
     const ready = await call(s.app, 'GET', '/readyz');
     expect([ready.status, ready.json]).toEqual([200, { ready: true, dependencies: [{ name: 'queue', up: true, location: redis.url }] }]);
@@ -209,6 +211,7 @@ describe('serve with a render farm, in process', () => {
     const r = await call(s.app, 'GET', '/healthz');
     expect(Date.now() - started).toBeLessThan(STATUS_TIMEOUT_MS + 1_000);
     expect(r.json).toMatchObject({ ok: true, ready: false, queue: { url: redis.url, reachable: false, depth: null, workers: null } });
+    expect(await engine.renderer.taskDepth()).toBeUndefined();
     // Not ready, naming the queue: where it is and why for this machine, its state only for another.
     const ready = await call(s.app, 'GET', '/readyz');
     expect(ready.status).toBe(503);

@@ -19,7 +19,7 @@ import {
   waitFor,
 } from '../../harness/serve-helpers.js';
 import { serverService } from '../../src/engine/app/server-service.js';
-import { type RunningServer, startServer } from '../../src/server/node-server.js';
+import { type RunningServer, startServer } from '../../src/server/app/node-server.js';
 
 const KEY = 'links-clip';
 const FORGED = { host: 'attacker.example', 'x-forwarded-host': 'attacker.example', 'x-forwarded-proto': 'https', forwarded: 'host=attacker.example' };

@@ -11,7 +11,7 @@ import { segmentFileName, segmentFrameCounts } from '../../src/core/plan/segment
 import { signUrl } from '../../src/core/sign-url.js';
 import { mediaScope, signPlayerUrl } from '../../src/core/watermark-urls.js';
 import { serverService } from '../../src/engine/app/server-service.js';
-import { startServer } from '../../src/server/node-server.js';
+import { startServer } from '../../src/server/app/node-server.js';
 import { expectError, expectNoLeak } from '../helpers/serve-in-tests.js';
 
 let engine: TestEngine;

@@ -10,7 +10,8 @@ import { tempDir } from '../../harness/fixtures.js';
 import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
 import { parseTemplateBody } from '../../src/core/template-schema.js';
 import { createTemplate, getTemplate } from '../../src/engine/app/templates.js';
-import { type Engine, openEngine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { openEngine } from '../../src/engine/open/open-engine.js';
 import { PostgresStateStore } from '../../src/engine/state/postgres-state-store.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/engine/state/schema.js';
 import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
@@ -231,20 +232,23 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       store = await backend.open();
       await store.insertVideo(video('v1', 'clip', { status: 'INGESTED' }));
       const identify = (videoId: string) => `${videoId}-alice`;
-      expect(await store.findWatermarkRequest({ key: 'nope' }, identify)).toEqual({});
-      expect(await store.findWatermarkRequest({}, identify)).toEqual({});
+      expect(await store.findWatermarkRequest({ key: 'nope' }, identify, Date.now())).toEqual({});
+      expect(await store.findWatermarkRequest({}, identify, Date.now())).toEqual({});
       // Not made yet, then made: found by key (the second time under the id this store learnt) and by id.
-      expect(await store.findWatermarkRequest({ key: 'clip' }, identify)).toEqual({ video: video('v1', 'clip', { status: 'INGESTED' }), watermark: undefined });
+      expect(await store.findWatermarkRequest({ key: 'clip' }, identify, Date.now())).toEqual({
+        video: video('v1', 'clip', { status: 'INGESTED' }),
+        watermark: undefined,
+      });
       await store.insertWatermarkIfAbsent(watermark('v1-alice', 'v1', 'alice'));
       const both = { video: video('v1', 'clip', { status: 'INGESTED' }), watermark: watermark('v1-alice', 'v1', 'alice') };
-      expect(await store.findWatermarkRequest({ key: 'clip' }, identify)).toEqual(both);
-      expect(await store.findWatermarkRequest({ videoId: 'v1' }, identify)).toEqual(both);
+      expect(await store.findWatermarkRequest({ key: 'clip' }, identify, Date.now())).toEqual(both);
+      expect(await store.findWatermarkRequest({ videoId: 'v1' }, identify, Date.now())).toEqual(both);
       // The key now names another video (a replaced ingest): its watermark, not the old video's, is found.
       await store.deleteVideoAndWatermarks('v1');
       await store.insertVideo(video('v2', 'clip'));
-      expect(await store.findWatermarkRequest({ key: 'clip' }, identify)).toEqual({ video: video('v2', 'clip'), watermark: undefined });
+      expect(await store.findWatermarkRequest({ key: 'clip' }, identify, Date.now())).toEqual({ video: video('v2', 'clip'), watermark: undefined });
       await store.insertWatermarkIfAbsent(watermark('v2-alice', 'v2', 'alice'));
-      expect((await store.findWatermarkRequest({ key: 'clip' }, identify)).watermark).toEqual(watermark('v2-alice', 'v2', 'alice'));
+      expect((await store.findWatermarkRequest({ key: 'clip' }, identify, Date.now())).watermark).toEqual(watermark('v2-alice', 'v2', 'alice'));
 
       expect(await store.getWatermarkAndJob('v2-alice', 'watermark:v2-alice')).toEqual({ watermark: watermark('v2-alice', 'v2', 'alice'), job: undefined });
       const job = await store.ensureJob('watermark', 'v2-alice', T0);

@@ -8,7 +8,7 @@ import { WmarkError } from '../../core/errors.js';
 import type { Engine } from '../../engine/app/configured-engine.js';
 import type { LocalService } from '../../engine/app/local-service.js';
 import { HttpClient } from '../../remote/client.js';
-import type { RunningServer } from '../../server/node-server.js';
+import type { RunningServer } from '../../server/app/node-server.js';
 import { lastOf } from '../../service/watch.js';
 import type { WatermarkResource } from '../../service/watermark-service.js';
 import { VERSION } from '../../version.js';
@@ -180,7 +180,7 @@ function demoSettings(viewer: string, email: string): Record<string, unknown>[] 
 }
 
 async function listen(engine: Engine, host: string, port: number, publicUrl: string | undefined, ttl: number): Promise<RunningServer> {
-  const [{ startServer }, { serverService }] = await Promise.all([import('../../server/node-server.js'), import('../../engine/app/server-service.js')]);
+  const [{ startServer }, { serverService }] = await Promise.all([import('../../server/app/node-server.js'), import('../../engine/app/server-service.js')]);
   const service = serverService(engine, { host });
   try {
     return await startServer({ service, host, port, publicUrl, tokenTtlSeconds: ttl });

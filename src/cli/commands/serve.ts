@@ -5,7 +5,7 @@ import { parseTrustedProxies } from '../../core/forwarded-for.js';
 import { isWildcardHost } from '../../core/listen-url.js';
 import type { ServerServiceOptions } from '../../engine/app/server-service.js';
 import { redactQueueUrl } from '../../farm/queue-url.js';
-import type { RunningServer } from '../../server/node-server.js';
+import type { RunningServer } from '../../server/app/node-server.js';
 import { action } from '../action.js';
 import type { CliContext } from '../context.js';
 import { announceFirstKey } from '../first-key.js';
@@ -128,7 +128,7 @@ async function startApiServer(
   logs: ServeLog,
 ): Promise<RunningServer> {
   const { log } = logs;
-  const [{ startServer }, { serverService }] = await Promise.all([import('../../server/node-server.js'), import('../../engine/app/server-service.js')]);
+  const [{ startServer }, { serverService }] = await Promise.all([import('../../server/app/node-server.js'), import('../../engine/app/server-service.js')]);
   return startServer({
     service: serverService(engine, {
       host: config.server.host,

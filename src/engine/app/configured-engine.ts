@@ -4,8 +4,9 @@
 import type { ResolvedConfig } from '../../config/load-config.js';
 import type { MediaStore } from '../../media/media-store.js';
 import type { Deployment } from '../deployment.js';
-import { readingFrom } from '../embedded.js';
-import { type Engine, openEngine } from '../engine.js';
+import type { Engine } from '../engine.js';
+import { readingFrom } from '../open/embedded.js';
+import { openEngine } from '../open/open-engine.js';
 
 export type { Engine };
 

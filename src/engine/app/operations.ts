@@ -2,21 +2,16 @@
 // figures of `GET /metrics`: renders in flight and finished, work waiting, jobs by state, the database's pool. Each
 // figure is read when asked (a scrape), from what the engine already keeps; nothing here counts on its own.
 import type { DependencyListener, DependencyStatus } from '../../core/dependency.js';
-import { watermarkStrategy } from '../band/band-strategy.js';
+import type { BandStats } from '../band/band-render.js';
 import type { Engine } from '../engine.js';
-import type { BandStats, RendererHealth, RenderListener, RenderUrgency } from '../render/segment-renderer.js';
+import type { FarmTasks, RendererHealth, RenderListener, RenderUrgency } from '../render/segment-renderer.js';
 import type { JobRecord, PoolUse, WatermarkRecord } from '../state/state-store.js';
+import { watermarkStrategy } from '../watermark/band-strategy.js';
 
 export interface JobCount {
   kind: JobRecord['kind'];
   status: JobRecord['status'];
   count: number;
-}
-
-/** A render farm's tasks as its queue counts them: waiting for a worker, and being rendered. */
-export interface FarmTasks {
-  waiting: number;
-  active: number;
 }
 
 export class Operations {
@@ -51,7 +46,7 @@ export class Operations {
 
   /** Segments rendered as a band, and band renders that fell back to a full render, by reason. */
   bandRenders(): BandStats {
-    return this.engine.renderer.bandStats?.() ?? { rendered: 0, fallbacks: {} };
+    return this.engine.renderer.bandStats();
   }
 
   /** Which render a watermark gets (`band` or `full`) and why (`watermark view`). */
@@ -60,10 +55,8 @@ export class Operations {
   }
 
   /** A render farm's queue depth, when the engine renders on one and its queue answers; else undefined. */
-  async farmTasks(): Promise<FarmTasks | undefined> {
-    if (this.engine.renderer.kind !== 'farm') return undefined;
-    const depth = (await this.health()).detail?.depth;
-    return isFarmTasks(depth) ? { waiting: depth.waiting, active: depth.active } : undefined;
+  farmTasks(): Promise<FarmTasks | undefined> {
+    return this.engine.renderer.taskDepth();
   }
 
   /** Counts for the service's index page. */
@@ -86,9 +79,4 @@ export class Operations {
   databasePool(): PoolUse | undefined {
     return this.engine.store.poolUse();
   }
-}
-
-function isFarmTasks(value: unknown): value is FarmTasks {
-  const v = value as Partial<FarmTasks> | null | undefined;
-  return typeof v?.waiting === 'number' && typeof v.active === 'number';
 }

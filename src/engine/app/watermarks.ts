@@ -15,12 +15,12 @@ import type {
   WatermarkResult,
   Watermarks,
 } from '../../service/watermark-service.js';
-import { forceFullRender } from '../band/band-strategy.js';
 import type { Engine } from '../engine.js';
 import type { SourcePolicy } from '../ingest/source-policy.js';
 import { topicOf } from '../jobs/job-lease.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { JobRecord, RenderMode, WatermarkRecord } from '../state/state-store.js';
+import { forceFullRender } from '../watermark/band-strategy.js';
 import { deleteWatermark, exportWatermark, renderedSegments, type WatermarkFiles, watermarkFiles } from '../watermark/manage.js';
 import { needsJob, requestWatermark, watermarkAndJob } from '../watermark/request.js';
 import { apiStatus, watermarkBody } from './api-bodies.js';

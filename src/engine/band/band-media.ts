@@ -4,6 +4,7 @@
 // The bands are recorded in band.json beside them; a title without that file has no band encode.
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { forEachBounded } from '../../core/for-each-bounded.js';
 import { frameTypesOf } from '../../core/h264/frame-types.js';
 import type { BandRows } from '../../core/h264/splice-band.js';
 import { bandLayout } from '../../core/plan/band-fit.js';
@@ -12,7 +13,6 @@ import { segmentFileName } from '../../core/plan/segment-timing.js';
 import type { EncodeOptions } from '../../core/plan/x264.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import { isMediaNotFound, type MediaStore } from '../../media/media-store.js';
-import { forEachBounded } from '../jobs/for-each-bounded.js';
 import { encodeShared } from './encode-band.js';
 
 /** The folder of a video's band media, beside its working segments. */

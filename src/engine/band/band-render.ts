@@ -8,9 +8,14 @@ import { type PreparedSegment, prepareSharedSegment } from '../../core/h264/spli
 import { type BandCut, type BandEncodeOptions, bandDrawArgs, bandDrawFilter, bandEncodeArgs } from '../../core/plan/band-plan.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import { runX264 } from '../../ffmpeg/run-x264.js';
-import type { BandStats } from '../render/segment-renderer.js';
 import { clampHeld } from './encode-band.js';
 import { spliceSegmentFiles } from './splice-file.js';
+
+/** Band renders that made their segment, and those that fell back to a full render, by reason (an error code). */
+export interface BandStats {
+  rendered: number;
+  fallbacks: Record<string, number>;
+}
 
 export interface BandRenderTools {
   /** The patched x264 CLI. */

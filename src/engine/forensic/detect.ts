@@ -120,10 +120,7 @@ export async function detectLeak(
   const sidecarKey = mediaKeys.forensicFile(video.id, SIDECAR_NAME);
   const sidecar = decodeSidecar(
     await engine.media.read(sidecarKey).catch(() => {
-      throw new WmarkError(
-        'SIDECAR_MISSING',
-        `the detection sidecar of video ${video.key} is missing (${engine.media.localFile?.(sidecarKey) ?? `${engine.media.location}/${sidecarKey}`})`,
-      );
+      throw new WmarkError('SIDECAR_MISSING', `the detection sidecar of video ${video.key} is missing (${engine.media.describe(sidecarKey)})`);
     }),
   );
   try {

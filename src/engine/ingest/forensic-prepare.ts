@@ -2,6 +2,7 @@
 // engine's workers), then the detection sidecar and the layout file measured from their encodes.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { forEachBounded } from '../../core/for-each-bounded.js';
 import { forensicFiles, segmentPatterns } from '../../core/forensic/title-layout.js';
 import type { SegmentMeasure } from '../../core/forensic/variant-plan.js';
 import type { ForensicLayoutChoice } from '../../core/forensic-layout.js';
@@ -10,7 +11,6 @@ import type { EncodeOptions } from '../../core/plan/x264.js';
 import { prepareSegmentVariants } from '../../ffmpeg/forensic-variants.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import { FORENSIC_DIR, LAYOUT_NAME, SIDECAR_NAME } from '../data-folder/layout.js';
-import { forEachBounded } from '../jobs/for-each-bounded.js';
 
 export interface ForensicPlan {
   videoId: string;

@@ -12,10 +12,10 @@ import { prepareBandMedia, SEVERAL_BANDS } from '../band/band-media.js';
 import { sayOnce } from '../band/band-support.js';
 import { mediaKeys, scratch } from '../data-folder/layout.js';
 import type { EngineParts } from '../deployment.js';
+import type { IngestPath } from '../ingest-path.js';
 import type { JobReporter } from '../jobs/job-reporter.js';
 import type { VideoRecord } from '../state/state-store.js';
 import { prepareForensic } from './forensic-prepare.js';
-import type { IngestPath } from './ingest-path.js';
 import { publishDir } from './publish-dir.js';
 
 export class LocalIngest implements IngestPath {

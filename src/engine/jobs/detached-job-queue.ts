@@ -20,13 +20,18 @@ export class DetachedJobQueue implements JobQueue {
   /** When each job was last handed to a process: not again until that process had time to take its lease. */
   private readonly started = new Map<string, number>();
 
-  constructor(private readonly options: DetachedQueueOptions) {}
+  /** `now`: the engine's clock. */
+  constructor(
+    private readonly options: DetachedQueueOptions,
+    private readonly now: () => number,
+  ) {}
 
   enqueue(job: JobRef): void {
     const id = jobId(job.kind, job.id);
     const last = this.started.get(id);
-    if (last !== undefined && Date.now() - last < LEASE_STALE_MS) return;
-    this.started.set(id, Date.now());
+    const now = this.now();
+    if (last !== undefined && now - last < LEASE_STALE_MS) return;
+    this.started.set(id, now);
     const logs = dataLayout(this.options.dataDir).logs;
     mkdirSync(logs, { recursive: true });
     const log = openSync(path.join(logs, `job-${job.kind}-${job.id}.log`), 'a');
@@ -67,11 +72,11 @@ export class HandOffJobQueue implements JobQueue {
 
   /** `here` runs the jobs while the command lasts (one at a time: each spreads its segments over every worker). */
   constructor(
-    private readonly engine: Pick<JobEngine, 'store'>,
+    private readonly engine: Pick<JobEngine, 'store' | 'now'>,
     private readonly here: JobQueue,
     options: DetachedQueueOptions,
   ) {
-    this.later = new DetachedJobQueue(options);
+    this.later = new DetachedJobQueue(options, engine.now);
   }
 
   enqueue(job: JobRef, options?: { immediate?: boolean }): void {

@@ -12,9 +12,9 @@ import type { EncodeOptions } from '../../core/plan/x264.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
 import type { runX264 } from '../../ffmpeg/run-x264.js';
 import type { FolderMediaStore } from '../../media/folder-store.js';
-import { fallBack, PreparedSegments, renderBandSegment } from '../band/band-render.js';
+import { type BandStats, fallBack, PreparedSegments, renderBandSegment } from '../band/band-render.js';
 import { type RenderListener, RenderScheduler, type RenderUrgency, type SharedRender } from './render-scheduler.js';
-import type { BandRender, BandStats, RendererHealth, SegmentRender, SegmentRenderer } from './segment-renderer.js';
+import type { BandRender, RendererHealth, SegmentRender, SegmentRenderer } from './segment-renderer.js';
 
 /** Where a render writes before its output is renamed into place (hidden: listings skip it). */
 const WORK_DIR = '.work';
@@ -37,6 +37,8 @@ export interface LocalRendererOptions {
   encode: EncodeOptions;
   /** Encoder threads this process may use at once (its cores). */
   threads: number;
+  /** The engine's clock. */
+  now?: () => number;
   /** Band rendering: the patched x264 (without it, every render is a full one). */
   band?: {
     x264: string;
@@ -52,7 +54,6 @@ interface SharedMember extends SharedRender {
 }
 
 export class LocalRenderer implements SegmentRenderer {
-  readonly kind = 'local' as const;
   readonly concurrency: SegmentRenderer['concurrency'];
   private readonly scheduler: RenderScheduler;
   /** Drawings written to their folders by this process, by folder: each is written once (and again if it went). */
@@ -62,7 +63,7 @@ export class LocalRenderer implements SegmentRenderer {
   private readonly prepared = new PreparedSegments(PREPARED_SEGMENTS);
 
   constructor(private readonly options: LocalRendererOptions) {
-    this.scheduler = new RenderScheduler(options.threads);
+    this.scheduler = new RenderScheduler(options.threads, options.now ? { now: options.now } : {});
     // Two ingests at once (each is one ffmpeg on every core); watermark jobs only coordinate, their encodes share the
     // scheduler's threads, and running several lets renders of one source segment share a decode.
     this.concurrency = { watermarkJobs: MAX_SHARED_RENDERS, ingestJobs: 2 };
@@ -269,6 +270,11 @@ export class LocalRenderer implements SegmentRenderer {
 
   bandStats(): BandStats {
     return { rendered: this.bands.rendered, fallbacks: { ...this.bands.fallbacks } };
+  }
+
+  /** Renders run here, queued in this process only: no farm's tasks. */
+  async taskDepth(): Promise<undefined> {
+    return undefined;
   }
 
   async health(): Promise<RendererHealth> {

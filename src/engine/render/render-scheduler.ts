@@ -100,11 +100,12 @@ export class RenderScheduler {
   /**
    * `threads`: the encoder threads the process may use at once (its cores). With `remote`, renders run elsewhere (a
    * render farm's workers): `threads` counts renders waiting at once, each takes one, and none is stopped for a more
-   * urgent one, since stopping a wait frees no machine (the farm's queue orders the work).
+   * urgent one, since stopping a wait frees no machine (the farm's queue orders the work). `now` is the engine's
+   * clock (how long a render has run: whether it may still be stopped, and its seconds for the metrics).
    */
   constructor(
     private readonly threads: number,
-    private readonly options: { remote?: boolean } = {},
+    private readonly options: { remote?: boolean; now?: () => number } = {},
   ) {
     if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
   }
@@ -197,7 +198,7 @@ export class RenderScheduler {
    */
   private makeRoom(): void {
     if (this.options.remote || !this.urgentWaiting()) return;
-    const now = Date.now();
+    const now = this.now();
     for (const t of this.running) {
       const stoppable = !t.quick && (t.urgency === 'ahead' || (t.urgency === 'background' && now - t.run!.startedAt < PREEMPT_BACKGROUND_MS));
       if (stoppable && !t.run!.preempted) {
@@ -214,7 +215,7 @@ export class RenderScheduler {
     const members = task.share ? this.queue.filter((t) => t.share?.key === task.share!.key).slice(0, MAX_SHARED_RENDERS - 1) : [];
     for (const m of members) this.queue.splice(this.queue.indexOf(m), 1);
     this.shared.joined += members.length;
-    task.run = { threads, controller, preempted: false, members, startedAt: Date.now() };
+    task.run = { threads, controller, preempted: false, members, startedAt: this.now() };
     this.running.add(task);
     this.stats.started++;
     const run = members.length
@@ -239,10 +240,14 @@ export class RenderScheduler {
     );
   }
 
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
   /** Tells the listeners of a render that finished, and of every render that shared its decode. */
   private rendered(task: Task): void {
     if (this.listeners.size === 0) return;
-    const seconds = (Date.now() - task.run!.startedAt) / 1000;
+    const seconds = (this.now() - task.run!.startedAt) / 1000;
     for (const t of [task, ...task.run!.members]) for (const listener of this.listeners) listener({ seconds, urgency: t.urgency });
   }
 

@@ -1,7 +1,9 @@
 // The render strategy: how a watermark's segment gets rendered. An engine is built with one (ffmpeg on this machine,
 // or the render farm's workers) and the watermark pipeline never asks which: it describes the render and waits.
+
 import type { BandCut, BandEncodeOptions } from '../../core/plan/band-plan.js';
 import type { TextFile } from '../../core/plan/text-drawing.js';
+import type { BandStats } from '../band/band-render.js';
 import type { RenderListener, RenderUrgency } from './render-scheduler.js';
 
 export type { RenderListener, RenderUrgency } from './render-scheduler.js';
@@ -62,12 +64,6 @@ export interface BandRender {
   options: BandEncodeOptions;
 }
 
-/** Band renders that made their segment, and those that fell back to a full render, by reason (an error code). */
-export interface BandStats {
-  rendered: number;
-  fallbacks: Record<string, number>;
-}
-
 /** A dependency's health as /healthz and `wmark status` show it. */
 export interface RendererHealth {
   /** False when the renderer cannot take work now (its queue does not answer). */
@@ -78,9 +74,13 @@ export interface RendererHealth {
   publicDetail?: Record<string, unknown>;
 }
 
+/** A render farm's tasks as its queue counts them: waiting for a worker, and being rendered. */
+export interface FarmTasks {
+  waiting: number;
+  active: number;
+}
+
 export interface SegmentRenderer {
-  /** `local` renders with ffmpeg in this process; `farm` hands renders to workers on other machines. */
-  readonly kind: 'local' | 'farm';
   /** Watermark and ingest jobs worth running at once with this renderer. */
   readonly concurrency: { watermarkJobs: number; ingestJobs: number };
   /** Makes a video's working media reachable for renders (a farm with a shared store uploads what only this data folder has). */
@@ -97,8 +97,13 @@ export interface SegmentRenderer {
   stats(): { started: number; preempted: number; joined: number };
   /** Hears every render that finishes with its output, and how long it took (metrics); returns what unsubscribes. */
   onRendered(listener: RenderListener): () => void;
-  /** Band renders done and fallen back to full renders since the start (a renderer that renders no bands has none). */
-  bandStats?(): BandStats;
+  /** Band renders done and fallen back to full renders since the start (a renderer that renders no bands: none). */
+  bandStats(): BandStats;
+  /**
+   * The tasks of the render farm this renderer hands renders to, as its queue counts them; undefined where renders
+   * wait on no queue (ffmpeg in this process) or the queue does not answer.
+   */
+  taskDepth(): Promise<FarmTasks | undefined>;
   health(): Promise<RendererHealth>;
   close(): Promise<void>;
 }

@@ -13,10 +13,12 @@ export interface StateStoreChoice {
   deadlineMs?: number;
   /** How long a repeated request's answer is kept at most (default REQUEST_CACHE_MS; 0: never). */
   requestCacheMs?: number | undefined;
+  /** The engine's clock (default: the wall clock). */
+  now?: () => number;
 }
 
 export async function openStateStore(choice: StateStoreChoice): Promise<SqlStateStore> {
-  if (choice.url === undefined) return new SqliteStateStore(choice.file, choice.requestCacheMs);
+  if (choice.url === undefined) return new SqliteStateStore(choice.file, choice.now, choice.requestCacheMs);
   const { PostgresStateStore } = await import('./postgres-state-store.js');
-  return PostgresStateStore.open(choice.url, choice.deadlineMs, choice.requestCacheMs);
+  return PostgresStateStore.open(choice.url, choice.deadlineMs, choice.now, choice.requestCacheMs);
 }

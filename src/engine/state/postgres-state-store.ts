@@ -61,7 +61,7 @@ export function numberedPlaceholders(sql: string): string {
 const FEATURE_NOT_SUPPORTED = '0A000';
 
 /** Applies pending migrations under the advisory lock; resolves with how many this call applied. */
-async function migrate(client: Client, url: string): Promise<number> {
+async function migrate(client: Client, url: string, now: () => number): Promise<number> {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
   try {
     await client.query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, applied_on BIGINT NOT NULL)`);
@@ -78,7 +78,7 @@ async function migrate(client: Client, url: string): Promise<number> {
       await client.query('BEGIN');
       try {
         for (const statement of MIGRATIONS[v]!) await client.query(statement);
-        await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (version, applied_on) VALUES ($1, $2)`, [v + 1, Date.now()]);
+        await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (version, applied_on) VALUES ($1, $2)`, [v + 1, now()]);
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -105,9 +105,10 @@ class PostgresDatabase implements SqlDatabase {
     private readonly url: string,
     private readonly newBus: () => PostgresChangeBus,
     private readonly deadlineMs: number,
+    private readonly now: () => number,
   ) {
     this.description = `PostgreSQL ${redactUrl(url)}`;
-    this.health = new ProbeMonitor({ name: 'database', location: redactUrl(url), probe: () => this.probe() });
+    this.health = new ProbeMonitor({ name: 'database', location: redactUrl(url), probe: () => this.probe(), now });
     // An idle connection the server closed (a shutdown, a restart): asked at once whether the server is gone, so the
     // loss is known before any request meets it (one connection cut by something in between is not a loss).
     pool.on('error', () => {
@@ -197,7 +198,7 @@ class PostgresDatabase implements SqlDatabase {
    * cannot reach it marks it lost; the catalogued 503 names no address, since it may be an API client's answer.
    */
   private async guard<T>(work: () => Promise<T>): Promise<T> {
-    if (!this.health.isUp) throw unavailableError(this.health.status(), Date.now());
+    if (!this.health.isUp) throw unavailableError(this.health.status(), this.now());
     try {
       const answer = await work();
       this.health.answered();
@@ -205,7 +206,7 @@ class PostgresDatabase implements SqlDatabase {
     } catch (error) {
       if (!isConnectionError(error)) throw error;
       this.health.failed(this.reason(error));
-      throw unavailableError(this.health.status(), Date.now());
+      throw unavailableError(this.health.status(), this.now());
     }
   }
 
@@ -313,9 +314,10 @@ export class PostgresStateStore extends SqlStateStore {
 
   /**
    * `deadlineMs`: each call's deadline (CALL_DEADLINE_MS; longer for a bulk copy, whose one transaction is large);
-   * `requestCacheMs`: how long a repeated request's answer is kept at most (REQUEST_CACHE_MS; 0: never).
+   * `now`: the clock of migration times and of how long the server has been away; `requestCacheMs`: how long a
+   * repeated request's answer is kept at most (REQUEST_CACHE_MS; 0: never).
    */
-  static async open(url: string, deadlineMs = CALL_DEADLINE_MS, requestCacheMs?: number): Promise<PostgresStateStore> {
+  static async open(url: string, deadlineMs = CALL_DEADLINE_MS, now: () => number = Date.now, requestCacheMs?: number): Promise<PostgresStateStore> {
     checkDatabaseUrl(url);
     const { default: pg } = await import('pg');
     // 64-bit integers (millisecond times, counts) and numerics read as numbers, as they do from SQLite.
@@ -348,7 +350,7 @@ export class PostgresStateStore extends SqlStateStore {
       client.on('error', () => undefined);
       await client.connect();
       try {
-        migrated = await migrate(client, url);
+        migrated = await migrate(client, url, now);
       } finally {
         await client.end().catch(() => undefined);
       }
@@ -358,6 +360,6 @@ export class PostgresStateStore extends SqlStateStore {
       throw unavailable(url, error);
     }
     const bus = () => new PostgresChangeBus(pool, (config) => new pg.Client(config), connection);
-    return new PostgresStateStore(new PostgresDatabase(pool, url, bus, deadlineMs), migrated, requestCacheMs);
+    return new PostgresStateStore(new PostgresDatabase(pool, url, bus, deadlineMs, now), migrated, requestCacheMs);
   }
 }

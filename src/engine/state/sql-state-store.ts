@@ -173,7 +173,7 @@ export class SqlStateStore implements StateStore {
     return { record: (await this.getWatermark(w.id))!, created: false };
   }
 
-  findWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string, now = Date.now()): Promise<WatermarkAndVideo> {
+  findWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string, now: number): Promise<WatermarkAndVideo> {
     return this.requests.find(ref, identify, now, () => this.readWatermarkRequest(ref, identify));
   }
 

@@ -17,14 +17,14 @@ const BUSY_TIMEOUT_MS = 15_000;
  * Switches the file to WAL. SQLite answers SQLITE_BUSY at once, without calling the busy handler, when another
  * process holds the lock this needs (several processes opening a new data dir together), so it retries here.
  */
-function enableWal(db: Database.Database): void {
-  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+function enableWal(db: Database.Database, now: () => number): void {
+  const deadline = now() + BUSY_TIMEOUT_MS;
   for (;;) {
     try {
       db.pragma('journal_mode = WAL');
       return;
     } catch (error) {
-      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || now() > deadline) throw error;
       // A synchronous pause: opening is synchronous, like the rest of better-sqlite3.
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10 + Math.random() * 40);
     }
@@ -125,13 +125,14 @@ class SqliteDatabase implements SqlDatabase {
   }
 }
 
-/** The state store on a SQLite file (WAL); `:memory:` for a private one. */
+/** The state store on a SQLite file (WAL); `:memory:` for a private one. `now` times the wait for a busy file. */
 export class SqliteStateStore extends SqlStateStore {
   private readonly sqlite: Database.Database;
 
-  /** `requestCacheMs`: how long a repeated request's answer is kept at most (REQUEST_CACHE_MS; 0: never). */
+  /** `now`: the clock of the busy wait; `requestCacheMs`: how long a repeated request's answer is kept at most (REQUEST_CACHE_MS; 0: never). */
   constructor(
     readonly file: string,
+    now: () => number = Date.now,
     requestCacheMs?: number,
   ) {
     if (file !== ':memory:') {
@@ -141,7 +142,7 @@ export class SqliteStateStore extends SqlStateStore {
     }
     const sqlite = new Database(file, { timeout: BUSY_TIMEOUT_MS });
     try {
-      enableWal(sqlite);
+      enableWal(sqlite, now);
       sqlite.pragma('synchronous = NORMAL');
       sqlite.pragma('foreign_keys = ON');
       migrate(sqlite, file);

@@ -182,7 +182,7 @@ export interface StateStore {
    * kept a while, dropped at once when any instance changes its rows; `now`, the caller's clock, times it and checks
    * the kept watermark's expiry.
    */
-  findWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string, now?: number): Promise<WatermarkAndVideo>;
+  findWatermarkRequest(ref: VideoRef, identify: (videoId: string) => string, now: number): Promise<WatermarkAndVideo>;
   /** A watermark and its video in one statement: what its job reads when it starts. */
   getWatermarkWithVideo(id: string): Promise<{ watermark: WatermarkRecord; video: VideoRecord } | undefined>;
   /** A watermark and its job row (`jobId`) in one statement: what a watcher reads each time it wakes. */

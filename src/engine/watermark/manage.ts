@@ -3,14 +3,14 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { WmarkError } from '../../core/errors.js';
-import { ENGINE_NOTES } from '../band/band-strategy.js';
+import { forEachBounded } from '../../core/for-each-bounded.js';
 import { applyUserModes } from '../data-folder/file-modes.js';
 import { MP4_NAME, mediaKeys, PLAYLIST_NAME } from '../data-folder/layout.js';
 import { deleteMediaFolder, withEveryStore } from '../data-folder/shared-media.js';
 import type { Engine } from '../engine.js';
-import { forEachBounded } from '../jobs/for-each-bounded.js';
 import { isLeaseLive, jobId } from '../jobs/job-lease.js';
 import type { WatermarkRecord } from '../state/state-store.js';
+import { ENGINE_NOTES } from './band-strategy.js';
 import { forgetSegments } from './on-demand.js';
 import { doneSegments } from './watermark-job.js';
 
@@ -30,11 +30,10 @@ export interface WatermarkFiles {
 /** Where a watermark's outputs are: files on this machine, or (a shared store) their place in the store. */
 export async function watermarkFiles(engine: Engine, w: WatermarkRecord): Promise<WatermarkFiles> {
   const folder = mediaKeys.watermark(w.videoId, w.id);
-  const where = (key: string) => engine.media.localFile?.(key) ?? `${engine.media.location}/${key}`;
-  const present = async (name: string) => (await engine.media.exists(`${folder}/${name}`)) && where(`${folder}/${name}`);
+  const present = async (name: string) => (await engine.media.exists(`${folder}/${name}`)) && engine.media.describe(`${folder}/${name}`);
   const m3u8 = await present(PLAYLIST_NAME);
   const mp4 = w.containers.includes('mp4') && (await present(MP4_NAME));
-  return { dir: where(folder), ...(m3u8 ? { m3u8 } : {}), ...(mp4 ? { mp4 } : {}), complete: w.status === 'READY' };
+  return { dir: engine.media.describe(folder), ...(m3u8 ? { m3u8 } : {}), ...(mp4 ? { mp4 } : {}), complete: w.status === 'READY' };
 }
 
 /** How many of a watermark's segments are rendered, of how many: a rerun's count of what it rendered itself. */

@@ -11,16 +11,12 @@ import { tail } from '../../ffmpeg/run-ffmpeg.js';
 import { isMediaNotFound, type MediaStore } from '../../media/media-store.js';
 import { MP4_NAME, PLAYLIST_NAME } from '../data-folder/layout.js';
 import type { Engine } from '../engine.js';
-import { forEachBounded } from '../jobs/for-each-bounded.js';
 import { holdLease, LEASE_STALE_MS, type Lease, topicOf } from '../jobs/job-lease.js';
 import type { JobReporter } from '../jobs/job-reporter.js';
 import type { RenderUrgency } from '../render/segment-renderer.js';
 import type { VideoRecord, WatermarkRecord } from '../state/state-store.js';
 import { rendersEverySegment } from './request.js';
 import { dropDeleted, type WatermarkSegments, watermarkSegments } from './watermark-segments.js';
-
-/** Segments fetched from a store at once for an mp4 join: a few hide the round trips. */
-const TRANSFERS_AT_ONCE = 4;
 
 /**
  * Runs (or resumes) a watermark's job to completion. Resolves with the final record, or undefined when another process
@@ -216,24 +212,19 @@ async function renderSegments(
 }
 
 /**
- * Joins a watermark's segments into its mp4 by stream copy. Segments the media store keeps as files here are read
- * where they are; others are fetched to a scratch folder first.
+ * Joins a watermark's segments into its mp4 by stream copy, from files on this machine: the store's own where it keeps
+ * them as files here, else copies it makes in the scratch folder.
  */
 async function joinMp4(engine: Engine, folder: string, video: VideoRecord, signal?: AbortSignal): Promise<void> {
   const scratch = await mkdtemp(path.join(engine.paths.tmp, 'mp4-'));
   try {
-    const names = video.segments.map((_, i) => segmentFileName(i));
-    const here = engine.media.localFile?.(`${folder}/${names[0]}`);
-    const dir = here ? path.dirname(here) : scratch;
-    if (!here) {
-      await forEachBounded(names, TRANSFERS_AT_ONCE, async (name) => {
-        if (signal?.aborted) throw new WmarkError('CANCELLED', 'mp4 join cancelled');
-        await engine.media.getFile(`${folder}/${name}`, path.join(scratch, name));
-      });
-    }
+    const keys = video.segments.map((_, i) => `${folder}/${segmentFileName(i)}`);
     const output = path.join(scratch, MP4_NAME);
-    // Plain names from the segments' folder: a long title's list would not fit one argument as full paths.
-    await engine.runner.ffmpeg(joinMp4Args(names, output, video.hasAudio), { signal, cwd: dir });
+    await engine.media.withLocalFiles(keys, { scratch, ...(signal ? { signal } : {}) }, async (files) => {
+      // Plain names from the segments' folder: a long title's list would not fit one argument as full paths.
+      const names = files.map((file) => path.basename(file));
+      await engine.runner.ffmpeg(joinMp4Args(names, output, video.hasAudio), { signal, cwd: path.dirname(files[0]!) });
+    });
     await engine.media.putFile(`${folder}/${MP4_NAME}`, output, { move: true });
   } finally {
     await rm(scratch, { recursive: true, force: true });
@@ -264,6 +255,6 @@ export async function markCompleteIfDone(
   else await engine.store.updateWatermark(id, ready);
   // Every segment is there, so no render of this watermark is under way: what a killed process left goes.
   await engine.renderer.tidy(folder);
-  await engine.media.dropUnfinished?.(`${folder}/`);
+  await engine.media.dropUnfinished(`${folder}/`);
   return { ...w, status: 'READY', readyOn, error: null };
 }

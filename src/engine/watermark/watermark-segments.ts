@@ -8,11 +8,11 @@ import { type ForensicLayout, parseLayout, variantFileFor } from '../../core/for
 import { framesPerSegment } from '../../core/plan/segment-timing.js';
 import { canonicalSettings } from '../../core/watermark-identity.js';
 import { isMediaNotFound } from '../../media/media-store.js';
-import { renderStrategy } from '../band/band-strategy.js';
 import { LAYOUT_NAME, mediaKeys } from '../data-folder/layout.js';
 import type { Engine } from '../engine.js';
 import type { RenderUrgency } from '../render/segment-renderer.js';
 import type { VideoRecord, WatermarkRecord } from '../state/state-store.js';
+import { renderStrategy } from './band-strategy.js';
 import { visibleSettings, watermarkDrawing } from './drawing.js';
 
 export interface WatermarkSegments {

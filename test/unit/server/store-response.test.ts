@@ -1,14 +1,15 @@
-// A media object streamed from the shared store answers as a file does: validators, ranges (206/416), 304.
+// A media object answers the same from any store: validators, ranges (206/416), 304; a folder's as a range of its
+// file, a store elsewhere's read whole or streamed.
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { unavailableError } from '../../../src/core/dependency.js';
 import { FolderMediaStore } from '../../../src/media/folder-store.js';
-import type { MediaStore } from '../../../src/media/media-store.js';
+import { bodyFromReads, type MediaStore, WHOLE_BODY_BYTES } from '../../../src/media/media-store.js';
 import { bodyEtag } from '../../../src/server/file-response.js';
 import type { ApiRequest } from '../../../src/server/http-types.js';
-import { readStored, storeResponse, WHOLE_BODY_BYTES } from '../../../src/server/store-response.js';
+import { readStored, storeResponse } from '../../../src/server/store-response.js';
 
 // A real (folder) store: the S3 one answers the same calls, and the e2e farm test streams from s3rver.
 const root = mkdtempSync(path.join(os.tmpdir(), 'wmark-store-response-'));
@@ -24,12 +25,27 @@ for (const [name, content] of [
   writeFileSync(file, content);
   utimesSync(file, modified / 1000, modified / 1000);
 }
-// Without its local files: the folder answers as a store on another machine does (the S3 one), by streaming.
-const store: MediaStore = Object.assign(Object.create(new FolderMediaStore(root)) as FolderMediaStore, { localFile: undefined });
+const folder = new FolderMediaStore(root);
+// Read through its calls: the folder answers as a store on another machine does (the S3 one), read whole or streamed.
+const fromReads = {
+  bodyToSend(this: MediaStore, ...args: Parameters<MediaStore['bodyToSend']>) {
+    return bodyFromReads(this, ...args);
+  },
+};
+const store: MediaStore = Object.assign(Object.create(folder) as FolderMediaStore, fromReads);
 const options = { contentType: 'video/mp2t', cacheControl: 'private, max-age=60, immutable', headers: { 'Access-Control-Allow-Origin': '*' } };
 const req = (headers: Record<string, string> = {}, method = 'GET') => ({ method, headers }) as unknown as ApiRequest;
 
 describe('storeResponse', () => {
+  it("answers a folder store's object with its file's range, the same head as a store read elsewhere", async () => {
+    const key = 'watermarks/v/w/seg_00000.ts';
+    const local = await storeResponse(req({ range: 'bytes=10-19' }), folder, key, options);
+    expect(local.status).toBe(206);
+    expect(local.body).toEqual({ file: path.join(root, key), start: 10, end: 19 });
+    expect(local.headers).toEqual((await storeResponse(req({ range: 'bytes=10-19' }), store, key, options)).headers);
+    await expect(storeResponse(req(), folder, 'watermarks/v/w/seg_00009.ts', options)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
   it('answers the whole object with length, type, validators and the extra headers', async () => {
     const r = await storeResponse(req(), store, 'watermarks/v/w/seg_00000.ts', options);
     expect(r.status).toBe(200);
@@ -71,7 +87,6 @@ describe('storeResponse', () => {
   it('reads a segment whole before answering: a store that stops part-way is its 503, never a 200 cut short', async () => {
     // The bucket answers the HEAD, then goes away before the body is read (the moment a real outage can pick).
     const goneAfterStat: MediaStore = Object.assign(Object.create(store) as MediaStore, {
-      localFile: undefined,
       read: () => Promise.reject(unavailableError({ name: 'media', location: 's3://b/', up: false, downSince: Date.now() }, Date.now())),
     });
     await expect(storeResponse(req(), goneAfterStat, 'watermarks/v/w/seg_00000.ts', options)).rejects.toMatchObject({
@@ -84,7 +99,6 @@ describe('storeResponse', () => {
     const file = path.join(root, 'watermarks', 'v', 'w', 'rewritten.ts');
     writeFileSync(file, bytes.subarray(0, 500));
     const rewriting: MediaStore = Object.assign(Object.create(store) as MediaStore, {
-      localFile: undefined,
       read: async (key: string) => {
         const before = await store.read(key);
         writeFileSync(file, bytes);

@@ -3,10 +3,10 @@
 // the request is counted and logged by route pattern. No socket is needed: `request()` serves tests in-process.
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { isWmarkError, WmarkError } from '../core/errors.js';
-import { acceptedRequestId, type LogSink, NO_ROUTE, type RequestRecord } from '../core/log-record.js';
-import { checkStorableHeaders, checkStorableQuery } from '../core/storable-text.js';
-import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from './cors.js';
+import { isWmarkError, WmarkError } from '../../core/errors.js';
+import { acceptedRequestId, type LogSink, NO_ROUTE, type RequestRecord } from '../../core/log-record.js';
+import { checkStorableHeaders, checkStorableQuery } from '../../core/storable-text.js';
+import { apiCorsHeaders, apiPreflightHeaders, type CorsOrigins } from '../cors.js';
 import {
   type ApiRequest,
   type ApiResponse,
@@ -17,20 +17,20 @@ import {
   isStoreBody,
   MEDIA_CORS,
   parseJsonBody,
-} from './http-types.js';
-import { ServerMetrics } from './metrics.js';
-import { Routes } from './route-table.js';
-import { authRoutes } from './routes/auth.js';
-import { homeRoutes } from './routes/home.js';
-import { mediaRoutes } from './routes/media.js';
-import { metricsRoutes } from './routes/metrics.js';
-import { playerRoutes } from './routes/player.js';
-import { templateRoutes } from './routes/templates.js';
-import { videoRoutes } from './routes/videos.js';
-import { watermarkRoutes } from './routes/watermarks.js';
-import { type ServerContextOptions, serverContext } from './server-context.js';
-import { signedLinks } from './signed-links.js';
-import { readStored } from './store-response.js';
+} from '../http-types.js';
+import { ServerMetrics } from '../metrics.js';
+import { Routes } from '../route-table.js';
+import { authRoutes } from '../routes/auth.js';
+import { homeRoutes } from '../routes/home.js';
+import { mediaRoutes } from '../routes/media.js';
+import { metricsRoutes } from '../routes/metrics.js';
+import { playerRoutes } from '../routes/player.js';
+import { templateRoutes } from '../routes/templates.js';
+import { videoRoutes } from '../routes/videos.js';
+import { watermarkRoutes } from '../routes/watermarks.js';
+import { type ServerContextOptions, serverContext } from '../server-context.js';
+import { signedLinks } from '../signed-links.js';
+import { readStored } from '../store-response.js';
 
 export interface AppOptions extends Omit<ServerContextOptions, 'log'> {
   log?: LogSink;

@@ -3,17 +3,17 @@
 // drain first, when asked for: see `close`).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { changeLine } from '../core/dependency.js';
-import { WmarkError } from '../core/errors.js';
-import type { TrustedProxies } from '../core/forwarded-for.js';
-import { localUrl } from '../core/listen-url.js';
-import type { LogSink, RequestRecord } from '../core/log-record.js';
-import type { LocalService } from '../engine/app/local-service.js';
+import { changeLine } from '../../core/dependency.js';
+import { WmarkError } from '../../core/errors.js';
+import type { TrustedProxies } from '../../core/forwarded-for.js';
+import { localUrl } from '../../core/listen-url.js';
+import type { LogSink, RequestRecord } from '../../core/log-record.js';
+import type { LocalService } from '../../engine/app/local-service.js';
+import type { AuthLimitOptions } from '../auth-limit.js';
+import { type ApiRequest, type ApiResponse, BODY_LIMIT_BYTES, bodyTooLarge, isFileBody, isStoreBody, parseJsonBody } from '../http-types.js';
+import { sendFile } from '../send-file.js';
+import { sendStored } from '../store-response.js';
 import { type App, createApp } from './app.js';
-import type { AuthLimitOptions } from './auth-limit.js';
-import { type ApiRequest, type ApiResponse, BODY_LIMIT_BYTES, bodyTooLarge, isFileBody, isStoreBody, parseJsonBody } from './http-types.js';
-import { sendFile } from './send-file.js';
-import { sendStored } from './store-response.js';
 
 export interface ServerOptions {
   /** The application layer it serves, made once the server knows its address (the default base of links). */

@@ -3,13 +3,13 @@
 import { WmarkError } from '../../core/errors.js';
 import { chooseBand } from '../../core/plan/band-fit.js';
 import type { Setting } from '../../core/setting-types.js';
+import { type BandMeta, bandEncodeOptions, bandKeys, readBandMeta } from '../band/band-media.js';
 import { mediaKeys } from '../data-folder/layout.js';
 import { withEveryStore } from '../data-folder/shared-media.js';
 import type { Engine } from '../engine.js';
 import type { BandRender } from '../render/segment-renderer.js';
 import type { VideoRecord, WatermarkRecord } from '../state/state-store.js';
-import { fontMetrics } from '../watermark/drawing.js';
-import { type BandMeta, bandEncodeOptions, bandKeys, readBandMeta } from './band-media.js';
+import { fontMetrics } from './drawing.js';
 
 /** The marker of a watermark asked to render in full, beside its segments. */
 const FULL_RENDER_NAME = 'full-render.txt';

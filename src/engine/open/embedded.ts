@@ -1,10 +1,10 @@
 // The embedded deployment: everything in this process. ffmpeg renders and ingests here, and media lives in the data
 // folder's media folder (or in a store given, when a command reads what a render farm made).
-import { FolderMediaStore } from '../media/folder-store.js';
-import type { MediaStore } from '../media/media-store.js';
-import type { Deployment } from './deployment.js';
-import { LocalIngest } from './ingest/local-ingest.js';
-import { LocalRenderer } from './render/local-renderer.js';
+import { FolderMediaStore } from '../../media/folder-store.js';
+import type { MediaStore } from '../../media/media-store.js';
+import type { Deployment } from '../deployment.js';
+import { LocalIngest } from '../ingest/local-ingest.js';
+import { LocalRenderer } from '../render/local-renderer.js';
 
 export const embedded: Deployment = async (parts) => {
   const media = new FolderMediaStore(parts.paths.media);
@@ -16,6 +16,7 @@ export const embedded: Deployment = async (parts) => {
       fontFile: parts.tools.font.path,
       encode: parts.encode,
       threads: parts.workers,
+      now: parts.now,
       ...(parts.band.x264 ? { band: { x264: parts.band.x264 } } : {}),
     }),
     ingest: new LocalIngest(parts, media),

@@ -1,7 +1,7 @@
 // The ingest strategy: how a registered video's source becomes its working segments (and forensic variants). An
 // engine is built with one: ffmpeg in this process, or the render farm's workers.
-import type { JobReporter } from '../jobs/job-reporter.js';
-import type { VideoRecord } from '../state/state-store.js';
+import type { JobReporter } from './jobs/job-reporter.js';
+import type { VideoRecord } from './state/state-store.js';
 
 export interface IngestPath {
   /**
