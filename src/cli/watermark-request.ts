@@ -165,6 +165,8 @@ export interface PlannedRequests {
   base: Pick<WatermarkOrder, 'video' | 'expirationSeconds'> & { containers?: Container[] };
   /** The setting the flags draw, parsed. */
   settings?: Setting[];
+  /** The same setting as the flags gave it, before defaults. */
+  givenSettings?: unknown[];
   /** A --settings file as read: parsed once the API version is known (FORENSIC content's encoding follows it). */
   settingsFile?: { label: string; raw: unknown[] };
   /** --forensic, encoded for the API version at send time. */
@@ -223,7 +225,7 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
         'SETTINGS_INVALID',
         parsed.issues.map((issue) => flagIssue(issue, fromFlags.type === 'IMAGE')),
       );
-    return { base, settings: parsed.value, ...forensic };
+    return { base, settings: parsed.value, givenSettings: [fromFlags], ...forensic };
   }
   if (opts.settings) {
     const raw = await readJsonInput(io, opts.settings);
@@ -235,10 +237,19 @@ export async function planRequests(io: CliIO, opts: RequestFlags, nowMs: number)
   return { base, settings: [], ...forensic };
 }
 
-/** The order for these settings: the request's video, containers and expiration. */
-function orderOf(plan: PlannedRequests, draw: WatermarkOrder['draw']): WatermarkOrder {
+/**
+ * The order for these settings: the request's video, containers and expiration, and the request as the flags gave it
+ * (`drawn`: its settings, or its template mapping), which a remote service receives so it fills in its own defaults.
+ */
+function orderOf(plan: PlannedRequests, draw: WatermarkOrder['draw'], drawn: Record<string, unknown>): WatermarkOrder {
   const { video, containers, expirationSeconds } = plan.base;
-  return { video, draw, containers: containers ?? DEFAULT_CONTAINERS, ...(expirationSeconds !== undefined ? { expirationSeconds } : {}) };
+  const asSent = {
+    ...video,
+    ...drawn,
+    ...(containers !== undefined ? { containers } : {}),
+    ...(expirationSeconds !== undefined ? { expiration: expirationSeconds } : {}),
+  };
+  return { video, draw, containers: containers ?? DEFAULT_CONTAINERS, ...(expirationSeconds !== undefined ? { expirationSeconds } : {}), asSent };
 }
 
 /** A --settings file's settings, checked as the service checks a request's (VALIDATION_FAILED, naming each field). */
@@ -251,6 +262,7 @@ function fileSettings(file: NonNullable<PlannedRequests['settingsFile']>, api: A
 /** The order of a settings request in the API version it is sent with (the FORENSIC content's encoding depends on it). */
 export function settingsRequest(plan: PlannedRequests, api: ApiVersion): WatermarkOrder {
   let settings = plan.settingsFile ? fileSettings(plan.settingsFile, api) : (plan.settings ?? []);
+  let given = plan.settingsFile?.raw ?? plan.givenSettings ?? [];
   if (plan.forensicPayload !== undefined) {
     // On the wire the payload is FORENSIC content, 2 ASCII characters in 1.0, base64 of 2 bytes in 2.0 (docs/settings.md,
     // "FORENSIC settings"): a payload 1.0 cannot carry is refused here, naming the flag.
@@ -261,8 +273,9 @@ export function settingsRequest(plan: PlannedRequests, api: ApiVersion): Waterma
       });
     }
     settings = [...settings.filter((s) => s.type !== 'FORENSIC'), { type: 'FORENSIC', payload: plan.forensicPayload }];
+    given = [...given.filter((s) => (s as { type?: unknown }).type !== 'FORENSIC'), { type: 'FORENSIC', content }];
   }
-  return orderOf(plan, { settings });
+  return orderOf(plan, { settings }, { settings: given });
 }
 
 function expirationFlag(text: string, nowMs: number): number {
@@ -291,5 +304,8 @@ export function templateRequests(
       issues,
       `\`wmark template show ${template.id}\` lists the placeholders it needs${placeholders.length ? ` (${placeholders.join(', ')})` : ''}.`,
     );
-  return rows.map((r) => ({ ...r, request: orderOf(plan, { template: { id: template.id, mappings: r.mappings } }) }));
+  return rows.map((r) => ({
+    ...r,
+    request: orderOf(plan, { template: { id: template.id, mappings: r.mappings } }, { settingsTemplateMapping: { id: template.id, mappings: r.mappings } }),
+  }));
 }

@@ -105,6 +105,11 @@ export interface WatermarkOrder {
   containers: Container[];
   /** Unix seconds; honoured only when this request creates the watermark (see docs/settings.md). */
   expirationSeconds?: number;
+  /**
+   * The request as its sender wrote it, only what was given, in the API version it was made for: what a front end
+   * passes on to a remote service, so the service there fills in its own defaults.
+   */
+  asSent?: Readonly<Record<string, unknown>>;
 }
 
 export interface WatermarkParseContext {
@@ -131,6 +136,7 @@ export function parseWatermarkOrder(input: unknown, context: WatermarkParseConte
     draw,
     containers: body.containers ? [...new Set(body.containers)] : DEFAULT_CONTAINERS,
     ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
+    ...(isPlainObject(input) ? { asSent: { ...input } } : {}),
   };
 }
 

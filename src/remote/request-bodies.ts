@@ -32,7 +32,9 @@ function settingBody(setting: Setting, api: ApiVersion): Record<string, unknown>
   return { type: 'FORENSIC', content };
 }
 
+/** The order's request as its sender wrote it, or, for an order made in code, the whole order in the API's words. */
 export function watermarkRequestBody(order: WatermarkOrder, api: ApiVersion): WatermarkRequestBody {
+  if (order.asSent) return { ...order.asSent } as WatermarkRequestBody;
   const { draw } = order;
   return {
     ...order.video,
