@@ -57,8 +57,15 @@ export class LocalWatermarks implements Watermarks {
   async request(order: WatermarkOrder, options: LocalCallOptions = {}): Promise<WatermarkResult> {
     const api = options.api ?? this.options.api;
     const template = 'template' in order.draw ? await findTemplate(this.engine, order.draw.template.id) : undefined;
-    const rendered = { ...order, ...orderSettings(order.draw, api, template?.settings as TemplateSetting[] | undefined) };
-    const result = await requestWatermark(this.engine, { ...rendered, render: this.options.render ?? 'full', sourcePolicy: this.options.sourcePolicy });
+    const rendered = orderSettings(order.draw, api, template?.settings as TemplateSetting[] | undefined);
+    const result = await requestWatermark(this.engine, {
+      ...rendered,
+      video: order.video,
+      containers: order.containers,
+      ...(order.expirationSeconds !== undefined ? { expirationSeconds: order.expirationSeconds } : {}),
+      render: this.options.render ?? 'full',
+      sourcePolicy: this.options.sourcePolicy,
+    });
     let record = result.watermark;
     // A forensic-only watermark needs no encode (its playlist picks existing A/B segments): it starts at once, ahead
     // of any renders, and is READY at once.
