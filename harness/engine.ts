@@ -7,7 +7,7 @@ import type { BandSupport } from '../src/engine/band/band-support.js';
 import { mediaFile, mediaKeys } from '../src/engine/data-folder/layout.js';
 import type { Deployment, Engine } from '../src/engine/engine.js';
 import { runIngestJob } from '../src/engine/ingest/ingest-job.js';
-import { type IngestRequest, registerVideo } from '../src/engine/ingest/register.js';
+import { type IngestRequest, recordVideo } from '../src/engine/ingest/register.js';
 import { openEngine } from '../src/engine/open/open-engine.js';
 import type { VideoRecord } from '../src/engine/state/state-store.js';
 import { tempDir } from './fixtures.js';
@@ -65,7 +65,7 @@ export function workingSegment(engine: Engine, videoId: string, index: number): 
  * the INGESTED record, or the job's error.
  */
 export async function ingestVideo(engine: Engine, request: IngestRequest): Promise<{ video: VideoRecord; created: boolean }> {
-  const { video, created } = await registerVideo(engine, request);
+  const { video, created } = await recordVideo(engine, request);
   if (video.status === 'PENDING') await runIngestJob(engine, video.id);
   return { video: (await engine.store.getVideo(video.id))!, created };
 }

@@ -32,7 +32,7 @@ export function renderVideo(v: VideoResource, c: ChalkInstance): string {
   return lines.join('\n');
 }
 
-export function renderTemplate(t: TemplateResource, c: ChalkInstance): string {
+export function renderTemplateDetail(t: TemplateResource, c: ChalkInstance): string {
   return [
     `${c.bold('template')}  ${t.id}`,
     ...(t.name ? [`  name          ${t.name}`] : []),

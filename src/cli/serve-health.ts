@@ -29,6 +29,6 @@ export const readySchema = z.object({
   ),
 });
 
-export type Dependency = z.infer<typeof readySchema>['dependencies'][number];
+export type ReadyDependency = z.infer<typeof readySchema>['dependencies'][number];
 
 export type Readiness = z.infer<typeof readySchema>;

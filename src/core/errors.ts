@@ -102,10 +102,6 @@ export const ERRORS = {
   SIGNATURE_INVALID: auth(403, SIGNED_LINK_HINT),
   SIGNATURE_EXPIRED: auth(403, SIGNED_LINK_HINT),
   LINK_EXPIRED: auth(403, 'A long-poll link expires shortly after READY: use the playlist link, or ask for the watermark again.'),
-  LINK_REFUSED: auth(
-    403,
-    'A long-poll link expires shortly after READY. Send the same watermark request again for fresh links (it returns the same watermark, nothing is re-encoded).',
-  ),
   // GET /metrics from another machine, unless the operator opened it (docs/api.md, "GET /metrics").
   METRICS_NOT_PUBLIC: auth(
     403,

@@ -5,7 +5,7 @@ import { checkMappings, placeholderRegExp, templatePlaceholders } from './placeh
 import { parseSettings } from './setting-schema.js';
 import type { Setting, TemplateSetting } from './setting-types.js';
 
-export interface RenderOptions {
+export interface TemplateRenderOptions {
   /** Prefix of issues about the rendered settings; defaults to `template.settings`. */
   path?: string;
   /** Prefix of issues about the mappings; defaults to `settingsTemplateMapping.mappings`. */
@@ -29,7 +29,12 @@ function substitute(text: string, values: ReadonlyMap<string, string>): string {
  * Mapping problems (missing, unused, not a string) are reported first and alone, since rendering
  * with a hole would only produce follow-on noise.
  */
-export function renderTemplate(settings: readonly TemplateSetting[], mappings: unknown, apiVersion: ApiVersion, opts: RenderOptions = {}): Result<Setting[]> {
+export function renderTemplate(
+  settings: readonly TemplateSetting[],
+  mappings: unknown,
+  apiVersion: ApiVersion,
+  opts: TemplateRenderOptions = {},
+): Result<Setting[]> {
   const mappingsPath = opts.mappingsPath ?? 'settingsTemplateMapping.mappings';
   const issues = checkMappings(templatePlaceholders(settings), mappings, mappingsPath);
   if (issues.length > 0) return { ok: false, issues };

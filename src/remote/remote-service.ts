@@ -2,12 +2,12 @@
 // same calls as the local engine, answered by the service, with progress read by polling its signed links.
 import type { VideoOrder, WatermarkOrder } from '../core/api-requests.js';
 import type { ApiVersion } from '../core/api-version.js';
-import { ERRORS, WmarkError } from '../core/errors.js';
+import { WmarkError } from '../core/errors.js';
 import type { TemplateOrder } from '../core/template-schema.js';
 import { watch } from '../service/watch.js';
 import {
-  type CallOptions,
   isFinalVideoStatus,
+  type ServiceCallOptions,
   type TemplateResource,
   type Templates,
   type VideoProgress,
@@ -53,7 +53,7 @@ export class RemoteService implements WatermarkService {
   }
 
   /** The version of one call: the one it asks for, else the service's. */
-  api(options: CallOptions): Promise<ApiVersion> {
+  api(options: ServiceCallOptions): Promise<ApiVersion> {
     return options.api ? Promise.resolve(options.api) : this.apiVersion();
   }
 }
@@ -61,16 +61,16 @@ export class RemoteService implements WatermarkService {
 class RemoteVideos implements Videos {
   constructor(private readonly service: RemoteService) {}
 
-  async create(order: VideoOrder, options: CallOptions = {}): Promise<{ video: VideoResource; created: boolean }> {
+  async create(order: VideoOrder, options: ServiceCallOptions = {}): Promise<{ video: VideoResource; created: boolean }> {
     const { video, status } = await this.service.session.createVideo(await this.service.api(options), { ...videoRequestBody(order) });
     return { video, created: status === 201 };
   }
 
-  async get(id: string, options: CallOptions = {}): Promise<VideoResource> {
+  async get(id: string, options: ServiceCallOptions = {}): Promise<VideoResource> {
     return this.service.session.getVideo(await this.service.api(options), id);
   }
 
-  async list(query: { key?: string; limit?: number; page?: number } = {}, options: CallOptions = {}): Promise<VideoResource[]> {
+  async list(query: { key?: string; limit?: number; page?: number } = {}, options: ServiceCallOptions = {}): Promise<VideoResource[]> {
     const q = Object.fromEntries(Object.entries(query).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])));
     return this.service.session.listVideos(await this.service.api(options), q);
   }
@@ -98,15 +98,15 @@ class RemoteVideos implements Videos {
 class RemoteTemplates implements Templates {
   constructor(private readonly service: RemoteService) {}
 
-  async create(order: TemplateOrder, options: CallOptions = {}): Promise<TemplateResource> {
+  async create(order: TemplateOrder, options: ServiceCallOptions = {}): Promise<TemplateResource> {
     return this.service.session.createTemplate(await this.service.api(options), templateRequestBody(order));
   }
 
-  async list(options: CallOptions = {}): Promise<TemplateResource[]> {
+  async list(options: ServiceCallOptions = {}): Promise<TemplateResource[]> {
     return this.service.session.listTemplates(await this.service.api(options));
   }
 
-  async get(id: string, options: CallOptions = {}): Promise<TemplateResource> {
+  async get(id: string, options: ServiceCallOptions = {}): Promise<TemplateResource> {
     return this.service.session.getTemplate(await this.service.api(options), id);
   }
 }
@@ -114,7 +114,7 @@ class RemoteTemplates implements Templates {
 class RemoteWatermarks implements Watermarks {
   constructor(private readonly service: RemoteService) {}
 
-  async request(order: WatermarkOrder, options: CallOptions = {}): Promise<WatermarkResult> {
+  async request(order: WatermarkOrder, options: ServiceCallOptions = {}): Promise<WatermarkResult> {
     const api = await this.service.api(options);
     const { response, status } = await this.service.session.createWatermark(api, { ...watermarkRequestBody(order, api) });
     return { resource: response, created: status === 201, api, warnings: [] };
@@ -135,12 +135,16 @@ class RemoteWatermarks implements Watermarks {
   }
 }
 
+/** What to do about a refused signed link: the service's own code (expired, forged) comes with this advice. */
+const REFUSED_LINK_HINT =
+  'A long-poll link expires shortly after READY. Send the same watermark request again for fresh links (it returns the same watermark, nothing is re-encoded).';
+
 /** GETs a signed watermark link (1.0 long-poll href, 2.0 resource link): no credentials, the URL carries its signature. */
 async function readSigned(client: HttpClient, href: string, deadline: number, timeoutLabel?: string): Promise<WatermarkResource> {
   // Transient failures are retried for as long as the deadline allows, not a fixed number of times.
   const res = await client.send({ method: 'GET', url: href, deadline, timeoutLabel, retry: { ...DEFAULT_RETRY, maxAttempts: Infinity } });
   if (res.status === 403 || res.status === 410) {
-    const e = errorFromResponse(res, { kind: 'auth', hint: ERRORS.LINK_REFUSED.hint });
+    const e = errorFromResponse(res, { kind: 'auth', hint: REFUSED_LINK_HINT });
     throw Object.assign(e, { message: `the link was refused, it has expired or is not valid: ${e.message}` });
   }
   return expectJson(res, watermarkResponseSchema, 'watermark status');

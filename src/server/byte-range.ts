@@ -1,9 +1,12 @@
 // The one byte range a `Range` header asks for (RFC 9110 14.2), for media players that seek within a file.
 
-export type ByteRange = { start: number; end: number } | 'unsatisfiable' | undefined;
+import type { ByteRange } from '../media/media-store.js';
+
+/** What a `Range` header asks for: one range of bytes, one the file cannot satisfy, or none (the whole file). */
+export type RequestedRange = ByteRange | 'unsatisfiable' | undefined;
 
 /** Parses a single-range `Range` header; anything not served as one range (multi-range, other units) gets the whole file. */
-export function parseRange(header: string | undefined, size: number): ByteRange {
+export function parseRange(header: string | undefined, size: number): RequestedRange {
   if (!header) return undefined;
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!m || (m[1] === '' && m[2] === '')) return undefined;

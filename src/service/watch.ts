@@ -3,7 +3,7 @@
 // until a goal is reached. The CLI spinner, --wait, the server's wait for "playable" and the demo all read one.
 import { WmarkError } from '../core/errors.js';
 
-export interface WatchOptions<T> {
+export interface WatchLoopOptions<T> {
   /** Reads the current state. */
   read: () => Promise<T> | T;
   /** The state as the caller has just read or written it: taken as the first read, which is not made. */
@@ -25,7 +25,7 @@ export interface WatchOptions<T> {
   now?: () => number;
 }
 
-export async function* watch<T>(options: WatchOptions<T>): AsyncGenerator<T, void, undefined> {
+export async function* watch<T>(options: WatchLoopOptions<T>): AsyncGenerator<T, void, undefined> {
   const now = options.now ?? Date.now;
   let wake: (() => void) | undefined;
   let woken = false;

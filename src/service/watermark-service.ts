@@ -103,7 +103,7 @@ export interface VideoProgress {
   final: boolean;
 }
 
-export interface CallOptions {
+export interface ServiceCallOptions {
   /** API version for this call; a remote service otherwise uses the one it was opened with or detected. */
   api?: ApiVersion;
   signal?: AbortSignal;
@@ -120,26 +120,26 @@ export interface WatchOptions {
 }
 
 export interface Videos {
-  create(order: VideoOrder, options?: CallOptions): Promise<{ video: VideoResource; created: boolean }>;
-  get(id: string, options?: CallOptions): Promise<VideoResource>;
-  list(query?: { key?: string; limit?: number; page?: number }, options?: CallOptions): Promise<VideoResource[]>;
+  create(order: VideoOrder, options?: ServiceCallOptions): Promise<{ video: VideoResource; created: boolean }>;
+  get(id: string, options?: ServiceCallOptions): Promise<VideoResource>;
+  list(query?: { key?: string; limit?: number; page?: number }, options?: ServiceCallOptions): Promise<VideoResource[]>;
   /** Yields the video until its ingest is over (INGESTED or FAILED_*). */
   watch(id: string, options?: WatchOptions): AsyncIterable<VideoProgress>;
 }
 
 export interface Templates {
-  create(order: TemplateOrder, options?: CallOptions): Promise<TemplateResource>;
-  list(options?: CallOptions): Promise<TemplateResource[]>;
-  get(id: string, options?: CallOptions): Promise<TemplateResource>;
+  create(order: TemplateOrder, options?: ServiceCallOptions): Promise<TemplateResource>;
+  list(options?: ServiceCallOptions): Promise<TemplateResource[]>;
+  get(id: string, options?: ServiceCallOptions): Promise<TemplateResource>;
 }
 
 export interface Watermarks {
   /** `options.api` is the version the order was parsed for (its FORENSIC content and template render follow it). */
-  request(order: WatermarkOrder, options?: CallOptions): Promise<WatermarkResult>;
+  request(order: WatermarkOrder, options?: ServiceCallOptions): Promise<WatermarkResult>;
   /** The resource again, with freshly signed links. */
-  get(resource: WatermarkResource, options?: CallOptions): Promise<WatermarkResource>;
+  get(resource: WatermarkResource, options?: ServiceCallOptions): Promise<WatermarkResource>;
   /** Yields progress until the goal is reached or the watermark fails. */
-  watch(resource: WatermarkResource, goal: WatchGoal, options?: WatchOptions & CallOptions): AsyncIterable<WatermarkProgress>;
+  watch(resource: WatermarkResource, goal: WatchGoal, options?: WatchOptions & ServiceCallOptions): AsyncIterable<WatermarkProgress>;
 }
 
 /** A watermarking service, local or remote: one object holding a service per concern. */

@@ -10,7 +10,7 @@ import { ingestVideo, type TestEngine, testEngine } from '../../harness/engine.j
 import { flat, tempDir } from '../../harness/fixtures.js';
 import { call, ingestOverHttp, serveEngine } from '../../harness/serve-helpers.js';
 import { runIngestJob } from '../../src/engine/ingest/ingest-job.js';
-import { registerVideo } from '../../src/engine/ingest/register.js';
+import { recordVideo } from '../../src/engine/ingest/register.js';
 import { hashFile } from '../../src/engine/ingest/source-identity.js';
 import { dbRows, rejection } from '../helpers/ingest-helpers.js';
 import { decodeFrame } from '../helpers/media.js';
@@ -121,7 +121,7 @@ describe('the ingest engine and a changing source file', () => {
   it('fails an ingest whose file was edited after it was registered, and ingests the edited file when asked again', async () => {
     const source = path.join(dir, 'waiting.mp4');
     copyFileSync(await clip(BLUE), source);
-    const { video } = await registerVideo(engine, { source, key: 'waiting' });
+    const { video } = await recordVideo(engine, { source, key: 'waiting' });
     copyFileSync(await clip(RED), source);
     engine.runner.calls.length = 0;
     const error = await rejection(runIngestJob(engine, video.id));

@@ -9,7 +9,7 @@ import { startRedis, type TestRedis } from '../../harness/redis.js';
 import { countingRunner, FFMPEG, FFPROBE, FONT } from '../../harness/tools.js';
 import { WmarkError } from '../../src/core/errors.js';
 import { runIngestJob } from '../../src/engine/ingest/ingest-job.js';
-import { registerVideo } from '../../src/engine/ingest/register.js';
+import { recordVideo } from '../../src/engine/ingest/register.js';
 import { type RunningFarmWorker, startFarmWorker } from '../../src/farm/farm-worker.js';
 import { TaskQueue } from '../../src/farm/task-queue.js';
 import type { IngestTask } from '../../src/farm/tasks/ingest-task.js';
@@ -49,7 +49,7 @@ describe('ingest on the render farm, in process', () => {
   it('the worker transcodes; the engine runs no ffmpeg on the ingest and records what the worker measured', async () => {
     const workerRunner = countingRunner(createProcessRunner(FFMPEG, FFPROBE));
     await startWorker(workerRunner);
-    const { video } = await registerVideo(engine, { source, key: 'farm-in-process' });
+    const { video } = await recordVideo(engine, { source, key: 'farm-in-process' });
     const before = engine.runner.calls.filter((c) => c.tool === 'ffmpeg').length;
     const done = await runIngestJob(engine, video.id);
     expect(done).toMatchObject({ status: 'INGESTED', timeOrigin: expect.any(Number) });
@@ -96,7 +96,7 @@ describe('ingest on the render farm, in process', () => {
       ffprobe: (args, options) => real.ffprobe(args, options),
     };
     await startWorker(broken);
-    const { video } = await registerVideo(engine, { source, key: 'farm-broken' });
+    const { video } = await recordVideo(engine, { source, key: 'farm-broken' });
     const failure = await runIngestJob(engine, video.id).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(WmarkError);
     expect(failure).toMatchObject({ code: 'FFMPEG_FAILED', message: expect.stringContaining('No space left on device') });

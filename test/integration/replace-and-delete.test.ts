@@ -5,7 +5,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ingestVideo, type TestEngine, testEngine, testService, watermarkDir } from '../../harness/engine.js';
 import { flat } from '../../harness/fixtures.js';
 import { parseWatermarkOrder } from '../../src/core/api-requests.js';
-import { registerVideo } from '../../src/engine/ingest/register.js';
+import { recordVideo } from '../../src/engine/ingest/register.js';
 import { jobId } from '../../src/engine/jobs/job-lease.js';
 
 let engine: TestEngine;
@@ -28,7 +28,7 @@ it('replace and rm are refused while a live job holds the watermark; both succee
   await engine.store.resetJob(jobId('watermark', id), engine.now());
   expect(await engine.store.acquireJob(jobId('watermark', id), 'someone-else', engine.now(), 20_000)).toBe(true);
 
-  await expect(registerVideo(engine, { source: b, key: 'k', replace: true })).rejects.toMatchObject({
+  await expect(recordVideo(engine, { source: b, key: 'k', replace: true })).rejects.toMatchObject({
     code: 'KEY_EXISTS',
     message: expect.stringContaining('still being worked on'),
   });
@@ -38,7 +38,7 @@ it('replace and rm are refused while a live job holds the watermark; both succee
   await engine.store.finishJob(jobId('watermark', id), 'someone-else', engine.now(), { status: 'done' });
   const dir = watermarkDir(engine, video.id, id);
   expect(existsSync(dir)).toBe(true);
-  const replaced = await registerVideo(engine, { source: b, key: 'k', replace: true });
+  const replaced = await recordVideo(engine, { source: b, key: 'k', replace: true });
   expect(replaced).toMatchObject({ created: true, replaced: { videoId: video.id, sourceUrl: a, watermarks: 1 } });
   expect(await engine.store.getVideo(video.id)).toBeUndefined();
   expect(await engine.store.getWatermark(id)).toBeUndefined();

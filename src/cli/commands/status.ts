@@ -8,7 +8,7 @@ import { localUrl } from '../../core/listen-url.js';
 import type { DatabaseReport } from '../../engine/app/installation-checks.js';
 import { action } from '../action.js';
 import { flagError } from '../flag-error.js';
-import type { Dependency, Health, Readiness } from '../serve-health.js';
+import type { Health, Readiness, ReadyDependency } from '../serve-health.js';
 import { readServeRecord } from '../serve-record.js';
 
 interface ServeStatus extends Health {
@@ -17,9 +17,9 @@ interface ServeStatus extends Health {
   /** Whether every dependency of the serve answers, as its /readyz says. */
   ready?: boolean;
   /** Each dependency of the serve (state database, render farm's queue, shared media store) and its state, from /readyz. */
-  dependencies?: Dependency[];
+  dependencies?: ReadyDependency[];
   /** The state database: as the serve sees it (`serve`), and as this shell reaches it (when it has the URL). */
-  database?: { serve?: Dependency } & Partial<DatabaseReport>;
+  database?: { serve?: ReadyDependency } & Partial<DatabaseReport>;
 }
 
 function printStatus(s: ServeStatus, c: ChalkInstance): string {
@@ -40,7 +40,7 @@ function printStatus(s: ServeStatus, c: ChalkInstance): string {
 }
 
 /** One line a dependency: up, or down since when and why (where, when serve tells this caller). */
-function printDependencies(dependencies: readonly Dependency[], c: ChalkInstance): string[] {
+function printDependencies(dependencies: readonly ReadyDependency[], c: ChalkInstance): string[] {
   if (dependencies.length === 0) return ['dependencies: none (state in a SQLite file, renders in its own process)'];
   return [
     'dependencies:',

@@ -7,7 +7,7 @@ import type { LocalService } from '../../engine/app/local-service.js';
 import { action } from '../action.js';
 import { readJsonInput } from '../read-input.js';
 import { addRemoteOptions, positionalBeforeRemote, type RemoteFlags } from '../remote-flags.js';
-import { renderTemplate, renderTemplateList } from '../render.js';
+import { renderTemplateDetail, renderTemplateList } from '../render.js';
 
 export function registerTemplate(program: Command): void {
   const template = program.command('template').description('settings templates with placeholders (%name% or [%name%])');
@@ -24,7 +24,7 @@ export function registerTemplate(program: Command): void {
         const order = parseTemplateBody(body);
         const service = await ctx.service(opts);
         const created = await service.templates.create(order);
-        ctx.output.result(created, (c) => renderTemplate(created, c));
+        ctx.output.result(created, (c) => renderTemplateDetail(created, c));
       }),
     );
   template
@@ -45,7 +45,7 @@ export function registerTemplate(program: Command): void {
       action(async (ctx, given: string | undefined, opts: RemoteFlags) => {
         const id = positionalBeforeRemote(given, opts, 'id');
         const found = await (await ctx.service(opts)).templates.get(id);
-        ctx.output.result(found, (c) => renderTemplate(found, c));
+        ctx.output.result(found, (c) => renderTemplateDetail(found, c));
       }),
     );
   template

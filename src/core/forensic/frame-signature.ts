@@ -44,7 +44,7 @@ function temporalDiff(binned: Float64Array, bins: number): Float64Array {
   return out;
 }
 
-export interface Alignment {
+export interface SignatureOffset {
   /** original time = leak time + offset */
   offset: number;
   /** Pearson correlation of the signatures at that offset. */
@@ -53,14 +53,14 @@ export interface Alignment {
 }
 
 /** Finds where the leak sits on the original timeline by correlating signature changes at every 0.1 s lag. */
-export function alignLeak(sidecar: Pick<Sidecar, 'signatureTimes' | 'signature'>, leakTimes: Float64Array, leakSig: Float32Array): Alignment {
+export function alignLeak(sidecar: Pick<Sidecar, 'signatureTimes' | 'signature'>, leakTimes: Float64Array, leakSig: Float32Array): SignatureOffset {
   const origEnd = sidecar.signatureTimes[sidecar.signatureTimes.length - 1] ?? 0;
   const leakEnd = leakTimes[leakTimes.length - 1] ?? 0;
   const oBins = Math.ceil(origEnd * SIGNATURE_RATE) + 1;
   const lBins = Math.ceil(leakEnd * SIGNATURE_RATE) + 1;
   const o = temporalDiff(binSignature(sidecar.signatureTimes, sidecar.signature, 0, oBins), oBins);
   const l = temporalDiff(binSignature(leakTimes, leakSig, 0, lBins), lBins);
-  let best: Alignment = { offset: 0, score: -Infinity, overlapSeconds: 0 };
+  let best: SignatureOffset = { offset: 0, score: -Infinity, overlapSeconds: 0 };
   const minOverlap = Math.min(lBins, 10 * SIGNATURE_RATE);
   for (let lag = -(lBins - minOverlap); lag <= oBins - minOverlap; lag++) {
     let sx = 0,

@@ -2,7 +2,7 @@
 // sidecar's mean and mark for that slot.
 import type { Geometry } from './crop-search.js';
 import type { LeakFrames, Sidecar } from './detect-inputs.js';
-import type { Alignment } from './frame-signature.js';
+import type { SignatureOffset } from './frame-signature.js';
 import { isIdentity, type Warp, warpImage } from './geometry.js';
 import { solveLinear } from './linear-solve.js';
 import type { SegmentReading } from './score.js';
@@ -185,7 +185,7 @@ export function slotContentResidual(sidecar: Sidecar, leak: LeakFrames, map: Tim
 export function readSegments(
   sidecar: Sidecar,
   leak: LeakFrames,
-  alignment: Alignment,
+  alignment: SignatureOffset,
   geometry: Omit<Geometry, 'score'>,
   marginSeconds = 0.15,
 ): SegmentReading[] {

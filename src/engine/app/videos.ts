@@ -5,7 +5,7 @@ import { WmarkError } from '../../core/errors.js';
 import { watch } from '../../service/watch.js';
 import type { VideoProgress, VideoResource, Videos, WatchOptions } from '../../service/watermark-service.js';
 import type { Engine } from '../engine.js';
-import { type Registration, registerVideo } from '../ingest/register.js';
+import { type Registration, recordVideo } from '../ingest/register.js';
 import type { SourcePolicy } from '../ingest/source-policy.js';
 import { jobId, topicOf } from '../jobs/job-lease.js';
 import type { JobQueue } from '../jobs/job-queue.js';
@@ -35,7 +35,7 @@ export class LocalVideos implements Videos {
     // An ingest needs every dependency (the source goes into the store, the transcode onto the queue): refused at
     // once while one is down, before anything is recorded.
     this.engine.dependencies.require();
-    const { video, created, replaced } = await registerVideo(
+    const { video, created, replaced } = await recordVideo(
       this.engine,
       { source: order.sourceUrl, key: order.key, name: order.name, enableForensic: order.enableForensic, forensicLayout: order.forensicLayout, replace },
       this.sourcePolicy,

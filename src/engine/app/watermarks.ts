@@ -7,7 +7,7 @@ import { WmarkError } from '../../core/errors.js';
 import type { TemplateSetting } from '../../core/setting-types.js';
 import { lastOf, watch } from '../../service/watch.js';
 import type {
-  CallOptions,
+  ServiceCallOptions,
   WatchGoal,
   WatchOptions,
   WatermarkProgress,
@@ -44,7 +44,7 @@ export interface LocalWatermarksOptions {
   render?: RenderMode;
 }
 
-export interface LocalCallOptions extends CallOptions {
+export interface LocalCallOptions extends ServiceCallOptions {
   baseUrl?: string;
 }
 
@@ -105,7 +105,7 @@ export class LocalWatermarks implements Watermarks {
     return w;
   }
 
-  watch(resource: WatermarkResource, goal: WatchGoal, options: WatchOptions & CallOptions = {}): AsyncIterable<WatermarkProgress> {
+  watch(resource: WatermarkResource, goal: WatchGoal, options: WatchOptions & ServiceCallOptions = {}): AsyncIterable<WatermarkProgress> {
     const reached = goalOf(goal);
     const states = this.watchRecord(resource.id ?? '', goal, { ...options, progress: true });
     return mapAsync(states, (s) => ({ status: apiStatus(s.w), ...workInHand(s.job), final: reached(s.w) }));
@@ -115,7 +115,7 @@ export class LocalWatermarks implements Watermarks {
   private watchRecord(
     id: string,
     goal: WatchGoal,
-    options: WatchOptions & CallOptions & { progress: boolean; initial?: { w: WatermarkRecord; job: JobRecord | undefined } },
+    options: WatchOptions & ServiceCallOptions & { progress: boolean; initial?: { w: WatermarkRecord; job: JobRecord | undefined } },
   ): AsyncIterable<{ w: WatermarkRecord; job: JobRecord | undefined }> {
     const reached = goalOf(goal);
     return watch({

@@ -48,7 +48,7 @@ export function normaliseSource(source: string): string {
  * Records a video and returns it PENDING; the same key again returns the stored video without any work, and a key
  * whose earlier ingest failed is tried again. Nothing is recorded for a source that cannot be read or is no video.
  */
-export async function registerVideo(engine: Engine, request: IngestRequest, policy?: SourcePolicy): Promise<Registration> {
+export async function recordVideo(engine: Engine, request: IngestRequest, policy?: SourcePolicy): Promise<Registration> {
   if (!request.source.trim()) throw new WmarkError('SOURCE_REQUIRED', 'a source file or URL is required');
   const source = request.source.trim();
   const remote = isHttpUrl(source);

@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { leakMeanImage, registerGeometry, warp } from '../../../src/core/forensic/crop-search.js';
 import type { LeakFrames } from '../../../src/core/forensic/detect-inputs.js';
-import { type Alignment, alignLeak } from '../../../src/core/forensic/frame-signature.js';
+import { alignLeak, type SignatureOffset } from '../../../src/core/forensic/frame-signature.js';
 import { codeword, PAYLOAD_COUNT, type PackedCodebook, packedCodebook } from '../../../src/core/forensic/keyed-bits.js';
 import { type SegmentReading, scorePayloads, Z_THRESHOLD } from '../../../src/core/forensic/score.js';
 import { fitSegment, readSegments } from '../../../src/core/forensic/slot-reading.js';
@@ -21,7 +21,7 @@ import {
 
 const SEGMENTS = 75; // a 5-minute title in 4-second segments
 const IDENTITY = { x0: 0, y0: 0, w: 1, h: 1 };
-const at = (offset: number): Alignment => ({ offset, score: 1, overlapSeconds: 0 });
+const at = (offset: number): SignatureOffset => ({ offset, score: 1, overlapSeconds: 0 });
 
 let title: SyntheticTitle;
 let codes: PackedCodebook;
