@@ -109,8 +109,11 @@ export interface WatermarkOrder {
    * The request as its sender wrote it, only what was given, in the API version it was made for: what a front end
    * passes on to a remote service, so the service there fills in its own defaults.
    */
-  asSent?: Readonly<Record<string, unknown>>;
+  asSent?: WatermarkBodyGiven;
 }
+
+/** The fields of a watermark request body that wmark knows, as a sender gave them (unknown fields dropped, nulls too). */
+export type WatermarkBodyGiven = Readonly<z.infer<typeof watermarkBodySchema>>;
 
 export interface WatermarkParseContext {
   api: ApiVersion;
@@ -136,7 +139,7 @@ export function parseWatermarkOrder(input: unknown, context: WatermarkParseConte
     draw,
     containers: body.containers ? [...new Set(body.containers)] : DEFAULT_CONTAINERS,
     ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
-    ...(isPlainObject(input) ? { asSent: { ...input } } : {}),
+    asSent: body,
   };
 }
 

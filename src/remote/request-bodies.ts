@@ -1,6 +1,6 @@
 // Parsed requests back into the API's bodies, for a remote service: a remote front end parses the same orders as the
 // local one, and the service at the other end reads them from the wire as it reads any client's.
-import type { VideoOrder, WatermarkOrder } from '../core/api-requests.js';
+import type { VideoOrder, WatermarkBodyGiven, WatermarkOrder } from '../core/api-requests.js';
 import type { ApiVersion } from '../core/api-version.js';
 import { WmarkError } from '../core/errors.js';
 import { encodeForensicContent } from '../core/forensic-payload.js';
@@ -33,8 +33,8 @@ function settingBody(setting: Setting, api: ApiVersion): Record<string, unknown>
 }
 
 /** The order's request as its sender wrote it, or, for an order made in code, the whole order in the API's words. */
-export function watermarkRequestBody(order: WatermarkOrder, api: ApiVersion): WatermarkRequestBody {
-  if (order.asSent) return { ...order.asSent } as WatermarkRequestBody;
+export function watermarkRequestBody(order: WatermarkOrder, api: ApiVersion): WatermarkRequestBody | WatermarkBodyGiven {
+  if (order.asSent) return order.asSent;
   const { draw } = order;
   return {
     ...order.video,
