@@ -5,6 +5,8 @@
 //   files only; a file at the top of src/ stands alone);
 // - an import across the layers (core imports nothing else, the farm and the server sit on the engine, the engine
 //   never reaches the farm, the CLI or the server, and so on);
+// - an import from engine/jobs/ of anything but core, the state store's interface and the data folder: the queues and
+//   leases know no kind of job (with import() as with import);
 // - an import of a folder's private modules from outside it (the state store is the engine's alone; the server and the
 //   CLI reach the engine only through its application layer, engine/app/, with import() as with import);
 // - a property access that reaches through the application layer to the engine behind it (`service.engine`);
@@ -49,6 +51,12 @@ const ALLOWED = {
  * named public (the state store's interface and records are the engine's vocabulary; its implementations are not).
  */
 const PRIVATE = { 'engine/state/': { layers: ['engine'], public: ['engine/state/state-store.ts'] } };
+/**
+ * Folders that sit beneath the engine's others and may import only what is listed (their own files, core and the
+ * files or folders named), with import() as with import: the queues and leases of engine/jobs/ run jobs they are
+ * handed, so they name no kind of job and nothing of the application layer that dispatches them.
+ */
+const BENEATH = { 'engine/jobs/': ['core/', 'engine/state/state-store.ts', 'engine/data-folder/'] };
 /** Layers that may import another layer only through one of its folders (with import() too). */
 const GATEWAYS = { server: { engine: 'engine/app/' }, cli: { engine: 'engine/app/' } };
 /** Property access that reaches through the application layer, in the layers that sit on it. */
@@ -184,6 +192,12 @@ for (const file of files) {
     for (const [prefix, rule] of Object.entries(PRIVATE)) {
       if (rel.startsWith(prefix) && !rule.public.includes(rel) && !fromRel.startsWith(prefix) && !rule.layers.includes(from)) {
         problems.push(`layer: ${fromRel} imports ${rel}, which only ${rule.layers.join(', ')} may use`);
+      }
+    }
+    for (const [folder, allowed] of Object.entries(BENEATH)) {
+      const shared = !rel.includes('/'); // a file at the top of src/, shared by every layer
+      if (fromRel.startsWith(folder) && !shared && !rel.startsWith(folder) && !allowed.some((a) => rel.startsWith(a)) && target.startsWith(root)) {
+        problems.push(`beneath: ${fromRel} imports ${rel}; ${folder} imports only ${[folder, ...allowed].join(', ')}`);
       }
     }
     const gateway = GATEWAYS[from]?.[to];

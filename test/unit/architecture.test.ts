@@ -126,12 +126,33 @@ describe('architecture check', () => {
     expect(r.stdout).toContain('4 architecture problem(s) in 8 files');
   });
 
+  it('holds engine/jobs/ beneath the kinds of job and the application layer that dispatches them, with import() too', () => {
+    const root = tree('beneath-jobs', {
+      'core/ids.ts': 'export const id = (s: string) => s;\n',
+      'version.ts': "export const VERSION = '1';\n",
+      'engine/state/state-store.ts': 'export interface StateStore { close(): void }\n',
+      'engine/ingest/ingest-job.ts': 'export const runIngestJob = () => 1;\n',
+      'engine/app/job-runs.ts': 'export const runJob = () => 1;\n',
+      'engine/jobs/job-lease.ts':
+        "import { id } from '../../core/ids.js';\nimport type { StateStore } from '../state/state-store.js';\nimport { VERSION } from '../../version.js';\nexport const lease = (s: StateStore) => [id('a'), s, VERSION];\n",
+      'engine/jobs/job-queue.ts':
+        "import { lease } from './job-lease.js';\nexport const run = async () => [lease, await import('../ingest/ingest-job.js'), await import('../app/job-runs.js')];\n",
+    });
+    const r = check(root);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('beneath: engine/jobs/job-queue.ts imports engine/ingest/ingest-job.ts; engine/jobs/ imports only');
+    expect(r.stdout).toContain('beneath: engine/jobs/job-queue.ts imports engine/app/job-runs.ts; engine/jobs/ imports only');
+    expect(r.stdout).not.toContain('job-lease.ts');
+    expect(r.stdout).toContain('2 architecture problem(s)');
+  });
+
   it('refuses folders that import each other round, type-only imports included, though no file cycle is there', () => {
     const root = tree('folder-loops', {
-      // The queue runs the ingest job, which takes its lease from the queue's folder: no file cycle, a folder loop.
-      'engine/jobs/queue.ts': "import { ingest } from '../ingest/job.js';\nexport const queue = ingest;\n",
-      'engine/jobs/lease.ts': 'export const lease = 1;\n',
-      'engine/ingest/job.ts': "import { lease } from '../jobs/lease.js';\nexport const ingest = lease;\n",
+      // The renderer draws with the watermark's drawing, which takes its urgency from the renderer's folder: no file
+      // cycle, a folder loop.
+      'engine/render/renderer.ts': "import { drawing } from '../watermark/drawing.js';\nexport const renderer = drawing;\n",
+      'engine/render/urgency.ts': 'export const urgency = 1;\n',
+      'engine/watermark/drawing.ts': "import { urgency } from '../render/urgency.js';\nexport const drawing = urgency;\n",
       // A type is enough: the command names the context's type, the CLI's entry registers the command.
       'cli/context.ts': 'export interface Context { id: string }\n',
       'cli/program.ts': "import { cmd } from './commands/cmd.js';\nexport const program = cmd;\n",
@@ -147,7 +168,7 @@ describe('architecture check', () => {
     const r = check(root);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain(
-      'folder loop: engine/ingest, engine/jobs import each other round (engine/ingest/job.ts -> engine/jobs/lease.ts; engine/jobs/queue.ts -> engine/ingest/job.ts)',
+      'folder loop: engine/render, engine/watermark import each other round (engine/render/renderer.ts -> engine/watermark/drawing.ts; engine/watermark/drawing.ts -> engine/render/urgency.ts)',
     );
     expect(r.stdout).toContain(
       'folder loop: cli, cli/commands import each other round (cli/commands/cmd.ts -> cli/context.ts; cli/program.ts -> cli/commands/cmd.ts)',
