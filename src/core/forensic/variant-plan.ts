@@ -18,8 +18,8 @@ export const SIDECAR_DIFF_HEIGHT = 36;
 export const SPLIT_MIN_SECONDS = 3;
 
 /**
- * What each layout costs and gives, as docs/forensic.md measures it ("Choosing a layout"): the help quotes these, and a
- * test holds them to the doc's table.
+ * What each layout costs and gives, as docs/forensic.md measures it ("Choosing a layout (`--forensic-layout`)"): the
+ * help quotes these, and a test holds them to the doc's table.
  */
 export const FORENSIC_LAYOUT_TRADES: Readonly<
   Record<ForensicLayoutChoice, { files: readonly string[]; encodesPerSegment: number; bytesPerView: string; shortestLeakSeconds: number; shortestLeak: string }>

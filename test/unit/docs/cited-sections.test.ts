@@ -26,7 +26,7 @@ function joined(source: string): string {
 function citations(text: string): { doc: string; anchor: string; cited: string }[] {
   const out: { doc: string; anchor: string; cited: string }[] = [];
   const doc = (name: string) => (name.startsWith('README') ? 'README.md' : name);
-  for (const m of joined(text).matchAll(/\b(README(?:\.md)?|docs\/[\w-]+\.md)(?:'s)?,?\s+(?:section\s+)?["“]([^"”\n]{2,100})["”]/g))
+  for (const m of joined(text).matchAll(/\b(README(?:\.md)?|docs\/[\w-]+\.md)(?:'s)?,?(?:\s+[a-z]+){0,3}(?:\s+\(?|\s*\()\s*(?:section\s+)?["“]([^"”\n]{2,100})["”]/g))
     out.push({ doc: doc(m[1]!), anchor: anchorOf(m[2]!.replace(/`/g, '')), cited: `${m[1]} "${m[2]}"` });
   for (const m of text.matchAll(/\b(README(?:\.md)?|docs\/[\w-]+\.md)#([\w-]+)/g)) out.push({ doc: doc(m[1]!), anchor: m[2]!, cited: m[0] });
   return out;
@@ -34,12 +34,14 @@ function citations(text: string): { doc: string; anchor: string; cited: string }
 
 describe('sections cited in comments', () => {
   it('reads the forms the code uses (the checker itself works)', () => {
-    const text = `// see README.md, "Security model" and README "Rolling\n// restarts", README's "Use it", docs/api.md "The \`x\` route" or docs/api.md#templates`;
+    const text = `// see README.md, "Security model" and README "Rolling\n// restarts", README's "Use it", docs/api.md "The \`x\` route" or docs/api.md#templates;\n// README ("Limits"), docs/forensic.md measures it ("Layouts")`;
     expect(citations(text).map((c) => `${c.doc}#${c.anchor}`)).toEqual([
       'README.md#security-model',
       'README.md#rolling-restarts',
       'README.md#use-it',
       'docs/api.md#the-x-route',
+      'README.md#limits',
+      'docs/forensic.md#layouts',
       'docs/api.md#templates',
     ]);
   });
