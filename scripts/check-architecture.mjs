@@ -9,7 +9,8 @@
 //   leases know no kind of job (with import() as with import);
 // - an import of a folder's private modules from outside it (the state store is the engine's alone; the server and the
 //   CLI reach the engine only through its application layer, engine/app/, with import() as with import);
-// - a property access that reaches through the application layer to the engine behind it (`service.engine`);
+// - a property access that reaches through the application layer to the engine behind it (`service.engine`), or, in
+//   the CLI and the library, into an engine they hold (`engine.store`): to them an engine is a handle;
 // - a heavy package, or a heavy part of wmark (the engine, the state stores, the ffmpeg runners, the server), loaded at
 //   the CLI's start;
 // - a file over 400 lines, in src/ and bench/;
@@ -61,6 +62,11 @@ const BENEATH = { 'engine/jobs/': ['core/', 'engine/state/state-store.ts', 'engi
 const GATEWAYS = { server: { engine: 'engine/app/' }, cli: { engine: 'engine/app/' } };
 /** Property access that reaches through the application layer, in the layers that sit on it. */
 const REACH_THROUGH = { pattern: /\bservice\s*(?:\?\.|\.)\s*engine\b/, layers: ['server', 'cli', 'library'] };
+/**
+ * To a front end an engine is a handle: it opens one and hands it to the application layer, and closes it. A member
+ * read on it (`engine.store`, `engine.paths`, `engine.runner`) is the engine's inside, reached around that layer.
+ */
+const ENGINE_HANDLE = { pattern: /(?<!\.\s*)\bengine\s*(?:\?\.|\.)\s*(?!close\b|then\b|catch\b)[A-Za-z_$]/, layers: ['cli', 'library'] };
 /**
  * Packages that cost a cold CLI tens of milliseconds each to load, for commands that rarely need them: nothing the CLI
  * loads at start (cli/main.ts and its static imports) may import them; only a dynamic import() inside the command
@@ -213,6 +219,17 @@ for (const file of files) {
       // Comments may name the clock they are not reading.
       const code = line.replace(/^\s*(\/\/|\/?\*).*$/, '').replace(/\s\/\/\s.*$/, '');
       if (CLOCK_READ.test(code)) problems.push(`clock: ${fromRel}:${i + 1} reads the wall clock (use the engine's \`now\`, or take a \`now\` at construction)`);
+    });
+  }
+  if (ENGINE_HANDLE.layers.includes(from)) {
+    text.split('\n').forEach((line, i) => {
+      // Comments, and strings (a module's path names `configured-engine.js`), are no reads.
+      const code = line
+        .replace(/^\s*(\/\/|\/?\*).*$/, '')
+        .replace(/\s\/\/\s.*$/, '')
+        .replace(/'[^']*'|"[^"]*"/g, "''");
+      if (ENGINE_HANDLE.pattern.test(code))
+        problems.push(`reach: ${fromRel}:${i + 1} reads inside the engine, which ${from} holds as a handle (ask engine/app/ instead)`);
     });
   }
   if (REACH_THROUGH.layers.includes(from)) {

@@ -135,10 +135,10 @@ export class CliContext {
     this.queue ??= commandJobQueue(engine, {
       log: (line) => this.output.warn(line),
       ...(options.queue === 'detached'
-        ? { detached: { dataDir: engine.paths.root, configFile: this.flags.config, database: config.db?.url, io: this.io } }
+        ? { detached: { configFile: this.flags.config, database: config.db?.url, io: this.io } }
         : {}),
     });
-    return new LocalService(engine, { queue: this.queue, baseUrl: this.linkBase(options.publicUrl, config, engine.paths.root), api: options.api });
+    return new LocalService(engine, { queue: this.queue, baseUrl: this.linkBase(options.publicUrl, config, config.dataDir), api: options.api });
   }
 
   /**

@@ -126,6 +126,26 @@ describe('architecture check', () => {
     expect(r.stdout).toContain('4 architecture problem(s) in 8 files');
   });
 
+  it('refuses the CLI and the library reading inside an engine they hold, but not opening, passing or closing it', () => {
+    const root = tree('engine-handle', {
+      'engine/app/configured-engine.ts': 'export interface Engine { store: { describe(): string }; paths: { root: string }; close(): Promise<void> }\n',
+      'cli/serve.ts':
+        "import type { Engine } from '../engine/app/configured-engine.js';\nexport const f = (engine: Engine) => engine.store.describe();\nexport const g = (engine: Engine) => engine?.paths.root;\n",
+      'cli/ok.ts':
+        "import type { Engine } from '../engine/app/configured-engine.js';\n// engine.store is named here only\nexport const h = async (engine: Promise<Engine>, use: (e: Engine) => void) => {\n  const m = '../engine.js';\n  use(await engine.then((e) => e));\n  await (await engine).close();\n  return m;\n};\n",
+      'library/connect.ts': "import type { Engine } from '../engine/app/configured-engine.js';\nexport const k = (engine: Engine) => engine.paths;\n",
+      'server/app.ts': "import type { Engine } from '../engine/app/configured-engine.js';\nexport const s = (engine: Engine) => engine.paths;\n",
+    });
+    const r = check(root);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('reach: cli/serve.ts:2 reads inside the engine, which cli holds as a handle');
+    expect(r.stdout).toContain('reach: cli/serve.ts:3 reads inside the engine');
+    expect(r.stdout).toContain('reach: library/connect.ts:2 reads inside the engine, which library holds as a handle');
+    expect(r.stdout).not.toContain('cli/ok.ts');
+    expect(r.stdout).not.toContain('server/app.ts');
+    expect(r.stdout).toContain('3 architecture problem(s)');
+  });
+
   it('holds engine/jobs/ beneath the kinds of job and the application layer that dispatches them, with import() too', () => {
     const root = tree('beneath-jobs', {
       'core/ids.ts': 'export const id = (s: string) => s;\n',

@@ -45,7 +45,7 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
     ctx.output.info(`port ${config.server.port} is in use, so the demo serves on port ${port}: its links name that port`);
   await announceFirstKey(ctx, local, 'demo');
   // While it serves, local commands on this data folder sign their links for it, as with `wmark serve`.
-  const forget = await recordServe(engine.paths.root, server, 'wmark demo');
+  const forget = await recordServe(local.dataDir, server, 'wmark demo');
   try {
     const api = await demoClient(ctx, server.url, local);
     ctx.output.stage(`4/4 POST ${server.url}/1.0/watermark for ${opts.viewer}`);
@@ -106,15 +106,15 @@ async function demo(ctx: CliContext, opts: { viewer: string; email: string; port
 
 /** Steps 1 and 2: the sample video (made once) and its ingest under the demo's own key, followed to the end. */
 async function ingestSample(ctx: CliContext, engine: Engine, local: LocalService) {
-  const { generateVideo, SAMPLE, samplePath } = await import('../../engine/app/sample-video.js');
-  const sample = samplePath(engine.paths);
+  const { demoSample, SAMPLE } = await import('../../engine/app/sample-video.js');
+  const { path: sample, make } = demoSample(engine);
   // A rerun finds the sample and its ingest from the first run, and says so rather than what a first run does.
   ctx.output.stage(
     existsSync(sample)
       ? `1/4 reusing the sample video made by an earlier demo (${sample})`
       : `1/4 generating the sample video (${SAMPLE.width}x${SAMPLE.height}, ${SAMPLE.seconds} s, once)`,
   );
-  await generateVideo(engine.runner, { output: sample, ...SAMPLE }, (f: number) => ctx.output.progress(`generating sample ${(f * 100).toFixed(0)}%`));
+  await make((f: number) => ctx.output.progress(`generating sample ${(f * 100).toFixed(0)}%`));
   const request = parseVideoRequest({ sourceUrl: sample, key: 'wmark-sample', name: 'wmark built-in sample' });
   // The key is the demo's own: when it names a sample since made again (a file with another date, or other bytes), the
   // demo takes the key back for the sample it has now instead of failing on its own earlier run.

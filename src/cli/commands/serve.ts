@@ -103,7 +103,7 @@ async function runServe(ctx: CliContext, opts: ServeFlags): Promise<number> {
   if (config.server.trustProxy) log(`client addresses: from X-Forwarded-For on requests through ${config.server.trustProxy}`);
   if (farm) await describeFarm(logs, local.dataDir, config.queue!.url, media, farm.shared?.location);
   // Named without its password, like every URL serve prints.
-  if (config.db) log(`state: ${(await engine.store.describe()).database}`);
+  if (config.db) log(`state: ${await local.operations.stateDatabase()}`);
   // Shown once as it always was, never as a log record: a log collector keeps no API key.
   await announceFirstKey(ctx, local, 'serve');
   const dataDir = local.dataDir;

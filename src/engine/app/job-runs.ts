@@ -29,8 +29,8 @@ export function inProcessJobQueue(engine: Engine, options: JobQueueOptions = {})
 
 export interface CommandQueueOptions {
   log?: (line: string) => void;
-  /** For a command that returns before its work is done (--no-wait): where unfinished jobs are handed on. */
-  detached?: DetachedQueueOptions;
+  /** For a command that returns before its work is done (--no-wait): where unfinished jobs are handed on (on this engine's data folder). */
+  detached?: Omit<DetachedQueueOptions, 'dataDir'>;
 }
 
 /**
@@ -39,5 +39,5 @@ export interface CommandQueueOptions {
  */
 export function commandJobQueue(engine: Engine, options: CommandQueueOptions = {}): JobQueue {
   const here = inProcessJobQueue(engine, { concurrency: 1, ...(options.log ? { log: options.log } : {}) });
-  return options.detached ? new HandOffJobQueue(engine, here, options.detached) : here;
+  return options.detached ? new HandOffJobQueue(engine, here, { ...options.detached, dataDir: engine.paths.root }) : here;
 }

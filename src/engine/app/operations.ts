@@ -76,6 +76,11 @@ export class Operations {
   }
 
   /** The state database's connection pool now (PostgreSQL); undefined for SQLite, which has none. */
+  /** The state database, named without its password (a URL), or the SQLite file. */
+  async stateDatabase(): Promise<string> {
+    return (await this.engine.store.describe()).database;
+  }
+
   databasePool(): PoolUse | undefined {
     return this.engine.store.poolUse();
   }
