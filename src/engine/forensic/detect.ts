@@ -158,7 +158,7 @@ export async function detectLeak(
   onStage?.('aligning, registering and reading the mark');
   const book = titleCodebook(engine, video.id, sidecar.slotStarts.length);
   lap('codebook');
-  const a = analyseLeak(sidecar, streamed.frames, streamed.times, streamed.signature, book);
+  const a = analyseLeak(sidecar, streamed.frames, streamed.times, streamed.signature, book, engine.now);
   lap('analyse');
   // The analysis' own steps, inside 'analyse' (not added to it): alignment's cost is what grows with a long leak.
   for (const [step, seconds] of Object.entries(a.timings)) timings[`analyse.${step}`] = seconds;
