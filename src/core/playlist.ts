@@ -3,7 +3,7 @@
 // The rewriter exists so the server can hand out a playlist whose every segment, init
 // (EXT-X-MAP) and key (EXT-X-KEY) URI carries its own signature: players resolve relative
 // URIs against the playlist URL and drop its query, so signing the playlist alone is not
-// enough (STYLE.md, HTTP conventions).
+// enough.
 
 export interface PlaylistSegment {
   uri: string;

@@ -43,7 +43,7 @@ export async function ingestFixture(engine: Engine, source: string, key: string)
   return video;
 }
 
-/** Settings as a client would send them (SPEC 2.2 objects), validated and normalised like a real request. */
+/** Settings as a client would send them (the API's setting objects), validated and normalised like a real request. */
 export function settingsOf(raw: unknown[]): Setting[] {
   const parsed = parseSettings(raw, { apiVersion: '2.0' });
   if (!parsed.ok) throw new Error(`test settings are invalid: ${parsed.issues.join('; ')}`);

@@ -293,7 +293,7 @@ describe('forensic viewers', () => {
     ] as const)
       await waitFor(async () => ((await engine.store.getWatermark(r.json.id))?.status === 'READY' ? true : undefined), `${who} to be READY`, 30_000);
     expect(encodes() - before).toBe(0);
-    // A new viewer costs a playlist of under 3 KB (FORENSIC.md F4).
+    // A new forensic viewer costs a playlist of under 3 KB and no encode.
     for (const r of [r2, r1]) expect(statSync(path.join(watermarkDir(engine, video.id, r.json.id), 'video.m3u8')).size).toBeLessThanOrEqual(3 * 1024);
     // Each segment is the variant file itself (a hard link), not a copy made by ffmpeg.
     for (const [r, p] of [

@@ -156,7 +156,7 @@ describe('the 1.0 long-poll link', () => {
     expect(again.status).toBe(200);
     expect(again.json).toMatchObject({ id: r.json.id, status: 'READY' });
     expect((await call(s.app, 'GET', again.json.containers.m3u8)).status).toBe(200);
-    // The long-poll link is tied to the READY time (SPEC 2.4), not to when it was handed out: long past READY it stays expired.
+    // The long-poll link is tied to the READY time, not to when it was handed out: long past READY it stays expired.
     expectError(await call(s.app, 'GET', again.json.href), 403, 'LINK_EXPIRED');
     expect(engine.runner.encodes()).toBe(encodes);
   });

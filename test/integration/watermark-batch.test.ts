@@ -71,7 +71,7 @@ async function workingSegmentAt(seconds: number): Promise<{ file: string; offset
 }
 
 /**
- * Plain ffmpeg drawing the row's text the way viewer-corner describes it (DESIGN 4 units, computed here):
+ * Plain ffmpeg drawing the row's text the way viewer-corner describes it (the settings' units, computed here):
  * "[%name%] <[%email%]>" at (0.97, 0.95), RIGHT/BOTTOM, 0.035*H px, white at 0.5, black shadow at 0.4 offset 0.06 em.
  */
 async function rowReference(row: { name: string; email: string }): Promise<RgbFrame> {

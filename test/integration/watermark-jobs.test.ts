@@ -131,7 +131,7 @@ describe('identity and idempotency', () => {
   });
 });
 
-describe('expiration (SPEC 2.5)', () => {
+describe('expiration', () => {
   const setting = { content: 'expiring', x: 0.5, y: 0.3 };
   const request = async (raw: Record<string, unknown>, expirationSeconds?: number) =>
     await requestWatermark(engine, { video: { key: KEY }, settings: settingsOf([raw]), containers: ['m3u8'], expirationSeconds });

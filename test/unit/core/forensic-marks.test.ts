@@ -166,7 +166,7 @@ describe('patternFrameYuv420', () => {
     expect(Math.abs(sum / a.length)).toBeLessThan(0.05);
   });
 
-  it('keeps the mark alone at >= 47 dB PSNR-Y over many 720p segments (FORENSIC.md F3), at the designed amplitude', { timeout: 60_000 }, () => {
+  it('keeps the mark alone at >= 47 dB PSNR-Y over many 720p segments (the mark is invisible), at the designed amplitude', { timeout: 60_000 }, () => {
     const width = 1280,
       height = 720,
       n = width * height;
