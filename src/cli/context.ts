@@ -134,9 +134,7 @@ export class CliContext {
     const [{ LocalService }, { commandJobQueue }] = await Promise.all([import('../engine/app/local-service.js'), import('../engine/app/job-runs.js')]);
     this.queue ??= commandJobQueue(engine, {
       log: (line) => this.output.warn(line),
-      ...(options.queue === 'detached'
-        ? { detached: { configFile: this.flags.config, database: config.db?.url, io: this.io } }
-        : {}),
+      ...(options.queue === 'detached' ? { detached: { configFile: this.flags.config, database: config.db?.url, io: this.io } } : {}),
     });
     return new LocalService(engine, { queue: this.queue, baseUrl: this.linkBase(options.publicUrl, config, config.dataDir), api: options.api });
   }

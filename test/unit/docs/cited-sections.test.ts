@@ -26,7 +26,9 @@ function joined(source: string): string {
 function citations(text: string): { doc: string; anchor: string; cited: string }[] {
   const out: { doc: string; anchor: string; cited: string }[] = [];
   const doc = (name: string) => (name.startsWith('README') ? 'README.md' : name);
-  for (const m of joined(text).matchAll(/\b(README(?:\.md)?|docs\/[\w-]+\.md)(?:'s)?,?(?:\s+[a-z]+){0,3}(?:\s+\(?|\s*\()\s*(?:section\s+)?["“]([^"”\n]{2,100})["”]/g))
+  for (const m of joined(text).matchAll(
+    /\b(README(?:\.md)?|docs\/[\w-]+\.md)(?:'s)?,?(?:\s+[a-z]+){0,3}(?:\s+\(?|\s*\()\s*(?:section\s+)?["“]([^"”\n]{2,100})["”]/g,
+  ))
     out.push({ doc: doc(m[1]!), anchor: anchorOf(m[2]!.replace(/`/g, '')), cited: `${m[1]} "${m[2]}"` });
   for (const m of text.matchAll(/\b(README(?:\.md)?|docs\/[\w-]+\.md)#([\w-]+)/g)) out.push({ doc: doc(m[1]!), anchor: m[2]!, cited: m[0] });
   return out;
