@@ -10,296 +10,39 @@
 //      function of the share of POSTs that hit.
 // Every instance shares the machine's cores with PostgreSQL, HAProxy and the load generator: on a small machine more
 // instances cannot mean more throughput, and the table says what the ratios are then worth.
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import pgDriver from 'pg';
-import { type SpawnedWorker, spawnWorker } from '../harness/cluster.js';
-import { startHaproxy, type TestHaproxy } from '../harness/haproxy.js';
-import { startPostgres, type TestPostgres } from '../harness/postgres.js';
-import { startRedis, type TestRedis } from '../harness/redis.js';
-import { call, freePort, keyHeaders, parseM3u8, type SpawnedServe, spawnServe, waitFor } from '../harness/serve-helpers.js';
-import { BatchingSocket } from '../src/engine/state/postgres-connection.js';
+import { spawnWorker } from '../harness/cluster.js';
+import { startHaproxy } from '../harness/haproxy.js';
+import { startPostgres } from '../harness/postgres.js';
+import { startRedis } from '../harness/redis.js';
+import { call, freePort, waitFor } from '../harness/serve-helpers.js';
+import { commits, explainPrepared, roundTripCost } from './control-plane-database.js';
+import { clockTick, closedLoop, cpuMeter, type Load, type SplitWindow, sender } from './control-plane-load.js';
+import {
+  type CountedOp,
+  HIT_SHARES,
+  INSTANCES,
+  ONE_PG,
+  OPS,
+  type Op,
+  PER_CALL,
+  PROJECTED,
+  parseOptions,
+  prepare,
+  serveOn,
+  type Target,
+  UNCACHED,
+  World,
+} from './control-plane-setup.js';
 import { percentile, spread } from './lib/cluster-figures.js';
 import { median } from './lib/measure.js';
-import { type InstanceConnections, openPorts, PG_KINDS, type PgKind, ticksByKind, titled } from './lib/pg-processes.js';
-import { type CpuWindow, cpuSeconds, descendants, projectByCpu, projectByHitShare, readProcessTable } from './lib/process-cpu.js';
-import { fmt, formatMachine, numberOption, OUT_DIR, type Suite, type SuiteContext, table, warnIfDistStale } from './lib/suite.js';
+import { PG_KINDS, type PgKind } from './lib/pg-processes.js';
+import { projectByCpu, projectByHitShare } from './lib/process-cpu.js';
+import { fmt, formatMachine, OUT_DIR, type Suite, type SuiteContext, table, warnIfDistStale } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
-
-const OPS = ['POST existing watermark', 'GET 2.0 href', 'signed segment GET'] as const;
-type Op = (typeof OPS)[number];
-const INSTANCES = [1, 2, 3] as const;
-const PROJECTED = [10, 100] as const;
-/** The repeated POST sent to an instance that keeps nothing (every request a miss). */
-const UNCACHED = 'POST existing watermark, nothing kept';
-type CountedOp = Op | typeof UNCACHED;
-/** Shares of repeated POSTs answered from what an instance kept, for the projection by hit rate. */
-const HIT_SHARES = [0, 0.5, 0.9, 0.99, 1] as const;
-const ONE_PG = 'PostgreSQL, 1 instance';
-/** Sequential calls of each request whose transactions and statements are counted. */
-const PER_CALL = 300;
-
-interface Options {
-  /** Requests in flight at once during a throughput run. */
-  concurrency: number;
-  /** Seconds each throughput run lasts (after a 1-s warm-up). */
-  seconds: number;
-  /** Sequential requests per latency figure. */
-  samples: number;
-}
-
-function parseOptions(ctx: SuiteContext): Options {
-  return {
-    concurrency: numberOption(ctx.args.options.concurrency, 16, 'concurrency'),
-    seconds: numberOption(ctx.args.options.seconds, 4, 'seconds'),
-    samples: numberOption(ctx.args.options.samples, 200, 'samples'),
-  };
-}
-
-/** The three requests of one installation: credentials, the body of its watermark, and signed paths (no origin). */
-interface Target {
-  headers: Record<string, string>;
-  body: unknown;
-  watermarkId: string;
-  href: string;
-  segment: string;
-}
-
-/** A link's path and query, to be sent to an instance or the load balancer: links name the public URL. */
-const pathOf = (link: string) => new URL(link).pathname + new URL(link).search;
-
-interface Load {
-  perS: number;
-  p50: number;
-  p95: number;
-  failed: number;
-  /** Requests sent, the warm-up's included. */
-  sent: number;
-  /** CPU used during the measured window (not the warm-up), when it was asked for. */
-  cpu?: SplitWindow;
-}
-
-/** Starts a CPU window; the answer closes it, given the requests answered meanwhile. */
-type CpuMeter = () => (requests: number) => SplitWindow;
-
-/**
- * `concurrency` loops, each sending the next request when the last is answered, for `seconds` after a warm-up; with
- * `meter`, the CPU of the measured window too.
- */
-async function closedLoop(send: () => Promise<number>, concurrency: number, seconds: number, meter?: CpuMeter): Promise<Load> {
-  const run = async (ms: number) => {
-    const latencies: number[] = [];
-    let failed = 0;
-    const end = Date.now() + ms;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (Date.now() < end) {
-          const t = performance.now();
-          const status = await send().catch(() => 0);
-          latencies.push(performance.now() - t);
-          if (status < 200 || status >= 300) failed++;
-        }
-      }),
-    );
-    return { latencies, failed };
-  };
-  const warm = (await run(1000)).latencies.length;
-  const stop = meter?.();
-  const { latencies, failed } = await run(seconds * 1000);
-  const cpu = stop?.(latencies.length);
-  return {
-    sent: warm + latencies.length,
-    perS: latencies.length / seconds,
-    p50: percentile(latencies, 50),
-    p95: percentile(latencies, 95),
-    failed,
-    ...(cpu ? { cpu } : {}),
-  };
-}
-
-/** Sends one of the three requests to `base` (an instance or the load balancer), answering its status. */
-function sender(base: string, t: Target, op: Op): () => Promise<number> {
-  const request = async (url: string, init: RequestInit) => {
-    const res = await fetch(url, init);
-    await res.arrayBuffer();
-    return res.status;
-  };
-  if (op === 'POST existing watermark')
-    return () =>
-      request(`${base}/2.0/watermark`, { method: 'POST', headers: { ...t.headers, 'content-type': 'application/json' }, body: JSON.stringify(t.body) });
-  const link = base + (op === 'GET 2.0 href' ? t.href : t.segment);
-  return () => request(link, {});
-}
-
-/** Committed transactions on the database so far, once every backend has reported its own (at most a second late). */
-async function commits(pg: TestPostgres, url: string): Promise<number> {
-  await new Promise((r) => setTimeout(r, 1500));
-  const name = new URL(url).pathname.slice(1);
-  const rows = await pg.query<{ n: string }>(url, 'SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = $1', [name]);
-  return Number(rows[0]?.n ?? 0);
-}
-
-/** One clock tick of /proc's CPU times, in seconds. */
-function clockTick(): number {
-  const hz = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim());
-  return 1 / (Number.isFinite(hz) && hz > 0 ? hz : 100);
-}
-
-/** One window's CPU, with PostgreSQL's split by the kind of process that used it (seconds). */
-interface SplitWindow extends CpuWindow {
-  databaseByKind: Record<PgKind, number>;
-}
-
-/**
- * Meters the CPU of one instance's process tree and of every PostgreSQL process (its postmaster's tree), the latter
- * split by kind; `listenPorts`: the client ports of every LISTEN connection to the server (the instance's among them).
- */
-function cpuMeter(instancePid: number, databasePid: number, tickS: number, listenPorts: () => ReadonlySet<number>): () => (requests: number) => SplitWindow {
-  return () => {
-    const before = readProcessTable();
-    const titledBefore = titled(before, databasePid);
-    return (requests) => {
-      const after = readProcessTable();
-      const ports = new Set(descendants(after, instancePid).flatMap((p) => [...openPorts(p.pid)]));
-      const instance: InstanceConnections = { ports, listenPort: [...listenPorts()].find((p) => ports.has(p)) };
-      const ticks = ticksByKind(titledBefore, titled(after, databasePid), databasePid, instance);
-      return {
-        instanceS: cpuSeconds(before, after, instancePid, 1 / tickS),
-        databaseS: cpuSeconds(before, after, databasePid, 1 / tickS),
-        requests,
-        databaseByKind: Object.fromEntries(PG_KINDS.map((k) => [k, ticks[k] * tickS])) as Record<PgKind, number>,
-      };
-    };
-  };
-}
-
-/**
- * EXPLAIN (ANALYZE, BUFFERS, VERBOSE) of a statement with `$n` parameters, prepared and run six times first so the plan
- * shown is the one a pooled connection settles on; the lines, and the columns and bytes of the row it returns.
- */
-async function explainPrepared(url: string, sql: string, params: unknown[]): Promise<{ plan: string[]; columns: number; rowBytes: number }> {
-  if (!sql) return { plan: ['(no statement recorded)'], columns: 0, rowBytes: 0 };
-  const client = new pgDriver.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const name = 'bench_hottest';
-    let last: pgDriver.QueryResult | undefined;
-    for (let i = 0; i < 6; i++) last = await client.query({ name, text: sql, values: params });
-    const row = last?.rows[0] ?? {};
-    const rowBytes = Object.values(row).reduce<number>((n, v) => n + (v === null ? 0 : Buffer.byteLength(String(v))), 0);
-    await client.query(`PREPARE ${name}_x AS ${sql}`);
-    const literals = params.map((p) => `'${String(p).replaceAll("'", "''")}'`).join(', ');
-    for (let i = 0; i < 5; i++) await client.query(`EXECUTE ${name}_x(${literals})`);
-    const plan = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS, VERBOSE) EXECUTE ${name}_x(${literals})`);
-    return { plan: plan.rows.map((r) => r['QUERY PLAN']), columns: last?.fields.length ?? 0, rowBytes };
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * PostgreSQL CPU per call (us) of prepared statements from pools like an instance's (10 connections, 16 calls in
- * flight): `SELECT 1` and the repeated POST's statement with a call's messages in one write, as wmark sends them, and
- * the statement as the driver alone sends them (a write per message); the kinds in turn, over `rounds` rounds.
- */
-async function roundTripCost(pg: TestPostgres, url: string, sql: string, params: unknown[], tickS: number, rounds = 4, calls = 4000) {
-  const batched = new pgDriver.Pool({ connectionString: url, max: 10, stream: () => new BatchingSocket() });
-  const unbatched = new pgDriver.Pool({ connectionString: url, max: 10 });
-  const post = { name: 'bench_post', text: sql, values: params };
-  const kinds = [
-    { name: 'SELECT 1', pool: batched, query: { name: 'bench_floor', text: 'SELECT 1', values: [] as unknown[] } },
-    { name: "the repeated POST's statement", pool: batched, query: post },
-    { name: 'that statement, a write per message', pool: unbatched, query: post },
-  ];
-  const usPerCall: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k.name, []]));
-  try {
-    const run = async (k: (typeof kinds)[number], n: number) => {
-      let sent = 0;
-      await Promise.all(
-        Array.from({ length: 16 }, async () => {
-          while (sent < n) {
-            sent++;
-            await k.pool.query(k.query);
-          }
-        }),
-      );
-    };
-    for (const k of kinds) await run(k, 500);
-    for (let i = 0; i < rounds; i++) {
-      for (const k of i % 2 ? [...kinds].reverse() : kinds) {
-        const before = readProcessTable();
-        await run(k, calls);
-        usPerCall[k.name]!.push((cpuSeconds(before, readProcessTable(), pg.serverPid(), 1 / tickS) / calls) * 1e6);
-      }
-    }
-  } finally {
-    await Promise.all([batched.end(), unbatched.end()]);
-  }
-  return { calls, usPerCall };
-}
-
-class World {
-  readonly serves: SpawnedServe[] = [];
-  readonly workers: SpawnedWorker[] = [];
-  pg?: TestPostgres;
-  redis?: TestRedis;
-  lb?: TestHaproxy;
-
-  async stop(): Promise<void> {
-    await this.lb?.stop();
-    for (const w of this.workers) w.child.kill('SIGKILL');
-    for (const s of this.serves) s.kill('SIGKILL');
-    await Promise.all([...this.workers.map((w) => w.done), ...this.serves.map((s) => s.exited)]);
-    await Promise.all([this.redis?.stop(), this.pg?.stop()]);
-  }
-}
-
-/** Starts a serve on a port of its own, and answers its origin and the key pair it printed (if it made one). */
-async function serveOn(world: World, dataDir: string, args: string[], env: Record<string, string> = {}) {
-  const port = await freePort();
-  await mkdir(dataDir, { recursive: true });
-  const proc = spawnServe(dataDir, ['--port', String(port), ...args], env);
-  world.serves.push(proc);
-  const base = await proc.url;
-  const clientId = /client id:\s+(wmc_\S+)/.exec(proc.stderr())?.[1];
-  const apiKey = /API key:\s+(wmk_\S+)/.exec(proc.stderr())?.[1];
-  return { proc, port, base, cred: clientId && apiKey ? { clientId, apiKey } : undefined };
-}
-
-/** Ingests the clip and makes one watermark through `base`, waiting until it is READY with every segment. */
-async function prepare(base: string, cred: { clientId: string; apiKey: string }, source: string, key: string): Promise<Target> {
-  const headers = keyHeaders(cred);
-  const made = await call(base, 'POST', '/2.0/videos', { headers, body: { sourceUrl: source, key } });
-  if (made.status !== 201) throw new Error(`ingest through ${base}: ${made.status} ${made.text}`);
-  await waitFor(
-    async () => ((await call(base, 'GET', `/2.0/videos/${made.json.id}`, { headers })).json.status === 'INGESTED' ? true : undefined),
-    'the ingest',
-    120_000,
-    200,
-  );
-  const body = { key, containers: ['m3u8'], settings: [{ content: 'control plane bench viewer' }] };
-  const w = await call(base, 'POST', '/2.0/watermark', { headers, body });
-  if (w.json?.status !== 'READY') throw new Error(`watermark through ${base}: ${w.status} ${w.text}`);
-  const m3u8 = base + pathOf(w.json.containers.m3u8 as string);
-  const text = await waitFor(
-    async () => {
-      const t = await (await fetch(m3u8)).text();
-      return t.includes('#EXT-X-ENDLIST') ? t : undefined;
-    },
-    'every segment',
-    120_000,
-    200,
-  );
-  return {
-    headers,
-    body,
-    watermarkId: w.json.id as string,
-    href: pathOf(w.json.href as string),
-    segment: pathOf(new URL(parseM3u8(text).segments[1]!.uri, m3u8).toString()),
-  };
-}
 
 export const suite: Suite = {
   name: 'control-plane',
