@@ -1,12 +1,14 @@
 // The control-plane suite's options and its world: the requests it measures, PostgreSQL, Redis, HAProxy and the serves
 // it starts, and the installation each serve is given (a clip ingested, one watermark READY with every segment).
 import { mkdir } from 'node:fs/promises';
-import type { SpawnedWorker } from '../harness/cluster.js';
+import path from 'node:path';
+import { type SpawnedWorker, spawnWorker } from '../harness/cluster.js';
 import type { TestHaproxy } from '../harness/haproxy.js';
-import type { TestPostgres } from '../harness/postgres.js';
-import type { TestRedis } from '../harness/redis.js';
+import { startPostgres, type TestPostgres } from '../harness/postgres.js';
+import { startRedis, type TestRedis } from '../harness/redis.js';
 import { call, freePort, keyHeaders, parseM3u8, type SpawnedServe, spawnServe, waitFor } from '../harness/serve-helpers.js';
 import { numberOption, type SuiteContext } from './lib/suite.js';
+import { type SourceClip, sourceClip } from './lib/video.js';
 
 export const OPS = ['POST existing watermark', 'GET 2.0 href', 'signed segment GET'] as const;
 export type Op = (typeof OPS)[number];
@@ -79,7 +81,7 @@ export async function serveOn(world: World, dataDir: string, args: string[], env
 }
 
 /** Ingests the clip and makes one watermark through `base`, waiting until it is READY with every segment. */
-export async function prepare(base: string, cred: { clientId: string; apiKey: string }, source: string, key: string): Promise<Target> {
+async function prepare(base: string, cred: { clientId: string; apiKey: string }, source: string, key: string): Promise<Target> {
   const headers = keyHeaders(cred);
   const made = await call(base, 'POST', '/2.0/videos', { headers, body: { sourceUrl: source, key } });
   if (made.status !== 201) throw new Error(`ingest through ${base}: ${made.status} ${made.text}`);
@@ -109,4 +111,47 @@ export async function prepare(base: string, cred: { clientId: string; apiKey: st
     href: pathOf(w.json.href as string),
     segment: pathOf(new URL(parseM3u8(text).segments[1]!.uri, m3u8).toString()),
   };
+}
+
+type ServeOn = Awaited<ReturnType<typeof serveOn>>;
+
+/** What the suite measures: the database, the serves on it and the SQLite one, each with its installation, behind one public URL. */
+export interface Installation {
+  clip: SourceClip;
+  pg: TestPostgres;
+  /** The database the serves share. */
+  url: string;
+  /** The media folder the serves and the worker share. */
+  media: string;
+  /** HAProxy's port, and the public URL every serve names in its links. */
+  lbPort: number;
+  publicUrl: string;
+  /** The arguments of every serve on PostgreSQL. */
+  shared: string[];
+  pgServes: ServeOn[];
+  sqlite: ServeOn;
+  pgTarget: Target;
+  sqliteTarget: Target;
+}
+
+/** Starts PostgreSQL, Redis, three serves on the database, a worker and a SQLite serve, and gives each side its installation. */
+export async function install(ctx: SuiteContext, world: World, runDir: string): Promise<Installation> {
+  const clip = await sourceClip(ctx.tools, { width: 640, height: 360, seconds: 12, fps: 30, audio: false }, ctx.log);
+  ctx.log('starting PostgreSQL, Redis, 3 serves on the database, a worker and a SQLite serve ...');
+  [world.pg, world.redis] = await Promise.all([startPostgres({ statementStats: true }), startRedis()]);
+  const pg = world.pg;
+  const url = await pg.createDatabase();
+  const media = path.join(runDir, 'media');
+  await mkdir(media, { recursive: true });
+  const lbPort = await freePort();
+  const publicUrl = `http://127.0.0.1:${lbPort}`;
+  const shared = ['--db', url, '--queue', world.redis.url, '--media', media, '--render', 'full', '--trust-proxy', '127.0.0.1', '--public-url', publicUrl];
+  const pgServes: ServeOn[] = [];
+  for (const i of [1, 2, 3]) pgServes.push(await serveOn(world, path.join(runDir, `serve-${i}`), shared));
+  world.workers.push(await spawnWorker(['--queue', world.redis.url, '--media', media], { WMARK_HOME: path.join(runDir, 'worker') }));
+  const sqlite = await serveOn(world, path.join(runDir, 'serve-sqlite'), ['--render', 'full', '--trust-proxy', '127.0.0.1', '--public-url', publicUrl]);
+  const pgCred = pgServes[0]!.cred!;
+  const pgTarget = await prepare(pgServes[0]!.base, pgCred, clip.path, 'bench-pg');
+  const sqliteTarget = await prepare(sqlite.base, sqlite.cred!, clip.path, 'bench-sqlite');
+  return { clip, pg, url, media, lbPort, publicUrl, shared, pgServes, sqlite, pgTarget, sqliteTarget };
 }

@@ -141,7 +141,6 @@ const SIZED = ['bench'];
 const STILL_TO_SPLIT = [
   // Still to be split along their suites' parts (setup, trials, statistics, table), as the others were.
   'bench/cluster.ts',
-  'bench/control-plane.ts',
   'bench/forensic-long.ts',
   'bench/forensic.ts',
 ];
