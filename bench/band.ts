@@ -44,11 +44,12 @@ import { segmentRenderArgs } from '../src/core/plan/render-args.js';
 import { WORKING_ENCODE } from '../src/core/plan/working-form.js';
 import { x264Gop } from '../src/core/plan/x264.js';
 import { capacityOptions, capacityReport, type HeightCapacity, measureCapacity } from './band-capacity.js';
+import { type HeightResult, report } from './band-report.js';
 import { bytesAtPsnr } from './forensic-bframe.js';
-import { cutPictures, gateFindings, type Spread, showSpread, spread, x264GlobalPsnr } from './lib/band-figures.js';
+import { cutPictures, gateFindings, spread, x264GlobalPsnr } from './lib/band-figures.js';
 import { bandX264, inWorkFolder } from './lib/band-run.js';
 import { fail, type Measured, runMeasured } from './lib/measure.js';
-import { fmt, type Suite, type SuiteContext, table } from './lib/suite.js';
+import type { Suite, SuiteContext } from './lib/suite.js';
 import { psnr } from './lib/video.js';
 
 const FPS = 25;
@@ -91,18 +92,6 @@ function parseOptions(ctx: SuiteContext): Options {
 /** The viewer's mark: text in a box moving across the band by frame number (the full render keeps its timestamps, so `t` would not start at 0 there); `top` is where the band starts in the drawn picture. */
 function mark(font: string, viewer: number, top: number): string {
   return `drawtext=fontfile=${font}:text='viewer ${viewer} alice${viewer}@example.com':fontsize=40:fontcolor=white:box=1:boxcolor=black@0.5:x='20+3.2*n':y=${top + 20}`;
-}
-
-interface HeightResult {
-  height: number;
-  width: number;
-  band: BandRows;
-  perViewer: { band: Spread; full: Spread; ratio: Spread; markS: Spread; encodeS: Spread; spliceS: Spread; prepareS: number };
-  batch: { viewers: number; bandCpuS: number; fullCpuS: number; ratio: number };
-  shared: { bytes: number; psnr: number; unclampedBytesAtPsnr: number; ratio: number; sweep: { crf: number; bytes: number; psnr: number }[] };
-  psnr: { bandRegion: number; fullRegion: number; bandWhole: number; fullWhole: number };
-  gate: { segments: number; failures: number; findings: string[] };
-  ingest: { todayCpuS: number; sharedCpuS: number; ratio: number };
 }
 
 async function run(ctx: SuiteContext, what: string, cmd: string, args: readonly string[]): Promise<Measured> {
@@ -308,47 +297,6 @@ async function checkGate(
   return { failures, findings };
 }
 
-function report(results: HeightResult[], options: Options): string {
-  const lines: string[] = [];
-  lines.push(
-    `band rendering: ${options.seconds} s per height, 25 fps, band = bottom ${options.bandPx} px, ${options.viewers} viewers, x264 ${ENCODE.preset} CRF ${ENCODE.crf}, ${options.threads} threads`,
-  );
-  lines.push(
-    table(
-      ['figure', ...results.map((r) => `${r.height}p`)],
-      [
-        ['band rows (macroblocks)', ...results.map((r) => `${r.band.top}-${r.band.bottom}`)],
-        ['viewer CPU s per s, band: median (min-max)', ...results.map((r) => showSpread(r.perViewer.band, 3))],
-        [
-          '  of which mark / band encode / splice (median)',
-          ...results.map((r) => `${fmt(r.perViewer.markS.median, 3)} / ${fmt(r.perViewer.encodeS.median, 3)} / ${fmt(r.perViewer.spliceS.median, 4)}`),
-        ],
-        ['  segment preparation, once (CPU s per s)', ...results.map((r) => fmt(r.perViewer.prepareS, 4))],
-        ['viewer CPU s per s, full render', ...results.map((r) => showSpread(r.perViewer.full, 3))],
-        ['viewer: band / full (pair by pair; target <= 0.15 at 720p)', ...results.map((r) => showSpread(r.perViewer.ratio, 3))],
-        [
-          'batch of N: band / N full jobs (target <= 0.25)',
-          ...results.map((r) => `${fmt(r.batch.ratio, 3)} (${fmt(r.batch.bandCpuS, 1)} / ${fmt(r.batch.fullCpuS, 1)} s)`),
-        ],
-        [
-          'shared encode bytes / unclamped at equal PSNR (<= 1.03)',
-          ...results.map((r) => `${fmt(r.shared.ratio, 4)} (${r.shared.bytes} B at ${fmt(r.shared.psnr, 3)} dB)`),
-        ],
-        ['PSNR in the band: spliced / full render (dB)', ...results.map((r) => `${fmt(r.psnr.bandRegion, 2)} / ${fmt(r.psnr.fullRegion, 2)}`)],
-        ['PSNR whole picture: spliced / full render (dB)', ...results.map((r) => `${fmt(r.psnr.bandWhole, 2)} / ${fmt(r.psnr.fullWhole, 2)}`)],
-        ['gate failures (spliced segments checked; must be 0)', ...results.map((r) => `${r.gate.failures} (${r.gate.segments})`)],
-        [
-          'ingest with the shared encode / today (<= 1.3)',
-          ...results.map((r) => `${fmt(r.ingest.ratio, 3)} (${fmt(r.ingest.todayCpuS, 2)} + ${fmt(r.ingest.sharedCpuS, 2)} s)`),
-        ],
-      ],
-    ),
-  );
-  for (const r of results) for (const f of r.gate.findings) lines.push(`  ${r.height}p gate: ${f}`);
-  lines.push('The ingest figure counts the shared encode reading decoded frames (y4m); the ingest would feed it from its own decode.');
-  return lines.join('\n');
-}
-
 export const suite: Suite = {
   name: 'band',
   description: 'band rendering: per-viewer cost, batch, shared-encode bytes, PSNR, gate failures, ingest, capacity through serve, against full renders',
@@ -365,7 +313,7 @@ export const suite: Suite = {
           results.push(await measureHeight(ctx, x264, options, height, dir));
         }
       });
-      process.stdout.write(`${report(results, options)}\n`);
+      process.stdout.write(`${report(results, options, ENCODE)}\n`);
     }
     let carried: HeightCapacity[] = [];
     if (capacity) {
