@@ -1,6 +1,6 @@
 // The band suite's figures at each height and the table it prints of them (pure: bench/band.ts measures).
 import type { BandRows } from '../src/core/h264/splice-band.js';
-import { type Spread, showSpread } from './lib/band-figures.js';
+import { type Spread, showSpread, spread } from './lib/band-figures.js';
 import { fmt, table } from './lib/suite.js';
 
 export interface HeightResult {
@@ -13,6 +13,36 @@ export interface HeightResult {
   psnr: { bandRegion: number; fullRegion: number; bandWhole: number; fullWhole: number };
   gate: { segments: number; failures: number; findings: string[] };
   ingest: { todayCpuS: number; sharedCpuS: number; ratio: number };
+}
+
+/**
+ * The per-viewer figures (CPU seconds per second of video, band against full pair by pair, the band's parts) and the
+ * batch's (every viewer's band and the segments' preparation once, against every viewer's full render), from each
+ * viewer's CPU seconds over `seconds` of video.
+ */
+export function viewerFigures(
+  bandCosts: readonly { mark: number; encode: number; splice: number }[],
+  fullCosts: readonly number[],
+  prepareS: number,
+  seconds: number,
+): Pick<HeightResult, 'perViewer' | 'batch'> {
+  const d = seconds;
+  const perViewerBand = bandCosts.map((c) => (c.mark + c.encode + c.splice) / d);
+  const perViewerFull = fullCosts.map((c) => c / d);
+  const bandTotal = bandCosts.reduce((a, c) => a + c.mark + c.encode + c.splice, prepareS);
+  const fullTotal = fullCosts.reduce((a, b) => a + b, 0);
+  return {
+    perViewer: {
+      band: spread(perViewerBand),
+      full: spread(perViewerFull),
+      ratio: spread(perViewerBand.map((b, i) => b / perViewerFull[i]!)),
+      markS: spread(bandCosts.map((c) => c.mark / d)),
+      encodeS: spread(bandCosts.map((c) => c.encode / d)),
+      spliceS: spread(bandCosts.map((c) => c.splice / d)),
+      prepareS: prepareS / d,
+    },
+    batch: { viewers: bandCosts.length, bandCpuS: bandTotal, fullCpuS: fullTotal, ratio: bandTotal / fullTotal },
+  };
 }
 
 /** What the table's heading states of the run. */
