@@ -14,7 +14,7 @@ import { type Ingested, ingest } from './cluster-serve.js';
 import type { FarmAssumptions } from './lib/cluster-figures.js';
 import { type ByteMeter, startByteMeter, startWorkerProcess, type WorkerProcess } from './lib/farm-services.js';
 import { numberOption, type SuiteContext, WMARK_BIN } from './lib/suite.js';
-import type { SourceClip } from './lib/video.js';
+import type { SuiteBench } from './lib/suite-bench.js';
 
 type Store = 's3' | 'folder';
 
@@ -66,13 +66,8 @@ export interface Farm {
   commandLines: { serve: string; worker: string };
 }
 
-export interface Bench {
-  ctx: SuiteContext;
-  o: Options;
-  runDir: string;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-  clip: SourceClip;
+/** What every part shares: the working folder, how to run wmark, the clip, and what stops every process started. */
+export interface Bench extends SuiteBench<Options> {
   cleanup: Cleanup;
 }
 
