@@ -9,7 +9,7 @@
 // through the store per job, and a projection on paper of farms of 1, 4, 16 and 64 such machines.
 
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Cleanup, type ServeProcess } from './cluster-processes.js';
@@ -19,22 +19,15 @@ import { type Bench, type Farm, parseOptions, startEmbedded, startFarm } from '.
 import { mb, type Projection, percentile, type TaskTimes } from './lib/cluster-figures.js';
 import { redisCommands } from './lib/farm-services.js';
 import { machineBusySeconds, settle, waitForQuiet } from './lib/measure.js';
+import { processCpuSeconds } from './lib/process-cpu.js';
 import { waitForIdle } from './lib/server-process.js';
 import { fmt, OUT_DIR, type Suite, type SuiteContext, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
 
-const CLK_TCK = 100; // USER_HZ on Linux: /proc/<pid>/stat times are in 1/100 s
-
 /** CPU seconds of a process and of its children it has waited for (ffmpeg runs), from /proc; NaN elsewhere. */
 function treeCpuS(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // After the command name: utime, stime, cutime, cstime are fields 14-17 (indexes 11-14 from the state field).
-    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / CLK_TCK;
-  } catch {
-    return NaN;
-  }
+  const cpu = processCpuSeconds(pid);
+  return cpu.user + cpu.sys + cpu.children;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,6 +1,5 @@
 // One window of the control-plane suite's load: a closed loop of one of its requests against an instance or the load
 // balancer, its rate and latencies, and the CPU the instance and every PostgreSQL process used meanwhile.
-import { spawnSync } from 'node:child_process';
 import type { Op, Target } from './control-plane-setup.js';
 import { percentile } from './lib/cluster-figures.js';
 import { type InstanceConnections, openPorts, PG_KINDS, type PgKind, ticksByKind, titled } from './lib/pg-processes.js';
@@ -67,12 +66,6 @@ export function sender(base: string, t: Target, op: Op): () => Promise<number> {
       request(`${base}/2.0/watermark`, { method: 'POST', headers: { ...t.headers, 'content-type': 'application/json' }, body: JSON.stringify(t.body) });
   const link = base + (op === 'GET 2.0 href' ? t.href : t.segment);
   return () => request(link, {});
-}
-
-/** One clock tick of /proc's CPU times, in seconds. */
-export function clockTick(): number {
-  const hz = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim());
-  return 1 / (Number.isFinite(hz) && hz > 0 ? hz : 100);
 }
 
 /** One window's CPU, with PostgreSQL's split by the kind of process that used it (seconds). */

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { startHaproxy } from '../harness/haproxy.js';
 import type { TestPostgres } from '../harness/postgres.js';
 import { explainPrepared, idleBackground, lookupCalls, newWatermarks, perCall, readCapacity, roundTripCost } from './control-plane-database.js';
-import { type CpuMeter, clockTick, closedLoop, cpuMeter, type Load, sender } from './control-plane-load.js';
+import { type CpuMeter, closedLoop, cpuMeter, type Load, sender } from './control-plane-load.js';
 import { controlPlaneReport, type Latency } from './control-plane-report.js';
 import {
   INSTANCES,
@@ -33,6 +33,7 @@ import {
 } from './control-plane-setup.js';
 import { percentile } from './lib/cluster-figures.js';
 import { median } from './lib/measure.js';
+import { clockTick } from './lib/process-cpu.js';
 import { fmt, OUT_DIR, type Suite, type SuiteContext, warnIfDistStale } from './lib/suite.js';
 
 /** The LISTEN connections' client ports, to tell the instance's apart from its pool's (read again when one is new). */
