@@ -48,6 +48,7 @@ import { type HeightResult, report, viewerFigures } from './band-report.js';
 import { bytesAtPsnr } from './forensic-bframe.js';
 import { cutPictures, gateFindings, x264GlobalPsnr } from './lib/band-figures.js';
 import { bandX264, inWorkFolder } from './lib/band-run.js';
+import { FFMPEG_QUIET } from './lib/ffmpeg-args.js';
 import { fail, type Measured, runMeasured } from './lib/measure.js';
 import type { Suite, SuiteContext } from './lib/suite.js';
 import { psnr } from './lib/video.js';
@@ -101,7 +102,7 @@ async function run(ctx: SuiteContext, what: string, cmd: string, args: readonly 
 }
 
 async function framemd5(ffmpeg: string, file: string, crop: string, raw = false): Promise<string[]> {
-  const m = await runMeasured(ffmpeg, ['-hide_banner', '-v', 'error', ...(raw ? ['-f', 'h264'] : []), '-i', file, '-an', '-vf', crop, '-f', 'framemd5', '-']);
+  const m = await runMeasured(ffmpeg, [...FFMPEG_QUIET, ...(raw ? ['-f', 'h264'] : []), '-i', file, '-an', '-vf', crop, '-f', 'framemd5', '-']);
   if (m.exitCode !== 0) return [];
   return m.stdout
     .split('\n')
@@ -154,11 +155,11 @@ async function encodeTitle(h: Height): Promise<{ today: Measured; bothBands: Mea
   const d = h.options.seconds;
   const box = `testsrc=s=${Math.round(width / 4)}x${Math.round(height / 4)}:r=${FPS}:d=${d}`;
   const graph = `testsrc2=s=${width}x${height}:r=${FPS}:d=${d}[bg];${box}[box];[bg][box]overlay=x='${width / 2.7}+${width / 3.2}*sin(2*t)':y='${height / 2.7}+${height / 2.4}*sin(3*t)'`;
-  await run(ctx, 'source', ff, ['-hide_banner', '-y', '-filter_complex', graph, '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe', at('src.y4m')]);
+  await run(ctx, 'source', ff, [...FFMPEG_QUIET, '-filter_complex', graph, '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe', at('src.y4m')]);
 
   // Today's ingest: the working form's encode (its preset and CRF, fastdecode, the fixed GOP: src/core/plan/ingest-args.ts).
   const working = ['-c:v', 'libx264', '-preset', WORKING_ENCODE.preset, '-tune', 'fastdecode', '-crf', String(WORKING_ENCODE.crf)];
-  const mezzArgs = ['-hide_banner', '-y', '-i', at('src.y4m'), ...working];
+  const mezzArgs = [...FFMPEG_QUIET, '-i', at('src.y4m'), ...working];
   const today = await run(ctx, 'mezzanine', ff, [...mezzArgs, ...x264Gop(GOP), '-f', 'mpegts', at('mezz.ts')]);
   // The shared encode of the title: a band at the top and one at the bottom, in one encode.
   const bothBands = await run(ctx, 'shared encode (two bands)', x264, sharedEncodeArgs(at('src.y4m'), at('both.264'), [h.top, band], bandOptions));
@@ -192,7 +193,7 @@ async function prepareSegments(h: Height): Promise<Segments> {
   const { ctx, ff, at, width, band } = h;
   await mkdir(at('seg'), { recursive: true });
   const segmentArgs = ['-r', String(FPS), '-i', at('shared.264'), '-c', 'copy', '-f', 'segment', '-segment_time', '2', '-segment_format', 'mpegts'];
-  await run(ctx, 'segmenting', ff, ['-hide_banner', '-y', ...segmentArgs, at('seg/shared_%03d.ts')]);
+  await run(ctx, 'segmenting', ff, [...FFMPEG_QUIET, ...segmentArgs, at('seg/shared_%03d.ts')]);
   const segmentFiles = (await readdir(at('seg'))).filter((f) => f.startsWith('shared_')).sort();
   const segments = await Promise.all(segmentFiles.map(async (f) => new Uint8Array(await readFile(at(`seg/${f}`)))));
   const t0 = process.cpuUsage();
@@ -202,7 +203,7 @@ async function prepareSegments(h: Height): Promise<Segments> {
 
   // The band's source rows, as the ingest keeps them (not counted: the ingest's decode makes them).
   const crop = `crop=${width}:${h.bandPx}:0:${16 * band.top}`;
-  await run(ctx, 'band rows', ff, ['-hide_banner', '-y', '-i', at('src.y4m'), '-vf', crop, '-f', 'yuv4mpegpipe', at('rows.y4m')]);
+  await run(ctx, 'band rows', ff, [...FFMPEG_QUIET, '-i', at('src.y4m'), '-vf', crop, '-f', 'yuv4mpegpipe', at('rows.y4m')]);
   await writeFile(at('qp.txt'), qpfileFor(frameTypesOf(await readFile(at('shared.264')))));
   return { segments, prepared, prepareS, counts };
 }
@@ -232,7 +233,7 @@ async function oneViewer(h: Height, s: Segments, viewer: number): Promise<Viewer
     { width, height: height - 16 * band.top },
     mark(h.font, viewer, 0),
   );
-  const marked = await run(ctx, 'mark on the band rows', ff, ['-hide_banner', ...rowsArgs]);
+  const marked = await run(ctx, 'mark on the band rows', ff, [...FFMPEG_QUIET, ...rowsArgs]);
   const encoded = await run(ctx, 'band encode', x264, bandEncodeArgs(at('marked.y4m'), at('band.264'), at('qp.txt'), h.bandOptions));
   if (/band clamp missed/.test(encoded.stderr)) findings.push(`viewer ${viewer}: x264 broke the clamp`);
   const bandStream = new Uint8Array(await readFile(at('band.264')));
@@ -249,7 +250,7 @@ async function oneViewer(h: Height, s: Segments, viewer: number): Promise<Viewer
   await writeFile(at('mark.txt'), mark(h.font, viewer, 16 * band.top));
   const renderPlan = { filterScript: at('mark.txt'), gop: GOP, threads: h.options.threads, encode: ENCODE, hasAudio: false };
   const full = await run(ctx, 'full render', ff, [
-    '-hide_banner',
+    ...FFMPEG_QUIET,
     ...segmentRenderArgs({ ...renderPlan, input: at('mezz.ts'), output: at(viewer === 1 ? 'full1.ts' : 'full.ts') }),
   ]);
   return { band: { mark: marked.cpuS, encode: encoded.cpuS, splice }, fullS: full.cpuS, failures, findings };
@@ -259,7 +260,7 @@ async function oneViewer(h: Height, s: Segments, viewer: number): Promise<Viewer
 async function quality(h: Height): Promise<HeightResult['psnr']> {
   const { ctx, ff, at, band, width, height } = h;
   await writeFile(at('mark.txt'), mark(h.font, 1, 16 * band.top));
-  await run(ctx, 'reference', ff, ['-hide_banner', '-y', '-i', at('src.y4m'), '-filter_script:v', at('mark.txt'), '-f', 'yuv4mpegpipe', at('ref.y4m')]);
+  await run(ctx, 'reference', ff, [...FFMPEG_QUIET, '-i', at('src.y4m'), '-filter_script:v', at('mark.txt'), '-f', 'yuv4mpegpipe', at('ref.y4m')]);
   const region = { x: 0, y: 16 * band.top, w: width, h: h.bandPx };
   const whole = { x: 0, y: 0, w: width, h: height };
   return {
