@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { stopProcess } from '../harness/stop-process.js';
 import type { Bench } from './cluster-setup.js';
+import { jsonStart } from './lib/farm-services.js';
 import { descendants } from './lib/server-process.js';
 import { WMARK_BIN } from './lib/suite.js';
 
@@ -81,35 +82,16 @@ export async function startServe(b: Bench, label: string, dataDir: string, extra
   const proc = spawn(process.execPath, args, { cwd: b.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   b.cleanup.track(proc);
   b.cleanup.add(label, () => stopWmark(proc, 10_000));
-  let out = '';
-  let err = '';
-  proc.stderr!.on('data', (d: Buffer) => {
-    err = (err + d.toString('utf8')).slice(-50_000);
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${label}: no URL on stdout within 60 s\n${err.slice(-3000)}`)), 60_000);
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString('utf8');
-      const line = out
-        .split('\n')
-        .slice(0, -1)
-        .find((l) => l.startsWith('{'));
-      if (!line) return;
-      clearTimeout(timer);
-      const parsed = JSON.parse(line) as { url?: string; error?: { code: string; message: string } };
-      // With --json a usage error (an unknown flag) is a JSON line on stdout; the exit follows.
-      if (parsed.url) resolve(parsed.url);
-      else if (parsed.error) err = `${parsed.error.code}: ${parsed.error.message}\n${err}`;
-    });
-    proc.once('error', reject);
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new ServeExited(code, err));
-    });
-  });
-  proc.stdout!.resume();
+  const started = await jsonStart(
+    proc,
+    label,
+    60_000,
+    (line) => (typeof line.url === 'string' ? line.url : undefined),
+    (code, stderr) => new ServeExited(code, stderr),
+  );
+  const [url, err] = [started.value, started.stderr()];
   const clientId = /client id:\s+(wmc_\S+)/.exec(err)?.[1];
   const apiKey = /API key:\s+(wmk_\S+)/.exec(err)?.[1];
   if (!clientId || !apiKey) throw new Error(`${label}: no credential in its first start's output\n${err.slice(-2000)}`);
-  return { label, proc, url: url.replace(/\/+$/, ''), dataDir, headers: { 'x-api-client-id': clientId, 'x-api-key': apiKey }, stderr: () => err };
+  return { label, proc, url: url.replace(/\/+$/, ''), dataDir, headers: { 'x-api-client-id': clientId, 'x-api-key': apiKey }, stderr: started.stderr };
 }
