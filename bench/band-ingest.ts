@@ -28,6 +28,7 @@ import { createProcessRunner } from '../src/ffmpeg/run-ffmpeg.js';
 import { type ClipResult, DELIVERY, type Kind, type Options, type Round, report, type Steps } from './band-ingest-report.js';
 import { spread } from './lib/band-figures.js';
 import { bandX264, inWorkFolder } from './lib/band-run.js';
+import { FFMPEG_MEASURING, FFMPEG_QUIET } from './lib/ffmpeg-args.js';
 import { fail, type Measured, runMeasured } from './lib/measure.js';
 import { OUT_DIR, type Suite, type SuiteContext } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
@@ -72,8 +73,7 @@ async function source(ctx: SuiteContext, kind: Kind, width: number, height: numb
   await mkdir(OUT_DIR, { recursive: true });
   ctx.log(`generating the ${seconds} s ${width}x${height} ${kind} source (cached as ${path.relative(process.cwd(), output)}) ...`);
   await run(ctx, `${kind} source`, ctx.tools.ffmpeg.path, [
-    '-hide_banner',
-    '-y',
+    ...FFMPEG_QUIET,
     '-filter_complex',
     `${graph};sine=f=440:d=${d}[a]`,
     '-map',
@@ -125,8 +125,8 @@ async function bandSteps(ctx: SuiteContext, x264: string, dir: string, width: nu
     const y4m = path.join(out, `full_${k}.y4m`);
     const raw = path.join(out, `shared_${k}.264`);
     const cuts = bands.map((rows, b) => ({ cut: { rows, width, height }, output: path.join(out, `rows${b}_${k}.nut`) }));
-    const decode = await run(ctx, 'decode', ff, ['-hide_banner', ...bandIngestArgs(files[k]!, y4m, [])]);
-    const both = await run(ctx, 'decode + rows', ff, ['-hide_banner', ...bandIngestArgs(files[k]!, y4m, cuts)]);
+    const decode = await run(ctx, 'decode', ff, [...FFMPEG_QUIET, ...bandIngestArgs(files[k]!, y4m, [])]);
+    const both = await run(ctx, 'decode + rows', ff, [...FFMPEG_QUIET, ...bandIngestArgs(files[k]!, y4m, cuts)]);
     const options = { ...DELIVERY, refs: BAND_REFS, gop: framesPerSegment(FPS), threads: 1 };
     const shared = await run(ctx, 'shared encode', x264, sharedEncodeArgs(y4m, raw, bands, options));
     const muxes = bandSegmentMuxArgs(raw, files[k]!, path.join(out, segmentFileName(k)), {
@@ -138,7 +138,7 @@ async function bandSteps(ctx: SuiteContext, x264: string, dir: string, width: nu
     let mux = 0;
     let muxWall = 0;
     for (const args of muxes) {
-      const m = await run(ctx, 'mux', ff, ['-hide_banner', ...args]);
+      const m = await run(ctx, 'mux', ff, [...FFMPEG_QUIET, ...args]);
       mux += m.cpuS;
       muxWall += m.wallMs / 1000;
     }
@@ -199,7 +199,7 @@ async function oneDecode(ctx: SuiteContext, x264: string, src: string, dir: stri
   // The working form's own output options (codec, GOP, audio, segment muxer), from ingestArgs.
   const workingOut = working ? ['-map', '[w]', '-map', '0:a:0', ...today.slice(today.indexOf('-c:v'))] : [];
   const audio = working ? [] : ['-map', '0:a:0', '-c:a', 'aac', '-b:a', '128k', '-ac', '2', '-ar', '48000', path.join(dir, 'audio.m4a')];
-  const decodeArgs = ['-hide_banner', '-y', '-i', src, '-filter_complex', graph, ...workingOut, ...rows, ...audio, '-map', '[s]', '-f', 'yuv4mpegpipe', '-'];
+  const decodeArgs = [...FFMPEG_QUIET, '-i', src, '-filter_complex', graph, ...workingOut, ...rows, ...audio, '-map', '[s]', '-f', 'yuv4mpegpipe', '-'];
   const options = { ...DELIVERY, refs: BAND_REFS, gop: framesPerSegment(FPS), threads: 1 };
   const x264Args = sharedEncodeArgs('-', path.join(dir, 'shared.264'), bands, options);
   x264Args.splice(x264Args.length - 1, 0, '--demuxer', 'y4m', '--qpfile', qp);
@@ -209,8 +209,7 @@ async function oneDecode(ctx: SuiteContext, x264: string, src: string, dir: stri
   const segDir = path.join(dir, 'shared');
   await mkdir(segDir, { recursive: true });
   const mux = await run(ctx, 'segment mux', ff, [
-    '-hide_banner',
-    '-y',
+    ...FFMPEG_QUIET,
     '-r',
     `${FPS.num}/${FPS.den}`,
     '-i',
@@ -241,7 +240,7 @@ async function oneDecode(ctx: SuiteContext, x264: string, src: string, dir: stri
 /** PSNR (average) and SSIM (All) of `distorted` against `reference`, both re-timed to start at 0. */
 async function quality(ff: string, distorted: string, reference: string): Promise<{ psnr: number; ssim: number }> {
   const graph = '[0:v]setpts=PTS-STARTPTS,split[d1][d2];[1:v]setpts=PTS-STARTPTS,split[r1][r2];[d1][r1]psnr;[d2][r2]ssim';
-  const m = await runMeasured(ff, ['-hide_banner', '-nostdin', '-i', distorted, '-i', reference, '-lavfi', graph, '-an', '-f', 'null', '-']);
+  const m = await runMeasured(ff, [...FFMPEG_MEASURING, '-i', distorted, '-i', reference, '-lavfi', graph, '-an', '-f', 'null', '-']);
   const p = /PSNR .*average:(\S+)/.exec(m.stderr);
   const s = /SSIM .*All:(\S+)/.exec(m.stderr);
   if (m.exitCode !== 0 || !p || !s) fail('quality', m);
@@ -266,11 +265,11 @@ async function fullRender(ctx: SuiteContext, mezzDir: string, outDir: string, fi
       encode: DELIVERY,
       hasAudio: true,
     });
-    cpuS += (await run(ctx, 'full render', ff, ['-hide_banner', ...args])).cpuS;
+    cpuS += (await run(ctx, 'full render', ff, [...FFMPEG_QUIET, ...args])).cpuS;
     outs.push(output);
   }
   const joined = path.join(outDir, 'all.ts');
-  await run(ctx, 'join', ff, ['-hide_banner', '-y', '-i', `concat:${outs.join('|')}`, '-c', 'copy', '-f', 'mpegts', joined]);
+  await run(ctx, 'join', ff, [...FFMPEG_QUIET, '-i', `concat:${outs.join('|')}`, '-c', 'copy', '-f', 'mpegts', joined]);
   return { file: joined, cpuS };
 }
 
@@ -286,7 +285,7 @@ async function measureClip(ctx: SuiteContext, x264: string, options: Options, ki
     ctx.log(`band-ingest ${kind}: round ${r + 1}/${ctx.args.rounds}: today, band steps, option A, option B`);
     await rm(dirs.today, { recursive: true, force: true });
     await mkdir(dirs.today, { recursive: true });
-    const today = await run(ctx, 'working form', ff, ['-hide_banner', ...ingestArgs(plan(src, dirs.today, width, height, options.seconds))]);
+    const today = await run(ctx, 'working form', ff, [...FFMPEG_QUIET, ...ingestArgs(plan(src, dirs.today, width, height, options.seconds))]);
     const origin = await firstVideoTime(runner, path.join(dirs.today, segmentFileName(0)));
     const steps = await bandSteps(ctx, x264, dirs.today, width, height, origin);
     const a = await oneDecode(ctx, x264, src, dirs.a, width, height, options.seconds, true);
@@ -302,17 +301,7 @@ async function measureClip(ctx: SuiteContext, x264: string, options: Options, ki
   );
   const reference = path.join(work, kind, 'ref.y4m');
   const vf = ingestArgs(plan(src, dirs.today, width, height, options.seconds)).find((a) => a.startsWith('fps='))!;
-  await run(ctx, 'reference', ff, [
-    '-hide_banner',
-    '-y',
-    '-i',
-    src,
-    '-vf',
-    `${vf},${(await readFile(markFile, 'utf8')).trim()}`,
-    '-f',
-    'yuv4mpegpipe',
-    reference,
-  ]);
+  await run(ctx, 'reference', ff, [...FFMPEG_QUIET, '-i', src, '-vf', `${vf},${(await readFile(markFile, 'utf8')).trim()}`, '-f', 'yuv4mpegpipe', reference]);
   const fromCrf15 = await fullRender(ctx, dirs.today, path.join(work, kind, 'render15'), markFile);
   const fromShared = await fullRender(ctx, path.join(dirs.b, 'shared'), path.join(work, kind, 'renderShared'), markFile);
   const [q15, qShared] = [await quality(ff, fromCrf15.file, reference), await quality(ff, fromShared.file, reference)];

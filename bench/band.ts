@@ -44,11 +44,13 @@ import { segmentRenderArgs } from '../src/core/plan/render-args.js';
 import { WORKING_ENCODE } from '../src/core/plan/working-form.js';
 import { x264Gop } from '../src/core/plan/x264.js';
 import { capacityOptions, capacityReport, type HeightCapacity, measureCapacity } from './band-capacity.js';
+import { type HeightResult, report, viewerFigures } from './band-report.js';
 import { bytesAtPsnr } from './forensic-bframe.js';
-import { cutPictures, gateFindings, type Spread, showSpread, spread, x264GlobalPsnr } from './lib/band-figures.js';
+import { cutPictures, gateFindings, x264GlobalPsnr } from './lib/band-figures.js';
 import { bandX264, inWorkFolder } from './lib/band-run.js';
+import { FFMPEG_QUIET } from './lib/ffmpeg-args.js';
 import { fail, type Measured, runMeasured } from './lib/measure.js';
-import { fmt, type Suite, type SuiteContext, table } from './lib/suite.js';
+import type { Suite, SuiteContext } from './lib/suite.js';
 import { psnr } from './lib/video.js';
 
 const FPS = 25;
@@ -93,18 +95,6 @@ function mark(font: string, viewer: number, top: number): string {
   return `drawtext=fontfile=${font}:text='viewer ${viewer} alice${viewer}@example.com':fontsize=40:fontcolor=white:box=1:boxcolor=black@0.5:x='20+3.2*n':y=${top + 20}`;
 }
 
-interface HeightResult {
-  height: number;
-  width: number;
-  band: BandRows;
-  perViewer: { band: Spread; full: Spread; ratio: Spread; markS: Spread; encodeS: Spread; spliceS: Spread; prepareS: number };
-  batch: { viewers: number; bandCpuS: number; fullCpuS: number; ratio: number };
-  shared: { bytes: number; psnr: number; unclampedBytesAtPsnr: number; ratio: number; sweep: { crf: number; bytes: number; psnr: number }[] };
-  psnr: { bandRegion: number; fullRegion: number; bandWhole: number; fullWhole: number };
-  gate: { segments: number; failures: number; findings: string[] };
-  ingest: { todayCpuS: number; sharedCpuS: number; ratio: number };
-}
-
 async function run(ctx: SuiteContext, what: string, cmd: string, args: readonly string[]): Promise<Measured> {
   const m = await runMeasured(cmd, args, { env: ctx.env });
   if (m.exitCode !== 0) fail(what, m);
@@ -112,7 +102,7 @@ async function run(ctx: SuiteContext, what: string, cmd: string, args: readonly 
 }
 
 async function framemd5(ffmpeg: string, file: string, crop: string, raw = false): Promise<string[]> {
-  const m = await runMeasured(ffmpeg, ['-hide_banner', '-v', 'error', ...(raw ? ['-f', 'h264'] : []), '-i', file, '-an', '-vf', crop, '-f', 'framemd5', '-']);
+  const m = await runMeasured(ffmpeg, [...FFMPEG_QUIET, ...(raw ? ['-f', 'h264'] : []), '-i', file, '-an', '-vf', crop, '-f', 'framemd5', '-']);
   if (m.exitCode !== 0) return [];
   return m.stdout
     .split('\n')
@@ -120,27 +110,59 @@ async function framemd5(ffmpeg: string, file: string, crop: string, raw = false)
     .map((line) => line.trim().split(/\s+/).at(-1)!);
 }
 
-async function measureHeight(ctx: SuiteContext, x264: string, options: Options, height: number, dir: string): Promise<HeightResult> {
-  const ff = ctx.tools.ffmpeg.path;
-  const font = ctx.tools.font.path;
-  const width = Math.round((height * 16) / 9 / 2) * 2;
-  const band = bandRowsAt('bottom', height, options.bandPx);
-  const top = bandRowsAt('top', height, options.bandPx);
-  const at = (name: string) => path.join(dir, name);
-  const bandOptions = { ...ENCODE, gop: GOP, refs: 3, threads: options.threads };
-  ctx.log(`band ${height}p: source, ingest and shared encode`);
+/** One height's picture and band, its working folder, and the settings every encode of it shares. */
+interface Height {
+  ctx: SuiteContext;
+  x264: string;
+  options: Options;
+  ff: string;
+  font: string;
+  height: number;
+  width: number;
+  /** The band the viewers' marks go in (at the bottom), and the one at the top the ingest figure adds. */
+  band: BandRows;
+  top: BandRows;
+  /** The band's height in pixels (its last macroblock row may pass the picture's bottom). */
+  bandPx: number;
+  dir: string;
+  at: (name: string) => string;
+  bandOptions: typeof ENCODE & { gop: number; refs: number; threads: number };
+}
 
-  const d = options.seconds;
+function heightOf(ctx: SuiteContext, x264: string, options: Options, height: number, dir: string): Height {
+  const band = bandRowsAt('bottom', height, options.bandPx);
+  return {
+    ctx,
+    x264,
+    options,
+    ff: ctx.tools.ffmpeg.path,
+    font: ctx.tools.font.path,
+    height,
+    width: Math.round((height * 16) / 9 / 2) * 2,
+    band,
+    top: bandRowsAt('top', height, options.bandPx),
+    bandPx: Math.min(16 * (band.bottom - band.top), height - 16 * band.top),
+    dir,
+    at: (name: string) => path.join(dir, name),
+    bandOptions: { ...ENCODE, gop: GOP, refs: 3, threads: options.threads },
+  };
+}
+
+/** The source, today's ingest beside the shared encode of two bands, and the one-band shared encode against the unclamped sweep. */
+async function encodeTitle(h: Height): Promise<{ today: Measured; bothBands: Measured; shared: HeightResult['shared'] }> {
+  const { ctx, ff, x264, width, height, band, at, bandOptions } = h;
+  ctx.log(`band ${height}p: source, ingest and shared encode`);
+  const d = h.options.seconds;
   const box = `testsrc=s=${Math.round(width / 4)}x${Math.round(height / 4)}:r=${FPS}:d=${d}`;
   const graph = `testsrc2=s=${width}x${height}:r=${FPS}:d=${d}[bg];${box}[box];[bg][box]overlay=x='${width / 2.7}+${width / 3.2}*sin(2*t)':y='${height / 2.7}+${height / 2.4}*sin(3*t)'`;
-  await run(ctx, 'source', ff, ['-hide_banner', '-y', '-filter_complex', graph, '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe', at('src.y4m')]);
+  await run(ctx, 'source', ff, [...FFMPEG_QUIET, '-filter_complex', graph, '-pix_fmt', 'yuv420p', '-f', 'yuv4mpegpipe', at('src.y4m')]);
 
   // Today's ingest: the working form's encode (its preset and CRF, fastdecode, the fixed GOP: src/core/plan/ingest-args.ts).
   const working = ['-c:v', 'libx264', '-preset', WORKING_ENCODE.preset, '-tune', 'fastdecode', '-crf', String(WORKING_ENCODE.crf)];
-  const mezzArgs = ['-hide_banner', '-y', '-i', at('src.y4m'), ...working];
+  const mezzArgs = [...FFMPEG_QUIET, '-i', at('src.y4m'), ...working];
   const today = await run(ctx, 'mezzanine', ff, [...mezzArgs, ...x264Gop(GOP), '-f', 'mpegts', at('mezz.ts')]);
   // The shared encode of the title: a band at the top and one at the bottom, in one encode.
-  const bothBands = await run(ctx, 'shared encode (two bands)', x264, sharedEncodeArgs(at('src.y4m'), at('both.264'), [top, band], bandOptions));
+  const bothBands = await run(ctx, 'shared encode (two bands)', x264, sharedEncodeArgs(at('src.y4m'), at('both.264'), [h.top, band], bandOptions));
   // The one-band shared encode the viewers below splice into, with its PSNR; and the unclamped sweep.
   const shared = await run(ctx, 'shared encode', x264, ['--psnr', ...sharedEncodeArgs(at('src.y4m'), at('shared.264'), band, bandOptions)]);
   const sharedBytes = (await stat(at('shared.264'))).size;
@@ -154,26 +176,24 @@ async function measureHeight(ctx: SuiteContext, x264: string, options: Options, 
   }
   const sharedPsnr = x264GlobalPsnr(shared.stderr);
   const unclampedBytesAtPsnr = bytesAtPsnr(sweep, sharedPsnr);
+  return { today, bothBands, shared: { bytes: sharedBytes, psnr: sharedPsnr, unclampedBytesAtPsnr, ratio: sharedBytes / unclampedBytesAtPsnr, sweep } };
+}
 
-  // The shared encode as HLS segments (one picture per PES), prepared once each for every viewer.
+/** The shared segments every viewer splices into, each prepared once, with its pictures' count. */
+interface Segments {
+  segments: Uint8Array[];
+  prepared: ReturnType<typeof prepareSharedSegment>[];
+  /** CPU seconds the preparation took. */
+  prepareS: number;
+  counts: number[];
+}
+
+/** The shared encode as HLS segments (one picture per PES), prepared once each for every viewer; the band's source rows and the qpfile. */
+async function prepareSegments(h: Height): Promise<Segments> {
+  const { ctx, ff, at, width, band } = h;
   await mkdir(at('seg'), { recursive: true });
-  await run(ctx, 'segmenting', ff, [
-    '-hide_banner',
-    '-y',
-    '-r',
-    String(FPS),
-    '-i',
-    at('shared.264'),
-    '-c',
-    'copy',
-    '-f',
-    'segment',
-    '-segment_time',
-    '2',
-    '-segment_format',
-    'mpegts',
-    at('seg/shared_%03d.ts'),
-  ]);
+  const segmentArgs = ['-r', String(FPS), '-i', at('shared.264'), '-c', 'copy', '-f', 'segment', '-segment_time', '2', '-segment_format', 'mpegts'];
+  await run(ctx, 'segmenting', ff, [...FFMPEG_QUIET, ...segmentArgs, at('seg/shared_%03d.ts')]);
   const segmentFiles = (await readdir(at('seg'))).filter((f) => f.startsWith('shared_')).sort();
   const segments = await Promise.all(segmentFiles.map(async (f) => new Uint8Array(await readFile(at(`seg/${f}`)))));
   const t0 = process.cpuUsage();
@@ -182,90 +202,95 @@ async function measureHeight(ctx: SuiteContext, x264: string, options: Options, 
   const counts = segments.map((bytes) => videoPesPayloads(bytes).length);
 
   // The band's source rows, as the ingest keeps them (not counted: the ingest's decode makes them).
-  await run(ctx, 'band rows', ff, [
-    '-hide_banner',
-    '-y',
-    '-i',
-    at('src.y4m'),
-    '-vf',
-    `crop=${width}:${Math.min(16 * (band.bottom - band.top), height - 16 * band.top)}:0:${16 * band.top}`,
-    '-f',
-    'yuv4mpegpipe',
-    at('rows.y4m'),
-  ]);
+  const crop = `crop=${width}:${h.bandPx}:0:${16 * band.top}`;
+  await run(ctx, 'band rows', ff, [...FFMPEG_QUIET, '-i', at('src.y4m'), '-vf', crop, '-f', 'yuv4mpegpipe', at('rows.y4m')]);
   await writeFile(at('qp.txt'), qpfileFor(frameTypesOf(await readFile(at('shared.264')))));
+  return { segments, prepared, prepareS, counts };
+}
 
-  const bandCosts: { mark: number; encode: number; splice: number }[] = [];
-  const fullCosts: number[] = [];
+/** One viewer's CPU seconds: its band (the mark, the band encode, the splice) and the full render of the same mark. */
+interface ViewerCost {
+  band: { mark: number; encode: number; splice: number };
+  fullS: number;
+  failures: number;
+  findings: string[];
+}
+
+/**
+ * One viewer: the mark on the kept rows, the band encode and the splice of every segment (the first viewer's spliced
+ * segments checked by the gate and kept for their PSNR), then today's full render of the same mark over the mezzanine,
+ * with the render plan's arguments (the first viewer's kept for its PSNR).
+ */
+async function oneViewer(h: Height, s: Segments, viewer: number): Promise<ViewerCost> {
+  const { ctx, ff, x264, at, band, width, height } = h;
+  ctx.log(`band ${height}p: viewer ${viewer}/${h.options.viewers} (band, then full render)`);
   const findings: string[] = [];
   let failures = 0;
-  for (let viewer = 1; viewer <= options.viewers; viewer++) {
-    ctx.log(`band ${height}p: viewer ${viewer}/${options.viewers} (band, then full render)`);
-    // Band: the mark on the kept rows, the band encode, the splice of every segment.
-    const rowsArgs = bandSourceArgs(
-      at('rows.y4m'),
-      at('marked.y4m'),
-      { top: 0, bottom: band.bottom - band.top },
-      { width, height: height - 16 * band.top },
-      mark(font, viewer, 0),
-    );
-    const marked = await run(ctx, 'mark on the band rows', ff, ['-hide_banner', ...rowsArgs]);
-    const encoded = await run(ctx, 'band encode', x264, bandEncodeArgs(at('marked.y4m'), at('band.264'), at('qp.txt'), bandOptions));
-    if (/band clamp missed/.test(encoded.stderr)) findings.push(`viewer ${viewer}: x264 broke the clamp`);
-    const bandStream = new Uint8Array(await readFile(at('band.264')));
-    const pieces = cutPictures(groupAccessUnits(splitNalUnits(bandStream), startsPicture), counts).map((units) => joinNalUnits(units.flat()));
-    const t1 = process.cpuUsage();
-    const spliced = prepared.map((segment, i) => spliceViewer(segment, pieces[i]!, band));
-    bandCosts.push({ mark: marked.cpuS, encode: encoded.cpuS, splice: cpuSince(t1) });
-    if (viewer === 1) {
-      const gate = await checkGate(ff, dir, segments, pieces, spliced, band, width, height);
-      failures += gate.failures;
-      findings.push(...gate.findings);
-      await writeFile(at('spliced.ts'), Buffer.concat(spliced));
-    }
-    // Today: the full render of the same mark over the mezzanine, with the render plan's arguments (the first
-    // viewer's is kept for its PSNR).
-    await writeFile(at('mark.txt'), mark(font, viewer, 16 * band.top));
-    const renderPlan = { filterScript: at('mark.txt'), gop: GOP, threads: options.threads, encode: ENCODE, hasAudio: false };
-    const full = await run(ctx, 'full render', ff, [
-      '-hide_banner',
-      ...segmentRenderArgs({ ...renderPlan, input: at('mezz.ts'), output: at(viewer === 1 ? 'full1.ts' : 'full.ts') }),
-    ]);
-    fullCosts.push(full.cpuS);
+  const rowsArgs = bandSourceArgs(
+    at('rows.y4m'),
+    at('marked.y4m'),
+    { top: 0, bottom: band.bottom - band.top },
+    { width, height: height - 16 * band.top },
+    mark(h.font, viewer, 0),
+  );
+  const marked = await run(ctx, 'mark on the band rows', ff, [...FFMPEG_QUIET, ...rowsArgs]);
+  const encoded = await run(ctx, 'band encode', x264, bandEncodeArgs(at('marked.y4m'), at('band.264'), at('qp.txt'), h.bandOptions));
+  if (/band clamp missed/.test(encoded.stderr)) findings.push(`viewer ${viewer}: x264 broke the clamp`);
+  const bandStream = new Uint8Array(await readFile(at('band.264')));
+  const pieces = cutPictures(groupAccessUnits(splitNalUnits(bandStream), startsPicture), s.counts).map((units) => joinNalUnits(units.flat()));
+  const t1 = process.cpuUsage();
+  const spliced = s.prepared.map((segment, i) => spliceViewer(segment, pieces[i]!, band));
+  const splice = cpuSince(t1);
+  if (viewer === 1) {
+    const gate = await checkGate(ff, h.dir, s.segments, pieces, spliced, band, width, height);
+    failures += gate.failures;
+    findings.push(...gate.findings);
+    await writeFile(at('spliced.ts'), Buffer.concat(spliced));
   }
+  await writeFile(at('mark.txt'), mark(h.font, viewer, 16 * band.top));
+  const renderPlan = { filterScript: at('mark.txt'), gop: GOP, threads: h.options.threads, encode: ENCODE, hasAudio: false };
+  const full = await run(ctx, 'full render', ff, [
+    ...FFMPEG_QUIET,
+    ...segmentRenderArgs({ ...renderPlan, input: at('mezz.ts'), output: at(viewer === 1 ? 'full1.ts' : 'full.ts') }),
+  ]);
+  return { band: { mark: marked.cpuS, encode: encoded.cpuS, splice }, fullS: full.cpuS, failures, findings };
+}
 
-  // Quality: both against the source with the same mark drawn on it.
-  await writeFile(at('mark.txt'), mark(font, 1, 16 * band.top));
-  await run(ctx, 'reference', ff, ['-hide_banner', '-y', '-i', at('src.y4m'), '-filter_script:v', at('mark.txt'), '-f', 'yuv4mpegpipe', at('ref.y4m')]);
-  const region = { x: 0, y: 16 * band.top, w: width, h: Math.min(16 * (band.bottom - band.top), height - 16 * band.top) };
+/** Quality: the spliced stream and the first full render, both against the source with the same mark drawn on it. */
+async function quality(h: Height): Promise<HeightResult['psnr']> {
+  const { ctx, ff, at, band, width, height } = h;
+  await writeFile(at('mark.txt'), mark(h.font, 1, 16 * band.top));
+  await run(ctx, 'reference', ff, [...FFMPEG_QUIET, '-i', at('src.y4m'), '-filter_script:v', at('mark.txt'), '-f', 'yuv4mpegpipe', at('ref.y4m')]);
+  const region = { x: 0, y: 16 * band.top, w: width, h: h.bandPx };
   const whole = { x: 0, y: 0, w: width, h: height };
-  const perViewerBand = bandCosts.map((c) => (c.mark + c.encode + c.splice) / d);
-  const perViewerFull = fullCosts.map((c) => c / d);
-  const bandTotal = bandCosts.reduce((a, c) => a + c.mark + c.encode + c.splice, prepareS);
-  const fullTotal = fullCosts.reduce((a, b) => a + b, 0);
+  return {
+    bandRegion: (await psnr(ff, at('spliced.ts'), at('ref.y4m'), region)).average,
+    fullRegion: (await psnr(ff, at('full1.ts'), at('ref.y4m'), region)).average,
+    bandWhole: (await psnr(ff, at('spliced.ts'), at('ref.y4m'), whole)).average,
+    fullWhole: (await psnr(ff, at('full1.ts'), at('ref.y4m'), whole)).average,
+  };
+}
+
+async function measureHeight(ctx: SuiteContext, x264: string, options: Options, height: number, dir: string): Promise<HeightResult> {
+  const h = heightOf(ctx, x264, options, height, dir);
+  const title = await encodeTitle(h);
+  const s = await prepareSegments(h);
+  const viewers: ViewerCost[] = [];
+  for (let viewer = 1; viewer <= options.viewers; viewer++) viewers.push(await oneViewer(h, s, viewer));
   return {
     height,
-    width,
-    band,
-    perViewer: {
-      band: spread(perViewerBand),
-      full: spread(perViewerFull),
-      ratio: spread(perViewerBand.map((b, i) => b / perViewerFull[i]!)),
-      markS: spread(bandCosts.map((c) => c.mark / d)),
-      encodeS: spread(bandCosts.map((c) => c.encode / d)),
-      spliceS: spread(bandCosts.map((c) => c.splice / d)),
-      prepareS: prepareS / d,
-    },
-    batch: { viewers: options.viewers, bandCpuS: bandTotal, fullCpuS: fullTotal, ratio: bandTotal / fullTotal },
-    shared: { bytes: sharedBytes, psnr: sharedPsnr, unclampedBytesAtPsnr, ratio: sharedBytes / unclampedBytesAtPsnr, sweep },
-    psnr: {
-      bandRegion: (await psnr(ff, at('spliced.ts'), at('ref.y4m'), region)).average,
-      fullRegion: (await psnr(ff, at('full1.ts'), at('ref.y4m'), region)).average,
-      bandWhole: (await psnr(ff, at('spliced.ts'), at('ref.y4m'), whole)).average,
-      fullWhole: (await psnr(ff, at('full1.ts'), at('ref.y4m'), whole)).average,
-    },
-    gate: { segments: segments.length, failures, findings },
-    ingest: { todayCpuS: today.cpuS, sharedCpuS: bothBands.cpuS, ratio: (today.cpuS + bothBands.cpuS) / today.cpuS },
+    width: h.width,
+    band: h.band,
+    ...viewerFigures(
+      viewers.map((v) => v.band),
+      viewers.map((v) => v.fullS),
+      s.prepareS,
+      options.seconds,
+    ),
+    shared: title.shared,
+    psnr: await quality(h),
+    gate: { segments: s.segments.length, failures: viewers.reduce((n, v) => n + v.failures, 0), findings: viewers.flatMap((v) => v.findings) },
+    ingest: { todayCpuS: title.today.cpuS, sharedCpuS: title.bothBands.cpuS, ratio: (title.today.cpuS + title.bothBands.cpuS) / title.today.cpuS },
   };
 }
 
@@ -308,47 +333,6 @@ async function checkGate(
   return { failures, findings };
 }
 
-function report(results: HeightResult[], options: Options): string {
-  const lines: string[] = [];
-  lines.push(
-    `band rendering: ${options.seconds} s per height, 25 fps, band = bottom ${options.bandPx} px, ${options.viewers} viewers, x264 ${ENCODE.preset} CRF ${ENCODE.crf}, ${options.threads} threads`,
-  );
-  lines.push(
-    table(
-      ['figure', ...results.map((r) => `${r.height}p`)],
-      [
-        ['band rows (macroblocks)', ...results.map((r) => `${r.band.top}-${r.band.bottom}`)],
-        ['viewer CPU s per s, band: median (min-max)', ...results.map((r) => showSpread(r.perViewer.band, 3))],
-        [
-          '  of which mark / band encode / splice (median)',
-          ...results.map((r) => `${fmt(r.perViewer.markS.median, 3)} / ${fmt(r.perViewer.encodeS.median, 3)} / ${fmt(r.perViewer.spliceS.median, 4)}`),
-        ],
-        ['  segment preparation, once (CPU s per s)', ...results.map((r) => fmt(r.perViewer.prepareS, 4))],
-        ['viewer CPU s per s, full render', ...results.map((r) => showSpread(r.perViewer.full, 3))],
-        ['viewer: band / full (pair by pair; target <= 0.15 at 720p)', ...results.map((r) => showSpread(r.perViewer.ratio, 3))],
-        [
-          'batch of N: band / N full jobs (target <= 0.25)',
-          ...results.map((r) => `${fmt(r.batch.ratio, 3)} (${fmt(r.batch.bandCpuS, 1)} / ${fmt(r.batch.fullCpuS, 1)} s)`),
-        ],
-        [
-          'shared encode bytes / unclamped at equal PSNR (<= 1.03)',
-          ...results.map((r) => `${fmt(r.shared.ratio, 4)} (${r.shared.bytes} B at ${fmt(r.shared.psnr, 3)} dB)`),
-        ],
-        ['PSNR in the band: spliced / full render (dB)', ...results.map((r) => `${fmt(r.psnr.bandRegion, 2)} / ${fmt(r.psnr.fullRegion, 2)}`)],
-        ['PSNR whole picture: spliced / full render (dB)', ...results.map((r) => `${fmt(r.psnr.bandWhole, 2)} / ${fmt(r.psnr.fullWhole, 2)}`)],
-        ['gate failures (spliced segments checked; must be 0)', ...results.map((r) => `${r.gate.failures} (${r.gate.segments})`)],
-        [
-          'ingest with the shared encode / today (<= 1.3)',
-          ...results.map((r) => `${fmt(r.ingest.ratio, 3)} (${fmt(r.ingest.todayCpuS, 2)} + ${fmt(r.ingest.sharedCpuS, 2)} s)`),
-        ],
-      ],
-    ),
-  );
-  for (const r of results) for (const f of r.gate.findings) lines.push(`  ${r.height}p gate: ${f}`);
-  lines.push('The ingest figure counts the shared encode reading decoded frames (y4m); the ingest would feed it from its own decode.');
-  return lines.join('\n');
-}
-
 export const suite: Suite = {
   name: 'band',
   description: 'band rendering: per-viewer cost, batch, shared-encode bytes, PSNR, gate failures, ingest, capacity through serve, against full renders',
@@ -365,7 +349,7 @@ export const suite: Suite = {
           results.push(await measureHeight(ctx, x264, options, height, dir));
         }
       });
-      process.stdout.write(`${report(results, options)}\n`);
+      process.stdout.write(`${report(results, options, ENCODE)}\n`);
     }
     let carried: HeightCapacity[] = [];
     if (capacity) {

@@ -10,295 +10,165 @@
 //      function of the share of POSTs that hit.
 // Every instance shares the machine's cores with PostgreSQL, HAProxy and the load generator: on a small machine more
 // instances cannot mean more throughput, and the table says what the ratios are then worth.
-import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import pgDriver from 'pg';
-import { type SpawnedWorker, spawnWorker } from '../harness/cluster.js';
-import { startHaproxy, type TestHaproxy } from '../harness/haproxy.js';
-import { startPostgres, type TestPostgres } from '../harness/postgres.js';
-import { startRedis, type TestRedis } from '../harness/redis.js';
-import { call, freePort, keyHeaders, parseM3u8, type SpawnedServe, spawnServe, waitFor } from '../harness/serve-helpers.js';
-import { BatchingSocket } from '../src/engine/state/postgres-connection.js';
-import { percentile, spread } from './lib/cluster-figures.js';
+import { startHaproxy } from '../harness/haproxy.js';
+import type { TestPostgres } from '../harness/postgres.js';
+import { explainPrepared, idleBackground, lookupCalls, newWatermarks, perCall, readCapacity, roundTripCost } from './control-plane-database.js';
+import { type CpuMeter, closedLoop, cpuMeter, type Load, sender } from './control-plane-load.js';
+import { controlPlaneReport, type Latency } from './control-plane-report.js';
+import {
+  INSTANCES,
+  type Installation,
+  install,
+  ONE_PG,
+  OPS,
+  type Op,
+  type Options,
+  parseOptions,
+  serveOn,
+  type Target,
+  UNCACHED,
+  World,
+} from './control-plane-setup.js';
+import { percentile } from './lib/cluster-figures.js';
 import { median } from './lib/measure.js';
-import { type InstanceConnections, openPorts, PG_KINDS, type PgKind, ticksByKind, titled } from './lib/pg-processes.js';
-import { type CpuWindow, cpuSeconds, descendants, projectByCpu, projectByHitShare, readProcessTable } from './lib/process-cpu.js';
-import { fmt, formatMachine, numberOption, OUT_DIR, type Suite, type SuiteContext, table, warnIfDistStale } from './lib/suite.js';
-import { sourceClip } from './lib/video.js';
+import { clockTick } from './lib/process-cpu.js';
+import { fmt, OUT_DIR, type Suite, type SuiteContext, warnIfDistStale } from './lib/suite.js';
 
-const OPS = ['POST existing watermark', 'GET 2.0 href', 'signed segment GET'] as const;
-type Op = (typeof OPS)[number];
-const INSTANCES = [1, 2, 3] as const;
-const PROJECTED = [10, 100] as const;
-/** The repeated POST sent to an instance that keeps nothing (every request a miss). */
-const UNCACHED = 'POST existing watermark, nothing kept';
-type CountedOp = Op | typeof UNCACHED;
-/** Shares of repeated POSTs answered from what an instance kept, for the projection by hit rate. */
-const HIT_SHARES = [0, 0.5, 0.9, 0.99, 1] as const;
-const ONE_PG = 'PostgreSQL, 1 instance';
-/** Sequential calls of each request whose transactions and statements are counted. */
-const PER_CALL = 300;
-
-interface Options {
-  /** Requests in flight at once during a throughput run. */
-  concurrency: number;
-  /** Seconds each throughput run lasts (after a 1-s warm-up). */
-  seconds: number;
-  /** Sequential requests per latency figure. */
-  samples: number;
-}
-
-function parseOptions(ctx: SuiteContext): Options {
+/** The LISTEN connections' client ports, to tell the instance's apart from its pool's (read again when one is new). */
+function listenPortsOf(pg: TestPostgres, url: string) {
+  let ports = new Set<number>();
   return {
-    concurrency: numberOption(ctx.args.options.concurrency, 16, 'concurrency'),
-    seconds: numberOption(ctx.args.options.seconds, 4, 'seconds'),
-    samples: numberOption(ctx.args.options.samples, 200, 'samples'),
-  };
-}
-
-/** The three requests of one installation: credentials, the body of its watermark, and signed paths (no origin). */
-interface Target {
-  headers: Record<string, string>;
-  body: unknown;
-  watermarkId: string;
-  href: string;
-  segment: string;
-}
-
-/** A link's path and query, to be sent to an instance or the load balancer: links name the public URL. */
-const pathOf = (link: string) => new URL(link).pathname + new URL(link).search;
-
-interface Load {
-  perS: number;
-  p50: number;
-  p95: number;
-  failed: number;
-  /** Requests sent, the warm-up's included. */
-  sent: number;
-  /** CPU used during the measured window (not the warm-up), when it was asked for. */
-  cpu?: SplitWindow;
-}
-
-/** Starts a CPU window; the answer closes it, given the requests answered meanwhile. */
-type CpuMeter = () => (requests: number) => SplitWindow;
-
-/**
- * `concurrency` loops, each sending the next request when the last is answered, for `seconds` after a warm-up; with
- * `meter`, the CPU of the measured window too.
- */
-async function closedLoop(send: () => Promise<number>, concurrency: number, seconds: number, meter?: CpuMeter): Promise<Load> {
-  const run = async (ms: number) => {
-    const latencies: number[] = [];
-    let failed = 0;
-    const end = Date.now() + ms;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (Date.now() < end) {
-          const t = performance.now();
-          const status = await send().catch(() => 0);
-          latencies.push(performance.now() - t);
-          if (status < 200 || status >= 300) failed++;
-        }
-      }),
-    );
-    return { latencies, failed };
-  };
-  const warm = (await run(1000)).latencies.length;
-  const stop = meter?.();
-  const { latencies, failed } = await run(seconds * 1000);
-  const cpu = stop?.(latencies.length);
-  return {
-    sent: warm + latencies.length,
-    perS: latencies.length / seconds,
-    p50: percentile(latencies, 50),
-    p95: percentile(latencies, 95),
-    failed,
-    ...(cpu ? { cpu } : {}),
-  };
-}
-
-/** Sends one of the three requests to `base` (an instance or the load balancer), answering its status. */
-function sender(base: string, t: Target, op: Op): () => Promise<number> {
-  const request = async (url: string, init: RequestInit) => {
-    const res = await fetch(url, init);
-    await res.arrayBuffer();
-    return res.status;
-  };
-  if (op === 'POST existing watermark')
-    return () =>
-      request(`${base}/2.0/watermark`, { method: 'POST', headers: { ...t.headers, 'content-type': 'application/json' }, body: JSON.stringify(t.body) });
-  const link = base + (op === 'GET 2.0 href' ? t.href : t.segment);
-  return () => request(link, {});
-}
-
-/** Committed transactions on the database so far, once every backend has reported its own (at most a second late). */
-async function commits(pg: TestPostgres, url: string): Promise<number> {
-  await new Promise((r) => setTimeout(r, 1500));
-  const name = new URL(url).pathname.slice(1);
-  const rows = await pg.query<{ n: string }>(url, 'SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = $1', [name]);
-  return Number(rows[0]?.n ?? 0);
-}
-
-/** One clock tick of /proc's CPU times, in seconds. */
-function clockTick(): number {
-  const hz = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim());
-  return 1 / (Number.isFinite(hz) && hz > 0 ? hz : 100);
-}
-
-/** One window's CPU, with PostgreSQL's split by the kind of process that used it (seconds). */
-interface SplitWindow extends CpuWindow {
-  databaseByKind: Record<PgKind, number>;
-}
-
-/**
- * Meters the CPU of one instance's process tree and of every PostgreSQL process (its postmaster's tree), the latter
- * split by kind; `listenPorts`: the client ports of every LISTEN connection to the server (the instance's among them).
- */
-function cpuMeter(instancePid: number, databasePid: number, tickS: number, listenPorts: () => ReadonlySet<number>): () => (requests: number) => SplitWindow {
-  return () => {
-    const before = readProcessTable();
-    const titledBefore = titled(before, databasePid);
-    return (requests) => {
-      const after = readProcessTable();
-      const ports = new Set(descendants(after, instancePid).flatMap((p) => [...openPorts(p.pid)]));
-      const instance: InstanceConnections = { ports, listenPort: [...listenPorts()].find((p) => ports.has(p)) };
-      const ticks = ticksByKind(titledBefore, titled(after, databasePid), databasePid, instance);
-      return {
-        instanceS: cpuSeconds(before, after, instancePid, 1 / tickS),
-        databaseS: cpuSeconds(before, after, databasePid, 1 / tickS),
-        requests,
-        databaseByKind: Object.fromEntries(PG_KINDS.map((k) => [k, ticks[k] * tickS])) as Record<PgKind, number>,
-      };
-    };
-  };
-}
-
-/**
- * EXPLAIN (ANALYZE, BUFFERS, VERBOSE) of a statement with `$n` parameters, prepared and run six times first so the plan
- * shown is the one a pooled connection settles on; the lines, and the columns and bytes of the row it returns.
- */
-async function explainPrepared(url: string, sql: string, params: unknown[]): Promise<{ plan: string[]; columns: number; rowBytes: number }> {
-  if (!sql) return { plan: ['(no statement recorded)'], columns: 0, rowBytes: 0 };
-  const client = new pgDriver.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const name = 'bench_hottest';
-    let last: pgDriver.QueryResult | undefined;
-    for (let i = 0; i < 6; i++) last = await client.query({ name, text: sql, values: params });
-    const row = last?.rows[0] ?? {};
-    const rowBytes = Object.values(row).reduce<number>((n, v) => n + (v === null ? 0 : Buffer.byteLength(String(v))), 0);
-    await client.query(`PREPARE ${name}_x AS ${sql}`);
-    const literals = params.map((p) => `'${String(p).replaceAll("'", "''")}'`).join(', ');
-    for (let i = 0; i < 5; i++) await client.query(`EXECUTE ${name}_x(${literals})`);
-    const plan = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS, VERBOSE) EXECUTE ${name}_x(${literals})`);
-    return { plan: plan.rows.map((r) => r['QUERY PLAN']), columns: last?.fields.length ?? 0, rowBytes };
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * PostgreSQL CPU per call (us) of prepared statements from pools like an instance's (10 connections, 16 calls in
- * flight): `SELECT 1` and the repeated POST's statement with a call's messages in one write, as wmark sends them, and
- * the statement as the driver alone sends them (a write per message); the kinds in turn, over `rounds` rounds.
- */
-async function roundTripCost(pg: TestPostgres, url: string, sql: string, params: unknown[], tickS: number, rounds = 4, calls = 4000) {
-  const batched = new pgDriver.Pool({ connectionString: url, max: 10, stream: () => new BatchingSocket() });
-  const unbatched = new pgDriver.Pool({ connectionString: url, max: 10 });
-  const post = { name: 'bench_post', text: sql, values: params };
-  const kinds = [
-    { name: 'SELECT 1', pool: batched, query: { name: 'bench_floor', text: 'SELECT 1', values: [] as unknown[] } },
-    { name: "the repeated POST's statement", pool: batched, query: post },
-    { name: 'that statement, a write per message', pool: unbatched, query: post },
-  ];
-  const usPerCall: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k.name, []]));
-  try {
-    const run = async (k: (typeof kinds)[number], n: number) => {
-      let sent = 0;
-      await Promise.all(
-        Array.from({ length: 16 }, async () => {
-          while (sent < n) {
-            sent++;
-            await k.pool.query(k.query);
-          }
-        }),
-      );
-    };
-    for (const k of kinds) await run(k, 500);
-    for (let i = 0; i < rounds; i++) {
-      for (const k of i % 2 ? [...kinds].reverse() : kinds) {
-        const before = readProcessTable();
-        await run(k, calls);
-        usPerCall[k.name]!.push((cpuSeconds(before, readProcessTable(), pg.serverPid(), 1 / tickS) / calls) * 1e6);
-      }
-    }
-  } finally {
-    await Promise.all([batched.end(), unbatched.end()]);
-  }
-  return { calls, usPerCall };
-}
-
-class World {
-  readonly serves: SpawnedServe[] = [];
-  readonly workers: SpawnedWorker[] = [];
-  pg?: TestPostgres;
-  redis?: TestRedis;
-  lb?: TestHaproxy;
-
-  async stop(): Promise<void> {
-    await this.lb?.stop();
-    for (const w of this.workers) w.child.kill('SIGKILL');
-    for (const s of this.serves) s.kill('SIGKILL');
-    await Promise.all([...this.workers.map((w) => w.done), ...this.serves.map((s) => s.exited)]);
-    await Promise.all([this.redis?.stop(), this.pg?.stop()]);
-  }
-}
-
-/** Starts a serve on a port of its own, and answers its origin and the key pair it printed (if it made one). */
-async function serveOn(world: World, dataDir: string, args: string[], env: Record<string, string> = {}) {
-  const port = await freePort();
-  await mkdir(dataDir, { recursive: true });
-  const proc = spawnServe(dataDir, ['--port', String(port), ...args], env);
-  world.serves.push(proc);
-  const base = await proc.url;
-  const clientId = /client id:\s+(wmc_\S+)/.exec(proc.stderr())?.[1];
-  const apiKey = /API key:\s+(wmk_\S+)/.exec(proc.stderr())?.[1];
-  return { proc, port, base, cred: clientId && apiKey ? { clientId, apiKey } : undefined };
-}
-
-/** Ingests the clip and makes one watermark through `base`, waiting until it is READY with every segment. */
-async function prepare(base: string, cred: { clientId: string; apiKey: string }, source: string, key: string): Promise<Target> {
-  const headers = keyHeaders(cred);
-  const made = await call(base, 'POST', '/2.0/videos', { headers, body: { sourceUrl: source, key } });
-  if (made.status !== 201) throw new Error(`ingest through ${base}: ${made.status} ${made.text}`);
-  await waitFor(
-    async () => ((await call(base, 'GET', `/2.0/videos/${made.json.id}`, { headers })).json.status === 'INGESTED' ? true : undefined),
-    'the ingest',
-    120_000,
-    200,
-  );
-  const body = { key, containers: ['m3u8'], settings: [{ content: 'control plane bench viewer' }] };
-  const w = await call(base, 'POST', '/2.0/watermark', { headers, body });
-  if (w.json?.status !== 'READY') throw new Error(`watermark through ${base}: ${w.status} ${w.text}`);
-  const m3u8 = base + pathOf(w.json.containers.m3u8 as string);
-  const text = await waitFor(
-    async () => {
-      const t = await (await fetch(m3u8)).text();
-      return t.includes('#EXT-X-ENDLIST') ? t : undefined;
+    ports: () => ports,
+    async read(): Promise<void> {
+      const rows = await pg.query<{ port: number }>(url, "SELECT client_port AS port FROM pg_stat_activity WHERE query LIKE 'LISTEN %'");
+      ports = new Set(rows.map((r) => r.port));
     },
-    'every segment',
-    120_000,
-    200,
-  );
-  return {
-    headers,
-    body,
-    watermarkId: w.json.id as string,
-    href: pathOf(w.json.href as string),
-    segment: pathOf(new URL(parseM3u8(text).segments[1]!.uri, m3u8).toString()),
   };
+}
+
+/**
+ * 1. Throughput through the load balancer, rounds alternating the configurations' order; with one instance on
+ * PostgreSQL, the CPU that instance and PostgreSQL use too.
+ */
+async function throughput(ctx: SuiteContext, o: Options, world: World, inst: Installation, meter: CpuMeter) {
+  const configs = [
+    { name: 'SQLite, 1 instance', ports: [inst.sqlite.port], target: inst.sqliteTarget },
+    ...INSTANCES.map((n) => ({
+      name: `PostgreSQL, ${n} instance${n > 1 ? 's' : ''}`,
+      ports: inst.pgServes.slice(0, n).map((s) => s.port),
+      target: inst.pgTarget,
+    })),
+  ];
+  const loads = new Map<string, Load[]>();
+  for (let r = 1; r <= ctx.args.rounds; r++) {
+    const order = r % 2 ? configs : [...configs].reverse();
+    for (const c of order) {
+      world.lb = await startHaproxy({ backends: c.ports, port: inst.lbPort });
+      await world.lb.untilServers((s) => Object.values(s).filter((x) => x.status === 'UP').length === c.ports.length, 'every instance UP', 30_000);
+      for (const op of OPS) {
+        const load = await closedLoop(sender(inst.publicUrl, c.target, op), o.concurrency, o.seconds, c.name === ONE_PG ? meter : undefined);
+        ctx.log(`round ${r}: ${c.name}, ${op}: ${fmt(load.perS, 0)}/s (p50 ${fmt(load.p50, 1)} ms, p95 ${fmt(load.p95, 1)} ms, ${load.failed} failed)`);
+        const key = `${c.name}|${op}`;
+        loads.set(key, [...(loads.get(key) ?? []), load]);
+      }
+      await world.lb.stop();
+      world.lb = undefined;
+    }
+  }
+  return { configNames: configs.map((c) => c.name), loads };
+}
+
+/** 2. Latency per call, one request at a time, straight to one instance. */
+async function latencyPerCall(o: Options, inst: Installation): Promise<Latency[]> {
+  const latency = async (base: string, t: Target, op: Op) => {
+    const send = sender(base, t, op);
+    const ms: number[] = [];
+    for (let i = 0; i < o.samples; i++) {
+      const start = performance.now();
+      const status = await send();
+      if (status >= 300) throw new Error(`${op} through ${base}: ${status}`);
+      ms.push(performance.now() - start);
+    }
+    return ms;
+  };
+  const latencies: Latency[] = [];
+  for (const op of OPS) {
+    const [p, s] = [await latency(inst.pgServes[0]!.base, inst.pgTarget, op), await latency(inst.sqlite.base, inst.sqliteTarget, op)];
+    latencies.push({ op, pg: { p50: median(p), p95: percentile(p, 95) }, sqlite: { p50: median(s), p95: percentile(s, 95) } });
+  }
+  return latencies;
+}
+
+/**
+ * 4. The repeated POST straight to an instance, one that keeps answers (nearly every request a hit: the bench asks for
+ * the same watermark) against one that keeps none (every request a miss), in alternating windows under load; and the
+ * lookup's calls in each hit window (the warm-up's included), against the requests sent.
+ */
+async function hitAndMiss(ctx: SuiteContext, o: Options, inst: Installation, uncachedBase: string, meters: Record<'hit' | 'miss', CpuMeter>, hottest: string) {
+  const { pg, url, pgTarget } = inst;
+  const hitMiss = { hit: [] as Load[], miss: [] as Load[] };
+  const hitLookups = { lookups: 0, sent: 0 };
+  for (let r = 1; r <= ctx.args.rounds; r++) {
+    const kinds = [
+      { kind: 'hit' as const, base: inst.pgServes[0]!.base, meter: meters.hit },
+      { kind: 'miss' as const, base: uncachedBase, meter: meters.miss },
+    ];
+    for (const k of r % 2 ? kinds : kinds.reverse()) {
+      if (k.kind === 'hit') await pg.query(url, 'SELECT pg_stat_statements_reset()');
+      const load = await closedLoop(sender(k.base, pgTarget, 'POST existing watermark'), o.concurrency, o.seconds, k.meter);
+      if (k.kind === 'hit') {
+        hitLookups.lookups += await lookupCalls(pg, url, hottest);
+        hitLookups.sent += load.sent;
+      }
+      ctx.log(`round ${r}: repeated POST, ${k.kind}: ${fmt(load.perS, 0)}/s (p50 ${fmt(load.p50, 1)} ms, ${load.failed} failed)`);
+      hitMiss[k.kind].push(load);
+    }
+  }
+  return { hitMiss, hitLookups };
+}
+
+/** Every part in turn, on one installation. */
+async function measure(ctx: SuiteContext, o: Options, world: World, runDir: string) {
+  const inst = await install(ctx, world, runDir);
+  const { pg, url, pgServes, pgTarget } = inst;
+  const tickS = clockTick();
+  const listen = listenPortsOf(pg, url);
+  await listen.read();
+  const meter = cpuMeter(pgServes[0]!.proc.child.pid!, pg.serverPid(), tickS, listen.ports);
+  const { configNames, loads } = await throughput(ctx, o, world, inst, meter);
+  const latencies = await latencyPerCall(o, inst);
+
+  // 3. Transactions, with one instance left: its idle background (sweeps for unfinished jobs) per second, then per
+  // call and per new watermark with that subtracted.
+  for (const extra of pgServes.slice(1)) extra.proc.kill('SIGTERM');
+  await Promise.all(pgServes.slice(1).map((extra) => extra.proc.exited));
+  // An instance that keeps no answer: every repeated POST it gets reads the database (what a miss costs).
+  const uncached = await serveOn(world, path.join(runDir, 'serve-uncached'), inst.shared, { WMARK_REQUEST_CACHE_SECONDS: '0' });
+  const { idleWindows, idlePerS } = await idleBackground(ctx.log, pg, url);
+  const calls = await perCall(
+    pg,
+    url,
+    (op) => (op === UNCACHED ? sender(uncached.base, pgTarget, 'POST existing watermark') : sender(pgServes[0]!.base, pgTarget, op)),
+    idlePerS,
+  );
+  // What the repeated POST's statement does on the server: its plan, rows and buffers, run as the instance runs it
+  // (prepared, a generic plan after five runs).
+  const explained = await explainPrepared(url, calls.hottest, [pgTarget.watermarkId, 'bench-pg']);
+  const fresh = await newWatermarks(inst, meter, idlePerS);
+  const capacity = await readCapacity(pg, url);
+  // What one round trip costs PostgreSQL whatever the statement: its CPU per call of a prepared `SELECT 1`, against
+  // the repeated POST's statement, both from a pool as an instance's (10 connections, 16 calls in flight, a call's
+  // messages in one write), in alternating windows.
+  const roundTrip = await roundTripCost(pg, url, calls.hottest, [pgTarget.watermarkId, 'bench-pg'], tickS);
+
+  const uncachedMeter = cpuMeter(uncached.proc.child.pid!, pg.serverPid(), tickS, listen.ports);
+  await listen.read();
+  const hits = await hitAndMiss(ctx, o, inst, uncached.base, { hit: meter, miss: uncachedMeter }, calls.hottest);
+  const serverVersion = (await pg.query<{ server_version: string }>(url, 'SHOW server_version'))[0]!.server_version;
+  const measured = { configNames, loads, latencies, idleWindows, idlePerS, ...calls, explained, ...fresh, capacity, roundTrip, ...hits, tickS };
+  return { inst, serverVersion, measured };
 }
 
 export const suite: Suite = {
@@ -312,417 +182,31 @@ export const suite: Suite = {
     await mkdir(runDir, { recursive: true });
     const world = new World();
     try {
-      const clip = await sourceClip(ctx.tools, { width: 640, height: 360, seconds: 12, fps: 30, audio: false }, ctx.log);
-      ctx.log('starting PostgreSQL, Redis, 3 serves on the database, a worker and a SQLite serve ...');
-      [world.pg, world.redis] = await Promise.all([startPostgres({ statementStats: true }), startRedis()]);
-      const pg = world.pg;
-      const url = await pg.createDatabase();
-      const media = path.join(runDir, 'media');
-      await mkdir(media, { recursive: true });
-      const lbPort = await freePort();
-      const publicUrl = `http://127.0.0.1:${lbPort}`;
-      const shared = ['--db', url, '--queue', world.redis.url, '--media', media, '--render', 'full', '--trust-proxy', '127.0.0.1', '--public-url', publicUrl];
-      const pgServes: Awaited<ReturnType<typeof serveOn>>[] = [];
-      for (const i of [1, 2, 3]) pgServes.push(await serveOn(world, path.join(runDir, `serve-${i}`), shared));
-      world.workers.push(await spawnWorker(['--queue', world.redis.url, '--media', media], { WMARK_HOME: path.join(runDir, 'worker') }));
-      const sqlite = await serveOn(world, path.join(runDir, 'serve-sqlite'), ['--render', 'full', '--trust-proxy', '127.0.0.1', '--public-url', publicUrl]);
-      const pgCred = pgServes[0]!.cred!;
-      const pgTarget = await prepare(pgServes[0]!.base, pgCred, clip.path, 'bench-pg');
-      const sqliteTarget = await prepare(sqlite.base, sqlite.cred!, clip.path, 'bench-sqlite');
-
-      // 1. Throughput through the load balancer, rounds alternating the configurations' order; with one instance on
-      // PostgreSQL, the CPU that instance and PostgreSQL use too.
-      const tickS = clockTick();
-      // The LISTEN connections' client ports, to tell the instance's apart from its pool's (read again when one is new).
-      let listenPorts = new Set<number>();
-      const readListenPorts = async () => {
-        const rows = await pg.query<{ port: number }>(url, "SELECT client_port AS port FROM pg_stat_activity WHERE query LIKE 'LISTEN %'");
-        listenPorts = new Set(rows.map((r) => r.port));
-      };
-      await readListenPorts();
-      const meter = cpuMeter(pgServes[0]!.proc.child.pid!, pg.serverPid(), tickS, () => listenPorts);
-      const configs = [
-        { name: 'SQLite, 1 instance', ports: [sqlite.port], target: sqliteTarget },
-        ...INSTANCES.map((n) => ({ name: `PostgreSQL, ${n} instance${n > 1 ? 's' : ''}`, ports: pgServes.slice(0, n).map((s) => s.port), target: pgTarget })),
-      ];
-      const loads = new Map<string, Load[]>();
-      for (let r = 1; r <= ctx.args.rounds; r++) {
-        const order = r % 2 ? configs : [...configs].reverse();
-        for (const c of order) {
-          world.lb = await startHaproxy({ backends: c.ports, port: lbPort });
-          await world.lb.untilServers((s) => Object.values(s).filter((x) => x.status === 'UP').length === c.ports.length, 'every instance UP', 30_000);
-          for (const op of OPS) {
-            const load = await closedLoop(sender(publicUrl, c.target, op), o.concurrency, o.seconds, c.name === ONE_PG ? meter : undefined);
-            ctx.log(`round ${r}: ${c.name}, ${op}: ${fmt(load.perS, 0)}/s (p50 ${fmt(load.p50, 1)} ms, p95 ${fmt(load.p95, 1)} ms, ${load.failed} failed)`);
-            const key = `${c.name}|${op}`;
-            loads.set(key, [...(loads.get(key) ?? []), load]);
-          }
-          await world.lb.stop();
-          world.lb = undefined;
-        }
-      }
-
-      // 2. Latency per call, one request at a time, straight to one instance.
-      const latency = async (base: string, t: Target, op: Op) => {
-        const send = sender(base, t, op);
-        const ms: number[] = [];
-        for (let i = 0; i < o.samples; i++) {
-          const start = performance.now();
-          const status = await send();
-          if (status >= 300) throw new Error(`${op} through ${base}: ${status}`);
-          ms.push(performance.now() - start);
-        }
-        return ms;
-      };
-      const latencies = [];
-      for (const op of OPS) {
-        const [p, s] = [await latency(pgServes[0]!.base, pgTarget, op), await latency(sqlite.base, sqliteTarget, op)];
-        latencies.push({ op, pg: { p50: median(p), p95: percentile(p, 95) }, sqlite: { p50: median(s), p95: percentile(s, 95) } });
-      }
-
-      // 3. Transactions, with one instance left: its idle background (sweeps for unfinished jobs) per second, then per
-      // call and per new watermark with that subtracted.
-      for (const extra of pgServes.slice(1)) extra.proc.kill('SIGTERM');
-      await Promise.all(pgServes.slice(1).map((extra) => extra.proc.exited));
-      // An instance that keeps no answer: every repeated POST it gets reads the database (what a miss costs).
-      const uncached = await serveOn(world, path.join(runDir, 'serve-uncached'), shared, { WMARK_REQUEST_CACHE_SECONDS: '0' });
-      const idleWindows: number[] = [];
-      for (let i = 0; i < 3; i++) {
-        const [from, t0] = [await commits(pg, url), Date.now()];
-        await new Promise((r) => setTimeout(r, 3000));
-        idleWindows.push(((await commits(pg, url)) - from) / ((Date.now() - t0) / 1000));
-      }
-      ctx.log(`idle transactions/s, 3 windows: ${idleWindows.map((x) => fmt(x, 1)).join(', ')}`);
-      const idlePerS = median(idleWindows);
-      const perCall = async (op: CountedOp) => {
-        const send = op === UNCACHED ? sender(uncached.base, pgTarget, 'POST existing watermark') : sender(pgServes[0]!.base, pgTarget, op);
-        const n = PER_CALL;
-        const [from, t0] = [await commits(pg, url), Date.now()];
-        for (let i = 0; i < n; i++) await send();
-        return Math.max(0, (await commits(pg, url)) - from - (idlePerS * (Date.now() - t0)) / 1000) / n;
-      };
-      const txPerCall = {} as Record<CountedOp, number>;
-      // Where PostgreSQL's time for each call goes: its statements' calls, planning and execution per call, and the
-      // sessions opened meanwhile (a pool that churns connections pays for authentication on each).
-      await pg.query(url, 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-      const sessions = async () =>
-        Number((await pg.query<{ n: string }>(url, 'SELECT sessions::text AS n FROM pg_stat_database WHERE datname = current_database()'))[0]?.n ?? 0);
-      const spent: { op: CountedOp; sessions: number; roundTrips: number; statements: { query: string; perCall: number; planUs: number; execUs: number }[] }[] =
-        [];
-      let hottest = '';
-      /** Each statement's calls during each kind of call's run. */
-      const callsByOp = new Map<CountedOp, { query: string; calls: number }[]>();
-      for (const op of [...OPS, UNCACHED] as const) {
-        await pg.query(url, 'SELECT pg_stat_statements_reset()');
-        const before = await sessions();
-        txPerCall[op] = await perCall(op);
-        const rows = await pg.query<{ query: string; calls: number; plan: number; exec: number }>(
-          url,
-          `SELECT regexp_replace(query, '[[:space:]]+', ' ', 'g') AS query, calls::int AS calls, total_plan_time AS plan, total_exec_time AS exec FROM pg_stat_statements
-           WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat%' AND query NOT LIKE '%xact_commit%'
-           ORDER BY total_plan_time + total_exec_time DESC`,
-        );
-        // The lookup a repeated POST makes when it is not kept: the costliest statement of the instance that keeps nothing.
-        if (op === UNCACHED) hottest = rows[0]?.query ?? '';
-        callsByOp.set(op, rows);
-        spent.push({
-          op,
-          sessions: (await sessions()) - before,
-          // Every statement the instance sent (BEGIN, COMMIT, SET and SELECT 1 too: utility statements are tracked), each one round trip.
-          roundTrips: rows.reduce((n, r) => n + r.calls, 0) / PER_CALL,
-          statements: rows.slice(0, 5).map((r) => ({
-            query: r.query.length > 110 ? `${r.query.slice(0, 107)}...` : r.query,
-            perCall: r.calls / PER_CALL,
-            planUs: (r.plan / r.calls) * 1000,
-            execUs: (r.exec / r.calls) * 1000,
-          })),
-        });
-      }
-      // What the repeated POST's statement does on the server: its plan, rows and buffers, run as the instance runs it
-      // (prepared, a generic plan after five runs).
-      const explained = await explainPrepared(url, hottest, [pgTarget.watermarkId, 'bench-pg']);
-      const fresh = 5;
-      await pg.query(url, 'SELECT pg_stat_statements_reset()');
-      const [from, t0] = [await commits(pg, url), Date.now()];
-      const stopFresh = meter();
-      for (let i = 0; i < fresh; i++) {
-        const body = { ...(pgTarget.body as object), settings: [{ content: `new viewer ${randomBytes(4).toString('hex')}` }] };
-        const w = await call(pgServes[0]!.base, 'POST', '/2.0/watermark', { headers: pgTarget.headers, body });
-        // Watched in the shared media folder, not through the API: the count is the watermark's own, not the observer's.
-        const playlist = path.join(media, 'watermarks', w.json.videoId as string, w.json.id as string, 'video.m3u8');
-        await waitFor(
-          async () => ((await readFile(playlist, 'utf8').catch(() => '')).includes('#EXT-X-ENDLIST') ? true : undefined),
-          'the whole playlist',
-          120_000,
-          100,
-        );
-      }
-      const freshCpu = stopFresh(fresh);
-      const freshSeconds = (Date.now() - t0) / 1000;
-      const txPerWatermark = Math.max(0, (await commits(pg, url)) - from - (idlePerS * (Date.now() - t0)) / 1000) / fresh;
-      // What those transactions were: each statement's calls per new watermark (the idle sweeps included), this
-      // bench's own reads left out.
-      const statements = (
-        await pg.query<{ query: string; calls: number }>(
-          url,
-          `SELECT regexp_replace(query, '[[:space:]]+', ' ', 'g') AS query, calls::int AS calls FROM pg_stat_statements
-           WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat%' AND query NOT LIKE '%xact_commit%'
-           ORDER BY calls DESC, query`,
-        )
-      ).map((r) => ({ perWatermark: r.calls / fresh, query: r.query.length > 150 ? `${r.query.slice(0, 147)}...` : r.query }));
-
-      // PostgreSQL's capacity here: the hottest read (a watermark by id) from 16 clients for 3 s.
-      const pool = new pgDriver.Pool({ connectionString: url, max: 16 });
-      const id = (await pg.query<{ id: string }>(url, 'SELECT id FROM watermarks LIMIT 1'))[0]!.id;
-      let done = 0;
-      const capEnd = Date.now() + 3000;
-      await Promise.all(
-        Array.from({ length: 16 }, async () => {
-          while (Date.now() < capEnd) {
-            await pool.query('SELECT * FROM watermarks WHERE id = $1', [id]);
-            done++;
-          }
-        }),
-      );
-      await pool.end();
-      const capacity = done / 3;
-
-      // What one round trip costs PostgreSQL whatever the statement: its CPU per call of a prepared `SELECT 1`, against
-      // the repeated POST's statement, both from a pool as an instance's (10 connections, 16 calls in flight, a call's
-      // messages in one write), in alternating windows.
-      const roundTrip = await roundTripCost(pg, url, hottest, [pgTarget.watermarkId, 'bench-pg'], tickS);
-
-      // 4. The repeated POST straight to an instance, one that keeps answers (nearly every request a hit: the bench asks
-      // for the same watermark) against one that keeps none (every request a miss), in alternating windows under load.
-      const uncachedMeter = cpuMeter(uncached.proc.child.pid!, pg.serverPid(), tickS, () => listenPorts);
-      await readListenPorts();
-      const hitMiss = { hit: [] as Load[], miss: [] as Load[] };
-      // The lookup's calls in each hit window (the warm-up's included), against the requests sent.
-      const lookupCalls = async () =>
-        Number(
-          (
-            await pg.query<{ n: string }>(
-              url,
-              `SELECT COALESCE(SUM(calls), 0)::text AS n FROM pg_stat_statements WHERE regexp_replace(query, '[[:space:]]+', ' ', 'g') = $1`,
-              [hottest],
-            )
-          )[0]?.n ?? 0,
-        );
-      const hitLookups = { lookups: 0, sent: 0 };
-      for (let r = 1; r <= ctx.args.rounds; r++) {
-        const kinds = [
-          { kind: 'hit' as const, base: pgServes[0]!.base, meter },
-          { kind: 'miss' as const, base: uncached.base, meter: uncachedMeter },
-        ];
-        for (const k of r % 2 ? kinds : kinds.reverse()) {
-          if (k.kind === 'hit') await pg.query(url, 'SELECT pg_stat_statements_reset()');
-          const load = await closedLoop(sender(k.base, pgTarget, 'POST existing watermark'), o.concurrency, o.seconds, k.meter);
-          if (k.kind === 'hit') {
-            hitLookups.lookups += await lookupCalls();
-            hitLookups.sent += load.sent;
-          }
-          ctx.log(`round ${r}: repeated POST, ${k.kind}: ${fmt(load.perS, 0)}/s (p50 ${fmt(load.p50, 1)} ms, ${load.failed} failed)`);
-          hitMiss[k.kind].push(load);
-        }
-      }
-      const perPost = (kind: 'hit' | 'miss') => {
-        const windows = hitMiss[kind].flatMap((l) => (l.cpu ? [l.cpu] : []));
-        const us = (w: SplitWindow, s: number) => (s / w.requests) * 1e6;
-        return {
-          projection: projectByCpu(windows, kind === 'hit' ? txPerCall['POST existing watermark'] : txPerCall[UNCACHED], tickS),
-          instanceUs: windows.map((w) => us(w, w.instanceS)),
-          databaseUs: windows.map((w) => us(w, w.databaseS)),
-          perS: hitMiss[kind].map((l) => l.perS),
-        };
-      };
-      const [hit, miss] = [perPost('hit'), perPost('miss')];
-      const roundTripsOf = (op: CountedOp) => spent.find((x) => x.op === op)?.roundTrips ?? 0;
-      // What share of the repeated POSTs were answered from what was kept: the lookup's calls against the requests (one
-      // at a time, against the instance that keeps nothing; under load, against the requests sent).
-      const lookupsOf = (op: CountedOp) => (callsByOp.get(op) ?? []).filter((r) => r.query === hottest).reduce((n, r) => n + r.calls, 0);
-      const hitShare = {
-        sequential: lookupsOf(UNCACHED) > 0 ? 1 - lookupsOf('POST existing watermark') / lookupsOf(UNCACHED) : NaN,
-        underLoad: hitLookups.sent > 0 ? 1 - hitLookups.lookups / hitLookups.sent : NaN,
-      };
-      // A mix of hits and misses: each one's CPU in the instance and in PostgreSQL, weighed by the share. PostgreSQL's
-      // CPU on hits is mostly under one clock tick a window: pooled over the windows, and at least one tick (the
-      // projections with hits are then lower bounds, ">=").
-      const hitRequests = hitMiss.hit.reduce((n, l) => n + (l.cpu?.requests ?? 0), 0);
-      const tickUsPerHit = (tickS / Math.max(1, hitRequests)) * 1e6;
-      const hitCost = { instanceUs: median(hit.instanceUs), databaseUs: Math.max(hit.projection.databaseUs, tickUsPerHit) };
-      const hitFloored = hit.projection.databaseUs < tickUsPerHit;
-      const missCost = { instanceUs: median(miss.instanceUs), databaseUs: median(miss.databaseUs) };
-      const byHitShare = HIT_SHARES.map((h) => ({ h, atLeast: hitFloored && h > 0, ...projectByHitShare(hitCost, missCost, h) }));
-
-      // ---- report
-      const med = (key: string, f: (l: Load) => number) => median((loads.get(key) ?? []).map(f));
-      const rows = configs.flatMap((c) =>
-        OPS.map((op) => {
-          const key = `${c.name}|${op}`;
-          const base = med(`${configs[0]!.name}|${op}`, (l) => l.perS);
-          const perS = (loads.get(key) ?? []).map((l) => l.perS);
-          return [
-            c.name,
-            op,
-            `${fmt(
-              med(key, (l) => l.perS),
-              0,
-            )} (${spread(perS, 0)})`,
-            fmt(med(key, (l) => l.perS) / base, 2),
-            fmt(
-              med(key, (l) => l.p95),
-              1,
-            ),
-            med(key, (l) => l.failed),
-          ];
-        }),
-      );
-      const onePg = (op: Op) => med(`${ONE_PG}|${op}`, (l) => l.perS);
-      const projection = PROJECTED.map((n) => {
-        const perOp = OPS.map((op) => ({ op, load: n * onePg(op) * txPerCall[op] }));
-        const worst = perOp.reduce((a, b) => (b.load > a.load ? b : a));
-        return { n, perOp, worst, share: worst.load / capacity };
-      });
-      const saturating = OPS.filter((op) => txPerCall[op] > 0).map((op) => ({ op, instances: capacity / (onePg(op) * txPerCall[op]) }));
-      const first = saturating.reduce((a, b) => (b.instances < a.instances ? b : a), saturating[0] ?? { op: 'none', instances: Number.POSITIVE_INFINITY });
-      // The projection by CPU: each request's CPU in the instance's tree against PostgreSQL's, over every round's
-      // one-instance window, which does not depend on who won the shared cores meanwhile.
-      const byCpu = OPS.map((op) => ({
-        op,
-        ...projectByCpu(
-          (loads.get(`${ONE_PG}|${op}`) ?? []).flatMap((l) => (l.cpu ? [l.cpu] : [])),
-          txPerCall[op],
-          tickS,
-        ),
-      }));
-      const cpuFirst = byCpu.reduce((a, b) => (b.instances < a.instances ? b : a));
-      // PostgreSQL's CPU per request by the kind of process that used it, over the same windows.
-      const split = OPS.map((op) => {
-        const windows = (loads.get(`${ONE_PG}|${op}`) ?? []).flatMap((l) => (l.cpu ? [l.cpu] : []));
-        const requests = windows.reduce((n, w) => n + w.requests, 0);
-        const seconds = windows.reduce((n, w) => n + w.databaseS, 0);
-        return {
-          op,
-          usByKind: Object.fromEntries(PG_KINDS.map((k) => [k, (windows.reduce((n, w) => n + w.databaseByKind[k], 0) / requests) * 1e6])) as Record<
-            PgKind,
-            number
-          >,
-          requests,
-          totalUs: (seconds / requests) * 1e6,
-        };
-      });
-      const pct = (x: number) => (Number.isFinite(x) ? `${fmt(x * 100, 1)} %` : '-');
-      const carried = (p: { instances: number; atLeast: boolean }) => `${p.atLeast ? '>= ' : ''}${fmt(p.instances, 1)}`;
-      const freshDbUs = (freshCpu.databaseS / fresh) * 1e6;
-      const lines = [
-        '',
-        '== bench control-plane: serve instances on PostgreSQL behind HAProxy ==',
-        formatMachine(ctx.machine),
-        `clip: ${clip.path} (${clip.width}x${clip.height}, ${clip.seconds} s); ${o.concurrency} requests in flight, ${o.seconds} s per run after a 1-s warm-up, ${ctx.args.rounds} rounds (median, spread min-max)`,
-        `every instance, PostgreSQL (${(await pg.query<{ server_version: string }>(url, 'SHOW server_version'))[0]!.server_version}), Redis, HAProxy and this load generator share ${ctx.machine.availableParallelism} cores`,
-        '',
-        table(['configuration (through HAProxy)', 'request', 'requests/s', 'vs SQLite', 'p95 ms', 'failed'], rows),
-        '',
-        '-- latency per call, one at a time, straight to one instance (ms) --',
-        table(
-          ['request', 'PostgreSQL p50', 'p95', 'SQLite p50', 'p95', 'PostgreSQL / SQLite p50'],
-          latencies.map((l) => [l.op, fmt(l.pg.p50, 2), fmt(l.pg.p95, 2), fmt(l.sqlite.p50, 2), fmt(l.sqlite.p95, 2), fmt(l.pg.p50 / l.sqlite.p50, 2)]),
-        ),
-        '',
-        '-- database transactions (pg_stat_database xact_commit, idle background subtracted) --',
-        `idle background of the two instances left (one keeps answers, one keeps none): ${fmt(idlePerS, 1)}/s (median of three 3-s windows: ${idleWindows.map((x) => fmt(x, 1)).join(', ')})`,
-        ...OPS.map((op) => `${op}: ${fmt(txPerCall[op], 2)} per request`),
-        `where PostgreSQL's time goes, ${PER_CALL} calls one at a time (pg_stat_statements, the 5 costliest; sessions opened meanwhile, 3 of them the bench's own):`,
-        ...spent.flatMap((x) => [
-          `  ${x.op}: ${x.sessions} sessions, ${fmt(x.roundTrips, 2)} statements (round trips) per call`,
-          ...x.statements.map(
-            (st) =>
-              `    ${fmt(st.perCall, 2).padStart(5)}/call  plan ${fmt(st.planUs, 0).padStart(4)} us  exec ${fmt(st.execUs, 0).padStart(4)} us  ${st.query}`,
-          ),
-        ]),
-        `the repeated POST's statement on the server (prepared, after six runs): ${explained.columns} columns, ${explained.rowBytes} bytes of values in its row; EXPLAIN (ANALYZE, BUFFERS, VERBOSE):`,
-        ...explained.plan.map((l) => `    ${l.length > 160 ? `${l.slice(0, 157)}...` : l}`),
-        `a new watermark (POST, every segment rendered on the farm, READY with its whole playlist): ${fmt(txPerWatermark, 1)}; its statements, calls per watermark (idle sweeps included):`,
-        ...statements.map((st) => `  ${fmt(st.perWatermark, 1).padStart(5)}  ${st.query}`),
-        '',
-        `-- projection by CPU: instances one PostgreSQL carries (CPU per request in the one instance's process tree / in every PostgreSQL process, over the ${ONE_PG} windows above, ${fmt(tickS * 1000, 0)}-ms ticks) --`,
-        table(
-          ['request', 'instance CPU us/request', 'PostgreSQL CPU us/request', 'us/transaction', 'instances one PostgreSQL carries'],
-          byCpu.map((c) => [
-            c.op,
-            fmt(c.instanceUs, 0),
-            fmt(c.databaseUs, 0),
-            Number.isFinite(c.databaseUsPerTx) ? fmt(c.databaseUsPerTx, 0) : '-',
-            carried(c),
-          ]),
-        ),
-        `PostgreSQL's CPU per request by the kind of process that used it (us per request; one ${fmt(tickS * 1000, 0)}-ms tick over the windows is ${split.map((x) => `${fmt((tickS / x.requests) * 1e6, 1)} us for ${x.op}`).join(', ')}):`,
-        table(['process', ...OPS], [...PG_KINDS.map((k) => [k, ...split.map((x) => fmt(x.usByKind[k], 1))]), ['all', ...split.map((x) => fmt(x.totalUs, 1))]]),
-        `one round trip, whatever the statement (a prepared call from a pool like an instance's, ${roundTrip.calls} calls a window, the kinds in turn, median (min-max) of ${roundTrip.usPerCall['SELECT 1']!.length} windows each): ${Object.entries(
-          roundTrip.usPerCall,
-        )
-          .map(([k, v]) => `${k} ${fmt(median(v), 0)} us of PostgreSQL CPU (${spread(v, 0)})`)
-          .join(
-            ', ',
-          )}; at the instance's ${fmt(byCpu[0]!.instanceUs, 0)} us per repeated POST, a request of one round trip lets one PostgreSQL carry at most ${fmt(byCpu[0]!.instanceUs / median(roundTrip.usPerCall['SELECT 1']!), 1)} instances, and this statement ${fmt(byCpu[0]!.instanceUs / median(roundTrip.usPerCall["the repeated POST's statement"]!), 1)}`,
-        `assumes: the database's machine has as many cores as each instance's, each instance busy at full speed with that one request, and PostgreSQL's CPU the limit (its disk, locks and connections not); ">=": PostgreSQL used under one tick`,
-        `a new watermark (the ${fresh} above): ${fmt(freshDbUs, 0)} us of PostgreSQL CPU each, ${txPerWatermark > 0 ? fmt(freshDbUs / txPerWatermark, 0) : '-'} us per transaction (its renders' job writes and one instance's idle background over ${fmt(freshSeconds, 0)} s included)`,
-        '',
-        `-- projection by throughput, contended on one machine: the load generator, the instances, HAProxy and PostgreSQL shared ${ctx.machine.availableParallelism} cores for both figures, so it mostly measures who won the CPU --`,
-        `PostgreSQL capacity measured here: ${fmt(capacity, 0)} reads/s of a watermark by id from 16 connections (one server on this ${ctx.machine.availableParallelism}-core machine)`,
-        'N instances each as busy as the one instance above, against that capacity:',
-        table(
-          ['instances', ...OPS.map((op) => `${op} tx/s`), 'worst share of capacity'],
-          projection.map((p) => [String(p.n), ...p.perOp.map((x) => fmt(x.load, 0)), `${fmt(p.share * 100, 0)} %`]),
-        ),
-        `targets: a repeated POST in <= 1 transaction (${fmt(txPerCall['POST existing watermark'], 2)}), a new watermark in <= 12 (${fmt(txPerWatermark, 1)}), PostgreSQL at >= 0.8x SQLite's POST throughput on one instance (${fmt(onePg('POST existing watermark') / med(`${configs[0]!.name}|POST existing watermark`, (l) => l.perS), 2)}x), one PostgreSQL for >= 20 instances (by CPU, which does not depend on how this machine's cores were shared: ${carried(cpuFirst)} for ${cpuFirst.op}; contended throughput: ${fmt(first.instances, 1)})`,
-        '',
-        `-- the repeated POST, kept or not, under load (straight to one instance, ${o.concurrency} in flight, ${ctx.args.rounds} alternating windows of ${o.seconds} s each; median (min-max) over the windows) --`,
-        `share of this bench's repeated POSTs answered from what the instance kept (1 - the lookup's calls / requests): ${pct(hitShare.underLoad)} in the hit windows under load, ${pct(hitShare.sequential)} over the ${PER_CALL} calls one at a time above (it asks for one watermark again and again: only the first request after each lifetime, change notice or read that a notice raced reads); the instance that keeps nothing answers every one from the database`,
-        table(
-          ['repeated POST', 'requests/s', 'statements/call', 'instance CPU us/request', 'PostgreSQL CPU us/request', 'instances one PostgreSQL carries'],
-          [['kept (hit)', hit, roundTripsOf('POST existing watermark')] as const, ['not kept (miss)', miss, roundTripsOf(UNCACHED)] as const].map(
-            ([name, x, trips]) => [
-              name,
-              `${fmt(median(x.perS), 0)} (${spread(x.perS, 0)})`,
-              fmt(trips, 3),
-              `${fmt(median(x.instanceUs), 0)} (${spread(x.instanceUs, 0)})`,
-              `${fmt(median(x.databaseUs), 1)} (${spread(x.databaseUs, 1)})`,
-              carried(x.projection),
-            ],
-          ),
-        ),
-        'instances one PostgreSQL carries by the share of repeated POSTs that hit (each hit and each miss at its median CPU above; a workload where the same viewer seldom asks again within the lifetime sits near 0 %):',
-        table(
-          ['hits', 'instance CPU us/POST', 'PostgreSQL CPU us/POST', 'instances'],
-          byHitShare.map((x) => [`${fmt(x.h * 100, 0)} %`, fmt(x.instanceUs, 0), fmt(x.databaseUs, 2), `${x.atLeast ? '>= ' : ''}${fmt(x.instances, 1)}`]),
-        ),
-        `a hit's PostgreSQL CPU, pooled over the hit windows: ${fmt(hit.projection.databaseUs, 2)} us per request (the background: LISTEN connections, the idle sweeps and probes of the two instances left, and the misses among them); one ${fmt(tickS * 1000, 0)}-ms tick is ${fmt(tickUsPerHit, 2)} us per request there${hitFloored ? ', so a hit is counted as one tick and the figures with hits are lower bounds' : ''}`,
-        `saturates first, by CPU: the database, at about ${carried(cpuFirst)} instances each serving ${cpuFirst.op} at full speed (${byCpu.map((c) => `${c.op}: ${carried(c)}`).join('; ')}); by contended throughput ${fmt(first.instances, 1)} (${saturating.map((s) => `${s.op}: ${fmt(s.instances, 1)}`).join('; ')}); signed segment GETs that touch no database scale with the instances and the media store instead`,
-      ];
+      const { inst, serverVersion, measured: m } = await measure(ctx, o, world, runDir);
+      const { figures: f, lines } = controlPlaneReport(m, { machine: ctx.machine, clip: inst.clip, o, rounds: ctx.args.rounds, serverVersion });
       process.stdout.write(`${lines.join('\n')}\n`);
       return {
         suite: 'control-plane',
         date: new Date().toISOString(),
         machine: ctx.machine,
         options: o,
-        loads: Object.fromEntries(loads),
-        latencies,
-        idlePerS,
-        txPerCall,
-        spent,
-        explained,
-        split,
-        roundTrip,
-        txPerWatermark,
-        statements,
-        capacity,
-        projection,
-        byCpu,
-        freshCpu,
-        hitMiss,
-        hitShare,
-        byHitShare,
+        loads: Object.fromEntries(m.loads),
+        latencies: m.latencies,
+        idlePerS: m.idlePerS,
+        txPerCall: m.txPerCall,
+        spent: m.spent,
+        explained: m.explained,
+        split: f.split,
+        roundTrip: m.roundTrip,
+        txPerWatermark: m.txPerWatermark,
+        statements: m.statements,
+        capacity: m.capacity,
+        projection: f.projection,
+        byCpu: f.byCpu,
+        freshCpu: m.freshCpu,
+        hitMiss: m.hitMiss,
+        hitShare: f.hitShare,
+        byHitShare: f.byHitShare,
       };
     } finally {
       await world.stop();

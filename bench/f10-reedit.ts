@@ -19,6 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { rng } from '../harness/rng.js';
 import type { DetectResult } from '../src/engine/forensic/detect.js';
+import { FFMPEG_QUIET } from './lib/ffmpeg-args.js';
 import { benchTools, fmt, OUT_DIR, table, WMARK_BIN } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
 
@@ -68,7 +69,7 @@ async function wmark(...a: string[]): Promise<{ code: number; json: unknown }> {
 }
 
 async function ffmpeg(args: string[]): Promise<void> {
-  await execFileP(ff, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-threads', '2', ...args], { maxBuffer: 64 << 20 });
+  await execFileP(ff, [...FFMPEG_QUIET, '-threads', '2', ...args], { maxBuffer: 64 << 20 });
 }
 
 const x264 = (crf: number) => ['-an', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(crf), '-pix_fmt', 'yuv420p', '-threads', '2'];

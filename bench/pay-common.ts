@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fail, median, runMeasured, settle } from './lib/measure.js';
 import { type Child, waitForIdle } from './lib/server-process.js';
 import { fmt, numberOption, type SuiteContext, WMARK_BIN } from './lib/suite.js';
+import type { SuiteBench } from './lib/suite-bench.js';
 import { type SourceClip, sourceClip } from './lib/video.js';
 import { PLACEMENT } from './text-job.js';
 
@@ -88,14 +89,8 @@ export function parseOptions(ctx: SuiteContext): Options {
   };
 }
 
-/** What every part shares: the working folder, how to run wmark, the clips. */
-export interface Bench {
-  ctx: SuiteContext;
-  o: Options;
-  runDir: string;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-  clip: SourceClip;
+/** What every part shares: the working folder, how to run wmark, the clip, and a wait for a quiet machine. */
+export interface Bench extends SuiteBench<Options> {
   quiet: () => Promise<number>;
 }
 

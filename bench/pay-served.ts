@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { stopProcess } from '../harness/stop-process.js';
 import { firstFrameAt, launchBrowser, openViewer, type PageTimeline, pageTimeline, type SeekResult, timedSeek, waitForPlayback } from './lib/browser.js';
+import { FFMPEG_QUIET } from './lib/ffmpeg-args.js';
 import { fail, median, runMeasured, settle } from './lib/measure.js';
 import { encodedSeconds, newPlayableWatermark } from './lib/playlist.js';
 import { type Child, startChild, waitForIdle } from './lib/server-process.js';
@@ -89,7 +90,7 @@ async function leadCli(b: Bench, served: Served): Promise<PartResult> {
 function makeLogo(b: Bench): string {
   const file = path.join(b.runDir, 'logo.png');
   const graph = "color=c=black:s=256x128:d=1,format=rgba,geq=r=229:g=57:b=53:a='255*X/W'";
-  execFileSync(b.ctx.tools.ffmpeg.path, ['-v', 'error', '-y', '-f', 'lavfi', '-i', graph, '-frames:v', '1', '-pix_fmt', 'rgba', file]);
+  execFileSync(b.ctx.tools.ffmpeg.path, [...FFMPEG_QUIET, '-f', 'lavfi', '-i', graph, '-frames:v', '1', '-pix_fmt', 'rgba', file]);
   return file;
 }
 

@@ -10,6 +10,7 @@ import { framesPerSegment } from '../src/core/plan/segment-timing.js';
 import { drawtextFilter, fontPixels } from '../src/core/plan/text-drawing.js';
 import { parseSettings } from '../src/core/setting-schema.js';
 import type { TextSetting } from '../src/core/setting-types.js';
+import { FFMPEG_QUIET } from './lib/ffmpeg-args.js';
 import { fail, type Measured, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
 import { newPlayableWatermark, playlistPlayable, playlistStats } from './lib/playlist.js';
 import { OUT_DIR, type SuiteContext, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
@@ -72,11 +73,7 @@ function textSetting(content: string): TextSetting {
 function baselineArgs(source: string, filter: string, fps: number, outDir: string): string[] {
   const gop = String(framesPerSegment({ num: fps, den: 1 }));
   return [
-    '-hide_banner',
-    '-nostdin',
-    '-loglevel',
-    'error',
-    '-y',
+    ...FFMPEG_QUIET,
     '-i',
     source,
     '-map',

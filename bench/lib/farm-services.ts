@@ -71,6 +71,55 @@ export interface WorkerProcess {
 }
 
 /**
+ * Waits for the first JSON line a wmark command run with --json prints on stdout (its start line), and answers what
+ * `accept` makes of it; a line it does not accept (a usage error, whose exit follows) is put before stderr, which the
+ * errors quote. Rejects with `exited(code, stderr)` when the process ends first, and after `timeoutMs` without a line.
+ * Call it as soon as the process is spawned: it keeps the last 50 kB of stderr from then on.
+ */
+export async function jsonStart<T>(
+  proc: ChildProcess,
+  label: string,
+  timeoutMs: number,
+  accept: (line: Record<string, unknown>) => T | undefined,
+  exited: (code: number | null, stderr: string) => Error,
+): Promise<{ value: T; stderr: () => string }> {
+  let out = '';
+  let err = '';
+  proc.stderr!.on('data', (d: Buffer) => {
+    err = (err + d.toString('utf8')).slice(-50_000);
+  });
+  const value = await new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${label}: no start line on stdout within ${timeoutMs / 1000} s\n${err.slice(-3000)}`)), timeoutMs);
+    let seen = false;
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+      const line = out
+        .split('\n')
+        .slice(0, -1)
+        .find((l) => l.startsWith('{'));
+      if (!line || seen) return;
+      seen = true;
+      clearTimeout(timer);
+      try {
+        const parsed = JSON.parse(line) as Record<string, unknown> & { error?: { code: string; message: string } };
+        const accepted = accept(parsed);
+        if (accepted !== undefined) resolve(accepted);
+        else if (parsed.error) err = `${parsed.error.code}: ${parsed.error.message}\n${err}`;
+      } catch (error) {
+        reject(error as Error);
+      }
+    });
+    proc.once('error', reject);
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(exited(code, err));
+    });
+  });
+  proc.stdout!.resume();
+  return { value, stderr: () => err };
+}
+
+/**
  * Starts `wmark worker` (a command line for node) and resolves once it printed its id on stdout (its --json line).
  * `track` gets the process at once, so that whoever cleans up can stop it even when it never starts.
  */
@@ -80,34 +129,12 @@ export async function startWorkerProcess(
 ): Promise<WorkerProcess> {
   const proc = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
   options.track(proc);
-  let out = '';
-  let err = '';
-  proc.stderr!.on('data', (d: Buffer) => {
-    err = (err + d.toString('utf8')).slice(-50_000);
-  });
-  const id = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`wmark worker: no id on stdout within 30 s\n${err.slice(-3000)}`)), 30_000);
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString('utf8');
-      const line = out
-        .split('\n')
-        .slice(0, -1)
-        .find((l) => l.startsWith('{'));
-      if (line) {
-        clearTimeout(timer);
-        try {
-          resolve((JSON.parse(line) as { worker: string }).worker);
-        } catch (error) {
-          reject(error as Error);
-        }
-      }
-    });
-    proc.once('error', reject);
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`wmark worker exited with code ${code} before it started\n${err.slice(-3000)}`));
-    });
-  });
-  proc.stdout!.resume();
-  return { proc, id, stderr: () => err };
+  const started = await jsonStart(
+    proc,
+    'wmark worker',
+    30_000,
+    (line) => (typeof line.worker === 'string' ? line.worker : undefined),
+    (code, stderr) => new Error(`wmark worker exited with code ${code} before it started\n${stderr.slice(-3000)}`),
+  );
+  return { proc, id: started.value, stderr: started.stderr };
 }

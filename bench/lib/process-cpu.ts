@@ -1,6 +1,7 @@
 // CPU time of a process tree over a window, from /proc: what a server costs per request, independent of how the
 // machine's cores were shared while it was measured. The arithmetic is pure (parse, sum, difference, projection) and
-// unit-tested; only readProcessTable() touches /proc.
+// unit-tested; only readProcessTable() and processCpuSeconds() touch /proc, and clockTick() asks getconf.
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** The fields of /proc/<pid>/stat that CPU accounting needs; times in clock ticks. */
@@ -40,6 +41,31 @@ export function parseStat(line: string): ProcStat {
     cutime: field(13),
     cstime: field(14),
   };
+}
+
+let tickS: number | undefined;
+
+/** One clock tick of /proc's CPU times, in seconds (USER_HZ: 1/100 s on Linux). */
+export function clockTick(): number {
+  if (tickS === undefined) {
+    const hz = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim());
+    tickS = 1 / (Number.isFinite(hz) && hz > 0 ? hz : 100);
+  }
+  return tickS;
+}
+
+/**
+ * CPU seconds one process has used so far: its own user and system time, and what it reaped of children that ended
+ * (its children still running not counted); NaN each when it is gone or there is no /proc.
+ */
+export function processCpuSeconds(pid: number | undefined): { user: number; sys: number; children: number } {
+  try {
+    const s = parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    const tick = clockTick();
+    return { user: s.utime * tick, sys: s.stime * tick, children: (s.cutime + s.cstime) * tick };
+  } catch {
+    return { user: NaN, sys: NaN, children: NaN };
+  }
 }
 
 /** Every process now, by pid (those that end while it reads are left out). */

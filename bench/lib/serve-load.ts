@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { machineBusySeconds } from './measure.js';
+import { processCpuSeconds } from './process-cpu.js';
 import type { Child } from './server-process.js';
 
 // ---- autocannon (CommonJS, no bundled types): the part of its programmatic API used here.
@@ -67,8 +68,6 @@ export function skipClientBodies(): boolean {
   }
 }
 
-const CLK_TCK = 100; // USER_HZ on Linux: /proc/<pid>/stat times are in 1/100 s
-
 /**
  * The baseline: what a competent minimal static handler does. stat for Content-Length (so keep-alive works without
  * chunking, as wmark's), then stream the file with fs.createReadStream defaults. No auth, no routing table, no validators.
@@ -91,18 +90,6 @@ const server = http.createServer({ keepAliveTimeout: 5000 }, (req, res) => {
 server.listen(0, '127.0.0.1', () => process.stdout.write('http://127.0.0.1:' + server.address().port + '\\n'));
 process.on('SIGTERM', () => { server.close(); server.closeAllConnections(); });
 `;
-
-/** CPU seconds (user, sys) a process has used so far, from /proc (NaN elsewhere). */
-function procCpu(pid: number | undefined): { user: number; sys: number } {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields after the command name start at field 3 (state); utime and stime are fields 14 and 15.
-    return { user: Number(f[11]) / CLK_TCK, sys: Number(f[12]) / CLK_TCK };
-  } catch {
-    return { user: NaN, sys: NaN };
-  }
-}
 
 export function procRssMiB(pid: number | undefined): number {
   try {
@@ -140,7 +127,7 @@ export interface Measurement {
 
 export async function measure(label: string, server: Child, requests: AutocannonRequest[], connections: number, durationS: number): Promise<Measurement> {
   const pid = server.proc.pid;
-  const s0 = procCpu(pid);
+  const s0 = processCpuSeconds(pid);
   const c0 = process.cpuUsage();
   const b0 = machineBusySeconds();
   const t0 = performance.now();
@@ -148,7 +135,7 @@ export async function measure(label: string, server: Child, requests: Autocannon
   const wallS = (performance.now() - t0) / 1000;
   const busy = machineBusySeconds() - b0;
   const c = process.cpuUsage(c0);
-  const s1 = procCpu(pid);
+  const s1 = processCpuSeconds(pid);
   const serverUser = s1.user - s0.user;
   const serverSys = s1.sys - s0.sys;
   const serverCpu = serverUser + serverSys;

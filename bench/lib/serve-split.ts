@@ -6,11 +6,9 @@ import { readFile, stat } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { CHILD_KINDS, type ChildKind, type ChildRun, concurrency, type KindTotals, parseChildLog, totalsByKind } from './child-cpu.js';
 import { machineBusySeconds } from './measure.js';
-import { parseStat } from './process-cpu.js';
+import { clockTick, parseStat } from './process-cpu.js';
 import { fmt, table } from './suite.js';
 
-/** USER_HZ on Linux: /proc/<pid>/stat times are in 1/100 s. */
-const CLK_TCK = 100;
 const SAMPLE_MS = 1000;
 
 export interface TrialSplit {
@@ -40,7 +38,7 @@ export interface TrialSplit {
 
 async function processTicks(pid: number): Promise<{ self: number; children: number }> {
   const s = parseStat(await readFile(`/proc/${pid}/stat`, 'utf8'));
-  return { self: (s.utime + s.stime) / CLK_TCK, children: (s.cutime + s.cstime) / CLK_TCK };
+  return { self: (s.utime + s.stime) * clockTick(), children: (s.cutime + s.cstime) * clockTick() };
 }
 
 const gauge = (text: string, name: string) =>

@@ -10,6 +10,7 @@ import type { SamplePlan } from '../../src/core/plan/sample-clip-args.js';
 import { generateVideo } from '../../src/engine/app/sample-video.js';
 import type { MediaTools } from '../../src/ffmpeg/locate-tools.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
+import { FFMPEG_MEASURING, FFMPEG_QUIET } from './ffmpeg-args.js';
 import { OUT_DIR } from './suite.js';
 
 const execFileP = promisify(execFile);
@@ -89,7 +90,7 @@ export async function psnr(ffmpeg: string, distorted: string, reference: string,
     const graph = `[0:v]setpts=PTS-STARTPTS,${crop}[d];[1:v]setpts=PTS-STARTPTS,${crop}[r];[d][r]psnr=stats_file=psnr.log`;
     const { stderr } = await execFileP(
       ffmpeg,
-      ['-hide_banner', '-nostdin', '-i', path.resolve(distorted), '-i', path.resolve(reference), '-lavfi', graph, '-an', '-f', 'null', '-'],
+      [...FFMPEG_MEASURING, '-i', path.resolve(distorted), '-i', path.resolve(reference), '-lavfi', graph, '-an', '-f', 'null', '-'],
       { cwd: dir, maxBuffer: 64 * 1024 * 1024 },
     );
     const m = /PSNR y:(\S+) u:(\S+) v:(\S+) average:(\S+) min:(\S+) max:(\S+)/.exec(stderr);
@@ -112,14 +113,10 @@ export async function psnr(ffmpeg: string, distorted: string, reference: string,
 /** The x264 settings string (the SEI x264 writes into the first frame), as key=value pairs; read from the raw H.264 stream. */
 export async function x264Options(ffmpeg: string, file: string): Promise<Record<string, string> | undefined> {
   // MPEG-TS splits the SEI across 188-byte packets, so take the elementary stream out first.
-  const { stdout } = await execFileP(
-    ffmpeg,
-    ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', file, '-map', '0:v:0', '-c', 'copy', '-frames:v', '1', '-f', 'h264', '-'],
-    {
-      encoding: 'buffer',
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  );
+  const { stdout } = await execFileP(ffmpeg, [...FFMPEG_QUIET, '-i', file, '-map', '0:v:0', '-c', 'copy', '-frames:v', '1', '-f', 'h264', '-'], {
+    encoding: 'buffer',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const text = (stdout as Buffer).toString('latin1');
   const m = /x264 - core \d+[^\0]*? - options: ([ -~]+)/.exec(text);
   if (!m) return undefined;

@@ -1,7 +1,18 @@
 // The control-plane bench's CPU accounting: parsing /proc/<pid>/stat, a process tree's ticks across two snapshots
 // (processes that end or start between them included), and the projection of instances one database carries.
 import { describe, expect, it } from 'vitest';
-import { cpuSeconds, descendants, type ProcStat, parseStat, projectByCpu, projectByHitShare, readProcessTable, treeTicks } from '../lib/process-cpu.js';
+import {
+  clockTick,
+  cpuSeconds,
+  descendants,
+  type ProcStat,
+  parseStat,
+  processCpuSeconds,
+  projectByCpu,
+  projectByHitShare,
+  readProcessTable,
+  treeTicks,
+} from '../lib/process-cpu.js';
 
 const stat = (pid: number, ppid: number, utime: number, stime: number, cutime = 0, cstime = 0): ProcStat => ({
   pid,
@@ -109,5 +120,20 @@ describe('projectByHitShare', () => {
     // Half and half is not the mean of 10 and 90: the misses' database CPU dominates.
     expect(projectByHitShare(hit, miss, 0.5)).toEqual({ instanceUs: 950, databaseUs: 55, instances: 950 / 55 });
     expect(projectByHitShare({ instanceUs: 900, databaseUs: 0 }, miss, 1).instances).toBe(Number.POSITIVE_INFINITY);
+  });
+});
+
+describe('processCpuSeconds', () => {
+  it("reads a live process's CPU from /proc in seconds, and NaN for one that is gone", () => {
+    const start = Date.now();
+    while (Date.now() - start < 300) Math.sqrt(Math.random());
+    const own = processCpuSeconds(process.pid);
+    const used = process.cpuUsage();
+    // /proc counts in clock ticks: at most a tick or two apart from Node's own count.
+    expect(own.user + own.sys).toBeGreaterThan(0.2);
+    expect(Math.abs(own.user + own.sys - (used.user + used.system) / 1e6)).toBeLessThan(5 * clockTick() + 0.05);
+    expect(own.children).toBeGreaterThanOrEqual(0);
+    expect(processCpuSeconds(2 ** 22 + 1).user).toBeNaN();
+    expect(clockTick()).toBeGreaterThan(0);
   });
 });

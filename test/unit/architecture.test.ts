@@ -248,12 +248,12 @@ describe('architecture check', () => {
       'src/core/a.ts': 'export const a = 1;\n',
       'bench/long.ts': 'export const a = 1;\n'.repeat(401),
       'bench/lib/ok.ts': 'export const b = 1;\n'.repeat(400),
-      'bench/control-plane.ts': 'export const c = 1;\n'.repeat(401),
+      'bench/forensic-long.ts': 'export const c = 1;\n'.repeat(401),
     });
     const r = check('--repo', root);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain('size: bench/long.ts has 401 lines (at most 400)');
-    expect(r.stdout).not.toMatch(/bench\/lib\/ok\.ts|bench\/control-plane\.ts/);
+    expect(r.stdout).not.toMatch(/bench\/lib\/ok\.ts|bench\/forensic-long\.ts/);
   });
 
   it('refuses a heavy package that the CLI loads at start, naming the chain, and allows it through import()', () => {
