@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { changeLine } from '../core/dependency.js';
+import { changeLine, type Dependency } from '../core/dependency.js';
 import { isUnavailable, isWmarkError, WmarkError } from '../core/errors.js';
 import type { BandStats } from '../engine/band/band-render.js';
 import { type BandSupport, bandSupport } from '../engine/band/band-support.js';
@@ -196,6 +196,23 @@ async function checkTools(options: Pick<FarmWorkerOptions, 'runner' | 'tools'>):
   return fontSha256(options.tools.font);
 }
 
+/**
+ * Says each change of the queue's Redis and of what the store needs (lost, back) once, and takes no task while the store
+ * does not answer: it could only go back to the queue. Returns what unsubscribes.
+ */
+function watchDependencies(worker: Worker, queue: Dependency, store: MediaStore, log: (line: string) => void): (() => void)[] {
+  return [
+    queue.subscribe((status, away) => log(changeLine(status, Date.now(), away))),
+    ...store.dependencies.map((d) =>
+      d.subscribe((status, away) => {
+        log(changeLine(status, Date.now(), away));
+        const storeUp = store.dependencies.every((s) => s.status().up);
+        void (storeUp ? worker.resume() : worker.pause(true)).catch(() => undefined);
+      }),
+    ),
+  ];
+}
+
 export async function startFarmWorker(options: FarmWorkerOptions): Promise<RunningFarmWorker> {
   const id = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const version = options.version ?? VERSION;
@@ -268,14 +285,7 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
   });
   void worker.run().catch((error: unknown) => log(`worker stopped: ${(error as Error).message}`));
   await worker.waitUntilReady();
-  const unwatch = [
-    queueHealth.subscribe((status, away) => log(changeLine(status, Date.now(), away))),
-    // No task is taken while the store does not answer: it could only go back to the queue.
-    options.store.health?.subscribe((status, away) => {
-      log(changeLine(status, Date.now(), away));
-      void (status.up ? worker.resume() : worker.pause(true)).catch(() => undefined);
-    }),
-  ];
+  const unwatch = watchDependencies(worker, queueHealth, options.store, log);
   log(
     `worker ${id} (wmark ${version}) takes up to ${concurrency} task(s) at once, ${threads} ffmpeg thread(s) each, from ${TASK_QUEUE}; media in ${options.store.location}`,
   );
@@ -285,7 +295,7 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
     id,
     bandStats: () => ({ rendered: band.stats.rendered, fallbacks: { ...band.stats.fallbacks } }),
     close: async ({ force = false, timeoutMs = force ? 0 : SHUTDOWN_TIMEOUT_MS } = {}) => {
-      for (const off of unwatch) off?.();
+      for (const off of unwatch) off();
       // Takes no more tasks from now on; resolves once those in hand are done and BullMQ let go of Redis.
       const closing = worker.close().catch(() => undefined);
       if (!(await within(Promise.allSettled([...inHand]), timeoutMs))) {

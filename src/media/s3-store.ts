@@ -21,7 +21,7 @@ import {
   type S3ClientConfig,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { unavailableError } from '../core/dependency.js';
+import { type Dependency, unavailableError } from '../core/dependency.js';
 import { WmarkError } from '../core/errors.js';
 import { type ByteRange, bodyFromReads, checkKey, checkPrefix, checkRange, type MediaStat, type MediaStore, withCopies } from './media-store.js';
 import { firstLine, ProbeMonitor } from './reachability.js';
@@ -70,6 +70,8 @@ export class S3MediaStore implements MediaStore {
   readonly location: string;
   /** Whether the bucket answers: judged by every call, and by a cheap listing now and then while someone watches. */
   readonly health: ProbeMonitor;
+  /** The bucket's server, watched. */
+  readonly dependencies: readonly Dependency[];
   private readonly client: S3Client;
   private readonly bucket: string;
   private readonly prefix: string;
@@ -96,6 +98,7 @@ export class S3MediaStore implements MediaStore {
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.client = new S3Client(config);
     this.health = new ProbeMonitor({ name: 'media', location: this.location, probe: () => this.probe() });
+    this.dependencies = [this.health];
   }
 
   /** One listing of at most one key: any answer (even a refusal) shows the store is there. */

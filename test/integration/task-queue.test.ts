@@ -131,7 +131,7 @@ describe('runSegmentTask', () => {
     } finally {
       await s3.restart();
       // The store was marked down by the failed upload: its probe notices the return.
-      await waitFor(async () => (store.health?.status().up !== false ? true : undefined), 'the store to be back', 30_000, 50);
+      await waitFor(async () => (store.dependencies.every((d) => d.status().up) ? true : undefined), 'the store to be back', 30_000, 50);
     }
     expect(await store.exists(task.output)).toBe(false);
     const again = await runSegmentTask(task, store, counting, { fontFile: FONT, tmpDir: scratch });

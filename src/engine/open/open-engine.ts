@@ -83,7 +83,7 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
     ...parts,
     ...chosen,
     band: band ?? parts.band,
-    dependencies: new Dependencies([...(store.health ? [store.health] : []), ...(dependencies ?? [])], now),
+    dependencies: new Dependencies([...store.dependencies, ...(dependencies ?? [])], now),
     store,
     now,
     newId: randomUUID,
