@@ -64,7 +64,7 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
     const parts: EngineParts = {
       paths,
       tools,
-      runner: options.runner ?? createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path),
+      runner: options.runner ?? createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path, { now }),
       secret,
       encode: options.encode,
       workers: Math.max(1, options.workers),
