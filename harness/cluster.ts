@@ -145,6 +145,6 @@ export function testFarmDeployment(queue: TaskQueue, url: string, options: { med
     const renderer = await FarmRenderer.open({ queue, url, media, folder, fontFile: parts.tools.font.path, encode: parts.encode });
     const ingest = options.ingestOnFarm ? new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret }) : new LocalIngest(parts, folder);
     // Watched as a farm's deployment watches them: the queue's Redis, and a bucket.
-    return { media, renderer, ingest, dependencies: [queue.health, ...(media.health ? [media.health] : [])] };
+    return { media, renderer, ingest, dependencies: [queue.health, ...media.dependencies] };
   };
 }

@@ -8,7 +8,7 @@ export const FFPROBE = tools.ffprobe.path;
 export const FONT = tools.font.path;
 
 export interface CountingRunner extends ProcessRunner {
-  calls: { tool: 'ffmpeg' | 'ffprobe'; args: readonly string[] }[];
+  calls: { tool: 'ffmpeg' | 'ffprobe' | 'x264'; args: readonly string[] }[];
   /** ffmpeg invocations that encode video (libx264), i.e. real work. */
   encodes(): number;
 }
@@ -25,6 +25,10 @@ export function countingRunner(inner: ProcessRunner = createProcessRunner(FFMPEG
     ffprobe: (args, options) => {
       calls.push({ tool: 'ffprobe', args });
       return inner.ffprobe(args, options);
+    },
+    x264: (bin, args, options) => {
+      calls.push({ tool: 'x264', args });
+      return inner.x264(bin, args, options);
     },
   };
 }

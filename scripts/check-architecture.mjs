@@ -14,8 +14,9 @@
 // - a heavy package, or a heavy part of wmark (the engine, the state stores, the ffmpeg runners, the server), loaded at
 //   the CLI's start;
 // - a file over 400 lines, in src/ and bench/;
-// - a read of the wall clock (`Date.now()`, `new Date()` with no argument) in core/ or the engine: core is pure, and
-//   the engine reads time only through the clock it is given (`engine.now`, or a `now` handed to a class);
+// - a read of the wall clock (`Date.now()`, `new Date()` with no argument) in core/, the engine, media/, ffmpeg/ or the
+//   farm: core is pure, and the others read time only through the clock they are given (`engine.now`, or a `now`
+//   handed to a runner, store or worker when it is made); the edges (cli/, library/, server/) may read the wall clock;
 // - a process started anywhere but the one runner (ffmpeg/run-ffmpeg.ts, with its watchdog) and the few files listed;
 // - and, beside src/, an import between test/ and bench/ (either way), or from harness/ into either or of vitest: the
 //   processes and fixtures both start live in harness/, and each keeps its own tests and suites to itself.
@@ -111,11 +112,13 @@ const ENTRY = 'cli/main.ts';
 /** A file longer than this is usually doing two jobs: split it along its seams. */
 const MAX_LINES = 400;
 /**
- * Layers that never read the wall clock themselves: core is pure, and the engine's time is the clock it was built with
- * (`engine.now`; a class of its own takes a `now`), so tests set it and every reading agrees. `Date.now` passed as a
- * value (the default clock where one is injected) is no reading.
+ * Layers that never read the wall clock themselves: core is pure, and the engine, the media stores, the process runner
+ * and the render farm read the clock they were given (`engine.now`; a runner, store or worker takes a `now` when it is
+ * made), so tests set it and every reading agrees. `Date.now` passed as a value (the default clock where one is
+ * injected) is no reading. The edges that start a run are not held to it: the CLI, the library a program imports and
+ * the HTTP server (cli/, library/, server/) may read the wall clock, and hand it on.
  */
-const CLOCKLESS = ['core', 'engine'];
+const CLOCKLESS = ['core', 'engine', 'media', 'ffmpeg', 'farm'];
 /**
  * The files of src/ that may start processes (import node:child_process), each with why. Everything else runs its
  * processes through the runner, so each is cancelled with its job, stopped when it stalls and killed if wmark dies.

@@ -21,12 +21,14 @@ export interface FarmCheckOptions {
   media?: string;
   s3?: S3Access;
   timeoutMs?: number;
+  /** The clock that stamps the probe object the media check writes (the doctor's). */
+  now: () => number;
 }
 
 export async function collectFarmChecks(options: FarmCheckOptions): Promise<Check[]> {
   const checks: Check[] = [];
   if (options.queue) checks.push(...(await queueChecks(options.queue, options.timeoutMs ?? 3_000)));
-  if (options.media) checks.push(await mediaCheck(options.media, options.s3 ?? {}));
+  if (options.media) checks.push(await mediaCheck(options.media, { ...options.s3, now: options.now }, options.now));
   return checks;
 }
 
@@ -83,7 +85,7 @@ async function queueChecks(url: string, timeoutMs: number): Promise<Check[]> {
 }
 
 /** Writes a small object, reads it back, finds it in a listing and deletes it: what serve and the workers do. */
-async function mediaCheck(url: string, s3: S3Access): Promise<Check> {
+async function mediaCheck(url: string, s3: S3Access, now: () => number): Promise<Check> {
   let store: MediaStore;
   try {
     store = openMediaStore(url, s3);
@@ -93,7 +95,7 @@ async function mediaCheck(url: string, s3: S3Access): Promise<Check> {
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'wmark-doctor-'));
   const prefix = `doctor-${os.hostname().replace(/[^A-Za-z0-9_-]/g, '-')}-${process.pid}-${randomBytes(4).toString('hex')}/`;
   const key = `${prefix}probe.txt`;
-  const content = `wmark doctor ${new Date().toISOString()}\n`;
+  const content = `wmark doctor ${new Date(now()).toISOString()}\n`;
   let step = 'write';
   try {
     await writeFile(path.join(scratch, 'out.txt'), content);

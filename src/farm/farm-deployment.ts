@@ -55,7 +55,7 @@ export async function connectFarm(options: { queueUrl: string; dataDir: string; 
       renderer,
       ingest: new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret, bands: !band.off }),
       // Watched for /readyz and for the requests that need them: the queue's Redis, and a bucket (a folder has none).
-      dependencies: [queue.health, ...(media.health ? [media.health] : [])],
+      dependencies: [queue.health, ...media.dependencies],
       band,
     };
   };

@@ -10,13 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { changeLine } from '../core/dependency.js';
+import { changeLine, type Dependency } from '../core/dependency.js';
 import { isUnavailable, isWmarkError, WmarkError } from '../core/errors.js';
 import type { BandStats } from '../engine/band/band-render.js';
 import { type BandSupport, bandSupport } from '../engine/band/band-support.js';
 import { renderToolProblems } from '../ffmpeg/render-capabilities.js';
 import type { ProcessRunner } from '../ffmpeg/run-ffmpeg.js';
-import type { runX264 } from '../ffmpeg/run-x264.js';
 import type { MediaStore } from '../media/media-store.js';
 import { VERSION } from '../version.js';
 import { redactQueueUrl } from './queue-url.js';
@@ -50,8 +49,11 @@ export interface FarmWorkerOptions {
   connectTimeoutMs?: number;
   /** Band rendering on this worker (default: as this machine finds the patched x264 and WMARK_BAND). */
   band?: BandSupport;
-  /** Runs x264 (tests put a failing one here). */
-  runX264?: typeof runX264;
+  /**
+   * The worker's clock: its tasks' timings, when its dependencies went away, and the delays of tasks it hands back
+   * (default: the wall clock). Its processes' stall watch reads the runner's own.
+   */
+  now?: () => number;
 }
 
 export interface RunningFarmWorker {
@@ -107,6 +109,7 @@ function refuse(error: WmarkError): UnrecoverableError {
 interface TaskSetting {
   tmpDir?: string;
   signal: AbortSignal;
+  now: () => number;
 }
 
 /** Runs a task of any kind; what it made, and whether this run made it (false: it was already in the store). */
@@ -168,8 +171,8 @@ function admit(
  * Back to the queue, not failed: a task this worker stopped (it is stopping) or could not finish because the store did
  * not answer. Neither is the task's fault, so neither costs one of its tries.
  */
-async function handBack(job: Job, token: string | undefined, delayMs: number): Promise<never> {
-  if (token) await within(delayMs > 0 ? job.moveToDelayed(Date.now() + delayMs, token) : job.moveToWait(token), HAND_BACK_MS);
+async function handBack(job: Job, token: string | undefined, delayMs: number, now: () => number): Promise<never> {
+  if (token) await within(delayMs > 0 ? job.moveToDelayed(now() + delayMs, token) : job.moveToWait(token), HAND_BACK_MS);
   throw new DelayedError();
 }
 
@@ -177,12 +180,17 @@ async function handBack(job: Job, token: string | undefined, delayMs: number): P
  * A task this worker must not render goes back to the queue for another worker (a farm mid-upgrade has workers of both
  * versions); only once every connected worker has refused it does it fail, with this worker's reason.
  */
-async function passOn(job: Job, token: string | undefined, why: WmarkError, worker: { id: string; peers: Queue; log: (line: string) => void }): Promise<never> {
+async function passOn(
+  job: Job,
+  token: string | undefined,
+  why: WmarkError,
+  worker: { id: string; peers: Queue; log: (line: string) => void; now: () => number },
+): Promise<never> {
   const refusedBy = new Set<string>([...(Array.isArray(job.data?.refusedBy) ? (job.data.refusedBy as string[]) : []), worker.id]);
   const others = (await connectedWorkers(worker.peers).catch(() => [])).filter((w) => !refusedBy.has(w.id));
   if (others.length === 0 || !token) throw refuse(why);
   await job.updateData({ ...job.data, refusedBy: [...refusedBy] });
-  await job.moveToDelayed(Date.now() + PASS_ON_DELAY_MS, token);
+  await job.moveToDelayed(worker.now() + PASS_ON_DELAY_MS, token);
   worker.log(`passed ${String(job.data?.output ?? job.data?.outputPrefix)} on to another worker`);
   throw new DelayedError();
 }
@@ -196,22 +204,40 @@ async function checkTools(options: Pick<FarmWorkerOptions, 'runner' | 'tools'>):
   return fontSha256(options.tools.font);
 }
 
+/**
+ * Says each change of the queue's Redis and of what the store needs (lost, back) once, and takes no task while the store
+ * does not answer: it could only go back to the queue. Returns what unsubscribes.
+ */
+function watchDependencies(worker: Worker, queue: Dependency, store: MediaStore, log: (line: string) => void, now: () => number): (() => void)[] {
+  return [
+    queue.subscribe((status, away) => log(changeLine(status, now(), away))),
+    ...store.dependencies.map((d) =>
+      d.subscribe((status, away) => {
+        log(changeLine(status, now(), away));
+        const storeUp = store.dependencies.every((s) => s.status().up);
+        void (storeUp ? worker.resume() : worker.pause(true)).catch(() => undefined);
+      }),
+    ),
+  ];
+}
+
 export async function startFarmWorker(options: FarmWorkerOptions): Promise<RunningFarmWorker> {
   const id = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const version = options.version ?? VERSION;
   const log = options.log ?? (() => undefined);
+  const now = options.now ?? Date.now;
   const ownFont = await checkTools(options);
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const threads = Math.max(1, options.threads ?? Math.floor(os.availableParallelism() / concurrency));
   const lockMs = options.lockMs ?? 30_000;
   const connection: Redis = await connectRedis(options.queueUrl, { timeoutMs: options.connectTimeoutMs });
-  const queueHealth = watchRedis(connection, redactQueueUrl(options.queueUrl));
+  const queueHealth = watchRedis(connection, redactQueueUrl(options.queueUrl), { now });
   /** Aborted when the tasks in hand must stop (the worker stops and their time is up). */
   const stopping = new AbortController();
   /** The tasks being run now. */
   const inHand = new Set<Promise<unknown>>();
   const images = new ImageCache(options.store, await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-images-')));
-  const band = new WorkerBand(options.band ?? (await bandSupport()), log, options.runX264);
+  const band = new WorkerBand(options.band ?? (await bandSupport()), log);
 
   // Lists the other workers, to pass on a task this one must not render (see passOn).
   const peers = new Queue(TASK_QUEUE, { connection });
@@ -222,11 +248,11 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
     const admitted = admit(job.data, { id, version, ownFont, font: options.tools.font });
     if ('refused' in admitted) {
       log(`refused ${label}: ${admitted.because}`);
-      return passOn(job, token, admitted.refused, { id, peers, log });
+      return passOn(job, token, admitted.refused, { id, peers, log, now });
     }
     const { task } = admitted;
     const what = `${taskKind(task) === 'segment' ? '' : `${taskKind(task)} `}${taskOutput(task)}`;
-    const running = runTask(task, options, { tmpDir: options.tmpDir, signal: stopping.signal }, { threads, images, band });
+    const running = runTask(task, options, { tmpDir: options.tmpDir, signal: stopping.signal, now }, { threads, images, band });
     inHand.add(running);
     try {
       const result = await running;
@@ -235,10 +261,10 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
     } catch (error) {
       if (stopping.signal.aborted) {
         log(`stopped ${what}: back to the queue`);
-        return handBack(job, token, 0);
+        return handBack(job, token, 0, now);
       }
       // The store's monitor says so once; the task waits in the queue, and this worker takes none until it is back.
-      if (isUnavailable(error)) return handBack(job, token, STORE_RETRY_MS);
+      if (isUnavailable(error)) return handBack(job, token, STORE_RETRY_MS, now);
       log(`failed ${what}: ${isWmarkError(error) ? error.message.split('\n')[0] : String(error)}`);
       // ffmpeg gone from under us: every task would fail here, none is this task's fault.
       if (isWmarkError(error) && error.code === 'FFMPEG_NOT_FOUND') throw refuse(new WmarkError('WORKER_UNUSABLE', `worker ${id}: ${error.message}`));
@@ -268,14 +294,7 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
   });
   void worker.run().catch((error: unknown) => log(`worker stopped: ${(error as Error).message}`));
   await worker.waitUntilReady();
-  const unwatch = [
-    queueHealth.subscribe((status, away) => log(changeLine(status, Date.now(), away))),
-    // No task is taken while the store does not answer: it could only go back to the queue.
-    options.store.health?.subscribe((status, away) => {
-      log(changeLine(status, Date.now(), away));
-      void (status.up ? worker.resume() : worker.pause(true)).catch(() => undefined);
-    }),
-  ];
+  const unwatch = watchDependencies(worker, queueHealth, options.store, log, now);
   log(
     `worker ${id} (wmark ${version}) takes up to ${concurrency} task(s) at once, ${threads} ffmpeg thread(s) each, from ${TASK_QUEUE}; media in ${options.store.location}`,
   );
@@ -285,7 +304,7 @@ export async function startFarmWorker(options: FarmWorkerOptions): Promise<Runni
     id,
     bandStats: () => ({ rendered: band.stats.rendered, fallbacks: { ...band.stats.fallbacks } }),
     close: async ({ force = false, timeoutMs = force ? 0 : SHUTDOWN_TIMEOUT_MS } = {}) => {
-      for (const off of unwatch) off?.();
+      for (const off of unwatch) off();
       // Takes no more tasks from now on; resolves once those in hand are done and BullMQ let go of Redis.
       const closing = worker.close().catch(() => undefined);
       if (!(await within(Promise.allSettled([...inHand]), timeoutMs))) {

@@ -17,14 +17,16 @@ export interface RedisHealth extends Dependency {
   close(): void;
 }
 
-export function watchRedis(client: Redis, location: string, options: { pingEveryMs?: number; pingTimeoutMs?: number } = {}): RedisHealth {
+/** `now`: the clock of when Redis stopped answering (its owner's; else the wall clock). */
+export function watchRedis(client: Redis, location: string, options: { pingEveryMs?: number; pingTimeoutMs?: number; now?: () => number } = {}): RedisHealth {
   const tracker = new DependencyTracker('queue', location);
+  const now = options.now ?? Date.now;
   let lastError: string | undefined;
   client.on('error', (error: Error) => {
     lastError = error.message;
-    if (!tracker.isUp) tracker.lost(Date.now(), lastError);
+    if (!tracker.isUp) tracker.lost(now(), lastError);
   });
-  client.on('close', () => tracker.lost(Date.now(), lastError ?? 'the connection closed'));
+  client.on('close', () => tracker.lost(now(), lastError ?? 'the connection closed'));
   client.on('ready', () => {
     lastError = undefined;
     tracker.back();
@@ -35,7 +37,7 @@ export function watchRedis(client: Redis, location: string, options: { pingEvery
   const heartbeat = setInterval(() => {
     if (pinging || client.status !== 'ready') return;
     pinging = true;
-    const timer = setTimeout(() => tracker.lost(Date.now(), `no answer to PING within ${timeoutMs} ms`), timeoutMs);
+    const timer = setTimeout(() => tracker.lost(now(), `no answer to PING within ${timeoutMs} ms`), timeoutMs);
     client
       .ping()
       .then(() => tracker.back())

@@ -23,6 +23,8 @@ export interface TaskQueueOptions {
   pollMs?: number;
   /** Connecting at start gives up after this long (QUEUE_UNREACHABLE). */
   connectTimeoutMs?: number;
+  /** The clock of when Redis stopped answering (default: the wall clock). */
+  now?: () => number;
 }
 
 export interface EnqueueOptions {
@@ -118,7 +120,7 @@ export class TaskQueue {
       events,
       [queueClient, eventsClient],
       { attempts: options.attempts ?? 3, pollMs: options.pollMs ?? 10_000 },
-      watchRedis(queueClient, redactQueueUrl(url)),
+      watchRedis(queueClient, redactQueueUrl(url), { now: options.now }),
     );
   }
 

@@ -1,5 +1,6 @@
-// Runs ffmpeg as a child process: progress from `-progress pipe:3` (a pipe of its own, so stdout stays free for media),
-// cancellation, a stall watchdog on that progress, and the stderr tail as the failure reason.
+// Runs ffmpeg, ffprobe and the patched x264 as child processes: progress from ffmpeg's `-progress pipe:3` (a pipe of
+// its own, so stdout stays free for media) or x264's report on stderr, cancellation, a stall watchdog on that progress
+// timed by the runner's clock, and the stderr tail as the failure reason.
 import { spawn as spawnChild } from 'node:child_process';
 import { WmarkError } from '../core/errors.js';
 import { watchChild } from './child-watchdog.js';
@@ -23,10 +24,12 @@ interface FfmpegRunResult {
   frames?: number;
 }
 
-/** The seam the engine uses for every ffmpeg/ffprobe process, so tests can count or fake invocations. */
+/** The seam the engine uses for every ffmpeg, ffprobe and x264 process, so tests can count or fake invocations. */
 export interface ProcessRunner {
   ffmpeg(args: readonly string[], options?: FfmpegRunOptions): Promise<FfmpegRunResult>;
   ffprobe(args: readonly string[], options?: { signal?: AbortSignal }): Promise<FfmpegRunResult>;
+  /** Runs the patched x264 CLI at `bin` (band rendering's encoder); resolves with its stderr (x264's report). */
+  x264(bin: string, args: readonly string[], options?: { signal?: AbortSignal; cwd?: string }): Promise<{ stderr: string }>;
 }
 
 const STDERR_TAIL = 2000;
@@ -57,7 +60,7 @@ export function parseProgress(chunk: string): { time?: number; frames?: number; 
  * device) and is killed: the job fails with FFMPEG_STALLED instead of hanging. Every run of wmark's moves within
  * seconds; the longest quiet stretch is a decode that drops frames before its output starts.
  */
-export const DEFAULT_STALL_MS = 5 * 60_000;
+const DEFAULT_STALL_MS = 5 * 60_000;
 
 /**
  * Watches a run's progress: `seen` takes each parsed report, `stalledFor(now)` says how long nothing has moved. Pure
@@ -158,13 +161,48 @@ export function runToEnd(
   });
 }
 
-export function createProcessRunner(ffmpegPath: string, ffprobePath: string, options: { stallMs?: number } = {}): ProcessRunner {
+/** How to tell a user where a tool is missing from. */
+const NOT_FOUND_HINTS = {
+  ffmpeg: 'Run `wmark doctor`, or set WMARK_FFMPEG / WMARK_FFPROBE.',
+  ffprobe: 'Run `wmark doctor`, or set WMARK_FFMPEG / WMARK_FFPROBE.',
+  x264: 'Run scripts/build-x264.sh, or set WMARK_X264.',
+} as const;
+
+/** Why a run of `name` did not end well (cancelled, stalled, never started, failed), or undefined when it did. */
+function runFailure(name: keyof typeof NOT_FOUND_HINTS, bin: string, result: Finished, run: { signal?: AbortSignal; stallMs: number; frames?: number }) {
+  if (run.signal?.aborted) return new WmarkError('CANCELLED', `${name} was cancelled`);
+  const output = tail(result.stderr, 600) || '(no output)';
+  if (result.stalled) {
+    const at = name !== 'ffmpeg' ? '' : run.frames !== undefined ? ` (at frame ${run.frames})` : ' (before its first frame)';
+    return new WmarkError('FFMPEG_STALLED', `${name} made no progress for ${Math.round(run.stallMs / 1000)} s${at} and was stopped: ${output}`, {
+      details: [tail(result.stderr)],
+    });
+  }
+  if (result.error) {
+    if (result.error.code === 'ENOENT') return new WmarkError('FFMPEG_NOT_FOUND', `${name} not found at ${bin}`, { hint: NOT_FOUND_HINTS[name] });
+    return new WmarkError('FFMPEG_FAILED', `${name} could not be started: ${result.error.message}`);
+  }
+  if (result.code === 0) return undefined;
+  const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
+  return new WmarkError(result.signal ? 'FFMPEG_CRASHED' : 'FFMPEG_FAILED', `${name} ${how}: ${output}`, { details: [tail(result.stderr)] });
+}
+
+/** How often the stall watchdog looks: a quarter of the stall time, between 50 ms and a second. */
+const checkEvery = (stallMs: number) => Math.min(1000, Math.max(50, stallMs / 4));
+
+/**
+ * The runner of ffmpeg at `ffmpegPath`, ffprobe at `ffprobePath` and any x264 it is handed. `stallMs`: how long a run
+ * may make no progress (DEFAULT_STALL_MS); `now`: the clock of that watch (the engine's or the worker's; the wall
+ * clock where none is given).
+ */
+export function createProcessRunner(ffmpegPath: string, ffprobePath: string, options: { stallMs?: number; now?: () => number } = {}): ProcessRunner {
   const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
+  const now = options.now ?? Date.now;
   async function spawn(bin: string, args: readonly string[], options: FfmpegRunOptions = {}, progress = false): Promise<FfmpegRunResult> {
     const fullArgs = progress ? ['-progress', 'pipe:3', '-nostats', ...args] : [...args];
     let frames: number | undefined;
     let pending = '';
-    const watch = progressWatch(Date.now());
+    const watch = progressWatch(now());
     const onProgressData = (data: Buffer) => {
       // Reports can split across chunks: only parse whole lines.
       pending += data.toString('utf8');
@@ -172,7 +210,7 @@ export function createProcessRunner(ffmpegPath: string, ffprobePath: string, opt
       if (cut < 0) return;
       const report = parseProgress(pending.slice(0, cut));
       pending = pending.slice(cut + 1);
-      watch.seen(report, Date.now());
+      watch.seen(report, now());
       if (report.frames !== undefined) frames = report.frames;
       if (report.time !== undefined && options.durationSeconds && options.durationSeconds > 0) {
         options.onProgress?.(Math.max(0, Math.min(1, report.time / options.durationSeconds)));
@@ -182,39 +220,32 @@ export function createProcessRunner(ffmpegPath: string, ffprobePath: string, opt
       cwd: options.cwd,
       signal: options.signal,
       onStdout: options.onStdout,
-      ...(progress
-        ? { onProgress: onProgressData, stalled: () => watch.stalledFor(Date.now()) > stallMs, checkEveryMs: Math.min(1000, Math.max(50, stallMs / 4)) }
-        : {}),
+      ...(progress ? { onProgress: onProgressData, stalled: () => watch.stalledFor(now()) > stallMs, checkEveryMs: checkEvery(stallMs) } : {}),
     });
-    const name = bin.includes('ffprobe') ? 'ffprobe' : 'ffmpeg';
-    if (options.signal?.aborted) throw new WmarkError('CANCELLED', `${name} was cancelled`);
-    if (result.stalled) {
-      const at = frames !== undefined ? ` (at frame ${frames})` : ' (before its first frame)';
-      throw new WmarkError(
-        'FFMPEG_STALLED',
-        `${name} made no progress for ${Math.round(stallMs / 1000)} s${at} and was stopped: ${tail(result.stderr, 600) || '(no output)'}`,
-        {
-          details: [tail(result.stderr)],
-        },
-      );
-    }
-    if (result.error) {
-      if (result.error.code === 'ENOENT') {
-        throw new WmarkError('FFMPEG_NOT_FOUND', `${name} not found at ${bin}`, { hint: 'Run `wmark doctor`, or set WMARK_FFMPEG / WMARK_FFPROBE.' });
-      }
-      throw new WmarkError('FFMPEG_FAILED', `${name} could not be started: ${result.error.message}`);
-    }
-    if (result.code !== 0) {
-      const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
-      throw new WmarkError(result.signal ? 'FFMPEG_CRASHED' : 'FFMPEG_FAILED', `${name} ${how}: ${tail(result.stderr, 600) || '(no output)'}`, {
-        details: [tail(result.stderr)],
-      });
-    }
+    const failure = runFailure(bin.includes('ffprobe') ? 'ffprobe' : 'ffmpeg', bin, result, { signal: options.signal, stallMs, frames });
+    if (failure) throw failure;
     return { stdout: result.stdout, stderr: result.stderr, ...(frames !== undefined ? { frames } : {}) };
+  }
+  async function x264(bin: string, args: readonly string[], options: { signal?: AbortSignal; cwd?: string } = {}): Promise<{ stderr: string }> {
+    // x264 rewrites a progress line on stderr several times a second while frames come out (on by default).
+    let lastOutput = now();
+    const result = await runToEnd(bin, args, {
+      cwd: options.cwd,
+      signal: options.signal,
+      onStderr: () => {
+        lastOutput = now();
+      },
+      stalled: () => now() - lastOutput > stallMs,
+      checkEveryMs: checkEvery(stallMs),
+    });
+    const failure = runFailure('x264', bin, result, { signal: options.signal, stallMs });
+    if (failure) throw failure;
+    return { stderr: result.stderr };
   }
   return {
     // Every ffmpeg run reports progress on fd 3: for callers that want it, and for the stall watchdog on all.
     ffmpeg: (args, options) => spawn(ffmpegPath, ['-hide_banner', '-nostdin', ...args], options, true),
     ffprobe: (args, options) => spawn(ffprobePath, ['-hide_banner', ...args], { signal: options?.signal, captureStdout: true }),
+    x264,
   };
 }

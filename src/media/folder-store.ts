@@ -5,6 +5,7 @@ import type { Dirent } from 'node:fs';
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import type { Dependency } from '../core/dependency.js';
 import { WmarkError } from '../core/errors.js';
 import { type BodyToSend, type ByteRange, checkKey, checkPrefix, checkRange, type MediaStat, type MediaStore } from './media-store.js';
 
@@ -22,6 +23,8 @@ const isTempName = (name: string) => name.startsWith('.') && name.endsWith('.par
 
 export class FolderMediaStore implements MediaStore {
   readonly location: string;
+  /** None: a folder on this machine is always there. */
+  readonly dependencies: readonly Dependency[] = [];
 
   constructor(private readonly root: string) {
     if (!path.isAbsolute(root)) throw new WmarkError('BAD_MEDIA_URL', `the media folder must be an absolute path: ${root}`);

@@ -28,10 +28,11 @@ export interface MediaStore {
   /** Where the store is, for messages: `s3://bucket/prefix` or `/abs/folder`. */
   readonly location: string;
   /**
-   * Whether a store reached over the network answers now (a bucket). While it does not, calls fail at once with
-   * MEDIA_STORE_UNAVAILABLE. A folder on this machine has none.
+   * What the store needs that may stop answering, watched: a bucket's server (while it does not answer, calls fail at
+   * once with MEDIA_STORE_UNAVAILABLE; /readyz shows it and a farm worker takes no task). None for a folder on this
+   * machine, which is always there (a full or missing disk fails the call itself).
    */
-  readonly health?: Dependency;
+  readonly dependencies: readonly Dependency[];
   /** Stores a local file under `key`, replacing what was there; `move` lets the store take the file itself. */
   putFile(key: string, file: string, options?: { move?: boolean }): Promise<void>;
   /** Stores `bytes` under `key`, replacing what was there (playlists, sidecars, small records). */

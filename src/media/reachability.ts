@@ -111,7 +111,7 @@ export function firstLine(error: unknown): string {
  * answer is MEDIA_STORE_FAILED naming where and why, a setting to check, not the 503 a request gets while it waits.
  */
 export function unreachableAtStart(store: MediaStore, error: unknown): unknown {
-  const reason = store.health?.status().reason;
+  const reason = store.dependencies.map((d) => d.status().reason).find((r) => r !== undefined);
   if (!isUnavailable(error) || reason === undefined) return error;
   return new WmarkError('MEDIA_STORE_FAILED', `cannot reach the media store ${store.location}: ${reason}`, { cause: error });
 }

@@ -21,7 +21,7 @@ import {
   type S3ClientConfig,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { unavailableError } from '../core/dependency.js';
+import { type Dependency, unavailableError } from '../core/dependency.js';
 import { WmarkError } from '../core/errors.js';
 import { type ByteRange, bodyFromReads, checkKey, checkPrefix, checkRange, type MediaStat, type MediaStore, withCopies } from './media-store.js';
 import { firstLine, ProbeMonitor } from './reachability.js';
@@ -40,6 +40,8 @@ export interface S3StoreOptions {
   forcePathStyle?: boolean;
   /** Files larger than this go up in parts of this size (S3's minimum part is 5 MiB). */
   partSize?: number;
+  /** The clock of when the bucket stopped answering and for how long (the engine's or the worker's; else the wall clock). */
+  now?: () => number;
 }
 
 const DEFAULT_PART_SIZE = 64 * 1024 * 1024;
@@ -70,12 +72,16 @@ export class S3MediaStore implements MediaStore {
   readonly location: string;
   /** Whether the bucket answers: judged by every call, and by a cheap listing now and then while someone watches. */
   readonly health: ProbeMonitor;
+  /** The bucket's server, watched. */
+  readonly dependencies: readonly Dependency[];
   private readonly client: S3Client;
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly partSize: number;
+  private readonly now: () => number;
 
   constructor(options: S3StoreOptions) {
+    this.now = options.now ?? Date.now;
     this.bucket = options.bucket;
     this.prefix = options.prefix ? `${options.prefix.replace(/\/+$/, '')}/` : '';
     this.location = `s3://${this.bucket}/${this.prefix}`;
@@ -95,7 +101,8 @@ export class S3MediaStore implements MediaStore {
     // would print on every start and ask the user for an upgrade that is wmark's to make. Set it to false to see it.
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.client = new S3Client(config);
-    this.health = new ProbeMonitor({ name: 'media', location: this.location, probe: () => this.probe() });
+    this.health = new ProbeMonitor({ name: 'media', location: this.location, probe: () => this.probe(), now: this.now });
+    this.dependencies = [this.health];
   }
 
   /** One listing of at most one key: any answer (even a refusal) shows the store is there. */
@@ -314,7 +321,7 @@ export class S3MediaStore implements MediaStore {
    * deadline marks it down; S3's answers become MEDIA_NOT_FOUND or MEDIA_STORE_FAILED naming the operation and key.
    */
   private async call<T>(operation: string, key: string, request: (client: S3Client, signal: AbortSignal) => Promise<T>, bytes = 0): Promise<T> {
-    if (!this.health.isUp) throw unavailableError(this.health.status(), Date.now());
+    if (!this.health.isUp) throw unavailableError(this.health.status(), this.now());
     try {
       const answer = await withDeadline(CALL_DEADLINE_MS + Math.ceil(bytes / (1024 * 1024)) * 1000, (signal) => request(this.client, signal));
       this.health.answered();
@@ -328,7 +335,7 @@ export class S3MediaStore implements MediaStore {
   private failure(operation: string, key: string, error: unknown): WmarkError {
     if (noAnswer(error)) {
       this.health.failed(`${operation} ${key}: ${firstLine(error)}`);
-      return unavailableError(this.health.status(), Date.now());
+      return unavailableError(this.health.status(), this.now());
     }
     if (!isWmark(error)) this.health.answered();
     return storeError(this, operation, key, error);

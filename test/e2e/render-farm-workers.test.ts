@@ -84,7 +84,7 @@ async function singleMachineRender(task: ReturnType<typeof textTask>): Promise<s
     await store.getFile(task.input, path.join(box.root, 'ref-input.ts'));
     await local.putFile(task.input, path.join(box.root, 'ref-input.ts'));
   });
-  await runSegmentTask(task, local, countingRunner(), { fontFile: FONT, threads: 1 });
+  await runSegmentTask(task, local, countingRunner(), { fontFile: FONT, threads: 1, now: Date.now });
   const file = path.join(box.root, 'reference', task.output);
   return frameHashes(file);
 }

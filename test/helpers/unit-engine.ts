@@ -124,7 +124,7 @@ class FakeRenderer implements SegmentRenderer {
 const noFfmpeg = async (): Promise<never> => {
   throw new Error('no ffmpeg in unit tests');
 };
-const runner: ProcessRunner = { ffmpeg: noFfmpeg, ffprobe: noFfmpeg };
+const runner: ProcessRunner = { ffmpeg: noFfmpeg, ffprobe: noFfmpeg, x264: noFfmpeg };
 
 export interface UnitEngine {
   engine: Engine;

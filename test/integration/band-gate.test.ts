@@ -15,7 +15,6 @@ import { encodeBand, encodeShared } from '../../src/engine/band/encode-band.js';
 import { spliceSegmentFile } from '../../src/engine/band/splice-file.js';
 import { locateBandX264 } from '../../src/ffmpeg/locate-x264.js';
 import { createProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
-import { runX264 } from '../../src/ffmpeg/run-x264.js';
 import { withToneToTs } from '../helpers/ffmpeg-args.js';
 
 const X264 = locateBandX264();
@@ -113,7 +112,7 @@ describe.skipIf(!X264)(TITLE, () => {
     beforeAll(async () => {
       src = await source(name);
       shared = path.join(dir, `${name}-multi.shared.264`);
-      const run = await runX264(X264!, sharedEncodeArgs(src, shared, bands, options));
+      const run = await runner.x264(X264!, sharedEncodeArgs(src, shared, bands, options));
       expect(run.stderr).not.toMatch(/band clamp missed/);
       for (const [i, rows] of bands.entries()) {
         const band = path.join(dir, `${name}-multi-${i}.band.264`);
@@ -149,7 +148,7 @@ describe.skipIf(!X264)(TITLE, () => {
     ['0,3,8,11,', /invalid argument/],
   ])('x264 refuses --band-rows %s with a reason', async (edges, reason) => {
     const src = await source('still');
-    await expect(runX264(X264!, ['--band-rows', edges, '-o', path.join(dir, 'refused.264'), src])).rejects.toThrow(reason);
+    await expect(runner.x264(X264!, ['--band-rows', edges, '-o', path.join(dir, 'refused.264'), src])).rejects.toThrow(reason);
   });
 
   it.each(['medium', 'veryslow'])('holds under the %s preset (more references, RD refinement, every partition, frame threads)', async (preset) => {
@@ -220,7 +219,7 @@ describe.skipIf(!X264)(TITLE, () => {
     const band = path.join(dir, 'unclamped.band.264');
     // The same slices, no deblocking at all, but no band clamp on the motion search.
     const common = ['--preset', 'veryfast', '--crf', '23', '--bframes', '0', '--weightp', '0', '--ref', '3', '--keyint', '50', '--aud', '--threads', '2'];
-    await runX264(X264!, [...common, '--slice-max-mbs', String(20 * rows.top), '--no-deblock', '-o', shared, src]);
+    await runner.x264(X264!, [...common, '--slice-max-mbs', String(20 * rows.top), '--no-deblock', '-o', shared, src]);
     await encodeBand(encoders, { source: src, shared, output: band, rows, width: W, height: H, filter: MARK, options, workDir: dir });
     const spliced = path.join(dir, 'unclamped.spliced.264');
     writeFileSync(spliced, spliceStreams(readFileSync(shared), readFileSync(band), rows));

@@ -17,7 +17,7 @@ import { LocalRenderer } from '../../src/engine/render/local-renderer.js';
 import type { VideoRecord } from '../../src/engine/state/state-store.js';
 import { renderStrategy } from '../../src/engine/watermark/band-strategy.js';
 import { locateBandX264 } from '../../src/ffmpeg/locate-x264.js';
-import { runX264 } from '../../src/ffmpeg/run-x264.js';
+import type { ProcessRunner } from '../../src/ffmpeg/run-ffmpeg.js';
 import { ServerMetrics } from '../../src/server/metrics.js';
 import { FITS_BOTTOM_BAND, redPixels, SMALL_TITLE_BANDS, stripMd5s } from '../helpers/band-helpers.js';
 import { decodeFrame, decodesCleanly, videoPackets } from '../helpers/media.js';
@@ -148,15 +148,18 @@ describe.skipIf(!X264)(TITLE, () => {
 
   it('falls back to a full render, counted with its reason, when the band stream is corrupt', async () => {
     const lines: string[] = [];
-    const corrupt: typeof runX264 = async (bin, args, options) => {
-      const result = await runX264(bin, args, options);
-      const out = args[args.indexOf('-o') + 1]!;
-      const bytes = readFileSync(out);
-      // Keep the parameter sets, garble what follows: the splice finds the band's slices unreadable or unlike.
-      bytes.fill(0x5a, Math.min(bytes.length - 1, 40));
-      writeFileSync(out, bytes);
-      return result;
-    };
+    const corrupt = (runner: ProcessRunner): ProcessRunner => ({
+      ...runner,
+      x264: async (bin, args, options) => {
+        const result = await runner.x264(bin, args, options);
+        const out = args[args.indexOf('-o') + 1]!;
+        const bytes = readFileSync(out);
+        // Keep the parameter sets, garble what follows: the splice finds the band's slices unreadable or unlike.
+        bytes.fill(0x5a, Math.min(bytes.length - 1, 40));
+        writeFileSync(out, bytes);
+        return result;
+      },
+    });
     const broken = await testEngine({
       band: { x264: X264! },
       deployment: async (parts) => {
@@ -164,11 +167,11 @@ describe.skipIf(!X264)(TITLE, () => {
         const media = base.media as ConstructorParameters<typeof LocalRenderer>[0]['media'];
         const renderer = new LocalRenderer({
           media,
-          runner: parts.runner,
+          runner: corrupt(parts.runner),
           fontFile: parts.tools.font.path,
           encode: parts.encode,
           threads: parts.workers,
-          band: { x264: X264!, runX264: corrupt, log: (line) => lines.push(line) },
+          band: { x264: X264!, log: (line) => lines.push(line) },
         });
         return { ...base, renderer };
       },

@@ -94,6 +94,7 @@ describe('ingest on the render farm, in process', () => {
           ? Promise.reject(new WmarkError('FFMPEG_FAILED', 'ffmpeg exited with code 1: No space left on device'))
           : real.ffmpeg(args, options),
       ffprobe: (args, options) => real.ffprobe(args, options),
+      x264: (bin, args, options) => real.x264(bin, args, options),
     };
     await startWorker(broken);
     const { video } = await recordVideo(engine, { source, key: 'farm-broken' });

@@ -226,6 +226,12 @@ describe.each(kinds)('%s media store', (kind, makeStore) => {
     expect(await codeOf(store.dropUnfinished(''))).toBe('MEDIA_KEY_INVALID');
   });
 
+  it('names what it needs that may stop answering: nothing for a folder, the bucket’s server, up, for a bucket', () => {
+    const store = makeStore();
+    const expected = kind === 'folder' ? [] : [{ name: 'media', up: true, location: store.location }];
+    expect(store.dependencies.map((d) => d.status())).toEqual(expected);
+  });
+
   it('stores a file larger than one upload part whole', async () => {
     const store = makeStore();
     const bytes = randomBytes(11 * 1024 * 1024 + 123);
@@ -325,7 +331,7 @@ describe('s3 media store', () => {
     const error = await store.stat('a/b.ts').catch((e: unknown) => e as { code: string; message: string });
     // For a request, the 503 of a store that does not answer; at start (serve's check, doctor), the reason why.
     expect(error).toMatchObject({ code: 'MEDIA_STORE_UNAVAILABLE' });
-    expect(store.health?.status()).toMatchObject({ up: false, reason: expect.stringMatching(/ECONNREFUSED/) });
+    expect(store.dependencies.map((d) => d.status())).toMatchObject([{ name: 'media', up: false, reason: expect.stringMatching(/ECONNREFUSED/) }]);
     const atStart = unreachableAtStart(store, error);
     expect(atStart).toMatchObject({ code: 'MEDIA_STORE_FAILED' });
     expect((atStart as { message: string }).message).toMatch(/s3:\/\/wmark-media\/p\/: stat a\/b\.ts: .*ECONNREFUSED/);

@@ -141,6 +141,35 @@ describe('createProcessRunner', () => {
     });
   });
 
+  it('times the stall watch by the clock it is given: a clock an hour on stops a silent run at once, not a minute later', async () => {
+    const fifo = path.join(dir, 'silent-clocked.fifo');
+    execFileSync('mkfifo', [fifo]);
+    let offset = 0;
+    const watched = createProcessRunner(FFMPEG, FFPROBE, { stallMs: 60_000, now: () => Date.now() + offset });
+    const started = Date.now();
+    setTimeout(() => (offset = 3_600_000), 200);
+    await expect(watched.ffmpeg(['-f', 'rawvideo', '-pix_fmt', 'gray', '-s', '8x8', '-i', fifo, '-f', 'null', '-'])).rejects.toMatchObject({
+      code: 'FFMPEG_STALLED',
+      message: expect.stringMatching(/^ffmpeg made no progress for 60 s \(before its first frame\)/),
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('runs x264 under the same watch: silent past the stall time by its clock, FFMPEG_STALLED; missing, FFMPEG_NOT_FOUND', async () => {
+    let offset = 0;
+    const watched = createProcessRunner(FFMPEG, FFPROBE, { stallMs: 60_000, now: () => Date.now() + offset });
+    const silent = fakeFfmpeg('x264-silent', 'while :; do sleep 0.1; done');
+    setTimeout(() => (offset = 3_600_000), 200);
+    await expect(watched.x264(silent, ['-o', 'out.264', 'in.y4m'])).rejects.toMatchObject({
+      code: 'FFMPEG_STALLED',
+      message: expect.stringMatching(/^x264 made no progress for 60 s and was stopped/),
+    });
+    await expect(watched.x264(path.join(dir, 'nowhere', 'x264'), [])).rejects.toMatchObject({
+      code: 'FFMPEG_NOT_FOUND',
+      hint: expect.stringMatching(/WMARK_X264/),
+    });
+  });
+
   it('leaves a slow run alone while its frames move', async () => {
     const watched = createProcessRunner(FFMPEG, FFPROBE, { stallMs: 1000 });
     // Real time (-re): 25 frames over 2.5 s, a report every 0.5 s, each with more frames.

@@ -73,6 +73,7 @@ describe.each(kinds)('serve with its media in %s, in process', (_kind, mediaUrl,
         return real.ffmpeg(args, options);
       },
       ffprobe: (args, options) => real.ffprobe(args, options),
+      x264: (bin, args, options) => real.x264(bin, args, options),
     };
     // Its own view of the store, as a worker on another machine has.
     workerStore = open();

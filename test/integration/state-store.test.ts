@@ -183,6 +183,14 @@ describe.each(BACKENDS)('the state store on $name', (backend) => {
       expect((await store.listVideos()).map((v) => v.id)).toEqual(['v1', 'v2', 'v3', 'v4']);
     });
 
+    it('names what it needs that may stop answering, its pool and its change bus: none on SQLite, the server’s on PostgreSQL', async () => {
+      store = await backend.open();
+      const server = backend.name === 'PostgreSQL';
+      expect(store.dependencies.map((d) => d.status())).toEqual(server ? [{ name: 'database', up: true, location: expect.stringMatching(/^postgres:/) }] : []);
+      expect(store.poolUse()).toEqual(server ? { total: expect.any(Number), idle: expect.any(Number), waiting: 0, max: 10 } : undefined);
+      expect(store.changeBus() !== undefined).toBe(server);
+    });
+
     it('migrates a database made before sources were hashed: its videos read as unhashed, take a hash, and new ones keep theirs', async () => {
       const before = SCHEMA_VERSION - 1;
       expect(MIGRATIONS[before]).toEqual(['ALTER TABLE videos ADD COLUMN source_sha256 TEXT']);

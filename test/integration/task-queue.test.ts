@@ -68,7 +68,7 @@ describe('runSegmentTask', () => {
   it('renders from the store into the store, frame for frame what a local render of the same plan gives', async () => {
     const runner = countingRunner();
     const task = textTask('videos/v1/seg_00000.ts', output(), 'for alice@example.com');
-    const result = await runSegmentTask(task, store, runner, { fontFile: FONT, threads: 1 });
+    const result = await runSegmentTask(task, store, runner, { fontFile: FONT, threads: 1, now: Date.now });
     expect(result).toMatchObject({ output: task.output, rendered: true });
     expect(runner.encodes()).toBe(1);
 
@@ -105,11 +105,14 @@ describe('runSegmentTask', () => {
     expect(a).toEqual(b);
   });
 
-  it('does not redo an output that is already in the store', async () => {
+  it('does not redo an output that is already in the store, and times each run by the clock it is given', async () => {
     const runner = countingRunner();
     const task = textTask('videos/v1/seg_00001.ts', output(), 'bob');
-    expect((await runSegmentTask(task, store, runner, { fontFile: FONT })).rendered).toBe(true);
-    expect((await runSegmentTask(task, store, runner, { fontFile: FONT })).rendered).toBe(false);
+    // A clock that moves 250 ms at each reading: a run reads it when it starts and when it ends.
+    let t = 0;
+    const now = () => (t += 250);
+    expect(await runSegmentTask(task, store, runner, { fontFile: FONT, now })).toMatchObject({ rendered: true, ms: 250 });
+    expect(await runSegmentTask(task, store, runner, { fontFile: FONT, now })).toMatchObject({ rendered: false, ms: 250 });
     expect(runner.encodes()).toBe(1);
   });
 
@@ -127,14 +130,14 @@ describe('runSegmentTask', () => {
     };
     const task = textTask('videos/v1/seg_00002.ts', output(), 'carol');
     try {
-      await expect(runSegmentTask(task, store, runner, { fontFile: FONT, tmpDir: scratch })).rejects.toBeDefined();
+      await expect(runSegmentTask(task, store, runner, { fontFile: FONT, tmpDir: scratch, now: Date.now })).rejects.toBeDefined();
     } finally {
       await s3.restart();
       // The store was marked down by the failed upload: its probe notices the return.
-      await waitFor(async () => (store.health?.status().up !== false ? true : undefined), 'the store to be back', 30_000, 50);
+      await waitFor(async () => (store.dependencies.every((d) => d.status().up) ? true : undefined), 'the store to be back', 30_000, 50);
     }
     expect(await store.exists(task.output)).toBe(false);
-    const again = await runSegmentTask(task, store, counting, { fontFile: FONT, tmpDir: scratch });
+    const again = await runSegmentTask(task, store, counting, { fontFile: FONT, tmpDir: scratch, now: Date.now });
     expect(again).toMatchObject({ output: task.output, rendered: false });
     expect(counting.encodes()).toBe(1);
     await decodesCleanly(await fetched(task.output));
@@ -144,7 +147,7 @@ describe('runSegmentTask', () => {
 
   it('names the missing input', async () => {
     const task = textTask('videos/v9/seg_00000.ts', output(), 'x');
-    await expect(runSegmentTask(task, store, countingRunner(), { fontFile: FONT })).rejects.toMatchObject({
+    await expect(runSegmentTask(task, store, countingRunner(), { fontFile: FONT, now: Date.now })).rejects.toMatchObject({
       code: 'MEDIA_NOT_FOUND',
       message: expect.stringContaining('videos/v9/seg_00000.ts'),
     });

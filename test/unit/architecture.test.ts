@@ -199,14 +199,19 @@ describe('architecture check', () => {
     expect(r.stdout).toContain('2 architecture problem(s) in 11 files');
   });
 
-  it('refuses a read of the wall clock in core and the engine, but not the clock passed as a value, nor in comments or other layers', () => {
+  it('refuses a read of the wall clock in core, the engine, media, ffmpeg and the farm, but not the clock passed as a value, nor in comments or at the edges', () => {
     const lines = problemsIn('clock', {
       'core/stamp.ts': 'export const stamp = () => new Date();\n',
       'engine/render/queue.ts': 'export const since = (t: number) => Date.now() - t;\n',
       'engine/jobs/lease.ts': 'export const at = (d: Date = new  Date ( )) => d;\n',
       'engine/engine.ts': 'export const open = (now?: () => number) => now ?? Date.now;\n// Date.now() is never read here\n',
       'engine/state/parse.ts': 'export const parse = (ms: number) => new Date(ms).toISOString(); // not Date.now()\n',
+      'media/s3-store.ts': 'export const down = (since: number) => Date.now() - since;\n',
+      'ffmpeg/run-ffmpeg.ts': 'export const watch = (now: () => number = Date.now) => now();\nexport const stalled = (last: number) => Date.now() - last;\n',
+      'farm/tasks/segment-task.ts': 'export const stamp = () => new Date().toISOString();\n',
       'server/log.ts': 'export const log = () => new Date().toISOString();\n',
+      'cli/commands/worker.ts': 'export const now = () => Date.now();\n',
+      'library/client.ts': 'export const at = () => Date.now();\n',
     });
     const why = " reads the wall clock (use the engine's `now`, or take a `now` at construction)";
     expect(new Set(lines)).toEqual(
@@ -214,7 +219,10 @@ describe('architecture check', () => {
         `clock: core/stamp.ts:1${why}`,
         `clock: engine/jobs/lease.ts:1${why}`,
         `clock: engine/render/queue.ts:1${why}`,
-        '3 architecture problem(s) in 6 files',
+        `clock: media/s3-store.ts:1${why}`,
+        `clock: ffmpeg/run-ffmpeg.ts:2${why}`,
+        `clock: farm/tasks/segment-task.ts:1${why}`,
+        '6 architecture problem(s) in 11 files',
       ]),
     );
   });

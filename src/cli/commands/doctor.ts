@@ -35,7 +35,14 @@ export function registerDoctor(program: Command): void {
       if (config.queue?.url || media.media) {
         // The Redis client and the AWS SDK load only when there is a farm to check.
         const { collectFarmChecks } = await import('../../farm/farm-checks.js');
-        checks.push(...(await collectFarmChecks({ queue: config.queue?.url, media: media.media, s3: { endpoint: media.s3Endpoint, region: media.s3Region } })));
+        checks.push(
+          ...(await collectFarmChecks({
+            queue: config.queue?.url,
+            media: media.media,
+            s3: { endpoint: media.s3Endpoint, region: media.s3Region },
+            now: Date.now,
+          })),
+        );
       }
       const ok = checks.every((k) => k.ok || !k.required);
       ctx.output.result({ ok, checks }, (c) => printChecks(checks, c));

@@ -39,12 +39,15 @@ export function registerWorker(program: Command): void {
           import('../../media/open-media-store.js'),
           import('../../ffmpeg/run-ffmpeg.js'),
         ]);
-        const store = openMediaStore(opts.media, { endpoint: opts.s3Endpoint, region: opts.s3Region });
+        // The worker's one clock, read by its store, its runner and itself: the wall clock, chosen here at the edge.
+        const now = Date.now;
+        const store = openMediaStore(opts.media, { endpoint: opts.s3Endpoint, region: opts.s3Region, now });
         try {
           const worker = await startFarmWorker({
             queueUrl: opts.queue,
             store,
-            runner: createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path),
+            runner: createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path, { now }),
+            now,
             tools: { ffmpeg: tools.ffmpeg.path, font: tools.font.path },
             concurrency: opts.concurrency,
             threads: opts.threads,

@@ -7,7 +7,6 @@ import { isWmarkError } from '../../core/errors.js';
 import { type PreparedSegment, prepareSharedSegment } from '../../core/h264/splice-segment.js';
 import { type BandCut, type BandEncodeOptions, bandDrawArgs, bandDrawFilter, bandEncodeArgs } from '../../core/plan/band-plan.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
-import { runX264 } from '../../ffmpeg/run-x264.js';
 import { clampHeld } from './encode-band.js';
 import { spliceSegmentFiles } from './splice-file.js';
 
@@ -21,8 +20,6 @@ export interface BandRenderTools {
   /** The patched x264 CLI. */
   x264: string;
   runner: ProcessRunner;
-  /** Runs x264 (tests put a failing one here). */
-  runX264?: typeof runX264;
 }
 
 export interface BandRenderFiles {
@@ -48,11 +45,10 @@ export interface BandRenderFiles {
  */
 export async function renderBandSegment(tools: BandRenderTools, job: BandRenderFiles): Promise<void> {
   const [script, y4m, stream] = [`${job.base}.band-filter.txt`, `${job.base}.band.y4m`, `${job.base}.band.264`];
-  const x264 = tools.runX264 ?? runX264;
   try {
     await writeFile(script, bandDrawFilter(job.cut, job.graph));
     await tools.runner.ffmpeg(bandDrawArgs(job.rows, y4m, script, 1), { signal: job.signal, cwd: job.cwd });
-    clampHeld(await x264(tools.x264, bandEncodeArgs(y4m, stream, job.qpfile, job.options), { signal: job.signal }));
+    clampHeld(await tools.runner.x264(tools.x264, bandEncodeArgs(y4m, stream, job.qpfile, job.options), { signal: job.signal }));
     await spliceSegmentFiles(job.shared, [{ band: stream, output: job.output }], job.cut.rows);
   } finally {
     await Promise.all([script, y4m, stream].map((f) => rm(f, { force: true })));

@@ -8,7 +8,6 @@ import { frameTypesOf } from '../../core/h264/frame-types.js';
 import type { BandRows } from '../../core/h264/splice-band.js';
 import { type BandEncodeOptions, bandEncodeArgs, bandSourceArgs, checkBands, qpfileFor, sharedEncodeArgs } from '../../core/plan/band-plan.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
-import { runX264 } from '../../ffmpeg/run-x264.js';
 
 export interface BandEncoders {
   /** The patched x264 CLI. */
@@ -22,7 +21,7 @@ export async function encodeShared(
   job: { source: string; output: string; rows: BandRows | readonly BandRows[]; height: number; options: BandEncodeOptions; signal?: AbortSignal },
 ): Promise<void> {
   checkBands(Array.isArray(job.rows) ? job.rows : [job.rows as BandRows], job.height);
-  clampHeld(await runX264(encoders.x264, sharedEncodeArgs(job.source, job.output, job.rows, job.options), { signal: job.signal }));
+  clampHeld(await encoders.runner.x264(encoders.x264, sharedEncodeArgs(job.source, job.output, job.rows, job.options), { signal: job.signal }));
 }
 
 /** The patch reports a decided macroblock whose vectors break the clamp: such a stream must not be spliced. */
@@ -56,7 +55,7 @@ export async function encodeBand(
   try {
     await writeFile(qpfile, qpfileFor(frameTypesOf(await readFile(job.shared))));
     await encoders.runner.ffmpeg(bandSourceArgs(job.source, rows, job.rows, { width: job.width, height: job.height }, job.filter), { signal: job.signal });
-    clampHeld(await runX264(encoders.x264, bandEncodeArgs(rows, job.output, qpfile, job.options), { signal: job.signal }));
+    clampHeld(await encoders.runner.x264(encoders.x264, bandEncodeArgs(rows, job.output, qpfile, job.options), { signal: job.signal }));
   } finally {
     await Promise.all([rm(qpfile, { force: true }), rm(rows, { force: true })]);
   }

@@ -19,10 +19,11 @@ export async function rememberSharedMedia(paths: Pick<DataLayout, 'sharedMedia'>
   await writeFileAtomic(paths.sharedMedia, `${JSON.stringify(record)}\n`, { encoding: 'utf8' });
 }
 
-/** What the functions below need of an engine: its media store, and its data folder's record of a shared one. */
+/** What the functions below need of an engine: its media store, its data folder's record of a shared one, its clock. */
 interface MediaPlaces {
   paths: Pick<DataLayout, 'sharedMedia'>;
   media: Pick<MediaStore, 'location'>;
+  now: () => number;
 }
 
 async function rememberedStore(engine: MediaPlaces): Promise<MediaStore | undefined> {
@@ -30,7 +31,7 @@ async function rememberedStore(engine: MediaPlaces): Promise<MediaStore | undefi
   if (!existsSync(engine.paths.sharedMedia)) return undefined;
   const record = JSON.parse(await readFile(engine.paths.sharedMedia, 'utf8')) as SharedMediaRecord;
   const { openMediaStore } = await import('../../media/open-media-store.js');
-  const store = openMediaStore(record.url, { endpoint: record.s3Endpoint, region: record.s3Region });
+  const store = openMediaStore(record.url, { endpoint: record.s3Endpoint, region: record.s3Region, now: engine.now });
   if (store.location !== engine.media.location) return store;
   store.close();
   return undefined;

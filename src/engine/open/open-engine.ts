@@ -64,7 +64,7 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
     const parts: EngineParts = {
       paths,
       tools,
-      runner: options.runner ?? createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path),
+      runner: options.runner ?? createProcessRunner(tools.ffmpeg.path, tools.ffprobe.path, { now }),
       secret,
       encode: options.encode,
       workers: Math.max(1, options.workers),
@@ -83,7 +83,7 @@ export async function openEngine(options: EngineOptions): Promise<Engine> {
     ...parts,
     ...chosen,
     band: band ?? parts.band,
-    dependencies: new Dependencies([...(store.health ? [store.health] : []), ...(dependencies ?? [])], now),
+    dependencies: new Dependencies([...store.dependencies, ...(dependencies ?? [])], now),
     store,
     now,
     newId: randomUUID,

@@ -10,7 +10,6 @@ import { WmarkError } from '../../core/errors.js';
 import { MAX_SHARED_RENDERS, segmentRenderArgs, sharedFilterGraph, sharedSegmentRenderArgs } from '../../core/plan/render-args.js';
 import type { EncodeOptions } from '../../core/plan/x264.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
-import type { runX264 } from '../../ffmpeg/run-x264.js';
 import type { FolderMediaStore } from '../../media/folder-store.js';
 import { type BandStats, fallBack, PreparedSegments, renderBandSegment } from '../band/band-render.js';
 import { type RenderListener, RenderScheduler, type RenderUrgency, type SharedRender } from './render-scheduler.js';
@@ -42,8 +41,6 @@ export interface LocalRendererOptions {
   /** Band rendering: the patched x264 (without it, every render is a full one). */
   band?: {
     x264: string;
-    /** Runs x264 (tests put a failing one here). */
-    runX264?: typeof runX264;
     /** Where a band render that fell back to a full one is told (default: stderr). */
     log?: (message: string) => void;
   };
@@ -185,10 +182,10 @@ export class LocalRenderer implements SegmentRenderer {
     if (signal.aborted) throw new WmarkError('CANCELLED', 'watermark job cancelled');
     const draw = await this.drawingDir(job);
     const part = await this.partFor(job.output, randomUUID().slice(0, 8));
-    const { x264, runX264 } = this.options.band!;
+    const { x264 } = this.options.band!;
     try {
       await renderBandSegment(
-        { x264, runner: this.options.runner, ...(runX264 ? { runX264 } : {}) },
+        { x264, runner: this.options.runner },
         {
           cut: band.cut,
           options: band.options,

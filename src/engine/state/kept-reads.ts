@@ -17,13 +17,11 @@ export interface NoticeSource {
   readonly listening: boolean;
   /**
    * A number that moves whenever another process may have written without a notice (SQLite's data_version): a read
-   * is kept only while it stands still, and a kept read is good only while it still equals the one it was kept at.
+   * is kept only while it stands still, and a kept read is good only while it still equals the one it was kept at. A
+   * source whose every change comes with a notice (a database server's) answers a constant.
    */
-  stamp?(): number;
+  stamp(): number;
 }
-
-/** A source that hears nothing from elsewhere: every change is this process's own, dropped where it is written. */
-export const IN_PROCESS: NoticeSource = { watch: () => undefined, listening: true };
 
 export interface KeptReadsOptions {
   /** How long a read is trusted at most: what a notice lost without the connection dropping can cost. */
@@ -35,12 +33,12 @@ export interface KeptReadsOptions {
 }
 
 /** Whether a kept entry may answer at `now`: younger than the lifetime, and the source's stamp where it was. */
-export function isFresh(entry: { at: number; stamp: number | undefined }, now: number, lifetimeMs: number, stamp: number | undefined): boolean {
+export function isFresh(entry: { at: number; stamp: number }, now: number, lifetimeMs: number, stamp: number): boolean {
   return now >= entry.at && now - entry.at < lifetimeMs && entry.stamp === stamp;
 }
 
 export class KeptReads<V> {
-  private readonly kept = new Map<string, { value: V; at: number; stamp: number | undefined }>();
+  private readonly kept = new Map<string, { value: V; at: number; stamp: number }>();
   /** Moves on with every drop (a notice, a write here) and every time the source goes deaf. */
   private epoch = 0;
   private source: NoticeSource | undefined;
@@ -56,13 +54,13 @@ export class KeptReads<V> {
    */
   async read(key: string, now: number, read: () => Promise<V>, keep: (value: V) => boolean, good: (value: V) => boolean = () => true): Promise<V> {
     const source = this.listen();
-    const stamp = source.stamp?.();
+    const stamp = source.stamp();
     const hit = this.kept.get(key);
     if (hit && isFresh(hit, now, this.options.lifetimeMs, stamp) && good(hit.value)) return hit.value;
     const [epoch, listening] = [this.epoch, source.listening];
     const value = await read();
     this.kept.delete(key);
-    if (this.options.lifetimeMs > 0 && keep(value) && listening && source.listening && epoch === this.epoch && source.stamp?.() === stamp) {
+    if (this.options.lifetimeMs > 0 && keep(value) && listening && source.listening && epoch === this.epoch && source.stamp() === stamp) {
       if (this.kept.size >= this.options.max) this.kept.delete(this.kept.keys().next().value!);
       this.kept.set(key, { value, at: now, stamp });
     }

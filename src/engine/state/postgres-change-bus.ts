@@ -55,6 +55,11 @@ export class PostgresChangeBus implements ChangeBus, NoticeSource {
     });
   }
 
+  /** A constant: every change on a database server comes with its notice, so nothing moves unheard but a drop (lost). */
+  stamp(): number {
+    return 0;
+  }
+
   /** True while this process LISTENs: a notice sent now reaches it. */
   get listening(): boolean {
     return this.client !== undefined;

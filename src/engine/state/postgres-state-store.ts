@@ -5,7 +5,7 @@
 // inspection), and these modules only with a URL.
 import { createHash } from 'node:crypto';
 import type { Client, Pool, QueryResult } from 'pg';
-import { unavailableError } from '../../core/dependency.js';
+import { type Dependency, unavailableError } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
 import { redactUrl, scrubUrl } from '../../core/redact-url.js';
 import { firstLine, ProbeMonitor } from '../../media/reachability.js';
@@ -96,6 +96,8 @@ class PostgresDatabase implements SqlDatabase {
   readonly description: string;
   /** Judged by every call, by the pool's idle connections, and by a `SELECT 1` now and then while someone watches. */
   readonly health: ProbeMonitor;
+  /** The server, watched: while it does not answer, calls fail at once with DATABASE_UNAVAILABLE. */
+  readonly dependencies: readonly Dependency[];
   private readonly texts = new Map<string, { text: string; name: string }>();
 
   private bus: PostgresChangeBus | undefined;
@@ -105,10 +107,11 @@ class PostgresDatabase implements SqlDatabase {
     private readonly url: string,
     private readonly newBus: () => PostgresChangeBus,
     private readonly deadlineMs: number,
-    private readonly now: () => number,
+    readonly now: () => number,
   ) {
     this.description = `PostgreSQL ${redactUrl(url)}`;
     this.health = new ProbeMonitor({ name: 'database', location: redactUrl(url), probe: () => this.probe(), now });
+    this.dependencies = [this.health];
     // An idle connection the server closed (a shutdown, a restart): asked at once whether the server is gone, so the
     // loss is known before any request meets it (one connection cut by something in between is not a loss).
     pool.on('error', () => {
@@ -281,8 +284,8 @@ class PostgresDatabase implements SqlDatabase {
 
 /** The state store on a PostgreSQL database, migrated forward when opened. */
 export class PostgresStateStore extends SqlStateStore {
-  /** Whether the database server answers now: one of the engine's dependencies (/readyz, and the 503 of requests). */
-  override readonly health: ProbeMonitor;
+  /** Whether the database server answers now: the engine's dependency (/readyz, and the 503 of requests). */
+  readonly health: ProbeMonitor;
   /** Credentials read lately, dropped at once when revoked anywhere. */
   private readonly credentials: CredentialCache;
 
@@ -294,7 +297,7 @@ export class PostgresStateStore extends SqlStateStore {
   ) {
     super(pg, requestCacheMs);
     this.health = pg.health;
-    this.credentials = new CredentialCache(() => pg.changeBus());
+    this.credentials = new CredentialCache(() => pg.changeBus(), pg.now);
   }
 
   override getCredential(clientId: string): Promise<CredentialRecord | undefined> {

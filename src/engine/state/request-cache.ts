@@ -106,7 +106,7 @@ export class WatermarkRequestCache {
    * instance's LISTEN was signalled as it committed, so a request anywhere after this one's answer finds the row
    * dropped, barring a listener slower than that answer's way back and on), having dropped the row here.
    */
-  async change(row: ChangedRow, write: (notice: string) => Promise<void>, heardBack: (notice: string) => Promise<void> | undefined): Promise<void> {
+  async change(row: ChangedRow, write: (notice: string) => Promise<void>, heardBack: (notice: string) => Promise<void>): Promise<void> {
     const notice = changeNotice(row);
     const echo = heardBack(notice);
     await write(notice);

@@ -1,6 +1,7 @@
 // The little a state store asks of a SQL database, so that one store implementation serves every database wmark
 // speaks: statements with `?` placeholders (a driver rewrites them to its own), the rows they read, how many rows they
 // changed, and a list of statements applied all or none.
+import type { Dependency } from '../../core/dependency.js';
 import type { ChangeBus } from './change-bus.js';
 import type { NoticeSource } from './kept-reads.js';
 
@@ -30,8 +31,11 @@ export interface SqlDatabase {
   schemaVersion(): Promise<number>;
   /** Something an operator wants to know of it (SQLite's journal mode), if anything. */
   detail(): Promise<string | undefined>;
-  /** Messages between the processes using this database, when its server carries them. */
-  changeBus?(): ChangeBus;
+  /**
+   * Messages between the processes using this database: its server's notices. Undefined on a file (SQLite): no server
+   * carries them, and the processes' watchers poll the file instead.
+   */
+  changeBus(): ChangeBus | undefined;
   /**
    * Runs `writes` and then `last` (or, without it, the final write) as one transaction, resolving with the rows the
    * final statement reads or returns. On a database server it is one statement, each write a `WITH` (PostgreSQL runs
@@ -41,21 +45,26 @@ export interface SqlDatabase {
   together<T>(writes: readonly SqlStatement[], last?: SqlStatement): Promise<T[]>;
   /**
    * The statement that sends `message` on the change bus when the transaction it is part of commits (given to
-   * `together` as its last): the message goes out exactly when the writes commit, at no extra round trip. Only a
-   * database with a change bus has it.
+   * `together` as its last): the message goes out exactly when the writes commit, at no extra round trip. Undefined
+   * where there is no change bus (a file: nothing is announced, the others see the commit in the file's stamp).
    */
-  noticeStatement?(message: string): SqlStatement;
+  noticeStatement(message: string): SqlStatement | undefined;
   /**
    * Resolves once this process hears `message` back on its change bus, or after a short wait (not listening, or the
-   * notice late): asked before the write that sends it, awaited after.
+   * notice late): asked before the write that sends it, awaited after. At once where nothing is announced.
    */
-  heardBack?(message: string): Promise<void>;
+  heardBack(message: string): Promise<void>;
   /**
    * Where this process hears that rows it keeps reads of changed: the change bus's notices on a database server; on
-   * a file, a stamp that moves when another process commits. Without it, only this process's own writes are heard.
+   * a file, a stamp that moves when another process commits.
    */
-  noticeSource?(): NoticeSource;
-  /** Its connection pool's use, when it has one (a database server; SQLite has none). */
-  poolUse?(): PoolUse;
+  noticeSource(): NoticeSource;
+  /** Its connection pool's use now (a database server); undefined where there is no pool (SQLite: one connection). */
+  poolUse(): PoolUse | undefined;
+  /**
+   * What the database needs that may stop answering, watched (a database server: its calls then fail at once with
+   * DATABASE_UNAVAILABLE); none for a file on this machine.
+   */
+  readonly dependencies: readonly Dependency[];
   close(): Promise<void>;
 }

@@ -4,7 +4,6 @@
 // speak alike.
 import type { Dependency } from '../../core/dependency.js';
 import type { ChangeBus } from './change-bus.js';
-import { IN_PROCESS } from './kept-reads.js';
 import { type ChangedRow, REQUEST_CACHE_MS, WatermarkRequestCache } from './request-cache.js';
 import { credentialRow, templateRow, toCredential, toJob, toTemplate, toVideo, toWatermark, videoPatchRow, videoRow, watermarkRow } from './rows.js';
 import {
@@ -45,9 +44,6 @@ export const STATE_TABLES = ['videos', 'templates', 'watermarks', 'jobs', 'crede
 export type StateTable = (typeof STATE_TABLES)[number];
 
 export class SqlStateStore implements StateStore {
-  /** Set by a store on a database server (PostgreSQL): whether it answers now. */
-  declare readonly health?: Dependency;
-
   /**
    * Video keys with the id this store last read for them: a request by key can then read its video and its watermark
    * (whose identity is made from the video's id) in one statement. Only a hint: the statement reads the video by its
@@ -63,7 +59,7 @@ export class SqlStateStore implements StateStore {
     protected readonly db: SqlDatabase,
     requestCacheMs = REQUEST_CACHE_MS,
   ) {
-    this.requests = new WatermarkRequestCache(() => db.noticeSource?.() ?? IN_PROCESS, requestCacheMs);
+    this.requests = new WatermarkRequestCache(() => db.noticeSource(), requestCacheMs);
   }
 
   async describe(): Promise<{ database: string; schemaVersion: number; detail?: string }> {
@@ -71,12 +67,16 @@ export class SqlStateStore implements StateStore {
     return { database: this.db.description, schemaVersion: await this.db.schemaVersion(), ...(detail ? { detail } : {}) };
   }
 
+  get dependencies(): readonly Dependency[] {
+    return this.db.dependencies;
+  }
+
   changeBus(): ChangeBus | undefined {
-    return this.db.changeBus?.();
+    return this.db.changeBus();
   }
 
   poolUse() {
-    return this.db.poolUse?.();
+    return this.db.poolUse();
   }
 
   close(): Promise<void> {
@@ -254,11 +254,11 @@ export class SqlStateStore implements StateStore {
 
   /** Writes in one transaction with the notice of the row they change (sent if and only if they commit). */
   private changeAtomically(writes: readonly SqlStatement[], row: ChangedRow): Promise<void> {
-    return this.change(row, (notice) => this.db.atomically([...writes, ...[this.db.noticeStatement?.(notice) ?? []].flat()]));
+    return this.change(row, (notice) => this.db.atomically([...writes, ...[this.db.noticeStatement(notice) ?? []].flat()]));
   }
 
   private change(row: ChangedRow, write: (notice: string) => Promise<void>): Promise<void> {
-    return this.requests.change(row, write, (notice) => this.db.heardBack?.(notice));
+    return this.requests.change(row, write, (notice) => this.db.heardBack(notice));
   }
 
   async updateWatermark(id: string, patch: WatermarkPatch, options: WatermarkUpdateOptions = {}): Promise<void> {
@@ -316,7 +316,7 @@ export class SqlStateStore implements StateStore {
 
   /** Writes in one transaction, and their `notice` on the change bus: in the writes' own statement where the database can. */
   private async writeAnnounced(writes: readonly SqlStatement[], notice: string | undefined): Promise<void> {
-    const announce = notice === undefined ? undefined : this.db.noticeStatement?.(notice);
+    const announce = notice === undefined ? undefined : this.db.noticeStatement(notice);
     if (writes.length === 1 && !announce) await this.db.run(writes[0]!.sql, writes[0]!.params);
     else await this.db.together(writes, announce);
     if (notice !== undefined && !announce) this.changeBus()?.publish(notice);

@@ -4,6 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import type { Dependency } from '../../core/dependency.js';
 import { WmarkError } from '../../core/errors.js';
 import { PRIVATE_DIR_MODE, privateFile } from '../data-folder/file-modes.js';
 import type { NoticeSource } from './kept-reads.js';
@@ -102,6 +103,29 @@ class SqliteDatabase implements SqlDatabase {
       return statement.all(...(final.params ?? [])) as T[];
     })();
   }
+
+  /** None: no server carries messages between the processes on one file; their watchers poll it. */
+  changeBus(): undefined {
+    return undefined;
+  }
+
+  /** None: nothing is announced on a file (the other processes see the commit move data_version: noticeSource). */
+  noticeStatement(): undefined {
+    return undefined;
+  }
+
+  /** At once: no notice goes out, so none comes back to wait for. */
+  heardBack(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** None: no pool, one connection in this process. */
+  poolUse(): undefined {
+    return undefined;
+  }
+
+  /** None: a file on this machine is always there (a full or broken disk fails the call itself). */
+  readonly dependencies: readonly Dependency[] = [];
 
   /**
    * Nothing is announced between the processes on one file, so a kept read is good only while no other connection has

@@ -241,7 +241,10 @@ export interface StateStore {
   describe(): Promise<{ database: string; schemaVersion: number; detail?: string }>;
   /** Its connection pool's use now, when the database is a server (PostgreSQL); undefined for a SQLite file. */
   poolUse(): PoolUse | undefined;
-  /** A database server, watched: whether it answers now (the engine's dependency); none for a SQLite file. */
-  readonly health?: Dependency;
+  /**
+   * What the store needs that may stop answering, watched: a database server (then its requests get its 503, and
+   * /readyz says so). None for a SQLite file on this machine, which is always there.
+   */
+  readonly dependencies: readonly Dependency[];
   close(): Promise<void>;
 }

@@ -10,7 +10,6 @@ import { type BandStats, fallBack, PreparedSegments, renderBandSegment } from '.
 import type { BandSupport } from '../../engine/band/band-support.js';
 import type { BandRender } from '../../engine/render/segment-renderer.js';
 import type { ProcessRunner } from '../../ffmpeg/run-ffmpeg.js';
-import type { runX264 } from '../../ffmpeg/run-x264.js';
 import type { MediaStore } from '../../media/media-store.js';
 import { encodeSchema, keySchema } from './task-fields.js';
 
@@ -59,7 +58,6 @@ export class WorkerBand {
   constructor(
     private readonly support: BandSupport,
     private readonly log: (line: string) => void,
-    private readonly x264Runner?: typeof runX264,
   ) {}
 
   /** The patched x264 ingests use to make band media; undefined (said once) when this worker has none. */
@@ -102,7 +100,7 @@ export class WorkerBand {
         job.store.getFile(band.rows, rows),
         job.store.getFile(band.qpfile, qpfile),
       ]);
-      const tools = { x264: this.support.x264, runner: job.runner, ...(this.x264Runner ? { runX264: this.x264Runner } : {}) };
+      const tools = { x264: this.support.x264, runner: job.runner };
       const { graph, work: cwd, output, signal } = job;
       await renderBandSegment(tools, {
         cut: band.cut,

@@ -58,11 +58,12 @@ export async function runForensicTask(
   task: ForensicTask,
   store: MediaStore,
   runner: ProcessRunner,
-  options: { tmpDir?: string; signal?: AbortSignal } = {},
+  /** `now`: the worker's clock, which times the task. */
+  options: { now: () => number; tmpDir?: string; signal?: AbortSignal },
 ): Promise<ForensicRunResult> {
-  const started = Date.now();
+  const started = options.now();
   const output = measureKey(task.outputPrefix, task.index);
-  if (await store.exists(output)) return { output, rendered: false, ms: Date.now() - started };
+  if (await store.exists(output)) return { output, rendered: false, ms: options.now() - started };
   const work = await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-forensic-'));
   try {
     const input = path.join(work, 'input.ts');
@@ -75,7 +76,7 @@ export async function runForensicTask(
     const file = path.join(work, 'measure.bin');
     await writeFile(file, encodeMeasure(measure));
     await store.putFile(output, file);
-    return { output, rendered: true, ms: Date.now() - started };
+    return { output, rendered: true, ms: options.now() - started };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

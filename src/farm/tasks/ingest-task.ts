@@ -55,9 +55,10 @@ export async function runIngestTask(
   task: IngestTask,
   store: MediaStore,
   runner: ProcessRunner,
-  options: { tmpDir?: string; signal?: AbortSignal; threads?: number; band?: Pick<WorkerBand, 'x264'> } = {},
+  /** `now`: the worker's clock, which times the task. */
+  options: { now: () => number; tmpDir?: string; signal?: AbortSignal; threads?: number; band?: Pick<WorkerBand, 'x264'> },
 ): Promise<IngestRunResult> {
-  const started = Date.now();
+  const started = options.now();
   const work = await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-ingest-'));
   try {
     const source = path.join(work, 'source');
@@ -75,7 +76,7 @@ export async function runIngestTask(
     await store.putFile(`${task.outputPrefix}/segments.csv`, path.join(outDir, 'segments.csv'));
     const x264 = task.band ? options.band?.x264() : undefined;
     if (x264) await makeBandMedia(x264, task, result, { store, runner, dir: outDir, workers: Math.max(1, options.threads ?? 1), signal: options.signal });
-    return { ...result, ms: Date.now() - started, ...(task.band ? { band: Boolean(x264) } : {}) };
+    return { ...result, ms: options.now() - started, ...(task.band ? { band: Boolean(x264) } : {}) };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -111,6 +111,8 @@ export class ImageCache {
 export interface SegmentRunOptions {
   /** This worker's drawtext font. */
   fontFile: string;
+  /** The worker's clock, which times the task. */
+  now: () => number;
   /** ffmpeg threads for decode, filters and encode (one per concurrent render is what a farm wants). */
   threads?: number;
   /** Where scratch folders go (default: the OS temp dir). */
@@ -147,8 +149,9 @@ function unsentFile(options: SegmentRunOptions, output: string): string {
  * upload failed is kept on the worker, and the retry on this worker uploads it instead of rendering it again.
  */
 export async function runSegmentTask(task: SegmentTask, store: MediaStore, runner: ProcessRunner, options: SegmentRunOptions): Promise<SegmentRunResult> {
-  const started = Date.now();
-  if (await store.exists(task.output)) return { output: task.output, rendered: false, ms: Date.now() - started };
+  const started = options.now();
+  const ms = () => options.now() - started;
+  if (await store.exists(task.output)) return { output: task.output, rendered: false, ms: ms() };
   const unsent = unsentFile(options, task.output);
   if (
     await stat(unsent).then(
@@ -158,7 +161,7 @@ export async function runSegmentTask(task: SegmentTask, store: MediaStore, runne
   ) {
     await store.putFile(task.output, unsent);
     await rm(unsent, { force: true });
-    return { output: task.output, rendered: false, ms: Date.now() - started };
+    return { output: task.output, rendered: false, ms: ms() };
   }
   const work = await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'wmark-seg-'));
   try {
@@ -182,7 +185,7 @@ export async function runSegmentTask(task: SegmentTask, store: MediaStore, runne
       await rename(output, unsent).catch(() => undefined);
       throw error;
     }
-    return { output: task.output, rendered: true, ms: Date.now() - started, ...(band ? { band } : {}) };
+    return { output: task.output, rendered: true, ms: ms(), ...(band ? { band } : {}) };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -19,7 +19,7 @@ afterEach(() => {
 describe('watchRedis', () => {
   it('is heard once when the connection is lost and once when it is back, not once per failed reconnect', () => {
     const client = fakeClient(async () => 'PONG');
-    const health = watchRedis(client, 'redis://farm:6379');
+    const health = watchRedis(client, 'redis://farm:6379', { now: () => 1_000_000 });
     const heard: DependencyStatus[] = [];
     health.subscribe((s) => heard.push(s));
     client.emit('error', new Error('connect ECONNREFUSED 10.0.0.7:6379'));
@@ -29,7 +29,14 @@ describe('watchRedis', () => {
       client.emit('close');
     }
     expect(health.isUp).toBe(false);
-    expect(health.status()).toMatchObject({ name: 'queue', up: false, location: 'redis://farm:6379', reason: 'connect ECONNREFUSED 10.0.0.7:6379' });
+    // Down since the first loss, by the clock it was given.
+    expect(health.status()).toMatchObject({
+      name: 'queue',
+      up: false,
+      location: 'redis://farm:6379',
+      reason: 'connect ECONNREFUSED 10.0.0.7:6379',
+      downSince: 1_000_000,
+    });
     client.emit('ready');
     expect(heard.map((s) => s.up)).toEqual([false, true]);
     health.close();
