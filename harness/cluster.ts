@@ -142,7 +142,7 @@ export function testFarmDeployment(queue: TaskQueue, url: string, options: { med
   return async (parts) => {
     const folder = new FolderMediaStore(parts.paths.media);
     const media: MediaStore = options.media ?? folder;
-    const renderer = await FarmRenderer.open({ queue, url, media, folder, fontFile: parts.tools.font.path, encode: parts.encode });
+    const renderer = await FarmRenderer.open({ queue, url, media, folder, fontFile: parts.tools.font.path, encode: parts.encode, now: parts.now });
     const ingest = options.ingestOnFarm ? new FarmIngest({ queue, store: media, encode: parts.encode, secret: parts.secret }) : new LocalIngest(parts, folder);
     // Watched as a farm's deployment watches them: the queue's Redis, and a bucket.
     return { media, renderer, ingest, dependencies: [queue.health, ...media.dependencies] };

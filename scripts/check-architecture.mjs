@@ -131,7 +131,7 @@ const PROCESS_STARTERS = {
 };
 const CHILD_PROCESS =
   /^\s*import\s[^;]*?from\s+['"](?:node:)?child_process['"]|\brequire\(\s*['"](?:node:)?child_process['"]\s*\)|\bimport\(\s*['"](?:node:)?child_process['"]\s*\)/m;
-const CLOCK_READ = /\bDate\.now\s*\(\s*\)|\bnew\s+Date\s*\(\s*\)/;
+const CLOCK_READ = /\bDate\.now\s*\(\s*\)|\bnew\s+Date\s*\(\s*\)|\bperformance\.now\s*\(\s*\)/;
 
 /**
  * Top-level folders beside src/ and those each may not import: tests and benchmarks meet only in harness/, which

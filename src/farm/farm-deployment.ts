@@ -49,7 +49,15 @@ export async function connectFarm(options: { queueUrl: string; dataDir: string; 
     const band: BandSupport = parts.band.chosen ? parts.band : {};
     const folder = new FolderMediaStore(parts.paths.media);
     const media: MediaStore = shared ?? folder;
-    const renderer = await FarmRenderer.open({ queue, url: options.queueUrl, media, folder, fontFile: parts.tools.font.path, encode: parts.encode });
+    const renderer = await FarmRenderer.open({
+      queue,
+      url: options.queueUrl,
+      media,
+      folder,
+      fontFile: parts.tools.font.path,
+      encode: parts.encode,
+      now: parts.now,
+    });
     return {
       media,
       renderer,

@@ -67,11 +67,13 @@ export interface FarmRendererOptions {
   folder: FolderMediaStore;
   fontFile: string;
   encode: EncodeOptions;
+  /** The engine's clock, which the scheduler of waiting renders reads. */
+  now: () => number;
 }
 
 export class FarmRenderer implements SegmentRenderer {
   readonly concurrency = { watermarkJobs: FARM_WATERMARK_JOBS, ingestJobs: FARM_INGEST_JOBS };
-  private readonly scheduler = new RenderScheduler(FARM_WAITING_RENDERS, { remote: true });
+  private readonly scheduler: RenderScheduler;
   /** Segments the workers rendered as a band, and band renders they rendered in full instead, by reason. */
   private readonly bands: BandStats = { rendered: 0, fallbacks: {} };
   /** Videos whose working media this process has made sure the store holds. */
@@ -80,7 +82,9 @@ export class FarmRenderer implements SegmentRenderer {
   private constructor(
     private readonly options: FarmRendererOptions,
     private readonly fontSha256: string,
-  ) {}
+  ) {
+    this.scheduler = new RenderScheduler(FARM_WAITING_RENDERS, { remote: true, now: options.now });
+  }
 
   static async open(options: FarmRendererOptions): Promise<FarmRenderer> {
     return new FarmRenderer(options, await fontSha256(options.fontFile));

@@ -73,17 +73,20 @@ export interface DatabaseInspection {
   roundTripMs: number;
 }
 
-/** Connects once, reads the server's and the schema's versions, and leaves: DATABASE_UNAVAILABLE when it cannot. */
-export async function inspectDatabase(url: string, timeoutMs = 5_000): Promise<DatabaseInspection> {
+/**
+ * Connects once, reads the server's and the schema's versions, and leaves: DATABASE_UNAVAILABLE when it cannot.
+ * `clock` times the round trip (a monotonic one by default: a round trip is well under a millisecond).
+ */
+export async function inspectDatabase(url: string, timeoutMs = 5_000, clock: () => number = performance.now.bind(performance)): Promise<DatabaseInspection> {
   checkDatabaseUrl(url);
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url, application_name: 'wmark', connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
   client.on('error', () => undefined);
   try {
     await client.connect();
-    const started = performance.now();
+    const started = clock();
     const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
-    const roundTripMs = performance.now() - started;
+    const roundTripMs = clock() - started;
     const table = await client.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [MIGRATIONS_TABLE]);
     const version = table.rows[0]?.present
       ? Number((await client.query<{ version: number }>(`SELECT COALESCE(MAX(version), 0) AS version FROM ${MIGRATIONS_TABLE}`)).rows[0]?.version ?? 0)
