@@ -1,9 +1,10 @@
 // The shared parts of a render farm for the cluster suite, all on loopback: a throwaway redis-server (Debian's, as
 // harness/redis.ts starts it), s3rver (harness/s3.ts) behind a TCP proxy that counts the bytes going each
 // way, a client that reads Redis' command counter, and `wmark worker` processes.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import type { Redis } from 'ioredis';
+import { startProcess } from '../../harness/start-process.js';
 
 /** Commands Redis has processed since it started (INFO stats total_commands_processed). */
 export async function redisCommands(client: Redis): Promise<number> {
@@ -78,36 +79,17 @@ export async function startWorkerProcess(
   args: string[],
   options: { cwd: string; env: NodeJS.ProcessEnv; track: (proc: ChildProcess) => void },
 ): Promise<WorkerProcess> {
-  const proc = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  options.track(proc);
-  let out = '';
-  let err = '';
-  proc.stderr!.on('data', (d: Buffer) => {
-    err = (err + d.toString('utf8')).slice(-50_000);
+  const worker = startProcess({
+    name: 'wmark worker',
+    command: process.execPath,
+    args,
+    cwd: options.cwd,
+    env: options.env,
+    ready: { line: /^\{.*$/, what: 'its id (a JSON line on stdout)' },
+    timeoutMs: 30_000,
+    keep: 50_000,
   });
-  const id = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`wmark worker: no id on stdout within 30 s\n${err.slice(-3000)}`)), 30_000);
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString('utf8');
-      const line = out
-        .split('\n')
-        .slice(0, -1)
-        .find((l) => l.startsWith('{'));
-      if (line) {
-        clearTimeout(timer);
-        try {
-          resolve((JSON.parse(line) as { worker: string }).worker);
-        } catch (error) {
-          reject(error as Error);
-        }
-      }
-    });
-    proc.once('error', reject);
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`wmark worker exited with code ${code} before it started\n${err.slice(-3000)}`));
-    });
-  });
-  proc.stdout!.resume();
-  return { proc, id, stderr: () => err };
+  options.track(worker.proc);
+  const [line] = await worker.ready;
+  return { proc: worker.proc, id: (JSON.parse(line!) as { worker: string }).worker, stderr: worker.stderr };
 }
