@@ -1,5 +1,5 @@
 // Helpers for CLI tests: isolated data/config/cwd folders, an in-process runner bound to them, and the spawned binary.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -127,27 +127,28 @@ export function onPty(
   answers: [RegExp, string][],
   options: { env: Record<string, string | undefined>; cwd: string; timeoutMs?: number },
 ): Promise<{ code: number | null; output: string }> {
-  const child = spawn('script', ['-qfec', `stty cols 100 rows 40; ${commandLine}`, '/dev/null'], {
-    env: options.env,
-    cwd: options.cwd,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let output = '';
   let seen = 0;
   const pending = [...answers];
-  child.stdout!.setEncoding('utf8').on('data', (s: string) => {
-    output += s;
-    while (pending.length && pending[0]![0].test(output.slice(seen))) {
-      seen = output.length;
-      child.stdin!.write(pending.shift()![1]);
-    }
+  const pty: Started = startProcess({
+    name: 'script',
+    command: 'script',
+    args: ['-qfec', `stty cols 100 rows 40; ${commandLine}`, '/dev/null'],
+    env: options.env,
+    cwd: options.cwd,
+    interactive: true,
+    keep: Number.POSITIVE_INFINITY,
+    onOutput: (_, stream) => {
+      if (stream !== 'stdout') return;
+      const output = pty.output();
+      while (pending.length && pending[0]![0].test(output.slice(seen))) {
+        seen = output.length;
+        pty.proc.stdin!.write(pending.shift()![1]);
+      }
+    },
   });
-  child.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s));
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
-  return new Promise((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    }),
-  );
+  const timer = setTimeout(() => void pty.stop({ signal: 'SIGKILL' }), options.timeoutMs ?? 60_000);
+  return pty.closed.then(({ code }) => {
+    clearTimeout(timer);
+    return { code, output: pty.output() };
+  });
 }

@@ -20,6 +20,8 @@ export interface StartOptions {
   detached?: boolean;
   /** Written to its stdin, which is then closed (default: no stdin at all). */
   stdin?: string;
+  /** Its stdin left open for the caller to write to (`proc.stdin`), as a person at a terminal would. */
+  interactive?: boolean;
   ready?: Ready;
   /** How long it has to get ready; past it, it is SIGKILLed and `ready` rejects (default: no deadline). */
   timeoutMs?: number;
@@ -106,7 +108,7 @@ export function startProcess(options: StartOptions): Started {
     cwd: options.cwd,
     env: options.env,
     detached: options.detached,
-    stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    stdio: [options.stdin === undefined && !options.interactive ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   if (options.stdin !== undefined) proc.stdin!.end(options.stdin);
   const text = { stdout: '', stderr: '', output: '' };
