@@ -24,7 +24,13 @@ export async function stopProcess(proc: ChildProcess | undefined, options: StopO
   const exited = new Promise<Exit>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
   const send = (signal: NodeJS.Signals) => {
     if (!options.group) proc.kill(signal);
-    else if (proc.pid !== undefined) process.kill(-proc.pid, signal);
+    else {
+      try {
+        process.kill(-proc.pid!, signal);
+      } catch {
+        // The group has gone already: its leader's exit is on its way.
+      }
+    }
   };
   send(options.signal ?? 'SIGTERM');
   const timer = setTimeout(() => send('SIGKILL'), options.graceMs);

@@ -114,6 +114,27 @@ describe('startProcess', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
   });
 
+  it('stop() of a detached process signals its whole group: what it started ends with it', async () => {
+    const p = node(
+      "const c = require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); console.log('child ' + c.pid); setInterval(() => {}, 1000);",
+      { ready: { line: /^child (\d+)$/ }, timeoutMs: 10_000, detached: true },
+    );
+    const grandchild = Number((await p.ready)[1]);
+    const alive = () => {
+      try {
+        process.kill(grandchild, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    expect(await p.stop()).toEqual({ code: null, signal: 'SIGTERM' });
+    const end = Date.now() + 5_000;
+    while (alive() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    expect(alive()).toBe(false);
+  });
+
   it('feeds stdin, keeps only the tail of each stream it was told to, and resolves `closed` with all output read', async () => {
     const p = node("let s = ''; process.stdin.on('data', (d) => (s += d)).on('end', () => { console.log('x'.repeat(5000) + s); process.exit(4); });", {
       stdin: 'the end',
