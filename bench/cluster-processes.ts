@@ -1,10 +1,9 @@
 // The cluster suite's processes: wmark serve started on a fresh data folder with its credential read, and stopping
 // every process it started whatever happens (failure, Ctrl-C, SIGTERM), the ffmpegs they left included.
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
+import { startProcess } from '../harness/start-process.js';
 import { stopProcess } from '../harness/stop-process.js';
 import type { Bench } from './cluster-setup.js';
-import { jsonStart } from './lib/farm-services.js';
 import { descendants } from './lib/server-process.js';
 import { WMARK_BIN } from './lib/suite.js';
 
@@ -79,19 +78,28 @@ export class ServeExited extends Error {
 /** `wmark serve --render full` on a fresh data folder; resolves with its URL and the credential it created. */
 export async function startServe(b: Bench, label: string, dataDir: string, extra: string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
   const args = [WMARK_BIN, '--data-dir', dataDir, '--json', 'serve', '--host', '127.0.0.1', '--port', '0', '--render', 'full', ...extra];
-  const proc = spawn(process.execPath, args, { cwd: b.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const serve = startProcess({
+    name: label,
+    command: process.execPath,
+    args,
+    cwd: b.cwd,
+    env,
+    ready: { line: /^(\{.*"url".*)$/, what: 'its URL (a JSON line on stdout)' },
+    timeoutMs: 60_000,
+    keep: 50_000,
+  });
+  const proc = serve.proc;
   b.cleanup.track(proc);
   b.cleanup.add(label, () => stopWmark(proc, 10_000));
-  const started = await jsonStart(
-    proc,
-    label,
-    60_000,
-    (line) => (typeof line.url === 'string' ? line.url : undefined),
-    (code, stderr) => new ServeExited(code, stderr),
-  );
-  const [url, err] = [started.value, started.stderr()];
+  const [line] = await serve.ready.catch((error: unknown) => {
+    // Ended before its URL (a flag this build does not know): its output says why, a usage error's JSON line first.
+    if (proc.exitCode !== null) throw new ServeExited(proc.exitCode, `${serve.stdout()}${serve.stderr()}`);
+    throw error;
+  });
+  const url = (JSON.parse(line!) as { url: string }).url;
+  const err = serve.stderr();
   const clientId = /client id:\s+(wmc_\S+)/.exec(err)?.[1];
   const apiKey = /API key:\s+(wmk_\S+)/.exec(err)?.[1];
   if (!clientId || !apiKey) throw new Error(`${label}: no credential in its first start's output\n${err.slice(-2000)}`);
-  return { label, proc, url: url.replace(/\/+$/, ''), dataDir, headers: { 'x-api-client-id': clientId, 'x-api-key': apiKey }, stderr: started.stderr };
+  return { label, proc, url: url.replace(/\/+$/, ''), dataDir, headers: { 'x-api-client-id': clientId, 'x-api-key': apiKey }, stderr: () => serve.stderr() };
 }

@@ -1,10 +1,12 @@
 // Helpers for CLI tests: isolated data/config/cwd folders, an in-process runner bound to them, and the spawned binary.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type CliOptions, type CliResult, runCli } from './cli.js';
 import { REPO } from './fixtures.js';
+import { type Started, startProcess } from './start-process.js';
+import type { Exit, StopOptions } from './stop-process.js';
 
 /** Any ANSI escape sequence (SGR colours, cursor movement, spinner frames). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: every ANSI sequence starts with ESC, the character this looks for
@@ -57,33 +59,48 @@ export interface Spawned {
   stdout(): string;
   stderr(): string;
   done: Promise<SpawnResult>;
+  /** stopProcess on it (SIGTERM, then SIGKILL after 10 s, unless told otherwise). */
+  stop(options?: Partial<StopOptions>): Promise<Exit>;
 }
 
-/** Starts `command` with exactly `env`, stdio piped and collected, stdin fed `stdin` (or closed). */
-export function startProcess(command: string, args: string[], options: { env: Record<string, string>; cwd?: string; stdin?: string }): Spawned {
-  const child = spawn(command, args, { cwd: options.cwd ?? REPO, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-  child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-  child.stdin!.end(options.stdin ?? '');
-  const done = new Promise<SpawnResult>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-  return { child, stdout: () => stdout, stderr: () => stderr, done };
+/** A started process seen as a command whose output is collected: `done` once it has ended and its output is all read. */
+export function collected(started: Started): Spawned {
+  return {
+    child: started.proc,
+    stdout: started.stdout,
+    stderr: started.stderr,
+    done: started.closed.then((exit) => ({ ...exit, stdout: started.stdout(), stderr: started.stderr() })),
+    stop: started.stop,
+  };
 }
 
-/**
- * Starts `node bin/wmark.js` with stdio piped and a minimal environment: PATH and HOME from the test process,
- * CI=1 NO_COLOR=1, and what the caller adds (undefined removes a variable).
- */
-export function startWmark(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string } = {}): Spawned {
+/** Starts `command` with exactly `env`, stdio piped and collected whole, stdin fed `stdin` (or closed). */
+export function startCommand(command: string, args: string[], options: { env: Record<string, string>; cwd?: string; stdin?: string }): Spawned {
+  return collected(
+    startProcess({
+      name: path.basename(command),
+      command,
+      args,
+      cwd: options.cwd ?? REPO,
+      env: options.env,
+      stdin: options.stdin ?? '',
+      keep: Number.POSITIVE_INFINITY,
+    }),
+  );
+}
+
+/** The environment of a spawned wmark: PATH and HOME from the test process, CI=1 NO_COLOR=1, and `extra` (undefined removes a variable). */
+export function wmarkEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, CI: '1', NO_COLOR: '1', ...options.env })) {
+  for (const [k, v] of Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, CI: '1', NO_COLOR: '1', ...extra })) {
     if (v !== undefined) env[k] = v;
   }
-  return startProcess(process.execPath, [BIN, ...args], { env, cwd: options.cwd, stdin: options.stdin });
+  return env;
+}
+
+/** Starts `node bin/wmark.js` with stdio piped and a minimal environment (wmarkEnv). */
+export function startWmark(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string } = {}): Spawned {
+  return startCommand(process.execPath, [BIN, ...args], { env: wmarkEnv(options.env), cwd: options.cwd, stdin: options.stdin });
 }
 
 export function runWmark(args: string[], options: Parameters<typeof startWmark>[1] = {}): Promise<SpawnResult> {
@@ -110,27 +127,28 @@ export function onPty(
   answers: [RegExp, string][],
   options: { env: Record<string, string | undefined>; cwd: string; timeoutMs?: number },
 ): Promise<{ code: number | null; output: string }> {
-  const child = spawn('script', ['-qfec', `stty cols 100 rows 40; ${commandLine}`, '/dev/null'], {
-    env: options.env,
-    cwd: options.cwd,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let output = '';
   let seen = 0;
   const pending = [...answers];
-  child.stdout!.setEncoding('utf8').on('data', (s: string) => {
-    output += s;
-    while (pending.length && pending[0]![0].test(output.slice(seen))) {
-      seen = output.length;
-      child.stdin!.write(pending.shift()![1]);
-    }
+  const pty: Started = startProcess({
+    name: 'script',
+    command: 'script',
+    args: ['-qfec', `stty cols 100 rows 40; ${commandLine}`, '/dev/null'],
+    env: options.env,
+    cwd: options.cwd,
+    interactive: true,
+    keep: Number.POSITIVE_INFINITY,
+    onOutput: (_, stream) => {
+      if (stream !== 'stdout') return;
+      const output = pty.output();
+      while (pending.length && pending[0]![0].test(output.slice(seen))) {
+        seen = output.length;
+        pty.proc.stdin!.write(pending.shift()![1]);
+      }
+    },
   });
-  child.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s));
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
-  return new Promise((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    }),
-  );
+  const timer = setTimeout(() => void pty.stop({ signal: 'SIGKILL' }), options.timeoutMs ?? 60_000);
+  return pty.closed.then(({ code }) => {
+    clearTimeout(timer);
+    return { code, output: pty.output() };
+  });
 }

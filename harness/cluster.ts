@@ -18,8 +18,10 @@ import { type SegmentTask, TASK_FONT_FILE } from '../src/farm/tasks/segment-task
 import { FolderMediaStore } from '../src/media/folder-store.js';
 import type { MediaStore } from '../src/media/media-store.js';
 import { VERSION } from '../src/version.js';
-import { type Spawned, startWmark, until } from './cli-helpers.js';
-import { flat, TEST_ROOT } from './fixtures.js';
+import { BIN, collected, type Spawned, wmarkEnv } from './cli-helpers.js';
+import { flat, REPO, TEST_ROOT } from './fixtures.js';
+import { startProcess } from './start-process.js';
+import type { StopOptions } from './stop-process.js';
 import { FFMPEG } from './tools.js';
 
 const run = promisify(execFile);
@@ -91,37 +93,30 @@ export interface SpawnedWorker extends Spawned {
 }
 
 /** SIGKILLs the workers and serves a test spawned that still run, and waits until each has exited (after each test). */
-export async function killSpawned(workers: SpawnedWorker[], serves: { kill(signal: NodeJS.Signals): void; exited: Promise<unknown> }[]): Promise<void> {
+export async function killSpawned(workers: SpawnedWorker[], serves: { stop(options?: Partial<StopOptions>): Promise<unknown> }[]): Promise<void> {
   for (const w of workers.splice(0)) {
-    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+    await w.stop({ signal: 'SIGKILL' });
     await w.done;
   }
-  for (const s of serves.splice(0)) {
-    s.kill('SIGKILL');
-    await s.exited;
-  }
+  for (const s of serves.splice(0)) await s.stop({ signal: 'SIGKILL' });
 }
+
 /** Starts `wmark worker` and resolves once it printed its id (it takes tasks from then on). */
 export async function spawnWorker(args: string[], env: Record<string, string | undefined>): Promise<SpawnedWorker> {
-  const proc = startWmark(['--json', 'worker', ...args], { env });
-  let exited = false;
-  void proc.done.then(() => (exited = true));
-  const line = await until(
-    () =>
-      exited
-        ? 'exited'
-        : proc
-            .stdout()
-            .split('\n')
-            .find((l) => l.startsWith('{')),
-    'the worker to start',
-    30_000,
-  ).catch((error: unknown) => {
-    proc.child.kill('SIGKILL');
-    throw new Error(`${(error as Error).message}\nstderr:\n${proc.stderr()}`);
+  const worker = startProcess({
+    name: 'wmark worker',
+    command: process.execPath,
+    args: [BIN, '--json', 'worker', ...args],
+    cwd: REPO,
+    env: wmarkEnv(env),
+    stdin: '',
+    ready: { line: /^\{.*$/, what: 'its id (a JSON line on stdout)' },
+    timeoutMs: 30_000,
+    // Tests read its whole log.
+    keep: Number.POSITIVE_INFINITY,
   });
-  if (line === 'exited') throw new Error(`the worker exited before it started:\n${proc.stderr()}`);
-  return { ...proc, id: (JSON.parse(line) as { worker: string }).worker };
+  const [line] = await worker.ready;
+  return { ...collected(worker), id: (JSON.parse(line!) as { worker: string }).worker };
 }
 
 /** Lines of an ffmpeg wrapper log that rendered (libx264) the scratch output of a task. */

@@ -3,7 +3,6 @@
 // sample stays true. It runs in the foreground in a temp folder of its own, as this user (as `nobody` under root), and
 // the kernel kills it when the test process ends, however that ends. Its stats socket tells each instance's state and
 // the requests it is passing on.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -11,7 +10,7 @@ import path from 'node:path';
 import { REPO } from './fixtures.js';
 import { freePort } from './free-port.js';
 import { asUnprivileged, giveToUnprivileged, launchOnFreePort } from './server-process.js';
-import { stopProcess } from './stop-process.js';
+import { type Started, startProcess } from './start-process.js';
 
 const HAPROXY = process.env.WMARK_HAPROXY ?? (existsSync('/usr/sbin/haproxy') ? '/usr/sbin/haproxy' : 'haproxy');
 export const HAPROXY_SAMPLE = path.join(REPO, 'docs', 'haproxy.cfg');
@@ -130,7 +129,7 @@ export async function startHaproxy(options: { backends: readonly number[]; port?
   const sample = readFileSync(HAPROXY_SAMPLE, 'utf8');
   giveToUnprivileged(dir);
   let port = options.port ?? (await freePort());
-  let child: ChildProcess | undefined;
+  let server: Started | undefined;
   let output = '';
   let config = '';
 
@@ -139,36 +138,33 @@ export async function startHaproxy(options: { backends: readonly number[]; port?
     config = haproxyConfig(sample, { port, backends: options.backends, statsSocket });
     writeFileSync(configFile, config, { mode: 0o644 });
     giveToUnprivileged(configFile);
-    const [cmd, args] = asUnprivileged(HAPROXY, ['-db', '-f', configFile], { diesWithParent: true });
-    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    child = proc;
-    proc.stdout!.on('data', (c: Buffer) => (output += c.toString('utf8')));
-    proc.stderr!.on('data', (c: Buffer) => (output += c.toString('utf8')));
-    const exited = new Promise<never>((_, reject) => {
-      proc.once('error', (e) => reject(new Error(`cannot run ${HAPROXY} (scripts/test.sh installs Debian's haproxy): ${e.message}`)));
-      proc.once('exit', (code) => reject(new Error(`haproxy exited with code ${code}:\n${output}`)));
+    const [command, args] = asUnprivileged(HAPROXY, ['-db', '-f', configFile], { diesWithParent: true });
+    server = startProcess({
+      name: 'haproxy',
+      command,
+      args,
+      // Up once its stats socket answers (it binds the frontend before).
+      ready: {
+        probe: () =>
+          stats(statsSocket, 'show info').then(
+            () => true,
+            () => false,
+          ),
+        everyMs: 50,
+        what: 'its stats socket to answer',
+      },
+      timeoutMs: 10_000,
+      hint: "scripts/test.sh installs Debian's haproxy",
+      onOutput: (chunk) => (output += chunk),
+      stop: { graceMs: 5_000 },
     });
-    exited.catch(() => {});
-    // Up once its stats socket answers (it binds the frontend before).
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const answered = await Promise.race([
-        stats(statsSocket, 'show info').then(
-          () => true,
-          () => false,
-        ),
-        exited,
-      ]);
-      if (answered) return;
-      if (Date.now() > deadline) throw new Error(`haproxy did not start within 10 s:\n${output}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await server.ready;
   };
 
   const stopChild = async (): Promise<void> => {
-    const proc = child;
-    child = undefined;
-    await stopProcess(proc, { signal: 'SIGTERM', graceMs: 5_000 });
+    const running = server;
+    server = undefined;
+    await running?.stop();
   };
 
   if (options.port === undefined) {

@@ -1,14 +1,14 @@
 // A throwaway PostgreSQL 15 cluster (Debian's `postgresql` package, installed by scripts/test.sh): initdb in a temp
 // folder, one server on a free loopback port with password authentication, a fresh database per test. Each test file
 // starts its own and stops it. initdb and postgres refuse to run as root, so as root they run as `nobody`.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.js';
-import { asUnprivileged, giveToUnprivileged, launchOnFreePort, untilReady } from './server-process.js';
-import { stopProcess } from './stop-process.js';
+import { asUnprivileged, giveToUnprivileged, launchOnFreePort } from './server-process.js';
+import { type Started, startProcess } from './start-process.js';
 
 const PG_BIN = process.env.WMARK_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
@@ -131,25 +131,26 @@ export async function startPostgres(options: { durableCommits?: boolean; stateme
   const { data, user, password } = initDataDir(dir);
 
   let port = await freePort();
-  let child: ChildProcess | undefined;
+  let server: Started | undefined;
   let output = '';
   const launch = async (): Promise<void> => {
-    const [cmd, args] = asUnprivileged(binary('postgres')!, serverArgs(data, port, dir, options));
-    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    child = proc;
-    await untilReady(proc, {
+    const [command, args] = asUnprivileged(binary('postgres')!, serverArgs(data, port, dir, options));
+    server = startProcess({
       name: 'postgres',
-      ready: 'database system is ready to accept connections',
+      command,
+      args,
+      ready: { line: /database system is ready to accept connections/, stream: 'either' },
       timeoutMs: 30_000,
-      log: (chunk) => (output += chunk),
-      cannotRun: (message) => `cannot run postgres: ${message}`,
+      onOutput: (chunk) => (output += chunk),
+      // SIGINT: PostgreSQL's fast shutdown (clients disconnected, no waiting for them).
+      stop: { signal: 'SIGINT', graceMs: 10_000 },
     });
+    await server.ready;
   };
   const stopChild = async (): Promise<void> => {
-    const proc = child;
-    child = undefined;
-    // SIGINT: PostgreSQL's fast shutdown (clients disconnected, no waiting for them).
-    await stopProcess(proc, { signal: 'SIGINT', graceMs: 10_000 });
+    const running = server;
+    server = undefined;
+    await running?.stop();
   };
   port = await launchOnFreePort(port, {
     launch: async (p) => {
@@ -196,9 +197,8 @@ export async function startPostgres(options: { durableCommits?: boolean; stateme
       for (const pid of serverPids(data).reverse()) process.kill(pid, 'SIGCONT');
     },
     kill: async () => {
-      const proc = child;
-      child = undefined;
-      const exited = proc && proc.exitCode === null && proc.signalCode === null ? new Promise((resolve) => proc.once('exit', resolve)) : undefined;
+      const exited = server?.exited;
+      server = undefined;
       const pids = serverPids(data);
       for (const pid of pids) process.kill(pid, 'SIGKILL');
       await exited;

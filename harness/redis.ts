@@ -1,12 +1,12 @@
 // A throwaway redis-server (Debian's package, installed by scripts/test.sh) on a free loopback port, with no
 // persistence, in its own temp folder: each test file starts its own and stops it.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.js';
-import { launchOnFreePort, untilReady } from './server-process.js';
-import { stopProcess } from './stop-process.js';
+import { launchOnFreePort } from './server-process.js';
+import { type Started, startProcess } from './start-process.js';
 
 const REDIS_SERVER = process.env.WMARK_REDIS_SERVER ?? 'redis-server';
 
@@ -29,29 +29,27 @@ export interface TestRedis {
 export async function startRedis(): Promise<TestRedis> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'wmark-redis-'));
   let port = await freePort();
-  let child: ChildProcess | undefined;
+  let server: Started | undefined;
   let output = '';
 
   const launch = async (): Promise<void> => {
-    const proc = spawn(
-      REDIS_SERVER,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'notice'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    child = proc;
-    await untilReady(proc, {
+    server = startProcess({
       name: 'redis-server',
-      ready: 'Ready to accept connections',
+      command: REDIS_SERVER,
+      args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'notice'],
+      ready: { line: /Ready to accept connections/, stream: 'either' },
       timeoutMs: 10_000,
-      log: (chunk) => (output += chunk),
-      cannotRun: (message) => `cannot run ${REDIS_SERVER} (scripts/test.sh installs Debian's redis-server): ${message}`,
+      hint: "scripts/test.sh installs Debian's redis-server",
+      onOutput: (chunk) => (output += chunk),
+      stop: { graceMs: 5_000 },
     });
+    await server.ready;
   };
 
   const stopChild = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<void> => {
-    const proc = child;
-    child = undefined;
-    await stopProcess(proc, { signal, graceMs: 5_000 });
+    const running = server;
+    server = undefined;
+    await running?.stop({ signal });
   };
 
   // A port taken between freePort() and the server's bind: try another.
@@ -75,7 +73,7 @@ export async function startRedis(): Promise<TestRedis> {
     },
     log: () => output,
     get process() {
-      return child;
+      return server?.proc;
     },
     restart: async () => {
       await stopChild();

@@ -1,7 +1,7 @@
 // The service for tests and benches: in-process (its app, no socket) or a real `wmark serve` on loopback (in-process or
 // spawned), JSON and raw-path calls to either, ingest over HTTP, waits, playlist parsing, and gates that hold ffmpeg
 // work at chosen points. The error-body expectations that need vitest are in test/helpers/serve-in-tests.ts.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -18,6 +18,8 @@ import { type RunningServer, type ServerOptions, startServer } from '../src/serv
 import type { AuthLimitOptions } from '../src/server/auth-limit.js';
 import { REPO } from './fixtures.js';
 import { diesWithParent } from './server-process.js';
+import { startProcess } from './start-process.js';
+import type { Exit, StopOptions } from './stop-process.js';
 import { FFMPEG } from './tools.js';
 
 export interface Reply {
@@ -354,6 +356,8 @@ export interface SpawnedServe {
   exited: Promise<number | null>;
   /** Signals the whole process group (the server and any ffmpeg it started). */
   kill(signal: NodeJS.Signals): void;
+  /** Stops the whole process group (SIGTERM, then SIGKILL after 10 s, unless told otherwise) and waits for the exit. */
+  stop(options?: Partial<StopOptions>): Promise<Exit>;
 }
 
 /**
@@ -362,38 +366,30 @@ export interface SpawnedServe {
  */
 export function spawnServe(dataDir: string, args: string[], env: Record<string, string> = {}): SpawnedServe {
   const [command, argv] = diesWithParent(process.execPath, [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir, 'serve', ...args]);
-  const child = spawn(command, argv, {
+  const serve = startProcess({
+    name: 'wmark serve',
+    command,
+    args: argv,
     cwd: dataDir,
     env: { ...process.env, CI: '1', NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
+    // Its first line is the URL; tests read its whole log (the credentials it printed, request lines).
+    ready: { line: /^\s*(\S.*?)\s*$/, what: 'its URL (the first line on stdout)' },
+    keep: Number.POSITIVE_INFINITY,
   });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString('utf8');
-      const line = out.split('\n')[0];
-      if (out.includes('\n') && line) resolve(line.trim());
-    });
-    void exited.then((code) => reject(new Error(`wmark serve exited (${code}) before printing its URL\n${err}`)));
-  });
-  // Callers that never ask for the URL must not see an unhandled rejection when the process ends.
-  url.catch(() => {});
   return {
-    child,
-    url,
-    stderr: () => err,
-    exited,
+    child: serve.proc,
+    url: serve.ready.then((m) => m[1]!),
+    stderr: serve.stderr,
+    exited: serve.exited.then((e) => e.code),
     kill(signal) {
-      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      if (serve.proc.exitCode !== null || serve.proc.signalCode !== null || serve.proc.pid === undefined) return;
       try {
-        process.kill(-child.pid, signal);
+        process.kill(-serve.proc.pid, signal);
       } catch {
         // already gone
       }
     },
+    stop: serve.stop,
   };
 }

@@ -1,7 +1,7 @@
 // What the throwaway servers of the tests (redis-server, postgres, haproxy) share: running one as `nobody` when the
-// tests run as root, waiting until it is ready, and starting one again on another free port when the first was taken
-// between freePort() and its bind. Stopping one is harness/stop-process.ts.
-import { type ChildProcess, execFileSync } from 'node:child_process';
+// tests run as root, and starting one again on another free port when the first was taken between freePort() and its
+// bind. Starting and stopping one is harness/start-process.ts.
+import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync } from 'node:fs';
 import { freePort } from './free-port.js';
 
@@ -55,35 +55,4 @@ export async function launchOnFreePort(
       port = await freePort();
     }
   }
-}
-
-/**
- * Resolves when the server has logged `ready` (stdout or stderr); rejects when it fails to run, exits, or takes longer
- * than `timeoutMs`. Everything it logs goes to `log`.
- */
-export function untilReady(
-  proc: ChildProcess,
-  options: { name: string; ready: string; timeoutMs: number; log: (chunk: string) => string; cannotRun: (message: string) => string },
-): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`${options.name} did not start within ${options.timeoutMs / 1000} s:\n${output}`)), options.timeoutMs);
-    const onData = (chunk: Buffer) => {
-      output = options.log(chunk.toString('utf8'));
-      if (output.includes(options.ready)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(options.cannotRun(error.message)));
-    });
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${options.name} exited with code ${code}:\n${output}`));
-    });
-  });
 }

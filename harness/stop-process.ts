@@ -18,11 +18,19 @@ export interface Exit {
 
 /** Signals the process and waits for it to exit; SIGKILL when it has not after `graceMs`. At once when it has gone. */
 export async function stopProcess(proc: ChildProcess | undefined, options: StopOptions): Promise<Exit> {
-  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return { code: proc?.exitCode ?? null, signal: proc?.signalCode ?? null };
+  // No pid: it never started (spawn failed), so there is nothing to signal.
+  if (!proc || proc.pid === undefined || proc.exitCode !== null || proc.signalCode !== null)
+    return { code: proc?.exitCode ?? null, signal: proc?.signalCode ?? null };
   const exited = new Promise<Exit>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
   const send = (signal: NodeJS.Signals) => {
     if (!options.group) proc.kill(signal);
-    else if (proc.pid !== undefined) process.kill(-proc.pid, signal);
+    else {
+      try {
+        process.kill(-proc.pid!, signal);
+      } catch {
+        // The group has gone already: its leader's exit is on its way.
+      }
+    }
   };
   send(options.signal ?? 'SIGTERM');
   const timer = setTimeout(() => send('SIGKILL'), options.graceMs);

@@ -1,7 +1,9 @@
 // Servers that suites start as child processes (wmark serve, a bare node:http handler): start one and wait for the URL
-// it prints (harness/stop-process.ts stops it), and tell when it has gone idle (no ffmpeg or x264 running under it).
-import { type ChildProcess, spawn } from 'node:child_process';
+// it prints (harness/start-process.ts starts it, harness/stop-process.ts stops it), and tell when it has gone idle (no
+// ffmpeg or x264 running under it).
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { startProcess } from '../../harness/start-process.js';
 
 export interface Child {
   name: string;
@@ -12,30 +14,18 @@ export interface Child {
 
 /** Spawns a server and waits for the first stdout line that carries its URL (plain text or wmark's --json line). */
 export async function startChild(name: string, cmd: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Child> {
-  const proc = spawn(cmd, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  proc.stderr!.on('data', (d: Buffer) => {
-    err = (err + d.toString('utf8')).slice(-20_000);
+  const server = startProcess({
+    name,
+    command: cmd,
+    args,
+    cwd: options.cwd,
+    env: options.env,
+    ready: { line: /(http:\/\/[^\s"]+)/, what: 'its URL on stdout' },
+    timeoutMs: 30_000,
+    keep: 20_000,
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name}: no URL on stdout within 30 s\n${err.slice(-3000)}`)), 30_000);
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString('utf8');
-      const m = /(http:\/\/[^\s"]+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    proc.on('error', reject);
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited with code ${code} before printing its URL\n${err.slice(-3000)}`));
-    });
-  });
-  proc.stdout!.resume();
-  return { name, proc, url: url.replace(/\/+$/, ''), stderr: () => err };
+  const [, url] = await server.ready;
+  return { name, proc: server.proc, url: url!.replace(/\/+$/, ''), stderr: server.stderr };
 }
 
 /** Process ids of every living descendant of `pid` (Linux /proc; empty elsewhere). */

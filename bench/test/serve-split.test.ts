@@ -1,11 +1,12 @@
 // The capacity bench's CPU split: the child wrappers' log (parsed, classified, summed; a real wrapper around a real
 // process, stopped or not), how many renders ran at once, and a CPU profile's samples given to their parts.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startProcess } from '../../harness/start-process.js';
 import { type ChildRun, childCpuWrappers, classifyRun, concurrency, parseChildLog, totalsByKind } from '../lib/child-cpu.js';
 import { type CpuProfile, profileSplit } from '../lib/cpu-profile.js';
 
@@ -66,10 +67,9 @@ describe('the wrapper', () => {
     await promisify(execFile)(env.WMARK_FFMPEG!, ['-c', 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3']).catch((e: { code: number }) =>
       expect(e.code).toBe(3),
     );
-    const child = spawn(env.WMARK_FFMPEG!, ['-c', 'while :; do :; done'], { stdio: 'ignore' });
+    const child = startProcess({ name: 'the wrapped stand-in', command: env.WMARK_FFMPEG!, args: ['-c', 'while :; do :; done'] });
     await new Promise((r) => setTimeout(r, 300));
-    child.kill('SIGTERM');
-    await new Promise((r) => child.on('close', r));
+    await child.stop();
     const runs = parseChildLog(await readFile(log, 'utf8'));
     expect(runs.map((r) => r.code)).toEqual([3, 143]);
     expect(runs[0]!.args).toContain('exit 3');

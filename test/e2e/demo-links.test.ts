@@ -1,12 +1,12 @@
 // What `wmark demo` leaves a newcomer: links that play again when its advice is followed (whatever port it served on,
 // 8080 taken or not), an API key printed once, and, while it serves, a record of where, so other commands link to it.
 // And a wmark that npm started (npx wmark serve) stops when npm is stopped.
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, runWmark, type Sandbox, sandbox, startWmark, until } from '../../harness/cli-helpers.js';
+import { startProcess } from '../../harness/start-process.js';
 
 let box: Sandbox;
 let env: Record<string, string>;
@@ -125,21 +125,22 @@ describe('started by npm', () => {
   it('a serve under npm (npm -> sh -c -> wmark) stops, cleanly, when npm is stopped', async () => {
     // What `npx wmark serve` makes: npm runs the bin through a shell and passes SIGTERM to the shell only, which does
     // not pass it on. This launcher does the same, with the variable npm sets for what it runs.
-    const launcher = spawn(
-      process.execPath,
-      [
+    const launcher = startProcess({
+      name: 'the npm-like launcher',
+      command: process.execPath,
+      args: [
         '-e',
         `const c = require('child_process').spawn('sh', ['-c', ${JSON.stringify(`"${process.execPath}" "${BIN}" serve --port 0`)}], { stdio: 'inherit', env: { ...process.env, npm_lifecycle_event: 'npx' } });
          process.on('SIGTERM', () => { c.kill('SIGTERM'); process.exit(143); });`,
       ],
-      { env: { PATH: process.env.PATH!, HOME: box.root, CI: '1', NO_COLOR: '1', ...env }, cwd: box.cwd, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    launcher.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
-    launcher.stderr!.setEncoding('utf8').on('data', (s: string) => (out += s));
-    await until(() => /^http:\/\/\S+$/m.test(out), 'serve to print its URL', 60_000);
+      env: { PATH: process.env.PATH!, HOME: box.root, CI: '1', NO_COLOR: '1', ...env },
+      cwd: box.cwd,
+      ready: { line: /^http:\/\/\S+$/, stream: 'either', what: 'serve to print its URL' },
+      timeoutMs: 60_000,
+    });
+    await launcher.ready;
     const record = JSON.parse(readFileSync(path.join(box.dataDir, 'serve.json'), 'utf8')) as { pid: number };
-    launcher.kill('SIGTERM');
+    launcher.proc.kill('SIGTERM');
     const alive = () => {
       try {
         process.kill(record.pid, 0);
@@ -151,6 +152,6 @@ describe('started by npm', () => {
     await until(() => !alive(), 'the serve to stop with its launcher', 15_000, 100);
     // It stopped as on Ctrl-C: requests finished, the record of where it served removed.
     expect(existsSync(path.join(box.dataDir, 'serve.json'))).toBe(false);
-    await until(() => /shutting down: requests in flight get \d+ s/.test(out), 'its shutdown message', 5_000);
+    await until(() => /shutting down: requests in flight get \d+ s/.test(launcher.output()), 'its shutdown message', 5_000);
   });
 });

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, onPty, runWmark, type Sandbox, sandbox, startProcess, startWmark, until } from '../../harness/cli-helpers.js';
+import { BIN, onPty, runWmark, type Sandbox, sandbox, startCommand, startWmark, until } from '../../harness/cli-helpers.js';
 import { flat } from '../../harness/fixtures.js';
 
 let box: Sandbox;
@@ -89,7 +89,7 @@ describe('links point at the running service', () => {
 
 describe('wmark completion', () => {
   const bash = (script: string) =>
-    startProcess('bash', ['--norc', '--noprofile', '-c', script], { env: { PATH: process.env.PATH!, HOME: box.root, WMARK_BIN: BIN } }).done;
+    startCommand('bash', ['--norc', '--noprofile', '-c', script], { env: { PATH: process.env.PATH!, HOME: box.root, WMARK_BIN: BIN } }).done;
   // What bash does on TAB: set COMP_WORDS/COMP_CWORD, call the function, read COMPREPLY.
   const complete = (words: string[]) => `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _wmark; echo "\${COMPREPLY[*]}"`;
 

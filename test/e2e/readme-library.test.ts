@@ -5,7 +5,7 @@
 import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, sandbox, startProcess } from '../../harness/cli-helpers.js';
+import { type Sandbox, sandbox, startCommand } from '../../harness/cli-helpers.js';
 import { type TestEngine, testEngine } from '../../harness/engine.js';
 import { flat, REPO } from '../../harness/fixtures.js';
 import { serveEngine, type TestServer } from '../../harness/serve-helpers.js';
@@ -45,7 +45,7 @@ async function serve(dataDir?: string): Promise<TestServer> {
 /** Runs the example with exactly these variables (and PATH, HOME); its one line of output: status and playlist. */
 async function runExample(env: Record<string, string>): Promise<{ status: string; m3u8: URL }> {
   const base = { PATH: process.env.PATH!, HOME: process.env.HOME!, WMARK_CONFIG_DIR: box.configDir };
-  const run = await startProcess(process.execPath, ['example.mjs'], { env: { ...base, ...env }, cwd: box.cwd }).done;
+  const run = await startCommand(process.execPath, ['example.mjs'], { env: { ...base, ...env }, cwd: box.cwd }).done;
   expect(run.code, run.stderr).toBe(0);
   const [status, m3u8] = run.stdout.trim().split(' ');
   return { status: status!, m3u8: new URL(m3u8!) };

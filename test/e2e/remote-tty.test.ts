@@ -1,12 +1,12 @@
 // Remote mode at a real terminal: the built CLI under a pty (script(1)) prompts for credentials with the key masked, and poll shows a spinner with elapsed time.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN } from '../../harness/cli-helpers.js';
+import { BIN, onPty } from '../../harness/cli-helpers.js';
 
 const HAS_SCRIPT = spawnSync('script', ['--version']).status === 0;
 
@@ -39,24 +39,9 @@ async function serve(handler: http.RequestListener): Promise<string> {
 /** Runs `wmark <args>` on a 100x40 pty with CI unset; `answers` are typed when their prompt text shows up. */
 function onTerminal(args: string[], answers: [RegExp, string][] = []): Promise<{ code: number | null; output: string }> {
   const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('script', ['-qfec', `stty cols 100 rows 40; exec ${quoted}`, '/dev/null'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm-256color', NO_COLOR: '1', WMARK_CONFIG_DIR: dir },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const pending = [...answers];
-  child.stdout!.setEncoding('utf8').on('data', (s: string) => {
-    output += s;
-    while (pending.length && pending[0]![0].test(output)) child.stdin!.write(`${pending.shift()![1]}\r`);
-  });
-  child.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  return new Promise((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    }),
-  );
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm-256color', NO_COLOR: '1', WMARK_CONFIG_DIR: dir };
+  const typed = answers.map(([prompt, answer]): [RegExp, string] => [prompt, `${answer}\r`]);
+  return onPty(`exec ${quoted}`, typed, { env, cwd: process.cwd(), timeoutMs: 20_000 });
 }
 
 describe.skipIf(!HAS_SCRIPT)('remote mode on a terminal', () => {

@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWmark } from '../../harness/cli-helpers.js';
-import { frameHashes, type SpawnedWorker, spawnWorker } from '../../harness/cluster.js';
+import { frameHashes, killSpawned, type SpawnedWorker, spawnWorker } from '../../harness/cluster.js';
 import { natural, tempDir } from '../../harness/fixtures.js';
 import { startRedis, type TestRedis } from '../../harness/redis.js';
 import { startS3, type TestS3 } from '../../harness/s3.js';
@@ -54,14 +54,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const w of workers) {
-    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-    await w.done;
-  }
-  for (const s of serves) {
-    s.kill('SIGKILL');
-    await s.exited;
-  }
+  await killSpawned(workers, serves);
   store?.close();
   await s3?.stop();
   await redis?.stop();

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../harness/cli.js';
 import { type Sandbox, sandbox, until } from '../../harness/cli-helpers.js';
-import { frameHashes, renderLines, type SpawnedWorker, spawnWorker, textTask, workingSegments } from '../../harness/cluster.js';
+import { frameHashes, killSpawned, renderLines, type SpawnedWorker, spawnWorker, textTask, workingSegments } from '../../harness/cluster.js';
 import { startRedis, type TestRedis } from '../../harness/redis.js';
 import { startS3, type TestS3 } from '../../harness/s3.js';
 import { countingRunner, FFMPEG, FONT } from '../../harness/tools.js';
@@ -43,12 +43,7 @@ afterAll(async () => {
 });
 
 const workers: SpawnedWorker[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-    await w.done;
-  }
-});
+afterEach(() => killSpawned(workers, []));
 
 /** An ffmpeg stand-in that logs each call (with its pid) and sleeps before each segment render, then runs the real one. */
 function wrapper(name: string, sleepSeconds: number): { ffmpeg: string; log: string } {

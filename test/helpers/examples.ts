@@ -6,7 +6,7 @@
 // the placeholders a reader fills in (<id>, wmc_..., ...) get real values. `wmark serve` and `wmark worker` keep
 // running until the block they are in ends, then stop on Ctrl-C (exit 0). A command that prompts ("# at a terminal")
 // runs on a pty with answers typed. What cannot run here is in SKIPPED, each with its reason.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, createReadStream, existsSync, linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,7 +18,7 @@ import { freePort } from '../../harness/free-port.js';
 import { startPostgres, type TestPostgres } from '../../harness/postgres.js';
 import { startRedis, type TestRedis } from '../../harness/redis.js';
 import { startS3, type TestS3 } from '../../harness/s3.js';
-import { stopProcess } from '../../harness/stop-process.js';
+import { type Started, type StartOptions, startProcess } from '../../harness/start-process.js';
 import { gradedAlphaPng } from './images.js';
 
 /** Commands that cannot run here, each with its reason. Kept short: everything else runs. */
@@ -165,7 +165,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     },
     close: async () => {
       await (await postgres)?.stop();
-      await stopProcess(remote.process, { signal: 'SIGINT', graceMs: 60_000 });
+      await remote.serve.stop();
       await Promise.all([redis.stop(), s3.stop(), new Promise((r) => fileServer.server.close(r))]);
       rmSync(root, { recursive: true, force: true });
     },
@@ -192,14 +192,17 @@ async function startRemote(root: string, env: Record<string, string>) {
   const wmark = (args: string[]) => execFileSync(process.execPath, [BIN, ...args], { env: { ...env, WMARK_HOME: dataDir }, encoding: 'utf8' });
   const key = JSON.parse(wmark(['--json', 'auth', 'keys', 'create', '--label', 'examples'])) as { clientId: string; apiKey: string };
   // API clients may ingest from the loopback source server (README's https://cdn.example.com/movie.mp4).
-  const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--allow-private-sources'], {
+  const serve = startProcess({
+    name: 'the remote wmark serve',
+    command: process.execPath,
+    args: [BIN, 'serve', '--port', '0', '--allow-private-sources'],
     env: { ...env, WMARK_HOME: dataDir },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    ready: { line: /^(http:\/\/\S+)$/, what: 'its URL on stdout' },
+    timeoutMs: 60_000,
+    stop: { signal: 'SIGINT', graceMs: 60_000 },
   });
-  let out = '';
-  proc.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
-  const url = await until(() => /^(http:\/\/\S+)$/m.exec(out)?.[1], 'the remote serve to print its URL', 60_000);
-  return { process: proc, service: { url, clientId: key.clientId, apiKey: key.apiKey } };
+  const [, url] = await serve.ready;
+  return { serve, service: { url: url!, clientId: key.clientId, apiKey: key.apiKey } };
 }
 
 /** The PostgreSQL URL the examples print; each block that names it gets a new empty database of its own. */
@@ -232,7 +235,7 @@ export interface RunResult {
 
 /** One block of examples: commands run in order, `serve`/`worker` kept running until the block ends. */
 export class Block {
-  private readonly running: { command: string; proc: ChildProcess; out: () => string }[] = [];
+  private readonly running: { command: string; proc: Started }[] = [];
   private readonly env: Record<string, string> = {};
   private database: Promise<string> | undefined;
 
@@ -264,36 +267,41 @@ export class Block {
     await this.stop(this.running.splice(0).reverse());
   }
 
-  private async stop(running: { command: string; proc: ChildProcess; out: () => string }[]): Promise<void> {
+  private async stop(running: { command: string; proc: Started }[]): Promise<void> {
     const problems: string[] = [];
     for (const r of running) {
-      const exit = await stopProcess(r.proc, { signal: 'SIGINT', graceMs: 60_000, group: true });
+      const exit = await r.proc.stop({ signal: 'SIGINT', graceMs: 60_000 });
       if (exit.code !== 0)
-        problems.push(failure(r.command, r.command, { code: exit.code, stdout: r.out(), stderr: `(stopped by SIGINT: ${exit.signal ?? 'exited'})` }));
+        problems.push(
+          failure(r.command, r.command, {
+            code: exit.code,
+            stdout: `${r.proc.stdout()}\n${r.proc.stderr()}`,
+            stderr: `(stopped by SIGINT: ${exit.signal ?? 'exited'})`,
+          }),
+        );
     }
     if (problems.length) throw new Error(problems.join('\n\n'));
   }
 
-  private spawnShell(command: string, options: { detached?: boolean } = {}) {
-    const shell = /\$\{fpath/.test(command) ? 'zsh' : 'bash';
-    return spawn(shell, ['-c', command], {
+  /** The command in bash (zsh for zsh's completion folder), in the world's folder and environment, as a group of its own. */
+  private startShell(command: string, more: Pick<StartOptions, 'ready' | 'timeoutMs' | 'keep'> = {}): Started {
+    return startProcess({
+      name: command,
+      command: /\$\{fpath/.test(command) ? 'zsh' : 'bash',
+      args: ['-c', command],
       cwd: this.w.cwd,
       env: { ...this.w.env, ...this.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: options.detached,
+      detached: true,
+      ...more,
     });
   }
 
   async shell(command: string, timeoutMs = 900_000): Promise<RunResult> {
-    const proc = this.spawnShell(command, { detached: true });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    proc.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const timer = setTimeout(() => process.kill(-proc.pid!, 'SIGKILL'), timeoutMs);
-    const code = await new Promise<number | null>((r) => proc.on('close', r));
+    const proc = this.startShell(command, { keep: Number.POSITIVE_INFINITY });
+    const timer = setTimeout(() => void proc.stop({ signal: 'SIGKILL' }), timeoutMs);
+    const { code } = await proc.closed;
     clearTimeout(timer);
-    return { code, stdout, stderr };
+    return { code, stdout: proc.stdout(), stderr: proc.stderr() };
   }
 
   /**
@@ -306,20 +314,9 @@ export class Block {
       for (const r of earlier) this.running.splice(this.running.indexOf(r), 1);
       await this.stop(earlier);
     }
-    const proc = this.spawnShell(`exec ${command}`, { detached: true });
-    let out = '';
-    let err = '';
-    proc.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
-    proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
-    this.running.push({ command, proc, out: () => `${out}\n${err}` });
-    await until(
-      () => {
-        if (proc.exitCode !== null) throw new Error(failure(command, command, { code: proc.exitCode, stdout: out, stderr: err }));
-        return out.includes('\n');
-      },
-      `${command} to start`,
-      120_000,
-    );
+    const proc = this.startShell(`exec ${command}`, { ready: { line: /^/, what: 'its first line on stdout' }, timeoutMs: 120_000 });
+    this.running.push({ command, proc });
+    await proc.ready;
   }
 
   /** A command that asks at a terminal: run on a pty (script(1)), each prompt answered as a person would. */

@@ -1,12 +1,12 @@
 // ffmpeg children end within 2 s of their parent's death: a node process starts a long ffmpeg through the
 // process runner and is SIGKILLed (no handler runs); its watchdog pipe closes and the ffmpeg is gone.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { REPO } from '../../harness/fixtures.js';
 import { waitFor } from '../../harness/serve-helpers.js';
+import { startProcess } from '../../harness/start-process.js';
 import { FFMPEG, FFPROBE } from '../../harness/tools.js';
 
 const alive = (pid: number) => {
@@ -28,18 +28,24 @@ describe.skipIf(process.platform !== 'linux')('ffmpeg watchdog', () => {
       const r = createProcessRunner(${JSON.stringify(FFMPEG)}, ${JSON.stringify(FFPROBE)});
       console.log('started');
       await r.ffmpeg(['-re', '-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=5', '-t', '600', '-f', 'null', '-']);`;
-    const parent = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const parent = startProcess({
+      name: 'the runner of ffmpeg',
+      command: process.execPath,
+      args: ['--input-type=module', '-e', script],
+      // Its errors in the test's own output, as if inherited.
+      onOutput: (text, stream) => stream === 'stderr' && process.stderr.write(text),
+    });
     try {
-      const ffmpegPid = await waitFor(() => childrenOf(parent.pid!).find((pid) => commandOf(pid)[0] === FFMPEG), 'the ffmpeg child', 15_000, 50);
+      const ffmpegPid = await waitFor(() => childrenOf(parent.proc.pid!).find((pid) => commandOf(pid)[0] === FFMPEG), 'the ffmpeg child', 15_000, 50);
       // It really runs: still there a moment later.
       await new Promise((r) => setTimeout(r, 300));
       expect(alive(ffmpegPid)).toBe(true);
       const killedAt = Date.now();
-      parent.kill('SIGKILL');
+      parent.proc.kill('SIGKILL');
       await waitFor(() => (alive(ffmpegPid) ? undefined : true), `ffmpeg ${ffmpegPid} to end`, 2_000, 20);
       expect(Date.now() - killedAt).toBeLessThan(2_000);
     } finally {
-      parent.kill('SIGKILL');
+      await parent.stop({ signal: 'SIGKILL' });
     }
   });
 });

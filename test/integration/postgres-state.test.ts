@@ -1,7 +1,6 @@
 // Engines on one real PostgreSQL 15 database: migrations run once when they open it together, a newer schema is
 // refused, the races SQLite serialised stay exactly-once across engines, a whole watermark job renders with no SQLite
 // file made, and a database that cannot be reached is a catalogued error that never shows the password.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -13,6 +12,7 @@ import { type TestEngine, testEngine, watermarkDir } from '../../harness/engine.
 import { flat, REPO, tempDir } from '../../harness/fixtures.js';
 import { POSTGRES_MISSING, startPostgres, type TestPostgres } from '../../harness/postgres.js';
 import { waitFor } from '../../harness/serve-helpers.js';
+import { startProcess } from '../../harness/start-process.js';
 import { isWmarkError, type WmarkError } from '../../src/core/errors.js';
 import { jobId, LEASE_STALE_MS } from '../../src/engine/jobs/job-lease.js';
 import { openEngine } from '../../src/engine/open/open-engine.js';
@@ -290,12 +290,14 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
     const count = video.segments.length;
     // A CLI renders it, a second per segment, and is SIGKILLed once the watermark plays (its first segment is there).
     const ffmpeg = ffmpegWrapper(box, { log: path.join(box, 'ffmpeg.log'), sleepPerSegment: 1 });
-    const cli = spawn(
-      process.execPath,
-      [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir, '--db', url, '--json', 'watermark', '--key', 'dies', '--text', 'dies mid-render'],
-      { cwd: box, detached: true, stdio: 'ignore', env: { ...process.env, WMARK_CONFIG_DIR: box, WMARK_FFMPEG: ffmpeg, CI: '1', NO_COLOR: '1' } },
-    );
-    const exited = new Promise((resolve) => cli.once('exit', resolve));
+    const cli = startProcess({
+      name: 'wmark watermark',
+      command: process.execPath,
+      args: [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir, '--db', url, '--json', 'watermark', '--key', 'dies', '--text', 'dies mid-render'],
+      cwd: box,
+      detached: true,
+      env: { ...process.env, WMARK_CONFIG_DIR: box, WMARK_FFMPEG: ffmpeg, CI: '1', NO_COLOR: '1' },
+    });
     let id: string;
     try {
       id = await waitFor(
@@ -305,8 +307,7 @@ describe.skipIf(POSTGRES_MISSING !== undefined)(POSTGRES_MISSING ? `skipped: ${P
         20,
       );
     } finally {
-      process.kill(-cli.pid!, 'SIGKILL');
-      await exited;
+      await cli.stop({ signal: 'SIGKILL' });
     }
     const folder = watermarkDir(ingester, video.id, id);
     const kept = readdirSync(folder).filter((f) => f.endsWith('.ts')).length;

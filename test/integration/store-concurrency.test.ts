@@ -6,7 +6,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type SpawnResult, startProcess } from '../../harness/cli-helpers.js';
+import { type SpawnResult, startCommand } from '../../harness/cli-helpers.js';
 import { flat, tempDir } from '../../harness/fixtures.js';
 import { FFMPEG } from '../../harness/tools.js';
 import { SqliteStateStore } from '../../src/engine/state/sqlite-state-store.js';
@@ -26,7 +26,7 @@ beforeAll(() => {
 afterAll(() => rmSync(BUILD, { recursive: true, force: true }));
 
 function spawnNode(args: string[], env: Record<string, string> = {}, cwd = BUILD): Promise<SpawnResult> {
-  return startProcess(process.execPath, args, { cwd, env: { ...(process.env as Record<string, string>), CI: '1', NO_COLOR: '1', ...env } }).done;
+  return startCommand(process.execPath, args, { cwd, env: { ...(process.env as Record<string, string>), CI: '1', NO_COLOR: '1', ...env } }).done;
 }
 
 /** The schema version after every migration: the tables, job progress, the watermarks' render mode (on demand or full),

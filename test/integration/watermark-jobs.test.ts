@@ -1,12 +1,13 @@
 // Watermark jobs: identity and idempotency, expiration rules (docs/settings.md), containers added later, published HLS
 // structure, failures and retries, resume after SIGKILL, --no-wait.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../harness/cli.js';
+import { collected, type Spawned } from '../../harness/cli-helpers.js';
 import { type TestEngine, testEngine, watermarkDir } from '../../harness/engine.js';
 import { fixture, flat, REPO, tempDir } from '../../harness/fixtures.js';
+import { startProcess } from '../../harness/start-process.js';
 import { isWmarkError, type WmarkError } from '../../src/core/errors.js';
 import { segmentFrameCounts } from '../../src/core/plan/segment-timing.js';
 import { linkExpirations, watermarkBody } from '../../src/engine/app/api-bodies.js';
@@ -355,7 +356,7 @@ describe('CLI jobs', () => {
   let env: Record<string, string>;
   /** Segments of the 16 s clip: the lead (0.5, 0.5, 1, 2 s), then three 4-s GOPs. */
   let count: number;
-  const children: ChildProcess[] = [];
+  const children: Spawned[] = [];
 
   beforeAll(async () => {
     dir = tempDir('jobs-cli');
@@ -366,15 +367,8 @@ describe('CLI jobs', () => {
     expect(segments).toEqual(segmentFrameCounts({ num: 30, den: 1 }, 16 * 30, true).map((n) => n / 30));
     count = segments.length;
   });
-  afterAll(() => {
-    for (const c of children) {
-      if (c.exitCode !== null || c.signalCode !== null || !c.pid) continue;
-      try {
-        process.kill(-c.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+  afterAll(async () => {
+    for (const c of children) await c.stop({ signal: 'SIGKILL' });
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -394,25 +388,20 @@ describe('CLI jobs', () => {
     return withStore((e) => watermarkDir(e, video.id, id));
   };
 
-  function spawnCli(
-    args: string[],
-    extraEnv: Record<string, string>,
-  ): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
-    const child = spawn(process.execPath, [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir(), '--json', ...args], {
-      cwd: dir,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env, ...extraEnv, CI: '1', NO_COLOR: '1' },
-    });
-    children.push(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-      child.on('close', (code) => resolve({ code, stdout, stderr })),
+  function spawnCli(args: string[], extraEnv: Record<string, string>): Spawned {
+    const cli = collected(
+      startProcess({
+        name: 'wmark',
+        command: process.execPath,
+        args: [path.join(REPO, 'bin', 'wmark.js'), '--data-dir', dataDir(), '--json', ...args],
+        cwd: dir,
+        detached: true,
+        env: { ...process.env, ...env, ...extraEnv, CI: '1', NO_COLOR: '1' },
+        keep: Number.POSITIVE_INFINITY,
+      }),
     );
-    return { child, done };
+    children.push(cli);
+    return cli;
   }
 
   it('an ffmpeg failure exits 6 with the reason; the same command again retries and succeeds', async () => {

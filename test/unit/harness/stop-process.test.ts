@@ -1,14 +1,14 @@
 // The harness's one process supervisor: the polite signal first, SIGKILL after the grace, at once for a process gone.
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { startProcess } from '../../../harness/start-process.js';
 import { stopProcess } from '../../../harness/stop-process.js';
 
 /** A node child that prints `ready` once its handlers are set; `ignore` makes it shrug off SIGTERM and SIGINT. */
 async function child(ignore: boolean) {
   const code = `${ignore ? "process.on('SIGTERM', () => {}); process.on('SIGINT', () => {});" : ''} console.log('ready'); setInterval(() => {}, 1000);`;
-  const proc = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'ignore'] });
-  await new Promise((resolve) => proc.stdout.once('data', resolve));
-  return proc;
+  const started = startProcess({ name: 'tiny', command: process.execPath, args: ['-e', code], ready: { line: /^ready$/ }, timeoutMs: 10_000 });
+  await started.ready;
+  return started.proc;
 }
 
 describe('stopProcess', () => {
