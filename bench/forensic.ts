@@ -27,47 +27,35 @@
 //                       The forensic ingest and the viewers' copies are always made; the plain ingest only for f8 and
 //                       f6; F4's playlist timing only for f4. f6b scores the readings of the parts that ran (with f6:
 //                       also the unmarked copies and other titles), e.g. `--only f9,f6,f6b` for the camcorder at 720p.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
 import { rng } from '../harness/rng.js';
-import type { Sidecar } from '../src/core/forensic/detect-inputs.js';
-import {
-  codeword,
-  forensicKey,
-  GRID_COLUMNS,
-  GRID_ROWS,
-  PAYLOAD_COUNT,
-  type PackedCodebook,
-  packedBit,
-  packedCodebook,
-  patternGrid,
-} from '../src/core/forensic/keyed-bits.js';
+import { codeword, forensicKey, PAYLOAD_COUNT, packedCodebook, patternGrid } from '../src/core/forensic/keyed-bits.js';
 import { MARK_AMPLITUDE, patternField, patternFrameYuv420 } from '../src/core/forensic/pattern-image.js';
-import { meanSd, type SegmentReading, scoreBook, scorePayloads, type Verdict, Z_THRESHOLD } from '../src/core/forensic/score.js';
+import { type SegmentReading, scorePayloads, type Verdict, Z_THRESHOLD } from '../src/core/forensic/score.js';
 import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
-import { type ForensicLayout, variantFileFor } from '../src/core/forensic/title-layout.js';
+import { variantFileFor } from '../src/core/forensic/title-layout.js';
 import { variantArgs } from '../src/core/forensic/variant-plan.js';
 import { FORENSIC_LAYOUTS } from '../src/core/forensic-layout.js';
 import { segmentFileName } from '../src/core/plan/segment-timing.js';
 import { FORENSIC_DIR, SIDECAR_NAME } from '../src/engine/data-folder/layout.js';
-import type { Engine } from '../src/engine/engine.js';
-import { type DetectResult, detectLeak } from '../src/engine/forensic/detect.js';
+import type { DetectResult } from '../src/engine/forensic/detect.js';
 import { openEngine } from '../src/engine/open/open-engine.js';
-import type { VideoRecord } from '../src/engine/state/state-store.js';
 import { readTitleLayout } from '../src/engine/watermark/watermark-segments.js';
+import { ATTACKS, type Attack, even, multiOutputArgs, x264 } from './forensic-attacks.js';
+import { type Ctx, detectKeepingFrames, type LeakOutcome } from './forensic-detect.js';
 import { hardLeaks } from './forensic-hard-leaks.js';
+import { dirBytes, ffmpeg, grayFrames, parsePsnrY, warmRead } from './lib/forensic-media.js';
 import { PARTS, type Part, parseOnly, wants } from './lib/forensic-parts.js';
 import { measureForensicViewer } from './lib/forensic-viewer.js';
+import { cellMeans, meanAbsDiff } from './lib/frame-steps.js';
 import { fail, median, runMeasured, settle, waitForQuiet } from './lib/measure.js';
 import { fmt, formatMachine, OUT_DIR, type Suite, type SuiteContext, table, WMARK_BIN, wmarkEnvironment } from './lib/suite.js';
 import { sourceClip } from './lib/video.js';
-
-const execFileP = promisify(execFile);
 
 /** wmark's defaults (src/config/load-config.ts): the variants are encoded with these. */
 const ENGINE_ENCODE = { preset: 'veryfast', crf: 23 } as const;
@@ -87,276 +75,8 @@ const F6_TRIALS = 1000;
 const F8_RATIO = 2;
 const F8_SIDECAR = 5 * 1024 * 1024;
 
-// ---------------------------------------------------------------------------------------------------------------
-// Attacks: each is one branch of a per-payload ffmpeg (the viewer's copy is decoded once for all of them).
-
-interface Attack {
-  id: string;
-  label: string;
-  /** Filter chain on the decoded viewer copy (no leading/trailing label), '' for none. */
-  filter: (w: number, h: number) => string;
-  crf: number;
-  extra?: string[];
-  /** Output picture is smaller than the original (cheap to encode and to decode). */
-  downscaled: boolean;
-  /** Linear size of the output relative to the original. */
-  scale: number;
-}
-
-const even = (v: number) => Math.max(2, Math.round(v / 2) * 2);
-
-export const ATTACKS: Attack[] = [
-  { id: 'crf30-half', label: 'CRF 30 + 0.5x', filter: (w, h) => `scale=${even(w / 2)}:${even(h / 2)}`, crf: 30, downscaled: true, scale: 0.5 },
-  { id: 'crf35-half', label: 'CRF 35 + 0.5x', filter: (w, h) => `scale=${even(w / 2)}:${even(h / 2)}`, crf: 35, downscaled: true, scale: 0.5 },
-  { id: 'quarter', label: '0.25x (CRF 23)', filter: (w, h) => `scale=${even(w / 4)}:${even(h / 4)}`, crf: 23, downscaled: true, scale: 0.25 },
-  { id: 'eq-plus', label: 'contrast/bright +15%', filter: () => 'eq=contrast=1.15:brightness=0.04', crf: 23, downscaled: false, scale: 1 },
-  { id: 'eq-minus', label: 'contrast/bright -15%', filter: () => 'eq=contrast=0.85:brightness=-0.04', crf: 23, downscaled: false, scale: 1 },
-  { id: 'fps25', label: '25 fps (CRF 23)', filter: () => '', crf: 23, extra: ['-r', '25'], downscaled: false, scale: 1 },
-  { id: 'blur-noise', label: 'blur 1.5 + noise 10', filter: () => 'gblur=sigma=1.5,noise=alls=10:allf=t', crf: 23, downscaled: false, scale: 1 },
-  {
-    id: 'crop8',
-    label: '8% crop, rescaled',
-    // 92 % of each axis, off-centre (75 % of the slack on the left, 20 % on top), scaled back to the original size.
-    filter: (w, h) => `crop=${even(w * 0.92)}:${even(h * 0.92)}:${even(w * 0.08 * 0.75)}:${even(h * 0.08 * 0.2)},scale=${w}:${h}`,
-    crf: 23,
-    downscaled: false,
-    scale: 1,
-  },
-];
-
-function x264(crf: number, threads: number): string[] {
-  return ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(crf), '-pix_fmt', 'yuv420p', '-threads', String(threads)];
-}
-
-/** One ffmpeg: decode `input` once (optionally a time window), one encoded output per branch. */
-function multiOutputArgs(
-  input: string,
-  branches: { filter: string; out: string; crf: number; extra?: string[] }[],
-  threads: number,
-  window?: { start: number; duration: number },
-): string[] {
-  const labels = branches.map((_, i) => `o${i}`);
-  const split = branches.length > 1 ? `[0:v]split=${branches.length}${labels.map((l) => `[s${l}]`).join('')};` : '';
-  const graph =
-    split +
-    branches
-      .map((b, i) => {
-        const src = branches.length > 1 ? `[s${labels[i]}]` : '[0:v]';
-        return `${src}${b.filter || 'null'}[${labels[i]}]`;
-      })
-      .join(';');
-  return [
-    '-hide_banner',
-    '-nostdin',
-    '-loglevel',
-    'error',
-    '-y',
-    '-threads',
-    String(threads),
-    ...(window ? ['-ss', window.start.toFixed(3), '-t', window.duration.toFixed(3)] : []),
-    '-i',
-    input,
-    '-filter_complex',
-    graph,
-    ...branches.flatMap((b, i) => ['-map', `[${labels[i]}]`, '-an', ...x264(b.crf, threads), ...(b.extra ?? []), b.out]),
-  ];
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// In-process detection with the decoded frames kept (for the full rank and the readings).
-
-interface LeakOutcome {
-  name: string;
-  file: string;
-  bytes: number;
-  /** Payloads that made this copy (empty for unmarked copies and other titles). */
-  truth: number[];
-  found: boolean;
-  accused: number[];
-  collusion: boolean;
-  best: number | null;
-  bestZ: number;
-  gap: number;
-  /** z and rank (among all 65,536) of each true payload. */
-  trueZ: number[];
-  trueRank: number[];
-  /** Per true payload: readings whose sign disagrees with its codeword, and the mean of reading x codeword bit (1 = the full mark). */
-  bitErrors: number[];
-  softMean: number[];
-  segmentsRead: number;
-  alignment: { offsetSeconds: number; score: number };
-  geometry: { x0: number; y0: number; w: number; h: number };
-  leakSeconds: number;
-  detectS: number;
-  stages: Record<string, number>;
-  verdict: 'correct' | 'wrong' | 'missed' | 'clean' | 'FALSE ACCUSATION';
-  /** The bench's own scoring of the same readings agrees with detectLeak's. */
-  consistent: boolean;
-  readings: SegmentReading[];
-  raw?: DetectResult;
-}
-
-interface Ctx {
-  engine: Engine;
-  video: VideoRecord;
-  sidecar: Sidecar;
-  codes: PackedCodebook;
-  layout: ForensicLayout;
-  segments: number;
-}
-
-const allScores = (readings: SegmentReading[], book: PackedCodebook) => {
-  const scores = scoreBook(
-    readings.map((r) => r.segment),
-    readings.map((r) => r.value),
-    book,
-  );
-  return { scores, ...meanSd(scores) };
-};
-
-function rankOf(scores: Float64Array, u: number): number {
-  let above = 0;
-  const s = scores[u]!;
-  for (let v = 0; v < scores.length; v++) if (scores[v]! > s) above++;
-  return above + 1;
-}
-
-async function detectKeepingFrames(c: Ctx, name: string, file: string, truth: number[]): Promise<LeakOutcome> {
-  const stageTimes: { stage: string; t: number }[] = [];
-  const t0 = performance.now();
-  const r: DetectResult = await detectLeak(c.engine, { videoId: c.video.id }, file, (stage) => stageTimes.push({ stage, t: performance.now() }), {
-    keepReadings: true,
-  });
-  const detectS = (performance.now() - t0) / 1000;
-  const stages: Record<string, number> = {};
-  for (const [i, s] of stageTimes.entries()) stages[s.stage] = ((stageTimes[i + 1]?.t ?? t0 + detectS * 1000) - s.t) / 1000;
-  const readings = r.readings ?? [];
-  const { scores, mean, sd } = allScores(readings, c.codes);
-  const verdict = scorePayloads(readings, c.codes);
-  const consistent =
-    verdict.segmentsRead === r.segmentsRead &&
-    (verdict.best?.payload ?? null) === (r.best?.payload ?? null) &&
-    Math.abs((verdict.best?.z ?? 0) - (r.best?.z ?? 0)) < 1e-9 &&
-    verdict.accused.join(',') === r.accused.map((a) => a.payload).join(',');
-
-  const accused = r.accused.map((a) => a.payload);
-  let outcome: LeakOutcome['verdict'];
-  if (truth.length === 0) outcome = accused.length ? 'FALSE ACCUSATION' : 'clean';
-  else if (accused.some((u) => !truth.includes(u))) outcome = 'wrong';
-  else if (truth.length === 1 ? accused.length === 1 : accused.length === truth.length) outcome = 'correct';
-  else outcome = 'missed';
-  return {
-    name,
-    file,
-    bytes: statSync(file).size,
-    truth,
-    found: r.found,
-    accused,
-    collusion: r.collusion.suspected,
-    best: r.best?.payload ?? null,
-    bestZ: r.best?.z ?? NaN,
-    gap: r.best?.gap ?? NaN,
-    trueZ: truth.map((u) => (scores[u]! - mean) / sd),
-    trueRank: truth.map((u) => rankOf(scores, u)),
-    bitErrors: truth.map((u) => readings.filter((x) => Math.sign(x.value) !== packedBit(c.codes, u, x.segment)).length),
-    softMean: truth.map((u) => readings.reduce((a, x) => a + x.value * packedBit(c.codes, u, x.segment), 0) / Math.max(1, readings.length)),
-    segmentsRead: r.segmentsRead,
-    alignment: { offsetSeconds: r.alignment.offsetSeconds, score: r.alignment.score },
-    geometry: { x0: r.geometry.x0, y0: r.geometry.y0, w: r.geometry.w, h: r.geometry.h },
-    leakSeconds: r.leak.durationSeconds,
-    detectS,
-    stages,
-    verdict: outcome,
-    consistent,
-    readings,
-    raw: r,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Small helpers.
-
-async function warmRead(file: string): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const s = createReadStream(file, { highWaterMark: 8 << 20 });
-    s.on('data', () => undefined);
-    s.on('end', resolve);
-    s.on('error', reject);
-  });
-}
-
-function dirBytes(dir: string, filter: (name: string) => boolean = () => true): number {
-  if (!existsSync(dir)) return 0;
-  return readdirSync(dir)
-    .filter(filter)
-    .reduce((a, f) => a + statSync(path.join(dir, f)).size, 0);
-}
-
-async function ffmpeg(bin: string, args: string[]): Promise<{ stderr: string; stdout: Buffer; wallS: number }> {
-  const t0 = performance.now();
-  const { stdout, stderr } = await execFileP(bin, args, { maxBuffer: 1024 * 1024 * 1024, encoding: 'buffer' });
-  return { stdout: stdout as Buffer, stderr: (stderr as Buffer).toString('utf8'), wallS: (performance.now() - t0) / 1000 };
-}
-
 const verdictOk = (ok: boolean) => (ok ? 'MET' : 'MISSED');
 const mbps = (bytes: number, seconds: number) => (bytes * 8) / seconds / 1e6;
-
-/** Gray frames (full resolution) of one segment file: frame indexes wanted, e.g. [0] or [last]. */
-async function grayFrames(bin: string, file: string, indexes: number[], width: number, height: number): Promise<Uint8Array[]> {
-  const select = indexes.map((i) => `eq(n\\,${i})`).join('+');
-  const { stdout } = await ffmpeg(bin, [
-    '-v',
-    'error',
-    '-i',
-    file,
-    '-map',
-    '0:v:0',
-    '-vf',
-    `select='${select}',format=gray`,
-    '-vsync',
-    '0',
-    '-f',
-    'rawvideo',
-    'pipe:1',
-  ]);
-  const n = width * height;
-  return indexes.map((_, i) => new Uint8Array(stdout.buffer, stdout.byteOffset + i * n, n));
-}
-
-function meanAbsDiff(a: Uint8Array, b: Uint8Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += Math.abs(a[i]! - b[i]!);
-  return s / a.length;
-}
-
-/**
- * Per pattern cell (the 16x9 grid the mark is built on), the mean of `diff(i)`: the low-frequency change at that scale.
- * Returns the mean and the largest absolute cell mean.
- */
-function cellMeans(diff: (i: number) => number, width: number, height: number): { meanAbs: number; maxAbs: number } {
-  let sum = 0,
-    max = 0;
-  for (let cy = 0; cy < GRID_ROWS; cy++) {
-    for (let cx = 0; cx < GRID_COLUMNS; cx++) {
-      const x0 = Math.floor((cx * width) / GRID_COLUMNS),
-        x1 = Math.floor(((cx + 1) * width) / GRID_COLUMNS);
-      const y0 = Math.floor((cy * height) / GRID_ROWS),
-        y1 = Math.floor(((cy + 1) * height) / GRID_ROWS);
-      let s = 0;
-      for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) s += diff(y * width + x);
-      const m = Math.abs(s / ((x1 - x0) * (y1 - y0)));
-      sum += m;
-      max = Math.max(max, m);
-    }
-  }
-  return { meanAbs: sum / (GRID_ROWS * GRID_COLUMNS), maxAbs: max };
-}
-
-function parsePsnrY(stderr: string): number {
-  const m = /PSNR y:(\S+)/.exec(stderr);
-  if (!m) throw new Error(`no PSNR line in ffmpeg output:\n${stderr.slice(-1500)}`);
-  return m[1] === 'inf' ? Infinity : Number(m[1]);
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 
