@@ -24,180 +24,28 @@
 //                      decoded as a full-length leak is; the title's length: a full 720p leak, measured; 0: skip)
 //   --payload U        the viewer's payload (default 20011)     --quiet-wait S before each timed detect (default 10)
 //   --reingest         ingest again (default: reuse the ingest, viewer and leaks cached under bench/out/forensic-long)
-import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
 import { ALIGN_RATE, type AlignStats, alignPieces, binFeatures, fingerprints } from '../src/core/forensic/align.js';
 import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
 import { SIDECAR_HEIGHT, SIDECAR_WIDTH } from '../src/core/forensic/variant-plan.js';
 import { FORENSIC_DIR, SIDECAR_NAME } from '../src/engine/data-folder/layout.js';
 import { LONG_LEAK_SECONDS, skipsLoopFilter } from '../src/engine/forensic/detect.js';
 import { readLeak } from '../src/engine/forensic/leak-reader.js';
+import { MB, type State, timed } from './forensic-long-copies.js';
+import type { DetectRun } from './forensic-long-detect.js';
+import { even, ff, longTitle } from './forensic-long-title.js';
+import { dirBytes } from './lib/forensic-media.js';
 import { waitForQuiet } from './lib/measure.js';
-import { fmt, formatMachine, OUT_DIR, REPO_ROOT, type Suite, type SuiteContext, table, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
-import { runTreeMeasured, type TreeMeasured } from './lib/tree-measure.js';
+import { fmt, formatMachine, OUT_DIR, REPO_ROOT, type Suite, table, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
+import { runTreeMeasured } from './lib/tree-measure.js';
 import { mediaDuration } from './lib/video.js';
-
-const execFileP = promisify(execFile);
 
 const MEMORY_TARGET = 1024 ** 3;
 const WALL_TARGET_S = 300;
 const KEY = 'bench-forensic-long';
-const MB = 1e6;
-
-const even = (v: number) => Math.max(2, Math.round(v / 2) * 2);
-
-/**
- * One generated scene: four layers of random texture (very coarse, coarse with colour, medium, fine; each its own
- * seeded noise, scaled up smooth) drawn once at 3x the frame, then shots of 3-8 s: each cut jumps to a pseudo-random
- * place of the texture and pans from there at its own speed (pan and cut follow from the shot number and the seed).
- * A new seed is a new picture, so scenes never repeat each other, and shots inside a scene show other places.
- */
-export function sceneGraph(width: number, height: number, fps: number, seed: number): string {
-  const tw = even(width * 3),
-    th = even(height * 3);
-  const cw = even(width * 2),
-    ch = even(height * 2);
-  const layer = (cells: number, s: number, chroma: number) =>
-    `color=c=0x808080:s=${even(tw / cells)}x${even(th / cells)}:d=0.04,format=yuv444p,` +
-    `noise=c0s=100:c0_seed=${s}:c1s=${chroma}:c1_seed=${s + 1}:c2s=${chroma}:c2_seed=${s + 2},scale=${tw}:${th}:flags=bicubic`;
-  // Shot k(t) = floor(t/5 + 0.6 sin(t/9)): monotonic, shots 3.75-7.5 s. hash(k) in [0, 1) from the shot number.
-  const shot = 'st(0\\,floor(t/5+0.6*sin(t/9)))';
-  const hash = (slot: number, a: number, b: number) =>
-    `st(${slot}\\,sin(ld(0)*${a}+${(seed * b) % 1000})*43758.5453);st(${slot}\\,ld(${slot})-floor(ld(${slot})))`;
-  const pan = (amp: number, a: number, b: number, c: number, d: number) =>
-    `${shot};${hash(1, a, b)};${hash(2, c, d)};${amp}+${amp - 4}*sin(6.2832*ld(1)+(ld(2)-0.5)*0.6*t)`;
-  return (
-    `${layer(160, seed * 10 + 1, 0)}[l0];${layer(40, seed * 10 + 2, 30)}[l1];${layer(10, seed * 10 + 5, 0)}[l2];${layer(2.5, seed * 10 + 8, 0)}[l3];` +
-    `[l0][l1]blend=all_expr='A*0.6+B*0.4'[a1];[a1][l2]blend=c0_expr='A*0.8+B*0.2':c1_expr=A:c2_expr=A[a2];` +
-    `[a2][l3]blend=c0_expr='A*0.9+B*0.1':c1_expr=A:c2_expr=A,loop=loop=-1:size=1:start=0,setpts=N/${fps}/TB,` +
-    `crop=${cw}:${ch}:x='${pan((tw - cw) / 2, 12.9898, 0.731, 39.3468, 0.173)}':y='${pan((th - ch) / 2, 78.233, 0.377, 93.989, 0.519)}',` +
-    `scale=${width}:${height}:flags=bicubic,noise=alls=3:allf=t,setsar=1,format=yuv420p[v]`
-  );
-}
-
-async function ff(bin: string, args: string[]): Promise<void> {
-  await execFileP(bin, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], { maxBuffer: 64 * 1024 * 1024 });
-}
-
-/** The long title, cached: scenes generated two at a time, then joined by stream copy. */
-async function longTitle(
-  ctx: SuiteContext,
-  o: { width: number; height: number; fps: number; minutes: number; sceneMinutes: number },
-): Promise<{ file: string; generatedS: number; scenes: number }> {
-  const stem = `title-v2-${o.width}x${o.height}-${o.minutes}min-${o.fps}fps-scenes${o.sceneMinutes}`;
-  const dir = path.join(OUT_DIR, 'forensic-long');
-  const file = path.join(dir, `${stem}.mp4`);
-  const scenes = Math.ceil(o.minutes / o.sceneMinutes);
-  if (existsSync(file)) return { file, generatedS: 0, scenes };
-  const parts = path.join(dir, `${stem}.parts`);
-  await mkdir(parts, { recursive: true });
-  ctx.log(
-    `generating the ${o.minutes}-min ${o.width}x${o.height} title: ${scenes} scenes of ${o.sceneMinutes} min (one-time cost, cached as ${path.relative(process.cwd(), file)}) ...`,
-  );
-  const t0 = performance.now();
-  const ffmpeg = ctx.tools.ffmpeg.path;
-  const sceneFile = (i: number) => path.join(parts, `scene-${String(i).padStart(3, '0')}.mp4`);
-  let next = 0,
-    done = 0;
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= scenes) return;
-      const seconds = Math.min(o.sceneMinutes * 60, o.minutes * 60 - i * o.sceneMinutes * 60);
-      if (!existsSync(sceneFile(i))) {
-        const tmp = `${sceneFile(i)}.tmp.mp4`;
-        await ff(ffmpeg, [
-          '-f',
-          'lavfi',
-          '-i',
-          'sine=frequency=440:sample_rate=48000:beep_factor=4',
-          '-filter_complex',
-          sceneGraph(o.width, o.height, o.fps, 1000 + i),
-          '-map',
-          '[v]',
-          '-map',
-          '0:a',
-          '-t',
-          String(seconds),
-          '-r',
-          String(o.fps),
-          '-c:v',
-          'libx264',
-          '-preset',
-          'veryfast',
-          '-crf',
-          '20',
-          '-threads',
-          '1',
-          '-pix_fmt',
-          'yuv420p',
-          '-c:a',
-          'aac',
-          '-b:a',
-          '48k',
-          tmp,
-        ]);
-        await rename(tmp, sceneFile(i));
-      }
-      ctx.log(`  scene ${++done}/${scenes}`);
-    }
-  };
-  await Promise.all([worker(), worker()]);
-  const list = path.join(parts, 'list.txt');
-  await writeFile(list, Array.from({ length: scenes }, (_, i) => `file '${sceneFile(i)}'`).join('\n'));
-  await ff(ffmpeg, ['-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', '-movflags', '+faststart', `${file}.tmp.mp4`]);
-  await rename(`${file}.tmp.mp4`, file);
-  await rm(parts, { recursive: true, force: true });
-  const generatedS = (performance.now() - t0) / 1000;
-  ctx.log(`  generated in ${generatedS.toFixed(0)} s`);
-  return { file, generatedS, scenes };
-}
-
-function dirBytes(dir: string, filter: (name: string) => boolean = () => true): number {
-  if (!existsSync(dir)) return 0;
-  return readdirSync(dir)
-    .filter(filter)
-    .reduce((a, f) => a + statSync(path.join(dir, f)).size, 0);
-}
-
-interface Timed {
-  wallS: number;
-  cpuS: number;
-  peakProcessMB: number;
-  peakTreeMB: number;
-}
-
-const timed = (m: TreeMeasured): Timed => ({ wallS: m.wallMs / 1000, cpuS: m.cpuS, peakProcessMB: m.peakProcessRss / MB, peakTreeMB: m.peakTreeRss / MB });
-
-interface State {
-  title: string;
-  videoId: string;
-  segments: number;
-  ingest: Timed & { at: string };
-  viewer?: { payload: number; id: string; mp4: string } & Timed;
-}
-
-interface DetectRun extends Timed {
-  name: string;
-  file: string;
-  leakMinutes: number;
-  width: number;
-  height: number;
-  exitCode: number;
-  timings: Record<string, number>;
-  alignStats?: { windows: number; windowsAligned: number; votes: number };
-  pieces: { leakStart: number; leakEnd: number; scale: number; offset: number; score: number }[];
-  segmentsRead: number;
-  slotsTotal: number;
-  accused: number[];
-  trueZ: number;
-  bestZ: number;
-  peakTop: string;
-}
 
 export const suite: Suite = {
   name: 'forensic-long',
