@@ -59,13 +59,26 @@ const allScores = (readings: SegmentReading[], book: PackedCodebook) => {
   return { scores, ...meanSd(scores) };
 };
 
-function rankOf(scores: Float64Array, u: number): number {
+/**
+ * A leak's verdict against the payloads that made it (none: an unmarked copy): anyone else accused is wrong (a false
+ * accusation when nobody made it), every maker accused is correct, fewer is missed.
+ */
+export function leakVerdict(truth: number[], accused: number[]): LeakOutcome['verdict'] {
+  if (truth.length === 0) return accused.length ? 'FALSE ACCUSATION' : 'clean';
+  if (accused.some((u) => !truth.includes(u))) return 'wrong';
+  if (truth.length === 1 ? accused.length === 1 : accused.length === truth.length) return 'correct';
+  return 'missed';
+}
+
+/** The place of payload `u`'s score among all of them (1: the highest). */
+export function rankOf(scores: Float64Array, u: number): number {
   let above = 0;
   const s = scores[u]!;
   for (let v = 0; v < scores.length; v++) if (scores[v]! > s) above++;
   return above + 1;
 }
 
+/** detectLeak on `file` with its readings kept, and the bench's own scoring of them (rank, bit errors, soft mark). */
 export async function detectKeepingFrames(c: Ctx, name: string, file: string, truth: number[]): Promise<LeakOutcome> {
   const stageTimes: { stage: string; t: number }[] = [];
   const t0 = performance.now();
@@ -85,11 +98,6 @@ export async function detectKeepingFrames(c: Ctx, name: string, file: string, tr
     verdict.accused.join(',') === r.accused.map((a) => a.payload).join(',');
 
   const accused = r.accused.map((a) => a.payload);
-  let outcome: LeakOutcome['verdict'];
-  if (truth.length === 0) outcome = accused.length ? 'FALSE ACCUSATION' : 'clean';
-  else if (accused.some((u) => !truth.includes(u))) outcome = 'wrong';
-  else if (truth.length === 1 ? accused.length === 1 : accused.length === truth.length) outcome = 'correct';
-  else outcome = 'missed';
   return {
     name,
     file,
@@ -111,7 +119,7 @@ export async function detectKeepingFrames(c: Ctx, name: string, file: string, tr
     leakSeconds: r.leak.durationSeconds,
     detectS,
     stages,
-    verdict: outcome,
+    verdict: leakVerdict(truth, accused),
     consistent,
     readings,
     raw: r,

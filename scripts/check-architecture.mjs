@@ -129,7 +129,6 @@ const STILL_TO_SPLIT = [
   'bench/cluster.ts',
   'bench/control-plane.ts',
   'bench/forensic-long.ts',
-  'bench/forensic.ts',
 ];
 
 /** The .ts (and .mts/.mjs, with `all`) files under `dir`, leaving out generated output. */

@@ -8,6 +8,27 @@ import { promisify } from 'node:util';
 
 const execFileP = promisify(execFile);
 
+/** The nearest even size of at least 2: what x264's 4:2:0 accepts. */
+export const even = (v: number) => Math.max(2, Math.round(v / 2) * 2);
+
+/** The forensic benches' x264 output: video only, veryfast, 4:2:0, `threads` threads. */
+export const x264 = (crf: number, threads: number) => [
+  '-an',
+  '-c:v',
+  'libx264',
+  '-preset',
+  'veryfast',
+  '-crf',
+  String(crf),
+  '-pix_fmt',
+  'yuv420p',
+  '-threads',
+  String(threads),
+];
+
+/** ffmpeg's quiet start: no banner, no stdin, errors only, outputs overwritten. */
+export const QUIET = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y'];
+
 export async function warmRead(file: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const s = createReadStream(file, { highWaterMark: 8 << 20 });
