@@ -1,16 +1,11 @@
 // The forensic-long bench's title: a feature-length film generated small and cheap (scenes of random cloud texture,
 // cut into panning shots that never repeat), cached under bench/out/forensic-long.
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
+import { even, ffmpeg, QUIET } from './lib/forensic-media.js';
 import { OUT_DIR, type SuiteContext } from './lib/suite.js';
-
-const execFileP = promisify(execFile);
-
-export const even = (v: number) => Math.max(2, Math.round(v / 2) * 2);
 
 /**
  * One generated scene: four layers of random texture (very coarse, coarse with colour, medium, fine; each its own
@@ -18,7 +13,7 @@ export const even = (v: number) => Math.max(2, Math.round(v / 2) * 2);
  * place of the texture and pans from there at its own speed (pan and cut follow from the shot number and the seed).
  * A new seed is a new picture, so scenes never repeat each other, and shots inside a scene show other places.
  */
-export function sceneGraph(width: number, height: number, fps: number, seed: number): string {
+function sceneGraph(width: number, height: number, fps: number, seed: number): string {
   const tw = even(width * 3),
     th = even(height * 3);
   const cw = even(width * 2),
@@ -41,15 +36,57 @@ export function sceneGraph(width: number, height: number, fps: number, seed: num
   );
 }
 
-export async function ff(bin: string, args: string[]): Promise<void> {
-  await execFileP(bin, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], { maxBuffer: 64 * 1024 * 1024 });
+type TitleSpec = { width: number; height: number; fps: number; minutes: number; sceneMinutes: number };
+
+/** ffmpeg's arguments for scene `i` (its own seed), `seconds` long, with a beeping tone for audio. */
+function sceneArgs(o: TitleSpec, i: number, seconds: number, out: string): string[] {
+  const audio = ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:beep_factor=4'];
+  const video = ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-threads', '1', '-pix_fmt', 'yuv420p'];
+  const graph = sceneGraph(o.width, o.height, o.fps, 1000 + i);
+  return [
+    ...QUIET,
+    ...audio,
+    '-filter_complex',
+    graph,
+    '-map',
+    '[v]',
+    '-map',
+    '0:a',
+    '-t',
+    String(seconds),
+    '-r',
+    String(o.fps),
+    ...video,
+    '-c:a',
+    'aac',
+    '-b:a',
+    '48k',
+    out,
+  ];
+}
+
+/** Every scene not made yet, two ffmpegs at a time (each encodes with one thread). */
+async function generateScenes(ctx: SuiteContext, o: TitleSpec, scenes: number, sceneFile: (i: number) => string): Promise<void> {
+  let next = 0,
+    done = 0;
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= scenes) return;
+      const seconds = Math.min(o.sceneMinutes * 60, o.minutes * 60 - i * o.sceneMinutes * 60);
+      if (!existsSync(sceneFile(i))) {
+        const tmp = `${sceneFile(i)}.tmp.mp4`;
+        await ffmpeg(ctx.tools.ffmpeg.path, sceneArgs(o, i, seconds, tmp));
+        await rename(tmp, sceneFile(i));
+      }
+      ctx.log(`  scene ${++done}/${scenes}`);
+    }
+  };
+  await Promise.all([worker(), worker()]);
 }
 
 /** The long title, cached: scenes generated two at a time, then joined by stream copy. */
-export async function longTitle(
-  ctx: SuiteContext,
-  o: { width: number; height: number; fps: number; minutes: number; sceneMinutes: number },
-): Promise<{ file: string; generatedS: number; scenes: number }> {
+export async function longTitle(ctx: SuiteContext, o: TitleSpec): Promise<{ file: string; generatedS: number; scenes: number }> {
   const stem = `title-v2-${o.width}x${o.height}-${o.minutes}min-${o.fps}fps-scenes${o.sceneMinutes}`;
   const dir = path.join(OUT_DIR, 'forensic-long');
   const file = path.join(dir, `${stem}.mp4`);
@@ -61,57 +98,11 @@ export async function longTitle(
     `generating the ${o.minutes}-min ${o.width}x${o.height} title: ${scenes} scenes of ${o.sceneMinutes} min (one-time cost, cached as ${path.relative(process.cwd(), file)}) ...`,
   );
   const t0 = performance.now();
-  const ffmpeg = ctx.tools.ffmpeg.path;
   const sceneFile = (i: number) => path.join(parts, `scene-${String(i).padStart(3, '0')}.mp4`);
-  let next = 0,
-    done = 0;
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= scenes) return;
-      const seconds = Math.min(o.sceneMinutes * 60, o.minutes * 60 - i * o.sceneMinutes * 60);
-      if (!existsSync(sceneFile(i))) {
-        const tmp = `${sceneFile(i)}.tmp.mp4`;
-        await ff(ffmpeg, [
-          '-f',
-          'lavfi',
-          '-i',
-          'sine=frequency=440:sample_rate=48000:beep_factor=4',
-          '-filter_complex',
-          sceneGraph(o.width, o.height, o.fps, 1000 + i),
-          '-map',
-          '[v]',
-          '-map',
-          '0:a',
-          '-t',
-          String(seconds),
-          '-r',
-          String(o.fps),
-          '-c:v',
-          'libx264',
-          '-preset',
-          'veryfast',
-          '-crf',
-          '20',
-          '-threads',
-          '1',
-          '-pix_fmt',
-          'yuv420p',
-          '-c:a',
-          'aac',
-          '-b:a',
-          '48k',
-          tmp,
-        ]);
-        await rename(tmp, sceneFile(i));
-      }
-      ctx.log(`  scene ${++done}/${scenes}`);
-    }
-  };
-  await Promise.all([worker(), worker()]);
+  await generateScenes(ctx, o, scenes, sceneFile);
   const list = path.join(parts, 'list.txt');
   await writeFile(list, Array.from({ length: scenes }, (_, i) => `file '${sceneFile(i)}'`).join('\n'));
-  await ff(ffmpeg, ['-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', '-movflags', '+faststart', `${file}.tmp.mp4`]);
+  await ffmpeg(ctx.tools.ffmpeg.path, [...QUIET, '-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', '-movflags', '+faststart', `${file}.tmp.mp4`]);
   await rename(`${file}.tmp.mp4`, file);
   await rm(parts, { recursive: true, force: true });
   const generatedS = (performance.now() - t0) / 1000;

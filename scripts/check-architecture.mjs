@@ -128,7 +128,6 @@ const STILL_TO_SPLIT = [
   // Still to be split along their suites' parts (setup, trials, statistics, table), as the others were.
   'bench/cluster.ts',
   'bench/control-plane.ts',
-  'bench/forensic-long.ts',
 ];
 
 /** The .ts (and .mts/.mjs, with `all`) files under `dir`, leaving out generated output. */
