@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { DetectRun } from '../forensic-long-detect.js';
 import { longOptions } from '../forensic-long-options.js';
 import { type LongResults, longFigures, longJson, longReport } from '../forensic-long-report.js';
+import { MACHINE } from './machine.js';
 
 const timed = { wallS: 60, cpuS: 100, peakProcessMB: 300, peakTreeMB: 400 };
 const run = (name: string, file: string, leakMinutes: number, align: number, decode: number, over: Partial<DetectRun> = {}): DetectRun => ({
@@ -30,17 +31,7 @@ function results(argv: Record<string, string>, runs: DetectRun[], hd?: DetectRun
   const o = longOptions(argv);
   return {
     o,
-    machine: {
-      cpuModel: 'cpu',
-      cores: 2,
-      availableParallelism: 2,
-      memoryGiB: 8,
-      platform: 'linux',
-      node: 'v20',
-      ffmpeg: 'ffmpeg 7',
-      ffmpegPath: 'ffmpeg',
-      ffmpegSource: 'path',
-    },
+    machine: MACHINE,
     entry: 'dist/ (compiled)',
     title: { file: 'title.mp4', seconds: o.minutes * 60, bytes: 50e6, scenes: 4, generatedS: 0 },
     content: { bins: 72000, informative: 70000, distinct: 30000, bucketSizes: [50, 45, 3], skipAbove: 40, selfOk: 24, selfChecks: 24, selfSeconds: 30 },

@@ -8,6 +8,7 @@ import { noTrials } from '../forensic-null-trials.js';
 import { forensicOptions, wanted } from '../forensic-options.js';
 import { pairStarts } from '../forensic-quality.js';
 import { forensicReport } from '../forensic-report.js';
+import { MACHINE } from './machine.js';
 
 const leak = (truth: number[], accused: number[], z: number, over: Partial<LeakOutcome> = {}): LeakOutcome => ({
   name: 'leak',
@@ -63,17 +64,7 @@ function results(only: string, over: Partial<ForensicResults> = {}): ForensicRes
   return {
     o,
     want: wanted(o),
-    machine: {
-      cpuModel: 'cpu',
-      cores: 2,
-      availableParallelism: 2,
-      memoryGiB: 8,
-      platform: 'linux',
-      node: 'v20',
-      ffmpeg: 'ffmpeg 7',
-      ffmpegPath: 'ffmpeg',
-      ffmpegSource: 'path',
-    },
+    machine: MACHINE,
     clip: { path: 'clip.mp4', kind: 'natural', width: 320, height: 180, seconds: 300, fps: 30, generatedSeconds: 0 },
     clipBytes: 22e6,
     videoId: 'video-1',
