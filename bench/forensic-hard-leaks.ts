@@ -1,21 +1,19 @@
 // The forensic bench's hard leaks: 2-minute leaks (F2'), camcorder copies (F9), speed changes and re-edits (F10),
 // three colluders (F7'), 10,000 null trials with the reported false-accusation probability (F6'), and a long title
 // (F11: generated at low resolution, ingested, watermarked and detected through the real CLI).
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
 import type { Rng } from '../harness/rng.js';
 import { type PackedCodebook, packedBit, packedCodebook } from '../src/core/forensic/keyed-bits.js';
 import { type SegmentReading, scorePayloads, type Verdict } from '../src/core/forensic/score.js';
 import type { DetectResult } from '../src/engine/forensic/detect.js';
 import { type HardLeakPart, hardLeaksReport, type NamedOutcome, type NullTrials, type Outcome, type StepOutcome } from './forensic-hard-leaks-report.js';
 import { CAMCORDER_CRF, camcorderFilter, camcorderSteps } from './lib/camcorder.js';
+import { FFMPEG_QUIET } from './lib/ffmpeg-args.js';
+import { even, ffmpeg, x264 } from './lib/forensic-media.js';
 import { fmt } from './lib/suite.js';
-
-const execFileP = promisify(execFile);
 
 export interface HardLeaksInput {
   detect: (name: string, file: string, truth: number[]) => Promise<Outcome & { raw?: DetectResult }>;
@@ -42,28 +40,8 @@ export interface HardLeaksInput {
   reuse?: boolean;
 }
 
-const even = (v: number) => Math.max(2, Math.round(v / 2) * 2);
-const _ok = (b: boolean) => (b ? 'MET' : 'MISSED');
-
-async function ffmpeg(bin: string, args: string[]): Promise<number> {
-  const t0 = performance.now();
-  await execFileP(bin, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], { maxBuffer: 64 * 1024 * 1024 });
-  return (performance.now() - t0) / 1000;
-}
-
-const x264 = (crf: number, threads: number) => [
-  '-an',
-  '-c:v',
-  'libx264',
-  '-preset',
-  'veryfast',
-  '-crf',
-  String(crf),
-  '-pix_fmt',
-  'yuv420p',
-  '-threads',
-  String(threads),
-];
+/** ffmpeg, quietly (the wall time is not needed). */
+const encode = (bin: string, args: string[]) => ffmpeg(bin, [...FFMPEG_QUIET, ...args]);
 
 const NO_NULL_TRIALS: NullTrials = { trials: 0, accusations: 0, maxZ: -Infinity, minEstimate: 1, bookTrials: 0, books: 0, setCount: 0, seconds: 0 };
 
@@ -81,7 +59,7 @@ async function excerptLeaks(c: PartContext): Promise<NamedOutcome[]> {
   for (let i = 0; i < 3; i++) {
     const start = Number((c.R.next() * (c.seconds - 121)).toFixed(2));
     const out = path.join(c.dir, `f2b-${i}.mp4`);
-    await ffmpeg(c.ff, ['-threads', String(c.threads), '-ss', String(start), '-t', '120', '-i', v0.mp4, '-vf', c.half, ...x264(30, c.threads), out]);
+    await encode(c.ff, ['-threads', String(c.threads), '-ss', String(start), '-t', '120', '-i', v0.mp4, '-vf', c.half, ...x264(30, c.threads), out]);
     const x = await c.detect(`f2'-${start}`, out, [v0.payload]);
     f2.push({ name: `2 min from ${start.toFixed(1)} s`, o: x });
     c.log(`  ${start.toFixed(1)} s: ${x.verdict} z ${fmt(x.trueZ[0]!)}`);
@@ -96,7 +74,7 @@ async function camcorderLeaks(c: PartContext): Promise<NamedOutcome[]> {
   for (const v of c.viewers) {
     const out = path.join(c.dir, `f9-${v.payload}.mp4`);
     if (!(c.reuse && existsSync(out)))
-      await ffmpeg(c.ff, ['-threads', String(c.threads), '-i', v.mp4, '-vf', camcorderFilter(c.width, c.height), ...x264(CAMCORDER_CRF, c.threads), out]);
+      await encode(c.ff, ['-threads', String(c.threads), '-i', v.mp4, '-vf', camcorderFilter(c.width, c.height), ...x264(CAMCORDER_CRF, c.threads), out]);
     const x = await c.detect(`f9-${v.payload}`, out, [v.payload]);
     f9.push({ name: `camcorder, viewer ${v.payload}`, o: x });
     c.log(`  ${v.payload}: ${x.verdict} z ${fmt(x.trueZ[0]!)}`);
@@ -142,7 +120,7 @@ async function camcorderBySteps(c: PartContext): Promise<StepOutcome[]> {
   // Two ffmpegs of about half the branches each (one decode per process, and the split keeps memory bounded).
   for (const group of [todo.slice(0, Math.ceil(todo.length / 2)), todo.slice(Math.ceil(todo.length / 2))].filter((g) => g.length)) {
     const graph = `[0:v]split=${group.length}${group.map((_, i) => `[s${i}]`).join('')};${group.map((b, i) => `[s${i}]${b.filter}[o${i}]`).join(';')}`;
-    await ffmpeg(c.ff, [
+    await encode(c.ff, [
       '-threads',
       String(c.threads),
       '-ss',
@@ -183,7 +161,7 @@ async function speedAndReedit(c: PartContext): Promise<NamedOutcome[]> {
   const v1 = c.viewers[1 % c.viewers.length]!;
   for (const speed of [1.04, 0.96]) {
     const out = path.join(c.dir, `f10-${speed}.mp4`);
-    await ffmpeg(c.ff, ['-threads', String(c.threads), '-i', v1.mp4, '-vf', `setpts=PTS/${speed},fps=30,${c.half}`, ...x264(28, c.threads), out]);
+    await encode(c.ff, ['-threads', String(c.threads), '-i', v1.mp4, '-vf', `setpts=PTS/${speed},fps=30,${c.half}`, ...x264(28, c.threads), out]);
     const x = await c.detect(`f10-${speed}`, out, [v1.payload]);
     f10.push({ name: `played at ${speed}x, 0.5x, CRF 28`, o: x });
     c.log(`  ${speed}x: ${x.verdict} z ${fmt(x.trueZ[0]!)}`);
@@ -195,7 +173,7 @@ async function speedAndReedit(c: PartContext): Promise<NamedOutcome[]> {
     order.map((k, i) => `[s${i}]trim=start=${starts[k]!.toFixed(2)}:duration=40,setpts=PTS-STARTPTS[t${i}]`).join(';') +
     `;${order.map((_, i) => `[t${i}]`).join('')}concat=n=6:v=1:a=0,${c.half}[v]`;
   const out = path.join(c.dir, 'f10-reedit.mp4');
-  await ffmpeg(c.ff, ['-threads', String(c.threads), '-i', v1.mp4, '-filter_complex', graph, '-map', '[v]', ...x264(28, c.threads), out]);
+  await encode(c.ff, ['-threads', String(c.threads), '-i', v1.mp4, '-filter_complex', graph, '-map', '[v]', ...x264(28, c.threads), out]);
   const x = await c.detect('f10-reedit', out, [v1.payload]);
   f10.push({ name: `6 x 40 s shuffled (${order.map((k) => starts[k]!.toFixed(0)).join(', ')} s)`, o: x });
   c.log(`  re-edit: ${x.verdict} z ${fmt(x.trueZ[0]!)}`);
@@ -206,7 +184,7 @@ async function speedAndReedit(c: PartContext): Promise<NamedOutcome[]> {
 async function threeColluders(c: PartContext, trio: HardLeaksInput['viewers']): Promise<Outcome & { raw?: DetectResult }> {
   c.log(`[${c.elapsed()}] F7': three viewers averaged ...`);
   const f7Out = path.join(c.dir, 'f7-three.mp4');
-  await ffmpeg(c.ff, [
+  await encode(c.ff, [
     '-threads',
     String(c.threads),
     '-i',

@@ -24,669 +24,82 @@
 //                      decoded as a full-length leak is; the title's length: a full 720p leak, measured; 0: skip)
 //   --payload U        the viewer's payload (default 20011)     --quiet-wait S before each timed detect (default 10)
 //   --reingest         ingest again (default: reuse the ingest, viewer and leaks cached under bench/out/forensic-long)
-import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
-import { ALIGN_RATE, type AlignStats, alignPieces, binFeatures, fingerprints } from '../src/core/forensic/align.js';
 import { decodeSidecar } from '../src/core/forensic/sidecar-format.js';
-import { SIDECAR_HEIGHT, SIDECAR_WIDTH } from '../src/core/forensic/variant-plan.js';
-import { FORENSIC_DIR, SIDECAR_NAME } from '../src/engine/data-folder/layout.js';
-import { LONG_LEAK_SECONDS, skipsLoopFilter } from '../src/engine/forensic/detect.js';
-import { readLeak } from '../src/engine/forensic/leak-reader.js';
-import { waitForQuiet } from './lib/measure.js';
-import { fmt, formatMachine, OUT_DIR, REPO_ROOT, type Suite, type SuiteContext, table, WMARK_BIN, warnIfDistStale, wmarkEnvironment } from './lib/suite.js';
-import { runTreeMeasured, type TreeMeasured } from './lib/tree-measure.js';
+import { alignmentVsOriginal, contentCheck } from './forensic-long-align.js';
+import { fullLeak, hdLeak, ingestOnce, type LongRun, MB, scalingLeaks, startLongRun, titleFiles, viewerOnce } from './forensic-long-copies.js';
+import { type DetectRun, detectRun } from './forensic-long-detect.js';
+import { longOptions } from './forensic-long-options.js';
+import { type LongResults, longJson, longReport } from './forensic-long-report.js';
+import { longTitle } from './forensic-long-title.js';
+import { REPO_ROOT, type Suite, type SuiteContext, warnIfDistStale } from './lib/suite.js';
 import { mediaDuration } from './lib/video.js';
 
-const execFileP = promisify(execFile);
-
-const MEMORY_TARGET = 1024 ** 3;
-const WALL_TARGET_S = 300;
-const KEY = 'bench-forensic-long';
-const MB = 1e6;
-
-const even = (v: number) => Math.max(2, Math.round(v / 2) * 2);
-
-/**
- * One generated scene: four layers of random texture (very coarse, coarse with colour, medium, fine; each its own
- * seeded noise, scaled up smooth) drawn once at 3x the frame, then shots of 3-8 s: each cut jumps to a pseudo-random
- * place of the texture and pans from there at its own speed (pan and cut follow from the shot number and the seed).
- * A new seed is a new picture, so scenes never repeat each other, and shots inside a scene show other places.
- */
-export function sceneGraph(width: number, height: number, fps: number, seed: number): string {
-  const tw = even(width * 3),
-    th = even(height * 3);
-  const cw = even(width * 2),
-    ch = even(height * 2);
-  const layer = (cells: number, s: number, chroma: number) =>
-    `color=c=0x808080:s=${even(tw / cells)}x${even(th / cells)}:d=0.04,format=yuv444p,` +
-    `noise=c0s=100:c0_seed=${s}:c1s=${chroma}:c1_seed=${s + 1}:c2s=${chroma}:c2_seed=${s + 2},scale=${tw}:${th}:flags=bicubic`;
-  // Shot k(t) = floor(t/5 + 0.6 sin(t/9)): monotonic, shots 3.75-7.5 s. hash(k) in [0, 1) from the shot number.
-  const shot = 'st(0\\,floor(t/5+0.6*sin(t/9)))';
-  const hash = (slot: number, a: number, b: number) =>
-    `st(${slot}\\,sin(ld(0)*${a}+${(seed * b) % 1000})*43758.5453);st(${slot}\\,ld(${slot})-floor(ld(${slot})))`;
-  const pan = (amp: number, a: number, b: number, c: number, d: number) =>
-    `${shot};${hash(1, a, b)};${hash(2, c, d)};${amp}+${amp - 4}*sin(6.2832*ld(1)+(ld(2)-0.5)*0.6*t)`;
-  return (
-    `${layer(160, seed * 10 + 1, 0)}[l0];${layer(40, seed * 10 + 2, 30)}[l1];${layer(10, seed * 10 + 5, 0)}[l2];${layer(2.5, seed * 10 + 8, 0)}[l3];` +
-    `[l0][l1]blend=all_expr='A*0.6+B*0.4'[a1];[a1][l2]blend=c0_expr='A*0.8+B*0.2':c1_expr=A:c2_expr=A[a2];` +
-    `[a2][l3]blend=c0_expr='A*0.9+B*0.1':c1_expr=A:c2_expr=A,loop=loop=-1:size=1:start=0,setpts=N/${fps}/TB,` +
-    `crop=${cw}:${ch}:x='${pan((tw - cw) / 2, 12.9898, 0.731, 39.3468, 0.173)}':y='${pan((th - ch) / 2, 78.233, 0.377, 93.989, 0.519)}',` +
-    `scale=${width}:${height}:flags=bicubic,noise=alls=3:allf=t,setsar=1,format=yuv420p[v]`
-  );
+/** The ingest, the viewer and the leaks (each kept from an earlier run when it can be), then every detect run. */
+async function copiesAndRuns(run: LongRun, titleFile: string) {
+  const { state, reused } = await ingestOnce(run, titleFile);
+  const files = titleFiles(run, state);
+  const viewer = await viewerOnce(run, state);
+  const full = await fullLeak(run, viewer.mp4);
+  const leaks = await scalingLeaks(run, full);
+  const hd = await hdLeak(run, viewer.mp4);
+  const runs: DetectRun[] = [];
+  if (hd) runs.push(await detectRun(run, hd));
+  for (const l of leaks) runs.push(await detectRun(run, l));
+  return { state, reused, files, viewer, full, small: leaks[0]!, runs, hd: hd ? runs[0] : undefined };
 }
 
-async function ff(bin: string, args: string[]): Promise<void> {
-  await execFileP(bin, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], { maxBuffer: 64 * 1024 * 1024 });
-}
-
-/** The long title, cached: scenes generated two at a time, then joined by stream copy. */
-async function longTitle(
-  ctx: SuiteContext,
-  o: { width: number; height: number; fps: number; minutes: number; sceneMinutes: number },
-): Promise<{ file: string; generatedS: number; scenes: number }> {
-  const stem = `title-v2-${o.width}x${o.height}-${o.minutes}min-${o.fps}fps-scenes${o.sceneMinutes}`;
-  const dir = path.join(OUT_DIR, 'forensic-long');
-  const file = path.join(dir, `${stem}.mp4`);
-  const scenes = Math.ceil(o.minutes / o.sceneMinutes);
-  if (existsSync(file)) return { file, generatedS: 0, scenes };
-  const parts = path.join(dir, `${stem}.parts`);
-  await mkdir(parts, { recursive: true });
-  ctx.log(
-    `generating the ${o.minutes}-min ${o.width}x${o.height} title: ${scenes} scenes of ${o.sceneMinutes} min (one-time cost, cached as ${path.relative(process.cwd(), file)}) ...`,
-  );
-  const t0 = performance.now();
-  const ffmpeg = ctx.tools.ffmpeg.path;
-  const sceneFile = (i: number) => path.join(parts, `scene-${String(i).padStart(3, '0')}.mp4`);
-  let next = 0,
-    done = 0;
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= scenes) return;
-      const seconds = Math.min(o.sceneMinutes * 60, o.minutes * 60 - i * o.sceneMinutes * 60);
-      if (!existsSync(sceneFile(i))) {
-        const tmp = `${sceneFile(i)}.tmp.mp4`;
-        await ff(ffmpeg, [
-          '-f',
-          'lavfi',
-          '-i',
-          'sine=frequency=440:sample_rate=48000:beep_factor=4',
-          '-filter_complex',
-          sceneGraph(o.width, o.height, o.fps, 1000 + i),
-          '-map',
-          '[v]',
-          '-map',
-          '0:a',
-          '-t',
-          String(seconds),
-          '-r',
-          String(o.fps),
-          '-c:v',
-          'libx264',
-          '-preset',
-          'veryfast',
-          '-crf',
-          '20',
-          '-threads',
-          '1',
-          '-pix_fmt',
-          'yuv420p',
-          '-c:a',
-          'aac',
-          '-b:a',
-          '48k',
-          tmp,
-        ]);
-        await rename(tmp, sceneFile(i));
-      }
-      ctx.log(`  scene ${++done}/${scenes}`);
-    }
+async function measure(ctx: SuiteContext, run: LongRun, entry: string, title: Awaited<ReturnType<typeof longTitle>>): Promise<LongResults> {
+  const { o } = run;
+  const titleSeconds = await mediaDuration(ctx.tools.ffprobe.path, title.file);
+  const { state, reused, files, viewer, full, small, runs, hd } = await copiesAndRuns(run, title.file);
+  run.log(`[${run.elapsed()}] in process: fingerprints of the title, self-alignment, alignment vs original length ...`);
+  const sidecar = decodeSidecar(await readFile(files.sidecarFile));
+  const content = contentCheck(sidecar);
+  const vsOriginal = await alignmentVsOriginal(run.ffmpeg, o.fps, o.minutes, sidecar, small);
+  const decodedSidecarMB = (sidecar.mean.byteLength + sidecar.diff.byteLength + sidecar.signature.byteLength + sidecar.signatureTimes.byteLength) / MB;
+  return {
+    o,
+    machine: ctx.machine,
+    entry,
+    title: { file: title.file, seconds: titleSeconds, bytes: statSync(title.file).size, scenes: title.scenes, generatedS: title.generatedS },
+    content,
+    state,
+    viewer,
+    ingestReused: reused,
+    ingest: {
+      slots: sidecar.slotStarts.length,
+      workingBytes: files.workingBytes,
+      variantBytes: files.variantBytes,
+      sidecarBytes: files.sidecarBytes,
+      decodedSidecarMB,
+    },
+    viewerBytes: statSync(viewer.mp4).size,
+    leak: { width: full.width, height: full.height, bytes: statSync(full.file).size, file: full.file },
+    runs,
+    hd,
+    small: { minutes: small.minutes, start: small.start },
+    vsOriginal,
   };
-  await Promise.all([worker(), worker()]);
-  const list = path.join(parts, 'list.txt');
-  await writeFile(list, Array.from({ length: scenes }, (_, i) => `file '${sceneFile(i)}'`).join('\n'));
-  await ff(ffmpeg, ['-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', '-movflags', '+faststart', `${file}.tmp.mp4`]);
-  await rename(`${file}.tmp.mp4`, file);
-  await rm(parts, { recursive: true, force: true });
-  const generatedS = (performance.now() - t0) / 1000;
-  ctx.log(`  generated in ${generatedS.toFixed(0)} s`);
-  return { file, generatedS, scenes };
-}
-
-function dirBytes(dir: string, filter: (name: string) => boolean = () => true): number {
-  if (!existsSync(dir)) return 0;
-  return readdirSync(dir)
-    .filter(filter)
-    .reduce((a, f) => a + statSync(path.join(dir, f)).size, 0);
-}
-
-interface Timed {
-  wallS: number;
-  cpuS: number;
-  peakProcessMB: number;
-  peakTreeMB: number;
-}
-
-const timed = (m: TreeMeasured): Timed => ({ wallS: m.wallMs / 1000, cpuS: m.cpuS, peakProcessMB: m.peakProcessRss / MB, peakTreeMB: m.peakTreeRss / MB });
-
-interface State {
-  title: string;
-  videoId: string;
-  segments: number;
-  ingest: Timed & { at: string };
-  viewer?: { payload: number; id: string; mp4: string } & Timed;
-}
-
-interface DetectRun extends Timed {
-  name: string;
-  file: string;
-  leakMinutes: number;
-  width: number;
-  height: number;
-  exitCode: number;
-  timings: Record<string, number>;
-  alignStats?: { windows: number; windowsAligned: number; votes: number };
-  pieces: { leakStart: number; leakEnd: number; scale: number; offset: number; score: number }[];
-  segmentsRead: number;
-  slotsTotal: number;
-  accused: number[];
-  trueZ: number;
-  bestZ: number;
-  peakTop: string;
 }
 
 export const suite: Suite = {
   name: 'forensic-long',
   description: 'issue 15 F11: a 2-hour forensic title (generated small), wmark detect on a full-length leak: memory, time, alignment scaling',
   async run(ctx) {
-    const { log, tools } = ctx;
-    const opt = ctx.args.options;
-    const num = (name: string, fallback: number) => {
-      const v = opt[name];
-      if (v === undefined) return fallback;
-      const n = Number(v);
-      if (!Number.isFinite(n) || n < 0) throw new Error(`--${name}: expected a number, got ${String(v)}`);
-      return n;
-    };
-    const hours = num('hours', 2);
-    const height = even(num('height', 180));
-    const width = even((height * 16) / 9);
-    const fps = num('fps', 30);
-    const sceneMinutes = num('scene-min', 5);
-    const leakScale = num('leak-scale', 0.5);
-    const leakCrf = num('leak-crf', 28);
-    const minutes = Math.round(hours * 60);
-    const hdMinutes = Math.min(num('hd-minutes', 20), minutes);
-    const payload = num('payload', 20011);
-    const quietWaitMs = num('quiet-wait', 10) * 1000;
-    const scaling = [
-      ...new Set(
-        String(opt.scaling ?? '10,30,120')
-          .split(',')
-          .map(Number)
-          .filter((m) => m > 0)
-          .map((m) => Math.min(m, minutes)),
-      ),
-    ].sort((a, b) => a - b);
-    if (minutes < 5) throw new Error('--hours: a forensic title is at least 5 minutes');
-    const ffmpeg = tools.ffmpeg.path;
+    const o = longOptions(ctx.args.options);
     const suiteT0 = performance.now();
-    const elapsed = () => `${((performance.now() - suiteT0) / 60000).toFixed(1)} min`;
-    warnIfDistStale(log);
+    warnIfDistStale(ctx.log);
     const entry = existsSync(path.join(REPO_ROOT, 'dist', 'cli', 'main.js'))
       ? 'dist/ (compiled)'
       : 'src/ through tsx (no dist/: the tsx loader and its esbuild service count in the tree RSS)';
-
-    const title = await longTitle(ctx, { width, height, fps, minutes, sceneMinutes });
-    const titleBytes = statSync(title.file).size;
-    const titleSeconds = await mediaDuration(tools.ffprobe.path, title.file);
-
-    const runDir = path.join(OUT_DIR, 'forensic-long', `run-${path.basename(title.file, '.mp4')}`);
-    const dataDir = path.join(runDir, 'data');
-    const leakDir = path.join(runDir, 'leaks');
-    const stateFile = path.join(runDir, 'state.json');
-    if (opt.reingest !== undefined) await rm(runDir, { recursive: true, force: true });
-    await mkdir(leakDir, { recursive: true });
-    const { cwd, env } = await wmarkEnvironment(ctx, 'bench-forensic-long-cwd-');
-    const wmark = (...a: string[]) => [WMARK_BIN, '--data-dir', dataDir, '--json', ...a];
-    let state: State | undefined = existsSync(stateFile) ? (JSON.parse(await readFile(stateFile, 'utf8')) as State) : undefined;
-    if (state && (state.title !== title.file || !existsSync(path.join(dataDir, 'media', 'videos', state.videoId, FORENSIC_DIR, SIDECAR_NAME))))
-      state = undefined;
-
-    // ---- ingest (cached) ------------------------------------------------------------------------------------
-    let ingestReused = true;
-    if (!state) {
-      ingestReused = false;
-      await rm(dataDir, { recursive: true, force: true });
-      log(`[${elapsed()}] wmark ingest --forensic (${minutes} min) ...`);
-      const m = await runTreeMeasured(process.execPath, wmark('ingest', title.file, '--key', KEY, '--forensic'), { cwd, env, sampleMs: 500 });
-      if (m.exitCode !== 0) throw new Error(`wmark ingest --forensic exited ${m.exitCode}\n${m.stderr.slice(-3000)}`);
-      const v = JSON.parse(m.stdout) as { id: string; segments: number };
-      state = { title: title.file, videoId: v.id, segments: v.segments, ingest: { ...timed(m), at: new Date().toISOString() } };
-      await writeFile(stateFile, JSON.stringify(state, null, 2));
-      log(`  ingest: ${(m.wallMs / 1000).toFixed(0)} s wall, ${m.cpuS.toFixed(0)} s cpu, peak RSS ${(m.peakTreeRss / MB).toFixed(0)} MB (tree)`);
-    } else log(`reusing the ingest of ${state.ingest.at} (${stateFile}; --reingest to redo it)`);
-    const videoDir = path.join(dataDir, 'media', 'videos', state.videoId);
-    const forensicDir = path.join(videoDir, FORENSIC_DIR);
-    const sidecarFile = path.join(forensicDir, SIDECAR_NAME);
-    const sidecarBytes = statSync(sidecarFile).size;
-    const workingBytes = dirBytes(videoDir, (f) => f.endsWith('.ts'));
-    const variantBytes = dirBytes(forensicDir, (f) => f.endsWith('.ts'));
-
-    // ---- one viewer (cached) ----------------------------------------------------------------------------------
-    if (!state.viewer || state.viewer.payload !== payload || !existsSync(state.viewer.mp4)) {
-      log(`[${elapsed()}] wmark watermark --forensic ${payload} --containers mp4 ...`);
-      const m = await runTreeMeasured(process.execPath, wmark('watermark', '--key', KEY, '--forensic', String(payload), '--containers', 'mp4'), {
-        cwd,
-        env,
-        sampleMs: 250,
-      });
-      if (m.exitCode !== 0) throw new Error(`wmark watermark exited ${m.exitCode}\n${m.stderr.slice(-3000)}`);
-      const view = JSON.parse(m.stdout) as { id: string; status: string; files: { mp4?: string } };
-      if (view.status !== 'READY' || !view.files.mp4) throw new Error(`watermark ${view.id}: status ${view.status}, no mp4`);
-      state.viewer = { payload, id: view.id, mp4: view.files.mp4, ...timed(m) };
-      await writeFile(stateFile, JSON.stringify(state, null, 2));
-      // Leaks made from another viewer's copy are stale.
-      await rm(leakDir, { recursive: true, force: true });
-      await mkdir(leakDir, { recursive: true });
-    }
-    const viewer = state.viewer;
-    const viewerBytes = statSync(viewer.mp4).size;
-
-    // ---- leaks (cached) ---------------------------------------------------------------------------------------
-    const lw = even(width * leakScale),
-      lh = even(height * leakScale);
-    const fullLeak = path.join(leakDir, `leak-${lw}x${lh}-crf${leakCrf}.mp4`);
-    if (!existsSync(fullLeak)) {
-      log(`[${elapsed()}] the full-length leak: ${lw}x${lh}, CRF ${leakCrf} ...`);
-      await ff(ffmpeg, [
-        '-i',
-        viewer.mp4,
-        '-map',
-        '0:v:0',
-        '-map',
-        '0:a:0?',
-        '-vf',
-        `scale=${lw}:${lh}`,
-        '-c:v',
-        'libx264',
-        '-preset',
-        'veryfast',
-        '-crf',
-        String(leakCrf),
-        '-threads',
-        '2',
-        '-c:a',
-        'copy',
-        `${fullLeak}.tmp.mp4`,
-      ]);
-      await rename(`${fullLeak}.tmp.mp4`, fullLeak);
-    }
-    // Excerpts start at different places of the title (cut by stream copy: at the keyframe before the start).
-    const excerptStart = (m: number) => (m === 10 ? 180 : Math.round(((minutes - m) * 60 * 0.37) / 10) * 10);
-    const leaks: { name: string; file: string; minutes: number; width: number; height: number; start: number }[] = [];
-    for (const m of scaling) {
-      if (m >= minutes) {
-        leaks.push({ name: `${m}-min (full)`, file: fullLeak, minutes: m, width: lw, height: lh, start: 0 });
-        continue;
-      }
-      const start = excerptStart(m);
-      const file = path.join(leakDir, `excerpt-${m}min-at${start}s.mp4`);
-      if (!existsSync(file)) await ff(ffmpeg, ['-ss', String(start), '-i', fullLeak, '-t', String(m * 60), '-c', 'copy', file]);
-      leaks.push({ name: `${m}-min`, file, minutes: m, width: lw, height: lh, start });
-    }
-    if (!leaks.some((l) => l.file === fullLeak)) leaks.push({ name: `${minutes}-min (full)`, file: fullLeak, minutes, width: lw, height: lh, start: 0 });
-    let hdLeak: (typeof leaks)[number] | undefined;
-    if (hdMinutes > 0) {
-      const start = Math.round(((minutes - hdMinutes) * 60 * 0.61) / 10) * 10;
-      const file = path.join(leakDir, `hd-1280x720-${hdMinutes}min-at${start}s-crf${leakCrf}.mp4`);
-      if (!existsSync(file)) {
-        log(`[${elapsed()}] a ${hdMinutes}-min 1280x720 leak (the viewer's copy scaled up, CRF ${leakCrf}) to measure a 720p decode ...`);
-        await ff(ffmpeg, [
-          '-ss',
-          String(start),
-          '-i',
-          viewer.mp4,
-          '-t',
-          String(hdMinutes * 60),
-          '-map',
-          '0:v:0',
-          '-vf',
-          'scale=1280:720:flags=bicubic',
-          '-c:v',
-          'libx264',
-          '-preset',
-          'veryfast',
-          '-crf',
-          String(leakCrf),
-          '-threads',
-          '2',
-          '-an',
-          `${file}.tmp.mp4`,
-        ]);
-        await rename(`${file}.tmp.mp4`, file);
-      }
-      hdLeak = { name: `720p ${hdMinutes}-min${hdMinutes >= minutes ? ' (full)' : ''}`, file, minutes: hdMinutes, width: 1280, height: 720, start };
-    }
-
-    // ---- detect: the real CLI ---------------------------------------------------------------------------------
-    const detect = async (l: (typeof leaks)[number]): Promise<DetectRun> => {
-      if (quietWaitMs > 0) await waitForQuiet(0.3, quietWaitMs, log);
-      log(`[${elapsed()}] wmark detect ${l.name} (${path.basename(l.file)}) ...`);
-      const m = await runTreeMeasured(process.execPath, wmark('detect', l.file, '--key', KEY), { cwd, env, sampleMs: 100 });
-      if (m.exitCode !== 0 && m.exitCode !== 8) throw new Error(`wmark detect exited ${m.exitCode}\n${m.stderr.slice(-3000)}`);
-      const r = JSON.parse(m.stdout) as {
-        leak: { durationSeconds: number };
-        timings: Record<string, number>;
-        alignStats?: DetectRun['alignStats'];
-        pieces: DetectRun['pieces'];
-        segmentsRead: number;
-        slotsTotal: number;
-        accused: { payload: number; z: number }[];
-        best?: { payload: number; z: number };
-        candidates: { payload: number; z: number }[];
-      };
-      const trueZ = r.accused.find((a) => a.payload === payload)?.z ?? r.candidates.find((c) => c.payload === payload)?.z ?? NaN;
-      const run: DetectRun = {
-        name: l.name,
-        file: l.file,
-        leakMinutes: r.leak.durationSeconds / 60,
-        width: l.width,
-        height: l.height,
-        exitCode: m.exitCode,
-        ...timed(m),
-        timings: r.timings,
-        alignStats: r.alignStats,
-        pieces: r.pieces,
-        segmentsRead: r.segmentsRead,
-        slotsTotal: r.slotsTotal,
-        accused: r.accused.map((a) => a.payload),
-        trueZ,
-        bestZ: r.best?.z ?? NaN,
-        peakTop: `${m.peakTreeTop.name} ${(m.peakTreeTop.rss / MB).toFixed(0)} MB`,
-      };
-      log(
-        `  ${(m.wallMs / 1000).toFixed(1)} s wall, ${m.cpuS.toFixed(1)} s cpu, peak RSS ${(m.peakTreeRss / MB).toFixed(0)} MB tree / ${(m.peakProcessRss / MB).toFixed(0)} MB largest process; ${r.pieces.length} piece(s), ${r.segmentsRead} slots read, accused [${run.accused.join(', ')}], true z ${fmt(trueZ)}`,
-      );
-      return run;
-    };
-    const runs: DetectRun[] = [];
-    if (hdLeak) runs.push(await detect(hdLeak));
-    for (const l of leaks) runs.push(await detect(l));
-    const full = runs.find((r) => r.file === fullLeak)!;
-    const hd = hdLeak ? runs[0] : undefined;
-
-    // ---- in process: the content check and alignment against originals of growing length ----------------------
-    log(`[${elapsed()}] in process: fingerprints of the title, self-alignment, alignment vs original length ...`);
-    const sidecar = decodeSidecar(await readFile(sidecarFile));
-    const decodedSidecarMB = (sidecar.mean.byteLength + sidecar.diff.byteLength + sidecar.signature.byteLength + sidecar.signatureTimes.byteLength) / MB;
-    const oEnd = sidecar.signatureTimes[sidecar.signatureTimes.length - 1]!;
-    const oBins = Math.ceil(oEnd * ALIGN_RATE) + 1;
-    const prints = fingerprints(binFeatures(sidecar.signatureTimes, sidecar.signature, oBins));
-    const buckets = new Map<number, number>();
-    let informative = 0;
-    for (const h of prints.hash)
-      if (h >= 0) {
-        informative++;
-        buckets.set(h, (buckets.get(h) ?? 0) + 1);
-      }
-    const bucketSizes = [...buckets.values()].sort((a, b) => b - a);
-    const skipAbove = Math.max(40, Math.ceil((informative / 65536) * 30));
-    // Self-alignment: stretches of the title's own signature must map back to where they are (nothing repeats).
-    const selfChecks = 24,
-      selfSeconds = 30;
-    let selfOk = 0;
-    const frameAt = (t: number) => {
-      let lo = 0,
-        hi = sidecar.signatureTimes.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (sidecar.signatureTimes[mid]! < t) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
-    };
-    const cut = (from: number, to: number) => {
-      const f0 = frameAt(from),
-        f1 = frameAt(to);
-      return { times: Float64Array.from(sidecar.signatureTimes.subarray(f0, f1), (t) => t - from), sig: sidecar.signature.subarray(f0 * 16, f1 * 16) };
-    };
-    for (let i = 0; i < selfChecks; i++) {
-      const at = Math.round(((i + 0.5) / selfChecks) * (oEnd - selfSeconds));
-      const x = cut(at, at + selfSeconds);
-      const map = alignPieces({ originalTimes: sidecar.signatureTimes, originalSig: sidecar.signature, leakTimes: x.times, leakSig: x.sig });
-      if (map.pieces.length === 1 && Math.abs(map.pieces[0]!.offset + ((map.pieces[0]!.scale - 1) * selfSeconds) / 2 - at) < 0.5) selfOk++;
-    }
-    // The shortest scaling leak's own frames (decoded by the real leak reader), aligned against the first 15, 30, 60
-    // and 120 minutes of the original (each holds the excerpt).
-    const small = leaks[0]!;
-    const decoded = await readLeak({
-      ffmpeg,
-      file: small.file,
-      fps: { num: fps, den: 1 },
-      durationSeconds: small.minutes * 60,
-      width: SIDECAR_WIDTH,
-      height: SIDECAR_HEIGHT,
-      budgetBytes: 64 * 1024 * 1024,
-    });
-    const origLengths = [...new Set([15, 30, 60, 120, minutes].filter((m) => m <= minutes && m * 60 >= small.start + small.minutes * 60 + 30))].sort(
-      (a, b) => a - b,
-    );
-    const vsOriginal: { originalMin: number; bins: number; alignS: number; votes: number; windows: number; aligned: number; pieces: number; offset: number }[] =
-      [];
-    for (const om of origLengths) {
-      const f1 = frameAt(om * 60);
-      const input = {
-        originalTimes: sidecar.signatureTimes.subarray(0, f1),
-        originalSig: sidecar.signature.subarray(0, f1 * 16),
-        leakTimes: decoded.times,
-        leakSig: decoded.signature,
-      };
-      let best = Infinity;
-      const stats: AlignStats = { windows: 0, windowsAligned: 0, votes: 0 };
-      let pieces = 0,
-        offset = NaN;
-      for (let rep = 0; rep < 3; rep++) {
-        const t0 = performance.now();
-        const map = alignPieces(input, stats);
-        best = Math.min(best, (performance.now() - t0) / 1000);
-        pieces = map.pieces.length;
-        offset = map.pieces[0]?.offset ?? NaN;
-      }
-      vsOriginal.push({
-        originalMin: om,
-        bins: Math.ceil(om * 60 * ALIGN_RATE),
-        alignS: best,
-        votes: stats.votes,
-        windows: stats.windows,
-        aligned: stats.windowsAligned,
-        pieces,
-        offset,
-      });
-    }
-
-    // ---- report -----------------------------------------------------------------------------------------------
-    const align = (r: DetectRun) => r.timings['analyse.align'] ?? NaN;
-    const perMin = (r: DetectRun, s: number) => (s * 1000) / r.leakMinutes;
-    const scalingRuns = runs.filter((r) => r !== hd);
-    const first = scalingRuns[0]!;
-    const leakRatio = perMin(full, align(full)) / perMin(first, align(first));
-    const vo0 = vsOriginal[0],
-      voN = vsOriginal[vsOriginal.length - 1];
-    const origRatio = vo0 && voN ? voN.alignS / vo0.alignS : NaN;
-    const origLogRatio = vo0 && voN ? Math.log(voN.bins) / Math.log(vo0.bins) : NaN;
-    // A 720p leak of the full length: the measured run, with its decode replaced by the 720p decode rate.
-    // A 720p leak of the full length: measured when the 720p leak is the full length, else the measured full run with
-    // its decode replaced by the 720p decode rate (decoded as a full-length leak is only when it is as long as
-    // LONG_LEAK_SECONDS: a shorter sample keeps deblocking, so its projection is on the high side).
-    const hdFull = hd !== undefined && hdMinutes >= minutes;
-    const projectedHdWall = hd
-      ? hdFull
-        ? hd.wallS
-        : full.wallS + ((hd.timings.decode ?? NaN) / hd.leakMinutes - (full.timings.decode ?? NaN) / full.leakMinutes) * full.leakMinutes
-      : NaN;
-    const hdMode = hd
-      ? skipsLoopFilter(hd.leakMinutes * 60)
-        ? 'decoded without deblocking, as a full-length leak is'
-        : 'decoded with deblocking: shorter than a long leak, so on the high side'
-      : '';
-    const trueAccused = full.accused.length === 1 && full.accused[0] === payload;
-    const memOk = Math.max(...runs.map((r) => r.peakTreeMB)) * MB <= MEMORY_TARGET;
-    const wallOk = full.wallS <= WALL_TARGET_S;
-    const hdOk = projectedHdWall <= WALL_TARGET_S;
-    const leakLinear = leakRatio <= 1.5;
-    const origOk = origRatio <= 2;
-    const mark = (ok: boolean) => (ok ? 'MET' : 'MISSED');
-
-    const lines: string[] = [
-      `== forensic-long (issue 15, F11): a ${minutes}-min forensic title, wmark detect on a full-length leak ==`,
-      formatMachine(ctx.machine),
-      `wmark:   ${entry}`,
-      '',
-      `title    ${(titleSeconds / 60).toFixed(1)} min, ${width}x${height} ${fps} fps, GENERATED SMALL (stands in for a 720p title; detection works on 128x72 grey`,
-      `         whatever the size, so only the leak's decode depends on it: a 720p leak is measured below); ${title.scenes} scenes of ${sceneMinutes} min,`,
-      `         each its own random texture, shots of 3-8 s panning over it; ${(titleBytes / MB).toFixed(0)} MB${title.generatedS ? `, generated in ${title.generatedS.toFixed(0)} s` : ' (cached)'}`,
-      `content  ${((100 * informative) / prints.hash.length).toFixed(1)}% of the ${prints.hash.length} 10-Hz bins carry a fingerprint; ${buckets.size} distinct of 65,536, largest bucket ${bucketSizes[0] ?? 0}` +
-        ` (lookups skip buckets over ${skipAbove}: ${bucketSizes.filter((b) => b > skipAbove).length} skipped);`,
-      `         self-check: ${selfOk}/${selfChecks} ${selfSeconds}-s stretches of the title's own signature align back to their place (${selfOk === selfChecks ? 'no repeats' : 'SOME REPEAT OR FAIL'})`,
-      `ingest   wmark ingest --forensic: ${fmt(state.ingest.wallS, 0)} s wall, ${fmt(state.ingest.cpuS, 0)} s cpu, peak RSS ${fmt(state.ingest.peakTreeMB, 0)} MB (tree) / ${fmt(state.ingest.peakProcessMB, 0)} MB (largest)` +
-        `${ingestReused ? ` [measured ${state.ingest.at}, reused]` : ''}`,
-      `         ${state.segments} segments, ${sidecar.slotStarts.length} code slots; working segments ${(workingBytes / MB).toFixed(0)} MB, variants ${(variantBytes / MB).toFixed(0)} MB,` +
-        ` sidecar ${(sidecarBytes / MB).toFixed(1)} MB on disk (${decodedSidecarMB.toFixed(0)} MB decoded in memory)`,
-      `viewer   wmark watermark --forensic ${payload} --containers mp4: ${fmt(viewer.wallS, 1)} s wall, ${fmt(viewer.cpuS, 1)} s cpu, peak RSS ${fmt(viewer.peakTreeMB, 0)} MB; copy ${(viewerBytes / MB).toFixed(0)} MB`,
-      `leak     the viewer's copy at ${lw}x${lh}, CRF ${leakCrf} (x264 veryfast): ${(statSync(fullLeak).size / MB).toFixed(0)} MB; excerpts cut from it by stream copy`,
-      '',
-      "-- wmark detect --json (real CLI, one run each; GNU time + the process tree's RSS sampled every 100 ms) --",
-      table(
-        [
-          'leak',
-          'min',
-          'wall s',
-          'cpu s',
-          'tree MB',
-          'proc MB',
-          'decode s',
-          'align s',
-          'reg s',
-          'read s',
-          'score s',
-          'align ms/min',
-          'votes/min',
-          'windows ok',
-          'pieces',
-          'slots',
-          'true z',
-          'accused',
-        ],
-        runs.map((r) => [
-          r.name,
-          r.leakMinutes,
-          r.wallS,
-          r.cpuS,
-          r.peakTreeMB,
-          r.peakProcessMB,
-          r.timings.decode ?? NaN,
-          align(r),
-          r.timings['analyse.register'] ?? NaN,
-          r.timings['analyse.read'] ?? NaN,
-          r.timings['analyse.score'] ?? NaN,
-          perMin(r, align(r)),
-          (r.alignStats?.votes ?? NaN) / r.leakMinutes,
-          r.alignStats ? `${r.alignStats.windowsAligned}/${r.alignStats.windows}` : '-',
-          r.pieces.length,
-          `${r.segmentsRead}/${r.slotsTotal}`,
-          r.trueZ,
-          r.accused.length ? r.accused.join(',') : 'none',
-        ]),
-        [undefined, 1, 1, 1, 0, 0, 1, 2, 2, 2, 2, 1, 0, undefined, 0, undefined, 2],
-      ),
-      `(tree MB: wmark + ffmpeg + any helper summed; proc MB: the largest single process. Peak of the full run: ${full.peakTop}.`,
-      ` Leaks of ${LONG_LEAK_SECONDS / 60} min or more are decoded without deblocking: ${
-        runs
-          .filter((r) => skipsLoopFilter(r.leakMinutes * 60))
-          .map((r) => r.name)
-          .join(', ') || 'none here'
-      }.)`,
-      '',
-      `-- alignment vs original length (in process: alignPieces on the ${small.minutes}-min leak, which sits at ${(small.start / 60).toFixed(0)} min; best of 3) --`,
-      table(
-        ['original min', 'bins', 'align s', 'ms per leak-min', 'votes', 'windows aligned', 'pieces', 'offset s'],
-        vsOriginal.map((v) => [v.originalMin, v.bins, v.alignS, (v.alignS * 1000) / small.minutes, v.votes, `${v.aligned}/${v.windows}`, v.pieces, v.offset]),
-        [0, 0, 3, 1, 0, undefined, 0, 1],
-      ),
-      '',
-      '-- targets --',
-      table(
-        ['target', 'result', 'measured'],
-        [
-          [
-            'peak memory <= 1 GB (every run, whole tree)',
-            mark(memOk),
-            `${fmt(full.peakTreeMB, 0)} MB tree, ${fmt(full.peakProcessMB, 0)} MB largest process; max over all runs ${fmt(Math.max(...runs.map((r) => r.peakTreeMB)), 0)} MB`,
-          ],
-          [
-            'detect <= 5 min on 2 cores (full leak, as generated)',
-            mark(wallOk),
-            `${fmt(full.wallS, 1)} s wall, ${fmt(full.cpuS, 1)} s cpu (${fmt(full.cpuS / full.wallS, 2)} cores)`,
-          ],
-          ...(hd
-            ? [
-                hdFull
-                  ? [
-                      'detect <= 5 min on a full-length 1280x720 leak',
-                      mark(hdOk),
-                      `${fmt(hd.wallS, 1)} s wall, ${fmt(hd.cpuS, 1)} s cpu, peak ${fmt(hd.peakTreeMB, 0)} MB tree; z ${fmt(hd.trueZ)}`,
-                    ]
-                  : [
-                      'detect <= 5 min, projected for a full 720p leak',
-                      mark(hdOk),
-                      `${fmt(projectedHdWall, 0)} s: 720p decode ${fmt((hd.timings.decode ?? NaN) / hd.leakMinutes, 2)} s/min (${hdMode}) vs ${fmt((full.timings.decode ?? NaN) / full.leakMinutes, 2)} s/min here`,
-                    ],
-              ]
-            : []),
-          [
-            'alignment linear in the leak (ms/min, longest / shortest <= 1.5)',
-            mark(leakLinear),
-            `${fmt(perMin(full, align(full)), 1)} / ${fmt(perMin(first, align(first)), 1)} ms per leak-minute = ${fmt(leakRatio, 2)}`,
-          ],
-          [
-            'alignment ~log in the original (longest / shortest original <= 2)',
-            mark(origOk),
-            `${fmt(origRatio, 2)} for ${vo0?.originalMin}->${voN?.originalMin} min (log ratio ${fmt(origLogRatio, 2)}, linear would be ${fmt((voN?.bins ?? NaN) / (vo0?.bins ?? NaN), 1)})`,
-          ],
-          [
-            'the true viewer accused on the full leak',
-            mark(trueAccused),
-            `accused [${full.accused.join(', ')}], z ${fmt(full.trueZ)}, ${full.segmentsRead}/${full.slotsTotal} slots read`,
-          ],
-        ],
-      ),
-    ];
-    process.stdout.write(`${lines.join('\n')}\n`);
-    return {
-      options: { hours, width, height, fps, sceneMinutes, leakScale, leakCrf, scaling, hdMinutes, payload },
-      machine: ctx.machine,
-      entry,
-      title: { file: title.file, seconds: titleSeconds, bytes: titleBytes, scenes: title.scenes, generatedS: title.generatedS },
-      content: { bins: prints.hash.length, informative, distinct: buckets.size, largestBucket: bucketSizes[0] ?? 0, skipAbove, selfOk, selfChecks },
-      ingest: {
-        ...state.ingest,
-        reused: ingestReused,
-        segments: state.segments,
-        slots: sidecar.slotStarts.length,
-        workingBytes,
-        variantBytes,
-        sidecarBytes,
-        decodedSidecarMB,
-      },
-      viewer: { ...viewer, bytes: viewerBytes },
-      runs,
-      vsOriginal,
-      targets: { memOk, wallOk, projectedHdWall, hdOk, leakRatio, leakLinear, origRatio, origOk, trueAccused },
-    };
+    const title = await longTitle(ctx, { width: o.width, height: o.height, fps: o.fps, minutes: o.minutes, sceneMinutes: o.sceneMinutes });
+    const run = await startLongRun(ctx, o, title.file, suiteT0);
+    const results = await measure(ctx, run, entry, title);
+    process.stdout.write(`${longReport(results).join('\n')}\n`);
+    return longJson(results);
   },
 };

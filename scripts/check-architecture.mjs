@@ -13,7 +13,7 @@
 //   the CLI and the library, into an engine they hold (`engine.store`): to them an engine is a handle;
 // - a heavy package, or a heavy part of wmark (the engine, the state stores, the ffmpeg runners, the server), loaded at
 //   the CLI's start;
-// - a file over 400 lines, in src/ and bench/;
+// - a file over 400 lines, in src/, bench/, harness/ and scripts/;
 // - a read of the wall clock (`Date.now()`, `new Date()` with no argument) in core/, the engine, media/, ffmpeg/ or the
 //   farm: core is pure, and the others read time only through the clock they are given (`engine.now`, or a `now`
 //   handed to a runner, store or worker when it is made); the edges (cli/, library/, server/) may read the wall clock;
@@ -137,15 +137,10 @@ const CLOCK_READ = /\bDate\.now\s*\(\s*\)|\bnew\s+Date\s*\(\s*\)|\bperformance\.
  * Top-level folders beside src/ and those each may not import: tests and benchmarks meet only in harness/, which
  * imports neither (nor the test runner: a bench runs without it).
  */
-const FENCES = { test: ['bench'], bench: ['test'], harness: ['test', 'bench'] };
+const FENCES = { test: ['bench'], bench: ['test'], harness: ['test', 'bench'], scripts: [] };
 const FENCED_PACKAGES = { harness: ['vitest'] };
-/** Folders beside src/ held to MAX_LINES too, and their files still to be split (relative to the repository). */
-const SIZED = ['bench'];
-const STILL_TO_SPLIT = [
-  // Still to be split along their suites' parts (setup, trials, statistics, table), as the others were.
-  'bench/forensic-long.ts',
-  'bench/forensic.ts',
-];
+/** Folders beside src/ held to MAX_LINES too. */
+const SIZED = ['bench', 'harness', 'scripts'];
 
 /** The .ts (and .mts/.mjs, with `all`) files under `dir`, leaving out generated output. */
 function sources(dir, all = false) {
@@ -255,7 +250,7 @@ if (repo) {
       const text = readFileSync(file, 'utf8');
       const fromRel = path.relative(repo, file).split(path.sep).join('/');
       const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-      if (SIZED.includes(folder) && lines > MAX_LINES && !STILL_TO_SPLIT.includes(fromRel))
+      if (SIZED.includes(folder) && lines > MAX_LINES)
         problems.push(`size: ${fromRel} has ${lines} lines (at most ${MAX_LINES}); split it along its seams`);
       const specifiers = [...[...text.matchAll(IMPORT)].map((m) => m[4]), ...[...text.matchAll(DYNAMIC)].map((m) => m[1])];
       for (const specifier of specifiers) {
