@@ -250,8 +250,7 @@ if (repo) {
       const text = readFileSync(file, 'utf8');
       const fromRel = path.relative(repo, file).split(path.sep).join('/');
       const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-      if (SIZED.includes(folder) && lines > MAX_LINES)
-        problems.push(`size: ${fromRel} has ${lines} lines (at most ${MAX_LINES}); split it along its seams`);
+      if (SIZED.includes(folder) && lines > MAX_LINES) problems.push(`size: ${fromRel} has ${lines} lines (at most ${MAX_LINES}); split it along its seams`);
       const specifiers = [...[...text.matchAll(IMPORT)].map((m) => m[4]), ...[...text.matchAll(DYNAMIC)].map((m) => m[1])];
       for (const specifier of specifiers) {
         const rel = path
