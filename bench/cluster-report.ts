@@ -181,7 +181,7 @@ function setupLines(b: ReportBench, farm: ReportFarm, embeddedLine: string, runs
   const { o } = b;
   return [
     '',
-    `== bench cluster: issue 11 item 6, embedded vs render farm (Redis + ${farm.store === 's3' ? 'S3' : 'a shared folder'} on loopback) ==`,
+    `== bench cluster: embedded vs render farm (Redis + ${farm.store === 's3' ? 'S3' : 'a shared folder'} on loopback) ==`,
     formatMachine(b.ctx.machine),
     `clip:    ${path.relative(process.cwd(), b.clip.path)} (${b.clip.seconds} s ${b.clip.width}x${b.clip.height} ${b.clip.fps} fps, natural, with audio), ${farm.video.segments} working segments; ingest (untimed): (a) ${fmt(ingestS.a, 1)} s, (b) ${fmt(ingestS.b, 1)} s`,
     `job:     POST /2.0/watermark, one TEXT setting with a unique text, containers m3u8, --render full; wall = POST -> the signed playlist lists all ${farm.video.segments} segments with #EXT-X-ENDLIST (polled every ${POLL_MS} ms)`,

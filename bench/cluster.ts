@@ -1,4 +1,4 @@
-// Suite `cluster` (issue 11 item 6): what the render farm's queue and store cost. The same full TEXT watermark (m3u8,
+// Suite `cluster`: what the render farm's queue and store cost. The same full TEXT watermark (m3u8,
 // --render full) of the 60 s 720p clip, in one run, alternating for N rounds:
 //   (a) embedded: `wmark serve --render full --workers 2`, the encodes in serve's own process tree;
 //   (b) farm: `wmark serve --queue redis://... --render full` (renders nothing itself) and 2 `wmark worker`s with one
@@ -123,7 +123,7 @@ async function timedJob(b: Bench, kind: 'a' | 'b', round: number, serve: ServePr
 export const suite: Suite = {
   name: 'cluster',
   description:
-    'issue 11 item 6: a full TEXT watermark embedded (2 threads) vs serve --queue + 2 wmark workers through Redis and a store on loopback; projection for 1-64 machines',
+    'a full TEXT watermark embedded (2 threads) vs serve --queue + 2 wmark workers through Redis and a store on loopback; projection for 1-64 machines',
   async run(ctx: SuiteContext) {
     const o = parseOptions(ctx);
     const runDir = path.join(OUT_DIR, 'cluster-run');

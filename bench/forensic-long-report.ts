@@ -78,7 +78,7 @@ type Figures = ReturnType<typeof longFigures>;
 function header(r: LongResults): string[] {
   const { o, title, content: c, state, ingest, viewer } = r;
   return [
-    `== forensic-long (issue 15, F11): a ${o.minutes}-min forensic title, wmark detect on a full-length leak ==`,
+    `== forensic-long (F11): a ${o.minutes}-min forensic title, wmark detect on a full-length leak ==`,
     formatMachine(r.machine),
     `wmark:   ${r.entry}`,
     '',

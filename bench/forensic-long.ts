@@ -1,4 +1,4 @@
-// Suite `forensic-long` (issue 15, F11: feature-length titles): a 2-hour forensic title, and `wmark detect` on a
+// Suite `forensic-long` (F11: feature-length titles): a 2-hour forensic title, and `wmark detect` on a
 // full-length leak of one viewer's copy. Targets: peak memory <= 1 GB and <= 5 minutes on 2 cores for the full leak;
 // alignment costs no more than O(leak x log original).
 //
@@ -88,7 +88,7 @@ async function measure(ctx: SuiteContext, run: LongRun, entry: string, title: Aw
 
 export const suite: Suite = {
   name: 'forensic-long',
-  description: 'issue 15 F11: a 2-hour forensic title (generated small), wmark detect on a full-length leak: memory, time, alignment scaling',
+  description: 'F11: a 2-hour forensic title (generated small), wmark detect on a full-length leak: memory, time, alignment scaling',
   async run(ctx) {
     const o = longOptions(ctx.args.options);
     const suiteT0 = performance.now();

@@ -1,4 +1,4 @@
-// The forensic bench's settings: the clip and keys it works with, FORENSIC.md's targets, and its options (listed at the
+// The forensic bench's settings: the clip and keys it works with, the targets of its parts F1-F8 (each named at the top of bench/forensic.ts), and its options (listed at the
 // top of bench/forensic.ts) read from the command line. Pure.
 import { FORENSIC_LAYOUTS } from '../src/core/forensic-layout.js';
 import type { FullAttacks } from './forensic-attacks.js';
@@ -12,7 +12,7 @@ export const FORENSIC_KEY = 'bench-forensic';
 export const SECONDS = 300;
 export const FPS = 30;
 
-/** FORENSIC.md's targets F2-F8. */
+/** The targets of parts F2-F8. */
 export const TARGETS = {
   /** F2: the shortest leak identified, minutes. */
   f2Minutes: 3.5,

@@ -1,4 +1,4 @@
-// Suite `forensic`: the A/B forensic watermark against FORENSIC.md targets F1-F8 on a generated 5-min clip (default
+// Suite `forensic`: the A/B forensic watermark against its targets F1-F8 on a generated 5-min clip (default
 // 720p30, 'natural': a camera pan over cloud texture with grain, audio).
 //
 //   ingest the clip twice (plain and --forensic: F8), issue N viewers (`wmark watermark --forensic U`: F4), attack each
@@ -160,7 +160,7 @@ async function measure(ctx: SuiteContext, run: ForensicRun, title: Title, ingest
 
 export const suite: Suite = {
   name: 'forensic',
-  description: 'A/B forensic watermark vs FORENSIC.md F1-F8: attacks, short leaks, quality, cost, detect time, null trials, collusion',
+  description: 'A/B forensic watermark vs its targets F1-F8: attacks, short leaks, quality, cost, detect time, null trials, collusion',
   async run(ctx: SuiteContext) {
     const run = await startRun(
       ctx,

@@ -10,7 +10,7 @@ import { PLACEMENT } from './text-job.js';
 const PARTS = ['lead', 'ondemand', 'seek', 'batch', 'full', 'serving', 'forensic'] as const;
 export type Part = (typeof PARTS)[number];
 
-// Targets (issue 12).
+// Targets: the lead plays within these, from the POST (serve), the command's start (CLI) and the page's load (browser).
 export const LEAD_SERVE_S = 0.5;
 export const LEAD_CLI_S = 1.0;
 export const LEAD_BROWSER_S = 1.5;

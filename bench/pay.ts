@@ -159,7 +159,7 @@ async function batch(b: Bench): Promise<PartResult> {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// 5-7: the existing suites' measurements, against issue 12's targets.
+// 5-7: the existing suites' measurements, against the targets above.
 
 async function fullJob(b: Bench): Promise<PartResult> {
   const r = await measureTextJob(b.ctx, textJobOptions(b.ctx, { runName: 'pay-text-run', quietWaitS: b.o.quietWaitMs / 1000 }));
@@ -228,7 +228,7 @@ async function forensicViewer(): Promise<PartResult> {
       {
         id: '7',
         name: 'new forensic viewer',
-        what: `a new forensic viewer's playlist (${t.segments} segments, its own process), as FORENSIC.md F4`,
+        what: `a new forensic viewer's playlist (${t.segments} segments, its own process), the forensic bench's F4`,
         measured: t.playlistUs,
         unit: 'us',
         target: FORENSIC_US,
@@ -248,7 +248,7 @@ function report(b: Bench, results: PartResult[], elapsedS: number): string[] {
   const value = (f: Figure) => (Number.isFinite(f.measured) ? `${fmt(f.measured)} ${f.unit}` : (f.note ?? String(f.measured)));
   return [
     '',
-    `== bench pay: issue 12, pay only for what is watched ==`,
+    `== bench pay: pay only for what is watched ==`,
     formatMachine(b.ctx.machine),
     `clip:    ${path.relative(process.cwd(), b.clip.path)} (${b.clip.seconds} s ${b.clip.width}x${b.clip.height} ${b.clip.fps} fps, natural, with audio)`,
     '',
@@ -269,7 +269,7 @@ function report(b: Bench, results: PartResult[], elapsedS: number): string[] {
 
 export const suite: Suite = {
   name: 'pay',
-  description: 'issue 12 (pay only for what is watched): lead latency, on-demand cost, seek, shared-decode batch, full job, serving, forensic viewer',
+  description: 'pay only for what is watched: lead latency, on-demand cost, seek, shared-decode batch, full job, serving, forensic viewer',
   async run(ctx: SuiteContext) {
     const t0 = performance.now();
     const o = parseOptions(ctx);

@@ -28,7 +28,7 @@ text suite options:
   --seconds S         length of the generated clip (default 60; other lengths are cached separately)
   --containers LIST   pass --containers to wmark watermark (default: wmark's default, m3u8,mp4)
   --quiet-wait S      before each timed job, wait up to S seconds for other processes to go quiet (default 120; 0: off)
-pay suite options (issue 12; also the text and serve suites' options, for parts 5 and 6):
+pay suite options (what a viewer costs: lead latency, on-demand renders, seeks, shared decodes; also the text and serve suites' options, for parts 5 and 6):
   --only LIST         parts to run: lead,ondemand,seek,batch,full,serving,forensic (default: all)
   --trials N          lead latency trials per way (default 2 x rounds + 1)
   --rate R            playback rate of the on-demand viewer (default 4)     --watch S      seconds it watches (default 60)
@@ -39,7 +39,7 @@ pay suite options (issue 12; also the text and serve suites' options, for parts 
 forensic suite options (all listed at the top of bench/forensic.ts):
   --height H          clip height (default 720)     --budget-min M   time budget for full-resolution attacks (default 45)
   --only LIST         parts to run: f1..f8, f2b, f9, f9s, f10, f7b, f6b (default: all but f9s, the F9 step-by-step table)
-cluster suite options (issue 11 item 6: embedded vs serve --queue + wmark workers, Redis and the store on loopback):
+cluster suite options (embedded vs serve --queue + wmark workers, Redis and the store on loopback):
   --store s3|folder   the farm's media store: s3rver behind a byte-counting proxy (default s3; falls back to folder, saying
                       so, when this build's serve cannot use --media s3://) or serve's media folder shared with the workers
   --workers N         (a)'s encoder threads and (b)'s workers, one task and one thread each: one machine (default 2)
@@ -72,7 +72,7 @@ start suite options (the CLI's start, whole process; cold --no-wait to playable 
   --against DIR       also run DIR/bin/wmark.js (another checkout, built) in the same turns; reports the ratios pair by pair
   --no-wait-pairs N   also N cold \`wmark watermark --no-wait\` runs to a playable playlist per checkout, A B A B, on a
                       small generated clip (default 0: pay's 1b is the figure on its 720p clip)
-forensic-long suite options (issue 15 F11: a feature-length forensic title, generated small and cached under bench/out/forensic-long):
+forensic-long suite options (F11: a feature-length forensic title, generated small and cached under bench/out/forensic-long):
   --hours H           title length (default 2)                  --height H     title height, 16:9 (default 180: generated small)
   --fps F             title frame rate (default 30)             --scene-min M  minutes per generated scene (default 5)
   --leak-scale F      full-length leak size vs the title (default 0.5)        --leak-crf N   its CRF (default 28)

@@ -1,7 +1,7 @@
 // The forensic bench's parts and `--only`: which targets a run measures (the default runs them all), so one target
 // (e.g. F9 at 720p) can be measured without the hour the rest takes.
 
-/** Parts in report order. f2b, f7b, f6b: wave 2's F2', F7', F6'; f9s: F9 step by step, run only when named. */
+/** Parts in report order. f2b, f7b, f6b: the hard leaks F2', F7', F6' (2-minute excerpts, three colluders, null trials on real copies); f9s: F9 step by step, run only when named. */
 export const PARTS = ['f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8', 'f2b', 'f9', 'f9s', 'f10', 'f7b', 'f6b'] as const;
 export type Part = (typeof PARTS)[number];
 

@@ -1,4 +1,4 @@
-// The cost of a new forensic viewer (FORENSIC.md F4, issue 12): building the viewer's playlist, timed in a child
+// The cost of a new forensic viewer (the forensic bench's F4): building the viewer's playlist, timed in a child
 // process of its own so that the heap of the suite that asks (the forensic bench holds codebooks and decoded frames)
 // does not distort a figure of tens of microseconds. The child is forensic-viewer-child.ts.
 import { execFile } from 'node:child_process';

@@ -87,7 +87,7 @@ describe('forensic-long bench report', () => {
   it('prints a row per detect run, the alignment table and every target', () => {
     const r = results({}, scaling);
     const text = longReport(r).join('\n');
-    expect(text).toContain('== forensic-long (issue 15, F11): a 120-min forensic title');
+    expect(text).toContain('== forensic-long (F11): a 120-min forensic title');
     expect(text).toMatch(/\n10-min\s+10\.0\s+60\.0/);
     expect(text).toMatch(/\n120-min \(full\)\s+120\.0/);
     expect(text).toContain('-- alignment vs original length (in process: alignPieces on the 10-min leak, which sits at 3 min; best of 3) --');

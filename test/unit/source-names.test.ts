@@ -1,6 +1,6 @@
-// Two rules of the source that no compiler holds: a name exported from src/ means one thing (one declaration, in one
-// file), and every code of the error catalogue is one that wmark raises (a code nobody raises is a promise to callers
-// that nothing keeps).
+// Rules of the source that no compiler holds: a name exported from src/ means one thing (one declaration, in one
+// file); the code explains itself, citing no issue and no section of a contract the repository does not ship; and every
+// code of the error catalogue is one that wmark raises (a code nobody raises is a promise to callers that nothing keeps).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,11 +8,11 @@ import { ERRORS } from '../../src/core/errors.js';
 
 const SRC = path.resolve('src');
 
-function sourceFiles(dir: string): string[] {
+function sourceFiles(dir: string, names = /\.ts$/): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const full = path.join(dir, e.name);
-    if (e.isDirectory()) return sourceFiles(full);
-    return e.name.endsWith('.ts') ? [full] : [];
+    if (e.isDirectory()) return ['node_modules', 'out', 'dist'].includes(e.name) ? [] : sourceFiles(full, names);
+    return names.test(e.name) ? [full] : [];
   });
 }
 
@@ -46,6 +46,21 @@ describe('source names', () => {
     for (const { file, text } of files) for (const name of exportedDeclarations(text)) where.set(name, [...(where.get(name) ?? []), file]);
     const twice = [...where].filter(([, at]) => at.length > 1).map(([name, at]) => `${name}: ${at.join(', ')}`);
     expect(twice).toEqual([]);
+  });
+
+  it('cites no issue number and no section of the contract the repository does not ship, in any code of the repository', () => {
+    const cites = /\b(?:SPEC|DESIGN)(?:\.md)?\s*(?:§|\d)|\bFORENSIC\.md|\bSTYLE\.md|\b[Ii]ssues? #?\d+\b/;
+    const code = ['src', 'harness', 'test', 'bench', 'scripts'].flatMap((dir) => sourceFiles(path.resolve(dir), /\.(ts|mts|mjs|sh)$/));
+    // The tests that name the forms they refuse.
+    const rules = [path.resolve('test/unit/docs/links.test.ts'), path.resolve('test/unit/source-names.test.ts')];
+    const citing = code
+      .filter((file) => !rules.includes(file))
+      .flatMap((file) =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (cites.test(line) ? [`${path.relative(process.cwd(), file)}:${i + 1}: ${line.trim()}`] : [])),
+      );
+    expect(citing).toEqual([]);
   });
 
   it('raises every code of the error catalogue somewhere in src/', () => {

@@ -1,11 +1,11 @@
-// F10 through the real CLI (issue 15): a 5-minute 320x180 'natural' title ingested with --forensic, one viewer's mp4,
+// F10 (re-edited copies) through the real CLI: a 5-minute 320x180 'natural' title ingested with --forensic, one viewer's mp4,
 // and from it the leaks bench/forensic-hard-leaks.ts makes for F10 (played at 1.04x and 0.96x; six 40-s excerpts in the
 // order [3,0,5,1,4,2]; all 0.5x, CRF 28), plus two leaks nobody may be named in: the same re-edit of the unmarked
 // source, and the title as ingested before any mark (its working segments, CRF 30 + 0.5x, as the pipeline test's
 // clean title: it should read every slot). Each is read by `wmark detect --json`; z, rank and accused are printed per
 // leak. Not part of `npm run bench` or the tests.
 //
-//   node --import tsx bench/f10-reedit.ts [--seeds 1,2,3] [--fresh] [--wmark path/to/bin/wmark.js]
+//   node --import tsx bench/forensic-reedit.ts [--seeds 1,2,3] [--fresh] [--wmark path/to/bin/wmark.js]
 //
 // The title, viewer and leaks are cached under bench/out/f10-reedit/ (only detection reruns), so the same files can be
 // read before and after a change to the detector; --fresh starts over. --wmark detects with another checkout's CLI
