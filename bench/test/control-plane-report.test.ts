@@ -5,6 +5,7 @@ import type { Load, SplitWindow } from '../control-plane-load.js';
 import { controlPlaneReport, cpuProjection, hitMissFigures, type Measured, throughputProjection } from '../control-plane-report.js';
 import { OPS, UNCACHED } from '../control-plane-setup.js';
 import { PG_KINDS, type PgKind } from '../lib/pg-processes.js';
+import { MACHINE } from './machine.js';
 
 const TICK_S = 0.01;
 const byKind = (seconds: number) => Object.fromEntries(PG_KINDS.map((k, i) => [k, i === 0 ? seconds : 0])) as Record<PgKind, number>;
@@ -99,19 +100,8 @@ describe('the control-plane figures', () => {
   });
 
   it('print every table with a row per configuration, request, process and share of hits', () => {
-    const machine = {
-      cpuModel: 'cpu',
-      cores: 2,
-      availableParallelism: 2,
-      memoryGiB: 8,
-      platform: 'linux',
-      node: 'v20',
-      ffmpeg: 'ffmpeg',
-      ffmpegPath: '/ffmpeg',
-      ffmpegSource: 'path',
-    };
     const { lines } = controlPlaneReport(measured(), {
-      machine,
+      machine: MACHINE,
       clip: { path: 'clip.mp4', width: 640, height: 360, seconds: 12 },
       o: { concurrency: 16, seconds: 4, samples: 200 },
       rounds: 2,
