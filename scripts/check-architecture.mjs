@@ -168,6 +168,8 @@ const heavyImports = new Map();
 const problems = [];
 const layerOf = (file) => path.relative(root, file).split(path.sep)[0].replace(/\.ts$/, '');
 const relOf = (file) => path.relative(root, file).split(path.sep).join('/');
+/** A file's lines with comments blanked (a line comment, a block comment's lines, a trailing `// ...`), numbered as the file's. */
+const codeLines = (text) => text.split('\n').map((line) => line.replace(/^\s*(\/\/|\/?\*).*$/, '').replace(/\s\/\/\s.*$/, ''));
 
 for (const file of files) {
   const text = readFileSync(file, 'utf8');
@@ -211,20 +213,15 @@ for (const file of files) {
   if (CHILD_PROCESS.test(text) && !(fromRel in PROCESS_STARTERS))
     problems.push(`process: ${fromRel} starts processes itself (run them through ffmpeg/run-ffmpeg.ts, whose watchdog stops and kills them)`);
   if (CLOCKLESS.includes(from)) {
-    text.split('\n').forEach((line, i) => {
-      // Comments may name the clock they are not reading.
-      const code = line.replace(/^\s*(\/\/|\/?\*).*$/, '').replace(/\s\/\/\s.*$/, '');
+    // Comments may name the clock they are not reading.
+    codeLines(text).forEach((code, i) => {
       if (CLOCK_READ.test(code)) problems.push(`clock: ${fromRel}:${i + 1} reads the wall clock (use the engine's \`now\`, or take a \`now\` at construction)`);
     });
   }
   if (ENGINE_HANDLE.layers.includes(from)) {
-    text.split('\n').forEach((line, i) => {
-      // Comments, and strings (a module's path names `configured-engine.js`), are no reads.
-      const code = line
-        .replace(/^\s*(\/\/|\/?\*).*$/, '')
-        .replace(/\s\/\/\s.*$/, '')
-        .replace(/'[^']*'|"[^"]*"/g, "''");
-      if (ENGINE_HANDLE.pattern.test(code))
+    // Strings are no reads either (a module's path names `configured-engine.js`).
+    codeLines(text).forEach((code, i) => {
+      if (ENGINE_HANDLE.pattern.test(code.replace(/'[^']*'|"[^"]*"/g, "''")))
         problems.push(`reach: ${fromRel}:${i + 1} reads inside the engine, which ${from} holds as a handle (ask engine/app/ instead)`);
     });
   }

@@ -1,22 +1,15 @@
 // Rules of the source that no compiler holds: a name exported from src/ means one thing (one declaration, in one
 // file); the code explains itself, citing no issue and no section of a contract the repository does not ship; and every
 // code of the error catalogue is one that wmark raises (a code nobody raises is a promise to callers that nothing keeps).
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../../src/core/errors.js';
+import { codeFiles } from '../helpers/code-files.js';
 
 const SRC = path.resolve('src');
 
-function sourceFiles(dir: string, names = /\.ts$/): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const full = path.join(dir, e.name);
-    if (e.isDirectory()) return ['node_modules', 'out', 'dist'].includes(e.name) ? [] : sourceFiles(full, names);
-    return names.test(e.name) ? [full] : [];
-  });
-}
-
-const files = sourceFiles(SRC).map((file) => ({ file: path.relative(SRC, file), text: readFileSync(file, 'utf8') }));
+const files = codeFiles(SRC).map((file) => ({ file: path.relative(SRC, file), text: readFileSync(file, 'utf8') }));
 
 /** Names a file declares and exports (not what it re-exports from another file). */
 function exportedDeclarations(text: string): string[] {
@@ -50,7 +43,7 @@ describe('source names', () => {
 
   it('cites no issue number and no section of the contract the repository does not ship, in any code of the repository', () => {
     const cites = /\b(?:SPEC|DESIGN)(?:\.md)?\s*(?:§|\d)|\bFORENSIC\.md|\bSTYLE\.md|\b[Ii]ssues? #?\d+\b/;
-    const code = ['src', 'harness', 'test', 'bench', 'scripts'].flatMap((dir) => sourceFiles(path.resolve(dir), /\.(ts|mts|mjs|sh)$/));
+    const code = ['src', 'harness', 'test', 'bench', 'scripts'].flatMap((dir) => codeFiles(path.resolve(dir), /\.(ts|mts|mjs|sh)$/));
     // The tests that name the forms they refuse.
     const rules = [path.resolve('test/unit/docs/links.test.ts'), path.resolve('test/unit/source-names.test.ts')];
     const citing = code

@@ -1,21 +1,15 @@
 // Comments that send the reader to a section of the docs (`README.md, "Security model"`, `docs/api.md "Templates"`,
 // `docs/api.md#authentication`) name a section that exists: a renamed or removed heading fails here, not in a
 // reader's search. The docs' own cross-links are checked in links.test.ts.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO } from '../../../harness/fixtures.js';
+import { codeFiles } from '../../helpers/code-files.js';
 import { anchorOf, anchors } from '../../helpers/markdown.js';
 
 const SOURCES = ['src', 'harness', 'test', 'bench', 'scripts'];
 const CODE = /\.(ts|mts|mjs|js|sh)$/;
-
-function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const file = path.join(dir, e.name);
-    return e.isDirectory() ? files(file) : CODE.test(e.name) ? [file] : [];
-  });
-}
 
 /** Comment text with wrapped lines joined, so a title broken over two comment lines is read whole. */
 function joined(source: string): string {
@@ -52,7 +46,7 @@ describe('sections cited in comments', () => {
     const headings = new Map<string, Set<string>>();
     const broken: string[] = [];
     let count = 0;
-    for (const file of SOURCES.flatMap((dir) => files(path.join(REPO, dir)))) {
+    for (const file of SOURCES.flatMap((dir) => codeFiles(path.join(REPO, dir), CODE))) {
       for (const c of citations(readFileSync(file, 'utf8'))) {
         if (file.endsWith('cited-sections.test.ts')) continue;
         count++;

@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO } from '../../../harness/fixtures.js';
+import { codeFiles } from '../../helpers/code-files.js';
 import { anchors } from '../../helpers/markdown.js';
 
 const DOCS = [
@@ -54,22 +55,15 @@ describe('links in the user docs', () => {
 
   it('no user-visible string in src (help, errors, hints) cites SPEC or DESIGN', () => {
     const offenders: string[] = [];
-    const walk = (dir: string) => {
-      for (const entry of readdirSync(dir, { withFileTypes: true })) {
-        const file = path.join(dir, entry.name);
-        if (entry.isDirectory()) walk(file);
-        else if (file.endsWith('.ts')) {
-          readFileSync(file, 'utf8')
-            .split('\n')
-            .forEach((line, i) => {
-              const code = line.replace(/\/\/.*$/, '');
-              if (/^\s*(\*|\/\*)/.test(line)) return;
-              if (/['"`][^'"`]*\b(SPEC|DESIGN)\b[^'"`]*['"`]/.test(code)) offenders.push(`${path.relative(REPO, file)}:${i + 1}: ${line.trim()}`);
-            });
-        }
-      }
-    };
-    walk(path.join(REPO, 'src'));
+    for (const file of codeFiles(path.join(REPO, 'src'))) {
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          const code = line.replace(/\/\/.*$/, '');
+          if (/^\s*(\*|\/\*)/.test(line)) return;
+          if (/['"`][^'"`]*\b(SPEC|DESIGN)\b[^'"`]*['"`]/.test(code)) offenders.push(`${path.relative(REPO, file)}:${i + 1}: ${line.trim()}`);
+        });
+    }
     expect(offenders).toEqual([]);
   });
 });
